@@ -1,0 +1,75 @@
+import type { Middleware } from 'koa';
+import type { App as AppEntity } from '../apps/repository.js';
+import type { ApiRouter, OperationPatch } from '../http/openapi.js';
+import { validate } from '../http/validate.js';
+import { Account, AccountParams, App, CreateAccount, CreateApp, CreatedApp, CreateKey, IssuedKey, KeyParams, UpdateApp } from './schema.js';
+import type { AdminService } from './service.js';
+
+const tags = ['Admin'];
+const presentApp = (app: AppEntity) => ({ id: app.id, name: app.name, grants: app.grants, status: app.status });
+
+export function adminRoutes(api: ApiRouter, admin: AdminService, idempotent: () => Middleware & { openapi: OperationPatch }): void {
+  const createAccount = validate({ body: CreateAccount });
+  api.post(
+    '/customer-accounts',
+    { operationId: 'adminCreateCustomerAccount', summary: 'Create a customer account (tenant)', tags, responses: { 201: { description: 'Created.', schema: Account } } },
+    createAccount,
+    idempotent(),
+    async (ctx) => {
+      const account = await admin.createAccount(createAccount.get(ctx).body.name);
+      ctx.status = 201;
+      ctx.body = { id: account.id, name: account.name };
+    },
+  );
+
+  const issueKey = validate({ params: AccountParams, body: CreateKey });
+  api.post(
+    '/customer-accounts/:id/api-keys',
+    { operationId: 'adminIssueApiKey', summary: 'Issue a secret platform key (sk_…), shown once', tags, responses: { 201: { description: 'Issued.', schema: IssuedKey } } },
+    issueKey,
+    idempotent(),
+    async (ctx) => {
+      const { params, body } = issueKey.get(ctx);
+      ctx.status = 201;
+      ctx.body = await admin.issueKey(params.id, body);
+    },
+  );
+
+  const revoke = validate({ params: KeyParams });
+  api.delete(
+    '/api-keys/:keyId',
+    { operationId: 'adminRevokeApiKey', summary: 'Revoke a key (sk_, pk_ or ak_)', tags, responses: { 204: { description: 'Revoked; the key stops working at once.' } } },
+    revoke,
+    idempotent(),
+    async (ctx) => {
+      await admin.revokeKey(revoke.get(ctx).params.keyId);
+      ctx.status = 204;
+    },
+  );
+
+  const createApp = validate({ params: AccountParams, body: CreateApp });
+  api.post(
+    '/customer-accounts/:id/apps',
+    { operationId: 'adminCreateApp', summary: 'Register an app with its install grants', tags, responses: { 201: { description: 'Created with its keys, shown once.', schema: CreatedApp } } },
+    createApp,
+    idempotent(),
+    async (ctx) => {
+      const { params, body } = createApp.get(ctx);
+      const { app, publishableKey, secretKey } = await admin.createApp(params.id, body.name, body.grants);
+      ctx.status = 201;
+      ctx.body = { ...presentApp(app), publishableKey, secretKey };
+    },
+  );
+
+  const updateApp = validate({ params: AccountParams, body: UpdateApp, bodyMediaTypes: ['application/merge-patch+json'] });
+  api.patch(
+    '/apps/:id',
+    { operationId: 'adminUpdateApp', summary: 'Suspend, reactivate or re-grant an app', tags, responses: { 200: { description: 'The app.', schema: App } } },
+    updateApp,
+    idempotent(),
+    async (ctx) => {
+      const { params, body } = updateApp.get(ctx);
+      ctx.body = presentApp(await admin.updateApp(params.id, body));
+    },
+  );
+}

@@ -1,0 +1,69 @@
+// Tenant administration: customer accounts, their secret keys, their apps. Shared by the admin HTTP
+// surface and `portico admin …`.
+import { randomUUID } from 'node:crypto';
+import type { CustomerAccount, CustomerAccountRepository } from '../accounts/repository.js';
+import type { App, AppRepository } from '../apps/repository.js';
+import type { TupleRepository } from '../authz/tuples.js';
+import type { Clock } from '../clock.js';
+import { generateKey, hashKey, type KeyKind } from '../credentials/keys.js';
+import type { ApiKeyRepository } from '../credentials/repository.js';
+import { notFound } from '../http/errors.js';
+import type { CreateKey, Grants } from './schema.js';
+
+export interface AdminServiceDeps {
+  accounts: CustomerAccountRepository;
+  keys: ApiKeyRepository;
+  apps: AppRepository;
+  tuples: TupleRepository;
+  clock: Clock;
+}
+
+export const memberTuple = (accountId: string, keyId: string) => ({ object: `customer_account:${accountId}`, relation: 'member', subject: `api_key:${keyId}` });
+
+export class AdminService {
+  constructor(private readonly deps: AdminServiceDeps) {}
+
+  async createAccount(name: string): Promise<CustomerAccount> {
+    const account: CustomerAccount = { id: randomUUID(), name, status: 'ACTIVE', createdAt: this.deps.clock.now() };
+    await this.deps.accounts.insert(account);
+    return account;
+  }
+
+  /** Issues a secret platform key; the returned `key` is never stored and cannot be shown again. */
+  async issueKey(accountId: string, input: CreateKey): Promise<{ id: string; key: string; scopes: string[] }> {
+    if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');
+    const keyId = randomUUID();
+    const key = await this.storeKey('sk', keyId, accountId, null, input.scopes, input.name ?? null);
+    // Membership is what the relation-tuple check follows from a key to its tenant's resources.
+    await this.deps.tuples.write(accountId, memberTuple(accountId, keyId));
+    return { id: keyId, key, scopes: input.scopes };
+  }
+
+  async revokeKey(keyId: string): Promise<void> {
+    const revoked = await this.deps.keys.revoke(keyId, this.deps.clock.now());
+    if (!revoked) throw notFound('API key');
+    if (revoked.kind === 'sk') await this.deps.tuples.delete(revoked.accountId, memberTuple(revoked.accountId, keyId));
+  }
+
+  async createApp(accountId: string, name: string, grants: Grants): Promise<{ app: App; publishableKey: string; secretKey: string }> {
+    if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');
+    const now = this.deps.clock.now();
+    const app: App = { id: randomUUID(), accountId, name, grants, status: 'ACTIVE', createdAt: now, updatedAt: now, version: 1 };
+    await this.deps.apps.insert(app);
+    const publishableKey = await this.storeKey('pk', randomUUID(), accountId, app.id, [], `${name} (publishable)`);
+    const secretKey = await this.storeKey('ak', randomUUID(), accountId, app.id, ['observation:read'], `${name} (secret)`);
+    return { app, publishableKey, secretKey };
+  }
+
+  async updateApp(id: string, changes: { status: App['status']; grants?: Grants }): Promise<App> {
+    const app = await this.deps.apps.update(id, changes, this.deps.clock.now());
+    if (!app) throw notFound('app');
+    return app;
+  }
+
+  private async storeKey(kind: KeyKind, keyId: string, accountId: string, appId: string | null, scopes: string[], name: string | null): Promise<string> {
+    const key = generateKey(kind);
+    await this.deps.keys.insert(hashKey(key), { keyId, kind, accountId, appId, name, scopes, createdAt: this.deps.clock.now(), revokedAt: null });
+    return key;
+  }
+}

@@ -1,0 +1,67 @@
+// createApp: the Koa middleware chain and the routers, nothing else.
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { adminRoutes } from './admin/routes.js';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import { createAuth, requireAdminToken } from './http/auth.js';
+import { Problem } from './http/schemas.js';
+import { createIdempotency } from './http/idempotency.js';
+import { linkBuilder } from './http/links.js';
+import { observe } from './http/observe.js';
+import { ApiRouter, buildOpenApi } from './http/openapi.js';
+import { problemMiddleware } from './http/problem-middleware.js';
+import { requestId } from './http/request-id.js';
+import { opsRoutes, type Readiness } from './ops/routes.js';
+import type { PlatformContext } from './platform/context.js';
+import { patientRoutes } from './platform/patients/routes.js';
+import { webhookEndpointRoutes } from './platform/webhook-endpoints/routes.js';
+import type { Services } from './wiring.js';
+import { OPENAPI_NOTES } from './openapi-notes.js';
+
+export interface AppDeps {
+  config: Config;
+  services: Services;
+  clock: Clock;
+  logger: Logger;
+  readiness: Readiness;
+  version?: string;
+}
+
+export function createApp({ config, services, clock, logger, readiness, version = '0.1.0' }: AppDeps): Koa {
+  const app = new Koa({ proxy: true });
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const auth = createAuth((hash) => services.keys.findByHash(hash));
+  const idempotent = createIdempotency(services.idempotencyStore, clock);
+  const link = linkBuilder(config.publicBaseUrl);
+
+  const platform = new ApiRouter('/api/platform/v1').use(auth.requireKey('platform'));
+  const context: PlatformContext = { patients: services.patientService, webhookEndpoints: services.webhookEndpointService, idempotent, link };
+  patientRoutes(platform, context);
+  webhookEndpointRoutes(platform, context);
+
+  const routers = [platform];
+  if (config.adminToken !== undefined) {
+    const admin = new ApiRouter('/api/admin/v1').use(requireAdminToken(config.adminToken));
+    adminRoutes(admin, services.admin, idempotent);
+    routers.push(admin);
+  }
+
+  const ops = new ApiRouter('');
+  let document: unknown;
+  const openapi = () => (document ??= buildOpenApi([...routers, ops], { version, serverUrl: config.publicBaseUrl }, Problem, OPENAPI_NOTES));
+  opsRoutes(ops, readiness, registry, openapi);
+  routers.push(ops);
+
+  app.use(requestId());
+  app.use(observe(logger, registry));
+  app.use(problemMiddleware(logger));
+  for (const { router } of routers) {
+    app.use(router.routes());
+    app.use(router.allowedMethods());
+  }
+  return app;
+}

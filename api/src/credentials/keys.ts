@@ -1,0 +1,24 @@
+// Opaque credentials: a kind prefix and 40 base62 characters (≈238 bits) from the CSPRNG. Only their
+// SHA-256 is stored; with this much entropy a slow hash adds nothing and would cost every request.
+import { createHash, randomBytes } from 'node:crypto';
+
+export type KeyKind = 'sk' | 'pk' | 'ak';
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const BODY_LENGTH = 40;
+export const KEY_SHAPE = /^(sk|pk|ak)_[0-9A-Za-z]{32,128}$/;
+
+export function generateKey(kind: KeyKind): string {
+  let body = '';
+  while (body.length < BODY_LENGTH) {
+    for (const byte of randomBytes(64)) {
+      // Rejection sampling keeps every character equally likely (248 = 4 × 62).
+      if (byte < 248 && body.length < BODY_LENGTH) body += ALPHABET[byte % 62];
+    }
+  }
+  return `${kind}_${body}`;
+}
+
+export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+
+export const kindOf = (key: string): KeyKind | undefined => (KEY_SHAPE.test(key) ? (key.slice(0, 2) as KeyKind) : undefined);

@@ -1,0 +1,56 @@
+// api_keys: one document per key, _id is the key's SHA-256 so that authenticating is a primary-key read.
+import type { Collection, Db } from 'mongodb';
+import type { KeyKind } from './keys.js';
+
+export interface ApiKeyRecord {
+  keyId: string;
+  kind: KeyKind;
+  accountId: string;
+  appId: string | null;
+  name: string | null;
+  scopes: string[];
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+type ApiKeyDocument = ApiKeyRecord & { _id: string };
+
+export class ApiKeyRepository {
+  private readonly collection: Collection<ApiKeyDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<ApiKeyDocument>('api_keys');
+  }
+
+  async init(): Promise<void> {
+    await this.collection.createIndex({ keyId: 1 }, { unique: true });
+  }
+
+  async insert(hash: string, record: ApiKeyRecord): Promise<void> {
+    await this.collection.insertOne({ _id: hash, ...record });
+  }
+
+  async findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const doc = await this.collection.findOne({ _id: hash });
+    return doc && toRecord(doc);
+  }
+
+  /** Marks the key revoked; returns it as it was, or null when there is no such live key. */
+  async revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
+    const doc = await this.collection.findOneAndUpdate({ keyId, revokedAt: null }, { $set: { revokedAt: at } });
+    return doc && toRecord(doc);
+  }
+}
+
+function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
+  return {
+    keyId: doc.keyId,
+    kind: doc.kind,
+    accountId: doc.accountId,
+    appId: doc.appId ?? null,
+    name: doc.name ?? null,
+    scopes: doc.scopes,
+    createdAt: doc.createdAt,
+    revokedAt: doc.revokedAt ?? null,
+  };
+}

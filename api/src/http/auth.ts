@@ -1,0 +1,101 @@
+// Bearer credentials. requireKey(surface) authenticates, requireScope(scope) authorizes the operation; both
+// describe themselves for /openapi.json. Keys are looked up by hash; the key itself is never logged.
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { Context, Middleware } from 'koa';
+import type { ApiKeyRecord } from '../credentials/repository.js';
+import { hashKey, kindOf, type KeyKind } from '../credentials/keys.js';
+import { AppError } from './errors.js';
+import type { OperationPatch } from './openapi.js';
+
+export type Surface = 'platform' | 'sdk-publishable' | 'sdk-secret';
+
+const KIND_OF_SURFACE: Record<Surface, KeyKind> = { platform: 'sk', 'sdk-publishable': 'pk', 'sdk-secret': 'ak' };
+const SECURITY_OF_SURFACE: Record<Surface, string> = { platform: 'platformKey', 'sdk-publishable': 'publishableKey', 'sdk-secret': 'appSecretKey' };
+
+export interface Principal {
+  keyId: string;
+  kind: KeyKind;
+  accountId: string;
+  appId: string | null;
+  scopes: ReadonlySet<string>;
+}
+
+/** Resolves a presented key to its live record (null when unknown or revoked). */
+export type KeyLookup = (hash: string) => Promise<ApiKeyRecord | null>;
+
+type Documented = Middleware & { openapi: OperationPatch };
+
+export const ACCESS_DENIED_DETAIL = 'The credential is not allowed to perform this operation on this resource.';
+
+function unauthorized(detail: string, tokenSent: boolean): AppError {
+  const challenge = tokenSent ? 'Bearer realm="portico", error="invalid_token"' : 'Bearer realm="portico"';
+  return new AppError('UNAUTHORIZED', detail, {}, { 'WWW-Authenticate': challenge });
+}
+
+/** The bearer value, undefined when there is no Authorization header; 401 when it is not a Bearer credential. */
+function bearerOf(ctx: Context): string | undefined {
+  const header = ctx.get('Authorization');
+  if (header === '') return undefined;
+  const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(header);
+  if (!match) throw unauthorized('The Authorization header must be "Bearer <key>".', true);
+  return match[1];
+}
+
+export function createAuth(lookup: KeyLookup) {
+  function requireKey(surface: Surface): Documented {
+    const expected = KIND_OF_SURFACE[surface];
+    const middleware = async function requireKeyMiddleware(ctx: Context, next: () => Promise<unknown>) {
+      const key = bearerOf(ctx);
+      if (key === undefined) throw unauthorized('An API key is required: send "Authorization: Bearer <key>".', false);
+      if (kindOf(key) !== expected) throw unauthorized(`This operation takes a ${expected}_ key.`, true);
+      const record = await lookup(hashKey(key));
+      if (!record || record.revokedAt !== null || record.kind !== expected) {
+        throw unauthorized('The API key is unknown or revoked.', true);
+      }
+      ctx.state.principal = {
+        keyId: record.keyId,
+        kind: record.kind,
+        accountId: record.accountId,
+        appId: record.appId,
+        scopes: new Set(record.scopes),
+      } satisfies Principal;
+      await next();
+    } as Documented;
+    middleware.openapi = { security: SECURITY_OF_SURFACE[surface] };
+    return middleware;
+  }
+  return { requireKey };
+}
+
+export function requireScope(scope: string): Documented {
+  const middleware = async function requireScopeMiddleware(ctx: Context, next: () => Promise<unknown>) {
+    if (!principalOf(ctx).scopes.has(scope)) {
+      throw new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL, { requiredScope: scope });
+    }
+    await next();
+  } as Documented;
+  middleware.openapi = { scopes: [scope] };
+  return middleware;
+}
+
+export function principalOf(ctx: Context): Principal {
+  const principal = ctx.state.principal as Principal | undefined;
+  if (!principal) throw new Error('principalOf() used on a route without requireKey()');
+  return principal;
+}
+
+/** The admin surface: a constant-time comparison with PORTICO_ADMIN_TOKEN. */
+export function requireAdminToken(token: string): Documented {
+  const expected = createHash('sha256').update(token).digest();
+  const middleware = async function requireAdminMiddleware(ctx: Context, next: () => Promise<unknown>) {
+    const presented = bearerOf(ctx);
+    if (presented === undefined) throw unauthorized('The admin token is required.', false);
+    if (!timingSafeEqual(createHash('sha256').update(presented).digest(), expected)) {
+      throw unauthorized('The admin token is not valid.', true);
+    }
+    ctx.state.principal = { keyId: 'admin', kind: 'sk', accountId: '', appId: null, scopes: new Set() } satisfies Principal;
+    await next();
+  } as Documented;
+  middleware.openapi = { security: 'adminToken' };
+  return middleware;
+}

@@ -1,0 +1,94 @@
+// Entity tags and conditional requests (RFC 9110 §8.8.3, §13): weak comparison for If-None-Match on reads,
+// strong comparison for If-Match on writes.
+import type { Context, Middleware } from 'koa';
+import { invalidField } from './errors.js';
+import type { OperationPatch } from './openapi.js';
+
+interface EntityTag {
+  weak: boolean;
+  opaque: string;
+}
+
+type TagList = '*' | EntityTag[];
+
+const TAG = /^(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"$/;
+
+/** Parses `*` or a comma-separated list of entity tags; undefined when malformed. */
+export function parseTagList(header: string): TagList | undefined {
+  const trimmed = header.trim();
+  if (trimmed === '*') return '*';
+  const tags: EntityTag[] = [];
+  for (const part of trimmed.split(',')) {
+    const item = part.trim();
+    if (item === '') continue;
+    const match = TAG.exec(item);
+    if (!match) return undefined;
+    tags.push({ weak: match[1] !== undefined, opaque: match[2]! });
+  }
+  return tags.length > 0 ? tags : undefined;
+}
+
+export const strongEtag = (version: string | number): string => `"${version}"`;
+
+/** If-None-Match with weak comparison; a malformed header is ignored (the full response is sent). */
+export function ifNoneMatchHits(ctx: Context, etag: string): boolean {
+  const header = ctx.get('If-None-Match');
+  if (!header) return false;
+  const list = parseTagList(header);
+  if (list === undefined) return false;
+  if (list === '*') return true;
+  const current = TAG.exec(etag)?.[2];
+  return list.some((tag) => tag.opaque === current);
+}
+
+/**
+ * Answers a conditional GET: sets the representation's ETag (and any caching headers) and either a 304
+ * with no body or the 200 body. The 304 repeats ETag, Cache-Control and Vary exactly as the 200 would.
+ */
+export function sendRepresentation(ctx: Context, etag: string, body: unknown, headers: Record<string, string> = {}): void {
+  ctx.set('ETag', etag);
+  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+  if (ifNoneMatchHits(ctx, etag)) {
+    ctx.status = 304;
+    ctx.body = null;
+    return;
+  }
+  ctx.status = 200;
+  ctx.body = body;
+}
+
+/** The parsed If-Match precondition: any current version (`*`), or a set of strong versions. */
+export type Precondition = { kind: 'any' } | { kind: 'versions'; versions: string[] };
+
+/** Strong comparison: a weak validator never matches. */
+export function preconditionHolds(precondition: Precondition | undefined, currentVersion: string): boolean {
+  if (precondition === undefined || precondition.kind === 'any') return true;
+  return precondition.versions.includes(currentVersion);
+}
+
+/** Reads If-Match once per request (400 when malformed) and documents it. */
+export function ifMatch(): Middleware & { openapi: OperationPatch } {
+  const middleware = async function ifMatchMiddleware(ctx: Context, next: () => Promise<unknown>) {
+    const header = ctx.get('If-Match');
+    if (header !== '') {
+      const list = parseTagList(header);
+      if (list === undefined) throw invalidField('header', 'If-Match', 'must be * or a list of entity tags');
+      ctx.state.precondition = (
+        list === '*' ? { kind: 'any' } : { kind: 'versions', versions: list.filter((t) => !t.weak).map((t) => t.opaque) }
+      ) satisfies Precondition;
+    }
+    await next();
+  } as Middleware & { openapi: OperationPatch };
+  middleware.openapi = {
+    requestHeaders: [
+      {
+        name: 'If-Match',
+        description:
+          'Optional precondition, strong comparison: the operation runs only if the current `_version` tag matches one of the listed tags (or `*`); otherwise 412 and nothing changes. Weak tags never match. Malformed → 400.',
+      },
+    ],
+  };
+  return middleware;
+}
+
+export const preconditionOf = (ctx: Context): Precondition | undefined => ctx.state.precondition as Precondition | undefined;

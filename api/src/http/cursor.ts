@@ -1,0 +1,43 @@
+// Opaque keyset cursors: base64url(JSON payload) + "." + base64url(HMAC-SHA256). The payload is bound to
+// the route and the customer account, so a cursor cannot be replayed elsewhere or forged.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { invalidField } from './errors.js';
+
+export interface CursorBinding {
+  route: string;
+  accountId: string;
+}
+
+export class CursorCodec {
+  constructor(private readonly secret: string) {}
+
+  encode(binding: CursorBinding, position: Record<string, string>): string {
+    const payload = Buffer.from(JSON.stringify({ r: binding.route, a: binding.accountId, p: position })).toString('base64url');
+    return `${payload}.${this.sign(payload)}`;
+  }
+
+  /** The position inside a cursor issued for this binding; 400 for anything else. */
+  decode(binding: CursorBinding, cursor: string): Record<string, string> {
+    const rejected = invalidField('query', 'cursor', 'is not a cursor issued for this list');
+    const [payload, signature, extra] = cursor.split('.');
+    if (!payload || !signature || extra !== undefined || cursor.length > 1024) throw rejected;
+    const expected = Buffer.from(this.sign(payload));
+    const presented = Buffer.from(signature);
+    if (expected.length !== presented.length || !timingSafeEqual(expected, presented)) throw rejected;
+    let decoded: unknown;
+    try {
+      decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
+    } catch {
+      throw rejected;
+    }
+    const { r, a, p } = (decoded ?? {}) as { r?: unknown; a?: unknown; p?: unknown };
+    if (r !== binding.route || a !== binding.accountId || typeof p !== 'object' || p === null) throw rejected;
+    const position = p as Record<string, unknown>;
+    if (!Object.values(position).every((v) => typeof v === 'string')) throw rejected;
+    return position as Record<string, string>;
+  }
+
+  private sign(payload: string): string {
+    return createHmac('sha256', this.secret).update(payload).digest('base64url');
+  }
+}

@@ -1,0 +1,14 @@
+import { pino, type Logger } from 'pino';
+import type { LogLevel } from '../config.js';
+
+/** JSON logs on stdout. Credentials never reach a log line: anything that looks like one is redacted. */
+export function createLogger(level: LogLevel): Logger {
+  return pino({
+    level,
+    base: { service: 'portico-api' },
+    redact: {
+      paths: ['key', 'token', 'secret', 'authorization', '*.key', '*.token', '*.secret', '*.authorization', 'req.headers.authorization', 'headers.authorization'],
+      censor: '[redacted]',
+    },
+  });
+}

@@ -1,0 +1,30 @@
+import { MongoClient, type Db } from 'mongodb';
+
+export interface Mongo {
+  client: MongoClient;
+  db: Db;
+}
+
+/**
+ * Connects with settings that fail fast (a request sees 503 rather than hanging) and works the same on
+ * MongoDB and the embedded FerretDB: no transactions, no change streams.
+ */
+export async function connectMongo(uri: string, database: string): Promise<Mongo> {
+  const client = new MongoClient(uri, {
+    serverSelectionTimeoutMS: 5000,
+    connectTimeoutMS: 5000,
+    maxPoolSize: 50,
+    appName: 'portico',
+  });
+  await client.connect();
+  return { client, db: client.db(database) };
+}
+
+export async function pingMongo(mongo: Mongo): Promise<boolean> {
+  try {
+    await mongo.db.command({ ping: 1 });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,69 @@
+// Process entry: config → connections → server → graceful shutdown.
+import { createServer } from 'node:http';
+import { createApp } from './app.js';
+import { systemClock } from './clock.js';
+import { ConfigError, loadConfig } from './config.js';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from './infra/devdb.js';
+import { createLogger } from './infra/logger.js';
+import { connectMongo, pingMongo } from './infra/mongo.js';
+import { connectRedis, pingRedis } from './infra/redis.js';
+import { buildServices } from './wiring.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  if (config.cursorSecretIsEphemeral) logger.warn('PORTICO_CURSOR_SECRET is unset: list cursors are signed with a per-process secret and stop working after a restart');
+
+  let embedded: EmbeddedDatabase | undefined;
+  let uri = config.mongodbUri;
+  if (uri === undefined) {
+    embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, log: (m) => logger.info(m) });
+    uri = embedded.uri;
+  }
+  const mongo = await connectMongo(uri, config.mongodbDatabase);
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  const services = await buildServices({ config, db: mongo.db, redis, clock: systemClock });
+
+  const app = createApp({
+    config,
+    services,
+    clock: systemClock,
+    logger,
+    readiness: {
+      check: async () => ({ mongodb: await pingMongo(mongo), ...(redis && { redis: await pingRedis(redis) }) }),
+    },
+  });
+  const server = createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  logger.info({ port: config.port, mongodb: embedded ? 'embedded' : 'external', redis: Boolean(redis), admin: config.adminToken !== undefined }, `Portico API listening on http://${config.host}:${config.port}`);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    const force = setTimeout(() => {
+      logger.warn('in-flight requests did not finish in time; closing anyway');
+      server.closeAllConnections();
+    }, config.shutdownTimeoutMs);
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    });
+    clearTimeout(force);
+    await mongo.client.close();
+    await redis?.quit().catch(() => {});
+    await embedded?.stop();
+    logger.info('stopped');
+    logger.flush();
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error('Portico API failed to start:', error);
+  process.exit(1);
+});

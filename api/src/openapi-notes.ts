@@ -1,0 +1,16 @@
+// Choices made where the seed and CONTRACT.md are silent, published in /openapi.json's description so that
+// clients can rely on them.
+export const OPENAPI_NOTES = [
+  'Portico: the platform surface (`/api/platform/v1`, secret `sk_` keys), the SDK surface (`/api/sdk/v1`) and the internal admin surface (`/api/admin/v1`, only when PORTICO_ADMIN_TOKEN is set). Errors are problem details (RFC 9457) with `code`, `details` and `retryable`.',
+  '**Decisions recorded here** (where the interface contract is silent):',
+  '- Optional patient fields that were not given are absent from the profile (never `null`); a webhook endpoint without a description has no `description` field.',
+  '- Patient DELETE is authorized like the read: unknown, malformed or foreign ids get the same 403 `PLATFORM_ACCESS_DENIED`; a deleted patient is 404.',
+  '- Names are 1-100 characters, must contain a visible character and no control characters; webhook descriptions up to 500 characters without control characters.',
+  '- A malformed `If-None-Match` is ignored (the full representation is sent); a malformed `If-Match` is 400.',
+  '- A webhook URL whose host does not resolve is refused with 400, as is a URL with a fragment. `"*"` in `eventTypes` must stand alone.',
+  '- A PATCH that sets fields to their current values changes nothing and keeps `_version`, like `{}`.',
+  '- Webhook endpoint reads and writes send `Cache-Control: private, no-cache` and `Vary: Authorization`, like patients.',
+  '- `_links.self.href` of a list page names the page actually returned (`limit` and, when given, `cursor`).',
+  '- A query parameter given twice is 400. Request bodies are read only by operations that take one.',
+  '- `/readyz` answers 503 problem details naming the unreachable dependency.',
+];

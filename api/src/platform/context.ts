@@ -1,0 +1,13 @@
+import type { Middleware } from 'koa';
+import type { LinkBuilder } from '../http/links.js';
+import type { OperationPatch } from '../http/openapi.js';
+import type { PatientService } from './patients/service.js';
+import type { WebhookEndpointService } from './webhook-endpoints/service.js';
+
+/** What the platform surface's routes are given: services and the cross-cutting guards they share. */
+export interface PlatformContext {
+  patients: PatientService;
+  webhookEndpoints: WebhookEndpointService;
+  idempotent: () => Middleware & { openapi: OperationPatch };
+  link: LinkBuilder;
+}

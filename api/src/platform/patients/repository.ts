@@ -1,0 +1,56 @@
+// patients: _id is "<tenant>/<patient id>", so every read names its tenant and is a primary-key lookup.
+import type { Collection, Db } from 'mongodb';
+import type { CreatePatient } from './schema.js';
+
+export interface Patient extends CreatePatient {
+  id: string;
+  tenantId: string;
+  createdAt: Date;
+  updatedAt: Date;
+  version: number;
+  deletedAt: Date | null;
+}
+
+interface PatientDocument extends Omit<Patient, 'version'> {
+  _id: string;
+  _version: number;
+}
+
+const keyOf = (tenantId: string, id: string) => `${tenantId}/${id}`;
+
+export class PatientRepository {
+  private readonly collection: Collection<PatientDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<PatientDocument>('patients');
+  }
+
+  async init(): Promise<void> {
+    await this.collection.createIndex({ tenantId: 1, createdAt: -1 });
+  }
+
+  async insert(patient: Patient): Promise<void> {
+    const { version, ...rest } = patient;
+    await this.collection.insertOne({ _id: keyOf(patient.tenantId, patient.id), _version: version, ...rest });
+  }
+
+  /** The tenant's patient, deleted or not; null when the tenant never had it. */
+  async find(tenantId: string, id: string): Promise<Patient | null> {
+    const doc = await this.collection.findOne({ _id: keyOf(tenantId, id) });
+    return doc && toPatient(doc);
+  }
+
+  /** Soft-deletes a live patient; false when it is absent or already deleted. */
+  async softDelete(tenantId: string, id: string, at: Date): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: keyOf(tenantId, id), deletedAt: null },
+      { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } },
+    );
+    return result.modifiedCount === 1;
+  }
+}
+
+function toPatient(doc: PatientDocument): Patient {
+  const { _id, _version, ...rest } = doc;
+  return { ...rest, version: _version };
+}

@@ -1,0 +1,69 @@
+// Patient profiles. Reads follow the seed's order exactly: scope (route guard) → relation-tuple check →
+// tenant membership → tenant-filtered read. Steps 2-3 fail with one uniform 403, so an id never reveals
+// whether it exists in another tenant.
+import { randomUUID } from 'node:crypto';
+import type { CustomerAccountRepository } from '../../accounts/repository.js';
+import type { AuthorizationService } from '../../authz/check.js';
+import type { TupleRepository } from '../../authz/tuples.js';
+import type { Clock } from '../../clock.js';
+import type { Outbox } from '../../events/outbox.js';
+import { ACCESS_DENIED_DETAIL, type Principal } from '../../http/auth.js';
+import { AppError, invalidField, notFound } from '../../http/errors.js';
+import type { Patient, PatientRepository } from './repository.js';
+import type { CreatePatient } from './schema.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface PatientServiceDeps {
+  patients: PatientRepository;
+  tuples: TupleRepository;
+  authz: AuthorizationService;
+  accounts: CustomerAccountRepository;
+  outbox: Outbox;
+  clock: Clock;
+}
+
+export class PatientService {
+  constructor(private readonly deps: PatientServiceDeps) {}
+
+  async create(principal: Principal, input: CreatePatient): Promise<Patient> {
+    const now = this.deps.clock.now();
+    if (input.birthDate !== undefined && input.birthDate > now.toISOString().slice(0, 10)) {
+      throw invalidField('body', 'birthDate', 'must not be in the future');
+    }
+    const patient: Patient = { ...input, id: randomUUID(), tenantId: principal.accountId, createdAt: now, updatedAt: now, version: 1, deletedAt: null };
+    // The tenant tuple first: a patient is never readable without it, and a stray tuple grants nothing.
+    await this.deps.tuples.write(patient.tenantId, { object: `patient:${patient.id}`, relation: 'tenant', subject: `customer_account:${patient.tenantId}` });
+    const event = this.deps.outbox.event('patient.created', patient.tenantId, `patient:${patient.id}`, { patientId: patient.id });
+    await this.deps.outbox.record([event], async () => {
+      await this.deps.patients.insert(patient);
+      return patient;
+    });
+    return patient;
+  }
+
+  async get(principal: Principal, id: string): Promise<Patient> {
+    await this.authorize(principal, 'read', id);
+    const patient = await this.deps.patients.find(principal.accountId, id);
+    if (!patient || patient.deletedAt !== null) throw notFound('patient');
+    return patient;
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    await this.authorize(principal, 'write', id);
+    const tenantId = principal.accountId;
+    const event = this.deps.outbox.event('patient.deleted', tenantId, `patient:${id}`, { patientId: id });
+    const deleted = await this.deps.outbox.record([event], async () => ((await this.deps.patients.softDelete(tenantId, id, this.deps.clock.now())) ? true : undefined));
+    if (!deleted) throw notFound('patient');
+  }
+
+  /** Steps 2 and 3 of the seed's order; any "no" is the same 403. */
+  private async authorize(principal: Principal, permission: 'read' | 'write', id: string): Promise<void> {
+    const denied = new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
+    if (!UUID.test(id)) throw denied;
+    const allowed = await this.deps.authz.check(principal.accountId, `api_key:${principal.keyId}`, permission, `patient:${id}`);
+    if (!allowed) throw denied;
+    const account = await this.deps.accounts.get(principal.accountId);
+    if (account?.status !== 'ACTIVE') throw denied;
+  }
+}

@@ -1,0 +1,23 @@
+import type { LinkBuilder } from '../../http/links.js';
+import type { WebhookEndpoint } from './repository.js';
+import type { WebhookEndpointView } from './schema.js';
+
+export const endpointPath = (id: string) => `/api/platform/v1/webhook-endpoints/${id}`;
+
+export function presentWebhookEndpoint(endpoint: WebhookEndpoint, link: LinkBuilder): WebhookEndpointView {
+  return {
+    id: endpoint.id,
+    resourceType: 'WebhookEndpoint',
+    url: endpoint.url,
+    eventTypes: endpoint.eventTypes,
+    ...(endpoint.description !== null && { description: endpoint.description }),
+    status: endpoint.status,
+    consecutiveFailures: endpoint.consecutiveFailures,
+    lastDeliveryAttemptAt: endpoint.lastDeliveryAttemptAt?.toISOString() ?? null,
+    lastSuccessfulDeliveryAt: endpoint.lastSuccessfulDeliveryAt?.toISOString() ?? null,
+    createdAt: endpoint.createdAt.toISOString(),
+    updatedAt: endpoint.updatedAt.toISOString(),
+    _version: String(endpoint.version),
+    _links: { self: { href: link(endpointPath(endpoint.id)) } },
+  };
+}

@@ -1,0 +1,70 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { EVENT_TYPES } from '../../events/outbox.js';
+import { Links, NullableTimestamp, Text, Timestamp, Version } from '../../http/schemas.js';
+import { MAX_URL_LENGTH } from './url-policy.js';
+
+export const MAX_ENDPOINTS_PER_ACCOUNT = 100;
+
+const EventType = Type.Union([...EVENT_TYPES.map((t) => Type.Literal(t)), Type.Literal('*')]);
+const EventTypes = Type.Array(EventType, {
+  minItems: 1,
+  maxItems: EVENT_TYPES.length,
+  uniqueItems: true,
+  description: 'A non-empty set of event types, or `["*"]` for all of them.',
+});
+const Url = Type.String({
+  maxLength: MAX_URL_LENGTH,
+  description:
+    'Absolute https URL without user-info or fragment; its host must not be or resolve to a loopback, private, link-local, multicast, unspecified or otherwise reserved address (checked at create/patch and again at delivery). A host that does not resolve is refused.',
+});
+const Description = Text(0, 500);
+export const Status = Type.Union([Type.Literal('ACTIVE'), Type.Literal('PAUSED'), Type.Literal('DISABLED')], {
+  description: '`ACTIVE`; `PAUSED` by the owner; `DISABLED` by the delivery system after repeated failures or a 410.',
+});
+
+export const CreateWebhookEndpoint = Type.Object({ url: Url, eventTypes: EventTypes, description: Type.Optional(Description) }, { additionalProperties: false });
+export type CreateWebhookEndpoint = Static<typeof CreateWebhookEndpoint>;
+
+export const UpdateWebhookEndpoint = Type.Object(
+  {
+    url: Type.Optional(Url),
+    eventTypes: Type.Optional(EventTypes),
+    description: Type.Optional(Type.Union([Description, Type.Null()], { description: '`null` removes the description.' })),
+    status: Type.Optional(Type.Union([Type.Literal('ACTIVE'), Type.Literal('PAUSED')], { description: '`ACTIVE` also resets `consecutiveFailures` to 0.' })),
+  },
+  { additionalProperties: false, description: 'JSON merge patch (RFC 7396). `{}` changes nothing and keeps `_version`.' },
+);
+export type UpdateWebhookEndpoint = Static<typeof UpdateWebhookEndpoint>;
+
+export const ListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Page size, 1-100 in decimal digits; anything else is 400 (never clamped).' }),
+  cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'Opaque `pagination.nextCursor` of the previous page, passed back unchanged.' })),
+});
+
+export const WebhookEndpoint = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  resourceType: Type.Literal('WebhookEndpoint'),
+  url: Type.String({ format: 'uri' }),
+  eventTypes: Type.Array(Type.String()),
+  description: Type.Optional(Type.String()),
+  status: Status,
+  consecutiveFailures: Type.Integer({ minimum: 0 }),
+  lastDeliveryAttemptAt: NullableTimestamp,
+  lastSuccessfulDeliveryAt: NullableTimestamp,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  _version: Version,
+  _links: Links,
+});
+export type WebhookEndpointView = Static<typeof WebhookEndpoint>;
+
+export const CreatedWebhookEndpoint = Type.Intersect([
+  WebhookEndpoint,
+  Type.Object({ secret: Type.String({ pattern: '^whsec_', description: 'Signing secret, shown only in this response.' }) }),
+]);
+
+export const WebhookEndpointList = Type.Object({
+  data: Type.Array(WebhookEndpoint),
+  pagination: Type.Object({ nextCursor: Type.Union([Type.String(), Type.Null()]), hasMore: Type.Boolean() }),
+  _links: Links,
+});

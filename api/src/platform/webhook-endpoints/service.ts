@@ -1,0 +1,135 @@
+// Webhook endpoints of a customer account: create within the quota, keyset-paginated listing, merge-patch
+// updates and soft deletion under optimistic concurrency (conditional updates on _version).
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { CustomerAccountRepository } from '../../accounts/repository.js';
+import type { Clock } from '../../clock.js';
+import { preconditionHolds, type Precondition } from '../../http/conditional.js';
+import type { CursorCodec } from '../../http/cursor.js';
+import { AppError, invalidField, notFound } from '../../http/errors.js';
+import type { Principal } from '../../http/auth.js';
+import type { EndpointChanges, WebhookEndpoint, WebhookEndpointRepository } from './repository.js';
+import { MAX_ENDPOINTS_PER_ACCOUNT, type CreateWebhookEndpoint, type UpdateWebhookEndpoint } from './schema.js';
+import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
+
+const LIST_ROUTE = 'webhook-endpoints.list';
+/** Attempts at a conditional write that lost a race without an If-Match to arbitrate. */
+const MAX_WRITE_ATTEMPTS = 5;
+
+export interface WebhookEndpointServiceDeps {
+  endpoints: WebhookEndpointRepository;
+  accounts: CustomerAccountRepository;
+  cursors: CursorCodec;
+  urlPolicy: UrlPolicy;
+  clock: Clock;
+}
+
+export interface Page {
+  items: WebhookEndpoint[];
+  nextCursor: string | null;
+}
+
+export class WebhookEndpointService {
+  constructor(private readonly deps: WebhookEndpointServiceDeps) {}
+
+  async create(principal: Principal, input: CreateWebhookEndpoint): Promise<WebhookEndpoint> {
+    checkEventTypes(input.eventTypes);
+    const url = await checkWebhookUrl(input.url, this.deps.urlPolicy);
+    const accountId = principal.accountId;
+    if (!(await this.deps.accounts.reserve(accountId, 'webhookEndpoints', MAX_ENDPOINTS_PER_ACCOUNT))) {
+      throw new AppError('LIMIT_EXCEEDED', `An account can have at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one first.`, { limit: MAX_ENDPOINTS_PER_ACCOUNT });
+    }
+    const now = this.deps.clock.now();
+    const endpoint: WebhookEndpoint = {
+      id: randomUUID(),
+      accountId,
+      url,
+      eventTypes: input.eventTypes,
+      description: input.description ?? null,
+      status: 'ACTIVE',
+      secret: `whsec_${randomBytes(32).toString('base64')}`,
+      consecutiveFailures: 0,
+      lastDeliveryAttemptAt: null,
+      lastSuccessfulDeliveryAt: null,
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+      deletedAt: null,
+    };
+    try {
+      await this.deps.endpoints.insert(endpoint);
+    } catch (error) {
+      await this.deps.accounts.release(accountId, 'webhookEndpoints');
+      throw error;
+    }
+    return endpoint;
+  }
+
+  async list(principal: Principal, limit: number, cursor: string | undefined): Promise<Page> {
+    const binding = { route: LIST_ROUTE, accountId: principal.accountId };
+    let after;
+    if (cursor !== undefined) {
+      const position = this.deps.cursors.decode(binding, cursor);
+      const createdAt = new Date(position.c ?? '');
+      if (Number.isNaN(createdAt.getTime()) || !position.i) throw invalidField('query', 'cursor', 'is not a cursor issued for this list');
+      after = { createdAt, id: position.i };
+    }
+    const { items, hasMore } = await this.deps.endpoints.listLive(principal.accountId, limit, after);
+    const last = items.at(-1);
+    const nextCursor = hasMore && last ? this.deps.cursors.encode(binding, { c: last.createdAt.toISOString(), i: last.id }) : null;
+    return { items, nextCursor };
+  }
+
+  async get(principal: Principal, id: string): Promise<WebhookEndpoint> {
+    const endpoint = await this.deps.endpoints.findLive(principal.accountId, id);
+    if (!endpoint) throw notFound('webhook endpoint');
+    return endpoint;
+  }
+
+  async update(principal: Principal, id: string, patch: UpdateWebhookEndpoint, precondition: Precondition | undefined): Promise<WebhookEndpoint> {
+    if (patch.eventTypes) checkEventTypes(patch.eventTypes);
+    const url = patch.url === undefined ? undefined : await checkWebhookUrl(patch.url, this.deps.urlPolicy);
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.current(principal, id, precondition);
+      const changes = changesOf(current, { ...patch, ...(url !== undefined && { url }) });
+      if (Object.keys(changes).length === 0) return current;
+      const updated = await this.deps.endpoints.update(principal.accountId, id, current.version, changes, this.deps.clock.now());
+      if (updated) return updated;
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw new AppError('CONFLICT', 'The webhook endpoint is being changed concurrently; retry.');
+    }
+  }
+
+  async delete(principal: Principal, id: string, precondition: Precondition | undefined): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.current(principal, id, precondition);
+      if (await this.deps.endpoints.softDelete(principal.accountId, id, current.version, this.deps.clock.now())) {
+        await this.deps.accounts.release(principal.accountId, 'webhookEndpoints');
+        return;
+      }
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw new AppError('CONFLICT', 'The webhook endpoint is being changed concurrently; retry.');
+    }
+  }
+
+  /** The live endpoint, after existence (404) and then the If-Match precondition (412). */
+  private async current(principal: Principal, id: string, precondition: Precondition | undefined): Promise<WebhookEndpoint> {
+    const current = await this.get(principal, id);
+    if (!preconditionHolds(precondition, String(current.version))) {
+      throw new AppError('PRECONDITION_FAILED', 'The webhook endpoint has changed since the given entity tag.', { currentVersion: String(current.version) });
+    }
+    return current;
+  }
+}
+
+function checkEventTypes(eventTypes: readonly string[]): void {
+  if (eventTypes.includes('*') && eventTypes.length > 1) throw invalidField('body', 'eventTypes', '"*" stands alone');
+}
+
+/** Only what actually differs; setting status ACTIVE also clears the failure count. */
+function changesOf(current: WebhookEndpoint, patch: UpdateWebhookEndpoint): EndpointChanges {
+  const changes: EndpointChanges = {};
+  if (patch.url !== undefined && patch.url !== current.url) changes.url = patch.url;
+  if (patch.eventTypes !== undefined && JSON.stringify(patch.eventTypes) !== JSON.stringify(current.eventTypes)) changes.eventTypes = patch.eventTypes;
+  if (patch.description !== undefined && patch.description !== current.description) changes.description = patch.description;
+  if (patch.status !== undefined && patch.status !== current.status) changes.status = patch.status;
+  if (patch.status === 'ACTIVE' && current.consecutiveFailures !== 0) changes.consecutiveFailures = 0;
+  return changes;
+}

@@ -1,0 +1,63 @@
+// Where webhooks may be sent. Blocks server-side request forgery: only absolute https URLs whose host is,
+// and resolves only to, public unicast addresses. WHATWG URL parsing already turns numeric host forms
+// (0x7f.1, 2130706433, 0177.0.0.1) into dotted IPv4, and ipaddr.process() unwraps IPv4-mapped IPv6, so every
+// spelling of an address meets the same range check. Delivery checks again at connect time.
+import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+import { invalidField } from '../../http/errors.js';
+
+export const MAX_URL_LENGTH = 2048;
+
+/** Resolves a host name to all of its addresses. */
+export type Resolver = (host: string) => Promise<string[]>;
+
+export const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+export interface UrlPolicy {
+  /** PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: development and tests only. */
+  allowPrivate: boolean;
+  resolve: Resolver;
+}
+
+/** Only global unicast; ipaddr.js names every special-purpose range otherwise (loopback, private, 6to4, …). */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'unicast';
+}
+
+/** Checks a webhook URL and returns it normalised; 400 naming the `url` field when it is refused. */
+export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<string> {
+  const refuse = (detail: string) => invalidField('body', 'url', detail);
+  if (raw.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse('must be an absolute URL');
+  }
+  const schemes = policy.allowPrivate ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol)) throw refuse('must use https');
+  if (url.username || url.password) throw refuse('must not contain user information');
+  if (url.hash) throw refuse('must not contain a fragment');
+  if (url.hostname === '') throw refuse('must name a host');
+  const normalised = url.toString();
+  if (normalised.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters`);
+  if (policy.allowPrivate) return normalised;
+
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  if (ipaddr.isValid(host)) {
+    if (!isPublicAddress(host)) throw refuse('must not point to a loopback, private, link-local, multicast or reserved address');
+    return normalised;
+  }
+  let addresses: string[];
+  try {
+    addresses = await policy.resolve(host);
+  } catch {
+    throw refuse(`host "${host}" does not resolve`);
+  }
+  if (addresses.length === 0) throw refuse(`host "${host}" does not resolve`);
+  if (!addresses.every(isPublicAddress)) {
+    throw refuse('must not resolve to a loopback, private, link-local, multicast or reserved address');
+  }
+  return normalised;
+}

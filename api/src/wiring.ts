@@ -1,0 +1,63 @@
+// The composition root: repositories (with their indexes) and services, built once from the connections
+// that main.ts (or a test) opened. Features never open connections of their own.
+import type { Redis } from 'ioredis';
+import type { Db } from 'mongodb';
+import { CustomerAccountRepository } from './accounts/repository.js';
+import { AdminService } from './admin/service.js';
+import { AppRepository } from './apps/repository.js';
+import { AuthorizationService } from './authz/check.js';
+import { TupleRepository } from './authz/tuples.js';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import { ApiKeyRepository } from './credentials/repository.js';
+import { Outbox } from './events/outbox.js';
+import { CursorCodec } from './http/cursor.js';
+import { MemoryIdempotencyStore, RedisIdempotencyStore, type IdempotencyStore } from './http/idempotency-store.js';
+import { PatientRepository } from './platform/patients/repository.js';
+import { PatientService } from './platform/patients/service.js';
+import { WebhookEndpointRepository } from './platform/webhook-endpoints/repository.js';
+import { WebhookEndpointService } from './platform/webhook-endpoints/service.js';
+import { systemResolver, type Resolver } from './platform/webhook-endpoints/url-policy.js';
+
+export interface Connections {
+  config: Config;
+  db: Db;
+  redis?: Redis;
+  clock: Clock;
+  /** DNS for webhook URL checks; tests pass a fixed table. */
+  resolve?: Resolver;
+}
+
+export type Services = Awaited<ReturnType<typeof buildServices>>;
+
+export async function buildServices({ config, db, redis, clock, resolve = systemResolver }: Connections) {
+  const repositories = {
+    accounts: new CustomerAccountRepository(db),
+    keys: new ApiKeyRepository(db),
+    apps: new AppRepository(db),
+    tuples: new TupleRepository(db),
+    patients: new PatientRepository(db),
+    endpoints: new WebhookEndpointRepository(db),
+  };
+  const outbox = new Outbox(db, clock);
+  await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init()]);
+
+  const { accounts, keys, apps, tuples, patients, endpoints } = repositories;
+  const authz = new AuthorizationService(tuples);
+  const idempotencyStore: IdempotencyStore = redis ? new RedisIdempotencyStore(redis) : new MemoryIdempotencyStore();
+  return {
+    ...repositories,
+    outbox,
+    authz,
+    idempotencyStore,
+    admin: new AdminService({ accounts, keys, apps, tuples, clock }),
+    patientService: new PatientService({ patients, tuples, authz, accounts, outbox, clock }),
+    webhookEndpointService: new WebhookEndpointService({
+      endpoints,
+      accounts,
+      cursors: new CursorCodec(config.cursorSecret),
+      urlPolicy: { allowPrivate: config.webhookAllowPrivateUrls, resolve },
+      clock,
+    }),
+  };
+}

@@ -1,0 +1,76 @@
+// Command portico-devdb is Portico's embedded MongoDB-compatible database for development and tests:
+// FerretDB v1 (SQLite backend) behind the MongoDB wire protocol on a loopback address. Production runs
+// real MongoDB instead; the API only uses what both support.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:27017", "TCP address to serve the MongoDB wire protocol on")
+	dir := flag.String("dir", ".data/devdb", "directory holding the SQLite databases")
+	watchStdin := flag.Bool("exit-on-stdin-eof", false, "stop when standard input closes (the parent process went away)")
+	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
+	flag.Parse()
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fail(err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		fail(err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		fail(err)
+	}
+
+	db, err := ferretdb.New(&ferretdb.Config{
+		Listener:  ferretdb.ListenerConfig{TCP: *listen},
+		Logger:    logger,
+		Handler:   "sqlite",
+		SQLiteURL: "file:" + abs + "/",
+	})
+	if err != nil {
+		fail(err)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if *watchStdin {
+		// A parent killed without a chance to clean up still closes our stdin, so we never outlive it.
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			stop()
+		}()
+	}
+
+	done := make(chan struct{})
+	go func() {
+		_ = db.Run(ctx)
+		close(done)
+	}()
+
+	// The line the launcher waits for before it connects.
+	fmt.Printf("ready %s\n", db.MongoDBURI())
+	<-done
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "portico-devdb:", err)
+	os.Exit(1)
+}
