@@ -1,0 +1,137 @@
+// A real Portico API for one test file: its own fresh database (dropped afterwards), listening on a loopback
+// port, called over real HTTP. Options choose Redis or in-process state, the clock and DNS.
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { createApp } from '../../api/src/app.js';
+import { systemClock, type Clock } from '../../api/src/clock.js';
+import { loadConfig, type Config } from '../../api/src/config.js';
+import { connectMongo, type Mongo } from '../../api/src/infra/mongo.js';
+import { connectRedis } from '../../api/src/infra/redis.js';
+import type { Resolver } from '../../api/src/platform/webhook-endpoints/url-policy.js';
+import { buildServices, type Services } from '../../api/src/wiring.js';
+import { mongoUri, testRedisUrl } from './services.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+/** DNS for tests: *.example.test resolve to public documentation-free addresses, a few to private ones. */
+export const testResolver: Resolver = async (host) => {
+  const table: Record<string, string[]> = {
+    'internal.example.test': ['10.0.0.7'],
+    'metadata.example.test': ['169.254.169.254'],
+    'mixed.example.test': ['93.184.215.14', '127.0.0.1'],
+    'mapped.example.test': ['::ffff:127.0.0.1'],
+    'v6.example.test': ['2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
+  };
+  if (table[host]) return table[host];
+  if (host.endsWith('.example.test')) return ['93.184.215.14'];
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+};
+
+export interface TestApiOptions {
+  redis?: boolean;
+  clock?: Clock;
+  env?: Record<string, string>;
+}
+
+export interface Response<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  key?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  /** Sent as is (a string is not JSON-encoded). */
+  raw?: string | Buffer;
+}
+
+export class TestApi {
+  private constructor(
+    readonly url: string,
+    readonly config: Config,
+    readonly services: Services,
+    readonly mongo: Mongo,
+    private readonly server: Server,
+    private readonly redis: Redis | undefined,
+  ) {}
+
+  static async start(options: TestApiOptions = {}): Promise<TestApi> {
+    const database = `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    const config = loadConfig({
+      PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
+      PORTICO_CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123',
+      LOG_LEVEL: 'silent',
+      MONGODB_URI: `${mongoUri()}${database}`,
+      ...(options.redis ? { REDIS_URL: testRedisUrl() } : {}),
+      ...options.env,
+    });
+    const mongo = await connectMongo(config.mongodbUri!, config.mongodbDatabase);
+    const redis = options.redis ? await connectRedis(testRedisUrl()) : undefined;
+    const clock = options.clock ?? systemClock;
+    const services = await buildServices({ config, db: mongo.db, redis, clock, resolve: testResolver });
+    const app = createApp({ config, services, clock, logger: pino({ level: 'silent' }), readiness: { check: async () => ({ mongodb: true }) } });
+    const server = createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return new TestApi(`http://127.0.0.1:${port}`, config, services, mongo, server, redis);
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    await this.mongo.db.dropDatabase().catch(() => {});
+    await this.mongo.client.close();
+    await this.redis?.quit().catch(() => {});
+  }
+
+  async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<Response<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+    let body: string | Buffer | undefined;
+    if (options.raw !== undefined) body = options.raw;
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await fetch(this.url + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    if (text !== '' && /json/.test(response.headers.get('content-type') ?? '')) parsed = JSON.parse(text);
+    return { status: response.status, headers: response.headers, body: parsed as T, text };
+  }
+
+  admin<T = any>(method: string, path: string, body?: unknown): Promise<Response<T>> {
+    return this.request<T>(method, `/api/admin/v1${path}`, { key: ADMIN_TOKEN, body });
+  }
+
+  /** A new customer account with a secret key holding `scopes` (all platform scopes by default). */
+  async tenant(scopes: string[] = ALL_SCOPES): Promise<Tenant> {
+    const account = await this.admin('POST', '/customer-accounts', { name: `Tenant ${randomUUID().slice(0, 8)}` });
+    if (account.status !== 201) throw new Error(`cannot create account: ${account.text}`);
+    const key = await this.admin('POST', `/customer-accounts/${account.body.id}/api-keys`, { scopes });
+    if (key.status !== 201) throw new Error(`cannot issue key: ${key.text}`);
+    return { accountId: account.body.id, key: key.body.key, keyId: key.body.id };
+  }
+
+  /** Another key of the same account. */
+  async keyFor(accountId: string, scopes: string[]): Promise<{ key: string; keyId: string }> {
+    const key = await this.admin('POST', `/customer-accounts/${accountId}/api-keys`, { scopes });
+    return { key: key.body.key, keyId: key.body.id };
+  }
+}
+
+export const ALL_SCOPES = ['patient:read', 'patient:write', 'webhook:read', 'webhook:write', 'app_user:read', 'app_user:write', 'clinical:write'];
+
+export interface Tenant {
+  accountId: string;
+  key: string;
+  keyId: string;
+}

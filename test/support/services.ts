@@ -1,0 +1,61 @@
+// The real dependencies the tests run against, started once per test run: the embedded database
+// (FerretDB, the same binary `npm start` uses) and a redis-server on a free loopback port.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../api/src/infra/devdb.js';
+import { repoRoot } from '../../api/src/infra/repo-root.js';
+
+let database: EmbeddedDatabase | undefined;
+let redis: ChildProcess | undefined;
+let redisUrl: string | undefined;
+
+export async function startTestServices(): Promise<void> {
+  database = await startEmbeddedDatabase({
+    port: Number(process.env.PORTICO_DEVDB_PORT ?? 27017),
+    dataDir: process.env.PORTICO_DATA_DIR ?? path.join(repoRoot(), '.data'),
+  });
+  redisUrl = process.env.REDIS_URL ?? (await startRedis());
+}
+
+export async function stopTestServices(): Promise<void> {
+  redis?.kill('SIGTERM');
+  await database?.stop();
+}
+
+export function mongoUri(): string {
+  if (!database) throw new Error('test services are not started');
+  return database.uri;
+}
+
+export function testRedisUrl(): string {
+  if (!redisUrl) throw new Error('test services are not started');
+  return redisUrl;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+async function startRedis(): Promise<string> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('redis-server did not start within 10 s')), 10_000);
+    child.once('error', () => reject(new Error('redis-server is not installed: run `bash scripts/ensure-tools.sh` (Debian: apt-get install redis-server) or set REDIS_URL')));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+  });
+  redis = child;
+  return `redis://127.0.0.1:${port}`;
+}
