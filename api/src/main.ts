@@ -52,6 +52,7 @@ async function main(): Promise<void> {
       server.closeIdleConnections();
     });
     clearTimeout(force);
+    await services.close();
     await mongo.client.close();
     await redis?.quit().catch(() => {});
     await embedded?.stop();

@@ -9,6 +9,7 @@ import { AuthorizationService } from './authz/check.js';
 import { TupleRepository } from './authz/tuples.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
+import { CacheHub } from './infra/cache.js';
 import { ApiKeyRepository } from './credentials/repository.js';
 import { Outbox } from './events/outbox.js';
 import { CursorCodec } from './http/cursor.js';
@@ -31,27 +32,32 @@ export interface Connections {
 export type Services = Awaited<ReturnType<typeof buildServices>>;
 
 export async function buildServices({ config, db, redis, clock, resolve = systemResolver }: Connections) {
+  const caches = await CacheHub.create(redis);
+  const minute = 60_000;
   const repositories = {
-    accounts: new CustomerAccountRepository(db),
-    keys: new ApiKeyRepository(db),
+    accounts: new CustomerAccountRepository(db, caches.cache('accounts', { max: 10_000, ttlMs: minute })),
+    // Short: a revocation made where no Redis carries it (the command line) still lands within 10 s.
+    keys: new ApiKeyRepository(db, caches.cache('api-keys', { max: 10_000, ttlMs: 10_000 })),
     apps: new AppRepository(db),
-    tuples: new TupleRepository(db),
-    patients: new PatientRepository(db),
-    endpoints: new WebhookEndpointRepository(db),
+    tuples: new TupleRepository(db, caches.cache('authz', { max: 100_000, ttlMs: minute })),
+    patients: new PatientRepository(db, caches.cache('patients', { max: 50_000, ttlMs: minute })),
+    endpoints: new WebhookEndpointRepository(db, caches.cache('webhook-endpoints', { max: 10_000, ttlMs: minute })),
   };
   const outbox = new Outbox(db, clock);
   await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init()]);
 
   const { accounts, keys, apps, tuples, patients, endpoints } = repositories;
-  const authz = new AuthorizationService(tuples);
+  const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
   const idempotencyStore: IdempotencyStore = redis ? new RedisIdempotencyStore(redis) : new MemoryIdempotencyStore();
   return {
     ...repositories,
+    caches,
+    close: () => caches.close(),
     outbox,
     authz,
     idempotencyStore,
-    admin: new AdminService({ accounts, keys, apps, tuples, clock }),
-    patientService: new PatientService({ patients, tuples, authz, accounts, outbox, clock }),
+    admin: new AdminService({ accounts, keys, apps, authz, clock }),
+    patientService: new PatientService({ patients, authz, accounts, outbox, clock }),
     webhookEndpointService: new WebhookEndpointService({
       endpoints,
       accounts,

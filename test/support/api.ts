@@ -87,6 +87,7 @@ export class TestApi {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
+    await this.services.close();
     await this.mongo.db.dropDatabase().catch(() => {});
     await this.mongo.client.close();
     await this.redis?.quit().catch(() => {});

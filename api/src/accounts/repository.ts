@@ -1,6 +1,7 @@
 // customer_accounts: the tenants. Each carries its usage counters so that quotas are enforced by one
 // conditional update (no count-then-insert race).
 import type { Collection, Db } from 'mongodb';
+import type { SharedCache } from '../infra/cache.js';
 
 export interface CustomerAccount {
   id: string;
@@ -22,7 +23,10 @@ export type Quota = keyof AccountDocument['usage'];
 export class CustomerAccountRepository {
   private readonly collection: Collection<AccountDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly cache?: SharedCache<CustomerAccount>,
+  ) {
     this.collection = db.collection<AccountDocument>('customer_accounts');
   }
 
@@ -33,8 +37,11 @@ export class CustomerAccountRepository {
   }
 
   async get(id: string): Promise<CustomerAccount | null> {
-    const doc = await this.collection.findOne({ _id: id });
-    return doc && { id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt };
+    const load = async () => {
+      const doc = await this.collection.findOne({ _id: id }, { projection: { usage: 0 } });
+      return doc && { id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt };
+    };
+    return this.cache ? this.cache.getOrLoad(id, load) : load();
   }
 
   /** Takes one unit of a quota; false when the account is already at `max`. */

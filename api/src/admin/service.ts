@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CustomerAccount, CustomerAccountRepository } from '../accounts/repository.js';
 import type { App, AppRepository } from '../apps/repository.js';
-import type { TupleRepository } from '../authz/tuples.js';
+import type { AuthorizationService } from '../authz/check.js';
 import type { Clock } from '../clock.js';
 import { generateKey, hashKey, type KeyKind } from '../credentials/keys.js';
 import type { ApiKeyRepository } from '../credentials/repository.js';
@@ -14,7 +14,7 @@ export interface AdminServiceDeps {
   accounts: CustomerAccountRepository;
   keys: ApiKeyRepository;
   apps: AppRepository;
-  tuples: TupleRepository;
+  authz: AuthorizationService;
   clock: Clock;
 }
 
@@ -35,14 +35,14 @@ export class AdminService {
     const keyId = randomUUID();
     const key = await this.storeKey('sk', keyId, accountId, null, input.scopes, input.name ?? null);
     // Membership is what the relation-tuple check follows from a key to its tenant's resources.
-    await this.deps.tuples.write(accountId, memberTuple(accountId, keyId));
+    await this.deps.authz.grant(accountId, memberTuple(accountId, keyId));
     return { id: keyId, key, scopes: input.scopes };
   }
 
   async revokeKey(keyId: string): Promise<void> {
     const revoked = await this.deps.keys.revoke(keyId, this.deps.clock.now());
     if (!revoked) throw notFound('API key');
-    if (revoked.kind === 'sk') await this.deps.tuples.delete(revoked.accountId, memberTuple(revoked.accountId, keyId));
+    if (revoked.kind === 'sk') await this.deps.authz.revoke(revoked.accountId, memberTuple(revoked.accountId, keyId));
   }
 
   async createApp(accountId: string, name: string, grants: Grants): Promise<{ app: App; publishableKey: string; secretKey: string }> {

@@ -1,6 +1,7 @@
 // Relation tuples (object#relation@subject), grouped per (tenant, object, relation) in one document whose
 // _id names all three: every check step is one primary-key read, and no query can leave its tenant.
 import type { Collection, Db } from 'mongodb';
+import type { SharedCache } from '../infra/cache.js';
 
 export interface Tuple {
   object: string; // "patient:<id>"
@@ -21,7 +22,10 @@ const relationId = (tenantId: string, object: string, relation: string) => `${te
 export class TupleRepository {
   private readonly collection: Collection<RelationDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly cache?: SharedCache<string[]>,
+  ) {
     this.collection = db.collection<RelationDocument>('authz_relations');
   }
 
@@ -30,20 +34,26 @@ export class TupleRepository {
   }
 
   async write(tenantId: string, tuple: Tuple): Promise<void> {
+    const id = relationId(tenantId, tuple.object, tuple.relation);
     await this.collection.updateOne(
-      { _id: relationId(tenantId, tuple.object, tuple.relation) },
+      { _id: id },
       { $setOnInsert: { tenantId, object: tuple.object, relation: tuple.relation }, $addToSet: { subjects: tuple.subject } },
       { upsert: true },
     );
+    this.cache?.invalidate(id);
   }
 
   async delete(tenantId: string, tuple: Tuple): Promise<void> {
-    await this.collection.updateOne({ _id: relationId(tenantId, tuple.object, tuple.relation) }, { $pull: { subjects: tuple.subject } });
+    const id = relationId(tenantId, tuple.object, tuple.relation);
+    await this.collection.updateOne({ _id: id }, { $pull: { subjects: tuple.subject } });
+    this.cache?.invalidate(id);
   }
 
   /** The subjects holding `relation` on `object` inside the tenant. */
   async subjects(tenantId: string, object: string, relation: string): Promise<string[]> {
-    const doc = await this.collection.findOne({ _id: relationId(tenantId, object, relation) }, { projection: { subjects: 1 } });
-    return doc?.subjects ?? [];
+    const id = relationId(tenantId, object, relation);
+    const load = async () => (await this.collection.findOne({ _id: id }, { projection: { subjects: 1 } }))?.subjects ?? [];
+    // Only non-empty sets are cached: "no tuple yet" must not outlive the write that adds one.
+    return (await (this.cache ? this.cache.getOrLoad(id, load, (subjects) => subjects.length > 0) : load())) ?? [];
   }
 }

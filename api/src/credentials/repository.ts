@@ -1,5 +1,6 @@
 // api_keys: one document per key, _id is the key's SHA-256 so that authenticating is a primary-key read.
 import type { Collection, Db } from 'mongodb';
+import type { SharedCache } from '../infra/cache.js';
 import type { KeyKind } from './keys.js';
 
 export interface ApiKeyRecord {
@@ -18,7 +19,10 @@ type ApiKeyDocument = ApiKeyRecord & { _id: string };
 export class ApiKeyRepository {
   private readonly collection: Collection<ApiKeyDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly cache?: SharedCache<ApiKeyRecord>,
+  ) {
     this.collection = db.collection<ApiKeyDocument>('api_keys');
   }
 
@@ -31,13 +35,17 @@ export class ApiKeyRepository {
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
-    const doc = await this.collection.findOne({ _id: hash });
-    return doc && toRecord(doc);
+    const load = async () => {
+      const doc = await this.collection.findOne({ _id: hash });
+      return doc && toRecord(doc);
+    };
+    return this.cache ? this.cache.getOrLoad(hash, load) : load();
   }
 
   /** Marks the key revoked; returns it as it was, or null when there is no such live key. */
   async revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
     const doc = await this.collection.findOneAndUpdate({ keyId, revokedAt: null }, { $set: { revokedAt: at } });
+    if (doc) this.cache?.invalidate(doc._id);
     return doc && toRecord(doc);
   }
 }

@@ -52,19 +52,24 @@ export function createAuth(lookup: KeyLookup) {
       if (!record || record.revokedAt !== null || record.kind !== expected) {
         throw unauthorized('The API key is unknown or revoked.', true);
       }
-      ctx.state.principal = {
-        keyId: record.keyId,
-        kind: record.kind,
-        accountId: record.accountId,
-        appId: record.appId,
-        scopes: new Set(record.scopes),
-      } satisfies Principal;
+      ctx.state.principal = principalFor(record);
       await next();
     } as Documented;
     middleware.openapi = { security: SECURITY_OF_SURFACE[surface] };
     return middleware;
   }
   return { requireKey };
+}
+
+// Records come from a cache, so the same record object serves many requests: build its principal once.
+const principals = new WeakMap<ApiKeyRecord, Principal>();
+function principalFor(record: ApiKeyRecord): Principal {
+  let principal = principals.get(record);
+  if (!principal) {
+    principal = { keyId: record.keyId, kind: record.kind, accountId: record.accountId, appId: record.appId, scopes: new Set(record.scopes) };
+    principals.set(record, principal);
+  }
+  return principal;
 }
 
 export function requireScope(scope: string): Documented {

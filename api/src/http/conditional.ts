@@ -45,7 +45,7 @@ export function ifNoneMatchHits(ctx: Context, etag: string): boolean {
  * Answers a conditional GET: sets the representation's ETag (and any caching headers) and either a 304
  * with no body or the 200 body. The 304 repeats ETag, Cache-Control and Vary exactly as the 200 would.
  */
-export function sendRepresentation(ctx: Context, etag: string, body: unknown, headers: Record<string, string> = {}): void {
+export function sendRepresentation(ctx: Context, etag: string, body: () => unknown, headers: Record<string, string> = {}): void {
   ctx.set('ETag', etag);
   for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
   if (ifNoneMatchHits(ctx, etag)) {
@@ -54,7 +54,7 @@ export function sendRepresentation(ctx: Context, etag: string, body: unknown, he
     return;
   }
   ctx.status = 200;
-  ctx.body = body;
+  ctx.body = body(); // built only when it is sent
 }
 
 /** The parsed If-Match precondition: any current version (`*`), or a set of strong versions. */

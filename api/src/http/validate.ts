@@ -89,6 +89,16 @@ export function validate<S extends InputSchemas>(schemas: S): ValidateMiddleware
   return middleware;
 }
 
+/** Checks a value against a schema outside HTTP (the command line); 400-style AppError when invalid. */
+export function assertValid<T extends TSchema>(schema: T, value: unknown): Static<T> {
+  const check = bodyAjv.compile(schema);
+  if (!check(value)) {
+    const errors = fieldErrors('body', check);
+    throw badRequest(errors.map((e) => `${e.name || 'value'} ${e.detail}`).join('; '), errors);
+  }
+  return value as Static<T>;
+}
+
 /** Reads a JSON body, enforcing the media type and the size limit; undefined when there is no body. */
 async function readJsonBody(ctx: Context, mediaTypes: string[]): Promise<unknown> {
   const declaredLength = ctx.request.length;

@@ -1,5 +1,6 @@
 // patients: _id is "<tenant>/<patient id>", so every read names its tenant and is a primary-key lookup.
 import type { Collection, Db } from 'mongodb';
+import type { SharedCache } from '../../infra/cache.js';
 import type { CreatePatient } from './schema.js';
 
 export interface Patient extends CreatePatient {
@@ -21,7 +22,11 @@ const keyOf = (tenantId: string, id: string) => `${tenantId}/${id}`;
 export class PatientRepository {
   private readonly collection: Collection<PatientDocument>;
 
-  constructor(db: Db) {
+  /** Profiles change only by deletion, which invalidates, so a cached profile is the current one. */
+  constructor(
+    db: Db,
+    private readonly cache?: SharedCache<Patient>,
+  ) {
     this.collection = db.collection<PatientDocument>('patients');
   }
 
@@ -36,8 +41,12 @@ export class PatientRepository {
 
   /** The tenant's patient, deleted or not; null when the tenant never had it. */
   async find(tenantId: string, id: string): Promise<Patient | null> {
-    const doc = await this.collection.findOne({ _id: keyOf(tenantId, id) });
-    return doc && toPatient(doc);
+    const key = keyOf(tenantId, id);
+    const load = async () => {
+      const doc = await this.collection.findOne({ _id: key });
+      return doc && toPatient(doc);
+    };
+    return this.cache ? this.cache.getOrLoad(key, load) : load();
   }
 
   /** Soft-deletes a live patient; false when it is absent or already deleted. */
@@ -46,6 +55,7 @@ export class PatientRepository {
       { _id: keyOf(tenantId, id), deletedAt: null },
       { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } },
     );
+    this.cache?.invalidate(keyOf(tenantId, id));
     return result.modifiedCount === 1;
   }
 }

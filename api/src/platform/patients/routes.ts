@@ -43,7 +43,7 @@ export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: Pl
     byId,
     async (ctx) => {
       const patient = await patients.get(principalOf(ctx), byId.get(ctx).params.id);
-      sendRepresentation(ctx, strongEtag(patient.version), presentPatient(patient, link), PRIVATE);
+      sendRepresentation(ctx, strongEtag(patient.version), () => presentPatient(patient, link), PRIVATE);
     },
   );
 

@@ -4,7 +4,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CustomerAccountRepository } from '../../accounts/repository.js';
 import type { AuthorizationService } from '../../authz/check.js';
-import type { TupleRepository } from '../../authz/tuples.js';
 import type { Clock } from '../../clock.js';
 import type { Outbox } from '../../events/outbox.js';
 import { ACCESS_DENIED_DETAIL, type Principal } from '../../http/auth.js';
@@ -16,7 +15,6 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface PatientServiceDeps {
   patients: PatientRepository;
-  tuples: TupleRepository;
   authz: AuthorizationService;
   accounts: CustomerAccountRepository;
   outbox: Outbox;
@@ -33,7 +31,7 @@ export class PatientService {
     }
     const patient: Patient = { ...input, id: randomUUID(), tenantId: principal.accountId, createdAt: now, updatedAt: now, version: 1, deletedAt: null };
     // The tenant tuple first: a patient is never readable without it, and a stray tuple grants nothing.
-    await this.deps.tuples.write(patient.tenantId, { object: `patient:${patient.id}`, relation: 'tenant', subject: `customer_account:${patient.tenantId}` });
+    await this.deps.authz.grant(patient.tenantId, { object: `patient:${patient.id}`, relation: 'tenant', subject: `customer_account:${patient.tenantId}` });
     const event = this.deps.outbox.event('patient.created', patient.tenantId, `patient:${patient.id}`, { patientId: patient.id });
     await this.deps.outbox.record([event], async () => {
       await this.deps.patients.insert(patient);
@@ -59,11 +57,11 @@ export class PatientService {
 
   /** Steps 2 and 3 of the seed's order; any "no" is the same 403. */
   private async authorize(principal: Principal, permission: 'read' | 'write', id: string): Promise<void> {
-    const denied = new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
-    if (!UUID.test(id)) throw denied;
+    const denied = () => new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
+    if (!UUID.test(id)) throw denied();
     const allowed = await this.deps.authz.check(principal.accountId, `api_key:${principal.keyId}`, permission, `patient:${id}`);
-    if (!allowed) throw denied;
+    if (!allowed) throw denied();
     const account = await this.deps.accounts.get(principal.accountId);
-    if (account?.status !== 'ACTIVE') throw denied;
+    if (account?.status !== 'ACTIVE') throw denied();
   }
 }

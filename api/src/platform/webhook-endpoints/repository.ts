@@ -1,6 +1,8 @@
 // webhook_endpoints: _id is "<account>/<endpoint id>". Writes are conditional on _version (optimistic
-// concurrency); deletion is soft.
-import type { Collection, Db, Filter } from 'mongodb';
+// concurrency); deletion is soft. An account has at most 100 live endpoints, so reads work from the
+// account's whole live list, cached and invalidated by every write; writes always read the database.
+import type { Collection, Db } from 'mongodb';
+import type { SharedCache } from '../../infra/cache.js';
 import type { EventType } from '../../events/outbox.js';
 
 export interface WebhookEndpoint {
@@ -37,7 +39,10 @@ const keyOf = (accountId: string, id: string) => `${accountId}/${id}`;
 export class WebhookEndpointRepository {
   private readonly collection: Collection<EndpointDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly cache?: SharedCache<WebhookEndpoint[]>,
+  ) {
     this.collection = db.collection<EndpointDocument>('webhook_endpoints');
   }
 
@@ -48,20 +53,31 @@ export class WebhookEndpointRepository {
   async insert(endpoint: WebhookEndpoint): Promise<void> {
     const { version, ...rest } = endpoint;
     await this.collection.insertOne({ _id: keyOf(endpoint.accountId, endpoint.id), _version: version, ...rest });
+    this.cache?.invalidate(endpoint.accountId);
   }
 
-  /** The account's live endpoint, or null when it is absent, deleted or another account's. */
+  /** The account's live endpoint as stored now (for writes), or null when absent, deleted or foreign. */
   async findLive(accountId: string, id: string): Promise<WebhookEndpoint | null> {
     const doc = await this.collection.findOne({ _id: keyOf(accountId, id) });
     return doc && doc.deletedAt === null ? toEndpoint(doc) : null;
   }
 
-  /** Newest first (createdAt desc, id desc), strictly after `after`; one extra row tells if more exist. */
+  /** The same, for reads: served from the account's cached live list. */
+  async readLive(accountId: string, id: string): Promise<WebhookEndpoint | null> {
+    return (await this.allLive(accountId)).find((e) => e.id === id) ?? null;
+  }
+
+  /** Newest first (createdAt desc, id desc), strictly after `after`. */
   async listLive(accountId: string, limit: number, after?: ListPosition): Promise<{ items: WebhookEndpoint[]; hasMore: boolean }> {
-    const filter: Filter<EndpointDocument> = { accountId, deletedAt: null };
-    if (after) filter.$or = [{ createdAt: { $lt: after.createdAt } }, { createdAt: after.createdAt, id: { $lt: after.id } }];
-    const docs = await this.collection.find(filter).sort({ createdAt: -1, id: -1 }).limit(limit + 1).toArray();
-    return { items: docs.slice(0, limit).map(toEndpoint), hasMore: docs.length > limit };
+    const all = await this.allLive(accountId);
+    const start = after ? all.findIndex((e) => isAfter(e, after)) : 0;
+    const rest = start < 0 ? [] : all.slice(start);
+    return { items: rest.slice(0, limit), hasMore: rest.length > limit };
+  }
+
+  private async allLive(accountId: string): Promise<WebhookEndpoint[]> {
+    const load = async () => (await this.collection.find({ accountId, deletedAt: null }).sort({ createdAt: -1, id: -1 }).toArray()).map(toEndpoint);
+    return (await (this.cache ? this.cache.getOrLoad(accountId, load) : load())) ?? [];
   }
 
   /** Applies changes if the endpoint is still live at `version`; null when it moved on (or went away). */
@@ -74,6 +90,7 @@ export class WebhookEndpointRepository {
       { $set: set, $inc: { _version: 1 }, ...(unset ? { $unset: unset } : {}) },
       { returnDocument: 'after' },
     );
+    this.cache?.invalidate(accountId);
     return doc && toEndpoint(doc);
   }
 
@@ -82,8 +99,15 @@ export class WebhookEndpointRepository {
       { _id: keyOf(accountId, id), _version: version, deletedAt: null },
       { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } },
     );
+    this.cache?.invalidate(accountId);
     return result.modifiedCount === 1;
   }
+}
+
+/** Keyset order: createdAt desc, then id desc. */
+function isAfter(endpoint: WebhookEndpoint, position: ListPosition): boolean {
+  const t = endpoint.createdAt.getTime() - position.createdAt.getTime();
+  return t < 0 || (t === 0 && endpoint.id < position.id);
 }
 
 function toEndpoint(doc: EndpointDocument): WebhookEndpoint {

@@ -81,7 +81,7 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
     byId,
     async (ctx) => {
       const endpoint = await webhookEndpoints.get(principalOf(ctx), byId.get(ctx).params.id);
-      sendRepresentation(ctx, strongEtag(endpoint.version), presentWebhookEndpoint(endpoint, link), PRIVATE);
+      sendRepresentation(ctx, strongEtag(endpoint.version), () => presentWebhookEndpoint(endpoint, link), PRIVATE);
     },
   );
 

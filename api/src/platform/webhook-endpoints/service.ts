@@ -80,7 +80,7 @@ export class WebhookEndpointService {
   }
 
   async get(principal: Principal, id: string): Promise<WebhookEndpoint> {
-    const endpoint = await this.deps.endpoints.findLive(principal.accountId, id);
+    const endpoint = await this.deps.endpoints.readLive(principal.accountId, id);
     if (!endpoint) throw notFound('webhook endpoint');
     return endpoint;
   }
@@ -111,7 +111,8 @@ export class WebhookEndpointService {
 
   /** The live endpoint, after existence (404) and then the If-Match precondition (412). */
   private async current(principal: Principal, id: string, precondition: Precondition | undefined): Promise<WebhookEndpoint> {
-    const current = await this.get(principal, id);
+    const current = await this.deps.endpoints.findLive(principal.accountId, id);
+    if (!current) throw notFound('webhook endpoint');
     if (!preconditionHolds(precondition, String(current.version))) {
       throw new AppError('PRECONDITION_FAILED', 'The webhook endpoint has changed since the given entity tag.', { currentVersion: String(current.version) });
     }

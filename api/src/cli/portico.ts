@@ -1,0 +1,133 @@
+// `portico`: the command line. `portico admin …` runs the admin surface's operations directly against the
+// database (MONGODB_URI, or the embedded database started on demand); `portico serve` starts the API.
+import { parseArgs } from 'node:util';
+import { CreateAccount, CreateApp, CreateKey, UpdateApp } from '../admin/schema.js';
+import { AdminService } from '../admin/service.js';
+import { systemClock } from '../clock.js';
+import { loadConfig } from '../config.js';
+import { AppError } from '../http/errors.js';
+import { assertValid } from '../http/validate.js';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../infra/devdb.js';
+import { connectMongo } from '../infra/mongo.js';
+import { connectRedis } from '../infra/redis.js';
+import { buildServices } from '../wiring.js';
+
+const USAGE = `Usage:
+  portico serve                                   start the API (same as npm start)
+  portico admin create-account --name <name>
+  portico admin issue-key --account <id> --scopes <s1,s2,…> [--name <name>]
+  portico admin revoke-key --key-id <id>
+  portico admin create-app --account <id> --name <name> [--grants <json>]
+  portico admin update-app --app <id> --status ACTIVE|SUSPENDED [--grants <json>]
+
+Scopes: patient:read patient:write webhook:read webhook:write app_user:read app_user:write clinical:write
+Default grants: {"resourceTypes":["Observation"],"loincCodes":["*"],"confidentiality":["N","L","M"],"sensitivity":[],"lookbackDays":null}
+Output is JSON on stdout; keys are shown once. Configuration comes from the environment (see README).`;
+
+const DEFAULT_GRANTS = { resourceTypes: ['Observation'], loincCodes: ['*'], confidentiality: ['N', 'L', 'M'], sensitivity: [], lookbackDays: null };
+
+class UsageError extends Error {}
+
+function parseJson(name: string, raw: string | undefined, fallback: unknown): unknown {
+  if (raw === undefined) return fallback;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    throw new UsageError(`--${name} must be JSON`);
+  }
+}
+
+function required(values: Record<string, string | undefined>, name: string): string {
+  const value = values[name];
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function runAdmin(admin: AdminService, command: string | undefined, values: Record<string, string | undefined>): Promise<unknown> {
+  switch (command) {
+    case 'create-account': {
+      const { name } = assertValid(CreateAccount, { name: required(values, 'name') });
+      const account = await admin.createAccount(name);
+      return { id: account.id, name: account.name };
+    }
+    case 'issue-key': {
+      const input = assertValid(CreateKey, { scopes: required(values, 'scopes').split(',').map((s) => s.trim()), ...(values.name && { name: values.name }) });
+      return admin.issueKey(required(values, 'account'), input);
+    }
+    case 'revoke-key':
+      await admin.revokeKey(required(values, 'key-id'));
+      return { revoked: values['key-id'] };
+    case 'create-app': {
+      const input = assertValid(CreateApp, { name: required(values, 'name'), grants: parseJson('grants', values.grants, DEFAULT_GRANTS) });
+      const { app, publishableKey, secretKey } = await admin.createApp(required(values, 'account'), input.name, input.grants);
+      return { id: app.id, name: app.name, grants: app.grants, status: app.status, publishableKey, secretKey };
+    }
+    case 'update-app': {
+      const input = assertValid(UpdateApp, { status: required(values, 'status'), ...(values.grants && { grants: parseJson('grants', values.grants, undefined) }) });
+      const app = await admin.updateApp(required(values, 'app'), input);
+      return { id: app.id, name: app.name, grants: app.grants, status: app.status };
+    }
+    default:
+      throw new UsageError(command ? `unknown admin command "${command}"` : 'an admin command is required');
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      account: { type: 'string' },
+      scopes: { type: 'string' },
+      'key-id': { type: 'string' },
+      app: { type: 'string' },
+      status: { type: 'string' },
+      grants: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [group, command] = positionals;
+  if (values.help || group === undefined) {
+    console.log(USAGE);
+    return group === undefined && !values.help ? 2 : 0;
+  }
+  if (group === 'serve') {
+    await import('../main.js');
+    return -1; // the server keeps the process alive
+  }
+  if (group !== 'admin') throw new UsageError(`unknown command "${group}"`);
+
+  const config = loadConfig();
+  let embedded: EmbeddedDatabase | undefined;
+  const uri = config.mongodbUri ?? (embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, log: (m) => console.error(m) })).uri;
+  const mongo = await connectMongo(uri, config.mongodbDatabase);
+  // With Redis, running replicas hear about revocations at once; without it their caches expire within 10 s.
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  try {
+    const services = await buildServices({ config, db: mongo.db, redis, clock: systemClock });
+    const result = await runAdmin(services.admin, command, values as Record<string, string | undefined>);
+    console.log(JSON.stringify(result, null, 2));
+    await services.close();
+    return 0;
+  } finally {
+    await mongo.client.close();
+    await redis?.quit().catch(() => {});
+    await embedded?.stop();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`portico: ${(error as Error).message}\n\n${USAGE}`);
+      process.exit(2);
+    }
+    if (error instanceof AppError) console.error(`portico: ${error.code}: ${error.detail}`);
+    else console.error('portico:', error);
+    process.exit(1);
+  },
+);

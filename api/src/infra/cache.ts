@@ -1,0 +1,110 @@
+// Read-through caches for data that changes rarely and is read on every request (credentials, relation
+// tuples, accounts, patient profiles). Every write path invalidates; with Redis the invalidation reaches
+// every replica over pub/sub, and a TTL bounds staleness should a message be lost. A load that raced with
+// an invalidation is not cached (epoch check), so an invalidation is never undone by a slow reader.
+import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
+
+const CHANNEL = 'portico:cache-invalidate';
+const ALL = '*';
+
+export interface CacheOptions {
+  max: number;
+  ttlMs: number;
+}
+
+export class SharedCache<V extends object> {
+  private readonly entries: LRUCache<string, V>;
+  private epoch = 0;
+
+  constructor(
+    readonly name: string,
+    options: CacheOptions,
+    private readonly broadcast: (name: string, key: string) => void,
+  ) {
+    this.entries = new LRUCache<string, V>({ max: options.max, ttl: options.ttlMs });
+  }
+
+  /** The cached value, or the loaded one (cached when `keep` says so; null is never cached). */
+  async getOrLoad(key: string, load: () => Promise<V | null>, keep: (value: V) => boolean = () => true): Promise<V | null> {
+    const hit = this.entries.get(key);
+    if (hit !== undefined) return hit;
+    const epoch = this.epoch;
+    const value = await load();
+    if (value !== null && keep(value) && epoch === this.epoch) this.entries.set(key, value);
+    return value;
+  }
+
+  /** Forgets the key here and on every other replica. */
+  invalidate(key: string): void {
+    this.evict(key);
+    this.broadcast(this.name, key);
+  }
+
+  /** Forgets everything here and on every other replica. */
+  invalidateAll(): void {
+    this.clear();
+    this.broadcast(this.name, ALL);
+  }
+
+  /** The value when cached; a synchronous fast path for the hottest reads. */
+  peek(key: string): V | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, value: V): void {
+    this.entries.set(key, value);
+  }
+
+  evict(key: string): void {
+    if (key === ALL) return this.clear();
+    this.epoch++;
+    this.entries.delete(key);
+  }
+
+  clear(): void {
+    this.epoch++;
+    this.entries.clear();
+  }
+}
+
+export class CacheHub {
+  private readonly caches = new Map<string, SharedCache<object>>();
+  private subscriber: Redis | undefined;
+
+  private constructor(private readonly publisher: Redis | undefined) {}
+
+  /** In-process only (one replica), or shared invalidation over Redis pub/sub. */
+  static async create(redis?: Redis): Promise<CacheHub> {
+    const hub = new CacheHub(redis);
+    if (redis) {
+      const subscriber = redis.duplicate();
+      subscriber.on('error', () => {});
+      // Messages sent while disconnected are lost: start from empty after every (re)connection.
+      subscriber.on('ready', () => hub.clearAll());
+      subscriber.on('message', (_channel: string, message: string) => {
+        const [name, key] = message.split('\n', 2);
+        if (name !== undefined && key !== undefined) hub.caches.get(name)?.evict(key);
+      });
+      await subscriber.subscribe(CHANNEL);
+      hub.subscriber = subscriber;
+    }
+    return hub;
+  }
+
+  cache<V extends object>(name: string, options: CacheOptions): SharedCache<V> {
+    const cache = new SharedCache<V>(name, options, (n, key) => {
+      this.publisher?.publish(CHANNEL, `${n}\n${key}`).catch(() => {});
+    });
+    this.caches.set(name, cache as unknown as SharedCache<object>);
+    return cache;
+  }
+
+  clearAll(): void {
+    for (const cache of this.caches.values()) cache.clear();
+  }
+
+  async close(): Promise<void> {
+    await this.subscriber?.quit().catch(() => {});
+  }
+}
