@@ -10,6 +10,7 @@ import { TupleRepository } from './authz/tuples.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { CacheHub } from './infra/cache.js';
+import { documentLocksFor } from './infra/locks.js';
 import { ApiKeyRepository } from './credentials/repository.js';
 import { Outbox } from './events/outbox.js';
 import { CursorCodec } from './http/cursor.js';
@@ -33,15 +34,16 @@ export type Services = Awaited<ReturnType<typeof buildServices>>;
 
 export async function buildServices({ config, db, redis, clock, resolve = systemResolver }: Connections) {
   const caches = await CacheHub.create(redis);
+  const locks = await documentLocksFor(db, redis);
   const minute = 60_000;
   const repositories = {
-    accounts: new CustomerAccountRepository(db, caches.cache('accounts', { max: 10_000, ttlMs: minute })),
+    accounts: new CustomerAccountRepository(db, locks, caches.cache('accounts', { max: 10_000, ttlMs: minute })),
     // Short: a revocation made where no Redis carries it (the command line) still lands within 10 s.
-    keys: new ApiKeyRepository(db, caches.cache('api-keys', { max: 10_000, ttlMs: 10_000 })),
-    apps: new AppRepository(db),
-    tuples: new TupleRepository(db, caches.cache('authz', { max: 100_000, ttlMs: minute })),
-    patients: new PatientRepository(db, caches.cache('patients', { max: 50_000, ttlMs: minute })),
-    endpoints: new WebhookEndpointRepository(db, caches.cache('webhook-endpoints', { max: 10_000, ttlMs: minute })),
+    keys: new ApiKeyRepository(db, locks, caches.cache('api-keys', { max: 10_000, ttlMs: 10_000 })),
+    apps: new AppRepository(db, locks),
+    tuples: new TupleRepository(db, locks, caches.cache('authz', { max: 100_000, ttlMs: minute })),
+    patients: new PatientRepository(db, locks, caches.cache('patients', { max: 50_000, ttlMs: minute })),
+    endpoints: new WebhookEndpointRepository(db, locks, caches.cache('webhook-endpoints', { max: 10_000, ttlMs: minute })),
   };
   const outbox = new Outbox(db, clock);
   await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init()]);

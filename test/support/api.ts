@@ -74,7 +74,14 @@ export class TestApi {
     const mongo = await connectMongo(config.mongodbUri!, config.mongodbDatabase);
     const redis = options.redis ? await connectRedis(testRedisUrl()) : undefined;
     const clock = options.clock ?? systemClock;
-    const services = await buildServices({ config, db: mongo.db, redis, clock, resolve: testResolver });
+    let services: Services;
+    try {
+      services = await buildServices({ config, db: mongo.db, redis, clock, resolve: testResolver });
+    } catch (error) {
+      await mongo.client.close();
+      await redis?.quit().catch(() => {});
+      throw error;
+    }
     const app = createApp({ config, services, clock, logger: pino({ level: 'silent' }), readiness: { check: async () => ({ mongodb: true }) } });
     const server = createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -2,6 +2,7 @@
 // conditional update (no count-then-insert race).
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../infra/cache.js';
+import type { DocumentLocks } from '../infra/locks.js';
 
 export interface CustomerAccount {
   id: string;
@@ -25,6 +26,7 @@ export class CustomerAccountRepository {
 
   constructor(
     db: Db,
+    private readonly locks: DocumentLocks,
     private readonly cache?: SharedCache<CustomerAccount>,
   ) {
     this.collection = db.collection<AccountDocument>('customer_accounts');
@@ -46,11 +48,15 @@ export class CustomerAccountRepository {
 
   /** Takes one unit of a quota; false when the account is already at `max`. */
   async reserve(id: string, quota: Quota, max: number): Promise<boolean> {
-    const result = await this.collection.updateOne({ _id: id, [`usage.${quota}`]: { $lt: max } }, { $inc: { [`usage.${quota}`]: 1 } });
+    const result = await this.locks.withLock(`customer_accounts:${id}`, () =>
+      this.collection.updateOne({ _id: id, [`usage.${quota}`]: { $lt: max } }, { $inc: { [`usage.${quota}`]: 1 } }),
+    );
     return result.modifiedCount === 1;
   }
 
   async release(id: string, quota: Quota): Promise<void> {
-    await this.collection.updateOne({ _id: id, [`usage.${quota}`]: { $gt: 0 } }, { $inc: { [`usage.${quota}`]: -1 } });
+    await this.locks.withLock(`customer_accounts:${id}`, () =>
+      this.collection.updateOne({ _id: id, [`usage.${quota}`]: { $gt: 0 } }, { $inc: { [`usage.${quota}`]: -1 } }),
+    );
   }
 }

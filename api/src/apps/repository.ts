@@ -1,6 +1,7 @@
 // apps: a customer account's client applications and the grants their install holds (used by the
 // observation gateway).
 import type { Collection, Db } from 'mongodb';
+import type { DocumentLocks } from '../infra/locks.js';
 
 export interface AppGrants {
   resourceTypes: string[];
@@ -26,7 +27,10 @@ type AppDocument = Omit<App, 'id' | 'version'> & { _id: string; _version: number
 export class AppRepository {
   private readonly collection: Collection<AppDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly locks: DocumentLocks,
+  ) {
     this.collection = db.collection<AppDocument>('apps');
   }
 
@@ -45,10 +49,8 @@ export class AppRepository {
   }
 
   async update(id: string, changes: Partial<Pick<App, 'status' | 'grants'>>, at: Date): Promise<App | null> {
-    const doc = await this.collection.findOneAndUpdate(
-      { _id: id },
-      { $set: { ...changes, updatedAt: at }, $inc: { _version: 1 } },
-      { returnDocument: 'after' },
+    const doc = await this.locks.withLock(`apps:${id}`, () =>
+      this.collection.findOneAndUpdate({ _id: id }, { $set: { ...changes, updatedAt: at }, $inc: { _version: 1 } }, { returnDocument: 'after' }),
     );
     return doc && toApp(doc);
   }

@@ -2,6 +2,7 @@
 // _id names all three: every check step is one primary-key read, and no query can leave its tenant.
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../infra/cache.js';
+import type { DocumentLocks } from '../infra/locks.js';
 
 export interface Tuple {
   object: string; // "patient:<id>"
@@ -24,6 +25,7 @@ export class TupleRepository {
 
   constructor(
     db: Db,
+    private readonly locks: DocumentLocks,
     private readonly cache?: SharedCache<string[]>,
   ) {
     this.collection = db.collection<RelationDocument>('authz_relations');
@@ -35,17 +37,19 @@ export class TupleRepository {
 
   async write(tenantId: string, tuple: Tuple): Promise<void> {
     const id = relationId(tenantId, tuple.object, tuple.relation);
-    await this.collection.updateOne(
-      { _id: id },
-      { $setOnInsert: { tenantId, object: tuple.object, relation: tuple.relation }, $addToSet: { subjects: tuple.subject } },
-      { upsert: true },
+    await this.locks.withLock(`authz_relations:${id}`, () =>
+      this.collection.updateOne(
+        { _id: id },
+        { $setOnInsert: { tenantId, object: tuple.object, relation: tuple.relation }, $addToSet: { subjects: tuple.subject } },
+        { upsert: true },
+      ),
     );
     this.cache?.invalidate(id);
   }
 
   async delete(tenantId: string, tuple: Tuple): Promise<void> {
     const id = relationId(tenantId, tuple.object, tuple.relation);
-    await this.collection.updateOne({ _id: id }, { $pull: { subjects: tuple.subject } });
+    await this.locks.withLock(`authz_relations:${id}`, () => this.collection.updateOne({ _id: id }, { $pull: { subjects: tuple.subject } }));
     this.cache?.invalidate(id);
   }
 

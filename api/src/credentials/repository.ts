@@ -1,6 +1,7 @@
 // api_keys: one document per key, _id is the key's SHA-256 so that authenticating is a primary-key read.
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../infra/cache.js';
+import type { DocumentLocks } from '../infra/locks.js';
 import type { KeyKind } from './keys.js';
 
 export interface ApiKeyRecord {
@@ -21,6 +22,7 @@ export class ApiKeyRepository {
 
   constructor(
     db: Db,
+    private readonly locks: DocumentLocks,
     private readonly cache?: SharedCache<ApiKeyRecord>,
   ) {
     this.collection = db.collection<ApiKeyDocument>('api_keys');
@@ -44,7 +46,7 @@ export class ApiKeyRepository {
 
   /** Marks the key revoked; returns it as it was, or null when there is no such live key. */
   async revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
-    const doc = await this.collection.findOneAndUpdate({ keyId, revokedAt: null }, { $set: { revokedAt: at } });
+    const doc = await this.locks.withLock(`api_keys:${keyId}`, () => this.collection.findOneAndUpdate({ keyId, revokedAt: null }, { $set: { revokedAt: at } }));
     if (doc) this.cache?.invalidate(doc._id);
     return doc && toRecord(doc);
   }

@@ -78,7 +78,8 @@ export class CacheHub {
   static async create(redis?: Redis): Promise<CacheHub> {
     const hub = new CacheHub(redis);
     if (redis) {
-      const subscriber = redis.duplicate();
+      // A subscriber of its own that connects now and queues until ready (the shared client fails fast).
+      const subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
       subscriber.on('error', () => {});
       // Messages sent while disconnected are lost: start from empty after every (re)connection.
       subscriber.on('ready', () => hub.clearAll());

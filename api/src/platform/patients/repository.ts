@@ -1,6 +1,7 @@
 // patients: _id is "<tenant>/<patient id>", so every read names its tenant and is a primary-key lookup.
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../../infra/cache.js';
+import type { DocumentLocks } from '../../infra/locks.js';
 import type { CreatePatient } from './schema.js';
 
 export interface Patient extends CreatePatient {
@@ -25,6 +26,7 @@ export class PatientRepository {
   /** Profiles change only by deletion, which invalidates, so a cached profile is the current one. */
   constructor(
     db: Db,
+    private readonly locks: DocumentLocks,
     private readonly cache?: SharedCache<Patient>,
   ) {
     this.collection = db.collection<PatientDocument>('patients');
@@ -51,9 +53,9 @@ export class PatientRepository {
 
   /** Soft-deletes a live patient; false when it is absent or already deleted. */
   async softDelete(tenantId: string, id: string, at: Date): Promise<boolean> {
-    const result = await this.collection.updateOne(
-      { _id: keyOf(tenantId, id), deletedAt: null },
-      { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } },
+    const key = keyOf(tenantId, id);
+    const result = await this.locks.withLock(`patients:${key}`, () =>
+      this.collection.updateOne({ _id: key, deletedAt: null }, { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } }),
     );
     this.cache?.invalidate(keyOf(tenantId, id));
     return result.modifiedCount === 1;

@@ -3,6 +3,7 @@
 // account's whole live list, cached and invalidated by every write; writes always read the database.
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../../infra/cache.js';
+import type { DocumentLocks } from '../../infra/locks.js';
 import type { EventType } from '../../events/outbox.js';
 
 export interface WebhookEndpoint {
@@ -41,6 +42,7 @@ export class WebhookEndpointRepository {
 
   constructor(
     db: Db,
+    private readonly locks: DocumentLocks,
     private readonly cache?: SharedCache<WebhookEndpoint[]>,
   ) {
     this.collection = db.collection<EndpointDocument>('webhook_endpoints');
@@ -85,19 +87,22 @@ export class WebhookEndpointRepository {
     const unset = changes.description === null ? { description: '' as const } : undefined;
     const set = { ...changes, updatedAt: at };
     if (unset) delete set.description;
-    const doc = await this.collection.findOneAndUpdate(
-      { _id: keyOf(accountId, id), _version: version, deletedAt: null },
-      { $set: set, $inc: { _version: 1 }, ...(unset ? { $unset: unset } : {}) },
-      { returnDocument: 'after' },
+    const key = keyOf(accountId, id);
+    const doc = await this.locks.withLock(`webhook_endpoints:${key}`, () =>
+      this.collection.findOneAndUpdate(
+        { _id: key, _version: version, deletedAt: null },
+        { $set: set, $inc: { _version: 1 }, ...(unset ? { $unset: unset } : {}) },
+        { returnDocument: 'after' },
+      ),
     );
     this.cache?.invalidate(accountId);
     return doc && toEndpoint(doc);
   }
 
   async softDelete(accountId: string, id: string, version: number, at: Date): Promise<boolean> {
-    const result = await this.collection.updateOne(
-      { _id: keyOf(accountId, id), _version: version, deletedAt: null },
-      { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } },
+    const key = keyOf(accountId, id);
+    const result = await this.locks.withLock(`webhook_endpoints:${key}`, () =>
+      this.collection.updateOne({ _id: key, _version: version, deletedAt: null }, { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } }),
     );
     this.cache?.invalidate(accountId);
     return result.modifiedCount === 1;

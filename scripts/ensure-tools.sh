@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs, idempotently, what the tests start for real: Debian's redis-server, and checks for the Go
+# toolchain that builds the embedded database (tools/devdb). Safe to run on every test run.
+set -euo pipefail
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "ensure-tools: Go is required to build the embedded database (tools/devdb); install Go 1.24+ or set MONGODB_URI" >&2
+  exit 1
+fi
+
+if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-tools: installing redis-server (Debian package)…" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+    # The package starts a system service; the tests start their own server on a free port instead.
+    (command -v service >/dev/null && service redis-server stop >/dev/null 2>&1) || true
+  else
+    echo "ensure-tools: redis-server is missing: install it (Debian: sudo apt-get install redis-server) or set REDIS_URL" >&2
+    exit 1
+  fi
+fi

@@ -1,0 +1,150 @@
+import { expect } from 'chai';
+import { AppError } from '../../../../api/src/http/errors.js';
+import { checkWebhookUrl, isPublicAddress, type Resolver, type UrlPolicy } from '../../../../api/src/platform/webhook-endpoints/url-policy.js';
+
+const DNS: Record<string, string[]> = {
+  'public.test': ['93.184.215.14'],
+  'public6.test': ['2606:4700:4700::1111'],
+  'both.test': ['93.184.215.14', '2606:4700:4700::1111'],
+  'internal.test': ['10.0.0.7'],
+  'metadata.test': ['169.254.169.254'],
+  'mixed.test': ['93.184.215.14', '127.0.0.1'],
+  'mapped.test': ['::ffff:127.0.0.1'],
+  'ula.test': ['fd00::1'],
+  localhost: ['127.0.0.1', '::1'],
+  'nothing.test': [],
+};
+
+const lookups: string[] = [];
+const resolve: Resolver = async (host) => {
+  lookups.push(host);
+  const addresses = DNS[host];
+  if (addresses) return addresses;
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+};
+const strict: UrlPolicy = { allowPrivate: false, resolve };
+const lax: UrlPolicy = { allowPrivate: true, resolve };
+
+async function expectRefused(url: string, policy: UrlPolicy = strict): Promise<void> {
+  let error: unknown;
+  try {
+    await checkWebhookUrl(url, policy);
+  } catch (e) {
+    error = e;
+  }
+  expect(error, `${url} was admitted`).to.be.instanceOf(AppError);
+  expect((error as AppError).status).to.equal(400);
+  expect((error as AppError).details).to.have.nested.property('errors[0].name', 'url');
+}
+
+const PUBLIC = ['93.184.215.14', '8.8.8.8', '1.1.1.1', '172.32.0.1', '100.128.0.1', '11.0.0.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '::ffff:93.184.215.14'];
+
+const NOT_PUBLIC: [string, string[]][] = [
+  ['loopback', ['127.0.0.1', '127.255.255.254', '::1']],
+  ['unspecified', ['0.0.0.0', '0.1.2.3', '::']],
+  ['private (RFC 1918)', ['10.0.0.1', '10.255.255.255', '172.16.0.1', '172.31.255.255', '192.168.1.1']],
+  ['carrier-grade NAT 100.64/10', ['100.64.0.1', '100.127.255.254']],
+  ['link-local', ['169.254.169.254', '169.254.0.1', 'fe80::1', 'febf::1']],
+  ['multicast and broadcast', ['224.0.0.1', '239.255.255.250', '255.255.255.255', 'ff02::1', 'ff0e::1']],
+  ['documentation and benchmarking', ['192.0.2.1', '198.51.100.7', '203.0.113.9', '198.18.0.1', '2001:db8::1']],
+  ['reserved', ['240.0.0.1', '192.0.0.8', '100::1']],
+  ['unique-local fc00::/7', ['fc00::1', 'fd12:3456:789a::1', 'fdff:ffff::1']],
+  ['IPv4-mapped IPv6 of a private address', ['::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '::ffff:0:0']],
+  ['NAT64 64:ff9b::/96 and 64:ff9b:1::/48', ['64:ff9b::7f00:1', '64:ff9b::a00:1', '64:ff9b::5db8:d70e', '64:ff9b:1::1']],
+  ['6to4 2002::/16', ['2002:7f00:1::1', '2002:c0a8:101::1', '2002:5db8:d70e::1']],
+  ['Teredo 2001::/32', ['2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2']],
+  ['deprecated site-local', ['fec0::1']],
+];
+
+/** Spellings of private IPv4 addresses that URL parsers turn into dotted quads. */
+const NUMERIC_FORMS = [
+  '2130706433', '0x7f000001', '0X7F000001', '017700000001', '0x7f.1', '127.1', '127.0.1', '0177.0.0.1', '0177.1', '0x7f.0.0.1',
+  '0x7F.0x0.0x0.0x1', '127.0.0.1.', '0', '0x0', '167772161', '0xa.0.0.1', '012.0.0.1', '3232235777', '0xc0.0xa8.0x1.0x1',
+  '2852039166', '0xa9.0xfe.0xa9.0xfe', '0251.0376.0251.0376', '1681915905',
+];
+
+describe('platform: webhook URL policy', () => {
+  describe('isPublicAddress', () => {
+    for (const address of PUBLIC) {
+      it(`admits the public address ${address}`, () => {
+        expect(isPublicAddress(address)).to.equal(true);
+      });
+    }
+    for (const [range, addresses] of NOT_PUBLIC) {
+      it(`refuses ${range}: ${addresses.join(', ')}`, () => {
+        for (const address of addresses) expect(isPublicAddress(address), address).to.equal(false);
+      });
+    }
+    it('refuses what is not an address', () => {
+      for (const text of ['', 'example.com', 'localhost', '::ffff:999.0.0.1', '1.2.3.4.5']) expect(isPublicAddress(text), text).to.equal(false);
+    });
+  });
+
+  describe('checkWebhookUrl', () => {
+    it('admits https URLs of public hosts and addresses, normalised', async () => {
+      expect(await checkWebhookUrl('https://public.test/hooks/portico?x=1', strict)).to.equal('https://public.test/hooks/portico?x=1');
+      expect(await checkWebhookUrl('HTTPS://Public.TEST:8443/a', strict)).to.equal('https://public.test:8443/a');
+      expect(await checkWebhookUrl('https://public6.test/', strict)).to.equal('https://public6.test/');
+      expect(await checkWebhookUrl('https://both.test/', strict)).to.equal('https://both.test/');
+      expect(await checkWebhookUrl('https://93.184.215.14/hook', strict)).to.equal('https://93.184.215.14/hook');
+      expect(await checkWebhookUrl('https://[2606:4700:4700::1111]/hook', strict)).to.equal('https://[2606:4700:4700::1111]/hook');
+    });
+
+    it('looks up the host name without brackets or port', async () => {
+      lookups.length = 0;
+      await checkWebhookUrl('https://public.test:9443/x', strict);
+      expect(lookups).to.deep.equal(['public.test']);
+    });
+
+    for (const form of NUMERIC_FORMS) {
+      it(`refuses the private IPv4 spelt ${form}`, async () => {
+        await expectRefused(`https://${form}/hook`);
+      });
+    }
+
+    it('refuses every non-public address written as an IPv6 literal', async () => {
+      for (const [, addresses] of NOT_PUBLIC) {
+        for (const address of addresses.filter((a) => a.includes(':'))) await expectRefused(`https://[${address}]/hook`);
+      }
+    });
+
+    it('refuses hosts that resolve to a non-public address, even one of several', async () => {
+      for (const host of ['internal.test', 'metadata.test', 'mixed.test', 'mapped.test', 'ula.test', 'localhost']) await expectRefused(`https://${host}/hook`);
+    });
+
+    it('refuses hosts that do not resolve or resolve to nothing', async () => {
+      await expectRefused('https://unknown.test/hook');
+      await expectRefused('https://nothing.test/hook');
+    });
+
+    it('refuses other schemes, relative URLs, user information and over-long URLs', async () => {
+      for (const url of ['http://public.test/hook', 'ftp://public.test/hook', 'file:///etc/passwd', 'javascript:alert(1)', '//public.test/hook', '/hook', 'public.test/hook', '']) {
+        await expectRefused(url);
+      }
+      await expectRefused('https://user:secret@public.test/hook');
+      await expectRefused('https://user@public.test/hook');
+      await expectRefused(`https://public.test/${'a'.repeat(2048)}`);
+    });
+
+    it('admits exactly 2048 characters', async () => {
+      const base = 'https://public.test/';
+      expect(await checkWebhookUrl(base + 'a'.repeat(2048 - base.length), strict)).to.have.length(2048);
+    });
+
+    describe('with allowPrivate (development and tests)', () => {
+      it('admits http and loopback, private and link-local hosts', async () => {
+        expect(await checkWebhookUrl('http://127.0.0.1:8080/hook', lax)).to.equal('http://127.0.0.1:8080/hook');
+        expect(await checkWebhookUrl('http://localhost:3000/hook', lax)).to.equal('http://localhost:3000/hook');
+        expect(await checkWebhookUrl('https://internal.test/hook', lax)).to.equal('https://internal.test/hook');
+        expect(await checkWebhookUrl('http://[::1]:9000/', lax)).to.equal('http://[::1]:9000/');
+        expect(await checkWebhookUrl('http://169.254.169.254/', lax)).to.equal('http://169.254.169.254/');
+      });
+
+      it('still refuses other schemes and user information', async () => {
+        await expectRefused('ftp://127.0.0.1/hook', lax);
+        await expectRefused('http://user:secret@127.0.0.1/hook', lax);
+        await expectRefused('not a url', lax);
+      });
+    });
+  });
+});
