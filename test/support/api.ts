@@ -34,6 +34,8 @@ export interface TestApiOptions {
   redis?: boolean;
   clock?: Clock;
   env?: Record<string, string>;
+  /** Receives the API's log lines (JSON), at debug level. */
+  logs?: NodeJS.WritableStream;
 }
 
 export interface Response<T = any> {
@@ -82,7 +84,7 @@ export class TestApi {
       await redis?.quit().catch(() => {});
       throw error;
     }
-    const app = createApp({ config, services, clock, logger: pino({ level: 'silent' }), readiness: { check: async () => ({ mongodb: true }) } });
+    const app = createApp({ config, services, clock, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }), readiness: { check: async () => ({ mongodb: true }) } });
     const server = createServer(app.callback());
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;

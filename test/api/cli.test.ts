@@ -1,0 +1,80 @@
+// `portico admin …` through the package bin, against a fresh database.
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { MongoClient } from 'mongodb';
+import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { hashKey } from '../../api/src/credentials/keys.js';
+import { mongoUri } from '../support/services.js';
+
+const run = promisify(execFile);
+
+describe('cli: portico admin', () => {
+  const database = `t_cli_${randomUUID().slice(0, 8)}`;
+  let env: Record<string, string>;
+  const portico = (...args: string[]) => run(process.execPath, [path.join(repoRoot(), 'bin/portico.js'), ...args], { env });
+  const fails = async (args: string[]) => {
+    try {
+      await portico(...args);
+    } catch (error) {
+      return error as { code: number; stderr: string };
+    }
+    throw new Error(`portico ${args.join(' ')} succeeded`);
+  };
+  let client: MongoClient;
+
+  before(async () => {
+    env = { PATH: process.env.PATH ?? '', MONGODB_URI: `${mongoUri()}${database}`, LOG_LEVEL: 'silent' };
+    client = await new MongoClient(mongoUri()).connect();
+  });
+  after(async () => {
+    await client.db(database).dropDatabase();
+    await client.close();
+  });
+
+  it('creates an account, issues a key stored only as its hash, creates and suspends an app, revokes the key', async () => {
+    const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Acme Health')).stdout);
+    expect(account).to.have.keys('id', 'name');
+
+    const issued = JSON.parse((await portico('admin', 'issue-key', '--account', account.id, '--scopes', 'patient:read,webhook:read')).stdout);
+    expect(issued.key).to.match(/^sk_[0-9A-Za-z]{40}$/);
+    expect(issued.scopes).to.deep.equal(['patient:read', 'webhook:read']);
+    const stored = await client.db(database).collection('api_keys').findOne({ keyId: issued.id });
+    expect(stored?._id).to.equal(hashKey(issued.key));
+    expect(JSON.stringify(stored)).to.not.include(issued.key);
+
+    const app = JSON.parse((await portico('admin', 'create-app', '--account', account.id, '--name', 'Companion')).stdout);
+    expect(app).to.include({ status: 'ACTIVE' });
+    expect(app.publishableKey).to.match(/^pk_/);
+    expect(app.secretKey).to.match(/^ak_/);
+    const suspended = JSON.parse((await portico('admin', 'update-app', '--app', app.id, '--status', 'SUSPENDED')).stdout);
+    expect(suspended.status).to.equal('SUSPENDED');
+
+    await portico('admin', 'revoke-key', '--key-id', issued.id);
+    expect((await client.db(database).collection('api_keys').findOne({ keyId: issued.id }))?.revokedAt).to.be.an.instanceOf(Date);
+    const again = await fails(['admin', 'revoke-key', '--key-id', issued.id]);
+    expect(again.code).to.equal(1);
+    expect(again.stderr).to.include('NOT_FOUND');
+  });
+
+  it('rejects bad input with the same rules as the HTTP surface', async () => {
+    const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Beta')).stdout);
+    const badScope = await fails(['admin', 'issue-key', '--account', account.id, '--scopes', 'patient:read,everything']);
+    expect(badScope.code).to.equal(1);
+    expect(badScope.stderr).to.include('BAD_REQUEST');
+    const badGrants = await fails(['admin', 'create-app', '--account', account.id, '--name', 'X', '--grants', '{"resourceTypes":["Patient"]}']);
+    expect(badGrants.code).to.equal(1);
+    expect((await fails(['admin', 'issue-key', '--account', randomUUID(), '--scopes', 'patient:read'])).stderr).to.include('NOT_FOUND');
+  });
+
+  it('explains its usage and exits 2 on a usage error', async () => {
+    expect((await portico('--help')).stdout).to.include('portico admin create-account');
+    for (const args of [['admin'], ['admin', 'frobnicate'], ['admin', 'create-account'], ['nonsense'], ['admin', 'create-app', '--account', 'a', '--name', 'n', '--grants', '{not json']]) {
+      const failure = await fails(args);
+      expect(failure.code, args.join(' ')).to.equal(2);
+      expect(failure.stderr).to.include('Usage:');
+    }
+  });
+});
