@@ -116,7 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     cursorSecret: configuredCursorSecret ?? randomSecret(),
     cursorSecretIsEphemeral: configuredCursorSecret === undefined,
     objectStorage,
-    catalog: { namespace: catalogMatch?.[1] ?? 'default', name: catalogMatch?.[3] ?? 'default' },
+    catalog: Object.freeze({ namespace: catalogMatch?.[1] ?? 'default', name: catalogMatch?.[3] ?? 'default' }),
     logLevel,
     webhookAllowPrivateUrls: bool('PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS'),
     shutdownTimeoutMs: int('PORTICO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

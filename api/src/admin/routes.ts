@@ -55,9 +55,9 @@ export function adminRoutes(api: ApiRouter, admin: AdminService, idempotent: () 
     idempotent(),
     async (ctx) => {
       const { params, body } = createApp.get(ctx);
-      const { app, publishableKey, secretKey } = await admin.createApp(params.id, body.name, body.grants);
+      const { app, ...keys } = await admin.createApp(params.id, body.name, body.grants);
       ctx.status = 201;
-      ctx.body = { ...presentApp(app), publishableKey, secretKey };
+      ctx.body = { ...presentApp(app), ...keys };
     },
   );
 

@@ -45,6 +45,8 @@ export const CreatedApp = Type.Intersect([
   App,
   Type.Object({
     publishableKey: Type.String({ pattern: '^pk_', description: 'For client apps (SDK surface); shown only here.' }),
+    publishableKeyId: Type.String({ format: 'uuid', description: 'Id of the publishable key, for `DELETE /api-keys/{keyId}`.' }),
     secretKey: Type.String({ pattern: '^ak_', description: 'For the observation gateway; shown only here.' }),
+    secretKeyId: Type.String({ format: 'uuid', description: 'Id of the secret app key, for `DELETE /api-keys/{keyId}`.' }),
   }),
 ]);

@@ -45,14 +45,16 @@ export class AdminService {
     if (revoked.kind === 'sk') await this.deps.authz.revoke(revoked.accountId, memberTuple(revoked.accountId, keyId));
   }
 
-  async createApp(accountId: string, name: string, grants: Grants): Promise<{ app: App; publishableKey: string; secretKey: string }> {
+  async createApp(accountId: string, name: string, grants: Grants): Promise<{ app: App; publishableKey: string; publishableKeyId: string; secretKey: string; secretKeyId: string }> {
     if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');
     const now = this.deps.clock.now();
     const app: App = { id: randomUUID(), accountId, name, grants, status: 'ACTIVE', createdAt: now, updatedAt: now, version: 1 };
     await this.deps.apps.insert(app);
-    const publishableKey = await this.storeKey('pk', randomUUID(), accountId, app.id, [], `${name} (publishable)`);
-    const secretKey = await this.storeKey('ak', randomUUID(), accountId, app.id, ['observation:read'], `${name} (secret)`);
-    return { app, publishableKey, secretKey };
+    const publishableKeyId = randomUUID();
+    const secretKeyId = randomUUID();
+    const publishableKey = await this.storeKey('pk', publishableKeyId, accountId, app.id, [], `${name} (publishable)`);
+    const secretKey = await this.storeKey('ak', secretKeyId, accountId, app.id, ['observation:read'], `${name} (secret)`);
+    return { app, publishableKey, publishableKeyId, secretKey, secretKeyId };
   }
 
   async updateApp(id: string, changes: { status: App['status']; grants?: Grants }): Promise<App> {

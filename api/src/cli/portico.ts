@@ -59,8 +59,8 @@ async function runAdmin(admin: AdminService, command: string | undefined, values
       return { revoked: values['key-id'] };
     case 'create-app': {
       const input = assertValid(CreateApp, { name: required(values, 'name'), grants: parseJson('grants', values.grants, DEFAULT_GRANTS) });
-      const { app, publishableKey, secretKey } = await admin.createApp(required(values, 'account'), input.name, input.grants);
-      return { id: app.id, name: app.name, grants: app.grants, status: app.status, publishableKey, secretKey };
+      const { app, ...keys } = await admin.createApp(required(values, 'account'), input.name, input.grants);
+      return { id: app.id, name: app.name, grants: app.grants, status: app.status, ...keys };
     }
     case 'update-app': {
       const input = assertValid(UpdateApp, { status: required(values, 'status'), ...(values.grants && { grants: parseJson('grants', values.grants, undefined) }) });

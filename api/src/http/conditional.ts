@@ -2,7 +2,7 @@
 // strong comparison for If-Match on writes.
 import type { Context, Middleware } from 'koa';
 import { invalidField } from './errors.js';
-import type { OperationPatch } from './openapi.js';
+import type { HeaderDoc, OperationPatch } from './openapi.js';
 
 interface EntityTag {
   weak: boolean;
@@ -27,6 +27,11 @@ export function parseTagList(header: string): TagList | undefined {
   }
   return tags.length > 0 ? tags : undefined;
 }
+
+export const IF_NONE_MATCH: HeaderDoc = {
+  name: 'If-None-Match',
+  description: 'Entity tags of a cached copy (weak comparison) or `*`; when one matches the current representation the answer is 304 with no body. A malformed value is ignored.',
+};
 
 export const strongEtag = (version: string | number): string => `"${version}"`;
 

@@ -35,6 +35,8 @@ export interface OperationDoc {
   description?: string;
   tags: string[];
   responses: Record<number, ResponseDoc>;
+  /** Request headers the handler itself reads (guards document their own). */
+  requestHeaders?: HeaderDoc[];
 }
 
 type Documented = Middleware & { openapi?: OperationPatch };
@@ -93,7 +95,7 @@ export function buildOpenApi(routers: ApiRouter[], info: { version: string; serv
   const paths: Record<string, Record<string, unknown>> = {};
   for (const router of routers) {
     for (const op of router.operations) {
-      const merged = mergePatches(op.patches);
+      const merged = mergePatches([...op.patches, { requestHeaders: op.doc.requestHeaders }]);
       const openPath = op.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
       const parameters: unknown[] = [];
       for (const [name, schema] of Object.entries(merged.params?.properties ?? {})) {

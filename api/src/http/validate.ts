@@ -120,10 +120,12 @@ async function readJsonBody(ctx: Context, mediaTypes: string[]): Promise<unknown
   try {
     raw = await getRawBody(ctx.req, { limit: MAX_BODY_BYTES, length: declaredLength });
   } catch (error) {
+    // The rest of the body is never read, so the connection cannot carry another request.
+    const close = { Connection: 'close' };
     if ((error as { type?: string }).type === 'entity.too.large') {
-      throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${MAX_BODY_BYTES} bytes.`, { limitBytes: MAX_BODY_BYTES });
+      throw new AppError('PAYLOAD_TOO_LARGE', `The request body exceeds ${MAX_BODY_BYTES} bytes.`, { limitBytes: MAX_BODY_BYTES }, close);
     }
-    throw badRequest('The request body could not be read.');
+    throw new AppError('BAD_REQUEST', 'The request body could not be read.', {}, close);
   }
   ctx.state.bodySha256 = createHash('sha256').update(raw).digest('hex');
   try {

@@ -1,6 +1,6 @@
 import type { ApiRouter } from '../../http/openapi.js';
 import { principalOf, requireScope } from '../../http/auth.js';
-import { sendRepresentation, strongEtag } from '../../http/conditional.js';
+import { IF_NONE_MATCH, sendRepresentation, strongEtag } from '../../http/conditional.js';
 import { IdParams } from '../../http/schemas.js';
 import { validate } from '../../http/validate.js';
 import type { PlatformContext } from '../context.js';
@@ -37,6 +37,7 @@ export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: Pl
       description:
         'Checks, in order: scope `patient:read`; the relation-tuple check; tenant membership; a tenant-filtered read. Failures of the first three are one uniform 403 `PLATFORM_ACCESS_DENIED` whether the id is unknown, malformed or another tenant\'s; an authorized patient that is absent (e.g. deleted) is 404.',
       tags,
+      requestHeaders: [IF_NONE_MATCH],
       responses: { 200: { description: 'The profile.', schema: Patient, headers: ['ETag', 'Cache-Control', 'Vary'] }, 304: { description: 'Not modified (If-None-Match matched, weak comparison).' } },
     },
     requireScope('patient:read'),

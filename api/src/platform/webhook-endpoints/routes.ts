@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { principalOf, requireScope } from '../../http/auth.js';
-import { ifMatch, preconditionOf, sendRepresentation, strongEtag } from '../../http/conditional.js';
+import { IF_NONE_MATCH, ifMatch, preconditionOf, sendRepresentation, strongEtag } from '../../http/conditional.js';
 import type { ApiRouter } from '../../http/openapi.js';
 import { IdParams } from '../../http/schemas.js';
 import { validate } from '../../http/validate.js';
@@ -75,6 +75,7 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
       summary: 'Get a webhook endpoint',
       description: notFoundNote,
       tags,
+      requestHeaders: [IF_NONE_MATCH],
       responses: { 200: { description: 'The endpoint.', schema: WebhookEndpoint, headers: ['ETag'] }, 304: { description: 'Not modified (weak comparison); empty body.' } },
     },
     requireScope('webhook:read'),

@@ -1,0 +1,145 @@
+import { expect } from 'chai';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../api/src/config.js';
+
+const SECRET = 'x'.repeat(40);
+const fixedSecret = () => 'generated-secret-generated-secret-0123';
+
+function expectRejected(env: Record<string, string>, variable: string): void {
+  let error: unknown;
+  try {
+    loadConfig(env, fixedSecret);
+  } catch (e) {
+    error = e;
+  }
+  expect(error, `${JSON.stringify(env)} was accepted`).to.be.instanceOf(ConfigError);
+  expect((error as ConfigError).message).to.include(variable);
+  expect((error as ConfigError).problems).to.have.length(1);
+  expect((error as ConfigError).problems[0]).to.include(variable);
+}
+
+describe('config: loadConfig', () => {
+  it('has defaults for everything', () => {
+    const config = loadConfig({}, fixedSecret);
+    expect(config).to.include({
+      port: 8080,
+      host: '0.0.0.0',
+      mongodbUri: undefined,
+      mongodbDatabase: 'portico',
+      devdbPort: 27017,
+      redisUrl: undefined,
+      publicBaseUrl: undefined,
+      adminToken: undefined,
+      cursorSecret: fixedSecret(),
+      cursorSecretIsEphemeral: true,
+      logLevel: 'info',
+      webhookAllowPrivateUrls: false,
+    });
+    expect(config.dataDir).to.equal(path.resolve('.data'));
+    expect(config.objectStorage).to.equal(`file://${path.join(path.resolve('.data'), 'objects')}`);
+    expect(config.catalog).to.deep.equal({ namespace: 'default', name: 'default' });
+  });
+
+  it('reads every variable it is given', () => {
+    const config = loadConfig({
+      PORT: '9090',
+      MONGODB_URI: 'mongodb://db.internal:27017/clinic?replicaSet=rs0',
+      REDIS_URL: 'rediss://cache.internal:6380',
+      PUBLIC_BASE_URL: 'https://api.example.com/',
+      PORTICO_ADMIN_TOKEN: 'admin-token-0123456789',
+      PORTICO_CURSOR_SECRET: SECRET,
+      PORTICO_DATA_DIR: '/var/lib/portico',
+      PORTICO_OBJECT_STORAGE: 's3://logos?endpoint=http://minio:9000&region=us-east-1',
+      PORTICO_CATALOG: 'health/main-catalog',
+      LOG_LEVEL: 'DEBUG',
+      PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      PORTICO_DEVDB_PORT: '27555',
+    });
+    expect(config).to.include({
+      port: 9090,
+      mongodbUri: 'mongodb://db.internal:27017/clinic?replicaSet=rs0',
+      mongodbDatabase: 'clinic',
+      redisUrl: 'rediss://cache.internal:6380',
+      publicBaseUrl: 'https://api.example.com',
+      adminToken: 'admin-token-0123456789',
+      cursorSecret: SECRET,
+      cursorSecretIsEphemeral: false,
+      dataDir: '/var/lib/portico',
+      objectStorage: 's3://logos?endpoint=http://minio:9000&region=us-east-1',
+      logLevel: 'debug',
+      webhookAllowPrivateUrls: true,
+      devdbPort: 27555,
+    });
+    expect(config.catalog).to.deep.equal({ namespace: 'health', name: 'main-catalog' });
+  });
+
+  it('reads booleans as true/false or 1/0, in any case', () => {
+    for (const [raw, value] of [['TRUE', true], ['1', true], ['False', false], ['0', false]] as const) {
+      expect(loadConfig({ PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: raw }).webhookAllowPrivateUrls, raw).to.equal(value);
+    }
+  });
+
+  it('makes a new random cursor secret per process when none is configured', () => {
+    const a = loadConfig({});
+    const b = loadConfig({});
+    expect(a.cursorSecret.length).to.be.at.least(32);
+    expect(a.cursorSecret).to.not.equal(b.cursorSecret);
+  });
+
+  const invalid: [string, string][] = [
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['PORT', '80.5'],
+    ['MONGODB_URI', 'postgres://db/portico'],
+    ['REDIS_URL', 'http://cache:6379'],
+    ['PUBLIC_BASE_URL', 'api.example.com'],
+    ['PUBLIC_BASE_URL', 'ftp://api.example.com'],
+    ['PUBLIC_BASE_URL', 'https://api.example.com/?v=1'],
+    ['PORTICO_ADMIN_TOKEN', 'too-short'],
+    ['PORTICO_CURSOR_SECRET', 'short-secret'],
+    ['PORTICO_OBJECT_STORAGE', 'gs://bucket'],
+    ['PORTICO_CATALOG', 'default'],
+    ['PORTICO_CATALOG', 'Default/Catalog'],
+    ['PORTICO_CATALOG', 'a/b/c'],
+    ['LOG_LEVEL', 'verbose'],
+    ['PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS', 'yes'],
+    ['PORTICO_DEVDB_PORT', '0'],
+    ['PORTICO_SHUTDOWN_TIMEOUT_MS', 'soon'],
+  ];
+  for (const [variable, value] of invalid) {
+    it(`rejects ${variable}=${JSON.stringify(value)} with a ConfigError naming it`, () => {
+      expectRejected({ [variable]: value }, variable);
+    });
+  }
+
+  it('reports every invalid variable at once', () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: 'x', LOG_LEVEL: 'loud', REDIS_URL: 'tcp://r' });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).to.be.instanceOf(ConfigError);
+    const problems = (error as ConfigError).problems.join('\n');
+    for (const variable of ['PORT', 'LOG_LEVEL', 'REDIS_URL']) expect(problems).to.include(variable);
+  });
+
+  it('treats empty and blank values as unset', () => {
+    const names = ['PORT', 'MONGODB_URI', 'REDIS_URL', 'PUBLIC_BASE_URL', 'PORTICO_ADMIN_TOKEN', 'PORTICO_CURSOR_SECRET', 'PORTICO_OBJECT_STORAGE', 'PORTICO_CATALOG', 'LOG_LEVEL', 'PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS', 'PORTICO_DEVDB_PORT'];
+    for (const blank of ['', '   ']) {
+      const config = loadConfig(Object.fromEntries(names.map((n) => [n, blank])), fixedSecret);
+      expect(config).to.deep.equal(loadConfig({}, fixedSecret));
+      expect(config.adminToken).to.equal(undefined);
+    }
+  });
+
+  it('is frozen, nested values included', () => {
+    const config = loadConfig({}, fixedSecret);
+    expect(Object.isFrozen(config)).to.equal(true);
+    expect(() => {
+      (config as { port: number }).port = 1;
+    }).to.throw(TypeError);
+    expect(Object.isFrozen(config.catalog), 'config.catalog').to.equal(true);
+  });
+});

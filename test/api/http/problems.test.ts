@@ -1,0 +1,255 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { TestApi, type Response, type Tenant } from '../../support/api.js';
+import { buildPatient } from '../../support/factories.js';
+
+const PATIENTS = '/api/platform/v1/patients';
+const MIB = 1024 * 1024;
+
+/** Every problem carries all eight fields, consistent with the HTTP status and the request path. */
+function expectProblem(res: Response, status: number, code: string, path: string, retryable = false): void {
+  expect(res.status, res.text).to.equal(status);
+  expect(res.headers.get('content-type')).to.match(/^application\/problem\+json(;|$)/);
+  expect(res.body).to.include.all.keys('type', 'title', 'status', 'detail', 'instance', 'code', 'details', 'retryable');
+  expect(res.body.type).to.equal(`https://portico.dev/problems/${code.toLowerCase().replaceAll('_', '-')}`);
+  expect(res.body.title).to.be.a('string').that.is.not.empty;
+  expect(res.body.status).to.equal(status);
+  expect(res.body.detail).to.be.a('string').that.is.not.empty;
+  expect(res.body.instance).to.equal(path);
+  expect(res.body.code).to.equal(code);
+  expect(res.body.details).to.be.an('object').that.is.not.an('array');
+  expect(res.body.retryable).to.equal(retryable);
+}
+
+/** A body of `total` bytes sent chunked (no Content-Length), as a streaming client would. */
+function chunkedBody(total: number): ReadableStream<Uint8Array> {
+  const chunk = new Uint8Array(64 * 1024).fill(0x20);
+  let sent = 0;
+  return new ReadableStream({
+    pull(controller) {
+      if (sent >= total) return controller.close();
+      controller.enqueue(chunk);
+      sent += chunk.length;
+    },
+  });
+}
+
+/**
+ * Over a raw socket (no HTTP client in between to hide what the server does): a chunked upload of `size`
+ * bytes, then — unless the server announced `Connection: close` — a second request on the same connection.
+ */
+function uploadThenReuse(api: TestApi, key: string, size: number): Promise<{ first: string; second: string | null }> {
+  const { port } = new URL(api.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    let received = '';
+    let first: string | null = null;
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer on the reused connection within 3 s (first answer: ${first?.split('\r\n')[0]})`));
+    }, 3000);
+    const finish = (second: string | null) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ first: first!, second });
+    };
+    socket.on('error', (error) => (first ? finish(null) : reject(error)));
+    socket.on('end', () => first && finish(null));
+    socket.on('data', (data: Buffer) => {
+      received += data.toString('latin1');
+      const head = received.indexOf('\r\n\r\n');
+      const length = Number(/content-length: *(\d+)/i.exec(received)?.[1] ?? 0);
+      if (first === null && head >= 0 && received.length >= head + 4 + length) {
+        first = received.slice(0, head + 4 + length);
+        received = received.slice(first.length);
+        if (/^connection: *close/im.test(first.slice(0, head))) return; // the server closes: fine
+        socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+      } else if (first !== null && /^HTTP\/1\.1 \d{3}/.test(received) && received.includes('\r\n\r\n')) {
+        finish(received);
+      }
+    });
+    socket.write(`POST ${PATIENTS} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    let written = 0;
+    const pump = (): void => {
+      while (written < size && !socket.destroyed) {
+        written += chunk.length;
+        if (!socket.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]))) return void socket.once('drain', pump);
+      }
+      if (!socket.destroyed) socket.write('0\r\n\r\n');
+    };
+    pump();
+  });
+}
+
+describe('http: problem details', () => {
+  let api: TestApi;
+  let tenant: Tenant;
+
+  before(async () => {
+    api = await TestApi.start();
+    tenant = await api.tenant();
+  });
+  after(() => api.close());
+
+  const post = (headers: Record<string, string>, raw: string | Buffer) => api.request('POST', PATIENTS, { key: tenant.key, headers, raw });
+
+  describe('routing', () => {
+    it('answers an unknown route with a 404 problem whose instance is the path without the query', async () => {
+      const path = `/nowhere-${randomUUID()}`;
+      expectProblem(await api.request('GET', `${path}?x=1`), 404, 'NOT_FOUND', path);
+      expectProblem(await api.request('GET', `/api/platform/v1/unknown`, { key: tenant.key }), 404, 'NOT_FOUND', '/api/platform/v1/unknown');
+    });
+
+    it('answers a known path with another method with 405 and an Allow header listing what is allowed', async () => {
+      const res = await api.request('PUT', PATIENTS, { key: tenant.key, body: buildPatient() });
+      expectProblem(res, 405, 'METHOD_NOT_ALLOWED', PATIENTS);
+      expect(res.headers.get('allow')).to.include('POST');
+
+      const byId = `${PATIENTS}/${randomUUID()}`;
+      const other = await api.request('PATCH', byId, { key: tenant.key, body: {} });
+      expectProblem(other, 405, 'METHOD_NOT_ALLOWED', byId);
+      const allowed = other.headers.get('allow')!.split(/\s*,\s*/);
+      expect(allowed).to.include.members(['GET', 'DELETE']).and.not.include('PATCH');
+    });
+  });
+
+  describe('every problem', () => {
+    it('has the eight fields for 401, 403, 404, 409 in use and 422 as well', async () => {
+      expectProblem(await api.request('GET', '/api/platform/v1/webhook-endpoints'), 401, 'UNAUTHORIZED', '/api/platform/v1/webhook-endpoints');
+      const reader = await api.keyFor(tenant.accountId, ['patient:read']);
+      expectProblem(await api.request('POST', PATIENTS, { key: reader.key, body: buildPatient() }), 403, 'PLATFORM_ACCESS_DENIED', PATIENTS);
+      const missing = `/api/platform/v1/webhook-endpoints/${randomUUID()}`;
+      expectProblem(await api.request('GET', missing, { key: tenant.key }), 404, 'NOT_FOUND', missing);
+
+      const key = `problems-${randomUUID()}`;
+      const body = buildPatient();
+      const send = (sent = body) => api.request('POST', PATIENTS, { key: tenant.key, body: sent, headers: { 'idempotency-key': key } });
+      const answers = await Promise.all([send(), send(), send(), send(), send()]);
+      expect(answers.map((a) => a.status)).to.include(201);
+      for (const busy of answers.filter((a) => a.status !== 201)) expectProblem(busy, 409, 'IDEMPOTENCY_KEY_IN_USE', PATIENTS, true);
+      expectProblem(await send(buildPatient()), 422, 'IDEMPOTENCY_KEY_REUSED', PATIENTS);
+    });
+  });
+
+  describe('request bodies', () => {
+    it('answers malformed JSON with 400 and no parser internals', async () => {
+      for (const raw of ['{"givenName": "Ada",', '{givenName: "Ada"}', "{'a': 1}", '\u0000']) {
+        const res = await post({ 'content-type': 'application/json' }, raw);
+        expectProblem(res, 400, 'BAD_REQUEST', PATIENTS);
+        expect(res.text, raw).to.not.match(/SyntaxError|Unexpected token|JSON\.parse|at .*\.js/);
+      }
+    });
+
+    it('gives one fixed title per code, whatever the detail', async () => {
+      const malformed = await post({ 'content-type': 'application/json' }, '{');
+      const invalid = await api.request('POST', PATIENTS, { key: tenant.key, body: { ...buildPatient(), sex: 'M' } });
+      expect(malformed.body.detail).to.not.equal(invalid.body.detail);
+      expect(malformed.body.title).to.equal(invalid.body.title);
+    });
+
+    const unsupported: [string, Record<string, string>, string | Buffer][] = [
+      ['text/plain', { 'content-type': 'text/plain' }, JSON.stringify(buildPatient())],
+      ['form-urlencoded', { 'content-type': 'application/x-www-form-urlencoded' }, 'givenName=Ada&familyName=Lovelace'],
+      ['no content type at all', {}, Buffer.from(JSON.stringify(buildPatient()))],
+      ['a malformed content type', { 'content-type': 'json' }, JSON.stringify(buildPatient())],
+    ];
+    for (const [what, headers, raw] of unsupported) {
+      it(`answers a body sent as ${what} with 415, creating nothing`, async () => {
+        const before = await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
+        expectProblem(await post(headers, raw), 415, 'UNSUPPORTED_MEDIA_TYPE', PATIENTS);
+        expect(await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId })).to.equal(before);
+      });
+    }
+
+    it('accepts application/json with parameters (charset)', async () => {
+      const res = await post({ 'content-type': 'application/json; charset=utf-8' }, JSON.stringify(buildPatient()));
+      expect(res.status, res.text).to.equal(201);
+    });
+
+    it('answers a declared body over 1 MiB with 413', async () => {
+      const raw = Buffer.alloc(MIB + 1, 0x20);
+      expectProblem(await post({ 'content-type': 'application/json' }, raw), 413, 'PAYLOAD_TOO_LARGE', PATIENTS);
+    });
+
+    it('reads a body of exactly 1 MiB (it is then judged on its content, not its size)', async () => {
+      const prefix = '{"givenName":"';
+      const raw = prefix + 'a'.repeat(MIB - prefix.length - 2) + '"}';
+      expect(Buffer.byteLength(raw)).to.equal(MIB);
+      expectProblem(await post({ 'content-type': 'application/json' }, raw), 400, 'BAD_REQUEST', PATIENTS);
+    });
+
+    describe('sent chunked, without Content-Length', () => {
+      // Its own server: an early answer to an unfinished upload must not disturb the other tests' connections.
+      let own: TestApi;
+      let ownTenant: Tenant;
+      before(async () => {
+        own = await TestApi.start();
+        ownTenant = await own.tenant();
+      });
+      after(() => own.close());
+
+      it('answers a body that grows past 1 MiB with 413', async () => {
+        const response = await fetch(own.url + PATIENTS, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${ownTenant.key}`, 'content-type': 'application/json' },
+          body: chunkedBody(2 * MIB),
+          duplex: 'half',
+        });
+        const text = await response.text();
+        expectProblem({ status: response.status, headers: response.headers, text, body: JSON.parse(text) }, 413, 'PAYLOAD_TOO_LARGE', PATIENTS);
+      });
+
+      it('leaves the connection usable for the next request after that 413, or closes it', async () => {
+        const { first, second } = await uploadThenReuse(own, ownTenant.key, 2 * MIB);
+        expect(first).to.match(/^HTTP\/1\.1 413 /);
+        if (second !== null) expect(second).to.match(/^HTTP\/1\.1 200 /);
+      });
+    });
+  });
+
+  describe('X-Request-Id', () => {
+    const ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+    it('echoes a well-formed incoming id', async () => {
+      for (const id of [randomUUID(), 'req-42', 'trace:abc.DEF_1']) {
+        const res = await api.request('GET', '/healthz', { headers: { 'x-request-id': id } });
+        expect(res.headers.get('x-request-id')).to.equal(id);
+      }
+    });
+
+    it('replaces a malformed incoming id with a new well-formed one', async () => {
+      for (const id of ['has spaces in it', 'x'.repeat(200), 'semi;colon', '<script>']) {
+        const res = await api.request('GET', '/healthz', { headers: { 'x-request-id': id } });
+        const sent = res.headers.get('x-request-id');
+        expect(sent, id).to.match(ID).and.not.equal(id);
+      }
+    });
+
+    it('mints a different id for each request that brings none', async () => {
+      const ids = await Promise.all([1, 2, 3].map(async () => (await api.request('GET', '/healthz')).headers.get('x-request-id')));
+      for (const id of ids) expect(id).to.match(ID);
+      expect(new Set(ids).size).to.equal(3);
+    });
+
+    it('is on every response: errors, 201 and 304 included', async () => {
+      const created = await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
+      expect(created.status).to.equal(201);
+      const answers = [
+        created,
+        await api.request('GET', `/nowhere-${randomUUID()}`),
+        await api.request('PUT', PATIENTS, { key: tenant.key }),
+        await api.request('GET', `${PATIENTS}/${created.body.id}`),
+        await post({ 'content-type': 'text/plain' }, 'x'),
+        await post({ 'content-type': 'application/json' }, '{'),
+        await api.request('GET', `${PATIENTS}/${created.body.id}`, { key: tenant.key, headers: { 'if-none-match': '"1"' } }),
+      ];
+      expect(answers.map((a) => a.status)).to.deep.equal([201, 404, 405, 401, 415, 400, 304]);
+      for (const answer of answers) expect(answer.headers.get('x-request-id'), String(answer.status)).to.match(ID);
+      const echoed = await api.request('GET', `${PATIENTS}/${created.body.id}`, { key: tenant.key, headers: { 'if-none-match': '"1"', 'x-request-id': 'cond-1' } });
+      expect(echoed.status).to.equal(304);
+      expect(echoed.headers.get('x-request-id')).to.equal('cond-1');
+    });
+  });
+});

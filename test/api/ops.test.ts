@@ -1,0 +1,202 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { pino } from 'pino';
+import { createApp } from '../../api/src/app.js';
+import { systemClock } from '../../api/src/clock.js';
+import { TestApi, type Tenant } from '../support/api.js';
+import { buildPatient } from '../support/factories.js';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const METHODS = ['get', 'put', 'post', 'patch', 'delete', 'head', 'options'];
+
+const EXPECTED_OPERATIONS = [
+  'POST /api/platform/v1/patients',
+  'GET /api/platform/v1/patients/{id}',
+  'DELETE /api/platform/v1/patients/{id}',
+  'POST /api/platform/v1/webhook-endpoints',
+  'GET /api/platform/v1/webhook-endpoints',
+  'GET /api/platform/v1/webhook-endpoints/{id}',
+  'PATCH /api/platform/v1/webhook-endpoints/{id}',
+  'DELETE /api/platform/v1/webhook-endpoints/{id}',
+  'POST /api/admin/v1/customer-accounts',
+  'POST /api/admin/v1/customer-accounts/{id}/api-keys',
+  'DELETE /api/admin/v1/api-keys/{keyId}',
+  'POST /api/admin/v1/customer-accounts/{id}/apps',
+  'PATCH /api/admin/v1/apps/{id}',
+  'GET /healthz',
+  'GET /readyz',
+  'GET /metrics',
+  'GET /openapi.json',
+];
+
+interface Operation {
+  key: string;
+  path: string;
+  op: any;
+}
+
+describe('ops: health, readiness, metrics and the OpenAPI document', () => {
+  let api: TestApi;
+  let tenant: Tenant;
+  let doc: any;
+  let operations: Operation[];
+
+  before(async () => {
+    api = await TestApi.start();
+    tenant = await api.tenant();
+    const res = await api.request('GET', '/openapi.json');
+    expect(res.status).to.equal(200);
+    doc = res.body;
+    operations = Object.entries<any>(doc.paths ?? {}).flatMap(([path, item]) =>
+      METHODS.filter((m) => item[m]).map((m) => ({ key: `${m.toUpperCase()} ${path}`, path, op: item[m] })),
+    );
+  });
+  after(() => api.close());
+
+  it('/healthz answers 200 without a credential', async () => {
+    const res = await api.request('GET', '/healthz');
+    expect(res.status).to.equal(200);
+    expect(res.body).to.be.an('object');
+  });
+
+  it('/readyz answers 200 naming each checked dependency', async () => {
+    const res = await api.request('GET', '/readyz');
+    expect(res.status).to.equal(200);
+    expect(res.body.checks).to.be.an('object').that.is.not.empty;
+    expect(Object.values(res.body.checks).every((v) => v === true)).to.equal(true);
+  });
+
+  it('/readyz answers a 503 problem naming what is down when a dependency does not answer', async () => {
+    const app = createApp({
+      config: api.config,
+      services: api.services,
+      clock: systemClock,
+      logger: pino({ level: 'silent' }),
+      readiness: { check: async () => ({ mongodb: true, redis: false }) },
+    });
+    const server: Server = createServer(app.callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/readyz`);
+      const body = (await response.json()) as any;
+      expect(response.status).to.equal(503);
+      expect(response.headers.get('retry-after')).to.match(/^\d+$/);
+      expect(body).to.include({ code: 'SERVICE_UNAVAILABLE', status: 503, retryable: true });
+      expect(body.detail).to.include('redis');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  describe('/metrics', () => {
+    const ROUTE = '/api/platform/v1/patients/:id';
+    const counterLine = (text: string) =>
+      text.split('\n').find((l) => l.startsWith('http_requests_total{') && l.includes(`route="${ROUTE}"`) && l.includes('method="GET"') && l.includes('status="200"'));
+
+    it('is the Prometheus text format with request counts and latencies by route template', async () => {
+      const patient = await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() });
+      const read = () => api.request('GET', `/api/platform/v1/patients/${patient.body.id}`, { key: tenant.key });
+      expect((await read()).status).to.equal(200);
+      const first = await api.request('GET', '/metrics');
+      expect(first.status).to.equal(200);
+      expect(first.headers.get('content-type')).to.match(/^text\/plain; version=0\.0\.4/);
+      expect(first.text).to.match(/^# TYPE http_requests_total counter$/m);
+      expect(first.text).to.match(/^# TYPE http_request_duration_seconds histogram$/m);
+      const line = counterLine(first.text);
+      expect(line, 'a counter for GET patients/:id 200').to.be.a('string');
+      expect(first.text).to.match(new RegExp(`^http_request_duration_seconds_bucket\\{[^}]*route="${ROUTE}"`, 'm'));
+      expect(first.text).to.not.include(patient.body.id);
+
+      expect((await read()).status).to.equal(200);
+      const second = await api.request('GET', '/metrics');
+      const value = (l: string | undefined) => Number(l!.split(' ').pop());
+      expect(value(counterLine(second.text))).to.equal(value(line) + 1);
+    });
+
+    it('does not make a label of an unknown path', async () => {
+      const path = `/nowhere-${randomUUID()}`;
+      expect((await api.request('GET', path)).status).to.equal(404);
+      expect((await api.request('GET', '/metrics')).text).to.not.include(path);
+    });
+  });
+
+  describe('/openapi.json', () => {
+    it('is an OpenAPI 3.1 document', () => {
+      expect(doc.openapi).to.match(/^3\.1\.\d+$/);
+      expect(doc.info.title).to.be.a('string').that.is.not.empty;
+      expect(doc.info.version).to.be.a('string').that.is.not.empty;
+    });
+
+    it('describes every operation the API serves', () => {
+      expect(operations.map((o) => o.key)).to.include.members(EXPECTED_OPERATIONS);
+    });
+
+    it('gives each operation a unique operationId and its responses', () => {
+      for (const { key, op } of operations) {
+        expect(op.operationId, key).to.be.a('string').that.is.not.empty;
+        expect(Object.keys(op.responses ?? {}), key).to.not.be.empty;
+        for (const [status, response] of Object.entries<any>(op.responses)) expect(response.description, `${key} ${status}`).to.be.a('string');
+      }
+      const ids = operations.map((o) => o.op.operationId);
+      expect(new Set(ids).size).to.equal(ids.length);
+    });
+
+    it('declares every path parameter, and every security scheme it names', () => {
+      const schemes = Object.keys(doc.components?.securitySchemes ?? {});
+      for (const { key, path, op } of operations) {
+        const declared = (op.parameters ?? []).filter((p: any) => p.in === 'path').map((p: any) => p.name);
+        const templated = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+        expect(declared.sort(), key).to.deep.equal(templated.sort());
+        for (const requirement of op.security ?? doc.security ?? []) {
+          for (const name of Object.keys(requirement)) expect(schemes, `${key} security ${name}`).to.include(name);
+        }
+      }
+    });
+
+    it('documents the webhook PATCH: If-Match, Idempotency-Key and JSON merge patch', () => {
+      const patch = doc.paths['/api/platform/v1/webhook-endpoints/{id}'].patch;
+      const headers = patch.parameters.filter((p: any) => p.in === 'header').map((p: any) => p.name.toLowerCase());
+      expect(headers).to.include.members(['if-match', 'idempotency-key']);
+      expect(Object.keys(patch.requestBody.content)).to.include.members(['application/merge-patch+json', 'application/json']);
+    });
+
+    it('documents Idempotency-Key on every platform and admin POST, PATCH and DELETE', () => {
+      const writes = operations.filter((o) => /^(POST|PATCH|DELETE) \/api\/(platform|admin)\//.test(o.key));
+      expect(writes).to.not.be.empty;
+      for (const { key, op } of writes) {
+        expect((op.parameters ?? []).map((p: any) => `${p.in}:${p.name.toLowerCase()}`), key).to.include('header:idempotency-key');
+      }
+    });
+
+    it('defines the Problem schema with all eight fields, and it matches what the API sends', async () => {
+      const problem = doc.components.schemas.Problem;
+      expect(problem.required).to.include.members(['type', 'title', 'status', 'detail', 'instance', 'code', 'details', 'retryable']);
+      const check = addFormats(new Ajv({ strict: false })).compile(problem);
+      const sent = await api.request('GET', `/nowhere-${randomUUID()}`);
+      expect(check(sent.body), JSON.stringify(check.errors)).to.equal(true);
+    });
+
+    it('has request-body schemas that compile with ajv and say what the API accepts', () => {
+      // Strict: a misspelt keyword would silently validate nothing. OpenAPI's own schema keywords are allowed.
+      const ajv = addFormats(new Ajv({ allErrors: true, strict: true }));
+      ajv.addVocabulary(['discriminator', 'xml', 'externalDocs', 'example']);
+      let compiled = 0;
+      for (const { key, op } of operations) {
+        for (const [type, media] of Object.entries<any>(op.requestBody?.content ?? {})) {
+          expect(() => ajv.compile(media.schema), `${key} ${type}`).to.not.throw();
+          compiled++;
+        }
+      }
+      expect(compiled).to.be.at.least(EXPECTED_OPERATIONS.filter((k) => /^(POST|PATCH) \/api\//.test(k)).length);
+      const patient = ajv.compile(doc.paths['/api/platform/v1/patients'].post.requestBody.content['application/json'].schema);
+      expect(patient(buildPatient())).to.equal(true);
+      expect(patient({ ...buildPatient(), ssn: '123-45-6789' })).to.equal(false);
+      expect(patient({ familyName: 'Doe' })).to.equal(false);
+    });
+  });
+});
