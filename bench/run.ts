@@ -1,7 +1,8 @@
 // `npm run bench`: each API operation against a raw node:http hello-world served by the same process,
 // interleaved (raw, op, op, …, raw, …) so drift on a shared machine hits both sides alike. Figures are
 // ratios to raw; nothing here is asserted by the test suite.
-import { fork } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measure, type Measurement, type Target } from './autocannon.js';
@@ -18,9 +19,23 @@ interface Seed {
   endpoints: number;
 }
 
+/**
+ * With two or more cores, the servers and the load generator are pinned to different cores (taskset), so
+ * the scheduler cannot sometimes put them on one core and halve a run; otherwise they share.
+ */
+function pinning(): { server: string[]; driver: () => void } {
+  const cores = availableParallelism();
+  const taskset = spawnSync('taskset', ['--version']).status === 0;
+  if (cores < 2 || !taskset) return { server: [], driver: () => {} };
+  return { server: ['taskset', '-c', String(cores - 1)], driver: () => spawnSync('taskset', ['-cp', `0-${cores - 2}`, String(process.pid)]) };
+}
+
 function startServer(): Promise<{ seed: Seed; stop: () => void }> {
   const here = path.dirname(fileURLToPath(import.meta.url));
-  const child = fork(path.join(here, 'platform', 'server.js'), [], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], execArgv: ['--enable-source-maps'] });
+  const pin = pinning();
+  pin.driver();
+  const [command, ...args] = [...pin.server, process.execPath, '--enable-source-maps', path.join(here, 'platform', 'server.js')];
+  const child = spawn(command!, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`benchmark server exited with ${code}`)));
     child.stdout!.once('data', (chunk: Buffer) => resolve({ seed: JSON.parse(chunk.toString()) as Seed, stop: () => child.kill('SIGTERM') }));

@@ -51,7 +51,8 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop());
-  process.once('disconnect', () => void stop());
+  process.stdin.on('end', () => void stop()); // the driver went away
+  process.stdin.resume();
 }
 
 main().catch((error: unknown) => {

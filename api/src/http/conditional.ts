@@ -52,7 +52,7 @@ export function ifNoneMatchHits(ctx: Context, etag: string): boolean {
  */
 export function sendRepresentation(ctx: Context, etag: string, body: () => unknown, headers: Record<string, string> = {}): void {
   ctx.set('ETag', etag);
-  for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+  ctx.set(headers);
   if (ifNoneMatchHits(ctx, etag)) {
     ctx.status = 304;
     ctx.body = null;

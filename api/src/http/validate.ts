@@ -45,6 +45,7 @@ export function validate<S extends InputSchemas>(schemas: S): ValidateMiddleware
   const integerQueryNames = Object.entries(schemas.query?.properties ?? {})
     .filter(([, schema]) => (schema as { type?: string }).type === 'integer')
     .map(([name]) => name);
+  const queryNames = Object.keys(schemas.query?.properties ?? {});
   const mediaTypes = ['application/json', ...(schemas.bodyMediaTypes ?? [])];
 
   const middleware = async function validateMiddleware(ctx: Context, next: () => Promise<unknown>) {
@@ -53,7 +54,7 @@ export function validate<S extends InputSchemas>(schemas: S): ValidateMiddleware
     if (checkParams && !checkParams(params)) errors.push(...fieldErrors('path', checkParams));
 
     const query: Record<string, unknown> = {};
-    for (const name of Object.keys(schemas.query?.properties ?? {})) {
+    for (const name of queryNames) {
       const value = ctx.query[name];
       if (value === undefined) continue;
       if (Array.isArray(value)) errors.push({ in: 'query', name, detail: 'must be given at most once' });

@@ -5,7 +5,7 @@ import type { ApiRouter } from '../../http/openapi.js';
 import { IdParams } from '../../http/schemas.js';
 import { validate } from '../../http/validate.js';
 import type { PlatformContext } from '../context.js';
-import { endpointPath, presentWebhookEndpoint } from './presenter.js';
+import { endpointPath, presentWebhookEndpoint, presentWebhookEndpointPage } from './presenter.js';
 import type { WebhookEndpoint as Endpoint } from './repository.js';
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint, ListQuery, UpdateWebhookEndpoint, WebhookEndpoint, WebhookEndpointList } from './schema.js';
 
@@ -59,11 +59,8 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
       const page = await webhookEndpoints.list(principalOf(ctx), limit, cursor);
       const self = new URLSearchParams({ limit: String(limit), ...(cursor !== undefined && { cursor }) });
       ctx.set(PRIVATE);
-      ctx.body = {
-        data: page.items.map((e) => presentWebhookEndpoint(e, link)),
-        pagination: { nextCursor: page.nextCursor, hasMore: page.nextCursor !== null },
-        _links: { self: { href: link(`/api/platform/v1/webhook-endpoints?${self}`) } },
-      };
+      ctx.type = 'application/json';
+      ctx.body = presentWebhookEndpointPage(page.items, page.nextCursor, link(`/api/platform/v1/webhook-endpoints?${self}`), link);
     },
   );
 
