@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
 import { createApp } from '../../api/src/app.js';
 import { systemClock, type Clock } from '../../api/src/clock.js';
@@ -97,7 +98,12 @@ export class TestApi {
       this.server.closeAllConnections();
     });
     await this.services.close();
-    await this.mongo.db.dropDatabase().catch(() => {});
+    // A test may have closed the client on purpose: drop through a fresh one then, so nothing is left over.
+    await this.mongo.db.dropDatabase().catch(async () => {
+      const client = await new MongoClient(mongoUri()).connect();
+      await client.db(this.config.mongodbDatabase).dropDatabase();
+      await client.close();
+    });
     await this.mongo.client.close();
     await this.redis?.quit().catch(() => {});
   }

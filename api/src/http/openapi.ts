@@ -147,6 +147,8 @@ export function buildOpenApi(routers: ApiRouter[], info: { version: string; serv
       schemas: { Problem: strip(problemSchema) },
       securitySchemes: {
         platformKey: { type: 'http', scheme: 'bearer', description: 'Secret platform key `sk_…` of a customer account.' },
+        publishableKey: { type: 'http', scheme: 'bearer', description: 'Publishable app key `pk_…` (client apps).' },
+        appSecretKey: { type: 'http', scheme: 'bearer', description: 'Secret app key `ak_…` (observation gateway).' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'PORTICO_ADMIN_TOKEN; the admin surface answers 404 when unset.' },
       },
     },
