@@ -1,0 +1,118 @@
+// The catalog an API replica serves: the active snapshot, indexed in memory. A newly activated snapshot is
+// loaded and indexed beside the old one, then swapped in with one reference assignment, so every request
+// sees either the old catalog or the new one, never a mix, and none fails during the swap. Activation is
+// announced over Redis when configured; polling MongoDB is the backstop (and the only path without Redis).
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { CatalogBrand, PlatformType } from './model.js';
+import { catalogKey, type CatalogRef, type SnapshotStore } from './snapshots.js';
+
+export const CATALOG_CHANNEL = 'portico:catalog-activated';
+
+export interface CatalogIndex {
+  search(q: string, options: { platform?: PlatformType; limit: number }): CatalogBrand[];
+  get(id: string): CatalogBrand | undefined;
+  readonly size: number;
+}
+
+export type IndexBuilder = (brands: CatalogBrand[]) => CatalogIndex;
+
+export interface ServedCatalog {
+  snapshotId: string;
+  index: CatalogIndex;
+  loadedAt: Date;
+}
+
+/** Tells every replica (over Redis) that a catalog's active snapshot moved. */
+export async function announceActivation(redis: Redis, ref: CatalogRef, snapshotId: string): Promise<void> {
+  await redis.publish(CATALOG_CHANNEL, JSON.stringify({ catalog: catalogKey(ref), snapshotId }));
+}
+
+export class ActiveCatalog {
+  private current: ServedCatalog | null = null;
+  private pointerSeen = false;
+  private refreshing: Promise<void> | null = null;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private subscriber: Redis | undefined;
+
+  constructor(
+    private readonly store: SnapshotStore,
+    readonly ref: CatalogRef,
+    private readonly build: IndexBuilder,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The catalog to answer this request with (capture it once per request). */
+  get(): ServedCatalog | null {
+    return this.current;
+  }
+
+  /** Ready when the active snapshot, if there is one, is loaded. */
+  get ready(): boolean {
+    return this.current !== null || !this.pointerSeen;
+  }
+
+  /** Brings the served catalog up to the active pointer. Concurrent calls share one run (plus one rerun). */
+  refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.again = true;
+      return this.refreshing;
+    }
+    this.refreshing = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.load();
+        } while (this.again);
+      } finally {
+        this.refreshing = null;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  private async load(): Promise<void> {
+    const pointer = await this.store.active(this.ref);
+    if (!pointer) {
+      this.pointerSeen = false;
+      return;
+    }
+    this.pointerSeen = true;
+    if (pointer.snapshotId === this.current?.snapshotId) return;
+    const started = Date.now();
+    const snapshot = await this.store.load(pointer.snapshotId);
+    if (!snapshot) return; // pruned between the two reads: the next refresh sees the newer pointer
+    const index = this.build(snapshot.brands);
+    this.current = { snapshotId: snapshot.id, index, loadedAt: new Date() };
+    this.logger.info({ catalog: catalogKey(this.ref), snapshotId: snapshot.id, brands: index.size, ms: Date.now() - started }, 'catalog snapshot activated');
+  }
+
+  /** Loads now, then follows activations: Redis announcements when given, and polling every `pollMs`. */
+  async start(pollMs: number, redis?: Redis): Promise<void> {
+    await this.refresh();
+    const poll = () =>
+      this.refresh().catch((error: unknown) => this.logger.warn({ err: error, catalog: catalogKey(this.ref) }, 'catalog refresh failed; serving the previous snapshot'));
+    this.timer = setInterval(poll, pollMs);
+    this.timer.unref();
+    if (redis) {
+      const subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
+      subscriber.on('error', () => {});
+      subscriber.on('message', (_channel: string, message: string) => {
+        try {
+          if ((JSON.parse(message) as { catalog?: string }).catalog === catalogKey(this.ref)) void poll();
+        } catch {
+          // not ours
+        }
+      });
+      await subscriber.subscribe(CATALOG_CHANNEL);
+      this.subscriber = subscriber;
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.subscriber?.quit().catch(() => {});
+    await this.refreshing?.catch(() => {});
+  }
+}
