@@ -1,0 +1,84 @@
+// The BrandCatalog resource's spec (CONTRACT §9), written once: the same schema validates files given to
+// the command line and, later, generates the CRD's openAPIV3Schema.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Type, type Static } from '@sinclair/typebox';
+import { parse as parseYaml } from 'yaml';
+import { LOGO_SIZES, PLATFORM_TYPES } from '../../../api/src/catalog/model.js';
+import { assertValid } from '../../../api/src/http/validate.js';
+import { SOURCE_FORMATS } from './types.js';
+
+const KubernetesName = Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' });
+
+export const SourceSpec = Type.Object(
+  {
+    name: KubernetesName,
+    format: Type.Union(SOURCE_FORMATS.map((f) => Type.Literal(f))),
+    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'https URL (the command line also takes file: URLs, relative to the file).' })),
+    configMapRef: Type.Optional(Type.Object({ name: KubernetesName, key: Type.String({ minLength: 1, maxLength: 253 }) }, { additionalProperties: false })),
+    inline: Type.Optional(Type.String({ minLength: 1, description: 'The source document itself.' })),
+    platformType: Type.Union(PLATFORM_TYPES.map((p) => Type.Literal(p)), { default: 'OTHER', description: 'For rows that carry no platform type.' }),
+    priority: Type.Integer({ minimum: 0, maximum: 1000, default: 100, description: 'Lower wins when duplicates are merged.' }),
+  },
+  { additionalProperties: false },
+);
+export type SourceSpec = Static<typeof SourceSpec>;
+
+export const BrandCatalogSpec = Type.Object(
+  {
+    sources: Type.Array(SourceSpec, { minItems: 1, maxItems: 50 }),
+    logos: Type.Object(
+      {
+        sizes: Type.Array(Type.Union(LOGO_SIZES.map((s) => Type.Literal(s))), { default: [...LOGO_SIZES], uniqueItems: true }),
+        faviconFallback: Type.Boolean({ default: true }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    refreshInterval: Type.String({ pattern: '^([0-9]+(s|m|h))+$', default: '24h' }),
+    suspend: Type.Boolean({ default: false }),
+    rollout: Type.Object(
+      {
+        retainSnapshots: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
+        minBrandRatioPercent: Type.Integer({ minimum: 0, maximum: 100, default: 50 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type BrandCatalogSpec = Static<typeof BrandCatalogSpec>;
+
+export const BrandCatalogDocument = Type.Object({
+  apiVersion: Type.Literal('catalog.portico.dev/v1alpha1'),
+  kind: Type.Literal('BrandCatalog'),
+  metadata: Type.Object({ name: KubernetesName, namespace: Type.Optional(KubernetesName) }),
+  spec: BrandCatalogSpec,
+});
+
+export interface CatalogFile {
+  namespace: string;
+  name: string;
+  spec: BrandCatalogSpec;
+  /** Directory of the file, against which relative file: URLs resolve. */
+  baseDir: string;
+}
+
+/** Reads and validates a BrandCatalog YAML (or JSON) file. */
+export async function loadCatalogFile(file: string): Promise<CatalogFile> {
+  const document = assertValid(BrandCatalogDocument, parseYaml(await readFile(file, 'utf8')));
+  for (const source of document.spec.sources) {
+    const given = [source.url, source.configMapRef, source.inline].filter((v) => v !== undefined).length;
+    if (given !== 1) throw new Error(`source "${source.name}": exactly one of url, configMapRef and inline is required`);
+  }
+  return { namespace: document.metadata.namespace ?? 'default', name: document.metadata.name, spec: document.spec, baseDir: path.dirname(path.resolve(file)) };
+}
+
+/** The text of a source, for sources the command line can read without a cluster (file: URLs, inline). */
+export async function readLocalSource(source: SourceSpec, baseDir: string): Promise<string | undefined> {
+  if (source.inline !== undefined) return source.inline;
+  if (source.url?.startsWith('file:')) {
+    const target = decodeURIComponent(source.url.replace(/^file:(\/\/)?/, ''));
+    return readFile(path.resolve(baseDir, target), 'utf8');
+  }
+  return undefined;
+}
