@@ -1,0 +1,197 @@
+import { expect } from 'chai';
+import type { CatalogBrand, PlatformType } from '../../../api/src/catalog/model.js';
+import { fold, words } from '../../../api/src/catalog/search/fold.js';
+import { BrandSearchIndex } from '../../../api/src/catalog/search/index.js';
+import { stateCode, stateName } from '../../../api/src/catalog/search/states.js';
+import { buildBrand, loadRealBrands } from './real-brands.js';
+
+// Synthetic brands next to the real ones, for what the real lists lack (accents) or to pin a rule down.
+const synthetic = {
+  clinica: buildBrand({ name: 'Clínica São José', city: 'San Juan', state: 'PR' }),
+  stMarys: buildBrand({ name: "St. Mary's Regional Hospital", city: 'Lewiston', state: 'ME', platformType: 'MEDITECH' }),
+  massGeneral: buildBrand({ name: 'Massachusetts General Hospital', city: 'Boston', state: 'MA', platformType: 'EPIC' }),
+  // Same folded name; the input lists A first, the id puts B first.
+  twinA: buildBrand({ name: 'Zephyr Twin Clinic', id: 'b_twin_2' }),
+  twinB: buildBrand({ name: 'ZEPHYR TWIN CLINIC!', id: 'b_twin_1' }),
+};
+
+const names = (brands: CatalogBrand[]) => brands.map((b) => b.name);
+
+/**
+ * The rules of CONTRACT §6.1 written the plain way, over every brand: the index must return exactly what
+ * this returns, in the same order.
+ */
+function oracle(brands: CatalogBrand[], q: string, platform: PlatformType | undefined, limit: number): CatalogBrand[] {
+  const trimmed = q.trim();
+  if ([...trimmed].length < 2) return [];
+  const terms = words(trimmed);
+  if (terms.length === 0) return [];
+  const phrase = terms.join(' ');
+  const has = (list: string[], term: string) => list.some((w) => w.startsWith(term));
+  const ranked: { brand: CatalogBrand; tier: number; folded: string }[] = [];
+  for (const brand of brands) {
+    if (platform && brand.platformType !== platform) continue;
+    const name = words(brand.name);
+    const alias = brand.aliases.flatMap(words);
+    const place = [...words(brand.city ?? ''), ...words(brand.state ?? ''), ...words(stateName(brand.state ?? '') ?? '')];
+    if (!terms.every((t) => has(name, t) || has(alias, t) || has(place, t))) continue;
+    const folded = name.join(' ');
+    const tier = folded.startsWith(phrase) ? 0 : terms.every((t) => has(name, t)) ? 1 : terms.every((t) => has(name, t) || has(alias, t)) ? 2 : 3;
+    ranked.push({ brand, tier, folded });
+  }
+  const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  ranked.sort((a, b) => a.tier - b.tier || cmp(a.folded, b.folded) || cmp(a.brand.id, b.brand.id));
+  return ranked.slice(0, limit).map((r) => r.brand);
+}
+
+describe('catalog: brand search index', () => {
+  let brands: CatalogBrand[];
+  let index: BrandSearchIndex;
+  const search = (q: string, limit = 100, platform?: PlatformType) => index.search(q, platform ? { limit, platform } : { limit });
+
+  before(() => {
+    brands = [...loadRealBrands(), ...Object.values(synthetic)];
+    index = BrandSearchIndex.build(brands);
+  });
+
+  describe('folding', () => {
+    it('ignores case, diacritics and compatibility forms', () => {
+      expect(words('Clínica SÃO José')).to.deep.equal(['clinica', 'sao', 'jose']);
+      expect(words('Ｆｕｌｌｗｉｄｔｈ İstanbul Œuvre')).to.deep.equal(['fullwidth', 'istanbul', 'œuvre']);
+    });
+
+    it("joins words at apostrophes and splits them at other punctuation", () => {
+      for (const text of ["St. Mary's", 'St Mary’s', 'ST. MARYʼS', 'st mary`s']) expect(words(text)).to.deep.equal(['st', 'marys']);
+      expect(words('NWIA Bone, Joint & Sports Surgeons, P.C.')).to.deep.equal(['nwia', 'bone', 'joint', 'sports', 'surgeons', 'p', 'c']);
+      expect(words('  --  ')).to.deep.equal([]);
+      expect(fold("O'Connor-Smith")).to.equal('oconnor-smith');
+    });
+
+    it('maps state codes and names both ways', () => {
+      expect(stateName('ny')).to.equal('New York');
+      expect(stateCode('New York')).to.equal('NY');
+      expect(stateCode('DC')).to.equal('DC');
+      expect(stateCode('puerto rico')).to.equal('PR');
+      expect(stateName('XX')).to.equal(undefined);
+    });
+  });
+
+  describe('matching', () => {
+    it('finds a real brand by its full name, first', () => {
+      expect(names(search('Tampa General Hospital'))[0]).to.equal('Tampa General Hospital');
+    });
+
+    it('matches every word as the start of a word, in order or not', () => {
+      expect(names(search('mass gen'))).to.deep.equal(['Mass General Brigham', 'Massachusetts General Hospital']);
+      expect(names(search('general tampa'))).to.deep.equal(['Tampa General Hospital']);
+      expect(search('ampa general')).to.deep.equal([]); // inside a word is not the start of one
+    });
+
+    it('accepts a one-character last word', () => {
+      // "Tampa G…" is the phrase prefix; "Group" and an alias of a merged Epic brand match the "g" too.
+      expect(names(search('tampa g'))).to.deep.equal(['Tampa General Hospital', 'Family Podiatry Group of Tampa, PA', 'Beloved Community Family Wellness Center']);
+      expect(names(search('tampa general h'))).to.deep.equal(['Tampa General Hospital']);
+    });
+
+    it('ignores case, diacritics and punctuation on both sides', () => {
+      for (const q of ['clinica sao jose', 'CLÍNICA São', 'sao jos', 'José']) expect(search(q), q).to.include(synthetic.clinica);
+      for (const q of ["st. mary's regional", 'St Marys Reg', 'st mary’s', 'MARYS REGIONAL']) expect(search(q), q).to.include(synthetic.stMarys);
+    });
+
+    it('matches the state by its code and by its full name', () => {
+      const inNewYork = brands.filter((b) => b.state === 'NY');
+      expect(inNewYork.length).to.be.greaterThan(50);
+      const byCode = search('ny', 100);
+      const byName = search('new york', 100);
+      for (const brand of inNewYork) {
+        expect(byCode, brand.name).to.include(brand);
+        expect(byName, brand.name).to.include(brand);
+      }
+      expect(names(search('ellis new york'))).to.deep.equal(['ELLIS HOSPITAL']);
+      expect(names(search('ellis schenectady'))).to.deep.equal(['ELLIS HOSPITAL']);
+    });
+
+    it('matches the aliases of merged brands', () => {
+      const providenceGroup = brands.find((b) => b.fhirBaseUrl === 'https://haikuwa.providence.org/fhirproxy/api/FHIR/R4')!;
+      expect(providenceGroup.name).to.equal('Barrett Hospital and Healthcare');
+      expect(search('kadlec')).to.deep.equal([providenceGroup]);
+      expect(search('providence swedish rehab')).to.deep.equal([providenceGroup]);
+      expect(search('seattle premier')).to.deep.equal([providenceGroup]);
+    });
+
+    it('returns nothing for a query under two characters or one that matches nothing', () => {
+      for (const q of ['', ' ', 't', '  t  ', '😀']) expect(search(q), JSON.stringify(q)).to.deep.equal([]);
+      for (const q of ['--', 'zzqxv', 'tampa zzqxv', 'xylophone clinic']) expect(search(q), q).to.deep.equal([]);
+    });
+  });
+
+  describe('ranking', () => {
+    it('orders phrase prefix, name, alias, then location matches', () => {
+      expect(names(search('providence'))).to.deep.equal([
+        // 0: the name starts with the query
+        'Providence Medical Center',
+        // 1: every word in the name
+        'Ascension - Providence HealthCare Network',
+        'Ascension Providence Rochester Hospital',
+        'St. John Providence Health System',
+        // 2: an alias needed ("Providence Health & Services" and the like)
+        'Alaska Neurology Center',
+        'Barrett Hospital and Healthcare',
+        'Beloved Community Family Wellness Center',
+        'Columbia Gorge Family Medicine',
+        // 3: the city only
+        'Care New England Health System',
+      ]);
+    });
+
+    it('breaks ties by folded name, then id, whatever the input order', () => {
+      expect(search('zephyr twin')).to.deep.equal([synthetic.twinB, synthetic.twinA]);
+      const reversed = BrandSearchIndex.build([...brands].reverse());
+      for (const q of ['zephyr', 'health', 'st m', 'ny', 'sa']) expect(reversed.search(q, { limit: 100 }), q).to.deep.equal(search(q));
+    });
+
+    it('agrees with a plain implementation of the rules on hundreds of real queries', () => {
+      const queries = ['health', 'st m', 'sa', 'new y', 'tx', 'medical center', 'children', 'children ho', 'mary', 'univ of', 'a b'];
+      // Deterministic: prefixes of the words of every 37th brand's name, alias and city.
+      for (let i = 0; i < brands.length; i += 37) {
+        const brand = brands[i]!;
+        const [first = '', second = ''] = words(brand.name);
+        queries.push(first.slice(0, 2), `${first} ${second.slice(0, 1)}`, `${brand.aliases[0] ?? ''} ${brand.city ?? ''}`.slice(0, 12));
+      }
+      for (const q of queries) {
+        for (const platform of [undefined, 'CERNER' as const]) {
+          expect(names(index.search(q, platform ? { limit: 25, platform } : { limit: 25 })), `${q} ${platform}`).to.deep.equal(names(oracle(brands, q, platform, 25)));
+        }
+      }
+    });
+  });
+
+  describe('options and lookups', () => {
+    it('restricts to one platform', () => {
+      const all = search('health', 100);
+      const cerner = search('health', 100, 'CERNER');
+      expect(cerner).to.not.be.empty;
+      expect(cerner.every((b) => b.platformType === 'CERNER')).to.equal(true);
+      expect(search('health', 20, 'CERNER')).to.deep.equal(all.filter((b) => b.platformType === 'CERNER').slice(0, 20));
+      expect(search('mass gen', 25, 'MEDITECH')).to.deep.equal([]);
+      expect(search('st marys', 25, 'MEDITECH')).to.deep.equal([synthetic.stMarys]);
+    });
+
+    it('returns at most limit brands, the best ones', () => {
+      const many = search('health', 100);
+      expect(many).to.have.length(100);
+      expect(search('health', 1)).to.deep.equal(many.slice(0, 1));
+      expect(search('health', 7)).to.deep.equal(many.slice(0, 7));
+    });
+
+    it('looks brands up by id and counts them', () => {
+      expect(index.size).to.equal(brands.length);
+      expect(index.get(synthetic.clinica.id)).to.equal(synthetic.clinica);
+      expect(index.get('b_unknown')).to.equal(undefined);
+    });
+
+    it('refuses a catalog with a duplicate id', () => {
+      expect(() => BrandSearchIndex.build([synthetic.clinica, { ...synthetic.stMarys, id: synthetic.clinica.id }])).to.throw(/duplicate brand id/);
+    });
+  });
+});
