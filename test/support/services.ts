@@ -1,10 +1,12 @@
 // The real dependencies the tests run against, started once per test run: the embedded database
-// (FerretDB, the same binary `npm start` uses) and a redis-server on a free loopback port.
+// (FerretDB, the same binary `npm start` uses) and a redis-server on a free loopback port. The S3 server
+// (./s3.ts) starts with the first test that needs it and stops here with the rest.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../api/src/infra/devdb.js';
 import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { stopTestS3 } from './s3.js';
 
 let database: EmbeddedDatabase | undefined;
 let redis: ChildProcess | undefined;
@@ -20,6 +22,7 @@ export async function startTestServices(): Promise<void> {
 
 export async function stopTestServices(): Promise<void> {
   redis?.kill('SIGTERM');
+  await stopTestS3();
   await database?.stop();
 }
 
