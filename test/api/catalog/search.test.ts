@@ -182,6 +182,9 @@ describe('catalog: brand search index', () => {
       expect(many).to.have.length(100);
       expect(search('health', 1)).to.deep.equal(many.slice(0, 1));
       expect(search('health', 7)).to.deep.equal(many.slice(0, 7));
+      const tiny = BrandSearchIndex.build([synthetic.clinica]);
+      expect(tiny.search('sao', { limit: 1000 })).to.deep.equal([synthetic.clinica]);
+      expect(BrandSearchIndex.build([]).search('sao', { limit: 25 })).to.deep.equal([]);
     });
 
     it('looks brands up by id and counts them', () => {

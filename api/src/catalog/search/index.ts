@@ -29,6 +29,8 @@ export interface BrandSearchOptions {
 }
 
 const MIN_QUERY_LENGTH = 2;
+// Below this many tokens a linear walk of a brand's tokens beats a binary search.
+const LINEAR_SCAN_MAX = 32;
 
 export class BrandSearchIndex {
   readonly size: number;
@@ -56,7 +58,8 @@ export class BrandSearchIndex {
     const query = q.trim();
     // Code points, not UTF-16 units: one astral character is one character to the person typing it.
     if (query.length < MIN_QUERY_LENGTH || (query.length === 2 && query.codePointAt(0)! > 0xffff)) return [];
-    const limit = Math.floor(options.limit);
+    // The route allows 1–100; clamping to the catalog keeps the result buffer small whatever a caller passes.
+    const limit = Math.min(Math.floor(options.limit), this.size);
     const terms = words(query);
     if (terms.length === 0 || !(limit >= 1)) return [];
 
@@ -136,7 +139,18 @@ export class BrandSearchIndex {
       const from = lo[w]!;
       const to = hi[w]!;
       let fields = 0;
-      for (let i = first; i < last; i++) {
+      // A brand merged from thousands of rows (one shared multi-tenant URL) has as many tokens: skip to the
+      // range by binary search rather than walking every one of them for every query that reaches it.
+      let i = first;
+      if (last - first > LINEAR_SCAN_MAX) {
+        let end = last;
+        while (i < end) {
+          const mid = (i + end) >>> 1;
+          if (brandTokens[mid]! < from) i = mid + 1;
+          else end = mid;
+        }
+      }
+      for (; i < last; i++) {
         const token = brandTokens[i]!;
         if (token >= to) break; // ascending: no later token can be in range
         if (token >= from) fields |= brandTokenFields[i]!;
