@@ -17,6 +17,7 @@ import { opsRoutes, type Readiness } from './ops/routes.js';
 import type { PlatformContext } from './platform/context.js';
 import { patientRoutes } from './platform/patients/routes.js';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints/routes.js';
+import { catalogCors, catalogRoutes } from './sdk/catalog/routes.js';
 import type { Services } from './wiring.js';
 import { OPENAPI_NOTES } from './openapi-notes.js';
 
@@ -35,7 +36,7 @@ export function createApp({ config, services, clock, logger, readiness, version 
   collectDefaultMetrics({ register: registry });
 
   const auth = createAuth((hash) => services.keys.findByHash(hash));
-  const idempotent = createIdempotency(services.idempotencyStore, clock);
+  const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret);
   const link = linkBuilder(config.publicBaseUrl);
 
   const platform = new ApiRouter('/api/platform/v1').use(auth.requireKey('platform'));
@@ -50,6 +51,10 @@ export function createApp({ config, services, clock, logger, readiness, version 
     routers.push(admin);
   }
 
+  const sdk = new ApiRouter('/api/sdk/v1');
+  catalogRoutes(sdk, services.catalogService, config.publicBaseUrl);
+  routers.push(sdk);
+
   const ops = new ApiRouter('');
   let document: unknown;
   const openapi = () => (document ??= buildOpenApi([...routers, ops], { version, serverUrl: config.publicBaseUrl }, Problem, OPENAPI_NOTES));
@@ -59,6 +64,7 @@ export function createApp({ config, services, clock, logger, readiness, version 
   app.use(requestId());
   app.use(observe(logger, registry));
   app.use(problemMiddleware(logger));
+  app.use(catalogCors());
   for (const { router } of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods());

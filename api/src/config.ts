@@ -18,11 +18,15 @@ export interface Config {
   readonly publicBaseUrl: string | undefined;
   /** Unset: the admin surface answers 404 everywhere. */
   readonly adminToken: string | undefined;
-  /** Signs list cursors. Unset: a random per-process secret (cursors then die with the process). */
+  /** Signs list cursors and seals idempotency records. Unset (one replica only): random per process. */
   readonly cursorSecret: string;
   readonly cursorSecretIsEphemeral: boolean;
   readonly objectStorage: string;
   readonly catalog: { readonly namespace: string; readonly name: string };
+  /** How often each replica checks MongoDB for a newly activated catalog snapshot (the backstop to Redis). */
+  readonly catalogPollMs: number;
+  /** Publish the bundled demo catalog when the served catalog has none (default: with the embedded database). */
+  readonly demoCatalog: boolean;
   readonly logLevel: LogLevel;
   /** Development and tests only: admits http and private/loopback webhook hosts. */
   readonly webhookAllowPrivateUrls: boolean;
@@ -53,9 +57,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     }
     return Number(raw);
   };
-  const bool = (name: string): boolean => {
+  const bool = (name: string, fallback = false): boolean => {
     const raw = str(name)?.toLowerCase();
-    if (raw === undefined || raw === 'false' || raw === '0') return false;
+    if (raw === undefined) return fallback;
+    if (raw === 'false' || raw === '0') return false;
     if (raw === 'true' || raw === '1') return true;
     problems.push(`${name} must be true or false (got "${raw}")`);
     return false;
@@ -92,6 +97,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     problems.push('PORTICO_CURSOR_SECRET must be at least 32 characters');
   }
 
+  if (redisUrl !== undefined && configuredCursorSecret === undefined) {
+    problems.push('PORTICO_CURSOR_SECRET is required when REDIS_URL is set: replicas must share it to honour each other\'s cursors and idempotency records');
+  }
+
   const dataDir = path.resolve(str('PORTICO_DATA_DIR') ?? '.data');
   const objectStorage = str('PORTICO_OBJECT_STORAGE') ?? `file://${path.join(dataDir, 'objects')}`;
   if (!/^(file|s3):\/\//.test(objectStorage)) problems.push('PORTICO_OBJECT_STORAGE must be file://<dir> or s3://<bucket>?…');
@@ -117,6 +126,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     cursorSecretIsEphemeral: configuredCursorSecret === undefined,
     objectStorage,
     catalog: Object.freeze({ namespace: catalogMatch?.[1] ?? 'default', name: catalogMatch?.[3] ?? 'default' }),
+    catalogPollMs: int('PORTICO_CATALOG_POLL_MS', 5000, 100, 60_000),
+    demoCatalog: bool('PORTICO_DEMO_CATALOG', mongodbUri === undefined),
     logLevel,
     webhookAllowPrivateUrls: bool('PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS'),
     shutdownTimeoutMs: int('PORTICO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

@@ -22,7 +22,8 @@ async function main(): Promise<void> {
   }
   const mongo = await connectMongo(uri, config.mongodbDatabase);
   const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
-  const services = await buildServices({ config, db: mongo.db, redis, clock: systemClock });
+  const services = await buildServices({ config, db: mongo.db, redis, clock: systemClock, logger });
+  await services.activeCatalog.start(config.catalogPollMs, redis);
 
   const app = createApp({
     config,
@@ -30,7 +31,7 @@ async function main(): Promise<void> {
     clock: systemClock,
     logger,
     readiness: {
-      check: async () => ({ mongodb: await pingMongo(mongo), ...(redis && { redis: await pingRedis(redis) }) }),
+      check: async () => ({ mongodb: await pingMongo(mongo), ...(redis && { redis: await pingRedis(redis) }), catalog: services.activeCatalog.ready }),
     },
   });
   const server = createServer(app.callback());

@@ -9,6 +9,13 @@ import { AuthorizationService } from './authz/check.js';
 import { TupleRepository } from './authz/tuples.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import { ActiveCatalog } from './catalog/active.js';
+import { BrandSearchIndex } from './catalog/search/index.js';
+import { SnapshotStore } from './catalog/snapshots.js';
+import { openObjectStorage } from './infra/object-storage/index.js';
+import { CatalogService } from './sdk/catalog/service.js';
 import { CacheHub } from './infra/cache.js';
 import { documentLocksFor } from './infra/locks.js';
 import { ApiKeyRepository } from './credentials/repository.js';
@@ -28,12 +35,13 @@ export interface Connections {
   clock: Clock;
   /** DNS for webhook URL checks; tests pass a fixed table. */
   resolve?: Resolver;
+  logger?: Logger;
 }
 
 export type Services = Awaited<ReturnType<typeof buildServices>>;
 
-export async function buildServices({ config, db, redis, clock, resolve = systemResolver }: Connections) {
-  const caches = await CacheHub.create(redis);
+export async function buildServices({ config, db, redis, clock, resolve = systemResolver, logger = pino({ level: 'silent' }) }: Connections) {
+  const caches = await CacheHub.create(redis, (error) => logger.warn({ err: error }, 'a cache invalidation could not be published; other replicas converge within the TTL'));
   const locks = await documentLocksFor(db, redis);
   const minute = 60_000;
   const repositories = {
@@ -46,7 +54,10 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     endpoints: new WebhookEndpointRepository(db, locks, caches.cache('webhook-endpoints', { max: 10_000, ttlMs: minute })),
   };
   const outbox = new Outbox(db, clock);
-  await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init()]);
+  const snapshots = new SnapshotStore(db, locks, clock);
+  await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init(), snapshots.init()]);
+  const storage = openObjectStorage(config.objectStorage);
+  const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
 
   const { accounts, keys, apps, tuples, patients, endpoints } = repositories;
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
@@ -54,7 +65,14 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   return {
     ...repositories,
     caches,
-    close: () => caches.close(),
+    snapshots,
+    storage,
+    activeCatalog,
+    catalogService: new CatalogService(activeCatalog, storage),
+    close: async () => {
+      await activeCatalog.stop();
+      await caches.close();
+    },
     outbox,
     authz,
     idempotencyStore,

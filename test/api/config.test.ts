@@ -107,9 +107,14 @@ describe('config: loadConfig', () => {
     ['PORTICO_DEVDB_PORT', '0'],
     ['PORTICO_SHUTDOWN_TIMEOUT_MS', 'soon'],
   ];
+  it('demands PORTICO_CURSOR_SECRET when REDIS_URL is set, because replicas must share it', () => {
+    expectRejected({ REDIS_URL: 'redis://cache:6379' }, 'PORTICO_CURSOR_SECRET');
+  });
+
   for (const [variable, value] of invalid) {
     it(`rejects ${variable}=${JSON.stringify(value)} with a ConfigError naming it`, () => {
-      expectRejected({ [variable]: value }, variable);
+      // REDIS_URL also demands a shared cursor secret; give one so that only the value under test is wrong.
+      expectRejected({ [variable]: value, ...(variable === 'REDIS_URL' && { PORTICO_CURSOR_SECRET: 'a-shared-cursor-secret-0123456789abcdef' }) }, variable);
     });
   }
 

@@ -43,11 +43,11 @@ describe('the API process', () => {
 
   it('serves with MONGODB_URI and REDIS_URL set, and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
-    const { child, output, listening } = startProcess({ PORT: String(port), HOST: '127.0.0.1', MONGODB_URI: `${mongoUri()}${database}`, REDIS_URL: testRedisUrl(), LOG_LEVEL: 'info' });
+    const { child, output, listening } = startProcess({ PORT: String(port), HOST: '127.0.0.1', MONGODB_URI: `${mongoUri()}${database}`, REDIS_URL: testRedisUrl(), PORTICO_CURSOR_SECRET: 'main-test-cursor-secret-0123456789abcdef', LOG_LEVEL: 'info' });
     await listening;
     const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
     expect(ready.status).to.equal(200);
-    expect(await ready.json()).to.deep.include({ checks: { mongodb: true, redis: true } });
+    expect(await ready.json()).to.deep.include({ checks: { mongodb: true, redis: true, catalog: true } });
 
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     child.kill('SIGTERM');

@@ -69,6 +69,7 @@ export class TestApi {
     const config = loadConfig({
       PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
       PORTICO_CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123',
+      PORTICO_CATALOG_POLL_MS: '200',
       LOG_LEVEL: 'silent',
       MONGODB_URI: `${mongoUri()}${database}`,
       ...(options.redis ? { REDIS_URL: testRedisUrl() } : {}),
@@ -80,6 +81,7 @@ export class TestApi {
     let services: Services;
     try {
       services = await buildServices({ config, db: mongo.db, redis, clock, resolve: testResolver });
+      await services.activeCatalog.start(config.catalogPollMs, redis);
     } catch (error) {
       await mongo.client.close();
       await redis?.quit().catch(() => {});

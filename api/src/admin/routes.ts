@@ -1,12 +1,11 @@
 import type { Middleware } from 'koa';
-import type { App as AppEntity } from '../apps/repository.js';
 import type { ApiRouter, OperationPatch } from '../http/openapi.js';
 import { validate } from '../http/validate.js';
-import { Account, AccountParams, App, CreateAccount, CreateApp, CreatedApp, CreateKey, IssuedKey, KeyParams, UpdateApp } from './schema.js';
+import { Account, AccountParams, App, AppParams, CreateAccount, CreateApp, CreatedApp, CreateKey, IssuedKey, KeyParams, UpdateApp } from './schema.js';
+import { presentApp } from './presenter.js';
 import type { AdminService } from './service.js';
 
 const tags = ['Admin'];
-const presentApp = (app: AppEntity) => ({ id: app.id, name: app.name, grants: app.grants, status: app.status });
 
 export function adminRoutes(api: ApiRouter, admin: AdminService, idempotent: () => Middleware & { openapi: OperationPatch }): void {
   const createAccount = validate({ body: CreateAccount });
@@ -61,7 +60,7 @@ export function adminRoutes(api: ApiRouter, admin: AdminService, idempotent: () 
     },
   );
 
-  const updateApp = validate({ params: AccountParams, body: UpdateApp, bodyMediaTypes: ['application/merge-patch+json'] });
+  const updateApp = validate({ params: AppParams, body: UpdateApp, bodyMediaTypes: ['application/merge-patch+json'] });
   api.patch(
     '/apps/:id',
     { operationId: 'adminUpdateApp', summary: 'Suspend, reactivate or re-grant an app', tags, responses: { 200: { description: 'The app.', schema: App } } },

@@ -4,6 +4,7 @@ import { Text } from '../http/schemas.js';
 export const PLATFORM_SCOPES = ['patient:read', 'patient:write', 'webhook:read', 'webhook:write', 'app_user:read', 'app_user:write', 'clinical:write'] as const;
 
 export const AccountParams = Type.Object({ id: Type.String({ maxLength: 1024 }) });
+export const AppParams = Type.Object({ id: Type.String({ maxLength: 1024 }) });
 export const KeyParams = Type.Object({ keyId: Type.String({ maxLength: 1024 }) });
 
 export const CreateAccount = Type.Object({ name: Text(1, 200) }, { additionalProperties: false });

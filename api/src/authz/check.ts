@@ -22,6 +22,8 @@ export const MODEL: Record<string, Record<string, Rewrite[]>> = {
 
 export const MAX_DEPTH = 8;
 
+const GRANTED = Object.freeze({ granted: true as const });
+
 /**
  * Checks, and the only writer of tuples. Granted decisions are cached: adding tuples can only grant more,
  * so cached "yes" answers stay true until a tuple is removed, which forgets them all (on every replica).
@@ -29,7 +31,7 @@ export const MAX_DEPTH = 8;
 export class AuthorizationService {
   constructor(
     private readonly tuples: TupleRepository,
-    private readonly granted?: SharedCache<true[]>,
+    private readonly granted?: SharedCache<typeof GRANTED>,
     private readonly model = MODEL,
   ) {}
 
@@ -44,30 +46,33 @@ export class AuthorizationService {
 
   /** Does `subject` hold `relation` on `object`, within `tenantId`? */
   async check(tenantId: string, subject: string, relation: string, object: string): Promise<boolean> {
-    const key = `${tenantId}|${subject}|${relation}|${object}`;
-    if (this.granted?.peek(key)) return true;
-    const allowed = await this.evaluate(tenantId, subject, relation, object, 0);
-    if (allowed) await this.granted?.getOrLoad(key, async () => [true]);
-    return allowed;
+    if (this.granted) {
+      const key = `${tenantId}|${subject}|${relation}|${object}`;
+      const cached = await this.granted.getOrLoad(key, async () => ((await this.evaluate(tenantId, subject, relation, object, 0, false)) ? GRANTED : null));
+      if (cached) return true;
+    }
+    // Cached relation sets can lag behind tuples another process just added (a key issued from the command
+    // line): a "no" is confirmed against the database before it is given.
+    return this.evaluate(tenantId, subject, relation, object, 0, true);
   }
 
-  private async evaluate(tenantId: string, subject: string, relation: string, object: string, depth: number): Promise<boolean> {
+  private async evaluate(tenantId: string, subject: string, relation: string, object: string, depth: number, fresh: boolean): Promise<boolean> {
     if (depth > MAX_DEPTH) return false;
     const type = object.slice(0, object.indexOf(':'));
     const rewrites = this.model[type]?.[relation];
     if (!rewrites) return false;
     for (const rewrite of rewrites) {
       if ('this' in rewrite) {
-        for (const held of await this.tuples.subjects(tenantId, object, relation)) {
+        for (const held of await this.tuples.subjects(tenantId, object, relation, fresh)) {
           if (held === subject) return true;
           const hash = held.indexOf('#');
-          if (hash > 0 && (await this.evaluate(tenantId, subject, held.slice(hash + 1), held.slice(0, hash), depth + 1))) return true;
+          if (hash > 0 && (await this.evaluate(tenantId, subject, held.slice(hash + 1), held.slice(0, hash), depth + 1, fresh))) return true;
         }
       } else if ('from' in rewrite) {
-        for (const target of await this.tuples.subjects(tenantId, object, rewrite.from)) {
-          if (await this.evaluate(tenantId, subject, rewrite.computed, target, depth + 1)) return true;
+        for (const target of await this.tuples.subjects(tenantId, object, rewrite.from, fresh)) {
+          if (await this.evaluate(tenantId, subject, rewrite.computed, target, depth + 1, fresh)) return true;
         }
-      } else if (await this.evaluate(tenantId, subject, rewrite.computed, object, depth + 1)) {
+      } else if (await this.evaluate(tenantId, subject, rewrite.computed, object, depth + 1, fresh)) {
         return true;
       }
     }

@@ -53,10 +53,11 @@ export class TupleRepository {
     this.cache?.invalidate(id);
   }
 
-  /** The subjects holding `relation` on `object` inside the tenant. */
-  async subjects(tenantId: string, object: string, relation: string): Promise<string[]> {
+  /** The subjects holding `relation` on `object` inside the tenant; `fresh` reads past the cache. */
+  async subjects(tenantId: string, object: string, relation: string, fresh = false): Promise<string[]> {
     const id = relationId(tenantId, object, relation);
     const load = async () => (await this.collection.findOne({ _id: id }, { projection: { subjects: 1 } }))?.subjects ?? [];
+    if (fresh) return load();
     // Only non-empty sets are cached: "no tuple yet" must not outlive the write that adds one.
     return (await (this.cache ? this.cache.getOrLoad(id, load, (subjects) => subjects.length > 0) : load())) ?? [];
   }

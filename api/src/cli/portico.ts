@@ -2,7 +2,8 @@
 // database (MONGODB_URI, or the embedded database started on demand); `portico serve` starts the API.
 import { parseArgs } from 'node:util';
 import { CreateAccount, CreateApp, CreateKey, UpdateApp } from '../admin/schema.js';
-import { AdminService } from '../admin/service.js';
+import { presentApp } from '../admin/presenter.js';
+import type { AdminService } from '../admin/service.js';
 import { systemClock } from '../clock.js';
 import { loadConfig } from '../config.js';
 import { AppError } from '../http/errors.js';
@@ -60,12 +61,11 @@ async function runAdmin(admin: AdminService, command: string | undefined, values
     case 'create-app': {
       const input = assertValid(CreateApp, { name: required(values, 'name'), grants: parseJson('grants', values.grants, DEFAULT_GRANTS) });
       const { app, ...keys } = await admin.createApp(required(values, 'account'), input.name, input.grants);
-      return { id: app.id, name: app.name, grants: app.grants, status: app.status, ...keys };
+      return { ...presentApp(app), ...keys };
     }
     case 'update-app': {
       const input = assertValid(UpdateApp, { status: required(values, 'status'), ...(values.grants && { grants: parseJson('grants', values.grants, undefined) }) });
-      const app = await admin.updateApp(required(values, 'app'), input);
-      return { id: app.id, name: app.name, grants: app.grants, status: app.status };
+      return presentApp(await admin.updateApp(required(values, 'app'), input));
     }
     default:
       throw new UsageError(command ? `unknown admin command "${command}"` : 'an admin command is required');

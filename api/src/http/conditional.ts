@@ -17,15 +17,15 @@ const TAG = /^(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"$/;
 export function parseTagList(header: string): TagList | undefined {
   const trimmed = header.trim();
   if (trimmed === '*') return '*';
+  // Tokenised, not split on commas: a comma is a legal character inside an opaque tag.
   const tags: EntityTag[] = [];
-  for (const part of trimmed.split(',')) {
-    const item = part.trim();
-    if (item === '') continue;
-    const match = TAG.exec(item);
-    if (!match) return undefined;
+  const item = /[\s,]*(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"[ \t]*(,|$)/y;
+  let match: RegExpExecArray | null;
+  while (item.lastIndex < trimmed.length && (match = item.exec(trimmed)) !== null) {
     tags.push({ weak: match[1] !== undefined, opaque: match[2]! });
+    if (match[3] === '') break;
   }
-  return tags.length > 0 ? tags : undefined;
+  return tags.length > 0 && item.lastIndex === trimmed.length ? tags : undefined;
 }
 
 export const IF_NONE_MATCH: HeaderDoc = {

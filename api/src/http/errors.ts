@@ -41,6 +41,8 @@ export class AppError extends Error {
     readonly details: Record<string, unknown> = {},
     /** Response headers that belong to this error (Allow, Retry-After, WWW-Authenticate). */
     readonly headers: Record<string, string> = {},
+    /** storable: false for outcomes a retry may not see again (lost races), so idempotency does not replay them. */
+    readonly options: { storable?: boolean } = {},
   ) {
     super(detail);
     this.name = 'AppError';

@@ -1,10 +1,10 @@
 // Idempotency-Key (CONTRACT §4): one execution per (credential, key); executed outcomes are replayed
 // byte-for-byte for 24 hours. Requests rejected before execution are not stored, so they can be retried.
-import { createHash, randomUUID } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Clock } from '../clock.js';
 import { AppError, invalidField } from './errors.js';
-import type { IdempotencyStore, StoredResponse } from './idempotency-store.js';
+import type { IdempotencyStore } from './idempotency-store.js';
 import type { OperationPatch } from './openapi.js';
 import { principalOf } from './auth.js';
 import { renderProblem, toAppError } from './problem-middleware.js';
@@ -15,7 +15,36 @@ const RUNNING_TTL_MS = 60 * 1000;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 /** Outcomes that the operation decided and that a retry would see again. */
 const STORED_ERROR_STATUSES = new Set([404, 409, 412]);
-const REPLAYED_HEADERS = ['ETag', 'Location', 'Content-Type'];
+const REPLAYED_HEADERS = ['ETag', 'Location', 'Content-Type', 'Cache-Control', 'Vary'];
+
+interface StoredResponse {
+  status: number;
+  body: string | null;
+  headers: Record<string, string>;
+}
+
+/**
+ * Stored outcomes hold secrets (issued keys, webhook signing secrets, patient data), so they are sealed
+ * with AES-256-GCM under a key derived from the server secret, the credential and the raw Idempotency-Key:
+ * the store alone cannot read them, and only the same request can.
+ */
+function sealingKey(serverSecret: string, keyId: string, idempotencyKey: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', serverSecret, keyId, `portico-idempotency\n${idempotencyKey}`, 32));
+}
+
+function seal(key: Buffer, response: StoredResponse): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const data = Buffer.concat([cipher.update(JSON.stringify(response), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
+}
+
+function unseal(key: Buffer, sealed: string): StoredResponse {
+  const raw = Buffer.from(sealed, 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  decipher.setAuthTag(raw.subarray(12, 28));
+  return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as StoredResponse;
+}
 
 function readKey(ctx: Context): string | undefined {
   const values = ctx.req.headersDistinct['idempotency-key'];
@@ -27,13 +56,14 @@ function readKey(ctx: Context): string | undefined {
   return key;
 }
 
-export function createIdempotency(store: IdempotencyStore, clock: Clock) {
+export function createIdempotency(store: IdempotencyStore, clock: Clock, serverSecret: string) {
   return function idempotent(): Middleware & { openapi: OperationPatch } {
     const middleware = async function idempotentMiddleware(ctx: Context, next: () => Promise<unknown>) {
       const key = readKey(ctx);
       if (key === undefined) return next();
 
-      const scope = createHash('sha256').update(`${principalOf(ctx).keyId}\n${key}`).digest('hex');
+      const { keyId } = principalOf(ctx);
+      const scope = createHash('sha256').update(`${keyId}\n${key}`).digest('hex');
       const fingerprint = createHash('sha256')
         .update([ctx.method, ctx.path, ctx.state.bodySha256 ?? '', ctx.get('If-Match')].join('\n'))
         .digest('hex');
@@ -47,7 +77,7 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock) {
         if (existing.state === 'running') {
           throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still executing.', {}, { 'Retry-After': '1' });
         }
-        replay(ctx, existing.response);
+        replay(ctx, unseal(sealingKey(serverSecret, keyId, key), existing.sealed));
         return;
       }
 
@@ -55,7 +85,7 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock) {
         await next();
       } catch (error) {
         const decided = toAppError(error);
-        if (!decided || !STORED_ERROR_STATUSES.has(decided.status) || decided.code === 'IDEMPOTENCY_KEY_IN_USE') {
+        if (!decided || !STORED_ERROR_STATUSES.has(decided.status) || decided.code === 'IDEMPOTENCY_KEY_IN_USE' || decided.options.storable === false) {
           await store.release(scope, owner);
           throw error;
         }
@@ -73,8 +103,9 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock) {
         const value = ctx.response.get(name);
         if (value) headers[name] = String(value);
       }
-      const response: StoredResponse = { status: ctx.status, body, headers };
-      await store.complete(scope, { state: 'done', fingerprint, response, expiresAt: clock.now().getTime() + REPLAY_WINDOW_MS }, clock.now().getTime());
+      const sealed = seal(sealingKey(serverSecret, keyId, key), { status: ctx.status, body, headers });
+      const completedAt = clock.now().getTime();
+      await store.complete(scope, owner, { state: 'done', fingerprint, sealed, expiresAt: completedAt + REPLAY_WINDOW_MS }, completedAt);
     } as Middleware & { openapi: OperationPatch };
     middleware.openapi = {
       requestHeaders: [

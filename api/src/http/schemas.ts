@@ -7,7 +7,7 @@ export const Version = Type.String({ pattern: '^[1-9][0-9]*$', description: 'Res
 export const Links = Type.Object({ self: Type.Object({ href: Type.String() }) });
 
 /** A path identifier: any string, so that a malformed id gets the operation's own answer, not a 400. */
-export const IdParams = Type.Object({ id: Type.String({ maxLength: 1024 }) });
+export const IdParams = Type.Object({ id: Type.String() });
 
 export const Problem = Type.Object(
   {

@@ -47,15 +47,6 @@ export class SharedCache<V extends object> {
     this.broadcast(this.name, ALL);
   }
 
-  /** The value when cached; a synchronous fast path for the hottest reads. */
-  peek(key: string): V | undefined {
-    return this.entries.get(key);
-  }
-
-  set(key: string, value: V): void {
-    this.entries.set(key, value);
-  }
-
   evict(key: string): void {
     if (key === ALL) return this.clear();
     this.epoch++;
@@ -72,11 +63,18 @@ export class CacheHub {
   private readonly caches = new Map<string, SharedCache<object>>();
   private subscriber: Redis | undefined;
 
-  private constructor(private readonly publisher: Redis | undefined) {}
+  private constructor(
+    private readonly publisher: Redis | undefined,
+    private readonly onLost: (error: unknown) => void,
+  ) {}
 
   /** In-process only (one replica), or shared invalidation over Redis pub/sub. */
-  static async create(redis?: Redis): Promise<CacheHub> {
-    const hub = new CacheHub(redis);
+  static async create(redis?: Redis, onLost: (error: unknown) => void = () => {}): Promise<CacheHub> {
+    // The publisher queues while disconnected (the shared client fails fast): an invalidation made during a
+    // blip still goes out on reconnection instead of being dropped.
+    const publisher = redis?.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
+    publisher?.on('error', () => {});
+    const hub = new CacheHub(publisher, onLost);
     if (redis) {
       // A subscriber of its own that connects now and queues until ready (the shared client fails fast).
       const subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
@@ -95,7 +93,7 @@ export class CacheHub {
 
   cache<V extends object>(name: string, options: CacheOptions): SharedCache<V> {
     const cache = new SharedCache<V>(name, options, (n, key) => {
-      this.publisher?.publish(CHANNEL, `${n}\n${key}`).catch(() => {});
+      this.publisher?.publish(CHANNEL, `${n}\n${key}`).catch(this.onLost);
     });
     this.caches.set(name, cache as unknown as SharedCache<object>);
     return cache;
@@ -107,5 +105,6 @@ export class CacheHub {
 
   async close(): Promise<void> {
     await this.subscriber?.quit().catch(() => {});
+    await this.publisher?.quit().catch(() => {});
   }
 }

@@ -32,33 +32,36 @@ export class PatientRepository {
     this.collection = db.collection<PatientDocument>('patients');
   }
 
-  async init(): Promise<void> {
-    await this.collection.createIndex({ tenantId: 1, createdAt: -1 });
-  }
+  async init(): Promise<void> {}
 
   async insert(patient: Patient): Promise<void> {
     const { version, ...rest } = patient;
     await this.collection.insertOne({ _id: keyOf(patient.tenantId, patient.id), _version: version, ...rest });
   }
 
-  /** The tenant's patient, deleted or not; null when the tenant never had it. */
+  /** The tenant's patient, deleted or not; null when the tenant never had it. Served from the cache. */
   async find(tenantId: string, id: string): Promise<Patient | null> {
     const key = keyOf(tenantId, id);
-    const load = async () => {
-      const doc = await this.collection.findOne({ _id: key });
-      return doc && toPatient(doc);
-    };
-    return this.cache ? this.cache.getOrLoad(key, load) : load();
+    return this.cache ? this.cache.getOrLoad(key, () => this.findStored(tenantId, id)) : this.findStored(tenantId, id);
   }
 
-  /** Soft-deletes a live patient; false when it is absent or already deleted. */
-  async softDelete(tenantId: string, id: string, at: Date): Promise<boolean> {
+  /** The same, read from the database (for writes). */
+  async findStored(tenantId: string, id: string): Promise<Patient | null> {
+    const doc = await this.collection.findOne({ _id: keyOf(tenantId, id) });
+    return doc && Object.freeze(toPatient(doc));
+  }
+
+  /** Soft-deletes the patient if it is still live at `version`; false when it moved on or went away. */
+  async softDelete(tenantId: string, id: string, version: number, at: Date): Promise<boolean> {
     const key = keyOf(tenantId, id);
-    const result = await this.locks.withLock(`patients:${key}`, () =>
-      this.collection.updateOne({ _id: key, deletedAt: null }, { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } }),
-    );
-    this.cache?.invalidate(keyOf(tenantId, id));
-    return result.modifiedCount === 1;
+    try {
+      const result = await this.locks.withLock(`patients:${key}`, () =>
+        this.collection.updateOne({ _id: key, _version: version, deletedAt: null }, { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } }),
+      );
+      return result.modifiedCount === 1;
+    } finally {
+      this.cache?.invalidate(key); // also after an ambiguous failure: the write may have happened
+    }
   }
 }
 

@@ -1,13 +1,13 @@
+import { PRIVATE_NO_CACHE } from '../../http/caching.js';
 import type { ApiRouter } from '../../http/openapi.js';
 import { principalOf, requireScope } from '../../http/auth.js';
-import { IF_NONE_MATCH, sendRepresentation, strongEtag } from '../../http/conditional.js';
+import { IF_NONE_MATCH, ifMatch, preconditionOf, sendRepresentation, strongEtag } from '../../http/conditional.js';
 import { IdParams } from '../../http/schemas.js';
 import { validate } from '../../http/validate.js';
 import type { PlatformContext } from '../context.js';
 import { presentPatient } from './presenter.js';
 import { CreatePatient, Patient } from './schema.js';
 
-const PRIVATE = { 'Cache-Control': 'private, no-cache', Vary: 'Authorization' };
 const tags = ['Patients'];
 
 export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: PlatformContext): void {
@@ -23,7 +23,7 @@ export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: Pl
       ctx.status = 201;
       ctx.set('Location', link(`/api/platform/v1/patients/${patient.id}`));
       ctx.set('ETag', strongEtag(patient.version));
-      ctx.set(PRIVATE);
+      ctx.set(PRIVATE_NO_CACHE);
       ctx.body = presentPatient(patient, link);
     },
   );
@@ -44,7 +44,7 @@ export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: Pl
     byId,
     async (ctx) => {
       const patient = await patients.get(principalOf(ctx), byId.get(ctx).params.id);
-      sendRepresentation(ctx, strongEtag(patient.version), () => presentPatient(patient, link), PRIVATE);
+      sendRepresentation(ctx, strongEtag(patient.version), () => presentPatient(patient, link), PRIVATE_NO_CACHE);
     },
   );
 
@@ -53,15 +53,16 @@ export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: Pl
     {
       operationId: 'deletePatient',
       summary: 'Delete a patient profile (soft)',
-      description: 'Authorized like the read (uniform 403). Emits `patient.deleted`. Deleting again → 404.',
+      description: 'Authorized like the read (uniform 403), then existence (404), then If-Match (412). Emits `patient.deleted`. Deleting again → 404.',
       tags,
       responses: { 204: { description: 'Deleted.' } },
     },
     requireScope('patient:write'),
     byId,
+    ifMatch(),
     idempotent(),
     async (ctx) => {
-      await patients.delete(principalOf(ctx), byId.get(ctx).params.id);
+      await patients.delete(principalOf(ctx), byId.get(ctx).params.id, preconditionOf(ctx));
       ctx.status = 204;
     },
   );

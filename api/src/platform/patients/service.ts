@@ -7,6 +7,7 @@ import type { AuthorizationService } from '../../authz/check.js';
 import type { Clock } from '../../clock.js';
 import type { Outbox } from '../../events/outbox.js';
 import { ACCESS_DENIED_DETAIL, type Principal } from '../../http/auth.js';
+import { preconditionHolds, type Precondition } from '../../http/conditional.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { Patient, PatientRepository } from './repository.js';
 import type { CreatePatient } from './schema.js';
@@ -47,12 +48,21 @@ export class PatientService {
     return patient;
   }
 
-  async delete(principal: Principal, id: string): Promise<void> {
+  /** Authorization (403), then existence (404), then If-Match (412), then a delete conditional on the version read. */
+  async delete(principal: Principal, id: string, precondition: Precondition | undefined): Promise<void> {
     await this.authorize(principal, 'write', id);
     const tenantId = principal.accountId;
-    const event = this.deps.outbox.event('patient.deleted', tenantId, `patient:${id}`, { patientId: id });
-    const deleted = await this.deps.outbox.record([event], async () => ((await this.deps.patients.softDelete(tenantId, id, this.deps.clock.now())) ? true : undefined));
-    if (!deleted) throw notFound('patient');
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.deps.patients.findStored(tenantId, id);
+      if (!current || current.deletedAt !== null) throw notFound('patient');
+      if (!preconditionHolds(precondition, String(current.version))) {
+        throw new AppError('PRECONDITION_FAILED', 'The patient has changed since the given entity tag.', { currentVersion: String(current.version) });
+      }
+      const event = this.deps.outbox.event('patient.deleted', tenantId, `patient:${id}`, { patientId: id });
+      const deleted = await this.deps.outbox.record([event], async () => ((await this.deps.patients.softDelete(tenantId, id, current.version, this.deps.clock.now())) ? true : undefined));
+      if (deleted) return;
+      if (attempt >= 5) throw new AppError('CONFLICT', 'The patient is being changed concurrently; retry.', {}, {}, { storable: false });
+    }
   }
 
   /** Steps 2 and 3 of the seed's order; any "no" is the same 403. */

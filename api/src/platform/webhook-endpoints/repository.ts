@@ -54,8 +54,11 @@ export class WebhookEndpointRepository {
 
   async insert(endpoint: WebhookEndpoint): Promise<void> {
     const { version, ...rest } = endpoint;
-    await this.collection.insertOne({ _id: keyOf(endpoint.accountId, endpoint.id), _version: version, ...rest });
-    this.cache?.invalidate(endpoint.accountId);
+    try {
+      await this.collection.insertOne({ _id: keyOf(endpoint.accountId, endpoint.id), _version: version, ...rest });
+    } finally {
+      this.cache?.invalidate(endpoint.accountId);
+    }
   }
 
   /** The account's live endpoint as stored now (for writes), or null when absent, deleted or foreign. */
@@ -78,7 +81,8 @@ export class WebhookEndpointRepository {
   }
 
   private async allLive(accountId: string): Promise<WebhookEndpoint[]> {
-    const load = async () => (await this.collection.find({ accountId, deletedAt: null }).sort({ createdAt: -1, id: -1 }).toArray()).map(toEndpoint);
+    // Frozen: cached objects are shared by requests (and their JSON is memoised), so nothing may change them.
+    const load = async () => Object.freeze((await this.collection.find({ accountId, deletedAt: null }).sort({ createdAt: -1, id: -1 }).toArray()).map((d) => Object.freeze(toEndpoint(d)))) as WebhookEndpoint[];
     return (await (this.cache ? this.cache.getOrLoad(accountId, load) : load())) ?? [];
   }
 
@@ -88,24 +92,30 @@ export class WebhookEndpointRepository {
     const set = { ...changes, updatedAt: at };
     if (unset) delete set.description;
     const key = keyOf(accountId, id);
-    const doc = await this.locks.withLock(`webhook_endpoints:${key}`, () =>
-      this.collection.findOneAndUpdate(
-        { _id: key, _version: version, deletedAt: null },
-        { $set: set, $inc: { _version: 1 }, ...(unset ? { $unset: unset } : {}) },
-        { returnDocument: 'after' },
-      ),
-    );
-    this.cache?.invalidate(accountId);
-    return doc && toEndpoint(doc);
+    try {
+      const doc = await this.locks.withLock(`webhook_endpoints:${key}`, () =>
+        this.collection.findOneAndUpdate(
+          { _id: key, _version: version, deletedAt: null },
+          { $set: set, $inc: { _version: 1 }, ...(unset ? { $unset: unset } : {}) },
+          { returnDocument: 'after' },
+        ),
+      );
+      return doc && toEndpoint(doc);
+    } finally {
+      this.cache?.invalidate(accountId); // also after an ambiguous failure: the write may have happened
+    }
   }
 
   async softDelete(accountId: string, id: string, version: number, at: Date): Promise<boolean> {
     const key = keyOf(accountId, id);
-    const result = await this.locks.withLock(`webhook_endpoints:${key}`, () =>
-      this.collection.updateOne({ _id: key, _version: version, deletedAt: null }, { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } }),
-    );
-    this.cache?.invalidate(accountId);
-    return result.modifiedCount === 1;
+    try {
+      const result = await this.locks.withLock(`webhook_endpoints:${key}`, () =>
+        this.collection.updateOne({ _id: key, _version: version, deletedAt: null }, { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } }),
+      );
+      return result.modifiedCount === 1;
+    } finally {
+      this.cache?.invalidate(accountId);
+    }
   }
 }
 

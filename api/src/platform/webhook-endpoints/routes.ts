@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import { principalOf, requireScope } from '../../http/auth.js';
 import { IF_NONE_MATCH, ifMatch, preconditionOf, sendRepresentation, strongEtag } from '../../http/conditional.js';
+import { PRIVATE_NO_CACHE } from '../../http/caching.js';
 import type { ApiRouter } from '../../http/openapi.js';
 import { IdParams } from '../../http/schemas.js';
 import { validate } from '../../http/validate.js';
@@ -9,16 +10,15 @@ import { endpointPath, presentWebhookEndpoint, presentWebhookEndpointPage } from
 import type { WebhookEndpoint as Endpoint } from './repository.js';
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint, ListQuery, UpdateWebhookEndpoint, WebhookEndpoint, WebhookEndpointList } from './schema.js';
 
-const PRIVATE = { 'Cache-Control': 'private, no-cache', Vary: 'Authorization' };
 const tags = ['Webhook endpoints'];
 const notFoundNote = 'Another account\'s, deleted or unknown endpoint → 404.';
 
 export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempotent, link }: PlatformContext): void {
-  const present = (ctx: Context, endpoint: Endpoint, status = 200) => {
+  const present = (ctx: Context, endpoint: Endpoint, status = 200, extra: { secret?: string } = {}) => {
     ctx.status = status;
     ctx.set('ETag', strongEtag(endpoint.version));
-    ctx.set(PRIVATE);
-    ctx.body = presentWebhookEndpoint(endpoint, link);
+    ctx.set(PRIVATE_NO_CACHE);
+    ctx.body = { ...presentWebhookEndpoint(endpoint, link), ...extra };
   };
 
   const create = validate({ body: CreateWebhookEndpoint });
@@ -36,9 +36,8 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
     idempotent(),
     async (ctx) => {
       const endpoint = await webhookEndpoints.create(principalOf(ctx), create.get(ctx).body);
-      present(ctx, endpoint, 201);
+      present(ctx, endpoint, 201, { secret: endpoint.secret }); // the only response that shows the secret
       ctx.set('Location', link(endpointPath(endpoint.id)));
-      ctx.body = { ...presentWebhookEndpoint(endpoint, link), secret: endpoint.secret };
     },
   );
 
@@ -58,7 +57,7 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
       const { limit, cursor } = list.get(ctx).query;
       const page = await webhookEndpoints.list(principalOf(ctx), limit, cursor);
       const self = new URLSearchParams({ limit: String(limit), ...(cursor !== undefined && { cursor }) });
-      ctx.set(PRIVATE);
+      ctx.set(PRIVATE_NO_CACHE);
       ctx.type = 'application/json';
       ctx.body = presentWebhookEndpointPage(page.items, page.nextCursor, link(`/api/platform/v1/webhook-endpoints?${self}`), link);
     },
@@ -79,7 +78,7 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
     byId,
     async (ctx) => {
       const endpoint = await webhookEndpoints.get(principalOf(ctx), byId.get(ctx).params.id);
-      sendRepresentation(ctx, strongEtag(endpoint.version), () => presentWebhookEndpoint(endpoint, link), PRIVATE);
+      sendRepresentation(ctx, strongEtag(endpoint.version), () => presentWebhookEndpoint(endpoint, link), PRIVATE_NO_CACHE);
     },
   );
 

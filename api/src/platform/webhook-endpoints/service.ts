@@ -87,14 +87,16 @@ export class WebhookEndpointService {
 
   async update(principal: Principal, id: string, patch: UpdateWebhookEndpoint, precondition: Precondition | undefined): Promise<WebhookEndpoint> {
     if (patch.eventTypes) checkEventTypes(patch.eventTypes);
-    const url = patch.url === undefined ? undefined : await checkWebhookUrl(patch.url, this.deps.urlPolicy);
+    let url: string | undefined;
     for (let attempt = 1; ; attempt++) {
       const current = await this.current(principal, id, precondition);
+      // Only an existing endpoint (404 first, then 412) is worth a DNS lookup.
+      if (patch.url !== undefined && url === undefined) url = await checkWebhookUrl(patch.url, this.deps.urlPolicy);
       const changes = changesOf(current, { ...patch, ...(url !== undefined && { url }) });
       if (Object.keys(changes).length === 0) return current;
       const updated = await this.deps.endpoints.update(principal.accountId, id, current.version, changes, this.deps.clock.now());
       if (updated) return updated;
-      if (attempt >= MAX_WRITE_ATTEMPTS) throw new AppError('CONFLICT', 'The webhook endpoint is being changed concurrently; retry.');
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw concurrentChange();
     }
   }
 
@@ -105,7 +107,7 @@ export class WebhookEndpointService {
         await this.deps.accounts.release(principal.accountId, 'webhookEndpoints');
         return;
       }
-      if (attempt >= MAX_WRITE_ATTEMPTS) throw new AppError('CONFLICT', 'The webhook endpoint is being changed concurrently; retry.');
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw concurrentChange();
     }
   }
 
@@ -120,15 +122,20 @@ export class WebhookEndpointService {
   }
 }
 
+/** Lost every race: worth a retry, so never replayed as the request's outcome. */
+const concurrentChange = () => new AppError('CONFLICT', 'The webhook endpoint is being changed concurrently; retry.', {}, {}, { storable: false });
+
 function checkEventTypes(eventTypes: readonly string[]): void {
   if (eventTypes.includes('*') && eventTypes.length > 1) throw invalidField('body', 'eventTypes', '"*" stands alone');
 }
+
+const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x) => b.includes(x));
 
 /** Only what actually differs; setting status ACTIVE also clears the failure count. */
 function changesOf(current: WebhookEndpoint, patch: UpdateWebhookEndpoint): EndpointChanges {
   const changes: EndpointChanges = {};
   if (patch.url !== undefined && patch.url !== current.url) changes.url = patch.url;
-  if (patch.eventTypes !== undefined && JSON.stringify(patch.eventTypes) !== JSON.stringify(current.eventTypes)) changes.eventTypes = patch.eventTypes;
+  if (patch.eventTypes !== undefined && !sameSet(patch.eventTypes, current.eventTypes)) changes.eventTypes = patch.eventTypes;
   if (patch.description !== undefined && patch.description !== current.description) changes.description = patch.description;
   if (patch.status !== undefined && patch.status !== current.status) changes.status = patch.status;
   if (patch.status === 'ACTIVE' && current.consecutiveFailures !== 0) changes.consecutiveFailures = 0;

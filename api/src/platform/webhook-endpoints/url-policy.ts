@@ -4,9 +4,13 @@
 // spelling of an address meets the same range check. Delivery checks again at connect time.
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { invalidField } from '../../http/errors.js';
+import { invalidField, serviceUnavailable } from '../../http/errors.js';
 
 export const MAX_URL_LENGTH = 2048;
+/** A lookup slower than this is a DNS problem, not the client's: 503. */
+export const RESOLVE_TIMEOUT_MS = 3000;
+/** Answers that say the name has no address (the client's URL is wrong); anything else is transient. */
+const NO_SUCH_HOST = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME', 'EAI_NONAME', 'EAI_NODATA']);
 
 /** Resolves a host name to all of its addresses. */
 export type Resolver = (host: string) => Promise<string[]>;
@@ -17,6 +21,8 @@ export interface UrlPolicy {
   /** PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: development and tests only. */
   allowPrivate: boolean;
   resolve: Resolver;
+  /** Default RESOLVE_TIMEOUT_MS. */
+  resolveTimeoutMs?: number;
 }
 
 /** Only global unicast; ipaddr.js names every special-purpose range otherwise (loopback, private, 6to4, …). */
@@ -50,10 +56,17 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<s
     return normalised;
   }
   let addresses: string[];
+  let timer: NodeJS.Timeout | undefined;
   try {
-    addresses = await policy.resolve(host);
-  } catch {
-    throw refuse(`host "${host}" does not resolve`);
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error('DNS timeout'), { code: 'ETIMEOUT' })), policy.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS);
+    });
+    addresses = await Promise.race([policy.resolve(host), timeout]);
+  } catch (error) {
+    if (NO_SUCH_HOST.has((error as { code?: string }).code ?? '')) throw refuse(`host "${host}" does not resolve`);
+    throw serviceUnavailable('DNS');
+  } finally {
+    clearTimeout(timer);
   }
   if (addresses.length === 0) throw refuse(`host "${host}" does not resolve`);
   if (!addresses.every(isPublicAddress)) {

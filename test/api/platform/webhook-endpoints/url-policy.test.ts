@@ -148,3 +148,29 @@ describe('platform: webhook URL policy', () => {
     });
   });
 });
+
+describe('url policy: DNS trouble is not the client\'s fault', () => {
+  const policy = (resolve: (host: string) => Promise<string[]>) => ({ allowPrivate: false, resolve, resolveTimeoutMs: 50 });
+
+  it('answers 503 when the lookup times out', async () => {
+    const never = () => new Promise<string[]>(() => {});
+    const error = await checkWebhookUrl('https://slow.example.test/hook', policy(never)).then(
+      () => undefined,
+      (e: unknown) => e as AppError,
+    );
+    expect(error).to.include({ code: 'SERVICE_UNAVAILABLE', retryable: true });
+  });
+
+  it('answers 503 on a temporary failure (EAI_AGAIN) and 400 when the name does not exist', async () => {
+    const temporary = async () => {
+      throw Object.assign(new Error('try again'), { code: 'EAI_AGAIN' });
+    };
+    const missing = async () => {
+      throw Object.assign(new Error('no such host'), { code: 'ENOTFOUND' });
+    };
+    const first = await checkWebhookUrl('https://flaky.example.test/', policy(temporary)).catch((e: AppError) => e);
+    const second = await checkWebhookUrl('https://nowhere.example.test/', policy(missing)).catch((e: AppError) => e);
+    expect((first as AppError).code).to.equal('SERVICE_UNAVAILABLE');
+    expect((second as AppError).code).to.equal('BAD_REQUEST');
+  });
+});
