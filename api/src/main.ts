@@ -1,5 +1,8 @@
 // Process entry: config → connections → server → graceful shutdown.
 import { createServer } from 'node:http';
+import path from 'node:path';
+import { importCatalogFile } from '../../operator/src/import-file.js';
+import { repoRoot } from './infra/repo-root.js';
 import { createApp } from './app.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -23,6 +26,16 @@ async function main(): Promise<void> {
   const mongo = await connectMongo(uri, config.mongodbDatabase);
   const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
   const services = await buildServices({ config, db: mongo.db, redis, clock: systemClock, logger });
+  if (config.demoCatalog && !(await services.snapshots.active(config.catalog))) {
+    // The bundled demo (fictional brands, inline logos) goes through the operator's own pipeline, so a
+    // fresh clone serves a working catalog offline.
+    const report = await importCatalogFile(path.join(repoRoot(), 'examples', 'demo', 'brandcatalog.yaml'), {
+      store: services.snapshots,
+      storage: services.storage,
+      ref: config.catalog,
+    });
+    logger.info({ catalog: config.catalog, brands: report.brandCount, logos: report.logos.rendered, snapshotId: report.snapshot.id }, 'published the demo catalog');
+  }
   await services.activeCatalog.start(config.catalogPollMs, redis);
 
   const app = createApp({

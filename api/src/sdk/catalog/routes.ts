@@ -28,7 +28,7 @@ export function catalogCors(): Middleware {
 }
 
 export function catalogRoutes(api: ApiRouter, catalog: CatalogService, publicBaseUrl: string | undefined): void {
-  const origin = (ctx: Context) => publicBaseUrl ?? ctx.origin;
+  const origin = (ctx: Context) => publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`;
   const json = (text: string) => () => text;
 
   const search = validate({ query: SearchQuery });

@@ -1,0 +1,71 @@
+// `portico-operator`: the catalog pipeline from the command line. `import -f <BrandCatalog file>` runs the
+// whole reconcile without a cluster (file: and inline sources too) and publishes under the file's own
+// namespace/name, against MONGODB_URI or the embedded database, PORTICO_OBJECT_STORAGE and REDIS_URL.
+import { parseArgs } from 'node:util';
+import { announceActivation } from '../../api/src/catalog/active.js';
+import { SnapshotStore } from '../../api/src/catalog/snapshots.js';
+import { systemClock } from '../../api/src/clock.js';
+import { loadConfig } from '../../api/src/config.js';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../api/src/infra/devdb.js';
+import { documentLocksFor } from '../../api/src/infra/locks.js';
+import { connectMongo } from '../../api/src/infra/mongo.js';
+import { openObjectStorage } from '../../api/src/infra/object-storage/index.js';
+import { connectRedis } from '../../api/src/infra/redis.js';
+import { importCatalogFile, type ImportReport } from './import-file.js';
+
+const USAGE = `Usage:
+  portico-operator import -f <BrandCatalog file> [--json]
+
+Runs the catalog pipeline once (fetch, parse, normalise, deduplicate, render logos, write and activate a
+snapshot) and prints a summary. Exits non-zero on failure, or with 3 when the snapshot was held back
+(brand count below spec.rollout.minBrandRatioPercent of the active one).`;
+
+function summary(report: ImportReport): string {
+  const lines = [`catalog ${report.catalog.namespace}/${report.catalog.name}`];
+  for (const s of report.sources) lines.push(`  source ${s.name} (${s.format}): ${s.rowsRead} rows read, ${s.rejected} rejected${s.rejections.length ? ` (${s.rejections.slice(0, 3).join('; ')})` : ''}`);
+  lines.push(`  brands: ${report.brandCount}, duplicates merged: ${report.duplicatesMerged}`);
+  lines.push(`  logos: ${report.logos.rendered} rendered, ${report.logos.fallback} fallback, ${report.logos.failed} failed`);
+  lines.push(`  snapshot: ${report.snapshot.id} (${report.snapshot.created ? 'new' : 'unchanged'}), ${report.active ? 'active' : `NOT activated: ${report.stalled?.message}`}`);
+  if (report.diff) lines.push(`  changes: +${report.diff.added.length} −${report.diff.removed.length} ~${report.diff.changed.length}`);
+  return lines.join('\n');
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { file: { type: 'string', short: 'f' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (positionals[0] !== 'import' || !values.file) {
+    console.error(USAGE);
+    return 2;
+  }
+  const config = loadConfig();
+  let embedded: EmbeddedDatabase | undefined;
+  const uri = config.mongodbUri ?? (embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, log: (m) => console.error(m) })).uri;
+  const mongo = await connectMongo(uri, config.mongodbDatabase);
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  try {
+    const store = new SnapshotStore(mongo.db, await documentLocksFor(mongo.db, redis), systemClock);
+    await store.init();
+    const report = await importCatalogFile(values.file, {
+      store,
+      storage: openObjectStorage(config.objectStorage),
+      ...(redis && { announce: (ref, id) => announceActivation(redis, ref, id) }),
+    });
+    console.log(values.json ? JSON.stringify(report, null, 2) : summary(report));
+    return report.active ? 0 : 3;
+  } finally {
+    await mongo.client.close();
+    await redis?.quit().catch(() => {});
+    await embedded?.stop();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(`portico-operator: ${(error as Error).message}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,77 @@
+// Runs the pipeline for a BrandCatalog file without a cluster: the command line's `import -f`, and the
+// API's demo catalog. Sources are file: URLs (relative to the file), inline text or https URLs.
+import type { CatalogRef, SnapshotStore } from '../../api/src/catalog/snapshots.js';
+import type { ObjectStorage } from '../../api/src/infra/object-storage/types.js';
+import { loadCatalogFile, readLocalSource, type SourceSpec } from './pipeline/catalog-spec.js';
+import { parseSource } from './pipeline/index.js';
+import { publishCatalog, type PublishReport } from './pipeline/publish.js';
+import type { LoadedSource } from './pipeline/types.js';
+
+/** Sources over this size are refused rather than buffered. */
+export const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
+
+export interface ImportOptions {
+  store: SnapshotStore;
+  storage: ObjectStorage;
+  /** Publish under this catalog instead of the file's own namespace/name. */
+  ref?: CatalogRef;
+  announce?: (ref: CatalogRef, snapshotId: string) => Promise<void>;
+  fetchText?: (url: string) => Promise<string>;
+}
+
+export interface ImportReport extends PublishReport {
+  catalog: CatalogRef;
+  sources: { name: string; format: string; rowsRead: number; rejected: number; rejections: string[] }[];
+}
+
+async function defaultFetchText(url: string): Promise<string> {
+  if (!url.startsWith('https://')) throw new Error(`source URL must be https or file: (${url})`);
+  const response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(60_000) });
+  if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
+  const declared = Number(response.headers.get('content-length') ?? 0);
+  if (declared > MAX_SOURCE_BYTES) throw new Error(`${url} is larger than ${MAX_SOURCE_BYTES} bytes`);
+  const text = await response.text();
+  if (text.length > MAX_SOURCE_BYTES) throw new Error(`${url} is larger than ${MAX_SOURCE_BYTES} bytes`);
+  return text;
+}
+
+async function sourceText(source: SourceSpec, baseDir: string, fetchText: (url: string) => Promise<string>): Promise<string> {
+  const local = await readLocalSource(source, baseDir);
+  if (local !== undefined) return local;
+  if (source.url) return fetchText(source.url);
+  throw new Error(`source "${source.name}": configMapRef sources need a cluster`);
+}
+
+export async function importCatalogFile(file: string, options: ImportOptions): Promise<ImportReport> {
+  const catalog = await loadCatalogFile(file);
+  const ref = options.ref ?? { namespace: catalog.namespace, name: catalog.name };
+  const loaded: LoadedSource[] = [];
+  for (const source of catalog.spec.sources) {
+    let parsed;
+    try {
+      parsed = parseSource(source.format, await sourceText(source, catalog.baseDir, options.fetchText ?? defaultFetchText));
+    } catch (error) {
+      throw new Error(`source "${source.name}": ${(error as Error).message}`);
+    }
+    loaded.push({ name: source.name, priority: source.priority, platformType: source.platformType, parsed });
+  }
+  const report = await publishCatalog({
+    ref,
+    spec: catalog.spec,
+    sources: loaded,
+    store: options.store,
+    storage: options.storage,
+    ...(options.announce && { announce: (id: string) => options.announce!(ref, id) }),
+  });
+  return {
+    ...report,
+    catalog: ref,
+    sources: catalog.spec.sources.map((s, i) => ({
+      name: s.name,
+      format: s.format,
+      rowsRead: loaded[i]!.parsed.rows.length + loaded[i]!.parsed.rejected,
+      rejected: loaded[i]!.parsed.rejected,
+      rejections: loaded[i]!.parsed.rejections,
+    })),
+  };
+}
