@@ -1,0 +1,27 @@
+// The catalog pipeline's pure stages: parse a source, normalise, deduplicate, assign ids.
+import type { ParsedSource, SourceFormat } from './types.js';
+import { parseCsv } from './sources/csv.js';
+import { parseFhirEndpointBundle } from './sources/fhir-endpoint-bundle.js';
+import { parseLanternEndpoints } from './sources/lantern-endpoints.js';
+import { parseSmartBrandsBundle } from './sources/smart-brands-bundle.js';
+
+export * from './types.js';
+export { parseCsv, parseFhirEndpointBundle, parseLanternEndpoints, parseSmartBrandsBundle };
+export { MAX_REJECTION_REASONS } from './sources/collector.js';
+export { cleanName, inferPlatformType, nameKey, normaliseFhirBaseUrl, normaliseState } from './normalise.js';
+export { brandIdFor } from './ids.js';
+export { mergeSources, type MergeResult, type MergedBrand, type SourceSummary } from './dedupe.js';
+
+const PARSERS: Record<SourceFormat, (text: string) => ParsedSource> = {
+  'smart-brands-bundle': parseSmartBrandsBundle,
+  'fhir-endpoint-bundle': parseFhirEndpointBundle,
+  'lantern-endpoints': parseLanternEndpoints,
+  csv: parseCsv,
+};
+
+/** Parses a source's text in the given format; throws only when the text as a whole is not in that format. */
+export function parseSource(format: SourceFormat, text: string): ParsedSource {
+  const parser = PARSERS[format];
+  if (parser === undefined) throw new Error(`unknown source format ${JSON.stringify(format)}`);
+  return parser(text);
+}

@@ -1,0 +1,146 @@
+import { expect } from 'chai';
+import { mergeSources } from '../../../operator/src/pipeline/dedupe.js';
+import { normaliseState } from '../../../operator/src/pipeline/normalise.js';
+import { parseFhirEndpointBundle } from '../../../operator/src/pipeline/sources/fhir-endpoint-bundle.js';
+import { brandFile, loaded } from './brand-data.js';
+
+const parse = (file: string) => parseFhirEndpointBundle(brandFile(file));
+
+type Json = Record<string, unknown>;
+const bundle = (...resources: Json[]): string =>
+  JSON.stringify({ resourceType: 'Bundle', type: 'collection', entry: resources.map((resource) => ({ resource })) });
+const containedEndpoint = (id: string, address: string, org: Json, managing: Json): Json => ({
+  resourceType: 'Endpoint', id, status: 'active', address, contained: [{ resourceType: 'Organization', ...org }], managingOrganization: managing,
+});
+
+describe('operator pipeline: fhir-endpoint-bundle source', () => {
+  describe('Oracle Health, current shape (Organization.endpoint → Endpoint/<id>)', () => {
+    it('reads every patient endpoint with its organisation’s name, city and two-letter state', () => {
+      const parsed = parse('oracle-health/millennium_patient_r4_endpoints.json');
+      expect(parsed).to.include({ rejected: 0 });
+      expect(parsed.rows).to.have.length(1_359);
+      expect(parsed.rows[0]).to.deep.equal({
+        name: 'Oscar Matthews, MD',
+        fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/-KzIoYV6gk-ILcHOWbsH2m9KsSdDgi12/',
+        city: 'Newport Beach',
+        state: 'CA',
+      });
+      // SOURCES.md: 45 rows repeat an earlier name, e.g. "Tenet HealthSystem Medical" ×6, each its own tenant.
+      expect(parsed.rows.length - new Set(parsed.rows.map((r) => r.name)).size).to.equal(45);
+      expect(parsed.rows.filter((r) => r.name === 'Tenet HealthSystem Medical')).to.have.length(6);
+      expect(parsed.rows.every((r) => r.state !== undefined && /^[A-Z]{2}$/.test(r.state))).to.equal(true);
+    });
+
+    it('keeps every tenant a brand of its own: 1,359 URLs, all distinct, all CERNER', () => {
+      const { brands, duplicatesMerged } = mergeSources([loaded('oracle-patient', parse('oracle-health/millennium_patient_r4_endpoints.json'))]);
+      expect(brands).to.have.length(1_359);
+      expect(duplicatesMerged).to.equal(0);
+      expect(new Set(brands.map((b) => b.platformType))).to.deep.equal(new Set(['CERNER']));
+    });
+
+    it('reads the provider (1,451) and Soarian (7) lists', () => {
+      expect(parse('oracle-health/millennium_provider_r4_endpoints.json').rows).to.have.length(1_451);
+      const soarian = parse('oracle-health/soarian_patient_r4_endpoints.json');
+      expect(soarian.rows).to.have.length(7);
+      expect(soarian.rows.map((r) => r.name)).to.include('R0SE - Soarian Clinicals Public Sandbox');
+    });
+  });
+
+  describe('Oracle Health 2023 shape (contained Organization, managingOrganization {id: "#…"})', () => {
+    it('reads all 1,652 endpoints and their full-name states, which normalise to codes', () => {
+      const parsed = parse('oracle-health-legacy-2023/millennium_patient_r4_endpoints.json');
+      expect(parsed).to.include({ rejected: 0 });
+      expect(parsed.rows).to.have.length(1_652);
+      expect(parsed.rows[0]).to.include({ name: 'Oscar Matthews, MD', city: 'Newport Beach', state: 'California' });
+      expect(parsed.rows.length - new Set(parsed.rows.map((r) => r.name)).size).to.equal(117);
+      const { brands } = mergeSources([loaded('oracle-2023', parsed)]);
+      expect(brands).to.have.length(1_652);
+      const oscar = brands.find((b) => b.name === 'Oscar Matthews, MD');
+      expect(oscar).to.include({ state: 'CA', city: 'Newport Beach', fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/-KzIoYV6gk-ILcHOWbsH2m9KsSdDgi12' });
+      const statesGiven = parsed.rows.filter((r) => r.state !== undefined);
+      expect(statesGiven.filter((r) => normaliseState(r.state!) === null)).to.deep.equal([]);
+    });
+  });
+
+  describe('Epic’s deprecated endpoint lists (contained Organization, managingOrganization without "#")', () => {
+    it('R4: 316 endpoints on 304 FHIR systems; Bronson’s seven organisations become one brand', () => {
+      const parsed = parse('epic-legacy-2022/epic_endpoints_r4.json');
+      expect(parsed).to.include({ rejected: 0 });
+      expect(parsed.rows).to.have.length(316);
+      expect(parsed.rows[0]).to.deep.equal({
+        name: 'Kaiser Permanente – Georgia',
+        fhirBaseUrl: 'https://fhir.kp.org/service/ptnt_care/EpicEdiFhirRoutingSvc/v2014/esb-envlbl/200/api/FHIR/R4/',
+      });
+      const { brands, duplicatesMerged } = mergeSources([loaded('epic-r4', parsed, { platformType: 'EPIC' })]);
+      expect(brands).to.have.length(304);
+      expect(duplicatesMerged).to.equal(12);
+      const bronson = brands.filter((b) => b.fhirBaseUrl.startsWith('https://hygieia.bronsonhg.org/'));
+      expect(bronson).to.have.length(1);
+      expect(bronson[0]).to.deep.include({
+        fhirBaseUrl: 'https://hygieia.bronsonhg.org/FHIRProxy/api/FHIR/R4',
+        name: 'Adult & Pediatric Ear, Nose & Throat – Kalamazoo',
+        platformType: 'EPIC',
+      });
+      expect(bronson[0]!.aliases).to.deep.equal([
+        'Family Health Center (Michigan)', 'Kalamazoo College Student Health Center', 'Kalamazoo Foot Surgery',
+        'Nephrology Center - Southwest Michigan', 'Western Michigan University School of Medicine', 'Bronson Healthcare Group',
+      ]);
+    });
+
+    it('DSTU2: 418 endpoints on 405 FHIR systems', () => {
+      const parsed = parse('epic-legacy-2022/epic_endpoints_r2.json');
+      expect(parsed.rows).to.have.length(418);
+      expect(mergeSources([loaded('epic-dstu2', parsed)]).brands).to.have.length(405);
+    });
+  });
+
+  describe('pairings and rules beyond the vendor files', () => {
+    it('resolves a standard "#id" contained reference and a reference to an Organization elsewhere in the Bundle', () => {
+      const parsed = parseFhirEndpointBundle(bundle(
+        containedEndpoint('e1', 'https://fhir.one.example/r4', { id: 'o1', name: 'One Health', alias: ['One'] }, { reference: '#o1' }),
+        { resourceType: 'Endpoint', id: 'e2', status: 'active', address: 'https://fhir.two.example/r4', managingOrganization: { reference: 'Organization/o2' } },
+        { resourceType: 'Organization', id: 'o2', name: 'Two Health', address: [{ city: 'Dover', state: 'Delaware', country: 'USA' }] },
+      ));
+      expect(parsed.rejected).to.equal(0);
+      expect(parsed.rows).to.deep.equal([
+        { name: 'One Health', fhirBaseUrl: 'https://fhir.one.example/r4', aliases: ['One'] },
+        { name: 'Two Health', fhirBaseUrl: 'https://fhir.two.example/r4', city: 'Dover', state: 'Delaware' },
+      ]);
+    });
+
+    it('falls back to Endpoint.name without an Organization, and rejects an Endpoint with neither', () => {
+      const parsed = parseFhirEndpointBundle(bundle(
+        { resourceType: 'Endpoint', id: 'named', status: 'active', name: 'Named Clinic', address: 'https://fhir.named.example/r4' },
+        { resourceType: 'Endpoint', id: 'anon', status: 'active', address: 'https://fhir.anon.example/r4' },
+      ));
+      expect(parsed.rows.map((r) => r.name)).to.deep.equal(['Named Clinic']);
+      expect(parsed.rejected).to.equal(1);
+      expect(parsed.rejections[0]).to.match(/Endpoint\/anon: no name/);
+    });
+
+    it('skips inactive Endpoints and Endpoints that only serve inactive Organizations', () => {
+      const parsed = parseFhirEndpointBundle(bundle(
+        { resourceType: 'Endpoint', id: 'off', status: 'off', name: 'Off', address: 'https://fhir.off.example/r4' },
+        containedEndpoint('closed', 'https://fhir.closed.example/r4', { id: 'c', name: 'Closed', active: false }, { reference: '#c' }),
+        containedEndpoint('open', 'https://fhir.open.example/r4', { id: 'o', name: 'Open' }, { reference: '#o' }),
+      ));
+      expect(parsed.rows.map((r) => r.name)).to.deep.equal(['Open']);
+      expect(parsed.rejected).to.equal(0);
+    });
+
+    it('rejects an Organization whose Endpoint is missing, and an unusable address', () => {
+      const parsed = parseFhirEndpointBundle(bundle(
+        { resourceType: 'Organization', id: 'lost', name: 'Lost Clinic', endpoint: [{ reference: 'Endpoint/none' }] },
+        containedEndpoint('rel', 'api/clinic/R4', { id: 'r', name: 'Relative Clinic' }, { reference: '#r' }),
+      ));
+      expect(parsed.rows).to.deep.equal([]);
+      expect(parsed.rejected).to.equal(2);
+      expect(parsed.rejections.join('\n')).to.match(/Lost Clinic.*Endpoint\/none is not in the bundle/).and.match(/"api\/clinic\/R4" is not an absolute http\(s\) URL/);
+    });
+
+    it('throws when the text is not a FHIR Bundle', () => {
+      expect(() => parseFhirEndpointBundle('{"Endpoints":[]}')).to.throw(/fhir-endpoint-bundle: expected a FHIR Bundle/);
+      expect(() => parseFhirEndpointBundle('')).to.throw(/fhir-endpoint-bundle: the source is not JSON/);
+    });
+  });
+});
