@@ -3,6 +3,9 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
@@ -70,6 +73,7 @@ export class TestApi {
       PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
       PORTICO_CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123',
       PORTICO_CATALOG_POLL_MS: '200',
+      PORTICO_OBJECT_STORAGE: `file://${path.join(os.tmpdir(), `portico-test-objects-${database}`)}`,
       LOG_LEVEL: 'silent',
       MONGODB_URI: `${mongoUri()}${database}`,
       ...(options.redis ? { REDIS_URL: testRedisUrl() } : {}),
@@ -108,6 +112,7 @@ export class TestApi {
     });
     await this.mongo.client.close();
     await this.redis?.quit().catch(() => {});
+    if (this.config.objectStorage.startsWith('file://')) await rm(this.config.objectStorage.slice('file://'.length), { recursive: true, force: true });
   }
 
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<Response<T>> {

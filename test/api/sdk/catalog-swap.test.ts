@@ -1,0 +1,81 @@
+// Rolling out a snapshot: replicas pick it up without a restart (Redis announcement, or polling alone)
+// and no request fails or mixes snapshots during the swap.
+import { expect } from 'chai';
+import { publishCatalog } from '../../../operator/src/pipeline/publish.js';
+import { announceActivation } from '../../../api/src/catalog/active.js';
+import { connectRedis } from '../../../api/src/infra/redis.js';
+import { TestApi } from '../../support/api.js';
+import { publishTo, realSource, realSources } from '../../support/catalog.js';
+import { testRedisUrl } from '../../support/services.js';
+
+const SEARCH = '/api/sdk/v1/catalog/brands?q=mercy&limit=100';
+
+async function waitFor(condition: () => boolean, ms: number): Promise<number> {
+  const started = Date.now();
+  while (!condition()) {
+    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return Date.now() - started;
+}
+
+describe('sdk: catalog hot swap', () => {
+  it('serves a newly activated snapshot under concurrent load with no failed or mixed response', async () => {
+    const api = await TestApi.start();
+    try {
+      const small = [realSource('epic', 'fhir-endpoint-bundle', 'epic-legacy-2022/epic_endpoints_r4.json', 'EPIC')];
+      const before = await publishTo(api, small);
+      const oldCount = (await api.request('GET', SEARCH)).body.count as number;
+
+      let publishing = true;
+      const answers: { status: number; etag: string; count: number }[] = [];
+      const load = Array.from({ length: 8 }, async () => {
+        while (publishing) {
+          const res = await api.request('GET', SEARCH);
+          answers.push({ status: res.status, etag: res.headers.get('etag') ?? '', count: res.body?.count });
+        }
+      });
+      const after = await publishTo(api, realSources());
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      publishing = false;
+      await Promise.all(load);
+
+      const newCount = (await api.request('GET', SEARCH)).body.count as number;
+      expect(newCount).to.be.greaterThan(oldCount);
+      expect(answers.length).to.be.greaterThan(20);
+      expect(answers.filter((a) => a.status !== 200)).to.deep.equal([]);
+      for (const answer of answers) {
+        const snapshot = answer.etag.slice(1).split('.')[0];
+        expect([before.snapshot.id, after.snapshot.id]).to.include(snapshot);
+        expect(answer.count).to.equal(snapshot === before.snapshot.id ? oldCount : newCount);
+      }
+      expect(answers.some((a) => a.etag.includes(after.snapshot.id))).to.equal(true);
+    } finally {
+      await api.close();
+    }
+  });
+
+  for (const redis of [false, true]) {
+    it(`picks up a snapshot activated by another process within 10 s (${redis ? 'Redis announcement' : 'polling only'})`, async () => {
+      const api = await TestApi.start({ redis, env: { PORTICO_CATALOG_POLL_MS: redis ? '60000' : '1000' } });
+      try {
+        const announcer = redis ? await connectRedis(testRedisUrl()) : undefined;
+        // Published the way the operator does it: straight into MongoDB, not through this API's objects.
+        const report = await publishCatalog({
+          ref: api.config.catalog,
+          spec: { rollout: { retainSnapshots: 3, minBrandRatioPercent: 0 } },
+          sources: realSources(),
+          store: api.services.snapshots,
+          storage: api.services.storage,
+          ...(announcer && { announce: (id: string) => announceActivation(announcer, api.config.catalog, id) }),
+        });
+        const took = await waitFor(() => api.services.activeCatalog.get()?.snapshotId === report.snapshot.id, 10_000);
+        if (redis) expect(took).to.be.lessThan(5000); // the poll interval is a minute: only the announcement can explain it
+        expect((await api.request('GET', SEARCH)).body.count).to.be.greaterThan(0);
+        await announcer?.quit();
+      } finally {
+        await api.close();
+      }
+    });
+  }
+});
