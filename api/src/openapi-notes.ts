@@ -12,5 +12,10 @@ export const OPENAPI_NOTES = [
   '- Webhook endpoint reads and writes send `Cache-Control: private, no-cache` and `Vary: Authorization`, like patients.',
   '- `_links.self.href` of a list page names the page actually returned (`limit` and, when given, `cursor`).',
   '- A query parameter given twice is 400. Request bodies are read only by operations that take one.',
-  '- `/readyz` answers 503 problem details naming the unreachable dependency.',
+  '- `/readyz` answers 503 problem details naming the unreachable dependency; `checks.catalog` is false until the active catalog snapshot, if any, is loaded.',
+  '- Catalog brands also carry `aliases` (other names of the same FHIR system); `city`, `state`, `portalUrl` and `logoUrl` are `null` when unknown. `state` is a two-letter code.',
+  '- Catalog search: every query word, not only the last, matches as a prefix of a word start; apostrophes are dropped and other punctuation separates words. Tiers: the name starts with the query; all words in the name; some word needed an alias; some word needed the city or state. A parameter given twice is 400.',
+  '- With no active catalog snapshot, search answers `{brands: [], count: 0}` and lookups 404.',
+  '- Catalog ETags are strong: `"<snapshot id>.<hash of the normalised request>"`, so they change exactly when a new snapshot is activated. `logoUrl` is absolute: `PUBLIC_BASE_URL` when set, else the request\'s scheme and host.',
+  '- Logo redirects point to `/api/sdk/v1/catalog/assets/{key}` (or the object store\'s public URL), content-addressed PNGs sent with `Cache-Control: public, max-age=31536000, immutable`.',
 ];
