@@ -1,0 +1,106 @@
+// BrandCatalog files through the whole pipeline without a cluster: the demo catalog npm start publishes,
+// the vendors' example, and `portico-operator import` as a user runs it.
+import { expect } from 'chai';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { MongoClient } from 'mongodb';
+import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { importCatalogFile } from '../../operator/src/import-file.js';
+import { loadCatalogFile } from '../../operator/src/pipeline/catalog-spec.js';
+import { TestApi } from '../support/api.js';
+import { BRANDS_DATA } from '../support/catalog.js';
+import { mongoUri } from '../support/services.js';
+
+const run = promisify(execFile);
+const DEMO = path.join(repoRoot(), 'examples', 'demo', 'brandcatalog.yaml');
+
+describe('operator: importing BrandCatalog files', () => {
+  let api: TestApi;
+  let dir: string;
+  before(async () => {
+    api = await TestApi.start();
+    dir = await mkdtemp(path.join(os.tmpdir(), 'portico-import-'));
+  });
+  after(async () => {
+    await api.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('publishes the demo catalog: merged duplicates, affiliates as aliases, every logo rendered', async () => {
+    const report = await importCatalogFile(DEMO, { store: api.services.snapshots, storage: api.services.storage, ref: api.config.catalog });
+    expect(report).to.deep.include({ brandCount: 16, duplicatesMerged: 1, active: true });
+    expect(report.logos).to.include({ rendered: 16, failed: 0 });
+    await api.services.activeCatalog.refresh();
+    const riverbend = await api.request('GET', '/api/sdk/v1/catalog/brands?q=riverbend%20urgent');
+    expect(riverbend.body.brands[0]).to.include({ name: 'Riverbend Health Partners', platformType: 'CERNER' });
+    expect(riverbend.body.brands[0].aliases).to.include('Riverbend Urgent Care');
+    const lakeside = await api.request('GET', "/api/sdk/v1/catalog/brands?q=lakeside%20children's");
+    expect(lakeside.body.brands[0].aliases).to.include("Lakeside Children's Hospital");
+    const again = await importCatalogFile(DEMO, { store: api.services.snapshots, storage: api.services.storage, ref: api.config.catalog });
+    expect(again.snapshot.created).to.equal(false);
+    expect(again.snapshot.id).to.equal(report.snapshot.id);
+  });
+
+  it('validates the vendors example', async () => {
+    const file = await loadCatalogFile(path.join(repoRoot(), 'examples', 'brandcatalog-vendors.yaml'));
+    expect(file.spec.sources.map((s) => s.format)).to.include.members(['smart-brands-bundle', 'fhir-endpoint-bundle', 'lantern-endpoints']);
+    expect(file.spec.sources.every((s) => s.url?.startsWith('https://'))).to.equal(true);
+  });
+
+  it('refuses invalid files with a message naming the problem', async () => {
+    const cases: [string, RegExp][] = [
+      ['kind: Nope', /kind|apiVersion/],
+      ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec: {sources: []}', /sources/],
+      ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: csv}]', /exactly one of url, configMapRef and inline/],
+      ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: xml, inline: x}]', /format/],
+    ];
+    for (const [yaml, message] of cases) {
+      const file = path.join(dir, 'bad.yaml');
+      await writeFile(file, yaml);
+      let error: unknown;
+      await loadCatalogFile(file).catch((e: unknown) => (error = e));
+      expect(String((error as { detail?: string })?.detail ?? error), yaml).to.match(message);
+    }
+  });
+
+  describe('portico-operator import -f', () => {
+    const databases: string[] = [];
+    after(async () => {
+      const client = await new MongoClient(mongoUri()).connect();
+      for (const name of databases) await client.db(name).dropDatabase();
+      await client.close();
+    });
+    const cli = (file: string, database: string) =>
+      run(process.execPath, [path.join(repoRoot(), 'bin/portico-operator.js'), 'import', '-f', file], {
+        env: { PATH: process.env.PATH ?? '', MONGODB_URI: `${mongoUri()}${database}`, PORTICO_OBJECT_STORAGE: `file://${dir}/objects` },
+      }).then(
+        ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+
+    it('prints a summary of a real list, exits 3 when a collapse is held back, 1 on a broken source', async () => {
+      const database = `t_import_${Date.now().toString(36)}`;
+      databases.push(database);
+      const oracle = path.join(dir, 'oracle.yaml');
+      await writeFile(oracle, `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  rollout: {minBrandRatioPercent: 50}\n  sources:\n    - {name: oracle, format: fhir-endpoint-bundle, platformType: CERNER, url: "file:${path.join(BRANDS_DATA, 'oracle-health/millennium_patient_r4_endpoints.json')}"}\n`);
+      const first = await cli(oracle, database);
+      expect(first.code, first.stderr).to.equal(0);
+      expect(first.stdout).to.match(/catalog tests\/real/).and.match(/1359 rows read, 0 rejected/).and.match(/brands: 1359/).and.match(/active/);
+
+      const tiny = path.join(dir, 'tiny.yaml');
+      await writeFile(tiny, `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  rollout: {minBrandRatioPercent: 50}\n  sources:\n    - {name: one, format: csv, inline: "name,fhirBaseUrl\\nOnly One,https://fhir.only-one.example/r4"}\n`);
+      const held = await cli(tiny, database);
+      expect(held.code).to.equal(3);
+      expect(held.stdout).to.match(/NOT activated/);
+
+      const broken = path.join(dir, 'broken.yaml');
+      await writeFile(broken, `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  sources:\n    - {name: bad, format: fhir-endpoint-bundle, inline: "not json"}\n`);
+      const failed = await cli(broken, database);
+      expect(failed.code).to.equal(1);
+      expect(failed.stderr).to.match(/source "bad"/);
+    });
+  });
+});
