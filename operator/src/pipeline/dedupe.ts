@@ -1,9 +1,41 @@
-// Deduplication: one catalog brand per FHIR system (normalised FHIR base URL). The row from the most trusted
-// source names the brand; every other name for the same system stays searchable as an alias.
+// Deduplication: one catalog brand per FHIR system (normalised FHIR base URL). The most trusted source names
+// the brand; every other name for the same system stays searchable as an alias (up to MAX_ALIASES).
+//
+// Naming, in order:
+// 1. A system with more than MULTI_TENANT_THRESHOLD distinct names is a vendor's shared endpoint (athenahealth
+//    serves ~17,700 practices from one URL), not one health system: it is named after the vendor.
+// 2. Otherwise the best-ranked source that lists the system names it. When that source gives the system several
+//    names (Epic's 2022 list puts seven Bronson organisations on hygieia.bronsonhg.org), the name that best
+//    matches the FHIR host wins ("Bronson Healthcare Group" ↔ bronsonhg); ties keep the source's row order.
+//    A lower-ranked source never names a system a better one lists, however well its names match.
 import type { CatalogBrand, PlatformType } from '../../../api/src/catalog/model.js';
+import { words } from '../../../api/src/catalog/search/fold.js';
 import { brandIdFor } from './ids.js';
 import { cleanName, inferPlatformType, nameKey, normaliseFhirBaseUrl, normaliseState } from './normalise.js';
 import type { LoadedSource, SourceRow } from './types.js';
+
+/** Aliases stored per brand, in merge order (best sources first); the rest are dropped and counted. */
+export const MAX_ALIASES = 50;
+/** More distinct names than this on one FHIR system make it a vendor's shared (multi-tenant) endpoint. */
+export const MULTI_TENANT_THRESHOLD = 50;
+
+/** How end users know each platform's vendor; null when the platform type names no vendor. */
+export const PLATFORM_DISPLAY_NAMES: Readonly<Record<PlatformType, string | null>> = {
+  EPIC: 'Epic',
+  CERNER: 'Oracle Health',
+  ATHENAHEALTH: 'athenahealth',
+  MEDITECH: 'MEDITECH',
+  NEXTGEN: 'NextGen Healthcare',
+  VERADIGM: 'Veradigm',
+  ALTERA: 'Altera Digital Health',
+  ECLINICALWORKS: 'eClinicalWorks',
+  PRACTICE_FUSION: 'Practice Fusion',
+  GREENWAY: 'Greenway Health',
+  MODMED: 'ModMed',
+  MEDHOST: 'MEDHOST',
+  NETSMART: 'Netsmart',
+  OTHER: null,
+};
 
 /** A brand before its logo is rendered: `logoUrl` is the best source artwork (`https:` or `data:`). */
 export type MergedBrand = Omit<CatalogBrand, 'logo'> & { logoUrl?: string };
@@ -23,16 +55,22 @@ export interface MergeResult {
   brands: MergedBrand[];
   /** Rows folded into a brand another row had already created. */
   duplicatesMerged: number;
+  /** Brands that had more than MAX_ALIASES other names and kept only the first MAX_ALIASES. */
+  aliasesCapped: number;
   /** In the order the sources were given. */
   perSource: SourceSummary[];
 }
 
 interface Group {
   fhirBaseUrl: string;
-  name: string;
-  nameKey: string;
-  aliases: string[];
-  aliasKeys: Set<string>;
+  /** Rank of the best source listing this system (the first one seen, since rows arrive in rank order). */
+  bestRank: number;
+  /** The distinct row names the best source gives this system, in row order: the candidates for its name. */
+  candidates: string[];
+  /** Every distinct name (row names and their aliases) from every source, in merge order, as first written. */
+  names: string[];
+  /** The key of every name in `names` → whether it is among the candidates yet. */
+  nameKeys: Map<string, boolean>;
   platformType: PlatformType;
   city: string | null;
   state: string | null;
@@ -52,12 +90,12 @@ const isHttpUrl = (value: string): boolean => {
 // The contract allows `https:` and `data:` artwork; plain http would be fetched over an unauthenticated channel.
 const isLogoUrl = (value: string): boolean => /^data:image\//i.test(value) || (/^https:/i.test(value) && isHttpUrl(value));
 
-function addAlias(group: Group, raw: string): void {
-  const alias = cleanName(raw);
-  const key = alias.toLowerCase();
-  if (alias === '' || key === group.nameKey || group.aliasKeys.has(key)) return;
-  group.aliasKeys.add(key);
-  group.aliases.push(alias);
+function addName(group: Group, raw: string): void {
+  const name = cleanName(raw);
+  const key = name.toLowerCase();
+  if (name === '' || group.nameKeys.has(key)) return;
+  group.nameKeys.set(key, false);
+  group.names.push(name);
 }
 
 /**
@@ -93,7 +131,7 @@ export function mergeSources(sources: LoadedSource[]): MergeResult {
 
   const groups = new Map<string, Group>();
   let folded = 0;
-  for (const { source, summary } of ranked) {
+  ranked.forEach(({ source, summary }, rank) => {
     for (const row of source.parsed.rows) {
       const fhirBaseUrl = normaliseFhirBaseUrl(row.fhirBaseUrl);
       const name = cleanName(row.name);
@@ -105,32 +143,109 @@ export function mergeSources(sources: LoadedSource[]): MergeResult {
       summary.kept += 1;
       let group = groups.get(fhirBaseUrl);
       if (group === undefined) {
-        // Rows arrive in rank order, so the first row seen for a FHIR system is the winner.
+        // Rows arrive in rank order, so the first row seen for a FHIR system decides its platform type.
         group = {
-          fhirBaseUrl, name, nameKey: name.toLowerCase(), aliases: [], aliasKeys: new Set(),
+          fhirBaseUrl, bestRank: rank, candidates: [], names: [], nameKeys: new Map(),
           platformType: row.platformType ?? inferPlatformType(fhirBaseUrl) ?? source.platformType,
           city: null, state: null, portalUrl: null, logoUrl: null,
         };
         groups.set(fhirBaseUrl, group);
       } else {
         folded += 1;
-        addAlias(group, name);
       }
-      for (const alias of row.aliases ?? []) addAlias(group, alias);
+      addName(group, name);
+      const key = name.toLowerCase();
+      if (rank === group.bestRank && group.nameKeys.get(key) === false) {
+        group.nameKeys.set(key, true);
+        group.candidates.push(name);
+      }
+      for (const alias of row.aliases ?? []) addName(group, alias);
       fillFrom(group, row);
     }
-  }
+  });
 
-  const brands = [...groups.values()].map(toBrand);
+  let aliasesCapped = 0;
+  const brands = [...groups.values()].map((group) => {
+    const brand = toBrand(group);
+    if (brand.capped) aliasesCapped += 1;
+    return brand.brand;
+  });
   brands.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return { brands, duplicatesMerged: folded, perSource };
+  return { brands, duplicatesMerged: folded, aliasesCapped, perSource };
 }
 
-function toBrand(group: Group): MergedBrand {
+// Host labels that say where a FHIR server runs, not whose it is (epicproxy.et0502.epichosted.com,
+// fhir.example.org, mychart.example.org). Name words are skipped too when they say only what kind of
+// organisation it is: "Health" must not tie "Park Nicollet Health Services" with "HealthPartners" on
+// epicproxy.healthpartners.com.
+const GENERIC_WORDS = new Set([
+  'www', 'fhir', 'fhirproxy', 'proxy', 'epic', 'epicproxy', 'epichosted', 'mychart', 'interconnect', 'api', 'apis',
+  'prod', 'prd', 'portal', 'patient', 'patients', 'patientportal', 'platform', 'cloud', 'hosted', 'secure', 'public',
+  'health', 'healthcare', 'medical', 'medicine', 'care', 'clinic', 'clinics', 'center', 'centre', 'hospital',
+  'hospitals', 'system', 'systems', 'services', 'group', 'network', 'physicians', 'associates',
+]);
+/** Shorter words than this match too much by prefix ("org", "med", "san"). */
+const MIN_MATCH = 4;
+
+/** The words of the FHIR host's labels, without the top-level domain and without generic or numeric parts. */
+function hostWords(fhirBaseUrl: string): string[] {
+  const labels = new URL(fhirBaseUrl).hostname.split('.');
+  if (labels.length > 1) labels.pop();
+  return labels.flatMap((label) => words(label)).filter((w) => w.length >= MIN_MATCH && !/^\d+$/.test(w) && !GENERIC_WORDS.has(w));
+}
+
+/** How many distinct words of a name match a host word by prefix, either way ("bronson" ↔ "bronsonhg"). */
+function hostScore(name: string, host: readonly string[]): number {
+  let score = 0;
+  for (const word of new Set(words(name))) {
+    if (word.length < MIN_MATCH || GENERIC_WORDS.has(word)) continue;
+    if (host.some((label) => label.startsWith(word) || word.startsWith(label))) score += 1;
+  }
+  return score;
+}
+
+/** Among the best source's names, the one that best matches the host; ties keep the source's row order. */
+function bestSourceName(group: Group): string {
+  const [first] = group.candidates;
+  if (group.candidates.length === 1) return first!;
+  const host = hostWords(group.fhirBaseUrl);
+  if (host.length === 0) return first!;
+  let best = first!;
+  let bestScore = hostScore(best, host);
+  for (const candidate of group.candidates.slice(1)) {
+    const score = hostScore(candidate, host);
+    if (score > bestScore) [best, bestScore] = [candidate, score];
+  }
+  return best;
+}
+
+/**
+ * The name of a vendor's shared endpoint: "athenahealth practices". It is a list of places a patient may have
+ * been seen, so it reads as one: the vendor first, because the vendor is the one thing the thousands of
+ * practices behind the endpoint have in common and what a patient sees on their portal; "practices" because
+ * that is what they are, and says the entry is not one health system. Jargon such as "shared endpoint" or
+ * "multi-tenant" means nothing to someone picking where their records are, and a practice count would rename
+ * the brand in every snapshot. A platform type that names no vendor falls back to the host's domain.
+ */
+function sharedEndpointName(group: Group): string {
+  const vendor = PLATFORM_DISPLAY_NAMES[group.platformType] ?? registrableDomain(new URL(group.fhirBaseUrl).hostname);
+  return `${vendor} practices`;
+}
+
+/** The last two labels of a DNS name (patientportal.streamlinemd.com → streamlinemd.com); an IP address as is. */
+function registrableDomain(host: string): string {
+  if (/^[\d.]+$/.test(host) || host.startsWith('[')) return host;
+  return host.split('.').slice(-2).join('.');
+}
+
+function toBrand(group: Group): { brand: MergedBrand; capped: boolean } {
+  const name = group.names.length > MULTI_TENANT_THRESHOLD ? sharedEndpointName(group) : bestSourceName(group);
+  const key = name.toLowerCase();
+  const others = group.names.filter((n) => n.toLowerCase() !== key);
   const brand: MergedBrand = {
     id: brandIdFor(group.fhirBaseUrl),
-    name: group.name,
-    aliases: group.aliases,
+    name,
+    aliases: others.length > MAX_ALIASES ? others.slice(0, MAX_ALIASES) : others,
     platformType: group.platformType,
     fhirBaseUrl: group.fhirBaseUrl,
     city: group.city,
@@ -138,5 +253,5 @@ function toBrand(group: Group): MergedBrand {
     portalUrl: group.portalUrl,
   };
   if (group.logoUrl !== null) brand.logoUrl = group.logoUrl;
-  return brand;
+  return { brand, capped: others.length > MAX_ALIASES };
 }

@@ -10,7 +10,9 @@ export { parseCsv, parseFhirEndpointBundle, parseLanternEndpoints, parseSmartBra
 export { MAX_REJECTION_REASONS } from './sources/collector.js';
 export { cleanName, inferPlatformType, nameKey, normaliseFhirBaseUrl, normaliseState } from './normalise.js';
 export { brandIdFor } from './ids.js';
-export { mergeSources, type MergeResult, type MergedBrand, type SourceSummary } from './dedupe.js';
+export {
+  MAX_ALIASES, mergeSources, MULTI_TENANT_THRESHOLD, PLATFORM_DISPLAY_NAMES, type MergeResult, type MergedBrand, type SourceSummary,
+} from './dedupe.js';
 
 const PARSERS: Record<SourceFormat, (text: string) => ParsedSource> = {
   'smart-brands-bundle': parseSmartBrandsBundle,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { PlatformType } from '../../../api/src/catalog/model.js';
-import { mergeSources, type MergedBrand } from '../../../operator/src/pipeline/dedupe.js';
+import { MAX_ALIASES, mergeSources, MULTI_TENANT_THRESHOLD, type MergedBrand } from '../../../operator/src/pipeline/dedupe.js';
 import { brandIdFor } from '../../../operator/src/pipeline/ids.js';
 import { parseSource } from '../../../operator/src/pipeline/index.js';
 import type { SourceRow } from '../../../operator/src/pipeline/types.js';
@@ -95,6 +95,104 @@ describe('operator pipeline: deduplication and merge', () => {
     });
   });
 
+  describe('naming after the FHIR host', () => {
+    const BRONSON = 'https://hygieia.bronsonhg.example/FHIRProxy/api/FHIR/R4';
+
+    it('prefers, among the best source’s names, the one whose words start a host label or are started by one', () => {
+      const { brands } = mergeSources([
+        source('epic-2022', [
+          { name: 'Adult & Pediatric Ear, Nose & Throat – Kalamazoo', fhirBaseUrl: BRONSON },
+          { name: 'Kalamazoo Foot Surgery', fhirBaseUrl: BRONSON },
+          { name: 'Bronson Healthcare Group', fhirBaseUrl: BRONSON },
+        ]),
+      ]);
+      // "bronson" starts "bronsonhg"; the other names' aliases keep their row order.
+      expect(only(brands)).to.deep.include({
+        name: 'Bronson Healthcare Group',
+        aliases: ['Adult & Pediatric Ear, Nose & Throat – Kalamazoo', 'Kalamazoo Foot Surgery'],
+      });
+      // A host label that starts a name word counts too ("lake" starts "Lakeside").
+      const lake = 'https://fhir.lake.example/r4';
+      expect(only(mergeSources([source('s', [{ name: 'Harbor Clinic', fhirBaseUrl: lake }, { name: 'Lakeside', fhirBaseUrl: lake }])]).brands).name).to.equal('Lakeside');
+    });
+
+    it('scores by the number of matching words; ties keep the row order', () => {
+      const url = 'https://fhir.lakeside-regional.example/r4';
+      const named = (...names: string[]) => only(mergeSources([source('s', names.map((name) => ({ name, fhirBaseUrl: url })))]).brands).name;
+      expect(named('Harbor Clinic', 'Lakeside', 'Lakeside Regional Health', 'Regional Lakeside')).to.equal('Lakeside Regional Health');
+      expect(named('Harbor Clinic', 'Regional Lakeside', 'Lakeside Regional Health')).to.equal('Regional Lakeside');
+      expect(named('Harbor Clinic', 'Bay Clinic')).to.equal('Harbor Clinic');
+    });
+
+    it('ignores the top-level domain, short words and words that only say what kind of organisation it is', () => {
+      const partners = 'https://epicproxy.healthpartners.example/api/FHIR/R4';
+      const named = (url: string, ...names: string[]) => only(mergeSources([source('s', names.map((name) => ({ name, fhirBaseUrl: url })))]).brands).name;
+      // "Health" starts "healthpartners" but says nothing about whose server it is.
+      expect(named(partners, 'Park Nicollet Health Services', 'HealthPartners')).to.equal('HealthPartners');
+      expect(named('https://fhir.med.example/r4', 'Lakeside', 'Med Center of Example')).to.equal('Lakeside');
+      expect(named('https://fhir.harbor.community/r4', 'Lakeside', 'Community Hospital')).to.equal('Lakeside');
+    });
+
+    it('never lets a lower-ranked source or a row’s aliases name the brand, however well they match', () => {
+      const { brands } = mergeSources([
+        source('brands-2026', [{ name: 'Bronson', fhirBaseUrl: BRONSON }], 30),
+        source('epic-2022', [{ name: 'Kalamazoo Foot Surgery', fhirBaseUrl: BRONSON, aliases: ['Bronson Healthcare Group'] }], 20),
+      ]);
+      expect(only(brands)).to.deep.include({ name: 'Kalamazoo Foot Surgery', aliases: ['Bronson Healthcare Group', 'Bronson'] });
+    });
+
+    it('takes the matching name as its own row wrote it, even when an earlier alias spelled it otherwise', () => {
+      const { brands } = mergeSources([
+        source('s', [
+          { name: 'Kalamazoo Foot Surgery', fhirBaseUrl: BRONSON, aliases: ['BRONSON'] },
+          { name: 'Bronson', fhirBaseUrl: BRONSON },
+        ]),
+      ]);
+      expect(only(brands)).to.deep.include({ name: 'Bronson', aliases: ['Kalamazoo Foot Surgery'] });
+    });
+  });
+
+  describe('shared vendor endpoints and the alias cap', () => {
+    const practices = (count: number, fhirBaseUrl: string, from = 1): SourceRow[] =>
+      Array.from({ length: count }, (_, i) => ({ name: `Practice ${from + i}`, fhirBaseUrl }));
+    const ATHENA = 'https://api.platform.athenahealth.com/fhir/r4';
+
+    it(`names a system with more than ${MULTI_TENANT_THRESHOLD} distinct names after its vendor and keeps the first ${MAX_ALIASES} names`, () => {
+      const { brands, aliasesCapped } = mergeSources([
+        source('late', practices(10, ATHENA, 1_000), 50),
+        source('early', practices(MULTI_TENANT_THRESHOLD, ATHENA), 10),
+      ]);
+      const brand = only(brands);
+      expect(brand).to.include({ name: 'athenahealth practices', platformType: 'ATHENAHEALTH' });
+      // Merge order: the best source's names first, then the next source's.
+      expect(brand.aliases).to.deep.equal(practices(MAX_ALIASES, ATHENA).map((r) => r.name));
+      expect(aliasesCapped).to.equal(1);
+    });
+
+    it(`counts distinct names (aliases included, case aside): ${MULTI_TENANT_THRESHOLD} are still one health system`, () => {
+      const url = 'https://fhir.lakeside.example/r4';
+      const rows = [...practices(MULTI_TENANT_THRESHOLD - 2, url), { name: 'PRACTICE 1', fhirBaseUrl: url }, { name: 'Lakeside', fhirBaseUrl: url, aliases: ['Lakeside North', 'lakeside'] }];
+      const { brands, aliasesCapped } = mergeSources([source('s', rows)]);
+      expect(only(brands).name).to.equal('Lakeside');
+      expect(only(brands).aliases).to.have.length(MULTI_TENANT_THRESHOLD - 1);
+      expect(aliasesCapped).to.equal(0);
+
+      const more = mergeSources([source('s', [...rows, { name: 'One More', fhirBaseUrl: url }])]);
+      expect(only(more.brands).name).to.equal('lakeside.example practices');
+      expect(only(more.brands).aliases).to.have.length(MAX_ALIASES);
+      expect(more.aliasesCapped).to.equal(1);
+    });
+
+    it('uses the platform type’s vendor name, from the row, the host or the source, else the host’s domain', () => {
+      const named = (rows: SourceRow[], platformType: PlatformType = 'OTHER') => only(mergeSources([source('s', rows, 100, platformType)]).brands).name;
+      expect(named(practices(51, 'https://fhir.netsmartcloud.com/uscore/v1'))).to.equal('Netsmart practices');
+      expect(named(practices(51, 'https://fhir.vendor.example/r4'), 'ECLINICALWORKS')).to.equal('eClinicalWorks practices');
+      expect(named(practices(51, 'https://fhir.vendor.example/r4').map((r) => ({ ...r, platformType: 'MODMED' as const })))).to.equal('ModMed practices');
+      expect(named(practices(51, 'https://patientportal.streamlinemd.com/FHIRServer/FHIR'))).to.equal('streamlinemd.com practices');
+      expect(named(practices(51, 'https://10.0.0.7:8443/fhir'))).to.equal('10.0.0.7 practices');
+    });
+  });
+
   describe('counting and determinism', () => {
     it('reports rows, rejected and kept per source, rejecting hand-built rows the parsers would have', () => {
       const parsedElsewhere = { rows: [{ name: 'Kept', fhirBaseUrl: URL_A }], rejected: 3, rejections: ['x', 'y', 'z'] };
@@ -124,7 +222,7 @@ describe('operator pipeline: deduplication and merge', () => {
     });
 
     it('merges nothing into nothing', () => {
-      expect(mergeSources([])).to.deep.equal({ brands: [], duplicatesMerged: 0, perSource: [] });
+      expect(mergeSources([])).to.deep.equal({ brands: [], duplicatesMerged: 0, aliasesCapped: 0, perSource: [] });
     });
   });
 
@@ -145,6 +243,33 @@ describe('operator pipeline: deduplication and merge', () => {
       // athenahealth's two lists name the same system: one brand, not two.
       expect(result.brands.filter((b) => b.platformType === 'ATHENAHEALTH').map((b) => b.fhirBaseUrl)).to.include('https://api.platform.athenahealth.com/fhir/r4');
       expect(elapsed).to.be.lessThan(2_000);
+      // The three vendors' shared endpoints are named after the vendor (StreamlineMD has no platform type,
+      // so its domain stands in) and are the only brands whose aliases were capped.
+      const shared = result.brands.filter((b) => b.name.endsWith(' practices')).map((b) => [b.name, b.fhirBaseUrl, b.aliases.length]);
+      expect(shared).to.have.deep.members([
+        ['athenahealth practices', 'https://api.platform.athenahealth.com/fhir/r4', MAX_ALIASES],
+        ['Netsmart practices', 'https://fhir.netsmartcloud.com/uscore/v1', MAX_ALIASES],
+        ['streamlinemd.com practices', 'https://patientportal.streamlinemd.com/FHIRServer/FHIR', MAX_ALIASES],
+      ]);
+      expect(result.aliasesCapped).to.equal(3);
+      expect(Math.max(...result.brands.map((b) => b.aliases.length))).to.equal(MAX_ALIASES);
+    });
+
+    it('athenahealth’s real list: 17,136 practices on one system → "athenahealth practices" with 50 of them as aliases', () => {
+      const parsed = parseSource('lantern-endpoints', lanternFile('athenahealth_Inc_EndpointSources.json'));
+      const distinct = new Set(parsed.rows.map((r) => r.name.toLowerCase())).size;
+      expect(distinct).to.be.greaterThan(17_000);
+      const { brands, aliasesCapped, duplicatesMerged } = mergeSources([loaded('athenahealth', parsed)]);
+      const athena = only(brands);
+      expect(athena).to.include({ name: 'athenahealth practices', platformType: 'ATHENAHEALTH', fhirBaseUrl: 'https://api.platform.athenahealth.com/fhir/r4' });
+      expect(athena.aliases).to.have.length(MAX_ALIASES);
+      expect(athena.aliases.length).to.be.at.most(50);
+      // The first practices in the list's order, the one that used to name the brand first of all.
+      expect(athena.aliases.slice(0, 2)).to.deep.equal(['NC - Sollus Pediatrics', 'KY - Scott & Jonah Mds']);
+      expect(aliasesCapped).to.equal(1);
+      expect(duplicatesMerged).to.equal(17_135);
+      // Small enough for a search response: the brand was the whole list, now it is a few kilobytes.
+      expect(JSON.stringify(athena).length).to.be.lessThan(4_096);
     });
 
     it('Oracle patient + Epic R4 (2022) + Epic brands (2026, as CSV) → 2,272 brands', () => {
@@ -167,11 +292,15 @@ describe('operator pipeline: deduplication and merge', () => {
       const counts = (platform: PlatformType) => result.brands.filter((b) => b.platformType === platform).length;
       expect([counts('EPIC'), counts('CERNER')]).to.deep.equal([910, 1_362]);
 
-      // Bronson: named by the 2022 list (higher priority), located by the 2026 one, every name searchable.
+      // Bronson: named by the 2022 list (higher priority) after the host, hygieia.bronsonhg.org, rather than
+      // after its first organisation; located by the 2026 one; every name searchable.
       const bronson = result.brands.find((b) => b.fhirBaseUrl === 'https://hygieia.bronsonhg.org/FHIRProxy/api/FHIR/R4')!;
-      expect(bronson).to.include({ name: 'Adult & Pediatric Ear, Nose & Throat – Kalamazoo', state: 'MI', city: null });
-      expect(bronson.aliases).to.include.members(['Bronson Healthcare Group', 'Bronson', 'West Michigan Cancer Center']);
+      expect(bronson).to.include({ name: 'Bronson Healthcare Group', state: 'MI', city: null });
+      expect(bronson.aliases).to.include.members(['Adult & Pediatric Ear, Nose & Throat – Kalamazoo', 'Bronson', 'West Michigan Cancer Center']);
       expect(bronson.aliases).to.have.length(13);
+      // The 2026 list's "Bronson" matches the host as well, but a better source's name always wins.
+      expect(bronson.aliases[0]).to.equal('Adult & Pediatric Ear, Nose & Throat – Kalamazoo');
+      expect(result.aliasesCapped).to.equal(0);
     });
 
     it('Epic brands (2026) alone: 1,243 rows → 762 FHIR systems (SOURCES.md’s 761 also folds one /FHIR vs /fhir path pair)', () => {
@@ -188,6 +317,10 @@ describe('operator pipeline: deduplication and merge', () => {
       ]);
       const providence = brands.find((b) => b.fhirBaseUrl === 'https://haikuwa.providence.org/fhirproxy/api/FHIR/R4')!;
       expect(providence.aliases).to.have.length(41);
+      // Named after the host, where the first row used to name them "Barrett Hospital and Healthcare" and
+      // "Advanced Vascular Surgery".
+      expect(providence.name).to.equal('Providence Health & Services');
+      expect(brands.find((b) => b.fhirBaseUrl === 'https://hygieia.bronsonhg.org/FHIRProxy/api/FHIR/R4')!.name).to.equal('Bronson');
     });
   });
 });

@@ -78,12 +78,13 @@ describe('operator pipeline: fhir-endpoint-bundle source', () => {
       expect(bronson).to.have.length(1);
       expect(bronson[0]).to.deep.include({
         fhirBaseUrl: 'https://hygieia.bronsonhg.org/FHIRProxy/api/FHIR/R4',
-        name: 'Adult & Pediatric Ear, Nose & Throat – Kalamazoo',
+        // The name that matches the host (bronsonhg), not the list's first organisation.
+        name: 'Bronson Healthcare Group',
         platformType: 'EPIC',
       });
       expect(bronson[0]!.aliases).to.deep.equal([
-        'Family Health Center (Michigan)', 'Kalamazoo College Student Health Center', 'Kalamazoo Foot Surgery',
-        'Nephrology Center - Southwest Michigan', 'Western Michigan University School of Medicine', 'Bronson Healthcare Group',
+        'Adult & Pediatric Ear, Nose & Throat – Kalamazoo', 'Family Health Center (Michigan)', 'Kalamazoo College Student Health Center',
+        'Kalamazoo Foot Surgery', 'Nephrology Center - Southwest Michigan', 'Western Michigan University School of Medicine',
       ]);
     });
 
