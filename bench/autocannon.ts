@@ -7,6 +7,8 @@ export interface Target {
   headers?: Record<string, string>;
   /** Status every response must have; anything else counts as an error. */
   expectStatus: number;
+  /** Paths requested in turn (a mix of queries) instead of `url`'s own path. */
+  paths?: string[];
 }
 
 export interface Measurement {
@@ -19,7 +21,14 @@ export async function measure(target: Target, seconds: number, connections: numb
   let wrongStatus = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: target.url, headers: target.headers, connections, duration: seconds, pipelining: 1 },
+      {
+        url: target.url,
+        headers: target.headers,
+        connections,
+        duration: seconds,
+        pipelining: 1,
+        ...(target.paths && { requests: target.paths.map((path) => ({ method: 'GET' as const, path })) }),
+      },
       (error, res) => (error ? reject(error) : resolve(res)),
     );
     instance.on('response', (_client: unknown, statusCode: number) => {

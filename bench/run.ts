@@ -11,12 +11,18 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 
+/** Typical "find your health system" input: two words, the last one often still being typed. */
+const TWO_WORD_QUERIES = ['mercy medical', 'st mary', 'university hosp', 'childrens hos', 'baptist health', 'general hospital', 'family medicine', 'new york', 'kaiser perm', 'memorial hermann', 'regional medical', 'mayo clinic', 'health system', 'valley health', 'community hosp', 'sutter health'];
+
 interface Seed {
   raw: string;
   api: string;
   key: string;
   patientId: string;
   endpoints: number;
+  brands: number;
+  logoBrandId: string;
+  lookupBrandId: string;
 }
 
 /**
@@ -34,7 +40,7 @@ function startServer(): Promise<{ seed: Seed; stop: () => void }> {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const pin = pinning();
   pin.driver();
-  const [command, ...args] = [...pin.server, process.execPath, '--enable-source-maps', path.join(here, 'platform', 'server.js')];
+  const [command, ...args] = [...pin.server, process.execPath, '--enable-source-maps', path.join(here, 'server.js')];
   const child = spawn(command!, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`benchmark server exited with ${code}`)));
@@ -50,6 +56,15 @@ async function main(): Promise<void> {
     { name: 'GET /patients/{id} → 200', url: `${seed.api}/api/platform/v1/patients/${seed.patientId}`, headers: auth, expectStatus: 200, goal: 0.15 },
     { name: 'GET /patients/{id} → 304', url: `${seed.api}/api/platform/v1/patients/${seed.patientId}`, headers: { ...auth, 'if-none-match': '"1"' }, expectStatus: 304, goal: 0.35 },
     { name: `GET /webhook-endpoints?limit=25 (${seed.endpoints} live)`, url: `${seed.api}/api/platform/v1/webhook-endpoints?limit=25`, headers: auth, expectStatus: 200, goal: 0.15 },
+    {
+      name: `GET /catalog/brands two-word search, limit 25 (${seed.brands} brands)`,
+      url: `${seed.api}/api/sdk/v1/catalog/brands`,
+      paths: TWO_WORD_QUERIES.map((q) => `/api/sdk/v1/catalog/brands?q=${encodeURIComponent(q)}&limit=25`),
+      expectStatus: 200,
+      goal: 0.25,
+    },
+    { name: 'GET /catalog/brands/{id}', url: `${seed.api}/api/sdk/v1/catalog/brands/${seed.lookupBrandId}`, expectStatus: 200, goal: 0.5 },
+    { name: 'GET /catalog/brands/{id}/logo → 307', url: `${seed.api}/api/sdk/v1/catalog/brands/${seed.logoBrandId}/logo?size=128`, expectStatus: 307, goal: 0.5 },
   ];
 
   console.log(`platform benchmark: ${ROUNDS} interleaved rounds × ${SECONDS} s per target, ${CONNECTIONS} connections, node ${process.version}`);

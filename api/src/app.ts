@@ -1,4 +1,6 @@
-// createApp: the Koa middleware chain and the routers, nothing else.
+// createApp: the Koa middleware chain and the routers, and the node:http handler that puts the catalog's
+// fast path in front of them.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
@@ -9,7 +11,7 @@ import { createAuth, requireAdminToken } from './http/auth.js';
 import { Problem } from './http/schemas.js';
 import { createIdempotency } from './http/idempotency.js';
 import { linkBuilder } from './http/links.js';
-import { observe } from './http/observe.js';
+import { RequestObserver } from './http/observe.js';
 import { ApiRouter, buildOpenApi } from './http/openapi.js';
 import { problemMiddleware } from './http/problem-middleware.js';
 import { requestId } from './http/request-id.js';
@@ -17,6 +19,7 @@ import { opsRoutes, type Readiness } from './ops/routes.js';
 import type { PlatformContext } from './platform/context.js';
 import { patientRoutes } from './platform/patients/routes.js';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints/routes.js';
+import { catalogFastPath } from './sdk/catalog/fast-path.js';
 import { catalogCors, catalogRoutes } from './sdk/catalog/routes.js';
 import type { Services } from './wiring.js';
 import { OPENAPI_NOTES } from './openapi-notes.js';
@@ -30,7 +33,13 @@ export interface AppDeps {
   version?: string;
 }
 
-export function createApp({ config, services, clock, logger, readiness, version = '0.1.0' }: AppDeps): Koa {
+export interface PorticoApp {
+  app: Koa;
+  /** The request listener for node:http: the catalog fast path, then Koa. */
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
+}
+
+export function createApp({ config, services, clock, logger, readiness, version = '0.1.0' }: AppDeps): PorticoApp {
   const app = new Koa({ proxy: true });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -44,16 +53,15 @@ export function createApp({ config, services, clock, logger, readiness, version 
   patientRoutes(platform, context);
   webhookEndpointRoutes(platform, context);
 
-  const routers = [platform];
+  // The public catalog is the hottest path: its router matches first.
+  const sdk = new ApiRouter('/api/sdk/v1');
+  catalogRoutes(sdk, services.catalogService, config.publicBaseUrl);
+  const routers = [sdk, platform];
   if (config.adminToken !== undefined) {
     const admin = new ApiRouter('/api/admin/v1').use(requireAdminToken(config.adminToken));
     adminRoutes(admin, services.admin, idempotent);
     routers.push(admin);
   }
-
-  const sdk = new ApiRouter('/api/sdk/v1');
-  catalogRoutes(sdk, services.catalogService, config.publicBaseUrl);
-  routers.push(sdk);
 
   const ops = new ApiRouter('');
   let document: unknown;
@@ -62,12 +70,15 @@ export function createApp({ config, services, clock, logger, readiness, version 
   routers.push(ops);
 
   app.use(requestId());
-  app.use(observe(logger, registry));
+  const observer = new RequestObserver(logger, registry);
+  app.use(observer.middleware());
   app.use(problemMiddleware(logger));
   app.use(catalogCors());
   for (const { router } of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  return app;
+  const koa = app.callback();
+  const fastPath = catalogFastPath(services.catalogService, observer, config.publicBaseUrl);
+  return { app, handler: (req, res) => void (fastPath(req, res) || koa(req, res)) };
 }

@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   }
   await services.activeCatalog.start(config.catalogPollMs, redis);
 
-  const app = createApp({
+  const { handler } = createApp({
     config,
     services,
     clock: systemClock,
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
       check: async () => ({ mongodb: await pingMongo(mongo), ...(redis && { redis: await pingRedis(redis) }), catalog: services.activeCatalog.ready }),
     },
   });
-  const server = createServer(app.callback());
+  const server = createServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   logger.info({ port: config.port, mongodb: embedded ? 'embedded' : 'external', redis: Boolean(redis), admin: config.adminToken !== undefined }, `Portico API listening on http://${config.host}:${config.port}`);

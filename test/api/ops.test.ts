@@ -78,7 +78,7 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
       logger: pino({ level: 'silent' }),
       readiness: { check: async () => ({ mongodb: true, redis: false }) },
     });
-    const server: Server = createServer(app.callback());
+    const server: Server = createServer(app.handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/readyz`);

@@ -7,6 +7,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
+import type Koa from 'koa';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
 import { createApp } from '../../api/src/app.js';
@@ -65,6 +66,8 @@ export class TestApi {
     readonly mongo: Mongo,
     private readonly server: Server,
     private readonly redis: Redis | undefined,
+    /** The Koa stack alone, without the catalog fast path in front (for parity tests). */
+    readonly koa: Koa,
   ) {}
 
   static async start(options: TestApiOptions = {}): Promise<TestApi> {
@@ -91,11 +94,11 @@ export class TestApi {
       await redis?.quit().catch(() => {});
       throw error;
     }
-    const app = createApp({ config, services, clock, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }), readiness: { check: async () => ({ mongodb: true }) } });
-    const server = createServer(app.callback());
+    const { app, handler } = createApp({ config, services, clock, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }), readiness: { check: async () => ({ mongodb: true }) } });
+    const server = createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    return new TestApi(`http://127.0.0.1:${port}`, config, services, mongo, server, redis);
+    return new TestApi(`http://127.0.0.1:${port}`, config, services, mongo, server, redis, app);
   }
 
   async close(): Promise<void> {

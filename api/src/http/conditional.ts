@@ -37,7 +37,10 @@ export const strongEtag = (version: string | number): string => `"${version}"`;
 
 /** If-None-Match with weak comparison; a malformed header is ignored (the full response is sent). */
 export function ifNoneMatchHits(ctx: Context, etag: string): boolean {
-  const header = ctx.get('If-None-Match');
+  return noneMatchHits(ctx.get('If-None-Match'), etag);
+}
+
+export function noneMatchHits(header: string | undefined, etag: string): boolean {
   if (!header) return false;
   const list = parseTagList(header);
   if (list === undefined) return false;

@@ -3,11 +3,13 @@ import type { Middleware } from 'koa';
 
 const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Echoes a well-formed incoming X-Request-Id, else mints one; every response carries it. */
+/** A well-formed incoming X-Request-Id is echoed; anything else gets a new one. */
+export const requestIdFor = (incoming: string | undefined): string => (incoming !== undefined && WELL_FORMED.test(incoming) ? incoming : randomUUID());
+
+/** Every response carries X-Request-Id. */
 export function requestId(): Middleware {
   return async function requestIdMiddleware(ctx, next) {
-    const incoming = ctx.get('X-Request-Id');
-    const id = WELL_FORMED.test(incoming) ? incoming : randomUUID();
+    const id = requestIdFor(ctx.get('X-Request-Id'));
     ctx.state.requestId = id;
     ctx.set('X-Request-Id', id);
     await next();

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import { sendRepresentation, IF_NONE_MATCH } from '../../http/conditional.js';
 import type { ApiRouter } from '../../http/openapi.js';
@@ -7,15 +8,25 @@ import { lookupJson, searchJson } from './presenter.js';
 import { AssetParams, BrandParams, LogoQuery, LookupResponse, SearchQuery, SearchResponse } from './schema.js';
 
 const tags = ['Catalog'];
-const EDGE = { 'Cache-Control': 'public, max-age=300, stale-while-revalidate=60' };
+export const EDGE_CACHE = { 'Cache-Control': 'public, max-age=300, stale-while-revalidate=60' } as const;
+export const LOGO_CACHE = 'public, max-age=86400';
 const IMMUTABLE = 'public, max-age=31536000, immutable';
+export const CATALOG_CORS = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'ETag, X-Request-Id' } as const;
+
+/** The absolute origin for logoUrl when PUBLIC_BASE_URL is unset: the request's scheme and host (Koa's rules, proxy trusted). */
+export function originOf(req: IncomingMessage): string | undefined {
+  const forwardedProto = req.headers['x-forwarded-proto'];
+  const proto = (typeof forwardedProto === 'string' ? forwardedProto.split(',')[0]!.trim() : '') || ((req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http');
+  const forwardedHost = req.headers['x-forwarded-host'];
+  const host = (typeof forwardedHost === 'string' ? forwardedHost.split(',')[0]!.trim() : '') || req.headers.host;
+  return host ? `${proto}://${host}` : undefined;
+}
 
 /** Every catalog response may be read by any web page: the catalog is public and holds no secrets. */
 export function catalogCors(): Middleware {
   return async function catalogCorsMiddleware(ctx, next) {
     if (!ctx.path.startsWith('/api/sdk/v1/catalog/')) return next();
-    ctx.set('Access-Control-Allow-Origin', '*');
-    ctx.set('Access-Control-Expose-Headers', 'ETag, X-Request-Id');
+    ctx.set(CATALOG_CORS);
     if (ctx.method === 'OPTIONS') {
       ctx.set('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
       ctx.set('Access-Control-Allow-Headers', 'If-None-Match');
@@ -28,7 +39,7 @@ export function catalogCors(): Middleware {
 }
 
 export function catalogRoutes(api: ApiRouter, catalog: CatalogService, publicBaseUrl: string | undefined): void {
-  const origin = (ctx: Context) => publicBaseUrl ?? `${ctx.protocol}://${ctx.host}`;
+  const origin = (ctx: Context) => publicBaseUrl ?? originOf(ctx.req) ?? `${ctx.protocol}://${ctx.host}`;
   const json = (text: string) => () => text;
 
   const search = validate({ query: SearchQuery });
@@ -47,7 +58,7 @@ export function catalogRoutes(api: ApiRouter, catalog: CatalogService, publicBas
     async (ctx) => {
       const { value, etag } = catalog.search(search.get(ctx).query, origin(ctx));
       ctx.type = 'application/json';
-      sendRepresentation(ctx, etag, json(searchJson(value, origin(ctx))), EDGE);
+      sendRepresentation(ctx, etag, json(searchJson(value, origin(ctx))), EDGE_CACHE);
     },
   );
 
@@ -66,7 +77,7 @@ export function catalogRoutes(api: ApiRouter, catalog: CatalogService, publicBas
     async (ctx) => {
       const { value, etag } = catalog.brand(byId.get(ctx).params.brandId, origin(ctx));
       ctx.type = 'application/json';
-      sendRepresentation(ctx, etag, json(lookupJson(value, origin(ctx))), EDGE);
+      sendRepresentation(ctx, etag, json(lookupJson(value, origin(ctx))), EDGE_CACHE);
     },
   );
 
@@ -85,7 +96,7 @@ export function catalogRoutes(api: ApiRouter, catalog: CatalogService, publicBas
       const { params, query } = logo.get(ctx);
       ctx.status = 307;
       ctx.set('Location', catalog.logoLocation(params.brandId, query.size));
-      ctx.set('Cache-Control', 'public, max-age=86400');
+      ctx.set('Cache-Control', LOGO_CACHE);
     },
   );
 

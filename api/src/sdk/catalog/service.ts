@@ -37,20 +37,30 @@ export class CatalogService {
   }
 
   brand(brandId: string, origin: string): Answer<CatalogBrand> {
+    const found = this.findBrand(brandId, origin);
+    if (!found) throw notFound('brand');
+    return found;
+  }
+
+  /** The same without throwing: undefined when the served catalog has no such brand. */
+  findBrand(brandId: string, origin: string): Answer<CatalogBrand> | undefined {
     const served = this.catalog.get();
     const brand = served?.index.get(brandId);
-    if (!served || !brand) throw notFound('brand');
-    return { value: brand, etag: tag(served.snapshotId, `brand\n${brandId}\n${origin}`) };
+    return served && brand ? { value: brand, etag: tag(served.snapshotId, `brand\n${brandId}\n${origin}`) } : undefined;
   }
 
   /** Where the brand's pre-rendered artwork of this size lives; 404 when the snapshot has none. */
   logoLocation(brandId: string, size: number): string {
-    if (!(LOGO_SIZES as readonly number[]).includes(size)) throw invalidField('query', 'size', `must be one of ${LOGO_SIZES.join(', ')}`);
-    const brand = this.catalog.get()?.index.get(brandId);
-    if (!brand) throw notFound('brand');
-    const key = brand.logo?.assets[`${size as LogoSize}`];
-    if (!key) throw notFound('logo');
-    return this.storage.publicUrl(key);
+    if (!isLogoSize(size)) throw invalidField('query', 'size', `must be one of ${LOGO_SIZES.join(', ')}`);
+    if (!this.catalog.get()?.index.get(brandId)) throw notFound('brand');
+    const location = this.findLogoLocation(brandId, size);
+    if (!location) throw notFound('logo');
+    return location;
+  }
+
+  findLogoLocation(brandId: string, size: LogoSize): string | undefined {
+    const key = this.catalog.get()?.index.get(brandId)?.logo?.assets[`${size}`];
+    return key === undefined ? undefined : this.storage.publicUrl(key);
   }
 
   async asset(key: string) {
@@ -59,6 +69,8 @@ export class CatalogService {
     return object;
   }
 }
+
+export const isLogoSize = (size: number): size is LogoSize => (LOGO_SIZES as readonly number[]).includes(size);
 
 function parsePlatform(raw: string | undefined): PlatformType | undefined {
   if (raw === undefined) return undefined;

@@ -1,15 +1,20 @@
-// Child process of the platform benchmark: a raw node:http hello-world and the real Portico API (embedded
-// database, in-process state) side by side in one process, so both get the same CPU. Seeds one tenant
-// and prints what the driver needs as one JSON line.
+// Child process of the benchmarks: a raw node:http hello-world and the real Portico API (embedded database,
+// in-process state) side by side in one process, so both get the same CPU. Seeds one tenant, publishes
+// the catalog built from every real brand list through the operator's pipeline, and prints what the
+// driver needs as one JSON line.
 import { createServer } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
-import { createApp } from '../../api/src/app.js';
-import { systemClock } from '../../api/src/clock.js';
-import { loadConfig } from '../../api/src/config.js';
-import { startEmbeddedDatabase } from '../../api/src/infra/devdb.js';
-import { connectMongo } from '../../api/src/infra/mongo.js';
-import { buildServices } from '../../api/src/wiring.js';
+import { createApp } from '../api/src/app.js';
+import { systemClock } from '../api/src/clock.js';
+import { loadConfig } from '../api/src/config.js';
+import { startEmbeddedDatabase } from '../api/src/infra/devdb.js';
+import { connectMongo } from '../api/src/infra/mongo.js';
+import { buildServices } from '../api/src/wiring.js';
+import { publishCatalog } from '../operator/src/pipeline/publish.js';
+import { benchCatalogSources } from './catalog/sources.js';
 
 const ENDPOINTS = 60;
 
@@ -21,12 +26,18 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<stri
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true', PORTICO_CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdefghij' });
+  const config = loadConfig({
+    ...process.env,
+    LOG_LEVEL: 'warn',
+    PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    PORTICO_CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdefghij',
+    PORTICO_OBJECT_STORAGE: `file://${path.join(os.tmpdir(), `portico-bench-objects-${process.pid}`)}`,
+  });
   const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
   const mongo = await connectMongo(embedded.uri, `bench_${process.pid}`);
   await mongo.db.dropDatabase();
   const services = await buildServices({ config, db: mongo.db, clock: systemClock });
-  const app = createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }), readiness: { check: async () => ({ mongodb: true }) } });
+  const { handler } = createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }), readiness: { check: async () => ({ mongodb: true }) } });
 
   const account = await services.admin.createAccount('Benchmark Health');
   const { key, id: keyId } = await services.admin.issueKey(account.id, { scopes: ['patient:read', 'patient:write', 'webhook:read', 'webhook:write'] });
@@ -36,12 +47,26 @@ async function main(): Promise<void> {
     await services.webhookEndpointService.create(principal, { url: `https://hooks.example.org/portico/${i}`, eventTypes: ['*'] });
   }
 
+  const catalog = await publishCatalog({
+    ref: config.catalog,
+    spec: { rollout: { retainSnapshots: 2, minBrandRatioPercent: 0 } },
+    sources: benchCatalogSources(),
+    store: services.snapshots,
+    storage: services.storage,
+  });
+  await services.activeCatalog.refresh();
+  const served = services.activeCatalog.get()!;
+  const withLogo = served.index.search('examplelabs', { limit: 1 })[0]!;
+  const lookup = served.index.search('mercy medical', { limit: 1 })[0]!;
+
   const raw = await listen((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('hello world');
   });
-  const api = await listen(app.callback());
-  process.stdout.write(`${JSON.stringify({ raw, api, key, patientId: patient.id, endpoints: ENDPOINTS })}\n`);
+  const api = await listen(handler);
+  process.stdout.write(
+    `${JSON.stringify({ raw, api, key, patientId: patient.id, endpoints: ENDPOINTS, brands: catalog.brandCount, logoBrandId: withLogo.id, lookupBrandId: lookup.id })}\n`,
+  );
 
   const stop = async () => {
     await mongo.db.dropDatabase().catch(() => {});

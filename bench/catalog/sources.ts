@@ -1,0 +1,18 @@
+// The catalog the throughput benchmark serves: every real list (bench/catalog/real-brands.ts) plus the
+// HL7 example brands, whose inline logos give the logo redirect something to point at.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseSource, type LoadedSource } from '../../operator/src/pipeline/index.js';
+import { BRANDS_DIR, loadAllRealSources } from './real-brands.js';
+
+export function benchCatalogSources(): LoadedSource[] {
+  const examples = [1, 2, 3, 4].map(
+    (n): LoadedSource => ({
+      name: `hl7-example-${n}`,
+      priority: 0,
+      platformType: 'OTHER',
+      parsed: parseSource('smart-brands-bundle', readFileSync(path.join(BRANDS_DIR, `smart-app-launch-examples/Bundle-example${n}.json`), 'utf8')),
+    }),
+  );
+  return [...examples, ...loadAllRealSources()];
+}
