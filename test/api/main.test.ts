@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
@@ -54,6 +55,26 @@ describe('the API process', () => {
     expect(await exited).to.equal(0);
     expect(output()).to.include('stopped');
     expect(output()).to.not.include('embedded database');
+  });
+
+  it('publishes and serves the demo catalog when asked (the default with the embedded database)', async () => {
+    const port = await freePort();
+    const objects = path.join(repoRoot(), '.data', `test-objects-${randomUUID().slice(0, 8)}`);
+    const { child, listening } = startProcess({ PORT: String(port), HOST: '127.0.0.1', MONGODB_URI: `${mongoUri()}${database}`, PORTICO_DEMO_CATALOG: 'true', PORTICO_OBJECT_STORAGE: `file://${objects}` });
+    try {
+      await listening;
+      const res = await fetch(`http://127.0.0.1:${port}/api/sdk/v1/catalog/brands?q=lakeside`);
+      const body = (await res.json()) as { brands: { name: string; logoUrl: string }[] };
+      expect(body.brands[0]!.name).to.equal('Lakeside Health');
+      const logo = await fetch(body.brands[0]!.logoUrl);
+      expect(logo.status).to.equal(200);
+      expect(logo.headers.get('content-type')).to.equal('image/png');
+    } finally {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      await rm(objects, { recursive: true, force: true });
+    }
   });
 
   it('refuses to start on an invalid setting, naming it', async () => {
