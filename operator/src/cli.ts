@@ -14,6 +14,7 @@ import { connectRedis } from '../../api/src/infra/redis.js';
 import { importCatalogFile, type ImportReport } from './import-file.js';
 
 const USAGE = `Usage:
+  portico-operator run                                  the controller (KUBECONFIG or in-cluster credentials)
   portico-operator import -f <BrandCatalog file> [--json]
 
 Runs the catalog pipeline once (fetch, parse, normalise, deduplicate, render logos, write and activate a
@@ -35,6 +36,10 @@ async function main(argv: string[]): Promise<number> {
   if (values.help) {
     console.log(USAGE);
     return 0;
+  }
+  if (positionals[0] === 'run') {
+    await import('./main.js');
+    return -1; // the controller keeps the process alive
   }
   if (positionals[0] !== 'import' || !values.file) {
     console.error(USAGE);
@@ -63,7 +68,9 @@ async function main(argv: string[]): Promise<number> {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
   (error: unknown) => {
     console.error(`portico-operator: ${(error as Error).message}`);
     process.exit(1);

@@ -4,11 +4,9 @@ import type { CatalogRef, SnapshotStore } from '../../api/src/catalog/snapshots.
 import type { ObjectStorage } from '../../api/src/infra/object-storage/types.js';
 import { loadCatalogFile, readLocalSource, type SourceSpec } from './pipeline/catalog-spec.js';
 import { parseSource } from './pipeline/index.js';
+import { fetchSourceText } from './pipeline/fetch-source.js';
 import { publishCatalog, type PublishReport } from './pipeline/publish.js';
 import type { LoadedSource } from './pipeline/types.js';
-
-/** Sources over this size are refused rather than buffered. */
-export const MAX_SOURCE_BYTES = 64 * 1024 * 1024;
 
 export interface ImportOptions {
   store: SnapshotStore;
@@ -22,17 +20,6 @@ export interface ImportOptions {
 export interface ImportReport extends PublishReport {
   catalog: CatalogRef;
   sources: { name: string; format: string; rowsRead: number; rejected: number; rejections: string[] }[];
-}
-
-async function defaultFetchText(url: string): Promise<string> {
-  if (!url.startsWith('https://')) throw new Error(`source URL must be https or file: (${url})`);
-  const response = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(60_000) });
-  if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
-  const declared = Number(response.headers.get('content-length') ?? 0);
-  if (declared > MAX_SOURCE_BYTES) throw new Error(`${url} is larger than ${MAX_SOURCE_BYTES} bytes`);
-  const text = await response.text();
-  if (text.length > MAX_SOURCE_BYTES) throw new Error(`${url} is larger than ${MAX_SOURCE_BYTES} bytes`);
-  return text;
 }
 
 async function sourceText(source: SourceSpec, baseDir: string, fetchText: (url: string) => Promise<string>): Promise<string> {
@@ -49,7 +36,7 @@ export async function importCatalogFile(file: string, options: ImportOptions): P
   for (const source of catalog.spec.sources) {
     let parsed;
     try {
-      parsed = parseSource(source.format, await sourceText(source, catalog.baseDir, options.fetchText ?? defaultFetchText));
+      parsed = parseSource(source.format, await sourceText(source, catalog.baseDir, options.fetchText ?? fetchSourceText));
     } catch (error) {
       throw new Error(`source "${source.name}": ${(error as Error).message}`);
     }

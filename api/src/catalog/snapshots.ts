@@ -170,6 +170,29 @@ export class SnapshotStore {
     return doomed.map((h) => h.id);
   }
 
+  /**
+   * Removes a catalog entirely (its pointer, then every snapshot) and returns the artwork keys its snapshots
+   * used that no other catalog's snapshot uses, for the caller to delete from object storage.
+   */
+  async deleteCatalog(ref: CatalogRef): Promise<string[]> {
+    const catalog = catalogKey(ref);
+    const mine = new Set<string>();
+    const others = new Set<string>();
+    for (const header of await this.headers.find({}).toArray()) {
+      const into = header.catalog === catalog ? mine : others;
+      for (let i = 0; i < header.chunkCount; i++) {
+        const chunk = await this.chunks.findOne({ _id: `${header._id}:${i}` });
+        for (const brand of chunk?.brands ?? []) for (const key of logoKeys(brand)) into.add(key);
+      }
+    }
+    await this.pointers.deleteOne({ _id: catalog });
+    for (const header of await this.list(ref, 10_000)) {
+      await this.headers.deleteOne({ _id: header.id });
+      await this.chunks.deleteMany({ snapshotId: header.id });
+    }
+    return [...mine].filter((key) => !others.has(key)).sort();
+  }
+
   async diff(fromId: string, toId: string): Promise<SnapshotDiff> {
     const [from, to] = await Promise.all([this.load(fromId), this.load(toId)]);
     if (!from || !to) throw new Error(`unknown snapshot ${from ? toId : fromId}`);
@@ -184,6 +207,12 @@ export function diffBrands(from: CatalogBrand[], to: CatalogBrand[]): SnapshotDi
   const removed = [...before.keys()].filter((id) => !after.has(id)).sort();
   const changed = [...after.keys()].filter((id) => before.has(id) && before.get(id) !== after.get(id)).sort();
   return { added, removed, changed };
+}
+
+/** Every object-storage key a brand's artwork uses, in any format. */
+export function logoKeys(brand: CatalogBrand): string[] {
+  if (!brand.logo) return [];
+  return Object.values(brand.logo).flatMap((value) => (typeof value === 'object' && value !== null ? Object.values(value as Record<string, string>) : []));
 }
 
 function toHeader(doc: HeaderDocument): SnapshotHeader {

@@ -48,6 +48,17 @@ function behavesAsObjectStorage(open: () => ObjectStorage, publicUrlOf: (key: st
     expect(stored?.body.equals(body)).to.equal(true);
   });
 
+  it('deletes an object, and deleting an absent one is no error', async () => {
+    const key = newKey();
+    await storage.put(key, Buffer.from('gone soon'), 'text/plain');
+    await storage.delete(key);
+    expect(await storage.exists(key)).to.equal(false);
+    expect(await storage.get(key)).to.equal(null);
+    await storage.delete(key);
+    await storage.put(key, Buffer.from('back'), 'text/plain'); // a deleted key can be written again
+    expect((await storage.get(key))?.body.toString()).to.equal('back');
+  });
+
   it('answers null and false for a key never written', async () => {
     expect(await storage.get(newKey())).to.equal(null);
     expect(await storage.exists(newKey())).to.equal(false);

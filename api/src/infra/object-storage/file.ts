@@ -68,6 +68,12 @@ export class FileObjectStorage implements ObjectStorage {
     }
   }
 
+  async delete(key: string): Promise<void> {
+    const file = this.fileOf(key);
+    await rm(file, { force: true });
+    await rm(file + TYPE_SUFFIX, { force: true });
+  }
+
   publicUrl(key: string): string {
     return apiAssetPath(key);
   }

@@ -2,7 +2,7 @@
 // Credentials come from the SDK's default chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, profiles, web
 // identity, instance roles), never from the storage spec. Objects are content-addressed and immutable, so
 // they are written once with a year-long immutable Cache-Control that S3 hands to every client and CDN.
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { apiAssetPath, assertValidContentType, assertValidKey } from './keys.js';
 import type { ObjectStorage, StoredObject } from './types.js';
 
@@ -84,6 +84,11 @@ export class S3ObjectStorage implements ObjectStorage {
       if (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404) return false;
       throw error;
     }
+  }
+
+  async delete(key: string): Promise<void> {
+    assertValidKey(key);
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key })); // S3 deletes are idempotent
   }
 
   publicUrl(key: string): string {

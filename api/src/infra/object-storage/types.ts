@@ -11,6 +11,8 @@ export interface ObjectStorage {
   put(key: string, body: Buffer, contentType: string): Promise<void>;
   get(key: string): Promise<StoredObject | null>;
   exists(key: string): Promise<boolean>;
+  /** Removes the object; removing an absent key is not an error. */
+  delete(key: string): Promise<void>;
   /** Where a client fetches the object: an absolute URL, or a path served by the API itself (file driver). */
   publicUrl(key: string): string;
 }

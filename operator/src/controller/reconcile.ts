@@ -1,0 +1,147 @@
+// reconcile(catalog): make the published catalog match one BrandCatalog, idempotently. Deletion runs the
+// finalizer (the catalog's snapshots and the artwork only it used go away); otherwise the sources are
+// fetched, run through the pipeline and published, and the outcome is written to status and an Event.
+// It returns when to look again; errors propagate to the caller, which records them and backs off.
+import type { Logger } from 'pino';
+import type { SnapshotStore } from '../../../api/src/catalog/snapshots.js';
+import type { Clock } from '../../../api/src/clock.js';
+import type { ObjectStorage } from '../../../api/src/infra/object-storage/types.js';
+import type { SourceSpec } from '../pipeline/catalog-spec.js';
+import { parseSource } from '../pipeline/index.js';
+import { publishCatalog, type PublishReport } from '../pipeline/publish.js';
+import type { LoadedSource } from '../pipeline/types.js';
+import { setCondition, type Condition } from './conditions.js';
+import { FINALIZER, type BrandCatalogObject, type KubeClient } from './kube.js';
+
+export const COMPONENT = 'portico-catalog-operator';
+
+export interface ReconcileDeps {
+  kube: KubeClient;
+  store: SnapshotStore;
+  storage: ObjectStorage;
+  clock: Clock;
+  logger: Logger;
+  /** https only, through the SSRF filter; the in-cluster controller never reads files. */
+  fetchText: (url: string) => Promise<string>;
+  announce?: (ref: { namespace: string; name: string }, snapshotId: string) => Promise<void>;
+}
+
+/** Milliseconds until the catalog should be reconciled again; undefined: only on change. */
+export type Requeue = number | undefined;
+
+export function parseDuration(text: string): number {
+  let ms = 0;
+  for (const [, amount, unit] of text.matchAll(/([0-9]+)(s|m|h)/g)) ms += Number(amount) * { s: 1000, m: 60_000, h: 3_600_000 }[unit as 's' | 'm' | 'h'];
+  return ms;
+}
+
+export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps): Promise<Requeue> {
+  const { kube } = deps;
+  const ref = { namespace: catalog.metadata.namespace, name: catalog.metadata.name };
+  const finalizers = catalog.metadata.finalizers ?? [];
+
+  if (catalog.metadata.deletionTimestamp) {
+    if (!finalizers.includes(FINALIZER)) return undefined;
+    const orphaned = await deps.store.deleteCatalog(ref);
+    for (const key of orphaned) await deps.storage.delete(key);
+    deps.logger.info({ catalog: ref, objectsDeleted: orphaned.length }, 'catalog deleted: snapshots and artwork removed');
+    await kube.setFinalizers(catalog, finalizers.filter((f) => f !== FINALIZER));
+    return undefined;
+  }
+  if (!finalizers.includes(FINALIZER)) {
+    await kube.setFinalizers(catalog, [...finalizers, FINALIZER]);
+    return 0; // the update comes back through the watch with a new resourceVersion
+  }
+
+  const status = (catalog.status ?? {}) as { conditions?: Condition[]; observedGeneration?: number; lastSyncTime?: string };
+  const now = deps.clock.now();
+  const generation = catalog.metadata.generation;
+  const interval = parseDuration(catalog.spec.refreshInterval);
+  if (catalog.spec.suspend) {
+    await kube.patchStatus(catalog, {
+      observedGeneration: generation,
+      conditions: setCondition(status.conditions ?? [], { type: 'Reconciling', status: 'False', reason: 'Suspended', message: 'spec.suspend is true', observedGeneration: generation }, now),
+    });
+    return undefined;
+  }
+  const lastSync = status.lastSyncTime ? new Date(status.lastSyncTime).getTime() : 0;
+  const due = lastSync + interval - now.getTime();
+  if (status.observedGeneration === generation && due > 0 && !isFailing(status.conditions)) return due;
+
+  let conditions = setCondition(status.conditions ?? [], { type: 'Reconciling', status: 'True', reason: 'Publishing', message: 'fetching sources and publishing a snapshot', observedGeneration: generation }, now);
+  await kube.patchStatus(catalog, { conditions });
+
+  let report: PublishReport;
+  const sourceErrors: Record<string, string> = {};
+  try {
+    const sources: LoadedSource[] = [];
+    for (const source of catalog.spec.sources) {
+      try {
+        sources.push({ name: source.name, priority: source.priority, platformType: source.platformType, parsed: parseSource(source.format, await sourceText(source, catalog, deps)) });
+      } catch (error) {
+        sourceErrors[source.name] = (error as Error).message;
+        throw new Error(`source "${source.name}": ${(error as Error).message}`);
+      }
+    }
+    report = await publishCatalog({
+      ref,
+      spec: catalog.spec,
+      sources,
+      store: deps.store,
+      storage: deps.storage,
+      ...(deps.announce && { announce: (id: string) => deps.announce!(ref, id) }),
+    });
+  } catch (error) {
+    const message = (error as Error).message;
+    conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: 'ReconcileFailed', message, observedGeneration: generation }, deps.clock.now());
+    conditions = setCondition(conditions, { type: 'Reconciling', status: 'True', reason: 'RetryingAfterError', message, observedGeneration: generation }, deps.clock.now());
+    await kube.patchStatus(catalog, {
+      observedGeneration: generation,
+      conditions,
+      sources: catalog.spec.sources.map((s) => ({ name: s.name, ...(sourceErrors[s.name] && { error: sourceErrors[s.name] }) })),
+    });
+    await kube.event(catalog, 'Warning', 'ReconcileFailed', message, COMPONENT).catch(() => {});
+    throw error;
+  }
+
+  const at = deps.clock.now();
+  const stalled = report.stalled;
+  conditions = setCondition(conditions, { type: 'Reconciling', status: 'False', reason: stalled ? stalled.reason : 'Published', message: stalled ? stalled.message : `snapshot ${report.snapshot.id} is active`, observedGeneration: generation }, at);
+  conditions = setCondition(conditions, { type: 'Stalled', status: stalled ? 'True' : 'False', reason: stalled ? stalled.reason : 'Published', message: stalled ? stalled.message : 'no problem', observedGeneration: generation }, at);
+  conditions = setCondition(
+    conditions,
+    stalled
+      ? { type: 'Ready', status: 'False', reason: stalled.reason, message: `${stalled.message}; the previous snapshot stays active`, observedGeneration: generation }
+      : { type: 'Ready', status: 'True', reason: 'Published', message: `${report.brandCount} brands in snapshot ${report.snapshot.id}`, observedGeneration: generation },
+    at,
+  );
+  const active = stalled ? await deps.store.active(ref) : undefined;
+  const current = stalled ? (active ? await deps.store.header(active.snapshotId) : null) : null;
+  await kube.patchStatus(catalog, {
+    observedGeneration: generation,
+    conditions,
+    brandCount: report.brandCount,
+    duplicatesMerged: report.duplicatesMerged,
+    sources: report.perSource.map((s) => ({ name: s.name, rowsRead: s.rows, rejected: s.rejected, merged: s.kept })),
+    logos: { rendered: report.logos.rendered, fallback: report.logos.fallback, failed: report.logos.failed },
+    currentSnapshot: stalled
+      ? current && { id: current.id, brandCount: current.brandCount, publishedAt: current.createdAt.toISOString() }
+      : { id: report.snapshot.id, brandCount: report.snapshot.brandCount, publishedAt: report.snapshot.publishedAt.toISOString() },
+    lastSyncTime: at.toISOString(),
+  });
+  if (stalled) await kube.event(catalog, 'Warning', stalled.reason, stalled.message, COMPONENT).catch(() => {});
+  else if (report.snapshot.created) {
+    const diff = report.diff ? ` (+${report.diff.added.length} −${report.diff.removed.length} ~${report.diff.changed.length})` : '';
+    await kube.event(catalog, 'Normal', 'Published', `snapshot ${report.snapshot.id} with ${report.brandCount} brands${diff}`, COMPONENT).catch(() => {});
+  }
+  return interval;
+}
+
+const isFailing = (conditions: Condition[] | undefined) => conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'ReconcileFailed') ?? false;
+
+async function sourceText(source: SourceSpec, catalog: BrandCatalogObject, deps: ReconcileDeps): Promise<string> {
+  if (source.inline !== undefined) return source.inline;
+  if (source.configMapRef) return deps.kube.configMapValue(catalog.metadata.namespace, source.configMapRef.name, source.configMapRef.key);
+  if (source.url?.startsWith('https://')) return deps.fetchText(source.url);
+  throw new Error('only https:// URLs, configMapRef and inline sources can be read in a cluster');
+}

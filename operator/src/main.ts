@@ -1,0 +1,81 @@
+// The catalog operator's process: config → Kubernetes, MongoDB, object storage, Redis → leader election →
+// the controller while leading → graceful shutdown (the lease is released so a successor starts at once).
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import { pino } from 'pino';
+import { announceActivation } from '../../api/src/catalog/active.js';
+import { SnapshotStore } from '../../api/src/catalog/snapshots.js';
+import { systemClock } from '../../api/src/clock.js';
+import { loadConfig } from '../../api/src/config.js';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../api/src/infra/devdb.js';
+import { documentLocksFor } from '../../api/src/infra/locks.js';
+import { connectMongo } from '../../api/src/infra/mongo.js';
+import { openObjectStorage } from '../../api/src/infra/object-storage/index.js';
+import { connectRedis } from '../../api/src/infra/redis.js';
+import { CatalogController } from './controller/controller.js';
+import { KubeClient } from './controller/kube.js';
+import { LeaderElector } from './controller/leader.js';
+import { fetchSourceText } from './pipeline/fetch-source.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const env = process.env;
+  const logger = pino({ level: config.logLevel, base: { service: 'portico-operator' } });
+  const kubeconfig = new KubeConfig();
+  kubeconfig.loadFromDefault(); // KUBECONFIG, ~/.kube/config, or the in-cluster service account
+
+  let embedded: EmbeddedDatabase | undefined;
+  const uri = config.mongodbUri ?? (embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, log: (m) => logger.info(m) })).uri;
+  const mongo = await connectMongo(uri, config.mongodbDatabase);
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  const store = new SnapshotStore(mongo.db, await documentLocksFor(mongo.db, redis), systemClock);
+  await store.init();
+  const kube = new KubeClient(kubeconfig);
+
+  const controller = new CatalogController(
+    {
+      kube,
+      store,
+      storage: openObjectStorage(config.objectStorage),
+      clock: systemClock,
+      logger,
+      fetchText: fetchSourceText,
+      ...(redis && { announce: (ref, id) => announceActivation(redis, ref, id) }),
+    },
+    { informer: { relistMs: 5 * 60_000, watchdogMs: 5 * 60_000 }, queue: { baseDelayMs: 1000, maxDelayMs: 5 * 60_000 }, workers: 2 },
+    logger,
+  );
+  const elector = new LeaderElector(
+    kube,
+    {
+      namespace: env.POD_NAMESPACE ?? 'default',
+      name: env.PORTICO_OPERATOR_LEASE ?? 'portico-catalog-operator',
+      identity: env.POD_NAME ?? `${hostname()}-${process.pid}`,
+      leaseDurationSeconds: 15,
+      renewMs: 5000,
+    },
+    logger,
+    {
+      onStartedLeading: () => void controller.start().catch((error: unknown) => logger.error({ err: error }, 'controller failed to start')),
+      onStoppedLeading: () => void controller.stop(),
+    },
+  );
+  elector.start();
+
+  const shutdown = async (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    await elector.stop();
+    await controller.stop();
+    await mongo.client.close();
+    await redis?.quit().catch(() => {});
+    await embedded?.stop();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error('portico-operator failed to start:', error);
+  process.exit(1);
+});
