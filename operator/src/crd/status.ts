@@ -21,11 +21,12 @@ export const Condition = Type.Object({
 export type Condition = Static<typeof Condition>;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 
+/** A source that could not be read has an error and no counts. */
 export const SourceStatus = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 63, description: 'spec.sources[].name.' }),
-  rowsRead: count('Rows (brands or endpoints) the source document held.'),
-  rejected: count('Rows skipped: no name or no usable absolute http(s) FHIR base URL.'),
-  merged: count("This source's rows merged into a brand named by another row (duplicates by FHIR system identity)."),
+  rowsRead: Type.Optional(count('Rows (brands or endpoints) the source document held.')),
+  rejected: Type.Optional(count('Rows skipped: no name or no usable absolute http(s) FHIR base URL.')),
+  merged: Type.Optional(count("This source's rows merged into a brand named by another row (duplicates by FHIR system identity).")),
   error: Type.Optional(Type.String({ maxLength: 4096, description: 'Why the source could not be fetched or parsed, when it could not.' })),
 });
 export type SourceStatus = Static<typeof SourceStatus>;
