@@ -5,7 +5,7 @@ import type { ObjectStorage } from '../../api/src/infra/object-storage/types.js'
 import { loadCatalogFile, readLocalSource, type SourceSpec } from './pipeline/catalog-spec.js';
 import { parseSource } from './pipeline/index.js';
 import { fetchSourceText } from './pipeline/fetch-source.js';
-import { publishCatalog, type PublishReport } from './pipeline/publish.js';
+import { publishCatalog, type PublishInput, type PublishReport } from './pipeline/publish.js';
 import type { LoadedSource } from './pipeline/types.js';
 
 export interface ImportOptions {
@@ -15,6 +15,8 @@ export interface ImportOptions {
   ref?: CatalogRef;
   announce?: (ref: CatalogRef, snapshotId: string) => Promise<void>;
   fetchText?: (url: string) => Promise<string>;
+  /** Concurrency and fetch limits of logo rendering; sizes and the favicon fallback come from the file's spec.logos. */
+  logoOptions?: PublishInput['logoOptions'];
 }
 
 export interface ImportReport extends PublishReport {
@@ -48,6 +50,7 @@ export async function importCatalogFile(file: string, options: ImportOptions): P
     sources: loaded,
     store: options.store,
     storage: options.storage,
+    ...(options.logoOptions && { logoOptions: options.logoOptions }),
     ...(options.announce && { announce: (id: string) => options.announce!(ref, id) }),
   });
   return {

@@ -22,11 +22,20 @@ export type PlatformType = (typeof PLATFORM_TYPES)[number];
 export const LOGO_SIZES = [64, 128, 256, 512] as const;
 export type LogoSize = (typeof LOGO_SIZES)[number];
 
-/** Pre-rendered artwork of a brand: one object-storage key per size (content-addressed). */
+export const LOGO_FORMATS = ['png', 'webp'] as const;
+export type LogoFormat = (typeof LOGO_FORMATS)[number];
+
+/**
+ * Pre-rendered artwork of a brand: one object-storage key (content-addressed) per catalog size. A size the
+ * BrandCatalog does not render (`spec.logos.sizes`) maps to the nearest larger rendered one, else the largest.
+ */
 export interface BrandLogo {
   /** `rendered` from the brand's own logo; `favicon` from its portal's or FHIR host's favicon. */
   kind: 'rendered' | 'favicon';
+  /** PNG renditions. */
   assets: Record<`${LogoSize}`, string>;
+  /** WebP renditions; absent in snapshots written before WebP was rendered (the API then serves the PNG). */
+  webp?: Record<`${LogoSize}`, string>;
 }
 
 export interface CatalogBrand {

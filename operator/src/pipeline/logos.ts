@@ -1,122 +1,163 @@
-// Brand artwork: fetched once (`data:` URLs decoded, `https:` URLs fetched through an SSRF-filtering agent
-// with size and time limits), rendered by sharp into square transparent PNGs at every catalog size, and
-// stored under content-addressed keys, so an unchanged logo costs nothing on the next import.
-import { createHash } from 'node:crypto';
-import { get as httpsGet } from 'node:https';
-import { RequestFilteringHttpsAgent } from 'request-filtering-agent';
-import sharp from 'sharp';
-import { LOGO_SIZES, type BrandLogo } from '../../../api/src/catalog/model.js';
+// Brand artwork for a snapshot: each brand's logo reference (`https:` or `data:`) is loaded, sniffed,
+// rendered into PNG and WebP at every configured size and stored under content-addressed keys; when that
+// fails or there is none and `faviconFallback` is on, the portal's (else the FHIR host's) favicon stands in.
+// Keys derive from the source bytes and the rendering parameters, so artwork whose renditions are all in
+// storage already is not rendered again. Fetches and renders run with bounded concurrency; the same
+// reference, site or source bytes are handled once per run. Failures are counted by reason, never fatal:
+// the brand is published without artwork.
+import { availableParallelism } from 'node:os';
+import { LOGO_SIZES, type BrandLogo, type LogoFormat, type LogoSize } from '../../../api/src/catalog/model.js';
 import type { ObjectStorage } from '../../../api/src/infra/object-storage/types.js';
+import { findFavicon, type Candidate } from './logos/favicon.js';
+import { DEFAULT_FETCH_LIMITS, loadArtwork, type FetchLimits } from './logos/fetch.js';
+import { CONTENT_TYPES, LOGO_FORMATS, measureImage, renderArtwork, renditionKey, sha256 } from './logos/render.js';
+import { LogoError, sniffImageType } from './logos/sniff.js';
 
-export const MAX_LOGO_BYTES = 2 * 1024 * 1024;
-const FETCH_TIMEOUT_MS = 10_000;
-/** Decoding bombs stop here: no source artwork needs more than 4096 × 4096 pixels. */
-const MAX_INPUT_PIXELS = 4096 * 4096;
+export { decodeDataUrl, DEFAULT_FETCH_LIMITS, fetchHttps, loadArtwork, type FetchLimits } from './logos/fetch.js';
+export { largestIconImage } from './logos/ico.js';
+export { iconLinks } from './logos/favicon.js';
+export { MAX_INPUT_PIXELS, RENDERER_VERSION, renderArtwork, renderCounters, renditionKey } from './logos/render.js';
+export { inertSvg, LogoError, sniffImageType, type ImageType } from './logos/sniff.js';
 
-const filteringAgent = new RequestFilteringHttpsAgent({ allowPrivateIPAddress: false, allowMetaIPAddress: false });
-
-export class LogoError extends Error {}
-
-/** Decodes a `data:` URL (base64 or percent-encoded). */
-export function decodeDataUrl(url: string): Buffer {
-  const match = /^data:([^,]*?)(;base64)?,(.*)$/s.exec(url);
-  if (!match) throw new LogoError('malformed data: URL');
-  const body = match[2] ? Buffer.from(match[3]!, 'base64') : Buffer.from(decodeURIComponent(match[3]!), 'utf8');
-  if (body.length > MAX_LOGO_BYTES) throw new LogoError(`logo larger than ${MAX_LOGO_BYTES} bytes`);
-  return body;
+export interface LogoSettings {
+  /** Sizes rendered (default: every catalog size). */
+  sizes?: readonly LogoSize[];
+  /** Use the portal's or FHIR host's favicon for brands without usable artwork (default false here; the BrandCatalog spec defaults it to true). */
+  faviconFallback?: boolean;
+  /** Artworks rendered at once (CPU-bound); default: the available cores. */
+  concurrency?: number;
+  /** Brands whose artwork is fetched at once (I/O-bound); default 4 × concurrency, at least 8. */
+  fetchConcurrency?: number;
+  limits?: Partial<FetchLimits>;
 }
 
-/** GET over https only, refusing private/loopback/link-local destinations (checked at connect time). */
-export function fetchLogo(url: string): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    if (!url.startsWith('https://')) return reject(new LogoError('logo URLs must use https or data:'));
-    const request = httpsGet(url, { agent: filteringAgent, timeout: FETCH_TIMEOUT_MS, headers: { accept: 'image/*' } }, (response) => {
-      if (response.statusCode !== 200) {
-        response.resume();
-        return reject(new LogoError(`logo fetch answered ${response.statusCode}`));
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > MAX_LOGO_BYTES) {
-          request.destroy(new LogoError(`logo larger than ${MAX_LOGO_BYTES} bytes`));
-          return;
+export interface LogoRequest {
+  brandId: string;
+  logoUrl?: string;
+  portalUrl: string | null;
+  fhirBaseUrl: string;
+}
+
+export interface LogoResults {
+  logos: Map<string, BrandLogo>;
+  /** Brands published with their own artwork. */
+  rendered: number;
+  /** Brands published with their site's favicon instead. */
+  fallback: number;
+  /** Brands whose logo reference could not be used (a favicon may still stand in). */
+  failed: number;
+  /** Distinct artworks: rendered in this run, or found complete in storage and reused. */
+  artworks: { rendered: number; reused: number };
+  /** Failures by reason (`too-large`, `unsupported-type`, …); favicon look-ups that found nothing as `favicon:<reason>`. */
+  reasons: Record<string, number>;
+  /** A few failures in words, for status messages. */
+  errors: string[];
+}
+
+type Renditions = Pick<BrandLogo, 'assets' | 'webp'>;
+
+const MAX_ERRORS = 10;
+
+/** A counting semaphore: at most `limit` holders at once. */
+class Gate {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly limit: number) {}
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else this.active++;
+    try {
+      return await task();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[], settings: LogoSettings = {}): Promise<LogoResults> {
+  const sizes = [...new Set(settings.sizes?.length ? settings.sizes : LOGO_SIZES)].sort((a, b) => a - b);
+  const limits: FetchLimits = { ...DEFAULT_FETCH_LIMITS, ...settings.limits };
+  const concurrency = Math.max(1, settings.concurrency ?? availableParallelism());
+  const renderGate = new Gate(concurrency);
+  const results: LogoResults = { logos: new Map(), rendered: 0, fallback: 0, failed: 0, artworks: { rendered: 0, reused: 0 }, reasons: {}, errors: [] };
+  const byReference = new Map<string, Promise<Renditions>>();
+  const bySource = new Map<string, Promise<Renditions>>();
+  const bySite = new Map<string, Promise<Candidate | undefined>>();
+
+  const fail = (reason: string, message: string) => {
+    results.reasons[reason] = (results.reasons[reason] ?? 0) + 1;
+    if (results.errors.length < MAX_ERRORS) results.errors.push(message);
+  };
+
+  /** Renditions of sniffed source bytes: reused when every key exists, else rendered and stored. */
+  const store = (bytes: Buffer): Promise<Renditions> => {
+    const type = sniffImageType(bytes);
+    const hash = sha256(bytes);
+    let pending = bySource.get(hash);
+    if (!pending) {
+      pending = (async () => {
+        const keyed = sizes.flatMap((size) => LOGO_FORMATS.map((format) => ({ size, format, key: renditionKey(hash, size, format) })));
+        const present = await Promise.all(keyed.map(({ key }) => storage.exists(key)));
+        if (present.every(Boolean)) {
+          results.artworks.reused++;
+        } else {
+          const renditions = await renderGate.run(() => renderArtwork(bytes, type, sizes));
+          await Promise.all(renditions.map(({ size, format, body }) => storage.put(renditionKey(hash, size, format), body, CONTENT_TYPES[format]).catch((error: Error) => {
+            throw new LogoError('storage', `storing the rendition failed: ${error.message}`);
+          })));
+          results.artworks.rendered++;
         }
-        chunks.push(chunk);
-      });
-      response.on('end', () => resolve(Buffer.concat(chunks)));
-      response.on('error', reject);
-    });
-    request.on('timeout', () => request.destroy(new LogoError('logo fetch timed out')));
-    request.on('error', (error) => reject(error instanceof LogoError ? error : new LogoError(`logo fetch failed: ${error.message}`)));
-  });
-}
+        const key = (size: LogoSize, format: LogoFormat) => renditionKey(hash, nearest(sizes, size), format);
+        const byFormat = (format: LogoFormat) => Object.fromEntries(LOGO_SIZES.map((size) => [`${size}`, key(size, format)])) as BrandLogo['assets'];
+        return { assets: byFormat('png'), webp: byFormat('webp') };
+      })();
+      bySource.set(hash, pending);
+    }
+    return pending;
+  };
 
-export async function loadLogoSource(url: string): Promise<Buffer> {
-  return url.startsWith('data:') ? decodeDataUrl(url) : fetchLogo(url);
-}
+  const fromReference = (reference: string): Promise<Renditions> => {
+    let pending = byReference.get(reference);
+    if (!pending) byReference.set(reference, (pending = loadArtwork(reference, limits).then(store)));
+    return pending;
+  };
 
-/** Renders every catalog size as a square PNG, the artwork centred on a transparent background. */
-export async function renderLogo(source: Buffer): Promise<Map<number, Buffer>> {
-  const input = sharp(source, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
-  const meta = await input.metadata().catch(() => {
-    throw new LogoError('the logo is not an image sharp can read');
-  });
-  const rendered = new Map<number, Buffer>();
-  for (const size of LOGO_SIZES) {
-    // Vector artwork is rasterised at a density that gives at least `size` pixels, so it stays crisp.
-    const density = meta.format === 'svg' ? Math.min(2400, Math.max(72, Math.ceil((72 * size) / Math.max(1, Math.min(meta.width ?? size, meta.height ?? size))))) : undefined;
-    const png = await sharp(source, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', ...(density && { density }) })
-      .resize(size, size, { fit: 'contain', background: { r: 0, g: 0, b: 0, alpha: 0 } })
-      .png({ compressionLevel: 9 })
-      .toBuffer();
-    rendered.set(size, png);
-  }
-  return rendered;
-}
-
-export const assetKey = (png: Buffer): string => `logo-${createHash('sha256').update(png).digest('hex').slice(0, 40)}.png`;
-
-/** Renders and stores a logo; returns the brand's artwork record. */
-export async function storeLogo(storage: ObjectStorage, source: Buffer, kind: BrandLogo['kind']): Promise<BrandLogo> {
-  const rendered = await renderLogo(source);
-  const assets = {} as BrandLogo['assets'];
-  for (const [size, png] of rendered) {
-    const key = assetKey(png);
-    await storage.put(key, png, 'image/png');
-    assets[`${size}` as keyof BrandLogo['assets']] = key;
-  }
-  return { kind, assets };
-}
-
-/**
- * Logos for many brands with bounded concurrency; the same source URL is loaded and rendered once.
- * Failures never fail the import: they are counted and the brand is published without artwork.
- */
-export async function storeLogos(
-  storage: ObjectStorage,
-  requests: { brandId: string; logoUrl: string }[],
-  concurrency = 4,
-): Promise<{ logos: Map<string, BrandLogo>; rendered: number; failed: number; errors: string[] }> {
-  const bySource = new Map<string, Promise<BrandLogo>>();
-  const logos = new Map<string, BrandLogo>();
-  const errors: string[] = [];
-  let failed = 0;
-  let next = 0;
-  const worker = async () => {
-    while (next < requests.length) {
-      const { brandId, logoUrl } = requests[next++]!;
-      let pending = bySource.get(logoUrl);
-      if (!pending) bySource.set(logoUrl, (pending = loadLogoSource(logoUrl).then((source) => storeLogo(storage, source, 'rendered'))));
+  const handle = async (request: LogoRequest) => {
+    if (request.logoUrl !== undefined) {
       try {
-        logos.set(brandId, await pending);
+        results.logos.set(request.brandId, { kind: 'rendered', ...(await fromReference(request.logoUrl)) });
+        results.rendered++;
+        return;
       } catch (error) {
-        failed++;
-        if (errors.length < 10) errors.push(`${brandId}: ${(error as Error).message}`);
+        results.failed++;
+        fail(reasonOf(error), `${request.brandId}: ${(error as Error).message}`);
       }
     }
+    if (!settings.faviconFallback) return;
+    try {
+      const icon = await findFavicon(request, limits, measureImage, bySite);
+      results.logos.set(request.brandId, { kind: 'favicon', ...(await store(icon.bytes)) });
+      results.fallback++;
+    } catch (error) {
+      const reason = `favicon:${reasonOf(error)}`;
+      results.reasons[reason] = (results.reasons[reason] ?? 0) + 1;
+    }
   };
-  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
-  return { logos, rendered: logos.size, failed, errors };
+
+  const queue = requests.filter((r) => r.logoUrl !== undefined || settings.faviconFallback);
+  const workers = Math.max(1, settings.fetchConcurrency ?? Math.max(8, 4 * concurrency));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(workers, queue.length) }, async () => {
+      while (next < queue.length) await handle(queue[next++]!);
+    }),
+  );
+  return results;
 }
+
+/** The rendered size that stands in for `size`: itself, else the nearest larger, else the largest. */
+const nearest = (rendered: LogoSize[], size: LogoSize): LogoSize => rendered.find((s) => s >= size) ?? rendered[rendered.length - 1]!;
+
+const reasonOf = (error: unknown): string => (error instanceof LogoError ? error.reason : 'internal');

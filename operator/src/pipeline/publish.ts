@@ -5,15 +5,18 @@ import { diffBrands, type CatalogRef, type SnapshotDiff, type SnapshotStore } fr
 import type { ObjectStorage } from '../../../api/src/infra/object-storage/types.js';
 import type { BrandCatalogSpec } from './catalog-spec.js';
 import { mergeSources, type SourceSummary } from './dedupe.js';
-import { storeLogos } from './logos.js';
+import { storeLogos, type LogoSettings } from './logos.js';
 import type { LoadedSource } from './types.js';
 
 export interface PublishInput {
   ref: CatalogRef;
-  spec: Pick<BrandCatalogSpec, 'rollout'>;
+  /** `logos` (sizes, faviconFallback) as the BrandCatalog gives it; absent: every size, no favicon fallback. */
+  spec: Pick<BrandCatalogSpec, 'rollout'> & { logos?: Partial<BrandCatalogSpec['logos']> };
   sources: LoadedSource[];
   store: SnapshotStore;
   storage: ObjectStorage;
+  /** Concurrency and fetch limits of logo rendering (defaults suit production). */
+  logoOptions?: Omit<LogoSettings, 'sizes' | 'faviconFallback'>;
   /** Tells API replicas at once (Redis); without it they find the new snapshot by polling. */
   announce?: (snapshotId: string) => Promise<void>;
 }
@@ -22,7 +25,11 @@ export interface PublishReport {
   brandCount: number;
   duplicatesMerged: number;
   perSource: SourceSummary[];
-  logos: { rendered: number; fallback: number; failed: number; errors: string[] };
+  /**
+   * Brands with their own artwork (`rendered`), with a favicon instead (`fallback`), whose logo reference
+   * could not be used (`failed`); distinct artworks rendered now or reused from storage; failures by reason.
+   */
+  logos: { rendered: number; fallback: number; failed: number; errors: string[]; artworks: { rendered: number; reused: number }; reasons: Record<string, number> };
   snapshot: { id: string; created: boolean; brandCount: number; publishedAt: Date };
   /** True when the snapshot is the active one after this run. */
   active: boolean;
@@ -37,8 +44,12 @@ export class ActivationConflictError extends Error {}
 export async function publishCatalog(input: PublishInput): Promise<PublishReport> {
   const { ref, spec, store, storage } = input;
   const merged = mergeSources(input.sources);
-  const withLogo = merged.brands.filter((b) => b.logoUrl !== undefined).map((b) => ({ brandId: b.id, logoUrl: b.logoUrl! }));
-  const logos = await storeLogos(storage, withLogo);
+  const requests = merged.brands.map((b) => ({ brandId: b.id, portalUrl: b.portalUrl, fhirBaseUrl: b.fhirBaseUrl, ...(b.logoUrl !== undefined && { logoUrl: b.logoUrl }) }));
+  const logos = await storeLogos(storage, requests, {
+    ...input.logoOptions,
+    ...(spec.logos?.sizes && { sizes: spec.logos.sizes }),
+    faviconFallback: spec.logos?.faviconFallback ?? false,
+  });
   const brands: CatalogBrand[] = merged.brands.map(({ logoUrl: _logoUrl, ...brand }) => ({ ...brand, logo: logos.logos.get(brand.id) ?? null }));
 
   const { header, created } = await store.write(ref, brands);
@@ -46,7 +57,7 @@ export async function publishCatalog(input: PublishInput): Promise<PublishReport
     brandCount: brands.length,
     duplicatesMerged: merged.duplicatesMerged,
     perSource: merged.perSource,
-    logos: { rendered: logos.rendered, fallback: 0, failed: logos.failed, errors: logos.errors },
+    logos: { rendered: logos.rendered, fallback: logos.fallback, failed: logos.failed, errors: logos.errors, artworks: logos.artworks, reasons: logos.reasons },
     snapshot: { id: header.id, created, brandCount: header.brandCount, publishedAt: header.createdAt },
     active: false,
     diff: null,

@@ -48,7 +48,7 @@ describe('sdk: catalog fast path', () => {
     return { fast, koa, fastText: await fast.text(), koaText: await koa.text() };
   }
 
-  it('gives byte-identical answers for lookups, searches and logo redirects, including 304s and errors', async () => {
+  it('gives byte-identical answers for lookups, searches and logo redirects (PNG and WebP), including 304s and errors', async () => {
     const search = (await api.request('GET', '/api/sdk/v1/catalog/brands?q=examplelabs')).body.brands[0];
     const plain = (await api.request('GET', '/api/sdk/v1/catalog/brands?q=abbeville')).body.brands[0];
     const etag = (await api.request('GET', `/api/sdk/v1/catalog/brands/${plain.id}`)).headers.get('etag')!;
@@ -62,6 +62,9 @@ describe('sdk: catalog fast path', () => {
       ['/api/sdk/v1/catalog/brands'],
       [`/api/sdk/v1/catalog/brands/${search.id}/logo`],
       [`/api/sdk/v1/catalog/brands/${search.id}/logo?size=512`],
+      [`/api/sdk/v1/catalog/brands/${search.id}/logo?format=webp`],
+      [`/api/sdk/v1/catalog/brands/${search.id}/logo?size=64&format=webp`],
+      [`/api/sdk/v1/catalog/brands/${search.id}/logo?format=png&size=256`],
       // From here on, not taken by the fast path: Koa answers both, identically.
       [`/api/sdk/v1/catalog/brands/${plain.id}/logo`],
       ['/api/sdk/v1/catalog/brands/bdoesnotexist'],
@@ -69,8 +72,12 @@ describe('sdk: catalog fast path', () => {
       ['/api/sdk/v1/catalog/brands?q=mercy&q=mayo'],
       ['/api/sdk/v1/catalog/brands?q=mercy&platform=nope'],
       [`/api/sdk/v1/catalog/brands/${search.id}/logo?size=100`],
+      [`/api/sdk/v1/catalog/brands/${search.id}/logo?format=gif`],
+      [`/api/sdk/v1/catalog/brands/${search.id}/logo?format=WEBP`],
+      [`/api/sdk/v1/catalog/brands/${search.id}/logo?format=webp&format=png`],
+      [`/api/sdk/v1/catalog/brands/${plain.id}/logo?format=webp`],
     ];
-    const takenUpTo = 9;
+    const takenUpTo = 12;
     for (const [i, [path, headers]] of paths.entries()) {
       const taken = (await fetch(`${fastOnlyUrl}${path}`, { headers: headers ?? {}, redirect: 'manual' })).status !== 599;
       expect(taken, `fast path takes ${path}`).to.equal(i < takenUpTo);
@@ -81,6 +88,8 @@ describe('sdk: catalog fast path', () => {
       for (const name of COMPARED_HEADERS) expect(fast.headers.get(name), `${what} ${name}`).to.equal(koa.headers.get(name));
       expect(fast.headers.get('x-request-id'), what).to.match(/^[0-9a-f-]{36}$/);
     }
+    const logo = (format: string) => fetch(`${fastOnlyUrl}/api/sdk/v1/catalog/brands/${search.id}/logo?format=${format}`, { redirect: 'manual' }).then((r) => r.headers.get('location'));
+    expect([await logo('png'), await logo('webp')]).to.satisfy(([png, webp]: string[]) => png!.endsWith('.png') && webp!.endsWith('.webp'));
   });
 
   it('echoes a well-formed X-Request-Id and counts its requests under the Koa route templates', async () => {

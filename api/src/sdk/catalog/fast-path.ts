@@ -11,7 +11,7 @@ import type { RequestObserver } from '../../http/observe.js';
 import { requestIdFor } from '../../http/request-id.js';
 import { lookupJson, searchJson } from './presenter.js';
 import { CATALOG_CORS, EDGE_CACHE, LOGO_CACHE, originOf } from './routes.js';
-import { isLogoSize, type CatalogService } from './service.js';
+import { isLogoFormat, isLogoSize, type CatalogService } from './service.js';
 
 const PREFIX = '/api/sdk/v1/catalog/brands';
 const BRAND_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -72,7 +72,9 @@ function answerFor(catalog: CatalogService, req: IncomingMessage, url: string, p
   if (size === null || (size !== undefined && !/^[0-9]{2,3}$/.test(size))) return undefined;
   const pixels = size === undefined ? 128 : Number(size);
   if (!isLogoSize(pixels)) return undefined;
-  const location = catalog.findLogoLocation(brandId, pixels);
+  const format = single(query, 'format');
+  if (format === null || (format !== undefined && !isLogoFormat(format))) return undefined;
+  const location = catalog.findLogoLocation(brandId, pixels, format ?? 'png');
   if (location === undefined) return undefined;
   return {
     status: 307,

@@ -87,7 +87,8 @@ export function catalogRoutes(api: ApiRouter, catalog: CatalogService, publicBas
     {
       operationId: 'getBrandLogo',
       summary: 'Redirect to the brand logo (public)',
-      description: '307 to the pre-rendered artwork (or the rendered favicon fallback) of the requested size. The URL of this operation is stable and usable as an image source. 404 when the brand has no artwork.',
+      description:
+        '307 to the pre-rendered artwork (or the rendered favicon fallback) of the requested size and format (PNG by default, or WebP). The URL of this operation is stable and usable as an image source. 404 when the brand has no artwork.',
       tags,
       responses: { 307: { description: 'Redirect to the asset.', headers: ['Location', 'Cache-Control'] } },
     },
@@ -95,7 +96,7 @@ export function catalogRoutes(api: ApiRouter, catalog: CatalogService, publicBas
     async (ctx) => {
       const { params, query } = logo.get(ctx);
       ctx.status = 307;
-      ctx.set('Location', catalog.logoLocation(params.brandId, query.size));
+      ctx.set('Location', catalog.logoLocation(params.brandId, query.size, query.format));
       ctx.set('Cache-Control', LOGO_CACHE);
     },
   );

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { LOGO_SIZES, PLATFORM_TYPES } from '../../catalog/model.js';
+import { LOGO_FORMATS, LOGO_SIZES, PLATFORM_TYPES, type LogoFormat } from '../../catalog/model.js';
 
 export const SearchQuery = Type.Object({
   q: Type.Optional(
@@ -17,6 +17,12 @@ export const BrandParams = Type.Object({ brandId: Type.String({ maxLength: 1024 
 export const AssetParams = Type.Object({ key: Type.String({ maxLength: 512 }) });
 export const LogoQuery = Type.Object({
   size: Type.Integer({ default: 128, description: `Pixel size of the square artwork: ${LOGO_SIZES.join(', ')}.` }),
+  format: Type.Unsafe<LogoFormat>({
+    type: 'string',
+    enum: [...LOGO_FORMATS],
+    default: 'png',
+    description: `Image format of the asset: ${LOGO_FORMATS.join(' or ')} (default png).`,
+  }),
 });
 
 export const Brand = Type.Object({

@@ -1,7 +1,7 @@
 // The public catalog: search, lookup and logos over the snapshot this replica serves.
 import { createHash } from 'node:crypto';
 import type { ActiveCatalog } from '../../catalog/active.js';
-import { LOGO_SIZES, PLATFORM_TYPES, type CatalogBrand, type LogoSize, type PlatformType } from '../../catalog/model.js';
+import { LOGO_FORMATS, LOGO_SIZES, PLATFORM_TYPES, type CatalogBrand, type LogoFormat, type LogoSize, type PlatformType } from '../../catalog/model.js';
 import { invalidField, notFound } from '../../http/errors.js';
 import type { ObjectStorage } from '../../infra/object-storage/types.js';
 
@@ -49,17 +49,20 @@ export class CatalogService {
     return served && brand ? { value: brand, etag: tag(served.snapshotId, `brand\n${brandId}\n${origin}`) } : undefined;
   }
 
-  /** Where the brand's pre-rendered artwork of this size lives; 404 when the snapshot has none. */
-  logoLocation(brandId: string, size: number): string {
+  /** Where the brand's pre-rendered artwork of this size and format lives; 404 when the snapshot has none. */
+  logoLocation(brandId: string, size: number, format: string = 'png'): string {
     if (!isLogoSize(size)) throw invalidField('query', 'size', `must be one of ${LOGO_SIZES.join(', ')}`);
+    if (!isLogoFormat(format)) throw invalidField('query', 'format', `must be one of ${LOGO_FORMATS.join(', ')}`);
     if (!this.catalog.get()?.index.get(brandId)) throw notFound('brand');
-    const location = this.findLogoLocation(brandId, size);
+    const location = this.findLogoLocation(brandId, size, format);
     if (!location) throw notFound('logo');
     return location;
   }
 
-  findLogoLocation(brandId: string, size: LogoSize): string | undefined {
-    const key = this.catalog.get()?.index.get(brandId)?.logo?.assets[`${size}`];
+  /** The asset of a size and format; WebP falls back to PNG in snapshots written before WebP. */
+  findLogoLocation(brandId: string, size: LogoSize, format: LogoFormat = 'png'): string | undefined {
+    const logo = this.catalog.get()?.index.get(brandId)?.logo;
+    const key = ((format === 'webp' && logo?.webp) || logo?.assets)?.[`${size}`];
     return key === undefined ? undefined : this.storage.publicUrl(key);
   }
 
@@ -71,6 +74,7 @@ export class CatalogService {
 }
 
 export const isLogoSize = (size: number): size is LogoSize => (LOGO_SIZES as readonly number[]).includes(size);
+export const isLogoFormat = (format: string): format is LogoFormat => (LOGO_FORMATS as readonly string[]).includes(format);
 
 function parsePlatform(raw: string | undefined): PlatformType | undefined {
   if (raw === undefined) return undefined;
