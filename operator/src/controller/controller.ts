@@ -2,7 +2,7 @@
 // idempotent reconcile() for each, requeue after refreshInterval, and back off per key on failure.
 import type { Logger } from 'pino';
 import { CatalogInformer, type InformerOptions } from './informer.js';
-import { keyOf } from './kube.js';
+import { keyOf, type BrandCatalogObject } from './kube.js';
 import { WorkQueue, type QueueOptions } from './queue.js';
 import { reconcile, type ReconcileDeps } from './reconcile.js';
 
@@ -33,9 +33,23 @@ export class CatalogController {
     if (this.queue) return;
     const queue = new WorkQueue(this.options.queue);
     this.queue = queue;
+    // Only changes the reconciler acts on: the spec (generation), deletion, finalizers. Its own status
+    // writes come back through the watch too and must not retrigger it, or a failing catalog would
+    // bypass its backoff.
+    const seen = new Map<string, string>();
+    const signature = (catalog: BrandCatalogObject) =>
+      `${catalog.metadata.generation}|${catalog.metadata.deletionTimestamp ?? ''}|${(catalog.metadata.finalizers ?? []).join(',')}`;
     this.informer = new CatalogInformer(
       this.deps.kube,
-      { onChange: (catalog) => queue.add(keyOf(catalog)), onDelete: () => {} },
+      {
+        onChange: (catalog) => {
+          const key = keyOf(catalog);
+          if (seen.get(key) === signature(catalog)) return;
+          seen.set(key, signature(catalog));
+          queue.add(key);
+        },
+        onDelete: (catalog) => seen.delete(keyOf(catalog)),
+      },
       this.options.informer,
       this.logger,
     );

@@ -44,6 +44,12 @@ export class CatalogInformer {
     this.relistTimer.unref();
   }
 
+  /** Restarts the watch from a given position (tests use an ancient one to provoke 410 Gone). */
+  async resumeFrom(resourceVersion: string): Promise<void> {
+    this.resourceVersion = resourceVersion;
+    await this.watch();
+  }
+
   stop(): void {
     this.stopped = true;
     clearInterval(this.relistTimer);

@@ -33,6 +33,12 @@ export interface BrandCatalogObject {
   status?: Record<string, unknown>;
 }
 
+/**
+ * A metav1.MicroTime: the API server insists on six fractional digits, and the client passes MicroTime
+ * fields through unformatted, so a Date would go out with three and be refused.
+ */
+export const microTime = (date: Date): Date => date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') as unknown as Date;
+
 export const keyOf = (catalog: { metadata: { namespace: string; name: string } }) => `${catalog.metadata.namespace}/${catalog.metadata.name}`;
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
@@ -114,7 +120,7 @@ export class KubeClient {
         reportingInstance: component,
         firstTimestamp: now,
         lastTimestamp: now,
-        eventTime: now as unknown as Date,
+        eventTime: microTime(now),
         action: reason,
         count: 1,
       },

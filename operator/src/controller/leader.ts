@@ -3,7 +3,7 @@
 // resourceVersion, so two candidates can never both succeed.
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { statusOf, type KubeClient } from './kube.js';
+import { microTime, statusOf, type KubeClient } from './kube.js';
 
 export interface LeaderOptions {
   namespace: string;
@@ -76,7 +76,7 @@ export class LeaderElector {
       try {
         await this.kube.createLease(namespace, {
           metadata: { name, namespace },
-          spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
+          spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
         } as V1Lease);
         return true;
       } catch (error) {
@@ -93,8 +93,8 @@ export class LeaderElector {
       ...spec,
       holderIdentity: identity,
       leaseDurationSeconds,
-      renewTime: now,
-      ...(holder !== identity && { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
+      renewTime: microTime(now),
+      ...(holder !== identity && { acquireTime: microTime(now), leaseTransitions: (spec.leaseTransitions ?? 0) + 1 }),
     };
     try {
       await this.kube.replaceLease(namespace, lease);
