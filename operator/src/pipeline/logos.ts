@@ -26,7 +26,7 @@ export interface LogoSettings {
   faviconFallback?: boolean;
   /** Artworks rendered at once (CPU-bound); default: the available cores. */
   concurrency?: number;
-  /** Brands whose artwork is fetched at once (I/O-bound); default 4 × concurrency, at least 8. */
+  /** Brands whose artwork (or favicon) is fetched at once (I/O-bound: favicon look-ups wait on slow sites); default 8 × concurrency, at least 16. */
   fetchConcurrency?: number;
   limits?: Partial<FetchLimits>;
 }
@@ -147,7 +147,7 @@ export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[]
   };
 
   const queue = requests.filter((r) => r.logoUrl !== undefined || settings.faviconFallback);
-  const workers = Math.max(1, settings.fetchConcurrency ?? Math.max(8, 4 * concurrency));
+  const workers = Math.max(1, settings.fetchConcurrency ?? Math.max(16, 8 * concurrency));
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(workers, queue.length) }, async () => {
