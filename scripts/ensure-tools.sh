@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs, idempotently, what the tests start for real: Debian's redis-server, and checks for the Go
-# toolchain that builds the embedded database (tools/devdb). Safe to run on every test run.
+# Installs, idempotently, what the tests start for real: Debian's redis-server and etcd-server (the store
+# behind the test Kubernetes API server, tools/kube-apiserver), and checks for the Go toolchain that builds
+# the embedded database (tools/devdb) and kube-apiserver. Safe to run on every test run.
 set -euo pipefail
 
 if ! command -v go >/dev/null 2>&1; then
@@ -18,6 +19,21 @@ if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
     (command -v service >/dev/null && service redis-server stop >/dev/null 2>&1) || true
   else
     echo "ensure-tools: redis-server is missing: install it (Debian: sudo apt-get install redis-server) or set REDIS_URL" >&2
+    exit 1
+  fi
+fi
+
+if [ -z "${PORTICO_ETCD:-}" ] && ! command -v etcd >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-tools: installing etcd-server (Debian package)…" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends etcd-server >/dev/null
+    # Like redis: the package starts a system etcd on the default ports; the tests start their own.
+    (command -v service >/dev/null && service etcd stop >/dev/null 2>&1) || true
+    (command -v systemctl >/dev/null && systemctl disable --now etcd >/dev/null 2>&1) || true
+  else
+    echo "ensure-tools: etcd is missing: install it (Debian: sudo apt-get install etcd-server) or set PORTICO_ETCD to an etcd binary" >&2
     exit 1
   fi
 fi

@@ -1,11 +1,13 @@
 // The real dependencies the tests run against, started once per test run: the embedded database
 // (FerretDB, the same binary `npm start` uses) and a redis-server on a free loopback port. The S3 server
-// (./s3.ts) starts with the first test that needs it and stops here with the rest.
+// (./s3.ts) and the Kubernetes API server (./kubernetes.ts) start with the first test that needs them and
+// stop here with the rest.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../api/src/infra/devdb.js';
 import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { stopTestKubernetes } from './kubernetes.js';
 import { stopTestS3 } from './s3.js';
 
 let database: EmbeddedDatabase | undefined;
@@ -23,6 +25,7 @@ export async function startTestServices(): Promise<void> {
 export async function stopTestServices(): Promise<void> {
   redis?.kill('SIGTERM');
   await stopTestS3();
+  await stopTestKubernetes();
   await database?.stop();
 }
 
