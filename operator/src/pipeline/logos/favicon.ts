@@ -100,6 +100,7 @@ export async function siteFavicon(
   limits: FetchLimits,
   measure: (bytes: Buffer) => Promise<{ width: number; height: number }>,
 ): Promise<Candidate | undefined> {
+  const ico = fetchHttps(new URL('/favicon.ico', home), limits, { accept: 'image/*' }).then(({ bytes }) => inspect(bytes, measure), () => undefined);
   const page = await fetchHttps(home, { ...limits, maxBytes: Math.min(limits.maxBytes, MAX_PAGE_BYTES) }, { accept: 'text/html', truncate: true }).catch(() => undefined);
   const links = page ? iconLinks(page.bytes.toString('latin1'), page.url) : [];
   const fromLinks = (async () => {
@@ -109,7 +110,6 @@ export async function siteFavicon(
     }
     return undefined;
   })();
-  const ico = fetchHttps(new URL('/favicon.ico', home), limits, { accept: 'image/*' }).then(({ bytes }) => inspect(bytes, measure), () => undefined);
   const [linked, root] = await Promise.all([fromLinks, ico]);
   if (linked && root) return root.edge > linked.edge ? root : linked;
   return linked ?? root;

@@ -111,6 +111,8 @@ function requestOnce(url: URL, limits: FetchLimits, options: { accept: string; t
       });
       response.on('end', done);
       response.on('error', (error) => reject(fetchError(error)));
+      // A connection closed before the end of the body: refused, not waited on until the deadline.
+      response.on('close', () => response.complete || size >= limits.maxBytes || reject(new LogoError('fetch-failed', 'the connection closed before the end of the body')));
     });
     request.on('error', (error) => reject(fetchError(error)));
     request.end();

@@ -55,7 +55,8 @@ export function sniffImageType(bytes: Buffer): ImageType {
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Prolog an SVG file may start with: XML declaration, comments, processing instructions, a DOCTYPE without internal subset. */
-const SVG_START = /^(?:\s+|<\?xml\s[^>]*\?>|<!--(?:(?!-->)[\s\S])*-->|<!DOCTYPE\s+svg\b[^>[]*>)*<svg[\s>/]/;
+// One whitespace character per repetition: `(?:\s+|…)*` would backtrack exponentially on a run of spaces.
+const SVG_START = /^(?:\s|<\?xml\s[^>]*\?>|<!--(?:(?!-->)[\s\S])*-->|<!DOCTYPE\s+svg\b[^>[]*>)*<svg[\s>/]/;
 
 function svgText(bytes: Buffer): string | undefined {
   let text: string;
