@@ -21,7 +21,6 @@ const KUBE_APISERVER: GoTool = {
   label: 'the test Kubernetes API server',
   buildNote: 'the first build compiles kube-apiserver v1.37.2: about 9 minutes on 2 cores, then cached in .tools',
   fallback: 'The Kubernetes tests need Go 1.26+ (tools/kube-apiserver/go.mod).',
-  goCache: 'go-cache',
 };
 
 /** For a `before` hook's this.timeout(): covers a first, uncached kube-apiserver build; starting takes seconds. */

@@ -1,0 +1,180 @@
+// The operator against a real Kubernetes API server (etcd + kube-apiserver, started by the test run):
+// apply → Ready with counts and a snapshot the API serves; a spec change → a new snapshot; two instances →
+// one leader reconciles; an expired watch (410) is recovered; delete → the finalizer cleans up.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import nock from 'nock';
+import { pino } from 'pino';
+import { parse as parseYaml } from 'yaml';
+import { systemClock } from '../../api/src/clock.js';
+import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { CatalogController } from '../../operator/src/controller/controller.js';
+import { CatalogInformer } from '../../operator/src/controller/informer.js';
+import { FINALIZER, GROUP, KubeClient, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/src/controller/kube.js';
+import { LeaderElector } from '../../operator/src/controller/leader.js';
+import { TestApi } from '../support/api.js';
+import { BRANDS_DATA } from '../support/catalog.js';
+import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
+
+const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+const VENDOR = 'https://endpoints.vendor.example';
+
+let last: unknown;
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    last = value;
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `; last seen: ${JSON.stringify(last).slice(0, 2000)}` : ''}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('operator: controller against a real Kubernetes API server', function () {
+  this.timeout(120_000);
+  let kubeconfig: KubeConfig;
+  let api: TestApi;
+  let namespace: string;
+  let custom: CustomObjectsApi;
+  const running: { elector: LeaderElector; controller: CatalogController }[] = [];
+
+  before(async function () {
+    this.timeout(KUBERNETES_START_TIMEOUT_MS); // the first run on a machine builds kube-apiserver
+    ({ kubeconfig } = await testKubernetes());
+    const crd = parseYaml(readFileSync(path.join(repoRoot(), 'crds', 'brandcatalogs.catalog.portico.dev.yaml'), 'utf8')) as V1CustomResourceDefinition;
+    const extensions = kubeconfig.makeApiClient(ApiextensionsV1Api);
+    await extensions.createCustomResourceDefinition({ body: crd }).catch((error: { code?: number }) => {
+      if (error.code !== 409) throw error;
+    });
+    await until('the CRD to be established', async () => {
+      const current = await extensions.readCustomResourceDefinition({ name: crd.metadata!.name! });
+      return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+    });
+    namespace = `t-${randomUUID().slice(0, 8)}`;
+    await kubeconfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+    custom = kubeconfig.makeApiClient(CustomObjectsApi);
+    api = await TestApi.start({ env: { PORTICO_CATALOG: `${namespace}/brands` } });
+    nock(VENDOR).persist().get('/epic-r4.json').reply(200, readFileSync(path.join(BRANDS_DATA, 'epic-legacy-2022/epic_endpoints_r4.json')));
+  });
+
+  after(async () => {
+    for (const { elector, controller } of running) {
+      await elector.stop();
+      await controller.stop();
+    }
+    nock.cleanAll();
+    await api?.close();
+  });
+
+  function startOperator(identity: string) {
+    const kube = new KubeClient(kubeconfig);
+    const controller = new CatalogController(
+      // Plain fetch, which nock intercepts; the SSRF-filtering agent resolves names before nock could.
+      { kube, store: api.services.snapshots, storage: api.services.storage, clock: systemClock, logger, fetchText: async (url) => (await fetch(url)).text() },
+      { informer: { relistMs: 60_000, watchdogMs: 60_000 }, queue: { baseDelayMs: 200, maxDelayMs: 2000 }, workers: 2 },
+      logger,
+    );
+    const elector = new LeaderElector(kube, { namespace, name: 'portico-catalog-operator', identity, leaseDurationSeconds: 3, renewMs: 500 }, logger, {
+      onStartedLeading: () => void controller.start(),
+      onStoppedLeading: () => void controller.stop(),
+    });
+    elector.start();
+    const instance = { elector, controller };
+    running.push(instance);
+    return instance;
+  }
+
+  const catalogBody = (name: string, sources: unknown[]) => ({ apiVersion: `${GROUP}/${VERSION}`, kind: 'BrandCatalog', metadata: { name, namespace }, spec: { sources, refreshInterval: '1h', rollout: { minBrandRatioPercent: 0 } } });
+  const read = async (name: string) => (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name })) as BrandCatalogObject;
+  const ready = (name: string, snapshotOtherThan?: string) =>
+    until(`${name} to be Ready`, async () => {
+      const object = await read(name);
+      const status = object.status as { conditions?: { type: string; status: string }[]; currentSnapshot?: { id: string } } | undefined;
+      const isReady = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && status.currentSnapshot?.id !== snapshotOtherThan;
+      last = object;
+      return isReady ? object : undefined;
+    });
+
+  it('publishes an applied catalog (https, ConfigMap and inline sources): Ready, counts, snapshot, and the API serves it', async () => {
+    const a = startOperator('operator-a');
+    const b = startOperator('operator-b');
+    await kubeconfig.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+      namespace,
+      body: { metadata: { name: 'hl7-example' }, data: { 'bundle.json': readFileSync(path.join(BRANDS_DATA, 'smart-app-launch-examples/Bundle-example1.json'), 'utf8') } },
+    });
+    await custom.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      namespace,
+      body: catalogBody('brands', [
+        { name: 'epic', format: 'fhir-endpoint-bundle', url: `${VENDOR}/epic-r4.json`, platformType: 'EPIC', priority: 20 },
+        { name: 'hl7', format: 'smart-brands-bundle', configMapRef: { name: 'hl7-example', key: 'bundle.json' }, priority: 10 },
+        { name: 'local', format: 'csv', inline: 'name,fhirBaseUrl,state\nPortico Test Clinic,https://fhir.portico-test.example/r4,MA\n' },
+      ]),
+    });
+    const object = await ready('brands');
+    const status = object.status as Record<string, any>;
+    expect(object.metadata.finalizers).to.include(FINALIZER);
+    expect(status.observedGeneration).to.equal(object.metadata.generation);
+    expect(status.brandCount).to.equal(304 + 1 + 1);
+    expect(status.duplicatesMerged).to.equal(12);
+    expect(status.logos.rendered).to.be.greaterThan(0);
+    expect(status.currentSnapshot.brandCount).to.equal(304 + 1 + 1);
+    expect(status.sources.map((s: { name: string }) => s.name)).to.deep.equal(['epic', 'hl7', 'local']);
+
+    await until('the API to serve the new catalog', async () => (await api.request('GET', '/api/sdk/v1/catalog/brands?q=portico%20test')).body.count === 1);
+    // One leader: only one instance reconciled.
+    expect([a.controller.reconciles > 0, b.controller.reconciles > 0].filter(Boolean)).to.have.length(1);
+    expect([a.elector.isLeader, b.elector.isLeader].filter(Boolean)).to.have.length(1);
+  });
+
+  it('publishes a new snapshot when the spec changes, and records an Event', async () => {
+    const before = (await read('brands')).status as { currentSnapshot: { id: string } };
+    await custom.patchNamespacedCustomObject(
+      { group: GROUP, version: VERSION, plural: PLURAL, namespace, name: 'brands', body: [{ op: 'replace', path: '/spec/sources/2/inline', value: 'name,fhirBaseUrl\nPortico Second Clinic,https://fhir.portico-second.example/r4\n' }] },
+    );
+    const after = await ready('brands', before.currentSnapshot.id);
+    expect((after.status as { currentSnapshot: { id: string } }).currentSnapshot.id).to.not.equal(before.currentSnapshot.id);
+    const events = await kubeconfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace });
+    expect(events.items.filter((e) => e.involvedObject.name === 'brands' && e.reason === 'Published').length).to.be.greaterThanOrEqual(2);
+  });
+
+  it('hands over to the other instance when the leader stops', async () => {
+    const leader = running.find((r) => r.elector.isLeader)!;
+    const follower = running.find((r) => r !== leader)!;
+    await leader.elector.stop();
+    await until('the other instance to lead', async () => follower.elector.isLeader && follower.controller.running);
+  });
+
+  it('recovers from an expired watch (410 Gone) by relisting, and keeps seeing changes', async () => {
+    const seen: string[] = [];
+    const informer = new CatalogInformer(new KubeClient(kubeconfig), { onChange: (c) => seen.push(c.metadata.name), onDelete: () => {} }, { relistMs: 60_000, watchdogMs: 60_000 }, logger);
+    await informer.start();
+    try {
+      const lists = informer.stats.lists;
+      await informer.resumeFrom('1'); // long compacted away
+      await until('the watch to expire and the informer to relist', async () => informer.stats.expired > 0 && informer.stats.lists > lists);
+      await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, body: catalogBody('after-expiry', [{ name: 'one', format: 'csv', inline: 'name,fhirBaseUrl\nX,https://fhir.x.example/r4\n' }]) });
+      await until('the new object through the resumed watch', async () => seen.includes('after-expiry'));
+    } finally {
+      informer.stop();
+    }
+  });
+
+  it('deletes the catalog through its finalizer: snapshots and artwork go too', async () => {
+    const status = (await read('brands')).status as { currentSnapshot: { id: string } };
+    const snapshot = await api.services.snapshots.load(status.currentSnapshot.id);
+    const logoKey = snapshot!.brands.find((b) => b.logo)!.logo!.assets['128'];
+    expect(await api.services.storage.exists(logoKey)).to.equal(true);
+    await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name: 'brands' });
+    await until('the object to be gone', async () => read('brands').then(() => false, (error: { code?: number }) => error.code === 404));
+    expect(await api.services.snapshots.active({ namespace, name: 'brands' })).to.equal(null);
+    expect(await api.services.snapshots.list({ namespace, name: 'brands' })).to.deep.equal([]);
+    expect(await api.services.storage.exists(logoKey)).to.equal(false);
+  });
+});
