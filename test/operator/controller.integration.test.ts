@@ -5,10 +5,9 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import nock from 'nock';
 import { pino } from 'pino';
-import { parse as parseYaml } from 'yaml';
 import { systemClock } from '../../api/src/clock.js';
 import { repoRoot } from '../../api/src/infra/repo-root.js';
 import { CatalogController } from '../../operator/src/controller/controller.js';
@@ -17,6 +16,7 @@ import { FINALIZER, GROUP, KubeClient, PLURAL, VERSION, type BrandCatalogObject 
 import { LeaderElector } from '../../operator/src/controller/leader.js';
 import { TestApi } from '../support/api.js';
 import { BRANDS_DATA } from '../support/catalog.js';
+import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
@@ -45,15 +45,7 @@ describe('operator: controller against a real Kubernetes API server', function (
   before(async function () {
     this.timeout(KUBERNETES_START_TIMEOUT_MS); // the first run on a machine builds kube-apiserver
     ({ kubeconfig } = await testKubernetes());
-    const crd = parseYaml(readFileSync(path.join(repoRoot(), 'crds', 'brandcatalogs.catalog.portico.dev.yaml'), 'utf8')) as V1CustomResourceDefinition;
-    const extensions = kubeconfig.makeApiClient(ApiextensionsV1Api);
-    await extensions.createCustomResourceDefinition({ body: crd }).catch((error: { code?: number }) => {
-      if (error.code !== 409) throw error;
-    });
-    await until('the CRD to be established', async () => {
-      const current = await extensions.readCustomResourceDefinition({ name: crd.metadata!.name! });
-      return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-    });
+    await installBrandCatalogCrd(kubeconfig); // through loadYaml: a plain parse would lose defaults and x-kubernetes-* rules
     namespace = `t-${randomUUID().slice(0, 8)}`;
     await kubeconfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
     custom = kubeconfig.makeApiClient(CustomObjectsApi);
@@ -140,8 +132,11 @@ describe('operator: controller against a real Kubernetes API server', function (
     );
     const after = await ready('brands', before.currentSnapshot.id);
     expect((after.status as { currentSnapshot: { id: string } }).currentSnapshot.id).to.not.equal(before.currentSnapshot.id);
-    const events = await kubeconfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace });
-    expect(events.items.filter((e) => e.involvedObject.name === 'brands' && e.reason === 'Published').length).to.be.greaterThanOrEqual(2);
+    // The Event is written right after the status: wait for it rather than race it.
+    await until('a second Published event', async () => {
+      const events = await kubeconfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace });
+      return events.items.filter((e) => e.involvedObject.name === 'brands' && e.reason === 'Published').length >= 2;
+    });
   });
 
   it('hands over to the other instance when the leader stops', async () => {
