@@ -80,7 +80,12 @@ describe('operator: controller against a real Kubernetes API server', function (
     return instance;
   }
 
-  const catalogBody = (name: string, sources: unknown[]) => ({ apiVersion: `${GROUP}/${VERSION}`, kind: 'BrandCatalog', metadata: { name, namespace }, spec: { sources, refreshInterval: '1h', rollout: { minBrandRatioPercent: 0 } } });
+  const catalogBody = (name: string, sources: unknown[]) => ({
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'BrandCatalog',
+    metadata: { name, namespace },
+    spec: { sources, refreshInterval: '1h', rollout: { minBrandRatioPercent: 0 } },
+  });
   const read = async (name: string) => (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name })) as BrandCatalogObject;
   const ready = (name: string, snapshotOtherThan?: string) =>
     until(`${name} to be Ready`, async () => {
@@ -159,6 +164,37 @@ describe('operator: controller against a real Kubernetes API server', function (
     } finally {
       informer.stop();
     }
+  });
+
+  it('holds back a snapshot whose brand count collapses: Stalled/BrandCountDrop, the previous one stays active', async () => {
+    const csv = (n: number) => `name,fhirBaseUrl\n${Array.from({ length: n }, (_, i) => `Guarded Clinic ${i},https://fhir.guarded-${i}.example/r4`).join('\n')}\n`;
+    const body = catalogBody('guarded', [{ name: 'list', format: 'csv', inline: csv(4) }]);
+    body.spec.rollout.minBrandRatioPercent = 50;
+    await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, body });
+    const first = (await ready('guarded')).status as { currentSnapshot: { id: string } };
+    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name: 'guarded', body: [{ op: 'replace', path: '/spec/sources/0/inline', value: csv(1) }] });
+    const stalled = await until('Stalled/BrandCountDrop', async () => {
+      const object = await read('guarded');
+      const conditions = (object.status as { conditions?: { type: string; status: string; reason: string }[] }).conditions ?? [];
+      return conditions.some((c) => c.type === 'Stalled' && c.status === 'True' && c.reason === 'BrandCountDrop') ? object : undefined;
+    });
+    const status = stalled.status as { conditions: { type: string; status: string }[]; currentSnapshot: { id: string } };
+    expect(status.conditions.find((c) => c.type === 'Ready')!.status).to.equal('False');
+    expect(status.currentSnapshot.id).to.equal(first.currentSnapshot.id);
+    expect((await api.services.snapshots.active({ namespace, name: 'guarded' }))!.snapshotId).to.equal(first.currentSnapshot.id);
+  });
+
+  it('does nothing for a suspended catalog but say so', async () => {
+    const body = { ...catalogBody('paused', [{ name: 'list', format: 'csv', inline: 'name,fhirBaseUrl\nPaused,https://fhir.paused.example/r4\n' }]) };
+    (body.spec as Record<string, unknown>).suspend = true;
+    await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, body });
+    const object = await until('the Suspended condition', async () => {
+      const current = await read('paused');
+      const conditions = (current.status as { conditions?: { type: string; reason: string }[] } | undefined)?.conditions ?? [];
+      return conditions.some((c) => c.type === 'Reconciling' && c.reason === 'Suspended') ? current : undefined;
+    });
+    expect((object.status as { currentSnapshot?: unknown }).currentSnapshot).to.equal(undefined);
+    expect(await api.services.snapshots.active({ namespace, name: 'paused' })).to.equal(null);
   });
 
   it('deletes the catalog through its finalizer: snapshots and artwork go too', async () => {
