@@ -6,10 +6,10 @@ import { repoRoot } from './infra/repo-root.js';
 import { createApp } from './app.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from './infra/devdb.js';
+import { openConnections } from './infra/connections.js';
 import { createLogger } from './infra/logger.js';
-import { connectMongo, pingMongo } from './infra/mongo.js';
-import { connectRedis, pingRedis } from './infra/redis.js';
+import { pingMongo } from './infra/mongo.js';
+import { pingRedis } from './infra/redis.js';
 import { buildServices } from './wiring.js';
 
 async function main(): Promise<void> {
@@ -17,14 +17,8 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel);
   if (config.cursorSecretIsEphemeral) logger.warn('PORTICO_CURSOR_SECRET is unset: list cursors are signed with a per-process secret and stop working after a restart');
 
-  let embedded: EmbeddedDatabase | undefined;
-  let uri = config.mongodbUri;
-  if (uri === undefined) {
-    embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, log: (m) => logger.info(m) });
-    uri = embedded.uri;
-  }
-  const mongo = await connectMongo(uri, config.mongodbDatabase);
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  const connections = await openConnections(config, (m) => logger.info(m));
+  const { mongo, redis, embedded } = connections;
   const services = await buildServices({ config, db: mongo.db, redis, clock: systemClock, logger });
   if (config.demoCatalog && !(await services.snapshots.active(config.catalog))) {
     // The bundled demo (fictional brands, inline logos) goes through the operator's own pipeline, so a
@@ -67,9 +61,7 @@ async function main(): Promise<void> {
     });
     clearTimeout(force);
     await services.close();
-    await mongo.client.close();
-    await redis?.quit().catch(() => {});
-    await embedded?.stop();
+    await connections.close();
     logger.info('stopped');
     logger.flush();
   };

@@ -6,11 +6,9 @@ import { announceActivation } from '../../api/src/catalog/active.js';
 import { SnapshotStore } from '../../api/src/catalog/snapshots.js';
 import { systemClock } from '../../api/src/clock.js';
 import { loadConfig } from '../../api/src/config.js';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../api/src/infra/devdb.js';
 import { documentLocksFor } from '../../api/src/infra/locks.js';
-import { connectMongo } from '../../api/src/infra/mongo.js';
+import { openConnections } from '../../api/src/infra/connections.js';
 import { openObjectStorage } from '../../api/src/infra/object-storage/index.js';
-import { connectRedis } from '../../api/src/infra/redis.js';
 import { importCatalogFile, type ImportReport } from './import-file.js';
 
 const USAGE = `Usage:
@@ -48,10 +46,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
-  let embedded: EmbeddedDatabase | undefined;
-  const uri = config.mongodbUri ?? (embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, log: (m) => console.error(m) })).uri;
-  const mongo = await connectMongo(uri, config.mongodbDatabase);
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  const { mongo, redis, close } = await openConnections(config, (m) => console.error(m));
   try {
     const store = new SnapshotStore(mongo.db, await documentLocksFor(mongo.db, redis), systemClock);
     await store.init();
@@ -63,9 +58,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(values.json ? JSON.stringify(report, null, 2) : summary(report));
     return report.active ? 0 : 3;
   } finally {
-    await mongo.client.close();
-    await redis?.quit().catch(() => {});
-    await embedded?.stop();
+    await close();
   }
 }
 

@@ -7,11 +7,9 @@ import { announceActivation } from '../../api/src/catalog/active.js';
 import { SnapshotStore } from '../../api/src/catalog/snapshots.js';
 import { systemClock } from '../../api/src/clock.js';
 import { loadConfig } from '../../api/src/config.js';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../api/src/infra/devdb.js';
 import { documentLocksFor } from '../../api/src/infra/locks.js';
-import { connectMongo } from '../../api/src/infra/mongo.js';
+import { openConnections } from '../../api/src/infra/connections.js';
 import { openObjectStorage } from '../../api/src/infra/object-storage/index.js';
-import { connectRedis } from '../../api/src/infra/redis.js';
 import { CatalogController } from './controller/controller.js';
 import { KubeClient } from './controller/kube.js';
 import { LeaderElector } from './controller/leader.js';
@@ -24,10 +22,8 @@ async function main(): Promise<void> {
   const kubeconfig = new KubeConfig();
   kubeconfig.loadFromDefault(); // KUBECONFIG, ~/.kube/config, or the in-cluster service account
 
-  let embedded: EmbeddedDatabase | undefined;
-  const uri = config.mongodbUri ?? (embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, log: (m) => logger.info(m) })).uri;
-  const mongo = await connectMongo(uri, config.mongodbDatabase);
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  const connections = await openConnections(config, (m) => logger.info(m));
+  const { mongo, redis } = connections;
   const store = new SnapshotStore(mongo.db, await documentLocksFor(mongo.db, redis), systemClock);
   await store.init();
   const kube = new KubeClient(kubeconfig);
@@ -66,9 +62,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     await elector.stop();
     await controller.stop();
-    await mongo.client.close();
-    await redis?.quit().catch(() => {});
-    await embedded?.stop();
+    await connections.close();
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -4,21 +4,12 @@ import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../api/src/infra/repo-root.js';
 import { startEmbeddedDatabase } from '../../api/src/infra/devdb.js';
-import { mongoUri, testRedisUrl } from '../support/services.js';
+import { freePort, mongoUri, testRedisUrl } from '../support/services.js';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string; listening: Promise<void> } {
   const child = spawn(process.execPath, [path.join(repoRoot(), 'dist/api/src/main.js')], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -10,10 +10,10 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildGoTool, type GoTool } from '../../api/src/infra/go-tool.js';
+import { freePort } from './services.js';
 
 const KUBE_APISERVER: GoTool = {
   source: 'kube-apiserver',
@@ -238,12 +238,3 @@ function tail(file: string): string {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}

@@ -39,7 +39,8 @@ export function testRedisUrl(): string {
   return redisUrl;
 }
 
-async function freePort(): Promise<number> {
+/** A free loopback TCP port (for servers the tests start). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer().listen(0, '127.0.0.1', () => {
       const { port } = server.address() as { port: number };

@@ -8,9 +8,7 @@ import { systemClock } from '../clock.js';
 import { loadConfig } from '../config.js';
 import { AppError } from '../http/errors.js';
 import { assertValid } from '../http/validate.js';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../infra/devdb.js';
-import { connectMongo } from '../infra/mongo.js';
-import { connectRedis } from '../infra/redis.js';
+import { openConnections } from '../infra/connections.js';
 import { buildServices } from '../wiring.js';
 
 const USAGE = `Usage:
@@ -99,21 +97,16 @@ async function main(argv: string[]): Promise<number> {
   if (group !== 'admin') throw new UsageError(`unknown command "${group}"`);
 
   const config = loadConfig();
-  let embedded: EmbeddedDatabase | undefined;
-  const uri = config.mongodbUri ?? (embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, log: (m) => console.error(m) })).uri;
-  const mongo = await connectMongo(uri, config.mongodbDatabase);
   // With Redis, running replicas hear about revocations at once; without it their caches expire within 10 s.
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  const connections = await openConnections(config, (m) => console.error(m));
   try {
-    const services = await buildServices({ config, db: mongo.db, redis, clock: systemClock });
+    const services = await buildServices({ config, db: connections.mongo.db, redis: connections.redis, clock: systemClock });
     const result = await runAdmin(services.admin, command, values as Record<string, string | undefined>);
     console.log(JSON.stringify(result, null, 2));
     await services.close();
     return 0;
   } finally {
-    await mongo.client.close();
-    await redis?.quit().catch(() => {});
-    await embedded?.stop();
+    await connections.close();
   }
 }
 
