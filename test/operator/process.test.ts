@@ -1,0 +1,76 @@
+// `portico-operator run` as a cluster runs it: from KUBECONFIG, it leads, publishes, and on SIGTERM releases
+// its lease so a successor need not wait the lease out.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { MongoClient } from 'mongodb';
+import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { GROUP, PLURAL, VERSION } from '../../operator/src/controller/kube.js';
+import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
+import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
+import { mongoUri } from '../support/services.js';
+
+describe('operator: the portico-operator run process', function () {
+  this.timeout(60_000);
+  let kubeconfig: KubeConfig;
+  let dir: string;
+  const database = `t_operator_${randomUUID().slice(0, 8)}`;
+
+  before(async function () {
+    this.timeout(KUBERNETES_START_TIMEOUT_MS);
+    ({ kubeconfig } = await testKubernetes());
+    await installBrandCatalogCrd(kubeconfig);
+    dir = await mkdtemp(path.join(os.tmpdir(), 'portico-operator-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+    const client = await new MongoClient(mongoUri()).connect();
+    await client.db(database).dropDatabase();
+    await client.close();
+  });
+
+  it('publishes a BrandCatalog, then shuts down cleanly and releases the lease', async () => {
+    const namespace = `op-${randomUUID().slice(0, 8)}`;
+    await kubeconfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+    const file = path.join(dir, 'kubeconfig');
+    await writeFile(file, kubeconfig.exportConfig());
+    const child = spawn(process.execPath, [path.join(repoRoot(), 'bin/portico-operator.js'), 'run'], {
+      env: { PATH: process.env.PATH ?? '', KUBECONFIG: file, MONGODB_URI: `${mongoUri()}${database}`, PORTICO_OBJECT_STORAGE: `file://${dir}/objects`, POD_NAMESPACE: namespace, POD_NAME: 'operator-0', LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      const custom = kubeconfig.makeApiClient(CustomObjectsApi);
+      await custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace,
+        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'BrandCatalog', metadata: { name: 'brands', namespace }, spec: { sources: [{ name: 'list', format: 'csv', inline: 'name,fhirBaseUrl,state\nProcess Clinic,https://fhir.process.example/r4,VT\n' }] } },
+      });
+      for (let i = 0; ; i++) {
+        const object = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name: 'brands' })) as { status?: { brandCount?: number; conditions?: { type: string; status: string }[] } };
+        if (object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) {
+          expect(object.status.brandCount).to.equal(1);
+          break;
+        }
+        if (i > 300) throw new Error(`not Ready; operator output:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const lease = await kubeconfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: 'portico-catalog-operator' });
+      expect(lease.spec?.holderIdentity).to.equal('operator-0');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, output).to.equal(0);
+    const released = await kubeconfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: 'portico-catalog-operator' });
+    expect(released.spec?.holderIdentity ?? null).to.equal(null);
+  });
+});
