@@ -48,20 +48,29 @@ async function main(): Promise<void> {
       name: env.PORTICO_OPERATOR_LEASE ?? 'portico-catalog-operator',
       identity: env.POD_NAME ?? `${hostname()}-${process.pid}`,
       leaseDurationSeconds: 15,
-      renewMs: 5000,
+      retryMs: 2000,
+      renewDeadlineMs: 10_000,
     },
     logger,
     {
       onStartedLeading: () => void controller.start().catch((error: unknown) => logger.error({ err: error }, 'controller failed to start')),
-      onStoppedLeading: () => void controller.stop(),
+      // Like controller-runtime: a leader that lost its lease exits (in-flight work included) and restarts
+      // as a candidate, rather than risk working beside the new leader.
+      onStoppedLeading: () => {
+        if (shuttingDown) return;
+        logger.error('lost leadership; exiting so that no work overlaps the new leader');
+        process.exit(1);
+      },
     },
   );
   elector.start();
 
+  let shuttingDown = false;
   const shutdown = async (signal: string) => {
+    shuttingDown = true;
     logger.info({ signal }, 'shutting down');
+    await controller.stop(); // in-flight reconciles finish before the lease goes to a successor
     await elector.stop();
-    await controller.stop();
     await connections.close();
     process.exit(0);
   };

@@ -66,11 +66,16 @@ describe('operator: controller against a real Kubernetes API server', function (
     const kube = new KubeClient(kubeconfig);
     const controller = new CatalogController(
       // Plain fetch, which nock intercepts; the SSRF-filtering agent resolves names before nock could.
-      { kube, store: api.services.snapshots, storage: api.services.storage, clock: systemClock, logger, fetchText: async (url) => (await fetch(url)).text() },
+      { kube, store: api.services.snapshots, storage: api.services.storage, clock: systemClock, logger, fetchText: async (url) => {
+          const response = await fetch(url);
+          if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
+          return response.text();
+        },
+      },
       { informer: { relistMs: 60_000, watchdogMs: 60_000 }, queue: { baseDelayMs: 200, maxDelayMs: 2000 }, workers: 2 },
       logger,
     );
-    const elector = new LeaderElector(kube, { namespace, name: 'portico-catalog-operator', identity, leaseDurationSeconds: 3, renewMs: 500 }, logger, {
+    const elector = new LeaderElector(kube, { namespace, name: 'portico-catalog-operator', identity, leaseDurationSeconds: 3, retryMs: 300, renewDeadlineMs: 2000 }, logger, {
       onStartedLeading: () => void controller.start(),
       onStoppedLeading: () => void controller.stop(),
     });
@@ -149,6 +154,7 @@ describe('operator: controller against a real Kubernetes API server', function (
     const follower = running.find((r) => r !== leader)!;
     await leader.elector.stop();
     await until('the other instance to lead', async () => follower.elector.isLeader && follower.controller.running);
+    expect(leader.controller.running).to.equal(false); // the old leader's controller stopped with its lease
   });
 
   it('recovers from an expired watch (410 Gone) by relisting, and keeps seeing changes', async () => {
@@ -164,6 +170,27 @@ describe('operator: controller against a real Kubernetes API server', function (
     } finally {
       informer.stop();
     }
+  });
+
+  it('reports a failing source: Ready=False/ReconcileFailed, the source\'s error, a Warning Event, and retries', async () => {
+    let calls = 0;
+    nock(VENDOR).persist().get('/flaky.json').reply(() => {
+      calls++;
+      return [503, 'x'.repeat(100_000)];
+    });
+    await custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, body: catalogBody('flaky', [{ name: 'vendor', format: 'csv', url: `${VENDOR}/flaky.json` }]) });
+    const failed = await until('ReconcileFailed', async () => {
+      const object = await read('flaky');
+      const conditions = (object.status as { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined)?.conditions ?? [];
+      return conditions.find((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'ReconcileFailed') ? object : undefined;
+    });
+    const status = failed.status as { sources: { name: string; error?: string }[]; conditions: { message: string }[] };
+    expect(status.sources[0]).to.include({ name: 'vendor' });
+    expect(status.sources[0]!.error).to.match(/503/);
+    expect(Math.max(...status.conditions.map((c) => c.message.length))).to.be.at.most(1024);
+    await until('a ReconcileFailed event', async () => (await kubeconfig.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace })).items.some((e) => e.involvedObject.name === 'flaky' && e.reason === 'ReconcileFailed' && e.type === 'Warning'));
+    await until('a retry with backoff', async () => calls >= 2);
+    await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name: 'flaky' });
   });
 
   it('holds back a snapshot whose brand count collapses: Stalled/BrandCountDrop, the previous one stays active', async () => {

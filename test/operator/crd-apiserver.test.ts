@@ -117,7 +117,7 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
       ],
       brandCount: 16,
       duplicatesMerged: 1,
-      sources: [{ name: 'a', rowsRead: 17, rejected: 0, merged: 1 }, { name: 'b', error: 'HTTP 503' }],
+      sources: [{ name: 'a', rowsRead: 17, rejected: 0, kept: 17 }, { name: 'b', error: 'HTTP 503' }],
       logos: { rendered: 15, fallback: 1, failed: 0 },
       currentSnapshot: { id: 's-1', brandCount: 16, publishedAt: at },
       lastSyncTime: at,

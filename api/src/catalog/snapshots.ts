@@ -171,10 +171,10 @@ export class SnapshotStore {
   }
 
   /**
-   * Removes a catalog entirely (its pointer, then every snapshot) and returns the artwork keys its snapshots
-   * used that no other catalog's snapshot uses, for the caller to delete from object storage.
+   * The artwork keys the catalog's snapshots use that no other catalog's snapshot uses. A deletion removes
+   * these objects first and the documents last, so a failure halfway is simply retried.
    */
-  async deleteCatalog(ref: CatalogRef): Promise<string[]> {
+  async orphanedArtwork(ref: CatalogRef): Promise<string[]> {
     const catalog = catalogKey(ref);
     const mine = new Set<string>();
     const others = new Set<string>();
@@ -185,12 +185,16 @@ export class SnapshotStore {
         for (const brand of chunk?.brands ?? []) for (const key of logoKeys(brand)) into.add(key);
       }
     }
-    await this.pointers.deleteOne({ _id: catalog });
+    return [...mine].filter((key) => !others.has(key)).sort();
+  }
+
+  /** Removes a catalog's pointer, then every snapshot of it. */
+  async deleteCatalog(ref: CatalogRef): Promise<void> {
+    await this.pointers.deleteOne({ _id: catalogKey(ref) });
     for (const header of await this.list(ref, 10_000)) {
       await this.headers.deleteOne({ _id: header.id });
       await this.chunks.deleteMany({ snapshotId: header.id });
     }
-    return [...mine].filter((key) => !others.has(key)).sort();
   }
 
   async diff(fromId: string, toId: string): Promise<SnapshotDiff> {

@@ -29,7 +29,10 @@ export class CatalogController {
     return this.queue !== undefined;
   }
 
+  private stopping: Promise<void> | undefined;
+
   async start(): Promise<void> {
+    await this.stopping; // a start right after a stop waits for it, instead of finding it half done
     if (this.queue) return;
     const queue = new WorkQueue(this.options.queue);
     this.queue = queue;
@@ -57,17 +60,29 @@ export class CatalogController {
     await this.informer.start();
   }
 
-  async stop(): Promise<void> {
-    this.informer?.stop();
-    this.queue?.shutDown();
-    await Promise.all(this.workers);
+  /** Stops watching and waits for in-flight reconciles to finish. */
+  stop(): Promise<void> {
+    if (!this.queue) return this.stopping ?? Promise.resolve();
+    const queue = this.queue;
+    const informer = this.informer;
     this.queue = undefined;
     this.informer = undefined;
+    informer?.stop();
+    queue.shutDown();
+    this.stopping = Promise.all(this.workers).then(() => {
+      this.stopping = undefined;
+    });
+    return this.stopping;
+  }
+
+  /** The informer of the run `queue` belongs to (none once that run is stopped). */
+  private informerFor(queue: WorkQueue): CatalogInformer | undefined {
+    return this.queue === queue ? this.informer : undefined;
   }
 
   private async work(queue: WorkQueue): Promise<void> {
     for (let key = await queue.get(); key !== undefined; key = await queue.get()) {
-      const catalog = this.informer?.get(key);
+      const catalog = this.informerFor(queue)?.get(key);
       try {
         if (catalog) {
           this.reconciles++;

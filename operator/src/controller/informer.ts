@@ -24,6 +24,7 @@ export class CatalogInformer {
   private relistTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private generation = 0;
+  private failedWatches = 0;
   /** Counts, for tests and metrics. */
   readonly stats = { lists: 0, watches: 0, expired: 0, watchdogRestarts: 0 };
 
@@ -38,8 +39,9 @@ export class CatalogInformer {
     return this.cache.get(key);
   }
 
+  /** Starts listing and watching; a failed first list (CRD or RBAC not there yet) is retried, not fatal. */
   async start(): Promise<void> {
-    await this.relist();
+    await this.relist().catch((error: unknown) => this.retry(error));
     this.relistTimer = setInterval(() => void this.relist().catch((error: unknown) => this.logger.warn({ err: error }, 'informer: relist failed')), this.options.relistMs);
     this.relistTimer.unref();
   }
@@ -92,11 +94,13 @@ export class CatalogInformer {
         if (type === 'ERROR') {
           if ((object as { code?: number }).code === 410) {
             this.stats.expired++;
+            this.generation++; // the ending stream must not restart a watch from the expired position
             this.logger.info('informer: watch expired (410 Gone); relisting');
             void this.relist().catch((error: unknown) => this.retry(error));
           }
           return;
         }
+        this.failedWatches = 0;
         const catalog = object as BrandCatalogObject;
         if (catalog.metadata?.resourceVersion) this.resourceVersion = catalog.metadata.resourceVersion;
         if (type === 'BOOKMARK') return;
@@ -110,12 +114,16 @@ export class CatalogInformer {
       },
       (error) => {
         if (generation !== this.generation || this.stopped) return;
-        if (statusOf(error) === 410 || /410|too old|Gone/i.test(String(error ?? ''))) {
+        const status = statusOf(error) ?? (error as { statusCode?: number } | null)?.statusCode;
+        if (status === 410 || /too old|Gone/i.test(String(error ?? ''))) {
           this.stats.expired++;
           void this.relist().catch((e: unknown) => this.retry(e));
-        } else {
-          setTimeout(() => void this.watch().catch((e: unknown) => this.retry(e)), 200).unref();
+          return;
         }
+        // Ended streams are normal (server timeouts); errors back off so a 403 or 5xx is not hammered.
+        const delay = error ? Math.min(30_000, 200 * 2 ** this.failedWatches++) : 200;
+        if (error) this.logger.warn({ err: error, retryInMs: delay }, 'informer: watch failed; restarting it');
+        setTimeout(() => void this.watch().catch((e: unknown) => this.retry(e)), delay).unref();
       },
     );
   }

@@ -1,6 +1,10 @@
-// One leader at a time through a coordination.k8s.io Lease: the holder renews it every renewMs; another
-// instance takes it over only once it has gone unrenewed for its whole duration. Writes carry the read
-// resourceVersion, so two candidates can never both succeed.
+// One leader at a time through a coordination.k8s.io Lease, with client-go's semantics:
+// - expiry is judged on this instance's own monotonic clock (when it last saw the record change), never by
+//   comparing another machine's renewTime with local time, so clock skew cannot steal a live lease;
+// - the leader steps down once it has failed to renew for renewDeadlineMs (< the lease duration), so it is
+//   gone before anyone else may take over, and every Lease call has a timeout, so a hung call counts as a
+//   failure instead of keeping a stale leader alive;
+// - writes carry the read resourceVersion, so two candidates never both succeed.
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { microTime, statusOf, type KubeClient } from './kube.js';
@@ -10,21 +14,28 @@ export interface LeaderOptions {
   name: string;
   identity: string;
   leaseDurationSeconds: number;
-  renewMs: number;
+  /** How often to try to acquire or renew. */
+  retryMs: number;
+  /** A leader that has not renewed for this long steps down; must be below the lease duration. */
+  renewDeadlineMs: number;
 }
 
 export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
   private leading = false;
   private stopped = false;
+  private lastRenewed = 0;
+  /** The record as last seen, and when (monotonic), for expiry decisions. */
+  private observed: { record: string; at: number } | undefined;
 
   constructor(
     private readonly kube: KubeClient,
     private readonly options: LeaderOptions,
     private readonly logger: Logger,
     private readonly callbacks: { onStartedLeading: () => void; onStoppedLeading: () => void },
-    private readonly now: () => Date = () => new Date(),
-  ) {}
+  ) {
+    if (options.renewDeadlineMs >= options.leaseDurationSeconds * 1000) throw new Error('renewDeadlineMs must be below the lease duration');
+  }
 
   get isLeader(): boolean {
     return this.leading;
@@ -33,22 +44,25 @@ export class LeaderElector {
   start(): void {
     const tick = async () => {
       if (this.stopped) return;
-      let held = false;
+      let renewed = false;
       try {
-        held = await this.tryAcquireOrRenew();
+        renewed = await withTimeout(this.tryAcquireOrRenew(), this.options.retryMs * 2);
       } catch (error) {
         this.logger.warn({ err: error }, 'leader election: the lease could not be read or written');
       }
-      if (held && !this.leading) {
+      if (this.stopped) return; // stop() ran while the call was in flight
+      const now = performance.now();
+      if (renewed) this.lastRenewed = now;
+      if (renewed && !this.leading) {
         this.leading = true;
         this.logger.info({ identity: this.options.identity }, 'leader election: leading');
         this.callbacks.onStartedLeading();
-      } else if (!held && this.leading) {
+      } else if (!renewed && this.leading && now - this.lastRenewed > this.options.renewDeadlineMs) {
         this.leading = false;
-        this.logger.warn({ identity: this.options.identity }, 'leader election: lost the lease');
+        this.logger.warn({ identity: this.options.identity }, 'leader election: could not renew within the deadline; stepping down');
         this.callbacks.onStoppedLeading();
       }
-      if (!this.stopped) this.timer = setTimeout(() => void tick(), this.options.renewMs);
+      this.timer = setTimeout(() => void tick(), this.options.retryMs);
     };
     void tick();
   }
@@ -64,13 +78,13 @@ export class LeaderElector {
     if (lease?.spec?.holderIdentity === this.options.identity) {
       lease.spec.holderIdentity = undefined;
       lease.spec.renewTime = undefined;
-      await this.kube.replaceLease(this.options.namespace, lease).catch(() => {});
+      await withTimeout(this.kube.replaceLease(this.options.namespace, lease), 5000).catch(() => {});
     }
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { namespace, name, identity, leaseDurationSeconds } = this.options;
-    const now = this.now();
+    const now = new Date();
     const lease = await this.kube.readLease(namespace, name);
     if (!lease) {
       try {
@@ -86,8 +100,10 @@ export class LeaderElector {
     }
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity;
-    const renewed = spec.renewTime ? new Date(spec.renewTime).getTime() : 0;
-    const expired = renewed + (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000 < now.getTime();
+    // Another holder's lease expires when its record has not changed for a whole lease duration on our clock.
+    const record = `${holder ?? ''}|${String(spec.renewTime ?? '')}|${lease.metadata?.resourceVersion ?? ''}`;
+    if (this.observed?.record !== record) this.observed = { record, at: performance.now() };
+    const expired = performance.now() - this.observed.at > (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000;
     if (holder && holder !== identity && !expired) return false;
     lease.spec = {
       ...spec,
@@ -104,4 +120,12 @@ export class LeaderElector {
       throw error;
     }
   }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`lease call took more than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -2,6 +2,8 @@
 // workers at a time (a change during processing queues it again afterwards), and failures come back
 // with per-key exponential backoff until the key succeeds.
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface QueueOptions {
   baseDelayMs: number;
   maxDelayMs: number;
@@ -29,6 +31,8 @@ export class WorkQueue {
   /** Adds the key after `ms`; a sooner add() still wins. An earlier pending delay is replaced. */
   addAfter(key: string, ms: number): void {
     clearTimeout(this.timers.get(key));
+    // setTimeout fires at once beyond 2^31-1 ms (~24.8 days); the reconcile recomputes what is left then.
+    ms = Math.min(ms, MAX_TIMER_MS);
     const timer = setTimeout(() => {
       this.timers.delete(key);
       this.add(key);

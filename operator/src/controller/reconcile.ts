@@ -15,6 +15,9 @@ import { FINALIZER, type BrandCatalogObject, type KubeClient } from './kube.js';
 
 export const COMPONENT = 'portico-catalog-operator';
 
+/** Status and Event messages stay short: they are bounded by the CRD and readable by anyone who can list catalogs. */
+const clip = (message: string, max = 1024) => (message.length > max ? `${message.slice(0, max - 1)}…` : message);
+
 export interface ReconcileDeps {
   kube: KubeClient;
   store: SnapshotStore;
@@ -42,8 +45,10 @@ export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps
 
   if (catalog.metadata.deletionTimestamp) {
     if (!finalizers.includes(FINALIZER)) return undefined;
-    const orphaned = await deps.store.deleteCatalog(ref);
+    // Objects first, documents last: a failure halfway leaves the snapshots that say what to delete.
+    const orphaned = await deps.store.orphanedArtwork(ref);
     for (const key of orphaned) await deps.storage.delete(key);
+    await deps.store.deleteCatalog(ref);
     deps.logger.info({ catalog: ref, objectsDeleted: orphaned.length }, 'catalog deleted: snapshots and artwork removed');
     await kube.setFinalizers(catalog, finalizers.filter((f) => f !== FINALIZER));
     return undefined;
@@ -79,8 +84,8 @@ export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps
       try {
         sources.push({ name: source.name, priority: source.priority, platformType: source.platformType, parsed: parseSource(source.format, await sourceText(source, catalog, deps)) });
       } catch (error) {
-        sourceErrors[source.name] = (error as Error).message;
-        throw new Error(`source "${source.name}": ${(error as Error).message}`);
+        sourceErrors[source.name] = clip((error as Error).message, 512);
+        throw new Error(`source "${source.name}": ${sourceErrors[source.name]}`);
       }
     }
     report = await publishCatalog({
@@ -92,15 +97,23 @@ export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps
       ...(deps.announce && { announce: (id: string) => deps.announce!(ref, id) }),
     });
   } catch (error) {
-    const message = (error as Error).message;
+    const message = clip((error as Error).message);
     conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: 'ReconcileFailed', message, observedGeneration: generation }, deps.clock.now());
     conditions = setCondition(conditions, { type: 'Reconciling', status: 'True', reason: 'RetryingAfterError', message, observedGeneration: generation }, deps.clock.now());
+    conditions = setCondition(conditions, { type: 'Stalled', status: 'False', reason: 'RetryingAfterError', message: 'the operator retries with backoff', observedGeneration: generation }, deps.clock.now());
+    // The Event first: it must be told even if the status write fails too.
+    await kube.event(catalog, 'Warning', 'ReconcileFailed', message, COMPONENT).catch((e: unknown) => deps.logger.warn({ err: e }, 'could not record an Event'));
+    const previous = (status as { sources?: { name: string; error?: string }[] }).sources ?? [];
+    const lastGood = (name: string) => {
+      const { error: _error, ...counts } = previous.find((p) => p.name === name) ?? { name };
+      return counts;
+    };
     await kube.patchStatus(catalog, {
       observedGeneration: generation,
       conditions,
-      sources: catalog.spec.sources.map((s) => ({ name: s.name, ...(sourceErrors[s.name] && { error: sourceErrors[s.name] }) })),
+      // The last good counts stay; a failing source gains its error.
+      sources: catalog.spec.sources.map((s) => ({ ...lastGood(s.name), name: s.name, ...(sourceErrors[s.name] && { error: sourceErrors[s.name] }) })),
     });
-    await kube.event(catalog, 'Warning', 'ReconcileFailed', message, COMPONENT).catch(() => {});
     throw error;
   }
 
@@ -120,9 +133,10 @@ export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps
   await kube.patchStatus(catalog, {
     observedGeneration: generation,
     conditions,
-    brandCount: report.brandCount,
+    // What is served: a held-back build does not change the count users see.
+    brandCount: stalled ? (current?.brandCount ?? 0) : report.brandCount,
     duplicatesMerged: report.duplicatesMerged,
-    sources: report.perSource.map((s) => ({ name: s.name, rowsRead: s.rows, rejected: s.rejected, merged: s.kept })),
+    sources: report.perSource.map((s) => ({ name: s.name, rowsRead: s.rows, rejected: s.rejected, kept: s.kept })),
     logos: { rendered: report.logos.rendered, fallback: report.logos.fallback, failed: report.logos.failed },
     currentSnapshot: stalled
       ? current && { id: current.id, brandCount: current.brandCount, publishedAt: current.createdAt.toISOString() }

@@ -26,7 +26,7 @@ export const SourceStatus = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 63, description: 'spec.sources[].name.' }),
   rowsRead: Type.Optional(count('Rows (brands or endpoints) the source document held.')),
   rejected: Type.Optional(count('Rows skipped: no name or no usable absolute http(s) FHIR base URL.')),
-  merged: Type.Optional(count("This source's rows merged into a brand named by another row (duplicates by FHIR system identity).")),
+  kept: Type.Optional(count('Rows this source contributed to the merge (rows read minus rejected, duplicates included).')),
   error: Type.Optional(Type.String({ maxLength: 4096, description: 'Why the source could not be fetched or parsed, when it could not.' })),
 });
 export type SourceStatus = Static<typeof SourceStatus>;

@@ -9,7 +9,8 @@ const MAX_REDIRECTS = 5;
 
 const agent = new RequestFilteringHttpsAgent({ allowPrivateIPAddress: false, allowMetaIPAddress: false, keepAlive: true });
 
-export function fetchSourceText(url: string, redirects = 0): Promise<string> {
+/** Idle timeout per response, and one deadline for the whole fetch (a trickling server cannot hold a worker). */
+export function fetchSourceText(url: string, redirects = 0, deadline = Date.now() + 3 * TIMEOUT_MS): Promise<string> {
   return new Promise((resolve, reject) => {
     if (!url.startsWith('https://')) return reject(new Error(`source URLs must use https (${url})`));
     const request = get(url, { agent, timeout: TIMEOUT_MS, headers: { accept: 'application/json, application/fhir+json, text/csv, */*' } }, (response) => {
@@ -17,7 +18,7 @@ export function fetchSourceText(url: string, redirects = 0): Promise<string> {
       if (status >= 300 && status < 400 && response.headers.location) {
         response.resume();
         if (redirects >= MAX_REDIRECTS) return reject(new Error(`too many redirects from ${url}`));
-        return resolve(fetchSourceText(new URL(response.headers.location, url).toString(), redirects + 1));
+        return resolve(fetchSourceText(new URL(response.headers.location, url).toString(), redirects + 1, deadline));
       }
       if (status !== 200) {
         response.resume();
@@ -34,6 +35,8 @@ export function fetchSourceText(url: string, redirects = 0): Promise<string> {
       response.on('error', reject);
     });
     request.on('timeout', () => request.destroy(new Error(`GET ${url} timed out after ${TIMEOUT_MS / 1000} s`)));
+    const overall = setTimeout(() => request.destroy(new Error(`GET ${url} did not finish within ${(3 * TIMEOUT_MS) / 1000} s`)), Math.max(0, deadline - Date.now()));
+    request.on('close', () => clearTimeout(overall));
     request.on('error', reject);
   });
 }

@@ -40,6 +40,19 @@ describe('operator: work queue', () => {
     expect(Date.now() - started).to.be.at.least(50);
   });
 
+  it('caps delays at what a timer can hold, instead of firing at once (720h intervals)', async () => {
+    const queue = new WorkQueue();
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    queue.addAfter('monthly', 720 * 3_600_000);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    process.off('warning', onWarning);
+    expect(queue.length).to.equal(0);
+    expect(warnings).to.not.include('TimeoutOverflowWarning');
+    queue.shutDown();
+  });
+
   it('releases waiting workers on shutdown', async () => {
     const queue = new WorkQueue();
     const waiting = queue.get();
