@@ -35,7 +35,7 @@ export function parseFhirEndpointBundle(text: string): ParsedSource {
   const index = new ResourceIndex(entries);
   const out = new RowCollector();
 
-  const organizationsOf = new Map<Resource, Resource[]>();
+  const organizationsOf = new Map<Resource, Set<Resource>>();
   for (const { resource: org, fullUrl } of entries) {
     if (!isType(org, 'Organization')) continue;
     for (const ref of referencesIn(org.endpoint)) {
@@ -44,8 +44,9 @@ export function parseFhirEndpointBundle(text: string): ParsedSource {
         if (isActive(org)) out.reject(`${label(org)} (${str(org.name) ?? 'no name'}): ${ref} is not in the bundle`);
         continue;
       }
-      const orgs = organizationsOf.get(endpoint) ?? [];
-      if (!orgs.includes(org)) organizationsOf.set(endpoint, [...orgs, org]);
+      let orgs = organizationsOf.get(endpoint);
+      if (!orgs) organizationsOf.set(endpoint, (orgs = new Set<Resource>()));
+      orgs.add(org); // a Set: an endpoint shared by thousands of organisations stays linear
     }
   }
 

@@ -114,7 +114,8 @@ export function parseSmartBrandsBundle(text: string): ParsedSource {
       continue;
     }
     // An affiliate without its own Endpoint is reached through its parent's: users search for it by its name.
-    for (const { row } of parent) row.aliases = [...(row.aliases ?? []), affiliate.name, ...aliasesOf(affiliate)];
+    // Pushed in place: rebuilding the array per affiliate was quadratic in a brand's affiliates.
+    for (const { row } of parent) (row.aliases ??= []).push(affiliate.name, ...aliasesOf(affiliate));
   }
 
   for (const rows of rowsOf.values()) for (const { row, where } of rows) out.add(row, where);
