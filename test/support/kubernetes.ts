@@ -166,7 +166,7 @@ function startWithLog(run: Launch, label: string, logFile: string, command: stri
 }
 
 /** Runs "$@" with stdin from /dev/null, kills it when the stdin it was given closes, exits with its status. */
-const GUARD = 'exec 3<&0; "$@" </dev/null 3<&- & pid=$!; (cat >/dev/null; kill $pid 2>/dev/null) <&3 & exec 3<&-; wait $pid';
+export const GUARD = 'exec 3<&0; "$@" </dev/null 3<&- & pid=$!; (cat >/dev/null; kill $pid 2>/dev/null) <&3 & exec 3<&-; wait $pid';
 
 /** Closes the child's stdin and waits for it to exit; kills its process group after 10 s. */
 function stop(child: ChildProcess): Promise<void> {

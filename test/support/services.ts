@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../api/src/infra/devdb.js';
 import { repoRoot } from '../../api/src/infra/repo-root.js';
-import { stopTestKubernetes } from './kubernetes.js';
+import { GUARD, stopTestKubernetes } from './kubernetes.js';
 import { stopTestS3 } from './s3.js';
 
 let database: EmbeddedDatabase | undefined;
@@ -23,7 +23,7 @@ export async function startTestServices(): Promise<void> {
 }
 
 export async function stopTestServices(): Promise<void> {
-  redis?.kill('SIGTERM');
+  redis?.stdin?.end(); // the guard stops redis-server
   await stopTestS3();
   await stopTestKubernetes();
   await database?.stop();
@@ -52,10 +52,14 @@ export async function freePort(): Promise<number> {
 
 async function startRedis(): Promise<string> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Under the guard shell, redis-server dies with this process even when it is killed without notice.
+  const child = spawn('sh', ['-c', GUARD, 'redis', 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['pipe', 'pipe', 'pipe'] });
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis-server did not start within 10 s')), 10_000);
-    child.once('error', () => reject(new Error('redis-server is not installed: run `bash scripts/ensure-tools.sh` (Debian: apt-get install redis-server) or set REDIS_URL')));
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(code === 127 ? 'redis-server is not installed: run `bash scripts/ensure-tools.sh` (Debian: apt-get install redis-server) or set REDIS_URL' : `redis-server exited with ${code}`));
+    });
     child.stdout!.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('Ready to accept connections')) {
         clearTimeout(timer);
