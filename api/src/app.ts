@@ -53,10 +53,10 @@ export function createApp({ config, services, clock, logger, readiness, version 
   patientRoutes(platform, context);
   webhookEndpointRoutes(platform, context);
 
-  // The public catalog is the hottest path: its router matches first.
+  // The catalog's hottest reads never reach Koa (fast path), so the platform router matches first.
   const sdk = new ApiRouter('/api/sdk/v1');
   catalogRoutes(sdk, services.catalogService, config.publicBaseUrl);
-  const routers = [sdk, platform];
+  const routers = [platform, sdk];
   if (config.adminToken !== undefined) {
     const admin = new ApiRouter('/api/admin/v1').use(requireAdminToken(config.adminToken));
     adminRoutes(admin, services.admin, idempotent);
