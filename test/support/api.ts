@@ -161,3 +161,16 @@ export interface Tenant {
   key: string;
   keyId: string;
 }
+
+/**
+ * Registers one API for the enclosing describe block (started before its tests, closed after) and hands it
+ * over with two tenants: `withTestApi((started) => ({ api, tenant } = started))`.
+ */
+export function withTestApi(assign: (started: { api: TestApi; tenant: Tenant; other: Tenant }) => void, options: TestApiOptions = {}): void {
+  let api: TestApi | undefined;
+  before(async () => {
+    api = await TestApi.start(options);
+    assign({ api, tenant: await api.tenant(), other: await api.tenant() });
+  });
+  after(() => api?.close());
+}

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import type { Clock } from '../../../api/src/clock.js';
-import { TestApi, type Tenant } from '../../support/api.js';
+import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
 import { buildEndpoint, buildPatient } from '../../support/factories.js';
 
 const PATIENTS = '/api/platform/v1/patients';
@@ -46,12 +46,7 @@ for (const redis of [false, true]) {
   describe(`http: idempotency (${redis ? 'Redis' : 'in-process'} store)`, () => {
     let api: TestApi;
     let tenant: Tenant;
-
-    before(async () => {
-      api = await TestApi.start({ redis });
-      tenant = await api.tenant();
-    });
-    after(() => api.close());
+    withTestApi((started) => ({ api, tenant } = started), { redis });
 
     const post = (idempotencyKey: string, body?: unknown) => create(api, tenant.key, idempotencyKey, body);
     const count = () => countPatients(api, tenant);

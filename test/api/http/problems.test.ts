@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { TestApi, type Response, type Tenant } from '../../support/api.js';
+import { TestApi, withTestApi, type Response, type Tenant } from '../../support/api.js';
 import { buildPatient } from '../../support/factories.js';
 
 const PATIENTS = '/api/platform/v1/patients';
@@ -86,12 +86,7 @@ function uploadThenReuse(api: TestApi, key: string, size: number): Promise<{ fir
 describe('http: problem details', () => {
   let api: TestApi;
   let tenant: Tenant;
-
-  before(async () => {
-    api = await TestApi.start();
-    tenant = await api.tenant();
-  });
-  after(() => api.close());
+  withTestApi((started) => ({ api, tenant } = started));
 
   const post = (headers: Record<string, string>, raw: string | Buffer) => api.request('POST', PATIENTS, { key: tenant.key, headers, raw });
 

@@ -1,19 +1,13 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { TestApi, type Tenant } from '../../support/api.js';
+import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
 import { buildPatient } from '../../support/factories.js';
 
 describe('platform: patients', () => {
   let api: TestApi;
   let tenant: Tenant;
   let other: Tenant;
-
-  before(async () => {
-    api = await TestApi.start();
-    tenant = await api.tenant();
-    other = await api.tenant();
-  });
-  after(() => api.close());
+  withTestApi((started) => ({ api, tenant, other } = started));
 
   const create = (key: string, body: unknown = buildPatient()) => api.request('POST', '/api/platform/v1/patients', { key, body });
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { TestApi, type Response, type Tenant } from '../../support/api.js';
+import { TestApi, withTestApi, type Response, type Tenant } from '../../support/api.js';
 import { buildEndpoint } from '../../support/factories.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
@@ -9,13 +9,7 @@ describe('platform: webhook endpoints — If-Match preconditions', () => {
   let api: TestApi;
   let tenant: Tenant;
   let other: Tenant;
-
-  before(async () => {
-    api = await TestApi.start();
-    tenant = await api.tenant();
-    other = await api.tenant();
-  });
-  after(() => api.close());
+  withTestApi((started) => ({ api, tenant, other } = started));
 
   const create = async (owner: Tenant = tenant) => {
     const res = await api.request('POST', BASE, { key: owner.key, body: buildEndpoint({ description: 'before' }) });

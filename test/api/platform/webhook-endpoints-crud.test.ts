@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { TestApi, type Tenant } from '../../support/api.js';
+import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
 import { buildEndpoint } from '../../support/factories.js';
+import { webhookClient, withoutSecret } from '../../support/webhooks.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -10,22 +11,9 @@ const ALL_EVENT_TYPES = ['patient.created', 'patient.deleted', 'app_user.limited
 describe('platform: webhook endpoints — create, read, delete', () => {
   let api: TestApi;
   let tenant: Tenant;
+  withTestApi((started) => ({ api, tenant } = started));
 
-  before(async () => {
-    api = await TestApi.start();
-    tenant = await api.tenant();
-  });
-  after(() => api.close());
-
-  const create = (body: unknown = buildEndpoint()) => api.request('POST', BASE, { key: tenant.key, body });
-  const get = (id: string, headers: Record<string, string> = {}) => api.request('GET', `${BASE}/${id}`, { key: tenant.key, headers });
-  const patch = (id: string, body: unknown, contentType = 'application/merge-patch+json') =>
-    api.request('PATCH', `${BASE}/${id}`, { key: tenant.key, body, headers: { 'content-type': contentType } });
-  const listAll = async () => (await api.request('GET', `${BASE}?limit=100`, { key: tenant.key })).body.data as { id: string }[];
-  const withoutSecret = (body: Record<string, unknown>) => {
-    const { secret: _secret, ...rest } = body;
-    return rest;
-  };
+  const { create, get, patch, listAll } = webhookClient(() => api, () => tenant.key);
 
   describe('POST /webhook-endpoints', () => {
     it('creates an ACTIVE endpoint with Location, ETag "1", the contract fields and a signing secret', async () => {

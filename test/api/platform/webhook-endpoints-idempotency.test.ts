@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { TestApi, type Tenant } from '../../support/api.js';
+import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
 import { buildEndpoint } from '../../support/factories.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
@@ -25,12 +25,7 @@ for (const redis of [false, true]) {
   describe(`platform: webhook endpoints — Idempotency-Key (${redis ? 'Redis' : 'in-process'} store)`, () => {
     let api: TestApi;
     let tenant: Tenant;
-
-    before(async () => {
-      api = await TestApi.start({ redis });
-      tenant = await api.tenant();
-    });
-    after(() => api.close());
+    withTestApi((started) => ({ api, tenant } = started), { redis });
 
     const post = (body: unknown, idempotencyKey: string, key = tenant.key) => api.request('POST', BASE, { key, body, headers: { 'idempotency-key': idempotencyKey } });
     const stored = (t: Tenant = tenant) => api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: t.accountId });

@@ -1,28 +1,17 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { TestApi, type Tenant } from '../../support/api.js';
+import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
 import { buildEndpoint } from '../../support/factories.js';
+import { webhookClient, withoutSecret } from '../../support/webhooks.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 
 describe('platform: webhook endpoints — update (merge patch)', () => {
   let api: TestApi;
   let tenant: Tenant;
+  withTestApi((started) => ({ api, tenant } = started));
 
-  before(async () => {
-    api = await TestApi.start();
-    tenant = await api.tenant();
-  });
-  after(() => api.close());
-
-  const create = (body: unknown = buildEndpoint()) => api.request('POST', BASE, { key: tenant.key, body });
-  const get = (id: string, headers: Record<string, string> = {}) => api.request('GET', `${BASE}/${id}`, { key: tenant.key, headers });
-  const patch = (id: string, body: unknown, contentType = 'application/merge-patch+json') =>
-    api.request('PATCH', `${BASE}/${id}`, { key: tenant.key, body, headers: { 'content-type': contentType } });
-  const withoutSecret = (body: Record<string, unknown>) => {
-    const { secret: _secret, ...rest } = body;
-    return rest;
-  };
+  const { create, get, patch } = webhookClient(() => api, () => tenant.key);
 
   describe('PATCH /webhook-endpoints/{id}', () => {
     it('merges url, eventTypes, description and status, answering the new version', async () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { TestApi, type Tenant } from '../../support/api.js';
+import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
 import { buildEndpoint } from '../../support/factories.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
@@ -63,12 +63,7 @@ const ACCEPTED: [string, string][] = [
 describe('platform: webhook endpoints — URL policy', () => {
   let api: TestApi;
   let tenant: Tenant;
-
-  before(async () => {
-    api = await TestApi.start();
-    tenant = await api.tenant();
-  });
-  after(() => api.close());
+  withTestApi((started) => ({ api, tenant } = started));
 
   const create = (body: unknown) => api.request('POST', BASE, { key: tenant.key, body });
   const stored = () => api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: tenant.accountId });

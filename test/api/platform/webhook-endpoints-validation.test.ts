@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { TestApi, type Response, type Tenant } from '../../support/api.js';
+import { TestApi, withTestApi, type Response, type Tenant } from '../../support/api.js';
 import { buildEndpoint } from '../../support/factories.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
@@ -15,12 +15,7 @@ function expectProblem(res: Response, status: number, code: string, instance: st
 describe('platform: webhook endpoints — input validation', () => {
   let api: TestApi;
   let tenant: Tenant;
-
-  before(async () => {
-    api = await TestApi.start();
-    tenant = await api.tenant();
-  });
-  after(() => api.close());
+  withTestApi((started) => ({ api, tenant } = started));
 
   const create = (body: unknown) => api.request('POST', BASE, { key: tenant.key, body });
   const send = (method: string, path: string, raw: string | Buffer, contentType?: string) =>
