@@ -44,6 +44,24 @@ describe('operator: importing BrandCatalog files', () => {
     expect(again.snapshot.id).to.equal(report.snapshot.id);
   });
 
+  it('does not publish when object storage fails (a catalog stripped of its artwork is worse than the old one)', async () => {
+    const ref = { namespace: 'tests', name: `storage-down-${Date.now().toString(36)}` };
+    const broken = {
+      ...api.services.storage,
+      exists: async () => false,
+      put: async () => {
+        throw new Error('connection refused');
+      },
+      get: api.services.storage.get.bind(api.services.storage),
+      delete: api.services.storage.delete.bind(api.services.storage),
+      publicUrl: api.services.storage.publicUrl.bind(api.services.storage),
+    };
+    let error: unknown;
+    await importCatalogFile(DEMO, { store: api.services.snapshots, storage: broken, ref }).catch((e: unknown) => (error = e));
+    expect(String(error)).to.match(/object storage failed for \d+ logos/);
+    expect(await api.services.snapshots.active(ref)).to.equal(null);
+  });
+
   it('validates the vendors example', async () => {
     const file = await loadCatalogFile(path.join(repoRoot(), 'examples', 'brandcatalog-vendors.yaml'));
     expect(file.spec.sources.map((s) => s.format)).to.include.members(['smart-brands-bundle', 'fhir-endpoint-bundle', 'lantern-endpoints']);

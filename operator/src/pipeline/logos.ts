@@ -99,7 +99,13 @@ export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[]
     if (!pending) {
       pending = (async () => {
         const keyed = sizes.flatMap((size) => LOGO_FORMATS.map((format) => ({ size, format, key: renditionKey(hash, size, format) })));
-        const present = await Promise.all(keyed.map(({ key }) => storage.exists(key)));
+        const present = await Promise.all(
+          keyed.map(({ key }) =>
+            storage.exists(key).catch((error: Error) => {
+              throw new LogoError('storage', `checking the stored rendition failed: ${error.message}`);
+            }),
+          ),
+        );
         if (present.every(Boolean)) {
           results.artworks.reused++;
         } else {

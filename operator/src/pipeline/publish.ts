@@ -50,6 +50,11 @@ export async function publishCatalog(input: PublishInput): Promise<PublishReport
     ...(spec.logos?.sizes && { sizes: spec.logos.sizes }),
     faviconFallback: spec.logos?.faviconFallback ?? false,
   });
+  // A logo that cannot be fetched or read is the source's problem: counted, never fatal. Object storage
+  // failing is ours: publishing now would strip artwork from every brand, so the run fails and is retried
+  // while the previous snapshot stays active.
+  const storageFailures = (logos.reasons.storage ?? 0) + (logos.reasons['favicon:storage'] ?? 0);
+  if (storageFailures > 0) throw new Error(`object storage failed for ${storageFailures} logos (${logos.errors.find((e) => /stor/.test(e)) ?? 'see the operator log'}); not publishing`);
   const brands: CatalogBrand[] = merged.brands.map(({ logoUrl: _logoUrl, ...brand }) => ({ ...brand, logo: logos.logos.get(brand.id) ?? null }));
 
   const { header, created } = await store.write(ref, brands);
