@@ -74,6 +74,8 @@ describe('operator: importing BrandCatalog files', () => {
       ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec: {sources: []}', /sources/],
       ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: csv}]', /exactly one of url, configMapRef and inline/],
       ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: xml, inline: x}]', /format/],
+      ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: csv, inline: x}, {name: a, format: csv, inline: y}]', /unique/],
+      ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  refreshInterval: 30s\n  sources: [{name: a, format: csv, inline: x}]', /between 1m and 720h/],
     ];
     for (const [yaml, message] of cases) {
       const file = path.join(dir, 'bad.yaml');

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { SnapshotStore } from '../../../api/src/catalog/snapshots.js';
 import type { Clock } from '../../../api/src/clock.js';
 import type { ObjectStorage } from '../../../api/src/infra/object-storage/types.js';
-import type { SourceSpec } from '../pipeline/catalog-spec.js';
+import { parseDuration, type SourceSpec } from '../pipeline/catalog-spec.js';
 import { parseSource } from '../pipeline/index.js';
 import { publishCatalog, type PublishReport } from '../pipeline/publish.js';
 import type { LoadedSource } from '../pipeline/types.js';
@@ -32,11 +32,6 @@ export interface ReconcileDeps {
 /** Milliseconds until the catalog should be reconciled again; undefined: only on change. */
 export type Requeue = number | undefined;
 
-export function parseDuration(text: string): number {
-  let ms = 0;
-  for (const [, amount, unit] of text.matchAll(/([0-9]+)(s|m|h)/g)) ms += Number(amount) * { s: 1000, m: 60_000, h: 3_600_000 }[unit as 's' | 'm' | 'h'];
-  return ms;
-}
 
 export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps): Promise<Requeue> {
   const { kube } = deps;

@@ -55,6 +55,17 @@ export const BrandCatalogDocument = Type.Object({
   spec: BrandCatalogSpec,
 });
 
+/** "24h", "1h30m", "45s" → milliseconds. */
+export function parseDuration(text: string): number {
+  let ms = 0;
+  for (const [, amount, unit] of text.matchAll(/([0-9]+)(s|m|h)/g)) ms += Number(amount) * { s: 1000, m: 60_000, h: 3_600_000 }[unit as 's' | 'm' | 'h'];
+  return ms;
+}
+
+/** The bounds the CRD enforces with CEL (operator/src/crd/generate.ts), applied to files the same way. */
+export const MIN_REFRESH_MS = 60_000;
+export const MAX_REFRESH_MS = 720 * 3_600_000;
+
 export interface CatalogFile {
   namespace: string;
   name: string;
@@ -66,10 +77,15 @@ export interface CatalogFile {
 /** Reads and validates a BrandCatalog YAML (or JSON) file. */
 export async function loadCatalogFile(file: string): Promise<CatalogFile> {
   const document = assertValid(BrandCatalogDocument, parseYaml(await readFile(file, 'utf8')));
+  const names = new Set<string>();
   for (const source of document.spec.sources) {
     const given = [source.url, source.configMapRef, source.inline].filter((v) => v !== undefined).length;
     if (given !== 1) throw new Error(`source "${source.name}": exactly one of url, configMapRef and inline is required`);
+    if (names.has(source.name)) throw new Error(`source names must be unique: "${source.name}" is given twice`);
+    names.add(source.name);
   }
+  const interval = parseDuration(document.spec.refreshInterval);
+  if (interval < MIN_REFRESH_MS || interval > MAX_REFRESH_MS) throw new Error('refreshInterval must be between 1m and 720h (30 days)');
   return { namespace: document.metadata.namespace ?? 'default', name: document.metadata.name, spec: document.spec, baseDir: path.dirname(path.resolve(file)) };
 }
 
