@@ -1,0 +1,27 @@
+import { expect } from 'chai';
+import nock from 'nock';
+import { fetchSourceText } from '../../../operator/src/pipeline/fetch-source.js';
+
+describe('operator: fetching source documents', () => {
+  afterEach(() => nock.cleanAll());
+
+  const refusal = (url: string) => fetchSourceText(url).then(() => 'fetched', (error: Error) => error.message);
+
+  it('refuses anything but https, and private or loopback destinations, before sending a request', async () => {
+    for (const url of ['http://vendor.example/list.json', 'file:///etc/passwd', 'https://127.0.0.1/list.json', 'https://10.1.2.3/list.json', 'https://[::1]/list.json', 'https://169.254.169.254/latest']) {
+      expect(await refusal(url), url).to.not.equal('fetched');
+    }
+  });
+
+  it('follows a redirect, re-checking where it leads', async () => {
+    nock('https://93.184.215.14').get('/old.json').reply(302, '', { location: 'https://93.184.215.14/new.json' }).get('/new.json').reply(200, '{"Endpoints":[]}');
+    expect(await fetchSourceText('https://93.184.215.14/old.json')).to.equal('{"Endpoints":[]}');
+    nock('https://93.184.215.14').get('/sneaky.json').reply(302, '', { location: 'https://127.0.0.1/admin' });
+    expect(await refusal('https://93.184.215.14/sneaky.json')).to.not.equal('fetched');
+  });
+
+  it('reports a non-200 answer', async () => {
+    nock('https://93.184.215.14').get('/gone.json').reply(503, 'down');
+    expect(await refusal('https://93.184.215.14/gone.json')).to.match(/503/);
+  });
+});
