@@ -3,7 +3,7 @@
 import type { CatalogRef, SnapshotStore } from '../../api/src/catalog/snapshots.js';
 import type { ObjectStorage } from '../../api/src/infra/object-storage/types.js';
 import { loadCatalogFile, readLocalSource, type SourceSpec } from './pipeline/catalog-spec.js';
-import { parseSource } from './pipeline/index.js';
+import { loadSource } from './pipeline/index.js';
 import { fetchSourceText } from './pipeline/fetch-source.js';
 import { publishCatalog, type PublishInput, type PublishReport } from './pipeline/publish.js';
 import type { LoadedSource } from './pipeline/types.js';
@@ -35,15 +35,7 @@ export async function importCatalogFile(file: string, options: ImportOptions): P
   const catalog = await loadCatalogFile(file);
   const ref = options.ref ?? { namespace: catalog.namespace, name: catalog.name };
   const loaded: LoadedSource[] = [];
-  for (const source of catalog.spec.sources) {
-    let parsed;
-    try {
-      parsed = parseSource(source.format, await sourceText(source, catalog.baseDir, options.fetchText ?? fetchSourceText));
-    } catch (error) {
-      throw new Error(`source "${source.name}": ${(error as Error).message}`);
-    }
-    loaded.push({ name: source.name, priority: source.priority, platformType: source.platformType, parsed });
-  }
+  for (const source of catalog.spec.sources) loaded.push(await loadSource(source, () => sourceText(source, catalog.baseDir, options.fetchText ?? fetchSourceText)));
   const report = await publishCatalog({
     ref,
     spec: catalog.spec,

@@ -12,9 +12,9 @@ import {
 } from '@kubernetes/client-node';
 import type { BrandCatalogSpec } from '../pipeline/catalog-spec.js';
 
-export const GROUP = 'catalog.portico.dev';
-export const VERSION = 'v1alpha1';
-export const PLURAL = 'brandcatalogs';
+import { GROUP, PLURAL, VERSION } from '../crd/generate.js';
+
+export { GROUP, PLURAL, VERSION };
 export const FINALIZER = 'catalog.portico.dev/snapshots';
 
 export interface BrandCatalogObject {
@@ -60,15 +60,6 @@ export class KubeClient {
       metadata: { resourceVersion: string };
     };
     return { items: list.items, resourceVersion: list.metadata.resourceVersion };
-  }
-
-  async getCatalog(namespace: string, name: string): Promise<BrandCatalogObject | undefined> {
-    try {
-      return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name })) as BrandCatalogObject;
-    } catch (error) {
-      if (statusOf(error) === 404) return undefined;
-      throw error;
-    }
   }
 
   /** Starts a watch of every BrandCatalog; `done` is called once when it ends, with the reason. */

@@ -7,7 +7,7 @@ import type { SnapshotStore } from '../../../api/src/catalog/snapshots.js';
 import type { Clock } from '../../../api/src/clock.js';
 import type { ObjectStorage } from '../../../api/src/infra/object-storage/types.js';
 import { parseDuration, type SourceSpec } from '../pipeline/catalog-spec.js';
-import { parseSource } from '../pipeline/index.js';
+import { loadSource } from '../pipeline/index.js';
 import { publishCatalog, type PublishReport } from '../pipeline/publish.js';
 import type { LoadedSource } from '../pipeline/types.js';
 import { setCondition, type Condition } from './conditions.js';
@@ -50,7 +50,7 @@ export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps
   }
   if (!finalizers.includes(FINALIZER)) {
     await kube.setFinalizers(catalog, [...finalizers, FINALIZER]);
-    return 0; // the update comes back through the watch with a new resourceVersion
+    return undefined; // the finalizer change comes back through the watch and enqueues the catalog again
   }
 
   const status = (catalog.status ?? {}) as { conditions?: Condition[]; observedGeneration?: number; lastSyncTime?: string };
@@ -77,10 +77,10 @@ export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps
     const sources: LoadedSource[] = [];
     for (const source of catalog.spec.sources) {
       try {
-        sources.push({ name: source.name, priority: source.priority, platformType: source.platformType, parsed: parseSource(source.format, await sourceText(source, catalog, deps)) });
+        sources.push(await loadSource(source, () => sourceText(source, catalog, deps)));
       } catch (error) {
         sourceErrors[source.name] = clip((error as Error).message, 512);
-        throw new Error(`source "${source.name}": ${sourceErrors[source.name]}`);
+        throw new Error(sourceErrors[source.name]);
       }
     }
     report = await publishCatalog({
@@ -137,6 +137,7 @@ export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps
       ? current && { id: current.id, brandCount: current.brandCount, publishedAt: current.createdAt.toISOString() }
       : { id: report.snapshot.id, brandCount: report.snapshot.brandCount, publishedAt: report.snapshot.publishedAt.toISOString() },
     lastSyncTime: at.toISOString(),
+    nextSyncTime: new Date(at.getTime() + interval).toISOString(),
   });
   if (stalled) await kube.event(catalog, 'Warning', stalled.reason, stalled.message, COMPONENT).catch(() => {});
   else if (report.snapshot.created) {

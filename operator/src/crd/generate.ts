@@ -13,6 +13,7 @@ import { BrandCatalogStatus } from './status.js';
 
 export const GROUP = 'catalog.portico.dev';
 export const VERSION = 'v1alpha1';
+export const PLURAL = 'brandcatalogs';
 export const CRD_NAME = `brandcatalogs.${GROUP}`;
 export const CRD_FILE = path.join('crds', `${CRD_NAME}.yaml`);
 
@@ -175,7 +176,7 @@ export function brandCatalogCrd(): Schema {
     metadata: { name: CRD_NAME, labels: { 'app.kubernetes.io/name': 'portico', 'app.kubernetes.io/component': 'catalog-operator' } },
     spec: {
       group: GROUP,
-      names: { kind: 'BrandCatalog', listKind: 'BrandCatalogList', plural: 'brandcatalogs', singular: 'brandcatalog', shortNames: ['bcat'], categories: ['portico'] },
+      names: { kind: 'BrandCatalog', listKind: 'BrandCatalogList', plural: PLURAL, singular: 'brandcatalog', shortNames: ['bcat'], categories: ['portico'] },
       scope: 'Namespaced',
       versions: [
         {

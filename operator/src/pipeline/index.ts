@@ -1,5 +1,5 @@
 // The catalog pipeline's pure stages: parse a source, normalise, deduplicate, assign ids.
-import type { ParsedSource, SourceFormat } from './types.js';
+import type { LoadedSource, ParsedSource, SourceFormat } from './types.js';
 import { parseCsv } from './sources/csv.js';
 import { parseFhirEndpointBundle } from './sources/fhir-endpoint-bundle.js';
 import { parseLanternEndpoints } from './sources/lantern-endpoints.js';
@@ -20,6 +20,15 @@ const PARSERS: Record<SourceFormat, (text: string) => ParsedSource> = {
   'lantern-endpoints': parseLanternEndpoints,
   csv: parseCsv,
 };
+
+/** A source as the merge takes it: its text read by `read`, parsed, labelled; errors name the source. */
+export async function loadSource(source: { name: string; format: SourceFormat; priority: number; platformType: LoadedSource['platformType'] }, read: () => Promise<string>): Promise<LoadedSource> {
+  try {
+    return { name: source.name, priority: source.priority, platformType: source.platformType, parsed: parseSource(source.format, await read()) };
+  } catch (error) {
+    throw new Error(`source "${source.name}": ${(error as Error).message}`);
+  }
+}
 
 /** Parses a source's text in the given format; throws only when the text as a whole is not in that format. */
 export function parseSource(format: SourceFormat, text: string): ParsedSource {
