@@ -8,10 +8,10 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createApp } from '../api/src/app.js';
-import { systemClock } from '../api/src/clock.js';
+import { systemClock } from '../core/src/clock.js';
 import { loadConfig } from '../api/src/config.js';
-import { startEmbeddedDatabase } from '../api/src/infra/devdb.js';
-import { connectMongo } from '../api/src/infra/mongo.js';
+import { startEmbeddedDatabase } from '../core/src/infra/devdb.js';
+import { connectMongo } from '../core/src/infra/mongo.js';
 import { buildServices } from '../api/src/wiring.js';
 import { publishCatalog } from '../operator/src/pipeline/publish.js';
 import { benchCatalogSources } from './catalog/sources.js';
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const mongo = await connectMongo(embedded.uri, `bench_${process.pid}`);
   await mongo.db.dropDatabase();
   const services = await buildServices({ config, db: mongo.db, clock: systemClock });
-  const { handler } = createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }), readiness: { check: async () => ({ mongodb: true }) } });
+  const { handler } = createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }) });
 
   const account = await services.admin.createAccount('Benchmark Health');
   const { key, id: keyId } = await services.admin.issueKey(account.id, { scopes: ['patient:read', 'patient:write', 'webhook:read', 'webhook:write'] });

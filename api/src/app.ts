@@ -5,7 +5,7 @@ import Koa from 'koa';
 import type { Logger } from 'pino';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { adminRoutes } from './admin/routes.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../../core/src/clock.js';
 import type { Config } from './config.js';
 import { createAuth, requireAdminToken } from './http/auth.js';
 import { Problem } from './http/schemas.js';
@@ -15,7 +15,7 @@ import { RequestObserver } from './http/observe.js';
 import { ApiRouter, buildOpenApi } from './http/openapi.js';
 import { problemMiddleware } from './http/problem-middleware.js';
 import { requestId } from './http/request-id.js';
-import { opsRoutes, type Readiness } from './ops/routes.js';
+import { opsRoutes } from './ops/routes.js';
 import type { PlatformContext } from './platform/context.js';
 import { patientRoutes } from './platform/patients/routes.js';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints/routes.js';
@@ -29,7 +29,6 @@ export interface AppDeps {
   services: Services;
   clock: Clock;
   logger: Logger;
-  readiness: Readiness;
   version?: string;
 }
 
@@ -39,7 +38,7 @@ export interface PorticoApp {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
-export function createApp({ config, services, clock, logger, readiness, version = '0.1.0' }: AppDeps): PorticoApp {
+export function createApp({ config, services, clock, logger, version = '0.1.0' }: AppDeps): PorticoApp {
   const app = new Koa({ proxy: true });
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -55,7 +54,7 @@ export function createApp({ config, services, clock, logger, readiness, version 
 
   // The catalog's hottest reads never reach Koa (fast path), so the platform router matches first.
   const sdk = new ApiRouter('/api/sdk/v1');
-  catalogRoutes(sdk, services.catalogService, config.publicBaseUrl);
+  catalogRoutes(sdk, services.catalogAnswers, services.catalogService);
   const routers = [platform, sdk];
   if (config.adminToken !== undefined) {
     const admin = new ApiRouter('/api/admin/v1').use(requireAdminToken(config.adminToken));
@@ -66,7 +65,7 @@ export function createApp({ config, services, clock, logger, readiness, version 
   const ops = new ApiRouter('');
   let document: unknown;
   const openapi = () => (document ??= buildOpenApi([...routers, ops], { version, serverUrl: config.publicBaseUrl }, Problem, OPENAPI_NOTES));
-  opsRoutes(ops, readiness, registry, openapi);
+  opsRoutes(ops, services.readiness, registry, openapi);
   routers.push(ops);
 
   app.use(requestId());
@@ -79,6 +78,6 @@ export function createApp({ config, services, clock, logger, readiness, version 
     app.use(router.allowedMethods());
   }
   const koa = app.callback();
-  const fastPath = catalogFastPath(services.catalogService, observer, config.publicBaseUrl);
+  const fastPath = catalogFastPath(services.catalogAnswers, observer);
   return { app, handler: (req, res) => void (fastPath(req, res) || koa(req, res)) };
 }

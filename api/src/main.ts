@@ -1,46 +1,28 @@
 // Process entry: config → connections → server → graceful shutdown.
 import { createServer } from 'node:http';
-import path from 'node:path';
-import { importCatalogFile } from '../../operator/src/import-file.js';
-import { repoRoot } from './infra/repo-root.js';
+import { systemClock } from '../../core/src/clock.js';
+import { openConnections } from '../../core/src/infra/connections.js';
+import { createLogger } from '../../core/src/infra/logger.js';
 import { createApp } from './app.js';
-import { systemClock } from './clock.js';
+import { publishDemoCatalog } from './catalog/demo.js';
 import { ConfigError, loadConfig } from './config.js';
-import { openConnections } from './infra/connections.js';
-import { createLogger } from './infra/logger.js';
-import { pingMongo } from './infra/mongo.js';
-import { pingRedis } from './infra/redis.js';
 import { buildServices } from './wiring.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, 'portico-api');
   if (config.cursorSecretIsEphemeral) logger.warn('PORTICO_CURSOR_SECRET is unset: list cursors are signed with a per-process secret and stop working after a restart');
 
   const connections = await openConnections(config, (m) => logger.info(m));
   const { mongo, redis, embedded } = connections;
   const services = await buildServices({ config, db: mongo.db, redis, clock: systemClock, logger });
   if (config.demoCatalog && !(await services.snapshots.active(config.catalog))) {
-    // The bundled demo (fictional brands, inline logos) goes through the operator's own pipeline, so a
-    // fresh clone serves a working catalog offline.
-    const report = await importCatalogFile(path.join(repoRoot(), 'examples', 'demo', 'brandcatalog.yaml'), {
-      store: services.snapshots,
-      storage: services.storage,
-      ref: config.catalog,
-    });
+    const report = await publishDemoCatalog(config, connections.mongodbUri, logger);
     logger.info({ catalog: config.catalog, brands: report.brandCount, logos: report.logos.rendered, snapshotId: report.snapshot.id }, 'published the demo catalog');
   }
   await services.activeCatalog.start(config.catalogPollMs, redis);
 
-  const { handler } = createApp({
-    config,
-    services,
-    clock: systemClock,
-    logger,
-    readiness: {
-      check: async () => ({ mongodb: await pingMongo(mongo), ...(redis && { redis: await pingRedis(redis) }), catalog: services.activeCatalog.ready }),
-    },
-  });
+  const { handler } = createApp({ config, services, clock: systemClock, logger });
   const server = createServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));

@@ -7,17 +7,21 @@ import { AdminService } from './admin/service.js';
 import { AppRepository } from './apps/repository.js';
 import { AuthorizationService } from './authz/check.js';
 import { TupleRepository } from './authz/tuples.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../../core/src/clock.js';
 import type { Config } from './config.js';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { ActiveCatalog } from './catalog/active.js';
 import { BrandSearchIndex } from './catalog/search/index.js';
-import { SnapshotStore } from './catalog/snapshots.js';
-import { openObjectStorage } from './infra/object-storage/index.js';
+import { SnapshotStore } from '../../core/src/catalog/snapshots.js';
+import { openObjectStorage } from '../../core/src/object-storage/index.js';
+import { CatalogAnswers } from './sdk/catalog/answers.js';
 import { CatalogService } from './sdk/catalog/service.js';
 import { CacheHub } from './infra/cache.js';
-import { documentLocksFor } from './infra/locks.js';
+import { documentLocksFor } from '../../core/src/infra/locks.js';
+import { pingMongo } from '../../core/src/infra/mongo.js';
+import { pingRedis } from '../../core/src/infra/redis.js';
+import type { Readiness } from './ops/routes.js';
 import { ApiKeyRepository } from './credentials/repository.js';
 import { Outbox } from './events/outbox.js';
 import { CursorCodec } from './http/cursor.js';
@@ -62,13 +66,19 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   const { accounts, keys, apps, tuples, patients, endpoints } = repositories;
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
   const idempotencyStore: IdempotencyStore = redis ? new RedisIdempotencyStore(redis) : new MemoryIdempotencyStore();
+  const catalogService = new CatalogService(activeCatalog, storage);
+  const readiness: Readiness = {
+    check: async () => ({ mongodb: await pingMongo(db), ...(redis && { redis: await pingRedis(redis) }), catalog: activeCatalog.ready }),
+  };
   return {
+    readiness,
     ...repositories,
     caches,
     snapshots,
     storage,
     activeCatalog,
-    catalogService: new CatalogService(activeCatalog, storage),
+    catalogService,
+    catalogAnswers: new CatalogAnswers(catalogService, config.publicBaseUrl),
     close: async () => {
       await activeCatalog.stop();
       await caches.close();

@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { LOGO_SIZES } from '../../api/src/catalog/model.js';
-import { FileObjectStorage, type ObjectStorage, type StoredObject } from '../../api/src/infra/object-storage/index.js';
+import { LOGO_SIZES } from '../../core/src/catalog/model.js';
+import { FileObjectStorage, type ObjectStorage, type StoredObject } from '../../core/src/object-storage/index.js';
 import { renderArtwork, renderCounters, storeLogos, type LogoRequest, type LogoResults } from '../../operator/src/pipeline/logos.js';
 
 const TARGET_PER_SECOND = 30;

@@ -3,8 +3,8 @@
 // mergeSources), so a benchmark indexes or publishes exactly what the operator would.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { CatalogBrand, PlatformType } from '../../api/src/catalog/model.js';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
+import type { CatalogBrand, PlatformType } from '../../core/src/catalog/model.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { mergeSources, parseSource, type LoadedSource, type SourceRow } from '../../operator/src/pipeline/index.js';
 
 export const BRANDS_DIR = path.join(repoRoot(), '..', 'shared', 'data', 'brands');

@@ -7,9 +7,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import type { CatalogBrand } from '../../api/src/catalog/model.js';
+import type { CatalogBrand } from '../../core/src/catalog/model.js';
 import { BrandSearchIndex } from '../../api/src/catalog/search/index.js';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { loadAllRealBrands } from './real-brands.js';
 import { queryMix, syntheticBrands, type BenchQuery } from './synthetic.js';
 

@@ -2,21 +2,18 @@
 // whole reconcile without a cluster (file: and inline sources too) and publishes under the file's own
 // namespace/name, against MONGODB_URI or the embedded database, PORTICO_OBJECT_STORAGE and REDIS_URL.
 import { parseArgs } from 'node:util';
-import { announceActivation } from '../../api/src/catalog/active.js';
-import { SnapshotStore } from '../../api/src/catalog/snapshots.js';
-import { systemClock } from '../../api/src/clock.js';
-import { loadConfig } from '../../api/src/config.js';
-import { documentLocksFor } from '../../api/src/infra/locks.js';
-import { openConnections } from '../../api/src/infra/connections.js';
-import { openObjectStorage } from '../../api/src/infra/object-storage/index.js';
+import { parseCatalogRef } from '../../core/src/config.js';
+import { loadOperatorConfig } from './config.js';
 import { importCatalogFile, type ImportReport } from './import-file.js';
+import { openPublishing } from './publishing.js';
 
 const USAGE = `Usage:
   portico-operator run                                  the controller (KUBECONFIG or in-cluster credentials)
-  portico-operator import -f <BrandCatalog file> [--json]
+  portico-operator import -f <BrandCatalog file> [--catalog <namespace>/<name>] [--json]
 
 Runs the catalog pipeline once (fetch, parse, normalise, deduplicate, render logos, write and activate a
-snapshot) and prints a summary. Exits non-zero on failure, or with 3 when the snapshot was held back
+snapshot) and prints a summary; the snapshot is published under the file's own namespace/name unless --catalog
+names another. Exits non-zero on failure, or with 3 when the snapshot was held back
 (brand count below spec.rollout.minBrandRatioPercent of the active one).`;
 
 function summary(report: ImportReport): string {
@@ -32,7 +29,7 @@ function summary(report: ImportReport): string {
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { file: { type: 'string', short: 'f' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { file: { type: 'string', short: 'f' }, catalog: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
     console.log(USAGE);
     return 0;
@@ -45,20 +42,18 @@ async function main(argv: string[]): Promise<number> {
     console.error(USAGE);
     return 2;
   }
-  const config = loadConfig();
-  const { mongo, redis, close } = await openConnections(config, (m) => console.error(m));
+  const ref = values.catalog === undefined ? undefined : parseCatalogRef(values.catalog);
+  if (values.catalog !== undefined && !ref) {
+    console.error('--catalog must be <namespace>/<name> (Kubernetes names)');
+    return 2;
+  }
+  const publishing = await openPublishing(loadOperatorConfig(), (m) => console.error(m));
   try {
-    const store = new SnapshotStore(mongo.db, await documentLocksFor(mongo.db, redis), systemClock);
-    await store.init();
-    const report = await importCatalogFile(values.file, {
-      store,
-      storage: openObjectStorage(config.objectStorage),
-      ...(redis && { announce: (ref, id) => announceActivation(redis, ref, id) }),
-    });
+    const report = await importCatalogFile(values.file, { ...publishing, ...(ref && { ref }) });
     console.log(values.json ? JSON.stringify(report, null, 2) : summary(report));
     return report.active ? 0 : 3;
   } finally {
-    await close();
+    await publishing.close();
   }
 }
 

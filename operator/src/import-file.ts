@@ -1,10 +1,10 @@
 // Runs the pipeline for a BrandCatalog file without a cluster: the command line's `import -f`, and the
 // API's demo catalog. Sources are file: URLs (relative to the file), inline text or https URLs.
-import type { CatalogRef, SnapshotStore } from '../../api/src/catalog/snapshots.js';
-import type { ObjectStorage } from '../../api/src/infra/object-storage/types.js';
+import type { CatalogRef, SnapshotStore } from '../../core/src/catalog/snapshots.js';
+import type { ObjectStorage } from '../../core/src/object-storage/types.js';
 import { loadCatalogFile, readLocalSource, type SourceSpec } from './pipeline/catalog-spec.js';
 import { loadSource } from './pipeline/index.js';
-import { fetchSourceText } from './pipeline/fetch-source.js';
+import { fetchSourceList } from './pipeline/sources/fetch.js';
 import { publishCatalog, type PublishInput, type PublishReport } from './pipeline/publish.js';
 import type { LoadedSource } from './pipeline/types.js';
 
@@ -35,7 +35,7 @@ export async function importCatalogFile(file: string, options: ImportOptions): P
   const catalog = await loadCatalogFile(file);
   const ref = options.ref ?? { namespace: catalog.namespace, name: catalog.name };
   const loaded: LoadedSource[] = [];
-  for (const source of catalog.spec.sources) loaded.push(await loadSource(source, () => sourceText(source, catalog.baseDir, options.fetchText ?? fetchSourceText)));
+  for (const source of catalog.spec.sources) loaded.push(await loadSource(source, () => sourceText(source, catalog.baseDir, options.fetchText ?? fetchSourceList)));
   const report = await publishCatalog({
     ref,
     spec: catalog.spec,

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { hashKey } from '../../api/src/credentials/keys.js';
 import { mongoUri } from '../support/services.js';
 

@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
-import { startEmbeddedDatabase } from '../../api/src/infra/devdb.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { startEmbeddedDatabase } from '../../core/src/infra/devdb.js';
 import { freePort, mongoUri, testRedisUrl } from '../support/services.js';
 
 

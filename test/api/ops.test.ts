@@ -1,12 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { pino } from 'pino';
-import { createApp } from '../../api/src/app.js';
-import { systemClock } from '../../api/src/clock.js';
 import { TestApi, type Tenant } from '../support/api.js';
 import { buildPatient } from '../support/factories.js';
 
@@ -71,25 +66,18 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
   });
 
   it('/readyz answers a 503 problem naming what is down when a dependency does not answer', async () => {
-    const app = createApp({
-      config: api.config,
-      services: api.services,
-      clock: systemClock,
-      logger: pino({ level: 'silent' }),
-      readiness: { check: async () => ({ mongodb: true, redis: false }) },
-    });
-    const server: Server = createServer(app.handler);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const withRedis = await TestApi.start({ redis: true });
     try {
-      const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/readyz`);
-      const body = (await response.json()) as any;
-      expect(response.status).to.equal(503);
-      expect(response.headers.get('retry-after')).to.match(/^\d+$/);
-      expect(body).to.include({ code: 'SERVICE_UNAVAILABLE', status: 503, retryable: true });
-      expect(body.detail).to.include('redis');
+      expect((await withRedis.request('GET', '/readyz')).body.checks).to.deep.equal({ mongodb: true, redis: true, catalog: true });
+      withRedis.redis!.disconnect();
+      const res = await withRedis.request('GET', '/readyz');
+      expect(res.status).to.equal(503);
+      expect(res.headers.get('retry-after')).to.match(/^\d+$/);
+      expect(res.body).to.include({ code: 'SERVICE_UNAVAILABLE', status: 503, retryable: true });
+      expect(res.body.detail).to.include('redis').and.not.include('mongodb');
+      expect(res.body.details.checks).to.deep.equal({ mongodb: true, redis: false, catalog: true });
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await withRedis.close();
     }
   });
 

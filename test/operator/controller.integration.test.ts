@@ -8,14 +8,14 @@ import path from 'node:path';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import nock from 'nock';
 import { pino } from 'pino';
-import { systemClock } from '../../api/src/clock.js';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { systemClock } from '../../core/src/clock.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { CatalogController } from '../../operator/src/controller/controller.js';
 import { CatalogInformer } from '../../operator/src/controller/informer.js';
 import { FINALIZER, GROUP, KubeClient, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/src/controller/kube.js';
 import { LeaderElector } from '../../operator/src/controller/leader.js';
 import { TestApi } from '../support/api.js';
-import { BRANDS_DATA } from '../support/catalog.js';
+import { BRAND_DATA } from '../support/brand-data.js';
 import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
 
@@ -50,7 +50,7 @@ describe('operator: controller against a real Kubernetes API server', function (
     await kubeconfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
     custom = kubeconfig.makeApiClient(CustomObjectsApi);
     api = await TestApi.start({ env: { PORTICO_CATALOG: `${namespace}/brands` } });
-    nock(VENDOR).persist().get('/epic-r4.json').reply(200, readFileSync(path.join(BRANDS_DATA, 'epic-legacy-2022/epic_endpoints_r4.json')));
+    nock(VENDOR).persist().get('/epic-r4.json').reply(200, readFileSync(path.join(BRAND_DATA, 'epic-legacy-2022/epic_endpoints_r4.json')));
   });
 
   after(async () => {
@@ -106,7 +106,7 @@ describe('operator: controller against a real Kubernetes API server', function (
     const b = startOperator('operator-b');
     await kubeconfig.makeApiClient(CoreV1Api).createNamespacedConfigMap({
       namespace,
-      body: { metadata: { name: 'hl7-example' }, data: { 'bundle.json': readFileSync(path.join(BRANDS_DATA, 'smart-app-launch-examples/Bundle-example1.json'), 'utf8') } },
+      body: { metadata: { name: 'hl7-example' }, data: { 'bundle.json': readFileSync(path.join(BRAND_DATA, 'smart-app-launch-examples/Bundle-example1.json'), 'utf8') } },
     });
     await custom.createNamespacedCustomObject({
       group: GROUP,

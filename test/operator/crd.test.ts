@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { brandCatalogCrd, brandCatalogCrdYaml, brandCatalogSchema, CRD_FILE, MAX_INLINE_BYTES, toStructural } from '../../operator/src/crd/generate.js';
 import { loadCatalogFile } from '../../operator/src/pipeline/catalog-spec.js';
 import { celViolations, defaultsOf, structuralProblems, unboundedFields } from '../support/crd-schema.js';

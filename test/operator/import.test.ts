@@ -7,11 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { importCatalogFile } from '../../operator/src/import-file.js';
 import { loadCatalogFile } from '../../operator/src/pipeline/catalog-spec.js';
 import { TestApi } from '../support/api.js';
-import { BRANDS_DATA } from '../support/catalog.js';
+import { BRAND_DATA } from '../support/brand-data.js';
 import { mongoUri } from '../support/services.js';
 
 const run = promisify(execFile);
@@ -105,7 +105,7 @@ describe('operator: importing BrandCatalog files', () => {
       const database = `t_import_${Date.now().toString(36)}`;
       databases.push(database);
       const oracle = path.join(dir, 'oracle.yaml');
-      await writeFile(oracle, `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  rollout: {minBrandRatioPercent: 50}\n  sources:\n    - {name: oracle, format: fhir-endpoint-bundle, platformType: CERNER, url: "file:${path.join(BRANDS_DATA, 'oracle-health/millennium_patient_r4_endpoints.json')}"}\n`);
+      await writeFile(oracle, `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  rollout: {minBrandRatioPercent: 50}\n  sources:\n    - {name: oracle, format: fhir-endpoint-bundle, platformType: CERNER, url: "file:${path.join(BRAND_DATA, 'oracle-health/millennium_patient_r4_endpoints.json')}"}\n`);
       const first = await cli(oracle, database);
       expect(first.code, first.stderr).to.equal(0);
       expect(first.stdout).to.match(/catalog tests\/real/).and.match(/1359 rows read, 0 rejected/).and.match(/brands: 1359/).and.match(/active/);

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { MongoClient } from 'mongodb';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { GROUP, PLURAL, VERSION } from '../../operator/src/controller/kube.js';
 import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';

@@ -11,10 +11,10 @@ import type Koa from 'koa';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
 import { createApp } from '../../api/src/app.js';
-import { systemClock, type Clock } from '../../api/src/clock.js';
+import { systemClock, type Clock } from '../../core/src/clock.js';
 import { loadConfig, type Config } from '../../api/src/config.js';
-import { connectMongo, type Mongo } from '../../api/src/infra/mongo.js';
-import { connectRedis } from '../../api/src/infra/redis.js';
+import { connectMongo, type Mongo } from '../../core/src/infra/mongo.js';
+import { connectRedis } from '../../core/src/infra/redis.js';
 import type { Resolver } from '../../api/src/platform/webhook-endpoints/url-policy.js';
 import { buildServices, type Services } from '../../api/src/wiring.js';
 import { mongoUri, testRedisUrl } from './services.js';
@@ -65,7 +65,8 @@ export class TestApi {
     readonly services: Services,
     readonly mongo: Mongo,
     private readonly server: Server,
-    private readonly redis: Redis | undefined,
+    /** The API's own Redis client (tests disconnect it to take Redis away). */
+    readonly redis: Redis | undefined,
     /** The Koa stack alone, without the catalog fast path in front (for parity tests). */
     readonly koa: Koa,
   ) {}
@@ -94,7 +95,7 @@ export class TestApi {
       await redis?.quit().catch(() => {});
       throw error;
     }
-    const { app, handler } = createApp({ config, services, clock, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }), readiness: { check: async () => ({ mongodb: true }) } });
+    const { app, handler } = createApp({ config, services, clock, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }) });
     const server = createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;

@@ -5,7 +5,7 @@
 import { ApiException, ApiextensionsV1Api, loadYaml, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { CRD_FILE, CRD_NAME } from '../../operator/src/crd/generate.js';
 
 /** Creates the CRD, or replaces whatever version of it is there, and waits until its resources are served. */

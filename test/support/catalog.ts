@@ -1,17 +1,13 @@
 // Real brand lists (../shared/data/brands, read at test time) turned into catalog sources, and a helper
 // that publishes them into a test API's catalog through the operator's own pipeline.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import type { PlatformType } from '../../api/src/catalog/model.js';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
+import type { PlatformType } from '../../core/src/catalog/model.js';
 import { parseSource, type LoadedSource, type SourceFormat } from '../../operator/src/pipeline/index.js';
 import { publishCatalog, type PublishReport } from '../../operator/src/pipeline/publish.js';
 import type { TestApi } from './api.js';
-
-export const BRANDS_DATA = path.join(repoRoot(), '..', 'shared', 'data', 'brands');
+import { brandFile } from './brand-data.js';
 
 export function realSource(name: string, format: SourceFormat, file: string, platformType: PlatformType, priority = 100): LoadedSource {
-  return { name, priority, platformType, parsed: parseSource(format, readFileSync(path.join(BRANDS_DATA, file), 'utf8')) };
+  return { name, priority, platformType, parsed: parseSource(format, brandFile(file)) };
 }
 
 /** Oracle Health's patient endpoints, Epic's (legacy) R4 list, and an HL7 example brand with a logo. */

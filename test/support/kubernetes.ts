@@ -12,7 +12,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildGoTool, type GoTool } from '../../api/src/infra/go-tool.js';
+import { buildGoTool, type GoTool } from '../../core/src/infra/go-tool.js';
 import { freePort } from './services.js';
 
 const KUBE_APISERVER: GoTool = {

@@ -3,7 +3,7 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { buildGoTool, startGoTool, stopChild, type GoTool } from '../../api/src/infra/go-tool.js';
+import { buildGoTool, startGoTool, stopChild, type GoTool } from '../../core/src/infra/go-tool.js';
 
 const S3D: GoTool = {
   source: 's3d',

@@ -5,8 +5,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../api/src/infra/devdb.js';
-import { repoRoot } from '../../api/src/infra/repo-root.js';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../core/src/infra/devdb.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { GUARD, stopTestKubernetes } from './kubernetes.js';
 import { stopTestS3 } from './s3.js';
 

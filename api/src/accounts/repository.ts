@@ -2,7 +2,7 @@
 // conditional update (no count-then-insert race).
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../infra/cache.js';
-import type { DocumentLocks } from '../infra/locks.js';
+import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 
 export interface CustomerAccount {
   id: string;

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { CustomerAccount, CustomerAccountRepository } from '../accounts/repository.js';
 import type { App, AppRepository } from '../apps/repository.js';
 import type { AuthorizationService } from '../authz/check.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../../core/src/clock.js';
 import { generateKey, hashKey, type KeyKind } from '../credentials/keys.js';
 import type { ApiKeyRepository } from '../credentials/repository.js';
 import { notFound } from '../http/errors.js';

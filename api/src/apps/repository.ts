@@ -1,7 +1,7 @@
 // apps: a customer account's client applications and the grants their install holds (used by the
 // observation gateway).
 import type { Collection, Db } from 'mongodb';
-import type { DocumentLocks } from '../infra/locks.js';
+import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 
 export interface AppGrants {
   resourceTypes: string[];

@@ -2,7 +2,7 @@
 // _id names all three: every check step is one primary-key read, and no query can leave its tenant.
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../infra/cache.js';
-import type { DocumentLocks } from '../infra/locks.js';
+import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 
 export interface Tuple {
   object: string; // "patient:<id>"

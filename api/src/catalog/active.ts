@@ -4,10 +4,9 @@
 // announced over Redis when configured; polling MongoDB is the backstop (and the only path without Redis).
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CatalogBrand, PlatformType } from './model.js';
-import { catalogKey, type CatalogRef, type SnapshotStore } from './snapshots.js';
-
-export const CATALOG_CHANNEL = 'portico:catalog-activated';
+import type { CatalogBrand, PlatformType } from '../../../core/src/catalog/model.js';
+import { CATALOG_CHANNEL, parseActivation } from '../../../core/src/catalog/announce.js';
+import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../core/src/catalog/snapshots.js';
 
 export interface CatalogIndex {
   search(q: string, options: { platform?: PlatformType; limit: number }): CatalogBrand[];
@@ -21,11 +20,6 @@ export interface ServedCatalog {
   snapshotId: string;
   index: CatalogIndex;
   loadedAt: Date;
-}
-
-/** Tells every replica (over Redis) that a catalog's active snapshot moved. */
-export async function announceActivation(redis: Redis, ref: CatalogRef, snapshotId: string): Promise<void> {
-  await redis.publish(CATALOG_CHANNEL, JSON.stringify({ catalog: catalogKey(ref), snapshotId }));
 }
 
 export class ActiveCatalog {
@@ -99,11 +93,7 @@ export class ActiveCatalog {
       const subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
       subscriber.on('error', () => {});
       subscriber.on('message', (_channel: string, message: string) => {
-        try {
-          if ((JSON.parse(message) as { catalog?: string }).catalog === catalogKey(this.ref)) void poll();
-        } catch {
-          // not ours
-        }
+        if (parseActivation(message)?.catalog === catalogKey(this.ref)) void poll();
       });
       await subscriber.subscribe(CATALOG_CHANNEL);
       this.subscriber = subscriber;

@@ -4,11 +4,11 @@ import { parseArgs } from 'node:util';
 import { CreateAccount, CreateApp, CreateKey, UpdateApp } from '../admin/schema.js';
 import { presentApp } from '../admin/presenter.js';
 import type { AdminService } from '../admin/service.js';
-import { systemClock } from '../clock.js';
+import { systemClock } from '../../../core/src/clock.js';
 import { loadConfig } from '../config.js';
 import { AppError } from '../http/errors.js';
 import { assertValid } from '../http/validate.js';
-import { openConnections } from '../infra/connections.js';
+import { openConnections } from '../../../core/src/infra/connections.js';
 import { buildServices } from '../wiring.js';
 
 const USAGE = `Usage:

@@ -1,7 +1,7 @@
 // api_keys: one document per key, _id is the key's SHA-256 so that authenticating is a primary-key read.
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../infra/cache.js';
-import type { DocumentLocks } from '../infra/locks.js';
+import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import type { KeyKind } from './keys.js';
 
 export interface ApiKeyRecord {

@@ -3,7 +3,7 @@
 // dispatcher confirms (or discards) against the resource it names, so no event is lost and none invented.
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../../core/src/clock.js';
 
 export const EVENT_TYPES = [
   'patient.created',

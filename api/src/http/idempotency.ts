@@ -2,7 +2,7 @@
 // byte-for-byte for 24 hours. Requests rejected before execution are not stored, so they can be retried.
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../../core/src/clock.js';
 import { AppError, invalidField } from './errors.js';
 import type { IdempotencyStore } from './idempotency-store.js';
 import type { OperationPatch } from './openapi.js';

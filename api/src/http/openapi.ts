@@ -37,6 +37,8 @@ export interface OperationDoc {
   responses: Record<number, ResponseDoc>;
   /** Request headers the handler itself reads (guards document their own). */
   requestHeaders?: HeaderDoc[];
+  /** Parameters the handler checks itself (without a validate() guard), from the same schemas it checks with. */
+  input?: Pick<OperationPatch, 'params' | 'query'>;
 }
 
 type Documented = Middleware & { openapi?: OperationPatch };
@@ -95,7 +97,7 @@ export function buildOpenApi(routers: ApiRouter[], info: { version: string; serv
   const paths: Record<string, Record<string, unknown>> = {};
   for (const router of routers) {
     for (const op of router.operations) {
-      const merged = mergePatches([...op.patches, { requestHeaders: op.doc.requestHeaders }]);
+      const merged = mergePatches([...(op.doc.input ? [op.doc.input] : []), ...op.patches, { requestHeaders: op.doc.requestHeaders }]);
       const openPath = op.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
       const parameters: unknown[] = [];
       for (const [name, schema] of Object.entries(merged.params?.properties ?? {})) {

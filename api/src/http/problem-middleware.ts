@@ -2,6 +2,7 @@
 import type { Context, Middleware } from 'koa';
 import { MongoError, MongoNetworkError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError } from 'mongodb';
 import type { Logger } from 'pino';
+import { DependencyUnavailableError } from '../../../core/src/errors.js';
 import { AppError, problemOf, serviceUnavailable } from './errors.js';
 
 export function renderProblem(ctx: Context, error: AppError): void {
@@ -18,6 +19,7 @@ export function renderProblem(ctx: Context, error: AppError): void {
 /** Maps what libraries throw onto the contract's codes; undefined means "unexpected". */
 export function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
+  if (error instanceof DependencyUnavailableError) return serviceUnavailable(error.dependency);
   if (
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNetworkError ||

@@ -5,18 +5,13 @@ import type { Context, Middleware } from 'koa';
 import contentType from 'content-type';
 import getRawBody from 'raw-body';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
+import { documentAjv, parameterAjv, schemaProblems } from '../../../core/src/schema.js';
 import { AppError, badRequest, type FieldError } from './errors.js';
 import type { OperationPatch } from './openapi.js';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-
 /** Bodies over this are refused with 413 before they are buffered whole. */
 export const MAX_BODY_BYTES = 1024 * 1024;
-
-const bodyAjv = addFormats(new Ajv({ allErrors: true, strict: false, useDefaults: true }));
-const paramAjv = addFormats(new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: true }));
 
 export interface InputSchemas {
   params?: TObject;
@@ -39,30 +34,16 @@ export type ValidateMiddleware<S extends InputSchemas> = Middleware & {
 };
 
 export function validate<S extends InputSchemas>(schemas: S): ValidateMiddleware<S> {
-  const checkParams = schemas.params && paramAjv.compile(schemas.params);
-  const checkQuery = schemas.query && paramAjv.compile(schemas.query);
-  const checkBody = schemas.body && bodyAjv.compile(schemas.body);
-  const integerQueryNames = Object.entries(schemas.query?.properties ?? {})
-    .filter(([, schema]) => (schema as { type?: string }).type === 'integer')
-    .map(([name]) => name);
-  const queryNames = Object.keys(schemas.query?.properties ?? {});
+  const checkParams = schemas.params && parameterAjv.compile(schemas.params);
+  const readQuery = schemas.query && queryReader(schemas.query);
+  const checkBody = schemas.body && documentAjv.compile(schemas.body);
   const mediaTypes = ['application/json', ...(schemas.bodyMediaTypes ?? [])];
 
   const middleware = async function validateMiddleware(ctx: Context, next: () => Promise<unknown>) {
     const errors: FieldError[] = [];
     const params = { ...ctx.params } as Record<string, unknown>;
     if (checkParams && !checkParams(params)) errors.push(...fieldErrors('path', checkParams));
-
-    const query: Record<string, unknown> = {};
-    for (const name of queryNames) {
-      const value = ctx.query[name];
-      if (value === undefined) continue;
-      if (Array.isArray(value)) errors.push({ in: 'query', name, detail: 'must be given at most once' });
-      else if (integerQueryNames.includes(name) && !/^[0-9]{1,9}$/.test(value)) {
-        errors.push({ in: 'query', name, detail: 'must be an integer written in decimal digits' });
-      } else query[name] = value;
-    }
-    if (checkQuery && errors.length === 0 && !checkQuery(query)) errors.push(...fieldErrors('query', checkQuery));
+    const query = readQuery ? readQuery(ctx.querystring, errors) : {};
 
     let body: unknown;
     if (checkBody) {
@@ -71,11 +52,7 @@ export function validate<S extends InputSchemas>(schemas: S): ValidateMiddleware
       else if (!checkBody(body)) errors.push(...fieldErrors('body', checkBody));
     }
 
-    if (errors.length > 0) {
-      const first = errors[0]!;
-      const where = first.in === 'path' ? 'path parameter' : first.in;
-      throw badRequest(`Invalid ${where}${first.name ? ` "${first.name}"` : ''}: ${first.detail}.`, errors);
-    }
+    throwIfAny(errors);
     ctx.state.input = { params, query, body };
     await next();
   } as ValidateMiddleware<S>;
@@ -90,9 +67,42 @@ export function validate<S extends InputSchemas>(schemas: S): ValidateMiddleware
   return middleware;
 }
 
+/**
+ * Reads the parameters a query schema names from a raw query string (`a=1&b=2`, no `?`), the same way for
+ * Koa routes and for handlers that run ahead of Koa: each at most once, integers in decimal digits, then
+ * the schema (defaults filled in). Problems are added to `errors`; unknown parameters are ignored.
+ */
+export function queryReader<Q extends TObject>(schema: Q): (rawQuery: string, errors: FieldError[]) => Static<Q> {
+  const check = parameterAjv.compile(schema);
+  const names = Object.keys(schema.properties);
+  const integers = new Set(names.filter((name) => (schema.properties[name] as { type?: string }).type === 'integer'));
+  return (rawQuery, errors) => {
+    const given = new URLSearchParams(rawQuery);
+    const query: Record<string, unknown> = {};
+    const before = errors.length;
+    for (const name of names) {
+      const values = given.getAll(name);
+      if (values.length === 0) continue;
+      if (values.length > 1) errors.push({ in: 'query', name, detail: 'must be given at most once' });
+      else if (integers.has(name) && !/^[0-9]{1,9}$/.test(values[0]!)) errors.push({ in: 'query', name, detail: 'must be an integer written in decimal digits' });
+      else query[name] = values[0];
+    }
+    if (errors.length === before && !check(query)) errors.push(...fieldErrors('query', check));
+    return query as Static<Q>;
+  };
+}
+
+/** 400 naming the first problem in its detail and every problem in `details.errors`. */
+export function throwIfAny(errors: FieldError[]): void {
+  if (errors.length === 0) return;
+  const first = errors[0]!;
+  const where = first.in === 'path' ? 'path parameter' : first.in;
+  throw badRequest(`Invalid ${where}${first.name ? ` "${first.name}"` : ''}: ${first.detail}.`, errors);
+}
+
 /** Checks a value against a schema outside HTTP (the command line); 400-style AppError when invalid. */
 export function assertValid<T extends TSchema>(schema: T, value: unknown): Static<T> {
-  const check = bodyAjv.compile(schema);
+  const check = documentAjv.compile(schema);
   if (!check(value)) {
     const errors = fieldErrors('body', check);
     throw badRequest(errors.map((e) => `${e.name || 'value'} ${e.detail}`).join('; '), errors);
@@ -137,18 +147,5 @@ async function readJsonBody(ctx: Context, mediaTypes: string[]): Promise<unknown
 }
 
 function fieldErrors(where: FieldError['in'], check: ValidateFunction): FieldError[] {
-  return (check.errors ?? []).map((error) => fieldError(where, error));
-}
-
-function fieldError(where: FieldError['in'], error: ErrorObject): FieldError {
-  const path = error.instancePath.split('/').slice(1).join('.');
-  if (error.keyword === 'additionalProperties') {
-    const extra = String(error.params.additionalProperty);
-    return { in: where, name: path ? `${path}.${extra}` : extra, detail: 'is not an allowed property' };
-  }
-  if (error.keyword === 'required') {
-    const missing = String(error.params.missingProperty);
-    return { in: where, name: path ? `${path}.${missing}` : missing, detail: 'is required' };
-  }
-  return { in: where, name: path, detail: error.message ?? 'is invalid' };
+  return schemaProblems(check).map(({ path, detail }) => ({ in: where, name: path, detail }));
 }

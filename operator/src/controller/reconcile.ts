@@ -3,9 +3,9 @@
 // fetched, run through the pipeline and published, and the outcome is written to status and an Event.
 // It returns when to look again; errors propagate to the caller, which records them and backs off.
 import type { Logger } from 'pino';
-import type { SnapshotStore } from '../../../api/src/catalog/snapshots.js';
-import type { Clock } from '../../../api/src/clock.js';
-import type { ObjectStorage } from '../../../api/src/infra/object-storage/types.js';
+import type { SnapshotStore } from '../../../core/src/catalog/snapshots.js';
+import type { Clock } from '../../../core/src/clock.js';
+import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
 import { parseDuration, type SourceSpec } from '../pipeline/catalog-spec.js';
 import { loadSource } from '../pipeline/index.js';
 import { publishCatalog, type PublishReport } from '../pipeline/publish.js';

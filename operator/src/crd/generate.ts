@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
 import { Document } from 'yaml';
-import { repoRoot } from '../../../api/src/infra/repo-root.js';
+import { repoRoot } from '../../../core/src/infra/repo-root.js';
 import { BrandCatalogSpec } from '../pipeline/catalog-spec.js';
 import { BrandCatalogStatus } from './status.js';
 

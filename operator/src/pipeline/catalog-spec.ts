@@ -4,8 +4,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
-import { LOGO_SIZES, PLATFORM_TYPES } from '../../../api/src/catalog/model.js';
-import { assertValid } from '../../../api/src/http/validate.js';
+import { LOGO_SIZES, PLATFORM_TYPES } from '../../../core/src/catalog/model.js';
+import { checkDocument, describeProblems } from '../../../core/src/schema.js';
 import { SOURCE_FORMATS } from './types.js';
 
 const KubernetesName = Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' });
@@ -76,7 +76,9 @@ export interface CatalogFile {
 
 /** Reads and validates a BrandCatalog YAML (or JSON) file. */
 export async function loadCatalogFile(file: string): Promise<CatalogFile> {
-  const document = assertValid(BrandCatalogDocument, parseYaml(await readFile(file, 'utf8')));
+  const checked = checkDocument(BrandCatalogDocument, parseYaml(await readFile(file, 'utf8')));
+  if (!checked.ok) throw new Error(`${path.basename(file)} is not a valid BrandCatalog: ${describeProblems(checked.problems)}`);
+  const document = checked.value;
   const names = new Set<string>();
   for (const source of document.spec.sources) {
     const given = [source.url, source.configMapRef, source.inline].filter((v) => v !== undefined).length;

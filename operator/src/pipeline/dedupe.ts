@@ -8,10 +8,11 @@
 //    names (Epic's 2022 list puts seven Bronson organisations on hygieia.bronsonhg.org), the name that best
 //    matches the FHIR host wins ("Bronson Healthcare Group" ↔ bronsonhg); ties keep the source's row order.
 //    A lower-ranked source never names a system a better one lists, however well its names match.
-import type { CatalogBrand, PlatformType } from '../../../api/src/catalog/model.js';
-import { words } from '../../../api/src/catalog/search/fold.js';
+import type { CatalogBrand, PlatformType } from '../../../core/src/catalog/model.js';
+import { words } from '../../../core/src/catalog/fold.js';
 import { brandIdFor } from './ids.js';
-import { cleanName, inferPlatformType, nameKey, normaliseFhirBaseUrl, normaliseState } from './normalise.js';
+import { cleanName, inferPlatformType, nameKey, normaliseFhirBaseUrl } from './normalise.js';
+import { stateCode } from '../../../core/src/catalog/states.js';
 import type { LoadedSource, SourceRow } from './types.js';
 
 /** Aliases stored per brand, in merge order (best sources first); the rest are dropped and counted. */
@@ -104,7 +105,7 @@ function addName(group: Group, raw: string): void {
  */
 function fillFrom(group: Group, row: SourceRow): void {
   const city = row.city === undefined ? '' : cleanName(row.city);
-  const state = row.state === undefined ? null : normaliseState(row.state);
+  const state = row.state === undefined ? null : (stateCode(row.state) ?? null);
   if (group.state === null && group.city === null) {
     group.state = state;
     group.city = city === '' ? null : city;

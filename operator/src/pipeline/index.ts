@@ -8,7 +8,7 @@ import { parseSmartBrandsBundle } from './sources/smart-brands-bundle.js';
 export * from './types.js';
 export { parseCsv, parseFhirEndpointBundle, parseLanternEndpoints, parseSmartBrandsBundle };
 export { MAX_REJECTION_REASONS } from './sources/collector.js';
-export { cleanName, inferPlatformType, nameKey, normaliseFhirBaseUrl, normaliseState } from './normalise.js';
+export { cleanName, inferPlatformType, nameKey, normaliseFhirBaseUrl } from './normalise.js';
 export { brandIdFor } from './ids.js';
 export {
   MAX_ALIASES, mergeSources, MULTI_TENANT_THRESHOLD, PLATFORM_DISPLAY_NAMES, type MergeResult, type MergedBrand, type SourceSummary,

@@ -6,14 +6,15 @@
 // reference, site or source bytes are handled once per run. Failures are counted by reason, never fatal:
 // the brand is published without artwork.
 import { availableParallelism } from 'node:os';
-import { LOGO_SIZES, type BrandLogo, type LogoFormat, type LogoSize } from '../../../api/src/catalog/model.js';
-import type { ObjectStorage } from '../../../api/src/infra/object-storage/types.js';
+import { LOGO_SIZES, type BrandLogo, type LogoFormat, type LogoSize } from '../../../core/src/catalog/model.js';
+import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
 import { findFavicon, type Candidate } from './logos/favicon.js';
-import { DEFAULT_FETCH_LIMITS, loadArtwork, type FetchLimits } from './logos/fetch.js';
+import { FetchError } from '../../../core/src/net/fetch.js';
+import { LOGO_FETCH_LIMITS, loadArtwork, type FetchLimits } from './logos/load.js';
 import { CONTENT_TYPES, LOGO_FORMATS, measureImage, renderArtwork, renditionKey, sha256 } from './logos/render.js';
 import { LogoError, sniffImageType } from './logos/sniff.js';
 
-export { decodeDataUrl, DEFAULT_FETCH_LIMITS, fetchHttps, loadArtwork, type FetchLimits } from './logos/fetch.js';
+export { decodeDataUrl, LOGO_FETCH_LIMITS, loadArtwork, type FetchLimits } from './logos/load.js';
 export { largestIconImage } from './logos/ico.js';
 export { iconLinks } from './logos/favicon.js';
 export { MAX_INPUT_PIXELS, RENDERER_VERSION, renderArtwork, renderCounters, renditionKey } from './logos/render.js';
@@ -78,7 +79,7 @@ class Gate {
 
 export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[], settings: LogoSettings = {}): Promise<LogoResults> {
   const sizes = [...new Set(settings.sizes?.length ? settings.sizes : LOGO_SIZES)].sort((a, b) => a - b);
-  const limits: FetchLimits = { ...DEFAULT_FETCH_LIMITS, ...settings.limits };
+  const limits: FetchLimits = { ...LOGO_FETCH_LIMITS, ...settings.limits };
   const concurrency = Math.max(1, settings.concurrency ?? availableParallelism());
   const renderGate = new Gate(concurrency);
   const results: LogoResults = { logos: new Map(), rendered: 0, fallback: 0, failed: 0, artworks: { rendered: 0, reused: 0 }, reasons: {}, errors: [] };
@@ -166,4 +167,4 @@ export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[]
 /** The rendered size that stands in for `size`: itself, else the nearest larger, else the largest. */
 const nearest = (rendered: LogoSize[], size: LogoSize): LogoSize => rendered.find((s) => s >= size) ?? rendered[rendered.length - 1]!;
 
-const reasonOf = (error: unknown): string => (error instanceof LogoError ? error.reason : 'internal');
+const reasonOf = (error: unknown): string => (error instanceof LogoError || error instanceof FetchError ? error.reason : 'internal');

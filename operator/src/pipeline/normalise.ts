@@ -1,6 +1,6 @@
-// Normalisation shared by every source format: the FHIR system identity (CONTRACT §9), US state codes,
-// names, and the platform type a well-known FHIR host or path gives away.
-import type { PlatformType } from '../../../api/src/catalog/model.js';
+// Normalisation shared by every source format: the FHIR system identity (CONTRACT §9), names, and the
+// platform type a well-known FHIR host or path gives away. US states are core's (core/src/catalog/states.ts).
+import type { PlatformType } from '../../../core/src/catalog/model.js';
 
 const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;
 // Without a scheme we only guess https when the text starts with something that looks like a DNS name:
@@ -54,40 +54,6 @@ export function cleanName(raw: string): string {
 /** The key under which two names count as the same name (case- and whitespace-insensitive). */
 export function nameKey(name: string): string {
   return cleanName(name).toLowerCase();
-}
-
-const STATES: Record<string, string> = {
-  AL: 'Alabama', AK: 'Alaska', AZ: 'Arizona', AR: 'Arkansas', CA: 'California', CO: 'Colorado',
-  CT: 'Connecticut', DE: 'Delaware', FL: 'Florida', GA: 'Georgia', HI: 'Hawaii', ID: 'Idaho',
-  IL: 'Illinois', IN: 'Indiana', IA: 'Iowa', KS: 'Kansas', KY: 'Kentucky', LA: 'Louisiana',
-  ME: 'Maine', MD: 'Maryland', MA: 'Massachusetts', MI: 'Michigan', MN: 'Minnesota', MS: 'Mississippi',
-  MO: 'Missouri', MT: 'Montana', NE: 'Nebraska', NV: 'Nevada', NH: 'New Hampshire', NJ: 'New Jersey',
-  NM: 'New Mexico', NY: 'New York', NC: 'North Carolina', ND: 'North Dakota', OH: 'Ohio', OK: 'Oklahoma',
-  OR: 'Oregon', PA: 'Pennsylvania', RI: 'Rhode Island', SC: 'South Carolina', SD: 'South Dakota',
-  TN: 'Tennessee', TX: 'Texas', UT: 'Utah', VT: 'Vermont', VA: 'Virginia', WA: 'Washington',
-  WV: 'West Virginia', WI: 'Wisconsin', WY: 'Wyoming', DC: 'District of Columbia', PR: 'Puerto Rico',
-  GU: 'Guam', VI: 'U.S. Virgin Islands', AS: 'American Samoa', MP: 'Northern Mariana Islands',
-};
-
-// Other spellings seen in vendor files and postal usage.
-const STATE_VARIANTS: Record<string, string> = {
-  'washington dc': 'DC', 'washington d c': 'DC', 'us virgin islands': 'VI', 'virgin islands': 'VI',
-  'united states virgin islands': 'VI', 'virgin islands of the united states': 'VI',
-  'commonwealth of the northern mariana islands': 'MP', 'commonwealth of puerto rico': 'PR',
-};
-
-const stateKey = (s: string): string => s.toLowerCase().replace(/[.,]/g, ' ').replace(/\s+/g, ' ').trim();
-
-const STATE_LOOKUP: ReadonlyMap<string, string> = new Map([
-  ...Object.keys(STATES).map((code): [string, string] => [code.toLowerCase(), code]),
-  ...Object.entries(STATES).map(([code, name]): [string, string] => [stateKey(name), code]),
-  ...Object.entries(STATE_VARIANTS),
-]);
-
-/** Two-letter code (any case) or full name of a US state, DC or inhabited territory → its code; else null. */
-export function normaliseState(raw: string): string | null {
-  if (typeof raw !== 'string') return null;
-  return STATE_LOOKUP.get(stateKey(raw)) ?? null;
 }
 
 // Host suffixes each vendor serves patient FHIR APIs from, as seen in the Lantern (ONC CHPL) lists and the

@@ -1,5 +1,5 @@
 // What every source format parses into, before normalisation and deduplication.
-import type { PlatformType } from '../../../api/src/catalog/model.js';
+import type { PlatformType } from '../../../core/src/catalog/model.js';
 
 export const SOURCE_FORMATS = ['smart-brands-bundle', 'fhir-endpoint-bundle', 'lantern-endpoints', 'csv'] as const;
 export type SourceFormat = (typeof SOURCE_FORMATS)[number];

@@ -4,10 +4,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { CatalogBrand, PlatformType } from '../../../api/src/catalog/model.js';
-import { repoRoot } from '../../../api/src/infra/repo-root.js';
-
-export const BRANDS_DIR = path.join(repoRoot(), '..', 'shared', 'data', 'brands');
+import type { CatalogBrand, PlatformType } from '../../../core/src/catalog/model.js';
+import { BRAND_DATA } from '../../support/brand-data.js';
 
 interface EpicGroup {
   fhirBaseUrl: string;
@@ -24,7 +22,7 @@ interface SmartEndpoint {
   state?: string;
 }
 
-const readJson = <T>(file: string): T => JSON.parse(readFileSync(path.join(BRANDS_DIR, file), 'utf8')) as T;
+const readJson = <T>(file: string): T => JSON.parse(readFileSync(path.join(BRAND_DATA, file), 'utf8')) as T;
 
 /** https, lower-case host, no trailing slash: enough to key brands by FHIR system here. */
 function normaliseUrl(raw: string): string {

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import type { CatalogBrand, PlatformType } from '../../../api/src/catalog/model.js';
-import { fold, words } from '../../../api/src/catalog/search/fold.js';
+import type { CatalogBrand, PlatformType } from '../../../core/src/catalog/model.js';
+import { fold, words } from '../../../core/src/catalog/fold.js';
 import { BrandSearchIndex } from '../../../api/src/catalog/search/index.js';
-import { stateCode, stateName } from '../../../api/src/catalog/search/states.js';
+import { stateName } from '../../../core/src/catalog/states.js';
 import { buildBrand, loadRealBrands } from './real-brands.js';
 
 // Synthetic brands next to the real ones, for what the real lists lack (accents) or to pin a rule down.
@@ -67,13 +67,6 @@ describe('catalog: brand search index', () => {
       expect(fold("O'Connor-Smith")).to.equal('oconnor-smith');
     });
 
-    it('maps state codes and names both ways', () => {
-      expect(stateName('ny')).to.equal('New York');
-      expect(stateCode('New York')).to.equal('NY');
-      expect(stateCode('DC')).to.equal('DC');
-      expect(stateCode('puerto rico')).to.equal('PR');
-      expect(stateName('XX')).to.equal(undefined);
-    });
   });
 
   describe('matching', () => {

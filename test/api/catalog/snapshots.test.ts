@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { TestApi } from '../../support/api.js';
 import { publishTo, realSource, realSources } from '../../support/catalog.js';
-import type { CatalogBrand } from '../../../api/src/catalog/model.js';
+import type { CatalogBrand } from '../../../core/src/catalog/model.js';
 
 const brand = (id: string, name: string): CatalogBrand => ({ id, name, aliases: [], platformType: 'OTHER', fhirBaseUrl: `https://${id}.example/fhir`, city: null, state: null, portalUrl: null, logo: null });
 

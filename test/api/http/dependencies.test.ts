@@ -25,8 +25,7 @@ describe('http: unreachable dependencies', () => {
     try {
       const tenant = await api.tenant();
       const patients = () => api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
-      const redis = (api as unknown as { redis: { disconnect(): void } }).redis;
-      redis.disconnect();
+      api.redis!.disconnect();
       const res = await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient(), headers: { 'idempotency-key': 'redis-down' } });
       expect(res.status).to.equal(503);
       expect(res.body).to.include({ code: 'SERVICE_UNAVAILABLE', retryable: true });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
-import type { Clock } from '../../../api/src/clock.js';
+import type { Clock } from '../../../core/src/clock.js';
 import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
 import { buildEndpoint, buildPatient } from '../../support/factories.js';
 

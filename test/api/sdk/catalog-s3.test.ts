@@ -2,7 +2,7 @@
 // bucket, and the API redirects to them and serves them, with or without a public base URL.
 import { expect } from 'chai';
 import path from 'node:path';
-import { repoRoot } from '../../../api/src/infra/repo-root.js';
+import { repoRoot } from '../../../core/src/infra/repo-root.js';
 import { importCatalogFile } from '../../../operator/src/import-file.js';
 import { TestApi } from '../../support/api.js';
 import { testS3Bucket } from '../../support/s3.js';

@@ -2,8 +2,8 @@
 // and no request fails or mixes snapshots during the swap.
 import { expect } from 'chai';
 import { publishCatalog } from '../../../operator/src/pipeline/publish.js';
-import { announceActivation } from '../../../api/src/catalog/active.js';
-import { connectRedis } from '../../../api/src/infra/redis.js';
+import { announceActivation } from '../../../core/src/catalog/announce.js';
+import { connectRedis } from '../../../core/src/infra/redis.js';
 import { TestApi } from '../../support/api.js';
 import { publishTo, realSource, realSources } from '../../support/catalog.js';
 import { testRedisUrl } from '../../support/services.js';

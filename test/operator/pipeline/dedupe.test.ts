@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import type { PlatformType } from '../../../api/src/catalog/model.js';
+import type { PlatformType } from '../../../core/src/catalog/model.js';
 import { MAX_ALIASES, mergeSources, MULTI_TENANT_THRESHOLD, type MergedBrand } from '../../../operator/src/pipeline/dedupe.js';
 import { brandIdFor } from '../../../operator/src/pipeline/ids.js';
 import { parseSource } from '../../../operator/src/pipeline/index.js';
 import type { SourceRow } from '../../../operator/src/pipeline/types.js';
-import { brandFile, epicBrands2026Csv, lanternFile, lanternFiles, loaded } from './brand-data.js';
+import { brandFile, epicBrands2026Csv, lanternFile, lanternFiles, loaded } from '../../support/brand-data.js';
 
 const URL_A = 'https://fhir.lakeside.example/api/FHIR/R4';
 const rows = (...given: SourceRow[]) => ({ rows: given, rejected: 0, rejections: [] });

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { mergeSources } from '../../../operator/src/pipeline/dedupe.js';
-import { normaliseState } from '../../../operator/src/pipeline/normalise.js';
+import { stateCode } from '../../../core/src/catalog/states.js';
 import { parseFhirEndpointBundle } from '../../../operator/src/pipeline/sources/fhir-endpoint-bundle.js';
-import { brandFile, loaded } from './brand-data.js';
+import { brandFile, loaded } from '../../support/brand-data.js';
 
 const parse = (file: string) => parseFhirEndpointBundle(brandFile(file));
 
@@ -58,7 +58,7 @@ describe('operator pipeline: fhir-endpoint-bundle source', () => {
       const oscar = brands.find((b) => b.name === 'Oscar Matthews, MD');
       expect(oscar).to.include({ state: 'CA', city: 'Newport Beach', fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/-KzIoYV6gk-ILcHOWbsH2m9KsSdDgi12' });
       const statesGiven = parsed.rows.filter((r) => r.state !== undefined);
-      expect(statesGiven.filter((r) => normaliseState(r.state!) === null)).to.deep.equal([]);
+      expect(statesGiven.filter((r) => stateCode(r.state!) === undefined)).to.deep.equal([]);
     });
   });
 

@@ -8,15 +8,15 @@ import { Readable } from 'node:stream';
 import nock from 'nock';
 import sharp from 'sharp';
 import type { ActiveCatalog } from '../../../api/src/catalog/active.js';
-import { LOGO_SIZES } from '../../../api/src/catalog/model.js';
+import { LOGO_SIZES } from '../../../core/src/catalog/model.js';
 import { BrandSearchIndex } from '../../../api/src/catalog/search/index.js';
-import type { FileObjectStorage } from '../../../api/src/infra/object-storage/index.js';
+import type { FileObjectStorage } from '../../../core/src/object-storage/index.js';
 import { CatalogService } from '../../../api/src/sdk/catalog/service.js';
 import { parseSource, type LoadedSource } from '../../../operator/src/pipeline/index.js';
 import { iconLinks, inertSvg, largestIconImage, LogoError, renderCounters, sniffImageType, storeLogos, type LogoRequest, type LogoSettings } from '../../../operator/src/pipeline/logos.js';
 import { publishCatalog } from '../../../operator/src/pipeline/publish.js';
 import { TestApi } from '../../support/api.js';
-import { BRANDS_DATA } from '../../support/catalog.js';
+import { BRAND_DATA } from '../../support/brand-data.js';
 import { bmpEntry, bombPng, centre, everyFormat, ico, png, tempStorage, tripwire } from './logo-fixtures.js';
 
 let serial = 0;
@@ -235,7 +235,7 @@ describe('operator: logo pre-rendering', () => {
         name: `hl7-example${i}`,
         priority: i,
         platformType: 'OTHER',
-        parsed: parseSource('smart-brands-bundle', readFileSync(path.join(BRANDS_DATA, 'smart-app-launch-examples', `Bundle-example${i}.json`), 'utf8')),
+        parsed: parseSource('smart-brands-bundle', readFileSync(path.join(BRAND_DATA, 'smart-app-launch-examples', `Bundle-example${i}.json`), 'utf8')),
       }));
     const publish = (sources: LoadedSource[], faviconFallback: boolean) =>
       publishCatalog({ ref: api.config.catalog, spec: { rollout: { retainSnapshots: 3, minBrandRatioPercent: 0 }, logos: { sizes: [...LOGO_SIZES], faviconFallback } }, sources, store: api.services.snapshots, storage: api.services.storage });
@@ -265,7 +265,7 @@ describe('operator: logo pre-rendering', () => {
       // A snapshot written before WebP renditions (no `webp`) stays readable: format=webp gets the PNG.
       const old = brands.map((b) => ({ ...b, logo: b.logo && { kind: b.logo.kind, assets: b.logo.assets } }));
       const served = new CatalogService({ get: () => ({ snapshotId: 'old', index: BrandSearchIndex.build(old) }) } as unknown as ActiveCatalog, api.services.storage);
-      expect(served.logoLocation(old[0]!.id, 256, 'webp')).to.equal(served.logoLocation(old[0]!.id, 256)).and.match(/\.png$/);
+      expect(served.logoLocation(old[0]!.id, 256, 'webp')).to.equal(served.logoLocation(old[0]!.id, 256, 'png')).and.match(/\.png$/);
     });
 
     it('counts favicons standing in for failed logos as logos.fallback in the publish report', async () => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { cleanName, inferPlatformType, normaliseFhirBaseUrl, normaliseState } from '../../../operator/src/pipeline/normalise.js';
-import { brandFile, lanternFile, lanternFiles } from './brand-data.js';
+import { cleanName, inferPlatformType, normaliseFhirBaseUrl } from '../../../operator/src/pipeline/normalise.js';
+import { brandFile, lanternFile, lanternFiles } from '../../support/brand-data.js';
 
 interface Bundle {
   entry: { resource: { resourceType: string; address?: string; contained?: { address?: { state?: string }[] }[] } }[];
@@ -100,28 +100,6 @@ describe('operator pipeline: normalisation', () => {
       expect(raw.size).to.equal(30_191);
       expect(identities.size).to.equal(29_155 - 19);
       expect(new Set([...identities].map((u) => u.toLowerCase())).size).to.equal(29_111 - 19);
-    });
-  });
-
-  describe('normaliseState', () => {
-    const cases: [string, string | null][] = [
-      ['WI', 'WI'], ['wi', 'WI'], [' Wi ', 'WI'], ['Wisconsin', 'WI'], ['new  york', 'NY'], ['NORTH CAROLINA', 'NC'],
-      ['District of Columbia', 'DC'], ['Washington, D.C.', 'DC'], ['Washington', 'WA'], ['Puerto Rico', 'PR'],
-      ['pr', 'PR'], ['Guam', 'GU'], ['U.S. Virgin Islands', 'VI'], ['American Samoa', 'AS'],
-      ['Northern Mariana Islands', 'MP'], ['QC', null], ['Ontario', null], ['XX', null], ['', null],
-      ['...(more here)...', null], ['Wis', null],
-    ];
-    for (const [raw, code] of cases) it(`maps ${JSON.stringify(raw)} to ${String(code)}`, () => expect(normaliseState(raw)).to.equal(code));
-
-    it('maps every full state name in Oracle’s 2023 bundle', () => {
-      const states = (JSON.parse(brandFile('oracle-health-legacy-2023/millennium_patient_r4_endpoints.json')) as Bundle).entry
-        .flatMap((e) => e.resource.contained ?? [])
-        .flatMap((o) => o.address ?? [])
-        .map((a) => a.state)
-        .filter((s): s is string => s !== undefined);
-      expect(states.length).to.be.greaterThan(1_600);
-      expect(states.filter((s) => normaliseState(s) === null)).to.deep.equal([]);
-      expect(normaliseState('California')).to.equal('CA');
     });
   });
 

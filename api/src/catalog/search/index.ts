@@ -18,8 +18,8 @@
 //   3. the rest: some word matched only the city or state.
 // Ties by folded name, then id (code-unit order, no locale), which is the internal brand number: results
 // are deterministic for a given snapshot whatever the order of the input.
-import type { CatalogBrand, PlatformType } from '../model.js';
-import { words } from './fold.js';
+import type { CatalogBrand, PlatformType } from '../../../../core/src/catalog/model.js';
+import { words } from '../../../../core/src/catalog/fold.js';
 import { buildLayout, FIELD_ALIAS, FIELD_NAME, platformNumber, type IndexLayout } from './layout.js';
 
 export interface BrandSearchOptions {
@@ -28,7 +28,8 @@ export interface BrandSearchOptions {
   limit: number;
 }
 
-const MIN_QUERY_LENGTH = 2;
+/** Shorter queries (after trimming) find nothing (seed §8). */
+export const MIN_QUERY_LENGTH = 2;
 // Below this many tokens a linear walk of a brand's tokens beats a binary search.
 const LINEAR_SCAN_MAX = 32;
 

@@ -1,7 +1,7 @@
 // patients: _id is "<tenant>/<patient id>", so every read names its tenant and is a primary-key lookup.
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../../infra/cache.js';
-import type { DocumentLocks } from '../../infra/locks.js';
+import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { CreatePatient } from './schema.js';
 
 export interface Patient extends CreatePatient {

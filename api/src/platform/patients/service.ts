@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CustomerAccountRepository } from '../../accounts/repository.js';
 import type { AuthorizationService } from '../../authz/check.js';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../../../core/src/clock.js';
 import type { Outbox } from '../../events/outbox.js';
 import { ACCESS_DENIED_DETAIL, type Principal } from '../../http/auth.js';
 import { preconditionHolds, type Precondition } from '../../http/conditional.js';

@@ -1,3 +1,4 @@
+import { JsonMemo } from '../../http/json-memo.js';
 import type { LinkBuilder } from '../../http/links.js';
 import type { WebhookEndpoint } from './repository.js';
 import type { WebhookEndpointView } from './schema.js';
@@ -22,20 +23,12 @@ export function presentWebhookEndpoint(endpoint: WebhookEndpoint, link: LinkBuil
   };
 }
 
-// Endpoint objects are shared from the account's cached list until a write replaces them, so each one's
-// JSON is built once per link builder and list pages are assembled from those pieces.
-const jsonMemo = new WeakMap<LinkBuilder, WeakMap<WebhookEndpoint, string>>();
-
-function endpointJson(endpoint: WebhookEndpoint, link: LinkBuilder): string {
-  let memo = jsonMemo.get(link);
-  if (!memo) jsonMemo.set(link, (memo = new WeakMap()));
-  let json = memo.get(endpoint);
-  if (json === undefined) memo.set(endpoint, (json = JSON.stringify(presentWebhookEndpoint(endpoint, link))));
-  return json;
-}
+// Endpoint objects are shared from the account's cached list until a write replaces them, so list pages are
+// assembled from each one's memoised JSON.
+const endpointJson = new JsonMemo(presentWebhookEndpoint);
 
 /** The list envelope (seed §2.4) as JSON text. */
 export function presentWebhookEndpointPage(items: WebhookEndpoint[], nextCursor: string | null, selfHref: string, link: LinkBuilder): string {
   const pagination = JSON.stringify({ nextCursor, hasMore: nextCursor !== null });
-  return `{"data":[${items.map((e) => endpointJson(e, link)).join(',')}],"pagination":${pagination},"_links":${JSON.stringify({ self: { href: selfHref } })}}`;
+  return `{"data":[${items.map((e) => endpointJson.json(e, link)).join(',')}],"pagination":${pagination},"_links":${JSON.stringify({ self: { href: selfHref } })}}`;
 }

@@ -3,7 +3,7 @@
 // account's whole live list, cached and invalidated by every write; writes always read the database.
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../../infra/cache.js';
-import type { DocumentLocks } from '../../infra/locks.js';
+import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { EventType } from '../../events/outbox.js';
 
 export interface WebhookEndpoint {

@@ -2,7 +2,7 @@
 // updates and soft deletion under optimistic concurrency (conditional updates on _version).
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { CustomerAccountRepository } from '../../accounts/repository.js';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../../../core/src/clock.js';
 import { preconditionHolds, type Precondition } from '../../http/conditional.js';
 import type { CursorCodec } from '../../http/cursor.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';

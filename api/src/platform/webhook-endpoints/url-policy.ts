@@ -1,9 +1,10 @@
-// Where webhooks may be sent. Blocks server-side request forgery: only absolute https URLs whose host is,
-// and resolves only to, public unicast addresses. WHATWG URL parsing already turns numeric host forms
-// (0x7f.1, 2130706433, 0177.0.0.1) into dotted IPv4, and ipaddr.process() unwraps IPv4-mapped IPv6, so every
-// spelling of an address meets the same range check. Delivery checks again at connect time.
+// Where webhooks may be sent: only absolute https URLs whose host is, and resolves only to, addresses the one
+// outbound policy admits (core/src/net/address-policy.ts). WHATWG URL parsing already turns numeric host
+// forms (0x7f.1, 2130706433, 0177.0.0.1) into dotted IPv4, so every spelling of an address meets the same
+// check. Delivery checks again at connect time, through the same policy.
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
+import { bareHost, isPublicAddress } from '../../../../core/src/net/address-policy.js';
 import { invalidField, serviceUnavailable } from '../../http/errors.js';
 
 export const MAX_URL_LENGTH = 2048;
@@ -25,12 +26,6 @@ export interface UrlPolicy {
   resolveTimeoutMs?: number;
 }
 
-/** Only global unicast; ipaddr.js names every special-purpose range otherwise (loopback, private, 6to4, …). */
-export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
-}
-
 /** Checks a webhook URL and returns it normalised; 400 naming the `url` field when it is refused. */
 export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<string> {
   const refuse = (detail: string) => invalidField('body', 'url', detail);
@@ -50,7 +45,7 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<s
   if (normalised.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters`);
   if (policy.allowPrivate) return normalised;
 
-  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const host = bareHost(url.hostname);
   if (ipaddr.isValid(host)) {
     if (!isPublicAddress(host)) throw refuse('must not point to a loopback, private, link-local, multicast or reserved address');
     return normalised;

@@ -1,4 +1,5 @@
-import type { CatalogBrand } from '../../catalog/model.js';
+import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
+import { JsonMemo } from '../../http/json-memo.js';
 
 export const logoPath = (brandId: string) => `/api/sdk/v1/catalog/brands/${brandId}/logo`;
 
@@ -17,21 +18,10 @@ export function presentBrand(brand: CatalogBrand, origin: string) {
   };
 }
 
-// Brands are immutable within a snapshot, so each one's JSON is built once per origin and responses are
-// assembled from those pieces.
-const memo = new Map<string, WeakMap<CatalogBrand, string>>();
+// Brands are immutable within a snapshot, so responses are assembled from each one's memoised JSON (per
+// origin: PUBLIC_BASE_URL, or one taken from the request).
+const brandJson = new JsonMemo(presentBrand);
 
-export function brandJson(brand: CatalogBrand, origin: string): string {
-  let byBrand = memo.get(origin);
-  if (!byBrand) {
-    if (memo.size > 32) memo.clear(); // origins come from PUBLIC_BASE_URL or the Host header: keep it bounded
-    memo.set(origin, (byBrand = new WeakMap()));
-  }
-  let json = byBrand.get(brand);
-  if (json === undefined) byBrand.set(brand, (json = JSON.stringify(presentBrand(brand, origin))));
-  return json;
-}
+export const searchJson = (brands: CatalogBrand[], origin: string): string => `{"brands":[${brands.map((b) => brandJson.json(b, origin)).join(',')}],"count":${brands.length}}`;
 
-export const searchJson = (brands: CatalogBrand[], origin: string): string => `{"brands":[${brands.map((b) => brandJson(b, origin)).join(',')}],"count":${brands.length}}`;
-
-export const lookupJson = (brand: CatalogBrand, origin: string): string => `{"brand":${brandJson(brand, origin)}}`;
+export const lookupJson = (brand: CatalogBrand, origin: string): string => `{"brand":${brandJson.json(brand, origin)}}`;

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { LOGO_FORMATS, LOGO_SIZES, PLATFORM_TYPES, type LogoFormat } from '../../catalog/model.js';
+import { LOGO_FORMATS, LOGO_SIZES, PLATFORM_TYPES, type LogoFormat } from '../../../../core/src/catalog/model.js';
 
 export const SearchQuery = Type.Object({
   q: Type.Optional(
@@ -13,7 +13,7 @@ export const SearchQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Maximum number of brands, 1-100.' }),
 });
 
-export const BrandParams = Type.Object({ brandId: Type.String({ maxLength: 1024 }) });
+export const BrandParams = Type.Object({ brandId: Type.String({ description: 'A brand id from a search; any other string (unknown or malformed) is 404.' }) });
 export const AssetParams = Type.Object({ key: Type.String({ maxLength: 512 }) });
 export const LogoQuery = Type.Object({
   size: Type.Integer({ default: 128, description: `Pixel size of the square artwork: ${LOGO_SIZES.join(', ')}.` }),

@@ -3,7 +3,7 @@
 // first) and `/favicon.ico` are fetched through the same filtering agent with the same limits, and the one
 // with the most pixels wins. Only bytes that sniff as an image and decode count.
 import { largestIconImage } from './ico.js';
-import { fetchHttps, loadArtwork, type FetchLimits } from './fetch.js';
+import { fetchForLogos, loadArtwork, type FetchLimits } from './load.js';
 import { LogoError, sniffImageType, type ImageType } from './sniff.js';
 
 /** Home pages are scanned for icon links in their first 512 KiB (the <head>). */
@@ -100,8 +100,8 @@ export async function siteFavicon(
   limits: FetchLimits,
   measure: (bytes: Buffer) => Promise<{ width: number; height: number }>,
 ): Promise<Candidate | undefined> {
-  const ico = fetchHttps(new URL('/favicon.ico', home), limits, { accept: 'image/*' }).then(({ bytes }) => inspect(bytes, measure), () => undefined);
-  const page = await fetchHttps(home, { ...limits, maxBytes: Math.min(limits.maxBytes, MAX_PAGE_BYTES) }, { accept: 'text/html', truncate: true }).catch(() => undefined);
+  const ico = fetchForLogos(new URL('/favicon.ico', home), limits, { accept: 'image/*' }).then(({ bytes }) => inspect(bytes, measure), () => undefined);
+  const page = await fetchForLogos(home, { ...limits, maxBytes: Math.min(limits.maxBytes, MAX_PAGE_BYTES) }, { accept: 'text/html', truncate: true }).catch(() => undefined);
   const links = page ? iconLinks(page.bytes.toString('latin1'), page.url) : [];
   const fromLinks = (async () => {
     for (const link of links.slice(0, MAX_LINKED_TRIES)) {

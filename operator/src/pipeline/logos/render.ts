@@ -9,7 +9,7 @@
 // with lossless alpha, effort 2 (effort 4 doubles the WebP encoding time for ~2 % smaller files).
 import { createHash } from 'node:crypto';
 import sharp, { type SharpOptions } from 'sharp';
-import { LOGO_FORMATS, type LogoFormat, type LogoSize } from '../../../../api/src/catalog/model.js';
+import { LOGO_FORMATS, type LogoFormat, type LogoSize } from '../../../../core/src/catalog/model.js';
 import { largestIconImage } from './ico.js';
 import { inertSvg, LogoError, type ImageType } from './sniff.js';
 

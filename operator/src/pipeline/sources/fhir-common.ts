@@ -1,6 +1,6 @@
 // What the two FHIR Bundle formats share: reading the Bundle, resolving references between its entries (as
 // vendors actually write them, not only as FHIR says they should), and picking a brand's location.
-import { normaliseState } from '../normalise.js';
+import { stateCode } from '../../../../core/src/catalog/states.js';
 import { isRecord, parseJson } from './collector.js';
 
 export type Resource = Record<string, unknown>;
@@ -112,7 +112,7 @@ export function pickLocation(addresses: unknown): Location {
       const state = str(address.state);
       return {
         city: str(address.city),
-        state: inUs && state !== undefined && normaliseState(state) !== null ? state : undefined,
+        state: inUs && state !== undefined && stateCode(state) !== undefined ? state : undefined,
       };
     });
   const best =

@@ -20,9 +20,9 @@ export async function connectMongo(uri: string, database: string): Promise<Mongo
   return { client, db: client.db(database) };
 }
 
-export async function pingMongo(mongo: Mongo): Promise<boolean> {
+export async function pingMongo(db: Db): Promise<boolean> {
   try {
-    await mongo.db.command({ ping: 1 });
+    await db.command({ ping: 1 });
     return true;
   } catch {
     return false;

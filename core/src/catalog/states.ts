@@ -1,5 +1,6 @@
-// US states, the District of Columbia and the inhabited territories, by USPS code. Brands carry the code;
-// people search with either the code ("ny") or the name ("new york"), so the index holds both.
+// US states, the District of Columbia and the inhabited territories, by USPS code: one table for the operator,
+// which turns what sources write into codes, and for the search index, which finds a brand by code ("ny") or
+// by name ("new york").
 
 const STATES: Readonly<Record<string, string>> = Object.freeze({
   AL: 'Alabama',
@@ -60,13 +61,22 @@ const STATES: Readonly<Record<string, string>> = Object.freeze({
   VI: 'U.S. Virgin Islands',
 });
 
-// Keyed by the name reduced to lower-case letters, so "new york", "New-York" and "NEW YORK" all resolve.
+// Keyed by the name reduced to lower-case letters, so "new york", "New-York", "NEW YORK" and "Washington,
+// D.C." all resolve; sources also write these variants.
 const squeeze = (name: string) => name.toLowerCase().replace(/[^a-z]/g, '');
-// Sources also write these common variants.
+const VARIANTS: readonly [string, string][] = [
+  ['Washington DC', 'DC'],
+  ['Washington D.C.', 'DC'],
+  ['US Virgin Islands', 'VI'],
+  ['Virgin Islands', 'VI'],
+  ['United States Virgin Islands', 'VI'],
+  ['Virgin Islands of the United States', 'VI'],
+  ['Commonwealth of the Northern Mariana Islands', 'MP'],
+  ['Commonwealth of Puerto Rico', 'PR'],
+];
 const CODES_BY_NAME: ReadonlyMap<string, string> = new Map([
   ...Object.entries(STATES).map(([code, name]): [string, string] => [squeeze(name), code]),
-  ['virginislands', 'VI'],
-  ['washingtondc', 'DC'],
+  ...VARIANTS.map(([name, code]): [string, string] => [squeeze(name), code]),
 ]);
 
 /** Every known code, upper-case. */
@@ -78,8 +88,9 @@ export function stateName(code: string): string | undefined {
   return Object.hasOwn(STATES, upper) ? STATES[upper] : undefined;
 }
 
-/** The upper-case code of a code or a full name (any case or spacing), or undefined when neither is known. */
+/** The upper-case code of a code or a full name (any case, spacing or punctuation), or undefined when neither is known. */
 export function stateCode(codeOrName: string): string | undefined {
+  if (typeof codeOrName !== 'string') return undefined;
   const upper = codeOrName.trim().toUpperCase();
   if (Object.hasOwn(STATES, upper)) return upper;
   return CODES_BY_NAME.get(squeeze(codeOrName));

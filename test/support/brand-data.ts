@@ -2,9 +2,9 @@
 // they are fixtures we may use, not files to copy into the repository.
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { PlatformType } from '../../../api/src/catalog/model.js';
-import { repoRoot } from '../../../api/src/infra/repo-root.js';
-import type { LoadedSource, ParsedSource } from '../../../operator/src/pipeline/types.js';
+import type { PlatformType } from '../../core/src/catalog/model.js';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
+import type { LoadedSource, ParsedSource } from '../../operator/src/pipeline/types.js';
 
 export const BRAND_DATA = path.join(repoRoot(), '..', 'shared', 'data', 'brands');
 

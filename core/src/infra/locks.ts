@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Db } from 'mongodb';
-import { serviceUnavailable } from '../http/errors.js';
+import { DependencyUnavailableError } from '../errors.js';
 
 export interface DocumentLocks {
   /** Runs `write` while no other write to `key` (collection + _id) runs. */
@@ -52,11 +52,11 @@ export class RedisLocks implements DocumentLocks {
       let acquired: string | null;
       try {
         acquired = await this.redis.set(name, token, 'PX', this.ttlMs, 'NX');
-      } catch {
-        throw serviceUnavailable('Redis');
+      } catch (error) {
+        throw new DependencyUnavailableError('Redis', { cause: error });
       }
       if (acquired === 'OK') break;
-      if (Date.now() > deadline) throw serviceUnavailable('a write lock');
+      if (Date.now() > deadline) throw new DependencyUnavailableError('a write lock');
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
     try {

@@ -1,0 +1,111 @@
+// The settings every Portico process shares (the database, Redis, object storage, which catalog, logging),
+// parsed from the environment a program's own config module hands over: core never reads process.env, so
+// each program keeps exactly one place that does.
+import path from 'node:path';
+import type { CatalogRef } from './catalog/snapshots.js';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export interface CoreConfig {
+  /** Unset: the embedded MongoDB-compatible database is started on demand. */
+  readonly mongodbUri: string | undefined;
+  readonly mongodbDatabase: string;
+  readonly devdbPort: number;
+  readonly dataDir: string;
+  /** Unset: one replica; shared state lives in process. */
+  readonly redisUrl: string | undefined;
+  readonly objectStorage: string;
+  /** The BrandCatalog (namespace/name) the API serves. */
+  readonly catalog: Readonly<CatalogRef>;
+  readonly logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Typed reads of one environment that collect every problem, so a bad start names all of them at once. */
+export class EnvReader {
+  readonly problems: string[] = [];
+
+  constructor(private readonly env: Readonly<Record<string, string | undefined>>) {}
+
+  /** The trimmed value; undefined when unset or blank. */
+  str(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.str(name);
+    if (raw === undefined) return fallback;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      this.problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
+      return fallback;
+    }
+    return Number(raw);
+  }
+
+  bool(name: string, fallback = false): boolean {
+    const raw = this.str(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (raw === 'false' || raw === '0') return false;
+    if (raw === 'true' || raw === '1') return true;
+    this.problems.push(`${name} must be true or false (got "${raw}")`);
+    return false;
+  }
+
+  problem(message: string): void {
+    this.problems.push(message);
+  }
+
+  /** Throws ConfigError naming every problem found so far. */
+  check(): void {
+    if (this.problems.length > 0) throw new ConfigError(this.problems);
+  }
+}
+
+export function readCoreConfig(read: EnvReader): CoreConfig {
+  const mongodbUri = read.str('MONGODB_URI');
+  let mongodbDatabase = 'portico';
+  if (mongodbUri !== undefined) {
+    if (!/^mongodb(\+srv)?:\/\//.test(mongodbUri)) read.problem('MONGODB_URI must start with mongodb:// or mongodb+srv://');
+    const dbName = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]+)/.exec(mongodbUri)?.[1];
+    if (dbName) mongodbDatabase = decodeURIComponent(dbName);
+  }
+
+  const redisUrl = read.str('REDIS_URL');
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) read.problem('REDIS_URL must start with redis:// or rediss://');
+
+  const dataDir = path.resolve(read.str('PORTICO_DATA_DIR') ?? '.data');
+  const objectStorage = read.str('PORTICO_OBJECT_STORAGE') ?? `file://${path.join(dataDir, 'objects')}`;
+  if (!/^(file|s3):\/\//.test(objectStorage)) read.problem('PORTICO_OBJECT_STORAGE must be file://<dir> or s3://<bucket>?…');
+
+  const catalogRaw = read.str('PORTICO_CATALOG') ?? 'default/default';
+  const catalog = parseCatalogRef(catalogRaw);
+  if (!catalog) read.problem('PORTICO_CATALOG must be <namespace>/<name> (Kubernetes names)');
+
+  const logLevel = (read.str('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) read.problem(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+
+  return {
+    mongodbUri,
+    mongodbDatabase,
+    devdbPort: read.int('PORTICO_DEVDB_PORT', 27017, 1, 65535),
+    dataDir,
+    redisUrl,
+    objectStorage,
+    catalog: Object.freeze(catalog ?? { namespace: 'default', name: 'default' }),
+    logLevel,
+  };
+}
+
+/** `<namespace>/<name>` with Kubernetes naming rules; undefined when malformed. */
+export function parseCatalogRef(text: string): CatalogRef | undefined {
+  const match = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(text);
+  return match ? { namespace: match[1]!, name: match[3]! } : undefined;
+}

@@ -1,0 +1,36 @@
+// What publishing a catalog needs, opened the same way by the controller (`portico-operator run`) and the
+// command line (`import -f`): the database with its snapshot store, object storage, and the Redis
+// announcement that tells API replicas at once.
+import { announceActivation } from '../../core/src/catalog/announce.js';
+import { SnapshotStore, type CatalogRef } from '../../core/src/catalog/snapshots.js';
+import { systemClock } from '../../core/src/clock.js';
+import type { CoreConfig } from '../../core/src/config.js';
+import { openConnections } from '../../core/src/infra/connections.js';
+import { documentLocksFor } from '../../core/src/infra/locks.js';
+import { openObjectStorage, type ObjectStorage } from '../../core/src/object-storage/index.js';
+
+export interface Publishing {
+  store: SnapshotStore;
+  storage: ObjectStorage;
+  /** Set when REDIS_URL is: tells every API replica that a snapshot was activated. */
+  announce?: (ref: CatalogRef, snapshotId: string) => Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function openPublishing(config: CoreConfig, log: (message: string) => void): Promise<Publishing> {
+  const connections = await openConnections(config, log);
+  const { mongo, redis } = connections;
+  try {
+    const store = new SnapshotStore(mongo.db, await documentLocksFor(mongo.db, redis), systemClock);
+    await store.init();
+    return {
+      store,
+      storage: openObjectStorage(config.objectStorage),
+      ...(redis && { announce: (ref: CatalogRef, id: string) => announceActivation(redis, ref, id) }),
+      close: () => connections.close(),
+    };
+  } catch (error) {
+    await connections.close();
+    throw error;
+  }
+}
