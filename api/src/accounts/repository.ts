@@ -1,8 +1,10 @@
 // customer_accounts: the tenants. Each carries its usage counters so that quotas are enforced by one
-// conditional update (no count-then-insert race).
-import type { Collection, Db } from 'mongodb';
-import type { SharedCache } from '../infra/cache.js';
+// conditional update (no count-then-insert race), written through VersionedCollection like every other
+// change to an account.
+import type { Db } from 'mongodb';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
+import type { SharedCache } from '../infra/cache.js';
+import { VersionedCollection } from '../infra/versioned-collection.js';
 
 export interface CustomerAccount {
   id: string;
@@ -11,52 +13,60 @@ export interface CustomerAccount {
   createdAt: Date;
 }
 
+export type Quota = 'webhookEndpoints';
+
+/** What services need of accounts; CustomerAccountRepository (MongoDB) and FakeAccountStore (tests). */
+export interface AccountStore {
+  insert(account: CustomerAccount): Promise<void>;
+  /** May come from a cache. */
+  get(id: string): Promise<CustomerAccount | null>;
+  /** Takes one unit of a quota; false when the account is already at `max` (or does not exist). */
+  reserve(id: string, quota: Quota, max: number): Promise<boolean>;
+  /** Gives one unit back (never below zero). */
+  release(id: string, quota: Quota): Promise<void>;
+}
+
 interface AccountDocument {
   _id: string;
+  _version: number;
   name: string;
   status: 'ACTIVE' | 'SUSPENDED';
   createdAt: Date;
-  usage: { webhookEndpoints: number };
+  updatedAt: Date;
+  deletedAt: Date | null;
+  usage: Record<Quota, number>;
 }
 
-export type Quota = keyof AccountDocument['usage'];
-
-export class CustomerAccountRepository {
-  private readonly collection: Collection<AccountDocument>;
+export class CustomerAccountRepository implements AccountStore {
+  private readonly documents: VersionedCollection<AccountDocument>;
 
   constructor(
     db: Db,
-    private readonly locks: DocumentLocks,
+    locks: DocumentLocks,
     private readonly cache?: SharedCache<CustomerAccount>,
   ) {
-    this.collection = db.collection<AccountDocument>('customer_accounts');
+    this.documents = new VersionedCollection(db.collection<AccountDocument>('customer_accounts'), locks, (id) => cache?.invalidate(id));
   }
 
   async init(): Promise<void> {}
 
   async insert(account: CustomerAccount): Promise<void> {
-    await this.collection.insertOne({ _id: account.id, name: account.name, status: account.status, createdAt: account.createdAt, usage: { webhookEndpoints: 0 } });
+    await this.documents.insert({ _id: account.id, _version: 1, name: account.name, status: account.status, createdAt: account.createdAt, updatedAt: account.createdAt, deletedAt: null, usage: { webhookEndpoints: 0 } });
   }
 
   async get(id: string): Promise<CustomerAccount | null> {
     const load = async () => {
-      const doc = await this.collection.findOne({ _id: id }, { projection: { usage: 0 } });
+      const doc = await this.documents.find(id);
       return doc && { id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt };
     };
     return this.cache ? this.cache.getOrLoad(id, load) : load();
   }
 
-  /** Takes one unit of a quota; false when the account is already at `max`. */
-  async reserve(id: string, quota: Quota, max: number): Promise<boolean> {
-    const result = await this.locks.withLock(`customer_accounts:${id}`, () =>
-      this.collection.updateOne({ _id: id, [`usage.${quota}`]: { $lt: max } }, { $inc: { [`usage.${quota}`]: 1 } }),
-    );
-    return result.modifiedCount === 1;
+  reserve(id: string, quota: Quota, max: number): Promise<boolean> {
+    return this.documents.modify(id, { [`usage.${quota}`]: { $lt: max } }, { $inc: { [`usage.${quota}`]: 1 } });
   }
 
   async release(id: string, quota: Quota): Promise<void> {
-    await this.locks.withLock(`customer_accounts:${id}`, () =>
-      this.collection.updateOne({ _id: id, [`usage.${quota}`]: { $gt: 0 } }, { $inc: { [`usage.${quota}`]: -1 } }),
-    );
+    await this.documents.modify(id, { [`usage.${quota}`]: { $gt: 0 } }, { $inc: { [`usage.${quota}`]: -1 } });
   }
 }

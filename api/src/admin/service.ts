@@ -1,19 +1,19 @@
 // Tenant administration: customer accounts, their secret keys, their apps. Shared by the admin HTTP
 // surface and `portico admin …`.
 import { randomUUID } from 'node:crypto';
-import type { CustomerAccount, CustomerAccountRepository } from '../accounts/repository.js';
-import type { App, AppRepository } from '../apps/repository.js';
+import type { AccountStore, CustomerAccount } from '../accounts/repository.js';
+import type { App, AppStore } from '../apps/repository.js';
 import type { AuthorizationService } from '../authz/check.js';
 import type { Clock } from '../../../core/src/clock.js';
 import { generateKey, hashKey, type KeyKind } from '../credentials/keys.js';
-import type { ApiKeyRepository } from '../credentials/repository.js';
+import type { ApiKeyStore } from '../credentials/repository.js';
 import { notFound } from '../http/errors.js';
 import type { CreateKey, Grants } from './schema.js';
 
 export interface AdminServiceDeps {
-  accounts: CustomerAccountRepository;
-  keys: ApiKeyRepository;
-  apps: AppRepository;
+  accounts: AccountStore;
+  keys: ApiKeyStore;
+  apps: AppStore;
   authz: AuthorizationService;
   clock: Clock;
 }

@@ -1,7 +1,8 @@
 // apps: a customer account's client applications and the grants their install holds (used by the
-// observation gateway).
-import type { Collection, Db } from 'mongodb';
+// observation gateway). Changes go through VersionedCollection.
+import type { Db } from 'mongodb';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
+import { VersionedCollection } from '../infra/versioned-collection.js';
 
 export interface AppGrants {
   resourceTypes: string[];
@@ -22,41 +23,46 @@ export interface App {
   version: number;
 }
 
-type AppDocument = Omit<App, 'id' | 'version'> & { _id: string; _version: number };
+export type AppChanges = Partial<Pick<App, 'status' | 'grants'>>;
 
-export class AppRepository {
-  private readonly collection: Collection<AppDocument>;
+/** What services need of apps; AppRepository (MongoDB) and FakeAppStore (tests). */
+export interface AppStore {
+  insert(app: App): Promise<void>;
+  get(id: string): Promise<App | null>;
+  /** Applies the changes whatever the current version; null when there is no such app. */
+  update(id: string, changes: AppChanges, at: Date): Promise<App | null>;
+}
 
-  constructor(
-    db: Db,
-    private readonly locks: DocumentLocks,
-  ) {
-    this.collection = db.collection<AppDocument>('apps');
+type AppDocument = Omit<App, 'id' | 'version'> & { _id: string; _version: number; deletedAt: Date | null };
+
+export class AppRepository implements AppStore {
+  private readonly documents: VersionedCollection<AppDocument>;
+
+  constructor(db: Db, locks: DocumentLocks) {
+    this.documents = new VersionedCollection(db.collection<AppDocument>('apps'), locks);
   }
 
   async init(): Promise<void> {
-    await this.collection.createIndex({ accountId: 1 });
+    await this.documents.collection.createIndex({ accountId: 1 });
   }
 
   async insert(app: App): Promise<void> {
     const { id, version, ...rest } = app;
-    await this.collection.insertOne({ _id: id, _version: version, ...rest });
+    await this.documents.insert({ _id: id, _version: version, ...rest, deletedAt: null });
   }
 
   async get(id: string): Promise<App | null> {
-    const doc = await this.collection.findOne({ _id: id });
+    const doc = await this.documents.find(id);
     return doc && toApp(doc);
   }
 
-  async update(id: string, changes: Partial<Pick<App, 'status' | 'grants'>>, at: Date): Promise<App | null> {
-    const doc = await this.locks.withLock(`apps:${id}`, () =>
-      this.collection.findOneAndUpdate({ _id: id }, { $set: { ...changes, updatedAt: at }, $inc: { _version: 1 } }, { returnDocument: 'after' }),
-    );
+  async update(id: string, changes: AppChanges, at: Date): Promise<App | null> {
+    const doc = await this.documents.update(id, 'any', { set: changes }, at);
     return doc && toApp(doc);
   }
 }
 
 function toApp(doc: AppDocument): App {
-  const { _id, _version, ...rest } = doc;
+  const { _id, _version, deletedAt: _deletedAt, ...rest } = doc;
   return { id: _id, version: _version, ...rest };
 }

@@ -1,7 +1,7 @@
 // The authorization check: a Zanzibar-style evaluation of relation rewrites over tenant-scoped tuples.
 // Default deny: an unknown type, relation, object or a walk deeper than MAX_DEPTH is a "no".
 import type { SharedCache } from '../infra/cache.js';
-import type { Tuple, TupleRepository } from './tuples.js';
+import type { Tuple, TupleStore } from './tuples.js';
 
 type Rewrite =
   | { this: true } // tuples written for this relation
@@ -30,7 +30,7 @@ const GRANTED = Object.freeze({ granted: true as const });
  */
 export class AuthorizationService {
   constructor(
-    private readonly tuples: TupleRepository,
+    private readonly tuples: TupleStore,
     private readonly granted?: SharedCache<typeof GRANTED>,
     private readonly model = MODEL,
   ) {}

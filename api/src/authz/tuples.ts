@@ -20,7 +20,15 @@ interface RelationDocument {
 
 const relationId = (tenantId: string, object: string, relation: string) => `${tenantId}|${object}#${relation}`;
 
-export class TupleRepository {
+/** The relation tuples the authorization check reads; TupleRepository (MongoDB) and FakeTupleStore (tests). */
+export interface TupleStore {
+  write(tenantId: string, tuple: Tuple): Promise<void>;
+  delete(tenantId: string, tuple: Tuple): Promise<void>;
+  /** The subjects holding `relation` on `object` inside the tenant; `fresh` reads past any cache. */
+  subjects(tenantId: string, object: string, relation: string, fresh?: boolean): Promise<string[]>;
+}
+
+export class TupleRepository implements TupleStore {
   private readonly collection: Collection<RelationDocument>;
 
   constructor(

@@ -15,9 +15,19 @@ export interface ApiKeyRecord {
   revokedAt: Date | null;
 }
 
+/** What services need of keys; ApiKeyRepository (MongoDB) and FakeApiKeyStore (tests). */
+export interface ApiKeyStore {
+  /** Stores a key under the SHA-256 of its value. */
+  insert(hash: string, record: ApiKeyRecord): Promise<void>;
+  /** The key's record (revoked or not) by hash; may come from a cache. */
+  findByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /** Marks the key revoked; returns it as it was, or null when there is no such live key. */
+  revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null>;
+}
+
 type ApiKeyDocument = ApiKeyRecord & { _id: string };
 
-export class ApiKeyRepository {
+export class ApiKeyRepository implements ApiKeyStore {
   private readonly collection: Collection<ApiKeyDocument>;
 
   constructor(

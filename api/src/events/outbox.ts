@@ -33,7 +33,17 @@ interface OutboxDocument extends Omit<DomainEvent, 'id'> {
   createdAt: Date;
 }
 
-export class Outbox {
+/** What services need to emit events with their changes; Outbox (MongoDB) and FakeOutbox (tests). */
+export interface EventOutbox {
+  event(type: EventType, customerAccountId: string, subject: string, data: Record<string, unknown>): DomainEvent;
+  /**
+   * Runs `change` with its events recorded durably: staged first, committed once the change succeeded,
+   * dropped if it failed or decided there was nothing to do (returned undefined).
+   */
+  record<T>(events: DomainEvent[], change: () => Promise<T | undefined>): Promise<T | undefined>;
+}
+
+export class Outbox implements EventOutbox {
   private readonly collection: Collection<OutboxDocument>;
 
   constructor(

@@ -1,40 +1,25 @@
 import { expect } from 'chai';
 import { AuthorizationService, MAX_DEPTH } from '../../../api/src/authz/check.js';
-import type { Tuple, TupleRepository } from '../../../api/src/authz/tuples.js';
+import { FakeTupleStore } from '../../../api/src/authz/fake-store.js';
 
-/** Relation tuples in memory, with the repository's tenant-scoped reads; counts reads to prove walks end. */
-class MemoryTuples {
-  readonly sets = new Map<string, Set<string>>();
+/** The fake tuple store, written as `object#relation@subject` and counting reads to prove walks end. */
+class MemoryTuples extends FakeTupleStore {
   reads = 0;
 
   add(tenantId: string, written: string): this {
     const hash = written.indexOf('#');
     const at = written.indexOf('@');
-    return this.writeSync(tenantId, { object: written.slice(0, hash), relation: written.slice(hash + 1, at), subject: written.slice(at + 1) });
-  }
-
-  private writeSync(tenantId: string, { object, relation, subject }: Tuple): this {
-    const id = `${tenantId}|${object}#${relation}`;
-    if (!this.sets.has(id)) this.sets.set(id, new Set());
-    this.sets.get(id)!.add(subject);
+    void this.write(tenantId, { object: written.slice(0, hash), relation: written.slice(hash + 1, at), subject: written.slice(at + 1) });
     return this;
   }
 
-  async write(tenantId: string, tuple: Tuple): Promise<void> {
-    this.writeSync(tenantId, tuple);
-  }
-
-  async delete(tenantId: string, { object, relation, subject }: Tuple): Promise<void> {
-    this.sets.get(`${tenantId}|${object}#${relation}`)?.delete(subject);
-  }
-
-  async subjects(tenantId: string, object: string, relation: string): Promise<string[]> {
+  override async subjects(tenantId: string, object: string, relation: string): Promise<string[]> {
     this.reads++;
-    return [...(this.sets.get(`${tenantId}|${object}#${relation}`) ?? [])];
+    return super.subjects(tenantId, object, relation);
   }
 }
 
-const service = (tuples: MemoryTuples) => new AuthorizationService(tuples as unknown as TupleRepository);
+const service = (tuples: MemoryTuples) => new AuthorizationService(tuples);
 
 describe('authz: the relation-tuple check', () => {
   const A = 'acct-a';

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { ADMIN_TOKEN, TestApi, type Response, type Tenant } from '../../support/api.js';
+import { buildServices } from '../../../api/src/wiring.js';
+import { ADMIN_TOKEN, TestApi, withTestApi, type Response, type Tenant } from '../../support/api.js';
 import { buildPatient } from '../../support/factories.js';
 
 const PATIENTS = '/api/platform/v1/patients';
@@ -146,5 +147,21 @@ describe('http: authentication and scopes', () => {
       expect((await api.request('GET', `${PATIENTS}/${created.body.id}`, { key: writer.key })).status).to.equal(403);
       expect((await api.request('GET', `${PATIENTS}/${created.body.id}`, { key: tenant.key })).status).to.equal(200);
     });
+  });
+});
+
+describe('http: authentication — keys issued elsewhere', () => {
+  let api: TestApi;
+  let tenant: Tenant;
+  withTestApi((started) => ({ api, tenant } = started), { redis: true });
+
+  it('accepts a key issued by another process (the command line) at once, although the API cached the account', async () => {
+    const PATIENTS = '/api/platform/v1/patients';
+    const { id } = (await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).body as { id: string };
+    expect((await api.request('GET', `${PATIENTS}/${id}`, { key: tenant.key })).status).to.equal(200); // warms the caches
+    const cli = await buildServices({ config: api.config, db: api.mongo.db, clock: { now: () => new Date() } }); // no Redis: no invalidation reaches the API
+    const issued = await cli.admin.issueKey(tenant.accountId, { scopes: ['patient:read'] });
+    await cli.close();
+    expect((await api.request('GET', `${PATIENTS}/${id}`, { key: issued.key })).status).to.equal(200);
   });
 });

@@ -1,23 +1,15 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
-import type { Clock } from '../../../core/src/clock.js';
+import { Redis } from 'ioredis';
 import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
+import { ManualClock } from '../../support/clock.js';
 import { buildEndpoint, buildPatient } from '../../support/factories.js';
+import { testRedisUrl } from '../../support/services.js';
 
 const PATIENTS = '/api/platform/v1/patients';
 const DAY = 24 * 60 * 60 * 1000;
 
-/** Time that moves only when the test says so. */
-class ManualClock implements Clock {
-  private current = Date.now();
-  now(): Date {
-    return new Date(this.current);
-  }
-  advance(ms: number): void {
-    this.current += ms;
-  }
-}
 
 const newKey = () => `idem-${randomUUID()}`;
 
@@ -257,3 +249,39 @@ for (const redis of [false, true]) {
     });
   });
 }
+
+describe('http: idempotency — what the store holds and what a replay repeats (Redis)', () => {
+  let api: TestApi;
+  let tenant: Tenant;
+  withTestApi((started) => ({ api, tenant } = started), { redis: true });
+
+  it('stores outcomes sealed: Redis never holds the secret a replay returns', async () => {
+    const key = newKey();
+    const body = buildEndpoint();
+    const first = await api.request('POST', '/api/platform/v1/webhook-endpoints', { key: tenant.key, body, headers: { 'idempotency-key': key } });
+    const replay = await api.request('POST', '/api/platform/v1/webhook-endpoints', { key: tenant.key, body, headers: { 'idempotency-key': key } });
+    expect(first.status).to.equal(201);
+    expect(replay.headers.get('idempotent-replayed')).to.equal('true');
+    expect(replay.text).to.equal(first.text); // the secret comes back byte-for-byte…
+    const redis = new Redis(testRedisUrl());
+    try {
+      const keys = await redis.keys('portico:idem:*');
+      expect(keys.length).to.be.greaterThan(0);
+      for (const value of await Promise.all(keys.map((k) => redis.get(k)))) {
+        expect(value).to.not.include(first.body.secret); // …but the store cannot read it
+        expect(value).to.not.include(first.body.id);
+      }
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it('replays Cache-Control and Vary with the stored outcome', async () => {
+    const key = newKey();
+    const body = buildPatient();
+    const first = await create(api, tenant.key, key, body);
+    const replay = await create(api, tenant.key, key, body);
+    expect(replay.headers.get('idempotent-replayed')).to.equal('true');
+    for (const header of ['cache-control', 'vary', 'etag', 'location', 'content-type']) expect(replay.headers.get(header), header).to.equal(first.headers.get(header));
+  });
+});

@@ -1,7 +1,10 @@
 // patients: _id is "<tenant>/<patient id>", so every read names its tenant and is a primary-key lookup.
-import type { Collection, Db } from 'mongodb';
-import type { SharedCache } from '../../infra/cache.js';
+// Writes go through VersionedCollection; profiles change only by deletion, which invalidates the cache, so
+// a cached profile is the current one.
+import type { Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import type { SharedCache } from '../../infra/cache.js';
+import { VersionedCollection } from '../../infra/versioned-collection.js';
 import type { CreatePatient } from './schema.js';
 
 export interface Patient extends CreatePatient {
@@ -13,6 +16,18 @@ export interface Patient extends CreatePatient {
   deletedAt: Date | null;
 }
 
+/** What the patient service needs of storage; PatientRepository (MongoDB) and FakePatientStore (tests). */
+export interface PatientStore {
+  /** Fails (duplicate key) if the id exists in the tenant. */
+  insert(patient: Patient): Promise<void>;
+  /** The tenant's patient, deleted or not; null when the tenant never had it. May come from a cache. */
+  find(tenantId: string, id: string): Promise<Patient | null>;
+  /** The same, as stored now (for writes). */
+  findStored(tenantId: string, id: string): Promise<Patient | null>;
+  /** Soft-deletes the patient if it is still live at `version`; false when it moved on or went away. */
+  softDelete(tenantId: string, id: string, version: number, at: Date): Promise<boolean>;
+}
+
 interface PatientDocument extends Omit<Patient, 'version'> {
   _id: string;
   _version: number;
@@ -20,48 +35,35 @@ interface PatientDocument extends Omit<Patient, 'version'> {
 
 const keyOf = (tenantId: string, id: string) => `${tenantId}/${id}`;
 
-export class PatientRepository {
-  private readonly collection: Collection<PatientDocument>;
+export class PatientRepository implements PatientStore {
+  private readonly documents: VersionedCollection<PatientDocument>;
 
-  /** Profiles change only by deletion, which invalidates, so a cached profile is the current one. */
   constructor(
     db: Db,
-    private readonly locks: DocumentLocks,
+    locks: DocumentLocks,
     private readonly cache?: SharedCache<Patient>,
   ) {
-    this.collection = db.collection<PatientDocument>('patients');
+    this.documents = new VersionedCollection(db.collection<PatientDocument>('patients'), locks, (key) => cache?.invalidate(key));
   }
 
   async init(): Promise<void> {}
 
   async insert(patient: Patient): Promise<void> {
     const { version, ...rest } = patient;
-    await this.collection.insertOne({ _id: keyOf(patient.tenantId, patient.id), _version: version, ...rest });
+    await this.documents.insert({ _id: keyOf(patient.tenantId, patient.id), _version: version, ...rest });
   }
 
-  /** The tenant's patient, deleted or not; null when the tenant never had it. Served from the cache. */
   async find(tenantId: string, id: string): Promise<Patient | null> {
-    const key = keyOf(tenantId, id);
-    return this.cache ? this.cache.getOrLoad(key, () => this.findStored(tenantId, id)) : this.findStored(tenantId, id);
+    return this.cache ? this.cache.getOrLoad(keyOf(tenantId, id), () => this.findStored(tenantId, id)) : this.findStored(tenantId, id);
   }
 
-  /** The same, read from the database (for writes). */
   async findStored(tenantId: string, id: string): Promise<Patient | null> {
-    const doc = await this.collection.findOne({ _id: keyOf(tenantId, id) });
+    const doc = await this.documents.find(keyOf(tenantId, id));
     return doc && Object.freeze(toPatient(doc));
   }
 
-  /** Soft-deletes the patient if it is still live at `version`; false when it moved on or went away. */
-  async softDelete(tenantId: string, id: string, version: number, at: Date): Promise<boolean> {
-    const key = keyOf(tenantId, id);
-    try {
-      const result = await this.locks.withLock(`patients:${key}`, () =>
-        this.collection.updateOne({ _id: key, _version: version, deletedAt: null }, { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } }),
-      );
-      return result.modifiedCount === 1;
-    } finally {
-      this.cache?.invalidate(key); // also after an ambiguous failure: the write may have happened
-    }
+  softDelete(tenantId: string, id: string, version: number, at: Date): Promise<boolean> {
+    return this.documents.softDelete(keyOf(tenantId, id), version, at);
   }
 }
 

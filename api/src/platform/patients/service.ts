@@ -2,23 +2,23 @@
 // tenant membership → tenant-filtered read. Steps 2-3 fail with one uniform 403, so an id never reveals
 // whether it exists in another tenant.
 import { randomUUID } from 'node:crypto';
-import type { CustomerAccountRepository } from '../../accounts/repository.js';
+import type { AccountStore } from '../../accounts/repository.js';
 import type { AuthorizationService } from '../../authz/check.js';
 import type { Clock } from '../../../../core/src/clock.js';
-import type { Outbox } from '../../events/outbox.js';
+import type { EventOutbox } from '../../events/outbox.js';
 import { ACCESS_DENIED_DETAIL, type Principal } from '../../http/auth.js';
 import { preconditionHolds, type Precondition } from '../../http/conditional.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
-import type { Patient, PatientRepository } from './repository.js';
+import type { Patient, PatientStore } from './repository.js';
 import type { CreatePatient } from './schema.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface PatientServiceDeps {
-  patients: PatientRepository;
+  patients: PatientStore;
   authz: AuthorizationService;
-  accounts: CustomerAccountRepository;
-  outbox: Outbox;
+  accounts: AccountStore;
+  outbox: EventOutbox;
   clock: Clock;
 }
 

@@ -1,10 +1,11 @@
-// webhook_endpoints: _id is "<account>/<endpoint id>". Writes are conditional on _version (optimistic
-// concurrency); deletion is soft. An account has at most 100 live endpoints, so reads work from the
+// webhook_endpoints: _id is "<account>/<endpoint id>". Writes go through VersionedCollection (conditional
+// on _version; deletion is soft). An account has at most 100 live endpoints, so reads work from the
 // account's whole live list, cached and invalidated by every write; writes always read the database.
-import type { Collection, Db } from 'mongodb';
-import type { SharedCache } from '../../infra/cache.js';
+import type { Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { EventType } from '../../events/outbox.js';
+import type { SharedCache } from '../../infra/cache.js';
+import { VersionedCollection } from '../../infra/versioned-collection.js';
 
 export interface WebhookEndpoint {
   id: string;
@@ -25,6 +26,21 @@ export interface WebhookEndpoint {
 
 export type EndpointChanges = Partial<Pick<WebhookEndpoint, 'url' | 'eventTypes' | 'description' | 'status' | 'consecutiveFailures'>>;
 
+/** What the webhook-endpoint service needs of storage; WebhookEndpointRepository (MongoDB) and FakeWebhookEndpointStore. */
+export interface WebhookEndpointStore {
+  insert(endpoint: WebhookEndpoint): Promise<void>;
+  /** The account's live endpoint as stored now (for writes), or null when absent, deleted or foreign. */
+  findLive(accountId: string, id: string): Promise<WebhookEndpoint | null>;
+  /** The same, for reads: may come from a cache. */
+  readLive(accountId: string, id: string): Promise<WebhookEndpoint | null>;
+  /** Live endpoints newest first (createdAt desc, id desc), strictly after `after`. */
+  listLive(accountId: string, limit: number, after?: ListPosition): Promise<{ items: WebhookEndpoint[]; hasMore: boolean }>;
+  /** Applies changes (a null description removes it) if the endpoint is live at `version`; null when it moved on or went away. */
+  update(accountId: string, id: string, version: number, changes: EndpointChanges, at: Date): Promise<WebhookEndpoint | null>;
+  /** Soft-deletes the endpoint if it is live at `version`; false when it moved on or went away. */
+  softDelete(accountId: string, id: string, version: number, at: Date): Promise<boolean>;
+}
+
 interface EndpointDocument extends Omit<WebhookEndpoint, 'version'> {
   _id: string;
   _version: number;
@@ -36,43 +52,37 @@ export interface ListPosition {
 }
 
 const keyOf = (accountId: string, id: string) => `${accountId}/${id}`;
+const accountOf = (key: string) => key.slice(0, key.indexOf('/'));
 
-export class WebhookEndpointRepository {
-  private readonly collection: Collection<EndpointDocument>;
+export class WebhookEndpointRepository implements WebhookEndpointStore {
+  private readonly documents: VersionedCollection<EndpointDocument>;
 
   constructor(
     db: Db,
-    private readonly locks: DocumentLocks,
+    locks: DocumentLocks,
     private readonly cache?: SharedCache<WebhookEndpoint[]>,
   ) {
-    this.collection = db.collection<EndpointDocument>('webhook_endpoints');
+    this.documents = new VersionedCollection(db.collection<EndpointDocument>('webhook_endpoints'), locks, (key) => cache?.invalidate(accountOf(key)));
   }
 
   async init(): Promise<void> {
-    await this.collection.createIndex({ accountId: 1, deletedAt: 1, createdAt: -1, id: -1 });
+    await this.documents.collection.createIndex({ accountId: 1, deletedAt: 1, createdAt: -1, id: -1 });
   }
 
   async insert(endpoint: WebhookEndpoint): Promise<void> {
     const { version, ...rest } = endpoint;
-    try {
-      await this.collection.insertOne({ _id: keyOf(endpoint.accountId, endpoint.id), _version: version, ...rest });
-    } finally {
-      this.cache?.invalidate(endpoint.accountId);
-    }
+    await this.documents.insert({ _id: keyOf(endpoint.accountId, endpoint.id), _version: version, ...rest });
   }
 
-  /** The account's live endpoint as stored now (for writes), or null when absent, deleted or foreign. */
   async findLive(accountId: string, id: string): Promise<WebhookEndpoint | null> {
-    const doc = await this.collection.findOne({ _id: keyOf(accountId, id) });
+    const doc = await this.documents.find(keyOf(accountId, id));
     return doc && doc.deletedAt === null ? toEndpoint(doc) : null;
   }
 
-  /** The same, for reads: served from the account's cached live list. */
   async readLive(accountId: string, id: string): Promise<WebhookEndpoint | null> {
     return (await this.allLive(accountId)).find((e) => e.id === id) ?? null;
   }
 
-  /** Newest first (createdAt desc, id desc), strictly after `after`. */
   async listLive(accountId: string, limit: number, after?: ListPosition): Promise<{ items: WebhookEndpoint[]; hasMore: boolean }> {
     const all = await this.allLive(accountId);
     const start = after ? all.findIndex((e) => isAfter(e, after)) : 0;
@@ -82,40 +92,24 @@ export class WebhookEndpointRepository {
 
   private async allLive(accountId: string): Promise<WebhookEndpoint[]> {
     // Frozen: cached objects are shared by requests (and their JSON is memoised), so nothing may change them.
-    const load = async () => Object.freeze((await this.collection.find({ accountId, deletedAt: null }).sort({ createdAt: -1, id: -1 }).toArray()).map((d) => Object.freeze(toEndpoint(d)))) as WebhookEndpoint[];
+    const load = async () =>
+      Object.freeze((await this.documents.collection.find({ accountId, deletedAt: null }).sort({ createdAt: -1, id: -1 }).toArray()).map((d) => Object.freeze(toEndpoint(d)))) as WebhookEndpoint[];
     return (await (this.cache ? this.cache.getOrLoad(accountId, load) : load())) ?? [];
   }
 
-  /** Applies changes if the endpoint is still live at `version`; null when it moved on (or went away). */
   async update(accountId: string, id: string, version: number, changes: EndpointChanges, at: Date): Promise<WebhookEndpoint | null> {
-    const unset = changes.description === null ? { description: '' as const } : undefined;
-    const set = { ...changes, updatedAt: at };
-    if (unset) delete set.description;
-    const key = keyOf(accountId, id);
-    try {
-      const doc = await this.locks.withLock(`webhook_endpoints:${key}`, () =>
-        this.collection.findOneAndUpdate(
-          { _id: key, _version: version, deletedAt: null },
-          { $set: set, $inc: { _version: 1 }, ...(unset ? { $unset: unset } : {}) },
-          { returnDocument: 'after' },
-        ),
-      );
-      return doc && toEndpoint(doc);
-    } finally {
-      this.cache?.invalidate(accountId); // also after an ambiguous failure: the write may have happened
-    }
+    const { description, ...set } = changes;
+    const doc = await this.documents.update(
+      keyOf(accountId, id),
+      version,
+      description === null ? { set, unset: ['description'] } : { set: { ...set, ...(description !== undefined && { description }) } },
+      at,
+    );
+    return doc && toEndpoint(doc);
   }
 
-  async softDelete(accountId: string, id: string, version: number, at: Date): Promise<boolean> {
-    const key = keyOf(accountId, id);
-    try {
-      const result = await this.locks.withLock(`webhook_endpoints:${key}`, () =>
-        this.collection.updateOne({ _id: key, _version: version, deletedAt: null }, { $set: { deletedAt: at, updatedAt: at }, $inc: { _version: 1 } }),
-      );
-      return result.modifiedCount === 1;
-    } finally {
-      this.cache?.invalidate(accountId);
-    }
+  softDelete(accountId: string, id: string, version: number, at: Date): Promise<boolean> {
+    return this.documents.softDelete(keyOf(accountId, id), version, at);
   }
 }
 

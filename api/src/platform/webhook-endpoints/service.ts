@@ -1,13 +1,13 @@
 // Webhook endpoints of a customer account: create within the quota, keyset-paginated listing, merge-patch
 // updates and soft deletion under optimistic concurrency (conditional updates on _version).
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { CustomerAccountRepository } from '../../accounts/repository.js';
+import type { AccountStore } from '../../accounts/repository.js';
 import type { Clock } from '../../../../core/src/clock.js';
 import { preconditionHolds, type Precondition } from '../../http/conditional.js';
 import type { CursorCodec } from '../../http/cursor.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { Principal } from '../../http/auth.js';
-import type { EndpointChanges, WebhookEndpoint, WebhookEndpointRepository } from './repository.js';
+import type { EndpointChanges, WebhookEndpoint, WebhookEndpointStore } from './repository.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT, type CreateWebhookEndpoint, type UpdateWebhookEndpoint } from './schema.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
 
@@ -16,8 +16,8 @@ const LIST_ROUTE = 'webhook-endpoints.list';
 const MAX_WRITE_ATTEMPTS = 5;
 
 export interface WebhookEndpointServiceDeps {
-  endpoints: WebhookEndpointRepository;
-  accounts: CustomerAccountRepository;
+  endpoints: WebhookEndpointStore;
+  accounts: AccountStore;
   cursors: CursorCodec;
   urlPolicy: UrlPolicy;
   clock: Clock;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { TestApi, withTestApi, type Response, type Tenant } from '../../support/api.js';
-import { buildEndpoint } from '../../support/factories.js';
+import { TestApi, withTestApi, type Response, type Tenant } from '../../../support/api.js';
+import { buildEndpoint } from '../../../support/factories.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 
@@ -166,5 +166,17 @@ describe('platform: webhook endpoints — If-Match preconditions', () => {
       }
       expect((await read(foreign.id, other)).status).to.equal(200);
     });
+  });
+});
+
+describe('platform: webhook endpoints — entity tags with commas', () => {
+  let api: TestApi;
+  let tenant: Tenant;
+  withTestApi((started) => ({ api, tenant } = started));
+
+  it('accepts If-Match tags whose opaque part contains a comma', async () => {
+    const created = await api.request('POST', BASE, { key: tenant.key, body: buildEndpoint() });
+    const res = await api.request('PATCH', `${BASE}/${created.body.id}`, { key: tenant.key, body: { description: 'x' }, headers: { 'if-match': '"a,b", "1"' } });
+    expect(res.status).to.equal(200);
   });
 });

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
-import { buildEndpoint } from '../../support/factories.js';
-import { webhookClient, withoutSecret } from '../../support/webhooks.js';
+import { TestApi, withTestApi, type Tenant } from '../../../support/api.js';
+import { buildEndpoint } from '../../../support/factories.js';
+import { webhookClient, withoutSecret } from '../../../support/webhooks.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -176,5 +176,15 @@ describe('platform: webhook endpoints — create, read, delete', () => {
       expect(list.body._links.self.href).to.match(/^https:\/\/api\.portico\.example\/api\/platform\/v1\/webhook-endpoints/);
       expect(list.body.data[0]._links.self.href).to.equal(href);
     });
+  });
+});
+
+describe('platform: webhook endpoints — odd ids', () => {
+  let api: TestApi;
+  let tenant: Tenant;
+  withTestApi((started) => ({ api, tenant } = started));
+
+  it('answers a very long id with 404', async () => {
+    expect((await api.request('GET', `/api/platform/v1/webhook-endpoints/${'x'.repeat(3000)}`, { key: tenant.key })).status).to.equal(404);
   });
 });

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
-import { buildPatient } from '../../support/factories.js';
+import { TestApi, withTestApi, type Tenant } from '../../../support/api.js';
+import { buildPatient } from '../../../support/factories.js';
 
 describe('platform: patients', () => {
   let api: TestApi;
@@ -161,5 +161,43 @@ describe('platform: patients', () => {
       expect(res.status).to.equal(403);
       expect((await api.request('GET', `/api/platform/v1/patients/${foreign.body.id}`, { key: other.key })).status).to.equal(200);
     });
+  });
+});
+
+describe('platform: patients — DELETE preconditions and races', () => {
+  const PATIENTS = '/api/platform/v1/patients';
+  let api: TestApi;
+  let tenant: Tenant;
+  withTestApi((started) => ({ api, tenant } = started));
+  const createPatient = async () => (await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).body as { id: string };
+
+  it('honours If-Match (CONTRACT §3): 412 for a stale or weak tag and nothing changes; 400 when malformed; 204 on a match', async () => {
+    const { id } = await createPatient();
+    for (const [tag, status] of [['"7"', 412], ['W/"1"', 412], ['garbage', 400]] as const) {
+      const res = await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key, headers: { 'if-match': tag } });
+      expect(res.status, tag).to.equal(status);
+      expect((await api.request('GET', `${PATIENTS}/${id}`, { key: tenant.key })).status).to.equal(200);
+    }
+    expect((await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key, headers: { 'if-match': '"1"' } })).status).to.equal(204);
+  });
+
+  it('checks authorization and existence before the precondition', async () => {
+    const { id } = await createPatient();
+    await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key });
+    expect((await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key, headers: { 'if-match': '"1"' } })).status).to.equal(404);
+    expect((await api.request('DELETE', `${PATIENTS}/${randomUUID()}`, { key: tenant.key, headers: { 'if-match': '"1"' } })).status).to.equal(403);
+  });
+
+  it('deletes once among parallel deletes, with one patient.deleted event', async () => {
+    const { id } = await createPatient();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key })));
+    expect(answers.filter((r) => r.status === 204)).to.have.length(1);
+    expect(answers.filter((r) => r.status === 404)).to.have.length(5);
+    const events = (await api.services.outbox.list(tenant.accountId)).filter((e) => e.type === 'patient.deleted' && e.data.patientId === id);
+    expect(events).to.have.length(1);
+  });
+
+  it('answers a very long id with the uniform 403', async () => {
+    expect((await api.request('GET', `${PATIENTS}/${'x'.repeat(3000)}`, { key: tenant.key })).status).to.equal(403);
   });
 });

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
-import { buildEndpoint } from '../../support/factories.js';
-import { webhookClient, withoutSecret } from '../../support/webhooks.js';
+import { TestApi, withTestApi, type Tenant } from '../../../support/api.js';
+import { buildEndpoint } from '../../../support/factories.js';
+import { webhookClient, withoutSecret } from '../../../support/webhooks.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 
@@ -110,5 +110,19 @@ describe('platform: webhook endpoints — update (merge patch)', () => {
         expect(res.body.code).to.equal('NOT_FOUND');
       }
     });
+  });
+});
+
+describe('platform: webhook endpoints — eventTypes are a set', () => {
+  let api: TestApi;
+  let tenant: Tenant;
+  withTestApi((started) => ({ api, tenant } = started));
+
+  it('treats reordered eventTypes as no change: 200 with the same _version', async () => {
+    const BASE = '/api/platform/v1/webhook-endpoints';
+    const created = await api.request('POST', BASE, { key: tenant.key, body: buildEndpoint({ eventTypes: ['patient.created', 'patient.deleted'] }) });
+    const patched = await api.request('PATCH', `${BASE}/${created.body.id}`, { key: tenant.key, body: { eventTypes: ['patient.deleted', 'patient.created'] } });
+    expect(patched.status).to.equal(200);
+    expect(patched.body._version).to.equal('1');
   });
 });

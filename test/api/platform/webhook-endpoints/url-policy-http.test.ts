@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
-import { buildEndpoint } from '../../support/factories.js';
+import { TestApi, withTestApi, type Tenant } from '../../../support/api.js';
+import { buildEndpoint } from '../../../support/factories.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 const longUrl = (length: number) => {

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { TestApi, withTestApi, type Response, type Tenant } from '../../support/api.js';
-import { buildEndpoint } from '../../support/factories.js';
+import { TestApi, withTestApi, type Response, type Tenant } from '../../../support/api.js';
+import { buildEndpoint } from '../../../support/factories.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 const PROBLEM_FIELDS = ['type', 'title', 'status', 'detail', 'instance', 'code', 'details', 'retryable'];

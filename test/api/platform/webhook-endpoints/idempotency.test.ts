@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
-import { buildEndpoint } from '../../support/factories.js';
+import { TestApi, withTestApi, type Tenant } from '../../../support/api.js';
+import { buildEndpoint } from '../../../support/factories.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { TestApi, type Response, type Tenant } from '../../support/api.js';
-import { buildEndpoint } from '../../support/factories.js';
+import { TestApi, type Response, type Tenant } from '../../../support/api.js';
+import { buildEndpoint } from '../../../support/factories.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 const N = 10;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { TestApi, type Response, type Tenant } from '../../support/api.js';
-import { buildEndpoint } from '../../support/factories.js';
-import { CursorCodec } from '../../../api/src/http/cursor.js';
+import { TestApi, type Response, type Tenant } from '../../../support/api.js';
+import { buildEndpoint } from '../../../support/factories.js';
+import { CursorCodec } from '../../../../api/src/http/cursor.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 

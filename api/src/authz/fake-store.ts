@@ -1,0 +1,21 @@
+// In-memory TupleStore for unit tests of the authorization check and of the services that grant.
+import type { Tuple, TupleStore } from './tuples.js';
+
+export class FakeTupleStore implements TupleStore {
+  private readonly relations = new Map<string, Set<string>>();
+
+  async write(tenantId: string, tuple: Tuple): Promise<void> {
+    const id = `${tenantId}|${tuple.object}#${tuple.relation}`;
+    let subjects = this.relations.get(id);
+    if (!subjects) this.relations.set(id, (subjects = new Set()));
+    subjects.add(tuple.subject);
+  }
+
+  async delete(tenantId: string, tuple: Tuple): Promise<void> {
+    this.relations.get(`${tenantId}|${tuple.object}#${tuple.relation}`)?.delete(tuple.subject);
+  }
+
+  async subjects(tenantId: string, object: string, relation: string): Promise<string[]> {
+    return [...(this.relations.get(`${tenantId}|${object}#${relation}`) ?? [])];
+  }
+}

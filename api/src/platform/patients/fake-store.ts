@@ -1,0 +1,24 @@
+// In-memory PatientStore for unit tests of the patient service; test/api/platform/patients/store.test.ts
+// holds it and PatientRepository to the same behaviour.
+import { MemoryVersioned } from '../../infra/memory-versioned.js';
+import type { Patient, PatientStore } from './repository.js';
+
+export class FakePatientStore implements PatientStore {
+  private readonly patients = new MemoryVersioned<Patient>();
+
+  async insert(patient: Patient): Promise<void> {
+    this.patients.insert(`${patient.tenantId}/${patient.id}`, patient);
+  }
+
+  async find(tenantId: string, id: string): Promise<Patient | null> {
+    return this.patients.get(`${tenantId}/${id}`);
+  }
+
+  findStored(tenantId: string, id: string): Promise<Patient | null> {
+    return this.find(tenantId, id);
+  }
+
+  async softDelete(tenantId: string, id: string, version: number, at: Date): Promise<boolean> {
+    return this.patients.softDelete(`${tenantId}/${id}`, version, at);
+  }
+}
