@@ -5,6 +5,7 @@ import { systemClock } from '../../core/src/clock.js';
 import { createLogger } from '../../core/src/infra/logger.js';
 import { loadOperatorConfig } from './config.js';
 import { KubeClient } from './controller/kube.js';
+import { OperatorMetrics } from './controller/metrics.js';
 import { startOperator } from './controller/operator.js';
 import { fetchSourceList } from './pipeline/sources/fetch.js';
 import { openPublishing } from './publishing.js';
@@ -19,7 +20,7 @@ async function main(): Promise<void> {
   const { close, ...deps } = publishing;
   const operator = startOperator({
     kube: new KubeClient(kubeconfig),
-    deps: { ...deps, clock: systemClock, logger, fetchText: fetchSourceList },
+    deps: { ...deps, clock: systemClock, logger, metrics: new OperatorMetrics({ processMetrics: true }), fetchText: fetchSourceList },
     controller: { informer: { relistMs: 5 * 60_000, watchdogMs: 5 * 60_000 }, queue: { baseDelayMs: 1000, maxDelayMs: 5 * 60_000 }, workers: 2 },
     lease: { namespace: config.leaseNamespace, name: config.leaseName, identity: config.identity, leaseDurationSeconds: 15, retryMs: 2000, renewDeadlineMs: 10_000 },
     logger,

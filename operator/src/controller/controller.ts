@@ -86,11 +86,14 @@ export class CatalogController {
       try {
         if (catalog) {
           this.reconciles++;
-          const requeue = await reconcile(catalog, this.deps);
+          const timer = this.deps.metrics.reconcileSeconds.startTimer();
+          const requeue = await reconcile(catalog, this.deps).finally(timer);
+          this.deps.metrics.reconciles.inc({ result: 'succeeded' });
           queue.forget(key);
           if (requeue !== undefined) queue.addAfter(key, requeue);
         }
       } catch (error) {
+        this.deps.metrics.reconciles.inc({ result: 'failed' });
         const delay = queue.addRateLimited(key);
         this.logger.warn({ err: error, catalog: key, retryInMs: delay }, 'reconcile failed');
       } finally {

@@ -12,7 +12,7 @@ import { findFavicon, type Candidate } from './logos/favicon.js';
 import { FetchError } from '../../../core/src/net/fetch.js';
 import { LOGO_FETCH_LIMITS, loadArtwork, type FetchLimits } from './logos/load.js';
 import { CONTENT_TYPES, LOGO_FORMATS, measureImage, renderArtwork, renditionKey, sha256 } from './logos/render.js';
-import { LogoError, sniffImageType } from './logos/sniff.js';
+import { LogoError, sniffImageType, type ImageType } from './logos/sniff.js';
 
 export { decodeDataUrl, LOGO_FETCH_LIMITS, loadArtwork, type FetchLimits } from './logos/load.js';
 export { largestIconImage } from './logos/ico.js';
@@ -77,91 +77,111 @@ class Gate {
   }
 }
 
+/** One storeLogos call: its settings, what it found, and the work it shares between brands. */
+interface LogoRun {
+  storage: ObjectStorage;
+  sizes: LogoSize[];
+  limits: FetchLimits;
+  faviconFallback: boolean;
+  renderGate: Gate;
+  results: LogoResults;
+  /** Renditions by logo reference, by source-bytes hash, and favicons by site: each handled once per run. */
+  byReference: Map<string, Promise<Renditions>>;
+  bySource: Map<string, Promise<Renditions>>;
+  bySite: Map<string, Promise<Candidate | undefined>>;
+}
+
 export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[], settings: LogoSettings = {}): Promise<LogoResults> {
-  const sizes = [...new Set(settings.sizes?.length ? settings.sizes : LOGO_SIZES)].sort((a, b) => a - b);
-  const limits: FetchLimits = { ...LOGO_FETCH_LIMITS, ...settings.limits };
   const concurrency = Math.max(1, settings.concurrency ?? availableParallelism());
-  const renderGate = new Gate(concurrency);
-  const results: LogoResults = { logos: new Map(), rendered: 0, fallback: 0, failed: 0, artworks: { rendered: 0, reused: 0 }, reasons: {}, errors: [] };
-  const byReference = new Map<string, Promise<Renditions>>();
-  const bySource = new Map<string, Promise<Renditions>>();
-  const bySite = new Map<string, Promise<Candidate | undefined>>();
-
-  const fail = (reason: string, message: string) => {
-    results.reasons[reason] = (results.reasons[reason] ?? 0) + 1;
-    if (results.errors.length < MAX_ERRORS) results.errors.push(message);
+  const run: LogoRun = {
+    storage,
+    sizes: [...new Set(settings.sizes?.length ? settings.sizes : LOGO_SIZES)].sort((a, b) => a - b),
+    limits: { ...LOGO_FETCH_LIMITS, ...settings.limits },
+    faviconFallback: settings.faviconFallback ?? false,
+    renderGate: new Gate(concurrency),
+    results: { logos: new Map(), rendered: 0, fallback: 0, failed: 0, artworks: { rendered: 0, reused: 0 }, reasons: {}, errors: [] },
+    byReference: new Map(),
+    bySource: new Map(),
+    bySite: new Map(),
   };
+  const queue = requests.filter((r) => r.logoUrl !== undefined || run.faviconFallback);
+  await forEachConcurrently(queue, Math.max(1, settings.fetchConcurrency ?? Math.max(16, 8 * concurrency)), (request) => logoForBrand(run, request));
+  return run.results;
+}
 
-  /** Renditions of sniffed source bytes: reused when every key exists, else rendered and stored. */
-  const store = (bytes: Buffer): Promise<Renditions> => {
-    const type = sniffImageType(bytes);
-    const hash = sha256(bytes);
-    let pending = bySource.get(hash);
-    if (!pending) {
-      pending = (async () => {
-        const keyed = sizes.flatMap((size) => LOGO_FORMATS.map((format) => ({ size, format, key: renditionKey(hash, size, format) })));
-        const present = await Promise.all(
-          keyed.map(({ key }) =>
-            storage.exists(key).catch((error: Error) => {
-              throw new LogoError('storage', `checking the stored rendition failed: ${error.message}`);
-            }),
-          ),
-        );
-        if (present.every(Boolean)) {
-          results.artworks.reused++;
-        } else {
-          const renditions = await renderGate.run(() => renderArtwork(bytes, type, sizes));
-          await Promise.all(renditions.map(({ size, format, body }) => storage.put(renditionKey(hash, size, format), body, CONTENT_TYPES[format]).catch((error: Error) => {
-            throw new LogoError('storage', `storing the rendition failed: ${error.message}`);
-          })));
-          results.artworks.rendered++;
-        }
-        const key = (size: LogoSize, format: LogoFormat) => renditionKey(hash, nearest(sizes, size), format);
-        const byFormat = (format: LogoFormat) => Object.fromEntries(LOGO_SIZES.map((size) => [`${size}`, key(size, format)])) as BrandLogo['assets'];
-        return { assets: byFormat('png'), webp: byFormat('webp') };
-      })();
-      bySource.set(hash, pending);
-    }
-    return pending;
-  };
-
-  const fromReference = (reference: string): Promise<Renditions> => {
-    let pending = byReference.get(reference);
-    if (!pending) byReference.set(reference, (pending = loadArtwork(reference, limits).then(store)));
-    return pending;
-  };
-
-  const handle = async (request: LogoRequest) => {
-    if (request.logoUrl !== undefined) {
-      try {
-        results.logos.set(request.brandId, { kind: 'rendered', ...(await fromReference(request.logoUrl)) });
-        results.rendered++;
-        return;
-      } catch (error) {
-        results.failed++;
-        fail(reasonOf(error), `${request.brandId}: ${(error as Error).message}`);
-      }
-    }
-    if (!settings.faviconFallback) return;
+/** The brand's own artwork, else (with the fallback on) its site's favicon; failures counted, never thrown. */
+async function logoForBrand(run: LogoRun, request: LogoRequest): Promise<void> {
+  if (request.logoUrl !== undefined) {
     try {
-      const icon = await findFavicon(request, limits, measureImage, bySite);
-      results.logos.set(request.brandId, { kind: 'favicon', ...(await store(icon.bytes)) });
-      results.fallback++;
+      run.results.logos.set(request.brandId, { kind: 'rendered', ...(await renditionsOfReference(run, request.logoUrl)) });
+      run.results.rendered++;
+      return;
     } catch (error) {
-      const reason = `favicon:${reasonOf(error)}`;
-      results.reasons[reason] = (results.reasons[reason] ?? 0) + 1;
+      run.results.failed++;
+      countFailure(run, reasonOf(error), `${request.brandId}: ${(error as Error).message}`);
     }
-  };
+  }
+  if (!run.faviconFallback) return;
+  try {
+    const icon = await findFavicon(request, run.limits, measureImage, run.bySite);
+    run.results.logos.set(request.brandId, { kind: 'favicon', ...(await renditionsOfBytes(run, icon.bytes)) });
+    run.results.fallback++;
+  } catch (error) {
+    countFailure(run, `favicon:${reasonOf(error)}`);
+  }
+}
 
-  const queue = requests.filter((r) => r.logoUrl !== undefined || settings.faviconFallback);
-  const workers = Math.max(1, settings.fetchConcurrency ?? Math.max(16, 8 * concurrency));
+function renditionsOfReference(run: LogoRun, reference: string): Promise<Renditions> {
+  let pending = run.byReference.get(reference);
+  if (!pending) run.byReference.set(reference, (pending = loadArtwork(reference, run.limits).then((bytes) => renditionsOfBytes(run, bytes))));
+  return pending;
+}
+
+/** Renditions of sniffed source bytes: reused when every key exists in storage, else rendered and stored. */
+function renditionsOfBytes(run: LogoRun, bytes: Buffer): Promise<Renditions> {
+  const type = sniffImageType(bytes);
+  const hash = sha256(bytes);
+  let pending = run.bySource.get(hash);
+  if (!pending) run.bySource.set(hash, (pending = renderOrReuse(run, bytes, type, hash)));
+  return pending;
+}
+
+async function renderOrReuse(run: LogoRun, bytes: Buffer, type: ImageType, hash: string): Promise<Renditions> {
+  const keys = run.sizes.flatMap((size) => LOGO_FORMATS.map((format) => renditionKey(hash, size, format)));
+  const present = await Promise.all(keys.map((key) => storageCall(`checking the stored rendition`, () => run.storage.exists(key))));
+  if (present.every(Boolean)) {
+    run.results.artworks.reused++;
+  } else {
+    const renditions = await run.renderGate.run(() => renderArtwork(bytes, type, run.sizes));
+    await Promise.all(renditions.map(({ size, format, body }) => storageCall('storing the rendition', () => run.storage.put(renditionKey(hash, size, format), body, CONTENT_TYPES[format]))));
+    run.results.artworks.rendered++;
+  }
+  const byFormat = (format: LogoFormat) => Object.fromEntries(LOGO_SIZES.map((size) => [`${size}`, renditionKey(hash, nearest(run.sizes, size), format)])) as BrandLogo['assets'];
+  return { assets: byFormat('png'), webp: byFormat('webp') };
+}
+
+/** Object storage failing is counted apart (`storage`): publishing then would strip artwork from brands. */
+async function storageCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw new LogoError('storage', `${what} failed: ${(error as Error).message}`);
+  }
+}
+
+function countFailure(run: LogoRun, reason: string, message?: string): void {
+  run.results.reasons[reason] = (run.results.reasons[reason] ?? 0) + 1;
+  if (message !== undefined && run.results.errors.length < MAX_ERRORS) run.results.errors.push(message);
+}
+
+/** Runs `task` over `items` with at most `workers` at once, in order of start. */
+async function forEachConcurrently<T>(items: T[], workers: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(
-    Array.from({ length: Math.min(workers, queue.length) }, async () => {
-      while (next < queue.length) await handle(queue[next++]!);
+    Array.from({ length: Math.min(workers, items.length) }, async () => {
+      while (next < items.length) await task(items[next++]!);
     }),
   );
-  return results;
 }
 
 /** The rendered size that stands in for `size`: itself, else the nearest larger, else the largest. */

@@ -10,13 +10,12 @@ import { testRedisUrl } from '../../support/services.js';
 
 const SEARCH = '/api/sdk/v1/catalog/brands?q=mercy&limit=100';
 
-async function waitFor(condition: () => boolean, ms: number): Promise<number> {
-  const started = Date.now();
+async function waitFor(condition: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
   while (!condition()) {
-    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`);
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  return Date.now() - started;
 }
 
 describe('sdk: catalog hot swap', () => {
@@ -69,8 +68,8 @@ describe('sdk: catalog hot swap', () => {
           storage: api.services.storage,
           ...(announcer && { announce: (id: string) => announceActivation(announcer, api.config.catalog, id) }),
         });
-        const took = await waitFor(() => api.services.activeCatalog.get()?.snapshotId === report.snapshot.id, 10_000);
-        if (redis) expect(took).to.be.lessThan(5000); // the poll interval is a minute: only the announcement can explain it
+        // With Redis the poll interval is a minute: only the announcement can explain a swap within 10 s.
+        await waitFor(() => api.services.activeCatalog.get()?.snapshotId === report.snapshot.id, 10_000);
         expect((await api.request('GET', SEARCH)).body.count).to.be.greaterThan(0);
         await announcer?.quit();
       } finally {

@@ -227,11 +227,9 @@ describe('operator pipeline: deduplication and merge', () => {
   });
 
   describe('real catalogs', () => {
-    it('all 156 Lantern lists: 67,645 rows → 28,308 brands in well under two seconds', () => {
-      const started = performance.now();
+    it('all 156 Lantern lists: 67,645 rows → 28,308 brands (its speed is measured by bench/catalog/import.ts)', () => {
       const sources = lanternFiles().map((file) => loaded(file, parseSource('lantern-endpoints', lanternFile(file))));
       const result = mergeSources(sources);
-      const elapsed = performance.now() - started;
       expect(sources).to.have.length(156);
       const total = (key: 'rows' | 'rejected' | 'kept') => result.perSource.reduce((sum, s) => sum + s[key], 0);
       expect(total('rows')).to.equal(67_645);
@@ -242,7 +240,6 @@ describe('operator pipeline: deduplication and merge', () => {
       expect(new Set(result.brands.map((b) => b.id)).size).to.equal(result.brands.length);
       // athenahealth's two lists name the same system: one brand, not two.
       expect(result.brands.filter((b) => b.platformType === 'ATHENAHEALTH').map((b) => b.fhirBaseUrl)).to.include('https://api.platform.athenahealth.com/fhir/r4');
-      expect(elapsed).to.be.lessThan(2_000);
       // The three vendors' shared endpoints are named after the vendor (StreamlineMD has no platform type,
       // so its domain stands in) and are the only brands whose aliases were capped.
       const shared = result.brands.filter((b) => b.name.endsWith(' practices')).map((b) => [b.name, b.fhirBaseUrl, b.aliases.length]);

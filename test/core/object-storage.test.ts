@@ -5,9 +5,9 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../../api/src/config.js';
-import { FileObjectStorage, InvalidObjectKeyError, ObjectStorageSpecError, openObjectStorage, parseS3Spec, S3ObjectStorage, type ObjectStorage } from '../../../core/src/object-storage/index.js';
-import { testS3Bucket } from '../../support/s3.js';
+import { loadConfig } from '../../api/src/config.js';
+import { FileObjectStorage, InvalidObjectKeyError, ObjectStorageSpecError, openObjectStorage, parseS3Spec, S3ObjectStorage, type ObjectStorage } from '../../core/src/object-storage/index.js';
+import { testS3Bucket } from '../support/s3.js';
 
 const API_ASSETS = '/api/sdk/v1/catalog/assets/';
 const newKey = (extension = '.png') => `logos/${randomUUID()}${extension}`;
@@ -150,9 +150,10 @@ describe('infra: object storage', () => {
       expect(await readdir(path.join(dir, 'plain', 'logos', 'ab'))).to.have.members(['cd.png', 'cd.png~type']);
     });
 
-    it('never writes outside its directory for an escaping key', async () => {
+    it('refuses an escaping key and never writes outside its directory', async () => {
       const storage = new FileObjectStorage(path.join(dir, 'jail', 'objects'));
-      await storage.put('../escape.png', Buffer.from('x'), 'image/png').catch(() => {});
+      const error = await storage.put('../escape.png', Buffer.from('x'), 'image/png').then(() => undefined, (e: unknown) => e);
+      expect(error).to.be.instanceOf(InvalidObjectKeyError);
       expect(existsSync(path.join(dir, 'jail', 'escape.png'))).to.equal(false);
     });
 
