@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
 )
@@ -64,6 +65,7 @@ func main() {
 		_ = db.Run(ctx)
 		close(done)
 	}()
+	go newIDIndexer(abs, logger).run(ctx, 200*time.Millisecond)
 
 	// The line the launcher waits for before it connects.
 	fmt.Printf("ready %s\n", db.MongoDBURI())

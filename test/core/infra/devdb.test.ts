@@ -1,0 +1,28 @@
+// The embedded database (tools/devdb: FerretDB v1.24 on SQLite) finds documents by _id through an index,
+// as MongoDB does. FerretDB's own _id index is on an expression its lookups never use, so without the
+// devdb's extra index every read by _id — every point read Portico makes — scanned the whole collection.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { withTestDatabase, type TestDatabase } from '../../support/database.js';
+
+describe('core: the embedded database', () => {
+  let database: TestDatabase;
+  withTestDatabase((opened) => (database = opened));
+
+  it('looks a document up by _id through an index, soon after its collection is created', async () => {
+    const collection = database.db.collection<{ _id: string; n: number }>(`lookups_${randomUUID().slice(0, 8)}`);
+    await collection.insertMany(Array.from({ length: 50 }, (_, n) => ({ _id: randomUUID(), n })));
+    // A real read first: it starts a transaction, which is when SQLite notices a schema change (EXPLAIN alone
+    // plans with the schema the connection last saw).
+    const plan = async () => {
+      await collection.findOne({ _id: 'absent' });
+      return JSON.stringify(((await collection.find({ _id: 'absent' }).explain()) as { queryPlanner?: unknown }).queryPlanner);
+    };
+    const deadline = Date.now() + 10_000;
+    while (!/USING INDEX \S+__id_lookup/.test(await plan())) {
+      if (Date.now() > deadline) expect.fail(`still a table scan: ${await plan()}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(await collection.findOne({ _id: 'absent' })).to.equal(null);
+  });
+});
