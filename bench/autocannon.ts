@@ -9,31 +9,30 @@ export interface Target {
   expectStatus: number;
   /** Paths requested in turn (a mix of queries) instead of `url`'s own path. */
   paths?: string[];
+  /** A new path for every request (a patient never read before), instead of `url`'s own path. */
+  nextPath?: () => string;
 }
 
 export interface Measurement {
   requestsPerSecond: number;
+  requests: number;
   p99Ms: number;
   errors: number;
 }
 
 export async function measure(target: Target, seconds: number, connections: number): Promise<Measurement> {
   let wrongStatus = 0;
+  const requests = target.nextPath
+    ? [{ method: 'GET' as const, setupRequest: (request: autocannon.Request) => ({ ...request, path: target.nextPath!() }) }]
+    : target.paths?.map((path) => ({ method: 'GET' as const, path }));
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      {
-        url: target.url,
-        headers: target.headers,
-        connections,
-        duration: seconds,
-        pipelining: 1,
-        ...(target.paths && { requests: target.paths.map((path) => ({ method: 'GET' as const, path })) }),
-      },
+      { url: target.url, headers: target.headers, connections, duration: seconds, pipelining: 1, ...(requests && { requests }) },
       (error, res) => (error ? reject(error) : resolve(res)),
     );
     instance.on('response', (_client: unknown, statusCode: number) => {
       if (statusCode !== target.expectStatus) wrongStatus++;
     });
   });
-  return { requestsPerSecond: result.requests.average, p99Ms: result.latency.p99, errors: result.errors + result.timeouts + wrongStatus };
+  return { requestsPerSecond: result.requests.average, requests: result.requests.total, p99Ms: result.latency.p99, errors: result.errors + result.timeouts + wrongStatus };
 }

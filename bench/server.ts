@@ -1,28 +1,54 @@
-// Child process of the benchmarks: a raw node:http hello-world and the real Portico API (embedded database,
-// in-process state) side by side in one process, so both get the same CPU. Seeds one tenant, publishes
-// the catalog built from every real brand list through the operator's pipeline, and prints what the
-// driver needs as one JSON line.
+// Child process of the HTTP benchmark: a raw node:http hello-world, the real Portico API (embedded database,
+// in-process state), and the same API's Koa stack alone (no catalog fast path), side by side in one process so
+// all three get the same CPU. Seeds one tenant with a patient read over and over (served from the caches),
+// COLD patients read once each (the database path), 60 webhook endpoints, and the catalog built from every
+// real brand list through the operator's pipeline; prints what the driver needs as one JSON line and answers
+// `cpu` messages with process.cpuUsage() so the driver can charge CPU time to each target.
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createApp } from '../api/src/app.js';
-import { systemClock } from '../core/src/clock.js';
 import { loadConfig } from '../api/src/config.js';
+import type { Patient } from '../api/src/platform/patients/repository.js';
+import { buildServices } from '../api/src/wiring.js';
+import { systemClock } from '../core/src/clock.js';
 import { startEmbeddedDatabase } from '../core/src/infra/devdb.js';
 import { connectMongo } from '../core/src/infra/mongo.js';
-import { buildServices } from '../api/src/wiring.js';
 import { publishCatalog } from '../operator/src/pipeline/publish.js';
 import { benchCatalogSources } from './catalog/sources.js';
 
 const ENDPOINTS = 60;
+const COLD_PATIENTS = Number(process.env.BENCH_COLD_PATIENTS ?? 12_000);
+
+export interface Seed {
+  raw: string;
+  api: string;
+  koa: string;
+  key: string;
+  patientId: string;
+  coldPatientIds: string[];
+  endpoints: number;
+  brands: number;
+  logoBrandId: string;
+  lookupBrandId: string;
+}
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
   const server = createServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Runs `task` for every item, `width` at a time. */
+async function inParallel<T>(items: T[], width: number, task: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < items.length) await task(items[next++]!);
+  }));
 }
 
 async function main(): Promise<void> {
@@ -37,15 +63,24 @@ async function main(): Promise<void> {
   const mongo = await connectMongo(embedded.uri, `bench_${process.pid}`);
   await mongo.db.dropDatabase();
   const services = await buildServices({ config, db: mongo.db, clock: systemClock });
-  const { handler } = createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }) });
+  const { app, handler } = createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }) });
 
   const account = await services.admin.createAccount('Benchmark Health');
-  const { key, id: keyId } = await services.admin.issueKey(account.id, { scopes: ['patient:read', 'patient:write', 'webhook:read', 'webhook:write'] });
-  const principal = { keyId, kind: 'sk' as const, accountId: account.id, appId: null, scopes: new Set(['patient:read', 'patient:write', 'webhook:read', 'webhook:write']) };
+  const scopes = ['patient:read', 'patient:write', 'webhook:read', 'webhook:write'] as const;
+  const { key, id: keyId } = await services.admin.issueKey(account.id, { scopes: [...scopes] });
+  const principal = { keyId, kind: 'sk' as const, accountId: account.id, appId: null, scopes: new Set<string>(scopes) };
   const patient = await services.patientService.create(principal, { givenName: 'Ada', familyName: 'Lovelace', birthDate: '1815-12-10', sex: 'female', email: 'ada@example.org' });
   for (let i = 0; i < ENDPOINTS; i++) {
     await services.webhookEndpointService.create(principal, { url: `https://hooks.example.org/portico/${i}`, eventTypes: ['*'] });
   }
+  // Patients for cold reads: stored as the service stores them (profile and tenant tuple), never read yet.
+  const coldPatientIds = Array.from({ length: COLD_PATIENTS }, () => randomUUID());
+  const now = new Date();
+  await inParallel(coldPatientIds, 32, async (id) => {
+    const cold: Patient = { id, tenantId: account.id, givenName: 'Cold', familyName: 'Read', createdAt: now, updatedAt: now, version: 1, deletedAt: null };
+    await services.authz.grant(account.id, { object: `patient:${id}`, relation: 'tenant', subject: `customer_account:${account.id}` });
+    await services.patients.insert(cold);
+  });
 
   const catalog = await publishCatalog({
     ref: config.catalog,
@@ -63,10 +98,22 @@ async function main(): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end('hello world');
   });
-  const api = await listen(handler);
-  process.stdout.write(
-    `${JSON.stringify({ raw, api, key, patientId: patient.id, endpoints: ENDPOINTS, brands: catalog.brandCount, logoBrandId: withLogo.id, lookupBrandId: lookup.id })}\n`,
-  );
+  const seed: Seed = {
+    raw,
+    api: await listen(handler),
+    koa: await listen(app.callback()),
+    key,
+    patientId: patient.id,
+    coldPatientIds,
+    endpoints: ENDPOINTS,
+    brands: catalog.brandCount,
+    logoBrandId: withLogo.id,
+    lookupBrandId: lookup.id,
+  };
+  process.stdout.write(`${JSON.stringify(seed)}\n`);
+  process.on('message', (message) => {
+    if (message === 'cpu') process.send!(process.cpuUsage());
+  });
 
   const stop = async () => {
     await mongo.db.dropDatabase().catch(() => {});
@@ -76,8 +123,7 @@ async function main(): Promise<void> {
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop());
-  process.stdin.on('end', () => void stop()); // the driver went away
-  process.stdin.resume();
+  process.once('disconnect', () => void stop()); // the driver went away
 }
 
 main().catch((error: unknown) => {

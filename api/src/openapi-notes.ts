@@ -15,7 +15,8 @@ export const OPENAPI_NOTES = [
   '- `/readyz` answers 503 problem details naming the unreachable dependency; `checks.catalog` is false until the active catalog snapshot, if any, is loaded.',
   '- Catalog brands also carry `aliases` (other names of the same FHIR system); `city`, `state`, `portalUrl` and `logoUrl` are `null` when unknown. `state` is a two-letter code.',
   '- Catalog search: every query word, not only the last, matches as a prefix of a word start; apostrophes are dropped and other punctuation separates words. Tiers: the name starts with the query; all words in the name; some word needed an alias; some word needed the city or state. A parameter given twice is 400.',
-  '- With no active catalog snapshot, search answers `{brands: [], count: 0}` and lookups 404.',
+  '- With no active catalog snapshot, search answers `{brands: [], count: 0}` and lookups 404. Any brand id that is not in the served snapshot is 404, whatever its length or characters.',
+  '- Catalog assets: a key that was never stored is 404; object storage that cannot answer is 503 `SERVICE_UNAVAILABLE` (retryable), never a 404. Without `PUBLIC_BASE_URL`, a catalog request that names no host (HTTP/1.0 without `Host`) is 400.',
   '- Catalog ETags are strong: `"<snapshot id>.<hash of the normalised request>"`, so they change exactly when a new snapshot is activated. `logoUrl` is absolute: `PUBLIC_BASE_URL` when set, else the request\'s scheme and host.',
   '- Logo redirects point to `/api/sdk/v1/catalog/assets/{key}` (or the object store\'s public URL), content-addressed PNGs (or WebP with `format=webp`) sent with `Cache-Control: public, max-age=31536000, immutable`. `format` is `png` (default) or `webp`, case-sensitive; anything else is 400. Snapshots published before WebP renditions existed answer `format=webp` with the PNG.',
 ];

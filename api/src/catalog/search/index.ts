@@ -2,16 +2,16 @@
 // built once per snapshot and then only read, at high request rates, so build-time work is traded freely
 // for query-time speed. The layout is described in layout.ts.
 //
-// Matching, as implemented (the contract leaves some of this open):
-// - q is trimmed; under 2 characters → no results. It is folded and split into words as fold.ts describes.
-// - Every query word must be a prefix of some indexed word of the brand (word-start matching). This is the
-//   contract's "the last word may be a prefix" applied to every word, so "mass gen" finds "Massachusetts
-//   General" and a user who has not finished a middle word still gets results.
+// Matching (CONTRACT §6.1):
+// - q is trimmed; under MIN_QUERY_LENGTH characters → no results. It is folded and split into words as
+//   core/src/catalog/fold.ts describes.
+// - Every query word must be a prefix of some indexed word of the brand (word-start matching), so "mass gen"
+//   finds "Massachusetts General" and a user who has not finished a middle word still gets results.
 // - Words match independently and in any field: the name, any alias, the city, or the state (its
 //   two-letter code or the words of its full name). "providence seattle" may match the name by one word and
 //   the city by the other. A repeated query word is satisfied by the same indexed word twice.
-// Ranking, best first (the contract lists "all words in the name" and "name starts with the query"; a name
-// that starts with the query has all words in the name, so the phrase prefix is the stronger tier):
+// Ranking, best first (a name that starts with the whole query has all its words in the name, so the phrase
+// prefix is the stronger tier):
 //   0. the folded name starts with the folded query (words joined by one space): "st m" → "St. Mary's …";
 //   1. every query word matches in the name;
 //   2. every query word matches in the name or an alias, at least one only in an alias;

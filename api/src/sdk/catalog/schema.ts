@@ -6,7 +6,7 @@ export const SearchQuery = Type.Object({
     Type.String({
       maxLength: 200,
       description:
-        'Words matched against the start of words in the brand name, aliases, city and state (code or full name); case, diacritics and punctuation are ignored and the last word may be a prefix. Fewer than 2 characters after trimming → no results; over 200 characters → 400.',
+        'Words, each matched as a prefix of a word of the brand name, an alias, the city or the state (code or full name); case, diacritics and punctuation are ignored. Fewer than 2 characters after trimming → no results; over 200 characters → 400.',
     }),
   ),
   platform: Type.Optional(Type.String({ maxLength: 32, description: `One EHR platform, case-insensitive: ${PLATFORM_TYPES.join(', ')}.` })),
