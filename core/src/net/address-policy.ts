@@ -5,7 +5,7 @@
 // special-purpose range otherwise (loopback, private, link-local, metadata, 6to4, …), and process() unwraps
 // IPv4-mapped IPv6 so every spelling of an address meets the same check.
 import dns, { type LookupAddress } from 'node:dns';
-import http from 'node:http';
+import type http from 'node:http';
 import https from 'node:https';
 import { isIP, Socket, type LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -80,7 +80,10 @@ function guarded(connect: Connect, lookup: LookupFunction): Connect {
   };
 }
 
-/** An https agent that connects only to public addresses (checked at connect time, after DNS). */
+/**
+ * An https agent that connects only to public addresses (checked at connect time, after DNS). There is no
+ * http twin: plain http is admitted only where private destinations are too (development), without a filter.
+ */
 export class PublicHttpsAgent extends https.Agent {
   private readonly connectPublic: Connect;
 
@@ -90,20 +93,6 @@ export class PublicHttpsAgent extends https.Agent {
   }
 
   override createConnection(options: https.RequestOptions, callback?: ConnectCallback): Duplex | null | undefined {
-    return this.connectPublic(options, callback);
-  }
-}
-
-/** The same for plain http (webhook receivers in development are the only http destinations). */
-export class PublicHttpAgent extends http.Agent {
-  private readonly connectPublic: Connect;
-
-  constructor(options: http.AgentOptions = {}, lookup: typeof dns.lookup = dns.lookup) {
-    super(options);
-    this.connectPublic = guarded((o, cb) => super.createConnection(o, cb), publicOnlyLookup(lookup));
-  }
-
-  override createConnection(options: http.ClientRequestArgs, callback?: ConnectCallback): Duplex | null | undefined {
     return this.connectPublic(options, callback);
   }
 }

@@ -2,10 +2,10 @@
 // connect time, after DNS (real loopback servers stand in for the internal services an attacker aims at).
 import { expect } from 'chai';
 import type { LookupAddress } from 'node:dns';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import https from 'node:https';
+import net, { type AddressInfo } from 'node:net';
 import nock from 'nock';
-import { isPublicAddress, PublicHttpAgent, publicOnlyLookup, RefusedAddressError } from '../../../core/src/net/address-policy.js';
+import { isPublicAddress, PublicHttpsAgent, publicOnlyLookup, RefusedAddressError } from '../../../core/src/net/address-policy.js';
 import { NOT_PUBLIC, PUBLIC } from '../../support/addresses.js';
 
 /** A fake DNS: name → addresses, in the shape dns.lookup answers with `all: true`. */
@@ -54,15 +54,18 @@ describe('core: outbound address policy', () => {
     });
   });
 
-  describe('PublicHttpAgent', () => {
-    let server: http.Server;
+  describe('PublicHttpsAgent', () => {
+    let server: net.Server;
     let port: number;
     let connections = 0;
     before(async () => {
       // The agent's own sockets, as production makes them: nock's interception would stand in between.
       nock.restore();
-      server = http.createServer((_req, res) => res.end('internal'));
-      server.on('connection', () => connections++);
+      // A plain TCP listener stands in for an internal service: a refused request never reaches the TLS stage.
+      server = net.createServer((socket) => {
+        connections++;
+        socket.destroy();
+      });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       port = (server.address() as AddressInfo).port;
     });
@@ -71,35 +74,32 @@ describe('core: outbound address policy', () => {
       await new Promise((resolve) => server.close(resolve));
     });
 
-    const get = (host: string, agent: http.Agent) =>
-      new Promise<string>((resolve, reject) => {
-        const request = http.get({ host, port, path: '/', agent }, (response) => {
-          response.resume();
-          response.on('end', () => resolve(String(response.statusCode)));
-        });
-        request.on('error', reject);
+    const get = (host: string, agent: https.Agent) =>
+      new Promise<unknown>((resolve) => {
+        https.get({ host, port, path: '/', agent }, (response) => resolve(response.statusCode)).on('error', resolve);
       });
 
     it('refuses IP literals outside the policy without connecting', async () => {
-      const agent = new PublicHttpAgent();
+      const agent = new PublicHttpsAgent();
       for (const host of ['127.0.0.1', '::ffff:127.0.0.1', '0.0.0.0']) {
         const before = connections;
-        const error = await get(host, agent).catch((e: unknown) => e);
-        expect(error, host).to.be.instanceOf(RefusedAddressError);
+        expect(await get(host, agent), host).to.be.instanceOf(RefusedAddressError);
         expect(connections, host).to.equal(before);
       }
     });
 
     it('refuses a name that resolves to loopback (DNS rebinding) without connecting', async () => {
-      const agent = new PublicHttpAgent({}, fakeDns({ 'rebound.test': ['127.0.0.1'] }));
+      const agent = new PublicHttpsAgent({}, fakeDns({ 'rebound.test': ['127.0.0.1'] }));
       const before = connections;
-      const error = await get('rebound.test', agent).catch((e: unknown) => e);
+      const error = await get('rebound.test', agent);
       expect(error).to.be.instanceOf(RefusedAddressError).and.have.property('address', '127.0.0.1');
       expect(connections).to.equal(before);
     });
 
-    it('is what a plain agent is otherwise: the same server answers through one', async () => {
-      expect(await get('127.0.0.1', new http.Agent())).to.equal('200');
+    it('would connect where a plain agent does: the same listener is reached through one', async () => {
+      const before = connections;
+      expect(await get('127.0.0.1', new https.Agent())).to.be.instanceOf(Error); // the listener hangs up: not TLS
+      expect(connections).to.equal(before + 1);
     });
   });
 });

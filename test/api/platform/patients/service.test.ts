@@ -9,19 +9,11 @@ import { AuthorizationService } from '../../../../api/src/authz/check.js';
 import { FakeTupleStore } from '../../../../api/src/authz/fake-store.js';
 import { FakeOutbox } from '../../../../api/src/events/fake-outbox.js';
 import { ACCESS_DENIED_DETAIL, type Principal } from '../../../../api/src/http/auth.js';
-import { AppError } from '../../../../api/src/http/errors.js';
 import { FakePatientStore } from '../../../../api/src/platform/patients/fake-store.js';
 import { PatientService } from '../../../../api/src/platform/patients/service.js';
 import { ManualClock } from '../../../support/clock.js';
+import { rejection } from '../../../support/expect.js';
 
-const rejection = (promise: Promise<unknown>): Promise<AppError> =>
-  promise.then(
-    () => expect.fail('resolved'),
-    (error: unknown) => {
-      expect(error).to.be.instanceOf(AppError);
-      return error as AppError;
-    },
-  );
 
 describe('platform: patient service (unit, fake stores)', () => {
   let clock: ManualClock;

@@ -5,20 +5,12 @@ import { randomUUID } from 'node:crypto';
 import { FakeAccountStore } from '../../../../api/src/accounts/fake-store.js';
 import type { Principal } from '../../../../api/src/http/auth.js';
 import { CursorCodec } from '../../../../api/src/http/cursor.js';
-import { AppError } from '../../../../api/src/http/errors.js';
 import { FakeWebhookEndpointStore } from '../../../../api/src/platform/webhook-endpoints/fake-store.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT } from '../../../../api/src/platform/webhook-endpoints/schema.js';
 import { WebhookEndpointService } from '../../../../api/src/platform/webhook-endpoints/service.js';
 import { ManualClock } from '../../../support/clock.js';
+import { rejection } from '../../../support/expect.js';
 
-const rejection = (promise: Promise<unknown>): Promise<AppError> =>
-  promise.then(
-    () => expect.fail('resolved'),
-    (error: unknown) => {
-      expect(error).to.be.instanceOf(AppError);
-      return error as AppError;
-    },
-  );
 
 const DNS: Record<string, string[]> = { 'hooks.example.org': ['93.184.215.14'], 'internal.example.org': ['10.0.0.7'] };
 
