@@ -11,6 +11,9 @@ export interface OperatorConfig extends CoreConfig {
   readonly leaseName: string;
   /** This instance's name in the Lease: the pod name, else host and pid. */
   readonly identity: string;
+  /** The side port serving /healthz and /metrics. */
+  readonly httpHost: string;
+  readonly httpPort: number;
 }
 
 const KUBERNETES_NAME = /^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
@@ -28,6 +31,8 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
     leaseNamespace,
     leaseName,
     identity: read.str('POD_NAME') ?? `${hostname()}-${process.pid}`,
+    httpHost: read.str('PORTICO_OPERATOR_HOST') ?? '0.0.0.0',
+    httpPort: read.int('PORTICO_OPERATOR_PORT', 8081, 0, 65535),
   };
   read.check();
   return Object.freeze(config);

@@ -7,6 +7,7 @@ import { loadOperatorConfig } from './config.js';
 import { KubeClient } from './controller/kube.js';
 import { OperatorMetrics } from './controller/metrics.js';
 import { startOperator } from './controller/operator.js';
+import { serveOperatorEndpoints } from './http.js';
 import { fetchSourceList } from './pipeline/sources/fetch.js';
 import { openPublishing } from './publishing.js';
 
@@ -18,9 +19,12 @@ async function main(): Promise<void> {
 
   const publishing = await openPublishing(config, (m) => logger.info(m));
   const { close, ...deps } = publishing;
+  const metrics = new OperatorMetrics({ processMetrics: true });
+  const endpoints = await serveOperatorEndpoints(metrics, config.httpHost, config.httpPort);
+  logger.info({ port: config.httpPort }, `health and metrics on http://${config.httpHost}:${config.httpPort}`);
   const operator = startOperator({
     kube: new KubeClient(kubeconfig),
-    deps: { ...deps, clock: systemClock, logger, metrics: new OperatorMetrics({ processMetrics: true }), fetchText: fetchSourceList },
+    deps: { ...deps, clock: systemClock, logger, metrics, fetchText: fetchSourceList },
     controller: { informer: { relistMs: 5 * 60_000, watchdogMs: 5 * 60_000 }, queue: { baseDelayMs: 1000, maxDelayMs: 5 * 60_000 }, workers: 2 },
     lease: { namespace: config.leaseNamespace, name: config.leaseName, identity: config.identity, leaseDurationSeconds: 15, retryMs: 2000, renewDeadlineMs: 10_000 },
     logger,
@@ -30,6 +34,7 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     await operator.stop(); // in-flight reconciles finish before the lease goes to a successor
+    endpoints.close();
     await close();
     process.exit(0);
   };

@@ -12,7 +12,7 @@ import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { GROUP, PLURAL, VERSION } from '../../operator/src/controller/kube.js';
 import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
-import { mongoUri } from '../support/services.js';
+import { freePort, mongoUri } from '../support/services.js';
 
 describe('operator: the portico-operator run process', function () {
   this.timeout(60_000);
@@ -38,8 +38,9 @@ describe('operator: the portico-operator run process', function () {
     await kubeconfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
     const file = path.join(dir, 'kubeconfig');
     await writeFile(file, kubeconfig.exportConfig());
+    const port = await freePort();
     const child = spawn(process.execPath, [path.join(repoRoot(), 'bin/portico-operator.js'), 'run'], {
-      env: { PATH: process.env.PATH ?? '', KUBECONFIG: file, MONGODB_URI: `${mongoUri()}${database}`, PORTICO_OBJECT_STORAGE: `file://${dir}/objects`, POD_NAMESPACE: namespace, POD_NAME: 'operator-0', LOG_LEVEL: 'info' },
+      env: { PATH: process.env.PATH ?? '', KUBECONFIG: file, PORTICO_OPERATOR_HOST: '127.0.0.1', PORTICO_OPERATOR_PORT: String(port), MONGODB_URI: `${mongoUri()}${database}`, PORTICO_OBJECT_STORAGE: `file://${dir}/objects`, POD_NAMESPACE: namespace, POD_NAME: 'operator-0', LOG_LEVEL: 'info' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -66,6 +67,11 @@ describe('operator: the portico-operator run process', function () {
       }
       const lease = await kubeconfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: 'portico-catalog-operator' });
       expect(lease.spec?.holderIdentity).to.equal('operator-0');
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).to.equal(200);
+      const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+      expect(Number(/^portico_operator_reconciles_total\{result="succeeded"\} (\d+)/m.exec(metrics)?.[1])).to.be.greaterThan(0);
+      expect(metrics).to.match(/^# TYPE portico_operator_event_write_failures_total counter$/m);
+      expect(metrics).to.match(/^process_cpu_seconds_total /m);
     } finally {
       child.kill('SIGTERM');
     }

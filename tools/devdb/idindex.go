@@ -100,7 +100,9 @@ func stateOf(file string) (fileState, bool) {
 
 // indexTables adds the _id lookup index to every collection table of one database file that lacks it.
 func indexTables(ctx context.Context, file string) (int, error) {
-	db, err := sql.Open("sqlite", "file:"+file+"?_pragma=busy_timeout(10000)")
+	// mode=rw: a database dropped since the scan listed it must not be created again (empty, FerretDB would
+	// refuse to start on it). Connections live for one scan only, so none outlives a drop for long.
+	db, err := sql.Open("sqlite", "file:"+file+"?mode=rw&_pragma=busy_timeout(10000)")
 	if err != nil {
 		return 0, err
 	}
@@ -109,8 +111,8 @@ func indexTables(ctx context.Context, file string) (int, error) {
 	rows, err := db.QueryContext(ctx, `SELECT c.table_name FROM _ferretdb_collections c
 		WHERE NOT EXISTS (SELECT 1 FROM sqlite_master m WHERE m.type = 'index' AND m.name = c.table_name || ?)`, idIndexSuffix)
 	if err != nil {
-		if strings.Contains(err.Error(), "no such table") {
-			return 0, nil // a database FerretDB has not set up yet
+		if strings.Contains(err.Error(), "no such table") || strings.Contains(err.Error(), "unable to open") {
+			return 0, nil // a database FerretDB has not set up yet, or has just dropped
 		}
 		return 0, err
 	}

@@ -63,10 +63,11 @@ export class CustomerAccountRepository implements AccountStore {
   }
 
   reserve(id: string, quota: Quota, max: number): Promise<boolean> {
-    return this.documents.modify(id, { [`usage.${quota}`]: { $lt: max } }, { $inc: { [`usage.${quota}`]: 1 } });
+    // Usage is not in the cached account, so taking quota leaves the cache alone.
+    return this.documents.modify(id, { [`usage.${quota}`]: { $lt: max } }, { $inc: { [`usage.${quota}`]: 1 } }, { cached: false });
   }
 
   async release(id: string, quota: Quota): Promise<void> {
-    await this.documents.modify(id, { [`usage.${quota}`]: { $gt: 0 } }, { $inc: { [`usage.${quota}`]: -1 } });
+    await this.documents.modify(id, { [`usage.${quota}`]: { $gt: 0 } }, { $inc: { [`usage.${quota}`]: -1 } }, { cached: false });
   }
 }

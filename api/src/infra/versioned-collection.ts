@@ -63,18 +63,19 @@ export class VersionedCollection<D extends VersionedDocument> {
 
   /**
    * Another conditional write to one document that is not a versioned change (a usage counter's `$inc`
-   * guarded by its limit), under the same lock and invalidation; true when the filter matched.
+   * guarded by its limit), under the same lock; true when the filter matched. `cached: false` says the
+   * fields it writes are in no cached copy, so caches are left alone (quotas change on every create).
    */
-  async modify(id: string, condition: Filter<D>, update: UpdateFilter<D>): Promise<boolean> {
-    const result = await this.write(id, () => this.collection.updateOne({ ...condition, _id: id } as Filter<D>, update));
+  async modify(id: string, condition: Filter<D>, update: UpdateFilter<D>, options: { cached: boolean } = { cached: true }): Promise<boolean> {
+    const result = await this.write(id, () => this.collection.updateOne({ ...condition, _id: id } as Filter<D>, update), options.cached);
     return result.modifiedCount === 1;
   }
 
-  private async write<T>(id: string, operation: () => Promise<T>): Promise<T> {
+  private async write<T>(id: string, operation: () => Promise<T>, cached = true): Promise<T> {
     try {
       return await this.locks.withLock(`${this.collection.collectionName}:${id}`, operation);
     } finally {
-      this.invalidate(id);
+      if (cached) this.invalidate(id);
     }
   }
 }

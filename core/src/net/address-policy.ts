@@ -1,6 +1,6 @@
 // Where Portico may send requests on a customer's or a source's behalf: the one server-side request forgery
-// policy, used when a webhook URL is accepted, by every outbound connection (catalog sources, logos,
-// favicons, and webhook deliveries), and re-checked at connect time, after DNS, so a public name that
+// policy, used when a webhook URL is accepted, by every outbound connection (catalog sources, logos and
+// favicons today; webhook deliveries when they are built), and re-checked at connect time, after DNS, so a public name that
 // resolves to 10.0.0.1 is refused too. Only global unicast addresses pass; ipaddr.js names every
 // special-purpose range otherwise (loopback, private, link-local, metadata, 6to4, …), and process() unwraps
 // IPv4-mapped IPv6 so every spelling of an address meets the same check.
@@ -18,7 +18,7 @@ export function isPublicAddress(address: string): boolean {
 }
 
 /** The range an address belongs to ("loopback", "private", …), for messages. */
-export function rangeOf(address: string): string {
+function rangeOf(address: string): string {
   return ipaddr.isValid(address) ? ipaddr.process(address).range() : 'invalid';
 }
 
@@ -72,8 +72,10 @@ function guarded(connect: Connect, lookup: LookupFunction): Connect {
     if (isIP(host) !== 0 && !isPublicAddress(host)) {
       const socket = new Socket();
       const error = new RefusedAddressError(host, host);
-      if (callback) callback(error, socket);
-      else process.nextTick(() => socket.destroy(error));
+      if (callback) {
+        callback(error, socket);
+        process.nextTick(() => socket.destroy());
+      } else process.nextTick(() => socket.destroy(error));
       return socket;
     }
     return connect({ ...options, lookup }, callback);

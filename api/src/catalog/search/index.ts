@@ -29,7 +29,7 @@ export interface BrandSearchOptions {
 }
 
 /** Shorter queries (after trimming) find nothing (seed §8). */
-export const MIN_QUERY_LENGTH = 2;
+const MIN_QUERY_LENGTH = 2;
 // Below this many tokens a linear walk of a brand's tokens beats a binary search.
 const LINEAR_SCAN_MAX = 32;
 

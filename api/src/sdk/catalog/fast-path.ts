@@ -16,22 +16,24 @@ export function catalogFastPath(answers: CatalogAnswers, observer: RequestObserv
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith(PREFIX)) return false;
     const started = performance.now();
+    let answer: CatalogAnswer | undefined;
+    let requestId: string;
     try {
-      const answer = answerFor(answers, req, url);
+      answer = answerFor(answers, req, url);
       if (!answer) return false;
       const incomingId = req.headers['x-request-id'];
-      const requestId = requestIdFor(Array.isArray(incomingId) ? incomingId.join(', ') : incomingId);
+      requestId = requestIdFor(Array.isArray(incomingId) ? incomingId.join(', ') : incomingId);
       const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...answer.headers };
       if (answer.body !== undefined) headers['Content-Length'] = Buffer.byteLength(answer.body);
       res.writeHead(answer.status, headers);
       res.end(answer.body);
-      observer.record({ method: 'GET', route: answer.route, status: answer.status, seconds: (performance.now() - started) / 1000, requestId });
-      return true;
     } catch {
       if (!res.headersSent) return false; // Koa answers it again and renders the problem (or a logged 500)
       res.destroy();
       return true;
     }
+    observer.record({ method: 'GET', route: answer.route, status: answer.status, seconds: (performance.now() - started) / 1000, requestId });
+    return true;
   };
 }
 
