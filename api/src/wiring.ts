@@ -57,7 +57,7 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     patients: new PatientRepository(db, locks, caches.cache('patients', { max: 50_000, ttlMs: minute })),
     endpoints: new WebhookEndpointRepository(db, locks, caches.cache('webhook-endpoints', { max: 10_000, ttlMs: minute })),
   };
-  const outbox = new Outbox(db, clock);
+  const outbox = new Outbox(db, locks, clock);
   const snapshots = new SnapshotStore(db, locks, clock);
   await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init(), snapshots.init()]);
   const storage = openObjectStorage(config.objectStorage);

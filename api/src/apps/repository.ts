@@ -33,7 +33,7 @@ export interface AppStore {
   update(id: string, changes: AppChanges, at: Date): Promise<App | null>;
 }
 
-type AppDocument = Omit<App, 'id' | 'version'> & { _id: string; _version: number; deletedAt: Date | null };
+type AppDocument = Omit<App, 'id' | 'version'> & { _id: string; _version: number; deletedAt: Date | null; _changes?: Record<string, string> };
 
 export class AppRepository implements AppStore {
   private readonly documents: VersionedCollection<AppDocument>;
@@ -63,6 +63,6 @@ export class AppRepository implements AppStore {
 }
 
 function toApp(doc: AppDocument): App {
-  const { _id, _version, deletedAt: _deletedAt, ...rest } = doc;
+  const { _id, _version, _changes, deletedAt: _deletedAt, ...rest } = doc;
   return { id: _id, version: _version, ...rest };
 }

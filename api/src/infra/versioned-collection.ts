@@ -1,10 +1,15 @@
 // The one write path for documents that carry a version: every change is an update conditional on the
-// `_version` the caller read (optimistic concurrency: no read-then-write race), runs under the per-document
-// lock FerretDB needs (core/src/infra/locks.ts), and invalidates the caches that hold the document, also
-// after an ambiguous failure, since the write may have happened. Soft deletion is one such change. Every
+// `_version` the caller read (optimistic concurrency: no read-then-write race), made atomic on MongoDB and
+// on FerretDB alike (core/src/infra/where.ts), and invalidates the caches that hold the document, also after
+// an ambiguous failure, since the write may have happened. Soft deletion is one such change. Every
 // repository of versioned documents writes through this, and only through this.
+//
+// A change may carry a change id (the outbox's, for the events it causes): it is written into the document
+// with the change itself, in a ring keyed by the version the change leaves, so that after a crash anyone can
+// tell from the document alone whether that change happened (changeRecorded).
 import type { Collection, Filter, OptionalUnlessRequiredId, UpdateFilter } from 'mongodb';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
+import { updateOneWhere } from '../../../core/src/infra/where.js';
 
 export interface VersionedDocument {
   _id: string;
@@ -13,16 +18,31 @@ export interface VersionedDocument {
   updatedAt: Date;
   /** Soft deletion: set once, never cleared; a deleted document takes no further change. */
   deletedAt: Date | null;
+  /** Change ids by version modulo CHANGE_RING (see changeRecorded). */
+  _changes?: Record<string, string>;
 }
 
-/** Fields to set, and optional fields to remove. */
+/** How many recent changes a document remembers the ids of. */
+export const CHANGE_RING = 16;
+
+type NumericKeys<D> = { [K in keyof D]: D[K] extends number ? K : never }[keyof D] & string;
+type DateKeys<D> = { [K in keyof D]: D[K] extends Date | null ? K : never }[keyof D] & string;
+
+/** Fields to set, optional fields to remove, counters to add to, dates to move forward only. */
 export interface Changes<D> {
   set?: Partial<Omit<D, keyof VersionedDocument>>;
   unset?: (keyof D & string)[];
+  inc?: Partial<Record<NumericKeys<D>, number>>;
+  max?: Partial<Record<DateKeys<D>, Date>>;
 }
 
 /** The version a write expects: a number, or `any` for a change that is right whatever came before. */
 export type ExpectedVersion = number | 'any';
+
+/** Whether the change `changeId`, which left the document at `version`, is recorded in it. */
+export function changeRecorded(doc: { _version?: number; _changes?: Record<string, string> } | null, version: number, changeId: string): boolean {
+  return doc !== null && (doc._version ?? 0) >= version && doc._changes?.[String(version % CHANGE_RING)] === changeId;
+}
 
 export class VersionedCollection<D extends VersionedDocument> {
   constructor(
@@ -32,9 +52,10 @@ export class VersionedCollection<D extends VersionedDocument> {
     private readonly invalidate: (id: string) => void = () => {},
   ) {}
 
-  async insert(doc: D): Promise<void> {
+  async insert(doc: D, changeId?: string): Promise<void> {
+    const stored = changeId === undefined ? doc : { ...doc, _changes: { [String(doc._version % CHANGE_RING)]: changeId } };
     try {
-      await this.collection.insertOne(doc as OptionalUnlessRequiredId<D>);
+      await this.collection.insertOne(stored as OptionalUnlessRequiredId<D>);
     } finally {
       this.invalidate(doc._id); // a "not there" may have been cached
     }
@@ -45,20 +66,17 @@ export class VersionedCollection<D extends VersionedDocument> {
     return (await this.collection.findOne({ _id: id } as Filter<D>)) as D | null;
   }
 
-  /** Applies the changes if the document is live at `version`; the document after, or null when it moved on or went away. */
-  update(id: string, version: ExpectedVersion, changes: Changes<D>, at: Date): Promise<D | null> {
-    return this.change(id, version, { ...changes.set, updatedAt: at }, changes.unset ?? []);
+  /**
+   * Applies the changes if the document is live at `version`; the document after, or null when it moved on or
+   * went away. A change id needs a known version (the one the change leaves is version + 1).
+   */
+  update(id: string, version: ExpectedVersion, changes: Changes<D>, at: Date, changeId?: string): Promise<D | null> {
+    return this.change(id, version, changes, { updatedAt: at }, changeId);
   }
 
   /** Marks the document deleted if it is live at `version`; false when it moved on or went away. */
-  async softDelete(id: string, version: ExpectedVersion, at: Date): Promise<boolean> {
-    return (await this.change(id, version, { deletedAt: at, updatedAt: at }, [])) !== null;
-  }
-
-  private async change(id: string, version: ExpectedVersion, set: Record<string, unknown>, unset: string[]): Promise<D | null> {
-    const filter = { _id: id, deletedAt: null, ...(version !== 'any' && { _version: version }) } as Filter<D>;
-    const update = { $set: set, $inc: { _version: 1 }, ...(unset.length > 0 && { $unset: Object.fromEntries(unset.map((name) => [name, ''])) }) } as unknown as UpdateFilter<D>;
-    return (await this.write(id, () => this.collection.findOneAndUpdate(filter, update, { returnDocument: 'after' }))) as D | null;
+  async softDelete(id: string, version: ExpectedVersion, at: Date, changeId?: string): Promise<boolean> {
+    return (await this.change(id, version, {}, { deletedAt: at, updatedAt: at }, changeId)) !== null;
   }
 
   /**
@@ -67,13 +85,23 @@ export class VersionedCollection<D extends VersionedDocument> {
    * fields it writes are in no cached copy, so caches are left alone (quotas change on every create).
    */
   async modify(id: string, condition: Filter<D>, update: UpdateFilter<D>, options: { cached: boolean } = { cached: true }): Promise<boolean> {
-    const result = await this.write(id, () => this.collection.updateOne({ ...condition, _id: id } as Filter<D>, update), options.cached);
-    return result.modifiedCount === 1;
+    return (await this.write(id, () => updateOneWhere(this.collection, this.locks, id, condition, update), options.cached)) !== null;
+  }
+
+  private async change(id: string, version: ExpectedVersion, changes: Changes<D>, system: Record<string, unknown>, changeId: string | undefined): Promise<D | null> {
+    if (changeId !== undefined && version === 'any') throw new Error('a change id needs the version the change expects');
+    const set: Record<string, unknown> = { ...changes.set, ...system };
+    if (changeId !== undefined) set[`_changes.${(Number(version) + 1) % CHANGE_RING}`] = changeId;
+    const update: Record<string, unknown> = { $set: set, $inc: { ...changes.inc, _version: 1 } };
+    if (changes.unset?.length) update.$unset = Object.fromEntries(changes.unset.map((name) => [name, '']));
+    if (changes.max && Object.keys(changes.max).length > 0) update.$max = changes.max;
+    const condition = { deletedAt: null, ...(version !== 'any' && { _version: version }) } as Filter<D>;
+    return (await this.write(id, () => updateOneWhere(this.collection, this.locks, id, condition, update as UpdateFilter<D>))) as D | null;
   }
 
   private async write<T>(id: string, operation: () => Promise<T>, cached = true): Promise<T> {
     try {
-      return await this.locks.withLock(`${this.collection.collectionName}:${id}`, operation);
+      return await operation();
     } finally {
       if (cached) this.invalidate(id);
     }

@@ -9,16 +9,19 @@ import type { Db } from 'mongodb';
 import { DependencyUnavailableError } from '../errors.js';
 
 export interface DocumentLocks {
+  /** True where the database applies a filtered update atomically (MongoDB), so no lock is taken. */
+  readonly atomic: boolean;
   /** Runs `write` while no other write to `key` (collection + _id) runs. */
   withLock<T>(key: string, write: () => Promise<T>): Promise<T>;
 }
 
-export const noLocks: DocumentLocks = { withLock: (_key, write) => write() };
+export const noLocks: DocumentLocks = { atomic: true, withLock: (_key, write) => write() };
 
 /** One process-wide queue per key: every repository instance in the process shares it. */
 const queues = new Map<string, Promise<unknown>>();
 
 export const processLocks: DocumentLocks = {
+  atomic: false,
   async withLock<T>(key: string, write: () => Promise<T>): Promise<T> {
     const previous = queues.get(key) ?? Promise.resolve();
     const run = previous.then(write, write);
@@ -38,6 +41,7 @@ export const processLocks: DocumentLocks = {
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 export class RedisLocks implements DocumentLocks {
+  readonly atomic = false;
   constructor(
     private readonly redis: Redis,
     private readonly ttlMs = 10_000,

@@ -1,10 +1,15 @@
 // In-memory PatientStore for unit tests of the patient service; test/api/platform/patients/store.test.ts
 // holds it and PatientRepository to the same behaviour.
 import { MemoryVersioned } from '../../infra/memory-versioned.js';
-import type { Patient, PatientStore } from './repository.js';
+import type { ChangeTarget } from '../../events/outbox.js';
+import { PATIENTS, type Patient, type PatientStore } from './repository.js';
 
 export class FakePatientStore implements PatientStore {
   private readonly patients = new MemoryVersioned<Patient>();
+
+  target(tenantId: string, id: string, version: number): ChangeTarget {
+    return { collection: PATIENTS, id: `${tenantId}/${id}`, version };
+  }
 
   async insert(patient: Patient): Promise<void> {
     this.patients.insert(`${patient.tenantId}/${patient.id}`, patient);

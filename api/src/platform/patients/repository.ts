@@ -5,6 +5,7 @@ import type { Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { SharedCache } from '../../infra/cache.js';
 import { VersionedCollection } from '../../infra/versioned-collection.js';
+import type { ChangeTarget } from '../../events/outbox.js';
 import type { CreatePatient } from './schema.js';
 
 export interface Patient extends CreatePatient {
@@ -18,19 +19,24 @@ export interface Patient extends CreatePatient {
 
 /** What the patient service needs of storage; PatientRepository (MongoDB) and FakePatientStore (tests). */
 export interface PatientStore {
-  /** Fails (duplicate key) if the id exists in the tenant. */
-  insert(patient: Patient): Promise<void>;
+  /** Where a change to the patient leaving it at `version` is recorded (for the outbox). */
+  target(tenantId: string, id: string, version: number): ChangeTarget;
+  /** Fails (duplicate key) if the id exists in the tenant. `changeId` is recorded with the insert. */
+  insert(patient: Patient, changeId?: string): Promise<void>;
   /** The tenant's patient, deleted or not; null when the tenant never had it. May come from a cache. */
   find(tenantId: string, id: string): Promise<Patient | null>;
   /** The same, as stored now (for writes). */
   findStored(tenantId: string, id: string): Promise<Patient | null>;
   /** Soft-deletes the patient if it is still live at `version`; false when it moved on or went away. */
-  softDelete(tenantId: string, id: string, version: number, at: Date): Promise<boolean>;
+  softDelete(tenantId: string, id: string, version: number, at: Date, changeId?: string): Promise<boolean>;
 }
+
+export const PATIENTS = 'patients';
 
 interface PatientDocument extends Omit<Patient, 'version'> {
   _id: string;
   _version: number;
+  _changes?: Record<string, string>;
 }
 
 const keyOf = (tenantId: string, id: string) => `${tenantId}/${id}`;
@@ -43,14 +49,18 @@ export class PatientRepository implements PatientStore {
     locks: DocumentLocks,
     private readonly cache?: SharedCache<Patient>,
   ) {
-    this.documents = new VersionedCollection(db.collection<PatientDocument>('patients'), locks, (key) => cache?.invalidate(key));
+    this.documents = new VersionedCollection(db.collection<PatientDocument>(PATIENTS), locks, (key) => cache?.invalidate(key));
   }
 
   async init(): Promise<void> {}
 
-  async insert(patient: Patient): Promise<void> {
+  target(tenantId: string, id: string, version: number): ChangeTarget {
+    return { collection: PATIENTS, id: keyOf(tenantId, id), version };
+  }
+
+  async insert(patient: Patient, changeId?: string): Promise<void> {
     const { version, ...rest } = patient;
-    await this.documents.insert({ _id: keyOf(patient.tenantId, patient.id), _version: version, ...rest });
+    await this.documents.insert({ _id: keyOf(patient.tenantId, patient.id), _version: version, ...rest }, changeId);
   }
 
   async find(tenantId: string, id: string): Promise<Patient | null> {
@@ -62,12 +72,12 @@ export class PatientRepository implements PatientStore {
     return doc && Object.freeze(toPatient(doc));
   }
 
-  softDelete(tenantId: string, id: string, version: number, at: Date): Promise<boolean> {
-    return this.documents.softDelete(keyOf(tenantId, id), version, at);
+  softDelete(tenantId: string, id: string, version: number, at: Date, changeId?: string): Promise<boolean> {
+    return this.documents.softDelete(keyOf(tenantId, id), version, at, changeId);
   }
 }
 
 function toPatient(doc: PatientDocument): Patient {
-  const { _id, _version, ...rest } = doc;
+  const { _id, _version, _changes, ...rest } = doc;
   return { ...rest, version: _version };
 }

@@ -34,8 +34,8 @@ export class PatientService {
     // The tenant tuple first: a patient is never readable without it, and a stray tuple grants nothing.
     await this.deps.authz.grant(patient.tenantId, { object: `patient:${patient.id}`, relation: 'tenant', subject: `customer_account:${patient.tenantId}` });
     const event = this.deps.outbox.event('patient.created', patient.tenantId, `patient:${patient.id}`, { patientId: patient.id });
-    await this.deps.outbox.record([event], async () => {
-      await this.deps.patients.insert(patient);
+    await this.deps.outbox.record([event], this.deps.patients.target(patient.tenantId, patient.id, 1), async (changeId) => {
+      await this.deps.patients.insert(patient, changeId);
       return patient;
     });
     return patient;
@@ -59,7 +59,8 @@ export class PatientService {
         throw new AppError('PRECONDITION_FAILED', 'The patient has changed since the given entity tag.', { currentVersion: String(current.version) });
       }
       const event = this.deps.outbox.event('patient.deleted', tenantId, `patient:${id}`, { patientId: id });
-      const deleted = await this.deps.outbox.record([event], async () => ((await this.deps.patients.softDelete(tenantId, id, current.version, this.deps.clock.now())) ? true : undefined));
+      const target = this.deps.patients.target(tenantId, id, current.version + 1);
+      const deleted = await this.deps.outbox.record([event], target, async (changeId) => ((await this.deps.patients.softDelete(tenantId, id, current.version, this.deps.clock.now(), changeId)) ? true : undefined));
       if (deleted) return;
       if (attempt >= 5) throw new AppError('CONFLICT', 'The patient is being changed concurrently; retry.', {}, {}, { storable: false });
     }

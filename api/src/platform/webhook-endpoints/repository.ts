@@ -44,6 +44,7 @@ export interface WebhookEndpointStore {
 interface EndpointDocument extends Omit<WebhookEndpoint, 'version'> {
   _id: string;
   _version: number;
+  _changes?: Record<string, string>;
 }
 
 export interface ListPosition {
@@ -120,6 +121,6 @@ function isAfter(endpoint: WebhookEndpoint, position: ListPosition): boolean {
 }
 
 function toEndpoint(doc: EndpointDocument): WebhookEndpoint {
-  const { _id, _version, ...rest } = doc;
+  const { _id, _version, _changes, ...rest } = doc;
   return { ...rest, description: rest.description ?? null, version: _version };
 }
