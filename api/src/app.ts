@@ -3,7 +3,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
-import { Registry, collectDefaultMetrics } from 'prom-client';
 import { adminRoutes } from './admin/routes.js';
 import type { Clock } from '../../core/src/clock.js';
 import type { Config } from './config.js';
@@ -19,9 +18,11 @@ import { opsRoutes } from './ops/routes.js';
 import type { PlatformContext } from './platform/context.js';
 import { patientRoutes } from './platform/patients/routes.js';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints/routes.js';
+import { webhookDeliveryRoutes } from './platform/webhook-endpoints/delivery-routes.js';
 import { catalogFastPath } from './sdk/catalog/fast-path.js';
 import { catalogCors, catalogRoutes } from './sdk/catalog/routes.js';
 import type { Services } from './wiring.js';
+import { PORTICO_VERSION } from '../../core/src/version.js';
 import { OPENAPI_NOTES } from './openapi-notes.js';
 
 export interface AppDeps {
@@ -38,19 +39,19 @@ export interface PorticoApp {
   handler: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
-export function createApp({ config, services, clock, logger, version = '0.1.0' }: AppDeps): PorticoApp {
+export function createApp({ config, services, clock, logger, version = PORTICO_VERSION }: AppDeps): PorticoApp {
   const app = new Koa({ proxy: true });
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const registry = services.registry;
 
   const auth = createAuth((hash) => services.keys.findByHash(hash));
   const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret);
   const link = linkBuilder(config.publicBaseUrl);
 
   const platform = new ApiRouter('/api/platform/v1').use(auth.requireKey('platform'));
-  const context: PlatformContext = { patients: services.patientService, webhookEndpoints: services.webhookEndpointService, idempotent, link };
+  const context: PlatformContext = { patients: services.patientService, webhookEndpoints: services.webhookEndpointService, webhookDeliveries: services.webhookDeliveryService, idempotent, link };
   patientRoutes(platform, context);
   webhookEndpointRoutes(platform, context);
+  webhookDeliveryRoutes(platform, context);
 
   // The catalog's hottest reads never reach Koa (fast path), so the platform router matches first.
   const sdk = new ApiRouter('/api/sdk/v1');

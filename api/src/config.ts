@@ -2,6 +2,7 @@
 // bad value stops the process with a clear message instead of failing on the first request that needs it.
 // The settings every Portico process shares are parsed by core (readCoreConfig); the rest are the API's.
 import { ConfigError, EnvReader, readCoreConfig, type CoreConfig, type LogLevel } from '../../core/src/config.js';
+import { parseDuration } from '../../core/src/duration.js';
 
 export { ConfigError, type LogLevel };
 
@@ -21,8 +22,30 @@ export interface Config extends CoreConfig {
   readonly demoCatalog: boolean;
   /** Development and tests only: admits http and private/loopback webhook hosts. */
   readonly webhookAllowPrivateUrls: boolean;
+  readonly webhooks: WebhookSettings;
   readonly shutdownTimeoutMs: number;
 }
+
+/** Webhook delivery (CONTRACT §7). */
+export interface WebhookSettings {
+  /** Run the dispatcher in this API process (every replica does by default). */
+  readonly dispatch: boolean;
+  /** Delays before the 2nd, 3rd, … attempt (±20 % jitter is added). */
+  readonly retryScheduleMs: readonly number[];
+  /** Consecutive failures, and how long without a success, that disable an endpoint. */
+  readonly disableAfter: number;
+  readonly disableWindowMs: number;
+  /** For the whole exchange of one attempt. */
+  readonly timeoutMs: number;
+  /** How long a dispatcher holds an event or a delivery it works on (longer than an attempt). */
+  readonly leaseMs: number;
+  /** How often the dispatcher looks for work that no wake-up announced (the backstop). */
+  readonly pollMs: number;
+  /** Attempts in flight at once in this process (at most 10 of them per endpoint). */
+  readonly concurrency: number;
+}
+
+const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = defaultRandomSecret): Config {
   const read = new EnvReader(env);
@@ -60,10 +83,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     catalogPollMs: read.int('PORTICO_CATALOG_POLL_MS', 5000, 100, 60_000),
     demoCatalog: read.bool('PORTICO_DEMO_CATALOG', core.mongodbUri === undefined),
     webhookAllowPrivateUrls: read.bool('PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS'),
+    webhooks: readWebhookSettings(read),
     shutdownTimeoutMs: read.int('PORTICO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };
   read.check();
   return Object.freeze(config);
+}
+
+function readWebhookSettings(read: EnvReader): WebhookSettings {
+  const duration = (name: string, fallback: string, min: number): number => {
+    const raw = read.str(name) ?? fallback;
+    const ms = parseDuration(raw);
+    if (ms === undefined || ms < min) read.problem(`${name} must be a duration such as 30s, 5m or 24h, at least ${min} ms (got "${raw}")`);
+    return ms ?? parseDuration(fallback)!;
+  };
+  const scheduleRaw = read.str('PORTICO_WEBHOOK_RETRY_SCHEDULE') ?? DEFAULT_RETRY_SCHEDULE;
+  const retryScheduleMs = scheduleRaw.split(',').map((part) => parseDuration(part.trim()));
+  if (retryScheduleMs.length > 20 || retryScheduleMs.some((ms) => ms === undefined || ms < 1)) {
+    read.problem(`PORTICO_WEBHOOK_RETRY_SCHEDULE must be up to 20 comma-separated durations such as 5s,5m,30m (got "${scheduleRaw}")`);
+  }
+  const timeoutMs = read.int('PORTICO_WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000);
+  const leaseMs = read.int('PORTICO_WEBHOOK_LEASE_MS', 60_000, 1_000, 3_600_000);
+  if (leaseMs <= timeoutMs) read.problem('PORTICO_WEBHOOK_LEASE_MS must be longer than PORTICO_WEBHOOK_TIMEOUT_MS');
+  return Object.freeze({
+    dispatch: read.bool('PORTICO_WEBHOOK_DISPATCH', true),
+    retryScheduleMs: Object.freeze(retryScheduleMs.every((ms) => ms !== undefined) ? (retryScheduleMs as number[]) : DEFAULT_RETRY_SCHEDULE.split(',').map((p) => parseDuration(p)!)),
+    disableAfter: read.int('PORTICO_WEBHOOK_DISABLE_AFTER', 15, 1, 1000),
+    disableWindowMs: duration('PORTICO_WEBHOOK_DISABLE_WINDOW', '24h', 0),
+    timeoutMs,
+    leaseMs,
+    pollMs: read.int('PORTICO_WEBHOOK_POLL_MS', 5000, 50, 600_000),
+    concurrency: read.int('PORTICO_WEBHOOK_CONCURRENCY', 256, 1, 10_000),
+  });
 }
 
 /**

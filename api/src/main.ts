@@ -21,12 +21,13 @@ async function main(): Promise<void> {
     logger.info({ catalog: config.catalog, brands: report.brandCount, logos: report.logos.rendered, snapshotId: report.snapshot.id }, 'published the demo catalog');
   }
   await services.activeCatalog.start(config.catalogPollMs, redis);
+  if (config.webhooks.dispatch) await services.dispatcher.start();
 
   const { handler } = createApp({ config, services, clock: systemClock, logger });
   const server = createServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
-  logger.info({ port: config.port, mongodb: embedded ? 'embedded' : 'external', redis: Boolean(redis), admin: config.adminToken !== undefined }, `Portico API listening on http://${config.host}:${config.port}`);
+  logger.info({ port: config.port, mongodb: embedded ? 'embedded' : 'external', redis: Boolean(redis), admin: config.adminToken !== undefined, dispatcher: config.webhooks.dispatch }, `Portico API listening on http://${config.host}:${config.port}`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

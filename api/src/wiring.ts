@@ -23,13 +23,20 @@ import { pingMongo } from '../../core/src/infra/mongo.js';
 import { pingRedis } from '../../core/src/infra/redis.js';
 import type { Readiness } from './ops/routes.js';
 import { ApiKeyRepository } from './credentials/repository.js';
+import { attemptAgents } from './events/attempt.js';
+import { DeliveryStore } from './events/deliveries.js';
+import { Dispatcher } from './events/dispatcher.js';
 import { Outbox } from './events/outbox.js';
+import { WorkSignals } from './events/signals.js';
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import type dns from 'node:dns';
 import { CursorCodec } from './http/cursor.js';
 import { MemoryIdempotencyStore, RedisIdempotencyStore, type IdempotencyStore } from './http/idempotency-store.js';
 import { PatientRepository } from './platform/patients/repository.js';
 import { PatientService } from './platform/patients/service.js';
 import { WebhookEndpointRepository } from './platform/webhook-endpoints/repository.js';
 import { WebhookEndpointService } from './platform/webhook-endpoints/service.js';
+import { WebhookDeliveryService } from './platform/webhook-endpoints/delivery-service.js';
 import { systemResolver, type Resolver } from './platform/webhook-endpoints/url-policy.js';
 
 export interface Connections {
@@ -39,12 +46,14 @@ export interface Connections {
   clock: Clock;
   /** DNS for webhook URL checks; tests pass a fixed table. */
   resolve?: Resolver;
+  /** DNS for webhook deliveries (the connect-time check); tests pass a fixed table. */
+  lookup?: typeof dns.lookup;
   logger?: Logger;
 }
 
 export type Services = Awaited<ReturnType<typeof buildServices>>;
 
-export async function buildServices({ config, db, redis, clock, resolve = systemResolver, logger = pino({ level: 'silent' }) }: Connections) {
+export async function buildServices({ config, db, redis, clock, resolve = systemResolver, lookup, logger = pino({ level: 'silent' }) }: Connections) {
   const caches = await CacheHub.create(redis, (error) => logger.warn({ err: error }, 'a cache invalidation could not be published; other replicas converge within the TTL'));
   const locks = await documentLocksFor(db, redis);
   const minute = 60_000;
@@ -58,8 +67,9 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     endpoints: new WebhookEndpointRepository(db, locks, caches.cache('webhook-endpoints', { max: 10_000, ttlMs: minute })),
   };
   const outbox = new Outbox(db, locks, clock);
+  const deliveries = new DeliveryStore(db, locks);
   const snapshots = new SnapshotStore(db, locks, clock);
-  await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init(), snapshots.init()]);
+  await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init(), deliveries.init(), snapshots.init()]);
   const storage = openObjectStorage(config.objectStorage);
   const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
 
@@ -67,11 +77,31 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
   const idempotencyStore: IdempotencyStore = redis ? new RedisIdempotencyStore(redis) : new MemoryIdempotencyStore();
   const catalogService = new CatalogService(activeCatalog, storage);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  // Events committed here wake the dispatchers: this replica's at once, the others' over Redis.
+  const signals = new WorkSignals(redis);
+  outbox.onCommit((ids) => signals.announce({ events: ids }));
+  const dispatcher = new Dispatcher({
+    outbox,
+    deliveries,
+    endpoints,
+    signals,
+    clock,
+    logger,
+    registry,
+    settings: config.webhooks,
+    agents: attemptAgents(config.webhookAllowPrivateUrls, lookup),
+  });
   const readiness: Readiness = {
     check: async () => ({ mongodb: await pingMongo(db), ...(redis && { redis: await pingRedis(redis) }), catalog: activeCatalog.ready }),
   };
   return {
     readiness,
+    registry,
+    dispatcher,
+    deliveries,
+    signals,
     ...repositories,
     caches,
     snapshots,
@@ -80,6 +110,7 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     catalogService,
     catalogAnswers: new CatalogAnswers(catalogService, config.publicBaseUrl),
     close: async () => {
+      await dispatcher.stop(config.shutdownTimeoutMs);
       await activeCatalog.stop();
       await caches.close();
     },
@@ -93,7 +124,9 @@ export async function buildServices({ config, db, redis, clock, resolve = system
       accounts,
       cursors: new CursorCodec(config.cursorSecret),
       urlPolicy: { allowPrivate: config.webhookAllowPrivateUrls, resolve },
+      deliveries,
       clock,
     }),
+    webhookDeliveryService: new WebhookDeliveryService({ endpoints, deliveries, events: outbox, signals, cursors: new CursorCodec(config.cursorSecret), clock }),
   };
 }

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type dns from 'node:dns';
 import type { Redis } from 'ioredis';
 import type Koa from 'koa';
 import { MongoClient } from 'mongodb';
@@ -35,8 +36,29 @@ export const testResolver: Resolver = async (host) => {
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
 };
 
+/** The same table as dns.lookup answers (what webhook deliveries resolve through). */
+export function lookupFrom(resolve: Resolver): typeof dns.lookup {
+  return ((hostname: string, options: unknown, callback: (error: Error | null, address: unknown, family?: number) => void) => {
+    const all = typeof options === 'object' && options !== null && (options as { all?: boolean }).all;
+    resolve(hostname).then(
+      (addresses) => {
+        const entries = addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+        if (all) callback(null, entries);
+        else callback(null, entries[0]!.address, entries[0]!.family);
+      },
+      (error: Error) => callback(error, all ? [] : ''),
+    );
+  }) as unknown as typeof dns.lookup;
+}
+
+export const testLookup = lookupFrom(testResolver);
+
 export interface TestApiOptions {
   redis?: boolean;
+  /** Run the webhook dispatcher (off by default: most tests do not deliver). */
+  dispatch?: boolean;
+  /** DNS for webhook deliveries; default: testLookup. */
+  lookup?: typeof dns.lookup;
   clock?: Clock;
   env?: Record<string, string>;
   /** Receives the API's log lines (JSON), at debug level. */
@@ -88,8 +110,9 @@ export class TestApi {
     const clock = options.clock ?? systemClock;
     let services: Services;
     try {
-      services = await buildServices({ config, db: mongo.db, redis, clock, resolve: testResolver });
+      services = await buildServices({ config, db: mongo.db, redis, clock, resolve: testResolver, lookup: options.lookup ?? testLookup, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }) });
       await services.activeCatalog.start(config.catalogPollMs, redis);
+      if (options.dispatch) await services.dispatcher.start();
     } catch (error) {
       await mongo.client.close();
       await redis?.quit().catch(() => {});

@@ -10,9 +10,11 @@ import { AppError } from '../http/errors.js';
 import { assertValid } from '../http/validate.js';
 import { openConnections } from '../../../core/src/infra/connections.js';
 import { buildServices } from '../wiring.js';
+import { runDispatcher } from './dispatch.js';
 
 const USAGE = `Usage:
   portico serve                                   start the API (same as npm start)
+  portico dispatch                                deliver webhooks, without serving HTTP
   portico admin create-account --name <name>
   portico admin issue-key --account <id> --scopes <s1,s2,…> [--name <name>]
   portico admin revoke-key --key-id <id>
@@ -93,6 +95,10 @@ async function main(argv: string[]): Promise<number> {
   if (group === 'serve') {
     await import('../main.js');
     return -1; // the server keeps the process alive
+  }
+  if (group === 'dispatch') {
+    await runDispatcher();
+    return -1; // the dispatcher keeps the process alive
   }
   if (group !== 'admin') throw new UsageError(`unknown command "${group}"`);
 

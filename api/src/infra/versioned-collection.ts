@@ -74,6 +74,11 @@ export class VersionedCollection<D extends VersionedDocument> {
     return this.change(id, version, changes, { updatedAt: at }, changeId);
   }
 
+  /** The same, whatever the version, if the live document also matches `condition`. */
+  updateWhere(id: string, condition: Filter<D>, changes: Changes<D>, at: Date): Promise<D | null> {
+    return this.change(id, 'any', changes, { updatedAt: at }, undefined, condition);
+  }
+
   /** Marks the document deleted if it is live at `version`; false when it moved on or went away. */
   async softDelete(id: string, version: ExpectedVersion, at: Date, changeId?: string): Promise<boolean> {
     return (await this.change(id, version, {}, { deletedAt: at, updatedAt: at }, changeId)) !== null;
@@ -88,14 +93,14 @@ export class VersionedCollection<D extends VersionedDocument> {
     return (await this.write(id, () => updateOneWhere(this.collection, this.locks, id, condition, update), options.cached)) !== null;
   }
 
-  private async change(id: string, version: ExpectedVersion, changes: Changes<D>, system: Record<string, unknown>, changeId: string | undefined): Promise<D | null> {
+  private async change(id: string, version: ExpectedVersion, changes: Changes<D>, system: Record<string, unknown>, changeId: string | undefined, extra: Filter<D> = {}): Promise<D | null> {
     if (changeId !== undefined && version === 'any') throw new Error('a change id needs the version the change expects');
     const set: Record<string, unknown> = { ...changes.set, ...system };
     if (changeId !== undefined) set[`_changes.${(Number(version) + 1) % CHANGE_RING}`] = changeId;
     const update: Record<string, unknown> = { $set: set, $inc: { ...changes.inc, _version: 1 } };
     if (changes.unset?.length) update.$unset = Object.fromEntries(changes.unset.map((name) => [name, '']));
     if (changes.max && Object.keys(changes.max).length > 0) update.$max = changes.max;
-    const condition = { deletedAt: null, ...(version !== 'any' && { _version: version }) } as Filter<D>;
+    const condition = { ...extra, deletedAt: null, ...(version !== 'any' && { _version: version }) } as Filter<D>;
     return (await this.write(id, () => updateOneWhere(this.collection, this.locks, id, condition, update as UpdateFilter<D>))) as D | null;
   }
 

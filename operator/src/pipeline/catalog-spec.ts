@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
 import { LOGO_SIZES, PLATFORM_TYPES } from '../../../core/src/catalog/model.js';
+import { parseDuration as parseDurationText } from '../../../core/src/duration.js';
 import { checkDocument, describeProblems } from '../../../core/src/schema.js';
 import { SOURCE_FORMATS } from './types.js';
 
@@ -55,11 +56,9 @@ export const BrandCatalogDocument = Type.Object({
   spec: BrandCatalogSpec,
 });
 
-/** "24h", "1h30m", "45s" → milliseconds. */
+/** A refreshInterval ("24h", "1h30m", "45s", checked by the schema) in milliseconds. */
 export function parseDuration(text: string): number {
-  let ms = 0;
-  for (const [, amount, unit] of text.matchAll(/([0-9]+)(s|m|h)/g)) ms += Number(amount) * { s: 1000, m: 60_000, h: 3_600_000 }[unit as 's' | 'm' | 'h'];
-  return ms;
+  return parseDurationText(text) ?? 0;
 }
 
 /** The bounds the CRD enforces with CEL (operator/src/crd/generate.ts), applied to files the same way. */

@@ -15,7 +15,12 @@ export interface WebhookEndpoint {
   description: string | null;
   status: 'ACTIVE' | 'PAUSED' | 'DISABLED';
   secret: string;
+  /** The secret before the last rotation, which signs beside the new one until it expires. */
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
   consecutiveFailures: number;
+  /** When the current run of failures began (null after a success): with the failure count, it disables. */
+  failingSince: Date | null;
   lastDeliveryAttemptAt: Date | null;
   lastSuccessfulDeliveryAt: Date | null;
   createdAt: Date;
@@ -24,7 +29,36 @@ export interface WebhookEndpoint {
   deletedAt: Date | null;
 }
 
-export type EndpointChanges = Partial<Pick<WebhookEndpoint, 'url' | 'eventTypes' | 'description' | 'status' | 'consecutiveFailures'>>;
+export type EndpointChanges = Partial<Pick<WebhookEndpoint, 'url' | 'eventTypes' | 'description' | 'status' | 'consecutiveFailures' | 'failingSince' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>>;
+
+/** One delivery attempt's result, as the endpoint's delivery fields take it. */
+export interface DeliveryOutcome {
+  at: Date;
+  succeeded: boolean;
+}
+
+/** When an endpoint is disabled: `failures` consecutive failures while failing since at least `failingBefore`. */
+export interface DisableRule {
+  failures: number;
+  failingBefore: Date;
+}
+
+/**
+ * The delivery fields after a batch of outcomes (in the order they happened). With a success in the batch
+ * everything is known; without one, the count grows from whatever it is now (an increment, so that
+ * concurrent batches never lose one) and the run began at the first failure unless it began earlier.
+ */
+export function deliveryChanges(outcomes: readonly DeliveryOutcome[]): { lastAttemptAt: Date; lastSuccessAt?: Date; failures: number; reset: boolean; firstFailureAt?: Date } {
+  const lastSuccess = outcomes.map((o) => o.succeeded).lastIndexOf(true);
+  const after = outcomes.slice(lastSuccess + 1);
+  return {
+    lastAttemptAt: new Date(Math.max(...outcomes.map((o) => o.at.getTime()))),
+    ...(lastSuccess >= 0 && { lastSuccessAt: outcomes[lastSuccess]!.at }),
+    failures: after.length,
+    reset: lastSuccess >= 0,
+    ...(after.length > 0 && { firstFailureAt: after[0]!.at }),
+  };
+}
 
 /** What the webhook-endpoint service needs of storage; WebhookEndpointRepository (MongoDB) and FakeWebhookEndpointStore. */
 export interface WebhookEndpointStore {
@@ -39,6 +73,12 @@ export interface WebhookEndpointStore {
   update(accountId: string, id: string, version: number, changes: EndpointChanges, at: Date): Promise<WebhookEndpoint | null>;
   /** Soft-deletes the endpoint if it is live at `version`; false when it moved on or went away. */
   softDelete(accountId: string, id: string, version: number, at: Date): Promise<boolean>;
+  /** Every live endpoint of the account, newest first; may come from a cache. */
+  allLive(accountId: string): Promise<readonly WebhookEndpoint[]>;
+  /** Records attempt outcomes in the delivery fields; the endpoint after, or null when it is gone. */
+  recordOutcomes(accountId: string, id: string, outcomes: readonly DeliveryOutcome[], at: Date): Promise<WebhookEndpoint | null>;
+  /** ACTIVE → DISABLED, when the rule holds (or at once without one); the endpoint disabled, or null if it did not move. */
+  disable(accountId: string, id: string, rule: DisableRule | undefined, at: Date): Promise<WebhookEndpoint | null>;
 }
 
 interface EndpointDocument extends Omit<WebhookEndpoint, 'version'> {
@@ -91,7 +131,7 @@ export class WebhookEndpointRepository implements WebhookEndpointStore {
     return { items: rest.slice(0, limit), hasMore: rest.length > limit };
   }
 
-  private async allLive(accountId: string): Promise<WebhookEndpoint[]> {
+  async allLive(accountId: string): Promise<WebhookEndpoint[]> {
     // Frozen: cached objects are shared by requests (and their JSON is memoised), so nothing may change them.
     const load = async () =>
       Object.freeze((await this.documents.collection.find({ accountId, deletedAt: null }).sort({ createdAt: -1, id: -1 }).toArray()).map((d) => Object.freeze(toEndpoint(d)))) as WebhookEndpoint[];
@@ -112,6 +152,26 @@ export class WebhookEndpointRepository implements WebhookEndpointStore {
   softDelete(accountId: string, id: string, version: number, at: Date): Promise<boolean> {
     return this.documents.softDelete(keyOf(accountId, id), version, at);
   }
+
+  async recordOutcomes(accountId: string, id: string, outcomes: readonly DeliveryOutcome[], at: Date): Promise<WebhookEndpoint | null> {
+    const key = keyOf(accountId, id);
+    const change = deliveryChanges(outcomes);
+    const doc = change.reset
+      ? await this.documents.update(key, 'any', { set: { consecutiveFailures: change.failures, failingSince: change.firstFailureAt ?? null }, max: { lastDeliveryAttemptAt: change.lastAttemptAt, lastSuccessfulDeliveryAt: change.lastSuccessAt! } }, at)
+      : await this.documents.update(key, 'any', { inc: { consecutiveFailures: change.failures }, max: { lastDeliveryAttemptAt: change.lastAttemptAt } }, at);
+    if (doc && !change.reset && change.firstFailureAt && doc.failingSince == null) {
+      // The run of failures starts now unless it had already started: set only where it is unset.
+      await this.documents.modify(key, { failingSince: null, deletedAt: null }, { $set: { failingSince: change.firstFailureAt } });
+      return this.findLive(accountId, id);
+    }
+    return doc && toEndpoint(doc);
+  }
+
+  async disable(accountId: string, id: string, rule: DisableRule | undefined, at: Date): Promise<WebhookEndpoint | null> {
+    const condition = rule ? { status: 'ACTIVE' as const, consecutiveFailures: { $gte: rule.failures }, failingSince: { $lte: rule.failingBefore } } : { status: 'ACTIVE' as const };
+    const doc = await this.documents.updateWhere(keyOf(accountId, id), condition, { set: { status: 'DISABLED' } }, at);
+    return doc && toEndpoint(doc);
+  }
 }
 
 /** Keyset order: createdAt desc, then id desc. */
@@ -122,5 +182,12 @@ function isAfter(endpoint: WebhookEndpoint, position: ListPosition): boolean {
 
 function toEndpoint(doc: EndpointDocument): WebhookEndpoint {
   const { _id, _version, _changes, ...rest } = doc;
-  return { ...rest, description: rest.description ?? null, version: _version };
+  return {
+    ...rest,
+    description: rest.description ?? null,
+    previousSecret: rest.previousSecret ?? null,
+    previousSecretExpiresAt: rest.previousSecretExpiresAt ?? null,
+    failingSince: rest.failingSince ?? null,
+    version: _version,
+  };
 }

@@ -68,3 +68,44 @@ export const WebhookEndpointList = Type.Object({
   pagination: Type.Object({ nextCursor: Type.Union([Type.String(), Type.Null()]), hasMore: Type.Boolean() }),
   _links: Links,
 });
+
+// ——— deliveries ———
+
+export const AttemptStatus = Type.Union([Type.Literal('SUCCEEDED'), Type.Literal('FAILED'), Type.Literal('PENDING')]);
+
+export const DeliveriesQuery = Type.Object({
+  status: Type.Optional(Type.Union([Type.Literal('SUCCEEDED'), Type.Literal('FAILED'), Type.Literal('PENDING')], { description: 'Only attempts in this state.' })),
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Page size, 1-100 in decimal digits; anything else is 400 (never clamped).' }),
+  cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'Opaque `pagination.nextCursor` of the previous page (with the same `status`), passed back unchanged.' })),
+});
+
+export const DeliveryAttempt = Type.Object(
+  {
+    id: Type.String({ format: 'uuid', description: 'Time-ordered (UUIDv7).' }),
+    eventId: Type.String({ format: 'uuid', description: 'The event, and the `webhook-id` header every attempt at it carries.' }),
+    eventType: Type.String(),
+    attempt: Type.Integer({ minimum: 1, description: '1 for the first attempt at this event for this endpoint.' }),
+    trigger: Type.Union([Type.Literal('SCHEDULED'), Type.Literal('MANUAL'), Type.Literal('RECOVER')], { description: '`MANUAL`: the test operation; `RECOVER`: queued by recover.' }),
+    status: AttemptStatus,
+    responseStatus: Type.Union([Type.Integer(), Type.Null()], { description: "The receiver's HTTP status; null when it did not answer (or the attempt is still PENDING)." }),
+    durationMs: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'Why the attempt failed (never the response body).' }),
+    attemptedAt: NullableTimestamp,
+    nextAttemptAt: Type.Union([Timestamp, Type.Null()], { description: 'PENDING: when it is due. FAILED: when the next attempt is due, or null when there is none.' }),
+  },
+  { description: 'One attempt to deliver an event to the endpoint; PENDING ones are scheduled and not yet made.' },
+);
+
+export const DeliveryAttemptList = Type.Object({
+  data: Type.Array(DeliveryAttempt),
+  pagination: Type.Object({ nextCursor: Type.Union([Type.String(), Type.Null()]), hasMore: Type.Boolean() }),
+  _links: Links,
+});
+
+export const RecoverBody = Type.Object(
+  { since: Type.String({ format: 'date-time', description: 'Recover events that occurred at or after this instant, at most 14 days ago.' }) },
+  { additionalProperties: false },
+);
+export const RecoverResult = Type.Object({ events: Type.Integer({ minimum: 0, description: 'How many events are queued again.' }) });
+export const RotatedSecret = Type.Object({ secret: Type.String({ pattern: '^whsec_', description: 'The new signing secret, shown only in this response.' }) });
+export const TestSent = Type.Object({ eventId: Type.String({ format: 'uuid', description: 'The `webhook.test` event; its attempts appear in the attempt log.' }) });

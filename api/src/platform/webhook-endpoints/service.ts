@@ -1,12 +1,15 @@
 // Webhook endpoints of a customer account: create within the quota, keyset-paginated listing, merge-patch
-// updates and soft deletion under optimistic concurrency (conditional updates on _version).
-import { randomBytes, randomUUID } from 'node:crypto';
+// updates, secret rotation and soft deletion under optimistic concurrency (conditional updates on _version).
+// Deliveries (the attempt log, recover, test) are delivery-service.ts's.
+import { randomUUID } from 'node:crypto';
+import { newSigningSecret } from '../../events/signing.js';
 import type { AccountStore } from '../../accounts/repository.js';
 import type { Clock } from '../../../../core/src/clock.js';
 import { preconditionHolds, type Precondition } from '../../http/conditional.js';
 import type { CursorCodec } from '../../http/cursor.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { Principal } from '../../http/auth.js';
+import type { DeliveryStore } from '../../events/deliveries.js';
 import type { EndpointChanges, WebhookEndpoint, WebhookEndpointStore } from './repository.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT, type CreateWebhookEndpoint, type UpdateWebhookEndpoint } from './schema.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
@@ -15,9 +18,14 @@ const LIST_ROUTE = 'webhook-endpoints.list';
 /** Attempts at a conditional write that lost a race without an If-Match to arbitrate. */
 const MAX_WRITE_ATTEMPTS = 5;
 
+/** How long the secret before a rotation keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
+
 export interface WebhookEndpointServiceDeps {
   endpoints: WebhookEndpointStore;
   accounts: AccountStore;
+  /** Queued deliveries to a deleted endpoint are cancelled. */
+  deliveries: Pick<DeliveryStore, 'cancel'>;
   cursors: CursorCodec;
   urlPolicy: UrlPolicy;
   clock: Clock;
@@ -46,8 +54,11 @@ export class WebhookEndpointService {
       eventTypes: input.eventTypes,
       description: input.description ?? null,
       status: 'ACTIVE',
-      secret: `whsec_${randomBytes(32).toString('base64')}`,
+      secret: newSigningSecret(),
+      previousSecret: null,
+      previousSecretExpiresAt: null,
       consecutiveFailures: 0,
+      failingSince: null,
       lastDeliveryAttemptAt: null,
       lastSuccessfulDeliveryAt: null,
       createdAt: now,
@@ -105,8 +116,25 @@ export class WebhookEndpointService {
       const current = await this.current(principal, id, precondition);
       if (await this.deps.endpoints.softDelete(principal.accountId, id, current.version, this.deps.clock.now())) {
         await this.deps.accounts.release(principal.accountId, 'webhookEndpoints');
+        await this.deps.deliveries.cancel(principal.accountId, id, 'the endpoint was deleted');
         return;
       }
+      if (attempt >= MAX_WRITE_ATTEMPTS) throw concurrentChange();
+    }
+  }
+
+  /**
+   * A new signing secret, shown once; the one it replaces keeps signing beside it for 24 hours, so receivers
+   * verify with either while they switch.
+   */
+  async rotateSecret(principal: Principal, id: string, precondition: Precondition | undefined): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    const secret = newSigningSecret();
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.current(principal, id, precondition);
+      const now = this.deps.clock.now();
+      const changes = { secret, previousSecret: current.secret, previousSecretExpiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS) };
+      const updated = await this.deps.endpoints.update(principal.accountId, id, current.version, changes, now);
+      if (updated) return { endpoint: updated, secret };
       if (attempt >= MAX_WRITE_ATTEMPTS) throw concurrentChange();
     }
   }
@@ -138,6 +166,8 @@ function changesOf(current: WebhookEndpoint, patch: UpdateWebhookEndpoint): Endp
   if (patch.eventTypes !== undefined && !sameSet(patch.eventTypes, current.eventTypes)) changes.eventTypes = patch.eventTypes;
   if (patch.description !== undefined && patch.description !== current.description) changes.description = patch.description;
   if (patch.status !== undefined && patch.status !== current.status) changes.status = patch.status;
+  // Reactivating starts the failure count (and the run it belongs to) afresh.
   if (patch.status === 'ACTIVE' && current.consecutiveFailures !== 0) changes.consecutiveFailures = 0;
+  if (patch.status === 'ACTIVE' && current.failingSince !== null) changes.failingSince = null;
   return changes;
 }

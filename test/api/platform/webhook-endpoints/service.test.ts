@@ -20,6 +20,7 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
   let accounts: FakeAccountStore;
   let service: WebhookEndpointService;
   let principal: Principal;
+  const cancelled: string[] = [];
   const body = (overrides = {}) => ({ url: 'https://hooks.example.org/portico', eventTypes: ['patient.created' as const], ...overrides });
 
   beforeEach(async () => {
@@ -31,6 +32,7 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
       accounts,
       cursors: new CursorCodec('unit-test-cursor-secret-0123456789abcdef'),
       urlPolicy: { allowPrivate: false, resolve: async (host) => DNS[host] ?? Promise.reject(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' })) },
+      deliveries: { cancel: async (_accountId: string, endpointId: string) => (cancelled.push(endpointId), 0) },
       clock,
     });
     principal = { keyId: randomUUID(), kind: 'sk', accountId: randomUUID(), appId: null, scopes: new Set() };
@@ -128,6 +130,7 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
       const created = await service.create(principal, body());
       await service.delete(principal, created.id, { kind: 'any' });
       expect(accounts.usage(principal.accountId, 'webhookEndpoints')).to.equal(0);
+      expect(cancelled).to.include(created.id); // its queued deliveries go too
       expect(await rejection(service.delete(principal, created.id, undefined))).to.include({ code: 'NOT_FOUND' });
       expect(await rejection(service.get(principal, created.id))).to.include({ code: 'NOT_FOUND' });
       expect(accounts.usage(principal.accountId, 'webhookEndpoints')).to.equal(0);

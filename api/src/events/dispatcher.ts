@@ -1,0 +1,298 @@
+// The webhook dispatcher (CONTRACT §7). Every API replica runs one (and `portico dispatch` runs one alone).
+// Committed events come from the outbox: a dispatcher claims one by lease, finds the account's endpoints that
+// should hear it, and makes each first attempt at once, at most 10 in flight per endpoint. A failed attempt
+// that has retries left goes to the retry queue (deliveries.ts), which the dispatcher that queued it works
+// through with timers; the event is then done. Wake-ups come in process and over Redis (signals.ts); a poll
+// is the backstop for what no wake-up announced: events left by a dispatcher that died (its lease ends),
+// deliveries due on a replica that restarted, events staged by a process that died before committing.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Clock } from '../../../core/src/clock.js';
+import { PORTICO_VERSION } from '../../../core/src/version.js';
+import type { WebhookSettings } from '../config.js';
+import type { WebhookEndpoint, WebhookEndpointStore } from '../platform/webhook-endpoints/repository.js';
+import { attemptDelivery, type AttemptAgents, type AttemptResult } from './attempt.js';
+import { deliveryId, newAttemptId, type AttemptRecord, type DeliveryStore, type QueuedDelivery, type Trigger } from './deliveries.js';
+import { Lanes } from './lanes.js';
+import type { Outbox, StoredEvent } from './outbox.js';
+import { parseRetryAfter, retryDelay } from './schedule.js';
+import { signatureHeader } from './signing.js';
+import type { WorkSignals } from './signals.js';
+import { DeliveryRecorder } from './recorder.js';
+
+export const PER_ENDPOINT_IN_FLIGHT = 10;
+const USER_AGENT = `Portico-Webhooks/${PORTICO_VERSION}`;
+const POLL_BATCH = 200;
+const RETENTION_MS = 30 * 24 * 3_600_000;
+const PRUNE_EVERY_MS = 3_600_000;
+
+export interface DispatcherDeps {
+  outbox: Outbox;
+  deliveries: DeliveryStore;
+  endpoints: WebhookEndpointStore;
+  signals: WorkSignals;
+  clock: Clock;
+  logger: Logger;
+  registry: Registry;
+  settings: WebhookSettings;
+  agents: AttemptAgents;
+  random?: () => number;
+}
+
+interface Job {
+  event: StoredEvent;
+  endpoint: WebhookEndpoint;
+  attempt: number;
+  trigger: Trigger;
+  logId: string;
+}
+
+export class Dispatcher {
+  readonly id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
+  private running = false;
+  private readonly lanes: Lanes;
+  private readonly working = new Set<string>();
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly recorder: DeliveryRecorder;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private unsubscribe: (() => Promise<void>) | undefined;
+  private lastPrune = 0;
+  private readonly attempts: Counter<'outcome'>;
+  private readonly latency: Histogram<'outcome'>;
+  private readonly depth: Gauge;
+  private readonly oldestDue: Gauge;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    this.lanes = new Lanes(PER_ENDPOINT_IN_FLIGHT, deps.settings.concurrency);
+    this.recorder = new DeliveryRecorder({ ...deps, onDisabled: (endpoint, reason) => this.track(this.disabled(endpoint, reason)) });
+    const registers = [deps.registry];
+    this.attempts = new Counter({ name: 'portico_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'] as const, registers });
+    this.latency = new Histogram({ name: 'portico_webhook_attempt_duration_seconds', help: 'Webhook delivery attempt latency, by outcome.', labelNames: ['outcome'] as const, buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15], registers });
+    this.depth = new Gauge({ name: 'portico_webhook_queue_depth', help: 'Committed events not yet dispatched plus deliveries waiting for a retry (as of the last poll).', registers });
+    this.oldestDue = new Gauge({ name: 'portico_webhook_oldest_due_age_seconds', help: 'How long the longest-waiting due work has waited (as of the last poll).', registers });
+  }
+
+  async start(): Promise<void> {
+    this.running = true;
+    this.deps.signals.onLocal((work) => this.wake(work));
+    this.unsubscribe = await this.deps.signals.onAny((work) => this.wake(work));
+    this.pollTimer = setInterval(() => void this.poll(), this.deps.settings.pollMs);
+    this.pollTimer.unref();
+    void this.poll();
+  }
+
+  /** Stops taking work, lets attempts in flight finish (up to `graceMs`), and writes what it recorded. */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.running = false;
+    clearInterval(this.pollTimer);
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await this.unsubscribe?.();
+    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    await this.recorder.flush();
+  }
+
+  /** One backstop pass (also what tests call after moving an injected clock). */
+  async poll(): Promise<void> {
+    if (!this.running) return;
+    const now = this.deps.clock.now();
+    try {
+      await this.deps.outbox.recoverStaged(now);
+      for (const id of await this.deps.outbox.unclaimed(now, POLL_BATCH)) this.track(this.dispatchEvent(id));
+      for (const id of await this.deps.deliveries.due(now, POLL_BATCH)) this.track(this.runDelivery(id));
+      const [events, queue] = await Promise.all([this.deps.outbox.backlog(now), this.deps.deliveries.backlog(now)]);
+      this.depth.set(events.pending + queue.queued);
+      this.oldestDue.set(Math.max(events.oldestMs, queue.oldestDueMs) / 1000);
+      if (now.getTime() - this.lastPrune > PRUNE_EVERY_MS) {
+        this.lastPrune = now.getTime();
+        const before = new Date(now.getTime() - RETENTION_MS);
+        await this.deps.deliveries.prune(before);
+        await this.deps.outbox.prune(before);
+      }
+    } catch (error) {
+      this.deps.logger.warn({ err: error }, 'webhook dispatcher poll failed; retrying at the next one');
+    }
+  }
+
+  /** Waits until nothing is in flight (tests). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.recorder.flush();
+  }
+
+  private wake(work: { events?: string[]; deliveries?: string[] }): void {
+    if (!this.running) return;
+    for (const id of work.events ?? []) this.track(this.dispatchEvent(id));
+    for (const id of work.deliveries ?? []) this.track(this.runDelivery(id));
+  }
+
+  private track(task: Promise<unknown>): void {
+    this.inFlight.add(task);
+    void task.finally(() => this.inFlight.delete(task));
+  }
+
+  private lease(): Date {
+    return new Date(this.deps.clock.now().getTime() + this.deps.settings.leaseMs);
+  }
+
+  /** Claims a committed event and makes every first attempt; then the event is done. */
+  private async dispatchEvent(id: string): Promise<void> {
+    if (this.working.has(id)) return;
+    this.working.add(id);
+    try {
+      const event = await this.deps.outbox.claim(id, this.id, this.lease(), this.deps.clock.now());
+      if (!event) return;
+      let targets = await this.targetsOf(event);
+      // Claimed before by a dispatcher that stopped part-way: endpoints it reached are not sent to again.
+      if (event.claims > 1) {
+        const reached = await Promise.all(targets.map(async (e) => (await this.deps.deliveries.history(e.id, [event.id])).get(event.id)?.succeeded ?? false));
+        targets = targets.filter((_, i) => !reached[i]);
+      }
+      const trigger: Trigger = event.targetEndpointId ? 'MANUAL' : 'SCHEDULED';
+      await Promise.all(targets.map((endpoint) => this.lanes.run(endpoint.id, () => this.attemptFirst({ event, endpoint, attempt: 1, trigger, logId: newAttemptId() }))));
+      await this.deps.outbox.markDispatched(id, this.id);
+    } catch (error) {
+      this.deps.logger.warn({ err: error, eventId: id }, 'dispatching an event failed; it is retried when its lease ends');
+    } finally {
+      this.working.delete(id);
+    }
+  }
+
+  /** The endpoints an event goes to: the one it names, or the account's ACTIVE endpoints that subscribe to it. */
+  private async targetsOf(event: StoredEvent): Promise<WebhookEndpoint[]> {
+    const live = await this.deps.endpoints.allLive(event.customerAccountId);
+    if (event.targetEndpointId) return live.filter((e) => e.id === event.targetEndpointId && e.status === 'ACTIVE');
+    return live.filter((e) => e.status === 'ACTIVE' && (e.eventTypes.includes('*') || (e.eventTypes as string[]).includes(event.type)));
+  }
+
+  private async attemptFirst(job: Job): Promise<void> {
+    const endpoint = await this.current(job.endpoint);
+    if (!endpoint) return; // paused, disabled or deleted since the event was fanned out: it receives nothing
+    const { record, next } = await this.attempt({ ...job, endpoint });
+    this.recorder.log(record);
+    if (next) await this.queue({ ...pick(job), attempt: job.attempt + 1, nextAttemptAt: next, logId: newAttemptId(), id: deliveryId(job.event.id, endpoint.id), createdAt: this.deps.clock.now() });
+  }
+
+  /** A queued delivery whose time has come (or that this dispatcher was told of). */
+  private async runDelivery(id: string): Promise<void> {
+    if (this.working.has(id)) return;
+    this.working.add(id);
+    clearTimeout(this.timers.get(id));
+    this.timers.delete(id);
+    try {
+      const delivery = await this.deps.deliveries.claim(id, this.id, this.lease(), this.deps.clock.now());
+      if (!delivery) return;
+      const event = await this.deps.outbox.get(delivery.eventId);
+      const endpoint = event && (await this.deps.endpoints.readLive(delivery.accountId, delivery.endpointId));
+      if (!event || !endpoint) {
+        await this.deps.deliveries.finish(id, this.id); // the event expired or the endpoint was deleted
+        return;
+      }
+      await this.lanes.run(endpoint.id, async () => {
+        const current = await this.current(endpoint);
+        if (!current) {
+          await this.deps.deliveries.finish(id, this.id);
+          await this.deps.deliveries.settle({ ...this.recorder.pending(delivery), status: 'FAILED', error: `not attempted: the endpoint is ${endpoint.status}` });
+          return;
+        }
+        const { record, next } = await this.attempt({ event, endpoint: current, attempt: delivery.attempt, trigger: delivery.trigger, logId: delivery.logId });
+        await this.deps.deliveries.settle(record);
+        if (next) {
+          const again: QueuedDelivery = { ...delivery, attempt: delivery.attempt + 1, nextAttemptAt: next, logId: newAttemptId(), trigger: 'SCHEDULED' };
+          if (await this.deps.deliveries.reschedule(again, this.id)) this.remind(again);
+        } else await this.deps.deliveries.finish(id, this.id);
+      });
+    } catch (error) {
+      this.deps.logger.warn({ err: error, deliveryId: id }, 'a queued webhook delivery failed to run; it is retried when its lease ends');
+    } finally {
+      this.working.delete(id);
+    }
+  }
+
+  /** The endpoint as it is now, if it may still receive deliveries. */
+  private async current(endpoint: WebhookEndpoint): Promise<WebhookEndpoint | null> {
+    const now = await this.deps.endpoints.readLive(endpoint.accountId, endpoint.id);
+    return now?.status === 'ACTIVE' ? now : null;
+  }
+
+  private async queue(delivery: QueuedDelivery): Promise<void> {
+    for (const queued of await this.deps.deliveries.enqueue([delivery])) this.remind(queued);
+  }
+
+  /** Runs the delivery when it is due (a timer; the poll finds it if this process goes away). */
+  private remind(delivery: QueuedDelivery): void {
+    if (!this.running) return;
+    const delay = Math.max(0, delivery.nextAttemptAt.getTime() - this.deps.clock.now().getTime());
+    if (delay > 2_147_000_000) return; // beyond a timer's reach: the poll will find it
+    clearTimeout(this.timers.get(delivery.id));
+    const timer = setTimeout(() => {
+      this.timers.delete(delivery.id);
+      this.track(this.runDelivery(delivery.id));
+    }, delay);
+    timer.unref();
+    this.timers.set(delivery.id, timer);
+  }
+
+  /** One attempt: signed afresh, sent, recorded; the next attempt's time if it failed and may be retried. */
+  private async attempt(job: Job): Promise<{ record: AttemptRecord; next: Date | undefined; result: AttemptResult }> {
+    const { event, endpoint } = job;
+    const attemptedAt = this.deps.clock.now();
+    const body = JSON.stringify({ id: event.id, type: event.type, timestamp: event.occurredAt.toISOString(), customerAccountId: event.customerAccountId, data: event.data });
+    const timestamp = Math.floor(attemptedAt.getTime() / 1000);
+    const secrets = [endpoint.secret, ...(endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > attemptedAt ? [endpoint.previousSecret] : [])];
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'webhook-id': event.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(secrets, event.id, timestamp, body),
+    };
+    const result = await attemptDelivery({ url: endpoint.url, body, headers }, this.deps.agents, this.deps.settings.timeoutMs);
+    const gone = result.status === 410;
+    const outcome = gone ? 'gone' : result.outcome;
+    this.attempts.inc({ outcome });
+    this.latency.observe({ outcome }, result.durationMs / 1000);
+    this.deps.logger.info({ eventId: event.id, endpointId: endpoint.id, attempt: job.attempt, outcome, responseStatus: result.status, ms: result.durationMs }, 'webhook attempt');
+
+    let next: Date | undefined;
+    if (result.outcome !== 'succeeded' && !gone) {
+      const delay = retryDelay(job.attempt, this.deps.settings.retryScheduleMs, this.deps.random);
+      const asked = parseRetryAfter(result.retryAfter, attemptedAt);
+      if (delay !== undefined) next = new Date(attemptedAt.getTime() + Math.max(delay, asked ?? 0));
+    }
+    this.recorder.outcome(endpoint, { at: attemptedAt, succeeded: result.outcome === 'succeeded' }, gone);
+    const record: AttemptRecord = {
+      id: job.logId,
+      accountId: endpoint.accountId,
+      endpointId: endpoint.id,
+      eventId: event.id,
+      eventType: event.type,
+      attempt: job.attempt,
+      trigger: job.trigger,
+      status: result.outcome === 'succeeded' ? 'SUCCEEDED' : 'FAILED',
+      responseStatus: result.status,
+      durationMs: result.durationMs,
+      error: result.error,
+      attemptedAt,
+      nextAttemptAt: next ?? null,
+      createdAt: attemptedAt,
+    };
+    return { record, next, result };
+  }
+
+  /** An endpoint was disabled: its queued deliveries stop, and the account's other endpoints hear of it. */
+  private async disabled(endpoint: WebhookEndpoint, reason: string): Promise<void> {
+    const cancelled = await this.deps.deliveries.cancel(endpoint.accountId, endpoint.id, 'the endpoint was disabled');
+    for (const id of [...this.timers.keys()]) if (id.endsWith(`:${endpoint.id}`)) clearTimeout(this.timers.get(id));
+    this.deps.logger.warn({ endpointId: endpoint.id, reason, cancelled }, 'webhook endpoint disabled');
+    await this.deps.outbox.append([this.deps.outbox.event('webhook_endpoint.disabled', endpoint.accountId, `webhook_endpoint:${endpoint.id}`, { webhookEndpointId: endpoint.id, reason })]);
+  }
+}
+
+/** The fields a queued delivery takes from a job. */
+function pick(job: Job): Pick<QueuedDelivery, 'accountId' | 'endpointId' | 'eventId' | 'eventType' | 'trigger'> {
+  return { accountId: job.endpoint.accountId, endpointId: job.endpoint.id, eventId: job.event.id, eventType: job.event.type, trigger: 'SCHEDULED' };
+}

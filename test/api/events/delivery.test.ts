@@ -1,0 +1,117 @@
+// Webhook delivery end to end: requests commit events, the dispatcher delivers them to real receivers on
+// loopback, and the deliveries verify with the public standardwebhooks library.
+import { expect } from 'chai';
+import nock from 'nock';
+import { PORTICO_VERSION } from '../../../core/src/version.js';
+import { TestApi, type Tenant } from '../../support/api.js';
+import { buildPatient } from '../../support/factories.js';
+import { Receiver, verifyDelivery } from '../../support/receivers.js';
+
+export const PATIENTS = '/api/platform/v1/patients';
+export const WEBHOOKS = '/api/platform/v1/webhook-endpoints';
+
+/** Loopback receivers need http and private addresses: development settings, with fast retries. */
+export const DELIVERY_ENV = { PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true', PORTICO_WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms', PORTICO_WEBHOOK_POLL_MS: '200' };
+
+/** The dispatcher's sockets are real ones: nock would stand between them and the receivers. */
+export function withRealSockets(): void {
+  before(() => nock.restore());
+  after(() => nock.activate());
+}
+
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('events: webhook delivery', () => {
+  withRealSockets();
+  let api: TestApi;
+  let tenant: Tenant;
+  let receiver: Receiver;
+
+  before(async () => {
+    api = await TestApi.start({ dispatch: true, env: DELIVERY_ENV });
+    tenant = await api.tenant();
+    receiver = await Receiver.start();
+  });
+  after(async () => {
+    await receiver.close();
+    await api.close();
+  });
+
+  const createEndpoint = async (body: Record<string, unknown>, key = tenant.key) => {
+    const res = await api.request('POST', WEBHOOKS, { key, body });
+    expect(res.status, res.text).to.equal(201);
+    return res.body as { id: string; secret: string };
+  };
+
+  it('delivers a committed event, signed the Standard Webhooks way, to the subscribed ACTIVE endpoints only', async () => {
+    const subscribed = await createEndpoint({ url: receiver.url('/subscribed'), eventTypes: ['patient.created'] });
+    await createEndpoint({ url: receiver.url('/other-types'), eventTypes: ['patient.deleted'] });
+    const paused = await createEndpoint({ url: receiver.url('/paused'), eventTypes: ['*'] });
+    await api.request('PATCH', `${WEBHOOKS}/${paused.id}`, { key: tenant.key, body: { status: 'PAUSED' }, headers: { 'content-type': 'application/merge-patch+json' } });
+    const stranger = await api.tenant();
+    await createEndpoint({ url: receiver.url('/stranger'), eventTypes: ['*'] }, stranger.key);
+
+    const before = receiver.received.length;
+    const patient = await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
+    const [delivery] = (await receiver.waitFor(before + 1)).slice(before);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // nothing else arrives
+    expect(receiver.received.length).to.equal(before + 1);
+
+    const [event] = (await api.services.outbox.list(tenant.accountId)).filter((e) => e.data.patientId === patient.body.id);
+    expect(delivery!.headers).to.include({ 'content-type': 'application/json', 'user-agent': `Portico-Webhooks/${PORTICO_VERSION}`, 'webhook-id': event!.id });
+    expect(Number(delivery!.headers['webhook-timestamp'])).to.be.closeTo(Date.now() / 1000, 5);
+    expect(verifyDelivery(subscribed.secret, delivery!)).to.deep.equal(delivery!.payload);
+    expect(delivery!.payload).to.deep.equal({ id: event!.id, type: 'patient.created', timestamp: event!.occurredAt.toISOString(), customerAccountId: tenant.accountId, data: { patientId: patient.body.id } });
+    expect(delivery!.body).to.not.include(patient.body.familyName); // thin payloads: identifiers only
+
+    await until('the endpoint to show the delivery', async () => (await api.request('GET', `${WEBHOOKS}/${subscribed.id}`, { key: tenant.key })).body.lastSuccessfulDeliveryAt);
+    const shown = (await api.request('GET', `${WEBHOOKS}/${subscribed.id}`, { key: tenant.key })).body;
+    expect(shown).to.include({ consecutiveFailures: 0, status: 'ACTIVE' });
+    expect(shown.lastDeliveryAttemptAt).to.equal(shown.lastSuccessfulDeliveryAt);
+    const log = await until('the attempt log', async () => {
+      const res = await api.request('GET', `${WEBHOOKS}/${subscribed.id}/deliveries`, { key: tenant.key });
+      return res.body.data.length > 0 && res.body;
+    });
+    expect(log.data[0]).to.deep.include({ eventId: event!.id, eventType: 'patient.created', attempt: 1, trigger: 'SCHEDULED', status: 'SUCCEEDED', responseStatus: 204, error: null, nextAttemptAt: null });
+    await until('the event to be done', async () => (await api.services.outbox.get(event!.id))?.status === 'dispatched');
+  });
+
+  it('retries a failing endpoint on schedule with the same webhook-id, signing every attempt afresh', async () => {
+    const endpoint = await createEndpoint({ url: receiver.url('/flaky'), eventTypes: ['patient.created'] });
+    let failures = 2;
+    receiver.answerWith((request) => (request.path === '/flaky' && failures-- > 0 ? { status: 500 } : { status: 200 }));
+    await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
+    const attempts = await receiver.waitAt('/flaky', 3);
+    receiver.answerWith({ status: 204 });
+    expect(new Set(attempts.map((a) => a.headers['webhook-id'])).size).to.equal(1);
+    for (const attempt of attempts) expect(verifyDelivery(endpoint.secret, attempt)).to.deep.equal(attempt.payload);
+    const log = await until('three attempts in the log', async () => {
+      const res = await api.request('GET', `${WEBHOOKS}/${endpoint.id}/deliveries`, { key: tenant.key });
+      return res.body.data.filter((a: { status: string }) => a.status !== 'PENDING').length === 3 && res.body.data;
+    });
+    expect(log.map((a: { attempt: number; status: string }) => [a.attempt, a.status])).to.deep.equal([
+      [3, 'SUCCEEDED'],
+      [2, 'FAILED'],
+      [1, 'FAILED'],
+    ]);
+    expect(log[2].responseStatus).to.equal(500);
+    expect(log[2].nextAttemptAt).to.be.a('string');
+    await until('the failure count to reset', async () => (await api.request('GET', `${WEBHOOKS}/${endpoint.id}`, { key: tenant.key })).body.consecutiveFailures === 0);
+  });
+
+  it('counts attempts in /metrics and logs one line per attempt, without the secret or the payload', async () => {
+    const metrics = await api.request('GET', '/metrics');
+    expect(metrics.text).to.match(/^portico_webhook_attempts_total\{outcome="succeeded"\} [1-9]/m);
+    expect(metrics.text).to.match(/^portico_webhook_attempt_duration_seconds_count\{outcome="succeeded"\} [1-9]/m);
+    expect(metrics.text).to.match(/^# TYPE portico_webhook_queue_depth gauge$/m);
+    expect(metrics.text).to.match(/^# TYPE portico_webhook_oldest_due_age_seconds gauge$/m);
+  });
+});
