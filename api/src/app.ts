@@ -24,6 +24,7 @@ import { catalogCors, catalogRoutes } from './sdk/catalog/routes.js';
 import type { Services } from './wiring.js';
 import { PORTICO_VERSION } from '../../core/src/version.js';
 import { OPENAPI_NOTES } from './openapi-notes.js';
+import { EVENT_WEBHOOK } from './events/schema.js';
 
 export interface AppDeps {
   config: Config;
@@ -65,7 +66,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
 
   const ops = new ApiRouter('');
   let document: unknown;
-  const openapi = () => (document ??= buildOpenApi([...routers, ops], { version, serverUrl: config.publicBaseUrl }, Problem, OPENAPI_NOTES));
+  const openapi = () => (document ??= buildOpenApi([...routers, ops], { version, serverUrl: config.publicBaseUrl }, Problem, OPENAPI_NOTES, [EVENT_WEBHOOK]));
   opsRoutes(ops, services.readiness, registry, openapi);
   routers.push(ops);
 

@@ -106,7 +106,30 @@ describe('config: loadConfig', () => {
     ['PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS', 'yes'],
     ['PORTICO_DEVDB_PORT', '0'],
     ['PORTICO_SHUTDOWN_TIMEOUT_MS', 'soon'],
+    ['PORTICO_WEBHOOK_RETRY_SCHEDULE', '5s,soon'],
+    ['PORTICO_WEBHOOK_RETRY_SCHEDULE', '5 s'],
+    ['PORTICO_WEBHOOK_DISABLE_AFTER', '0'],
+    ['PORTICO_WEBHOOK_DISABLE_WINDOW', '1 day'],
+    ['PORTICO_WEBHOOK_TIMEOUT_MS', '50'],
+    ['PORTICO_WEBHOOK_LEASE_MS', '10000'],
+    ['PORTICO_WEBHOOK_DISPATCH', 'maybe'],
   ];
+  it('delivers webhooks by the contract unless told otherwise, and reads the delivery settings', () => {
+    expect(loadConfig({}, fixedSecret).webhooks).to.deep.equal({
+      dispatch: true,
+      retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      disableAfter: 15,
+      disableWindowMs: 86_400_000,
+      timeoutMs: 15_000,
+      leaseMs: 60_000,
+      pollMs: 5_000,
+      concurrency: 256,
+    });
+    const tuned = loadConfig({ PORTICO_WEBHOOK_RETRY_SCHEDULE: '1s, 1s,2s', PORTICO_WEBHOOK_DISABLE_WINDOW: '0s', PORTICO_WEBHOOK_DISPATCH: 'false', PORTICO_WEBHOOK_TIMEOUT_MS: '500', PORTICO_WEBHOOK_LEASE_MS: '2000' }, fixedSecret).webhooks;
+    expect(tuned).to.include({ dispatch: false, disableWindowMs: 0, timeoutMs: 500, leaseMs: 2000 });
+    expect(tuned.retryScheduleMs).to.deep.equal([1000, 1000, 2000]);
+  });
+
   it('demands PORTICO_CURSOR_SECRET when REDIS_URL is set, because replicas must share it', () => {
     expectRejected({ REDIS_URL: 'redis://cache:6379' }, 'PORTICO_CURSOR_SECRET');
   });

@@ -93,7 +93,17 @@ export class ApiRouter {
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
 
-export function buildOpenApi(routers: ApiRouter[], info: { version: string; serverUrl?: string }, problemSchema: TSchema, notes: string[]): unknown {
+/** An OpenAPI 3.1 webhook: a request Portico makes to its customers. */
+export interface WebhookDoc {
+  name: string;
+  summary: string;
+  description: string;
+  headers: HeaderDoc[];
+  body: TSchema;
+  responses: Record<string, string>;
+}
+
+export function buildOpenApi(routers: ApiRouter[], info: { version: string; serverUrl?: string }, problemSchema: TSchema, notes: string[], webhooks: WebhookDoc[] = []): unknown {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const router of routers) {
     for (const op of router.operations) {
@@ -145,6 +155,20 @@ export function buildOpenApi(routers: ApiRouter[], info: { version: string; serv
     },
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
     paths,
+    webhooks: Object.fromEntries(
+      webhooks.map((w) => [
+        w.name,
+        {
+          post: {
+            summary: w.summary,
+            description: w.description,
+            parameters: w.headers.map((h) => ({ name: h.name, in: 'header', required: true, description: h.description, schema: h.schema ?? { type: 'string' } })),
+            requestBody: { required: true, content: { 'application/json': { schema: strip(w.body) } } },
+            responses: Object.fromEntries(Object.entries(w.responses).map(([status, description]) => [status, { description }])),
+          },
+        },
+      ]),
+    ),
     components: {
       schemas: { Problem: strip(problemSchema) },
       securitySchemes: {

@@ -1,33 +1,11 @@
 // Webhook delivery end to end: requests commit events, the dispatcher delivers them to real receivers on
 // loopback, and the deliveries verify with the public standardwebhooks library.
 import { expect } from 'chai';
-import nock from 'nock';
 import { PORTICO_VERSION } from '../../../core/src/version.js';
 import { TestApi, type Tenant } from '../../support/api.js';
 import { buildPatient } from '../../support/factories.js';
+import { DELIVERY_ENV, PATIENTS, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
 import { Receiver, verifyDelivery } from '../../support/receivers.js';
-
-export const PATIENTS = '/api/platform/v1/patients';
-export const WEBHOOKS = '/api/platform/v1/webhook-endpoints';
-
-/** Loopback receivers need http and private addresses: development settings, with fast retries. */
-export const DELIVERY_ENV = { PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true', PORTICO_WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms', PORTICO_WEBHOOK_POLL_MS: '200' };
-
-/** The dispatcher's sockets are real ones: nock would stand between them and the receivers. */
-export function withRealSockets(): void {
-  before(() => nock.restore());
-  after(() => nock.activate());
-}
-
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('events: webhook delivery', () => {
   withRealSockets();

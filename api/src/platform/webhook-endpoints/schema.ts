@@ -93,7 +93,13 @@ export const DeliveryAttempt = Type.Object(
     attemptedAt: NullableTimestamp,
     nextAttemptAt: Type.Union([Timestamp, Type.Null()], { description: 'PENDING: when it is due. FAILED: when the next attempt is due, or null when there is none.' }),
   },
-  { description: 'One attempt to deliver an event to the endpoint; PENDING ones are scheduled and not yet made.' },
+  {
+    description: 'One attempt to deliver an event to the endpoint; PENDING ones are scheduled and not yet made.',
+    examples: [
+      { id: '019a8f3c-5e21-7c4d-9b8a-1f2e3d4c5b6a', eventId: '0b4f3a52-7d2e-4c38-9a55-2f2d0c7e1a90', eventType: 'patient.created', attempt: 2, trigger: 'SCHEDULED', status: 'PENDING', responseStatus: null, durationMs: null, error: null, attemptedAt: null, nextAttemptAt: '2026-11-22T10:05:04.120Z' },
+      { id: '019a8f3a-1b10-7a2e-8c3d-4e5f6a7b8c9d', eventId: '0b4f3a52-7d2e-4c38-9a55-2f2d0c7e1a90', eventType: 'patient.created', attempt: 1, trigger: 'SCHEDULED', status: 'FAILED', responseStatus: 503, durationMs: 84, error: 'the endpoint answered 503', attemptedAt: '2026-11-22T10:00:00.213Z', nextAttemptAt: '2026-11-22T10:05:04.120Z' },
+    ],
+  },
 );
 
 export const DeliveryAttemptList = Type.Object({
@@ -104,8 +110,14 @@ export const DeliveryAttemptList = Type.Object({
 
 export const RecoverBody = Type.Object(
   { since: Type.String({ format: 'date-time', description: 'Recover events that occurred at or after this instant, at most 14 days ago.' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ since: '2026-11-21T00:00:00.000Z' }] },
 );
-export const RecoverResult = Type.Object({ events: Type.Integer({ minimum: 0, description: 'How many events are queued again.' }) });
-export const RotatedSecret = Type.Object({ secret: Type.String({ pattern: '^whsec_', description: 'The new signing secret, shown only in this response.' }) });
-export const TestSent = Type.Object({ eventId: Type.String({ format: 'uuid', description: 'The `webhook.test` event; its attempts appear in the attempt log.' }) });
+export const RecoverResult = Type.Object({ events: Type.Integer({ minimum: 0, description: 'How many events are queued again.' }) }, { examples: [{ events: 3 }] });
+export const RotatedSecret = Type.Object(
+  { secret: Type.String({ pattern: '^whsec_', description: 'The new signing secret, shown only in this response.' }) },
+  { examples: [{ secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw9rXkhJ3u0Gs=' }] },
+);
+export const TestSent = Type.Object(
+  { eventId: Type.String({ format: 'uuid', description: 'The `webhook.test` event; its attempts appear in the attempt log.' }) },
+  { examples: [{ eventId: '6e2d1c0b-9a8f-4e7d-8c6b-5a4f3e2d1c0b' }] },
+);

@@ -1,0 +1,25 @@
+// Shared by the webhook delivery tests.
+import nock from 'nock';
+
+export const PATIENTS = '/api/platform/v1/patients';
+export { WEBHOOKS } from './webhooks.js';
+
+/** Loopback receivers need http and private addresses: development settings, with fast retries. */
+export const DELIVERY_ENV = { PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true', PORTICO_WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms', PORTICO_WEBHOOK_POLL_MS: '200' };
+
+/** The dispatcher's sockets are real ones: nock would stand between them and the receivers. */
+export function withRealSockets(): void {
+  before(() => nock.restore());
+  after(() => nock.activate());
+}
+
+export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
