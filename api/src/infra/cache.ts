@@ -16,6 +16,7 @@ export interface CacheOptions {
 export class SharedCache<V extends object> {
   private readonly entries: LRUCache<string, V>;
   private epoch = 0;
+  private readonly loading = new Map<string, { epoch: number; value: Promise<V | null> }>();
 
   constructor(
     readonly name: string,
@@ -29,10 +30,20 @@ export class SharedCache<V extends object> {
   async getOrLoad(key: string, load: () => Promise<V | null>, keep: (value: V) => boolean = () => true): Promise<V | null> {
     const hit = this.entries.get(key);
     if (hit !== undefined) return hit;
+    // Callers that miss together share one load, unless an invalidation came after it started.
+    const flying = this.loading.get(key);
+    if (flying && flying.epoch === this.epoch) return flying.value;
     const epoch = this.epoch;
-    const value = await load();
-    if (value !== null && keep(value) && epoch === this.epoch) this.entries.set(key, value);
-    return value;
+    const value = load();
+    const entry = { epoch, value };
+    this.loading.set(key, entry);
+    try {
+      const loaded = await value;
+      if (loaded !== null && keep(loaded) && epoch === this.epoch) this.entries.set(key, loaded);
+      return loaded;
+    } finally {
+      if (this.loading.get(key) === entry) this.loading.delete(key);
+    }
   }
 
   /** Forgets the key here and on every other replica. */

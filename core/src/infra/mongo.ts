@@ -1,4 +1,4 @@
-import { MongoClient, type Db } from 'mongodb';
+import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 
 export interface Mongo {
   client: MongoClient;
@@ -9,12 +9,13 @@ export interface Mongo {
  * Connects with settings that fail fast (a request sees 503 rather than hanging) and works the same on
  * MongoDB and the embedded FerretDB: no transactions, no change streams.
  */
-export async function connectMongo(uri: string, database: string): Promise<Mongo> {
+export async function connectMongo(uri: string, database: string, options: MongoClientOptions = {}): Promise<Mongo> {
   const client = new MongoClient(uri, {
     serverSelectionTimeoutMS: 5000,
     connectTimeoutMS: 5000,
     maxPoolSize: 50,
     appName: 'portico',
+    ...options,
   });
   await client.connect();
   return { client, db: client.db(database) };

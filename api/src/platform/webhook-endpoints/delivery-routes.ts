@@ -36,7 +36,7 @@ export function webhookDeliveryRoutes(api: ApiRouter, { webhookEndpoints, webhoo
     {
       operationId: 'listWebhookDeliveries',
       summary: 'The attempt log of an endpoint (newest first)',
-      description: `Every attempt to deliver an event to this endpoint in the last 30 days, and the attempts scheduled (PENDING), newest first; never the response body. The cursor and limit rules are the endpoint list's. ${notFoundNote}`,
+      description: `Every attempt to deliver an event to this endpoint in the last 30 days, and the attempts scheduled (PENDING), newest first; never the response body. Attempts are written in batches, so one appears here (and in the endpoint's \`lastDeliveryAttemptAt\`, \`lastSuccessfulDeliveryAt\` and \`consecutiveFailures\`) within about 100 ms of being made. A queued retry that stops because the endpoint was paused, disabled or deleted is recorded FAILED with an \`error\` beginning "not attempted". The cursor and limit rules are the endpoint list's. ${notFoundNote}`,
       tags,
       responses: { 200: { description: 'One page.', schema: DeliveryAttemptList } },
     },
