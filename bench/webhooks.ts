@@ -59,8 +59,8 @@ const tenant = (child: ChildProcess, scopes: string[]) =>
   ask<{ accountId: string; key: string }>(child, { tenant: scopes }, (r) => typeof r === 'object' && r !== null && 'key' in r);
 
 /** CPU ms the embedded database's process has used (Linux), or NaN where it cannot be read. */
-function databaseCpuMs(): number {
-  const pid = spawnSync('pgrep', ['-f', 'portico-devdb']).stdout?.toString().trim().split('\n')[0];
+function databaseCpuMs(port: number): number {
+  const pid = spawnSync('pgrep', ['-f', `portico-devdb -listen 127.0.0.1:${port}`]).stdout?.toString().trim().split('\n')[0];
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in USER_HZ (100)
@@ -86,14 +86,14 @@ async function main(): Promise<void> {
     const bulk = await tenant(child, ['webhook:write']);
     for (const receiver of receivers.slice(0, RECEIVERS)) await call(api, 'POST', '/api/platform/v1/webhook-endpoints', bulk.key, { url: receiver.url('/bulk'), eventTypes: ['patient.created'] });
     const cpuBefore = await cpuMs(child);
-    const databaseBefore = databaseCpuMs();
+    const databaseBefore = databaseCpuMs(config.devdbPort);
     const started = performance.now();
     await ask(child, { emit: EVENTS, accountId: bulk.accountId }, (r) => typeof r === 'object' && r !== null && 'emitted' in r);
     const committed = performance.now() - started;
     await Promise.all(receivers.slice(0, RECEIVERS).map((r) => r.waitAt('/bulk', EVENTS, 600_000)));
     const seconds = (performance.now() - started) / 1000;
     const cpuPerDelivery = ((await cpuMs(child)) - cpuBefore) / (EVENTS * RECEIVERS);
-    const databasePerDelivery = (databaseCpuMs() - databaseBefore) / (EVENTS * RECEIVERS);
+    const databasePerDelivery = (databaseCpuMs(config.devdbPort) - databaseBefore) / (EVENTS * RECEIVERS);
     const { commands } = await ask<{ commands: Record<string, { count: number; ms: number }> }>(child, 'commands', (r) => typeof r === 'object' && r !== null && 'commands' in r);
     const perDelivery = (n: number) => Number((n / (EVENTS * RECEIVERS)).toFixed(3));
     console.table(Object.entries(commands).sort((a, b) => b[1].ms - a[1].ms).slice(0, 12).map(([command, { count, ms }]) => ({ command, 'per delivery': perDelivery(count), 'ms per delivery': perDelivery(ms) })));

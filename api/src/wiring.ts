@@ -25,7 +25,8 @@ import type { Readiness } from './ops/routes.js';
 import { ApiKeyRepository } from './credentials/repository.js';
 import { attemptAgents } from './events/attempt.js';
 import { DeliveryStore } from './events/deliveries.js';
-import { Dispatcher } from './events/dispatcher.js';
+import { Dispatcher, PER_ENDPOINT_IN_FLIGHT } from './events/dispatcher.js';
+import { RedisPermits } from './events/permits.js';
 import { Outbox } from './events/outbox.js';
 import { WorkSignals } from './events/signals.js';
 import { Registry, collectDefaultMetrics } from 'prom-client';
@@ -92,6 +93,8 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     registry,
     settings: config.webhooks,
     agents: attemptAgents(config.webhookAllowPrivateUrls, lookup),
+    // The per-endpoint cap, shared by replicas: a permit is held at most for an attempt's deadline and a margin.
+    ...(redis && { permits: new RedisPermits(redis, PER_ENDPOINT_IN_FLIGHT, config.webhooks.timeoutMs + 5_000, logger) }),
   });
   const readiness: Readiness = {
     check: async () => ({ mongodb: await pingMongo(db), ...(redis && { redis: await pingRedis(redis) }), catalog: activeCatalog.ready }),

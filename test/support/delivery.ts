@@ -1,4 +1,5 @@
 // Shared by the webhook delivery tests.
+import type { Db } from 'mongodb';
 import nock from 'nock';
 
 export const PATIENTS = '/api/platform/v1/patients';
@@ -11,6 +12,11 @@ export const DELIVERY_ENV = { PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true', PORTIC
 export function withRealSockets(): void {
   before(() => nock.restore());
   after(() => nock.activate());
+}
+
+/** Waits until every committed event in the database is dispatched and no retry is queued: every attempt they needed was made. */
+export async function settled(db: Db, ms = 20_000): Promise<void> {
+  await until('every event dispatched and no retry queued', async () => (await db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0 && (await db.collection('webhook_deliveries').countDocuments({})) === 0, ms);
 }
 
 export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {

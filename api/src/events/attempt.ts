@@ -33,9 +33,13 @@ export interface AttemptAgents {
   agentFor(url: URL): http.Agent | undefined;
 }
 
-/** Agents kept alive between attempts: deliveries to one receiver reuse connections. */
+/**
+ * Agents kept alive between attempts: deliveries to one receiver reuse connections. No cap on sockets per
+ * host: many accounts' endpoints share a host (an integration platform's), and one account's hanging
+ * endpoints must not hold the sockets the others need; the lanes and permits bound what is in flight.
+ */
 export function attemptAgents(allowPrivate: boolean, lookup?: typeof dns.lookup): AttemptAgents {
-  const options = { keepAlive: true, maxSockets: 16 };
+  const options = { keepAlive: true, maxSockets: Infinity, maxFreeSockets: 64 };
   const publicHttps = new PublicHttpsAgent(options, lookup);
   const anyHttps = new https.Agent(options);
   const anyHttp = new http.Agent(options);

@@ -122,6 +122,11 @@ export class DeliveryStore {
     return history;
   }
 
+  /** Whether the delivery `id` is in the retry queue (re-dispatch after a dispatcher stopped part-way). */
+  async isQueued(id: string): Promise<boolean> {
+    return (await this.queue.findOne({ _id: id }, { projection: { _id: 1 } })) !== null;
+  }
+
   /** Log records older than `before` go (the log is kept 30 days). */
   async prune(before: Date): Promise<number> {
     return (await this.attempts.deleteMany({ createdAt: { $lt: before } })).deletedCount;

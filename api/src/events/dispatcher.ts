@@ -16,6 +16,7 @@ import type { WebhookEndpoint, WebhookEndpointStore } from '../platform/webhook-
 import { attemptDelivery, type AttemptAgents, type AttemptResult } from './attempt.js';
 import { deliveryId, newAttemptId, type AttemptRecord, type DeliveryStore, type QueuedDelivery, type Trigger } from './deliveries.js';
 import { Lanes } from './lanes.js';
+import { localPermits, type Permits } from './permits.js';
 import type { Outbox, StoredEvent } from './outbox.js';
 import { parseRetryAfter, retryDelay } from './schedule.js';
 import { signatureHeader } from './signing.js';
@@ -38,6 +39,8 @@ export interface DispatcherDeps {
   registry: Registry;
   settings: WebhookSettings;
   agents: AttemptAgents;
+  /** The per-endpoint cap shared by replicas (RedisPermits); local lanes alone without Redis. */
+  permits?: Permits;
   random?: () => number;
 }
 
@@ -77,7 +80,6 @@ export class Dispatcher {
 
   async start(): Promise<void> {
     this.running = true;
-    this.deps.signals.onLocal((work) => this.wake(work));
     this.unsubscribe = await this.deps.signals.onAny((work) => this.wake(work));
     this.pollTimer = setInterval(() => void this.poll(), this.deps.settings.pollMs);
     this.pollTimer.unref();
@@ -131,32 +133,73 @@ export class Dispatcher {
 
   private track(task: Promise<unknown>): void {
     this.inFlight.add(task);
-    void task.finally(() => this.inFlight.delete(task));
+    void task
+      .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'webhook dispatcher task failed; the poll retries what it left'))
+      .finally(() => this.inFlight.delete(task));
+  }
+
+  /**
+   * Runs `task` once the endpoint has room: a slot in this replica's lane and, with Redis, one of the
+   * endpoint's permits shared by every replica. Skipped (false) when the dispatcher stops meanwhile or `skip` says so.
+   */
+  private withSlot(endpointId: string, task: () => Promise<void>, skip: () => boolean = () => false): Promise<boolean> {
+    const stopped = () => !this.running || skip();
+    return this.lanes.run(endpointId, async () => {
+      const release = await (this.deps.permits ?? localPermits).acquire(endpointId, stopped);
+      if (!release) return false;
+      try {
+        if (stopped()) return false;
+        await task();
+        return true;
+      } finally {
+        release();
+      }
+    });
   }
 
   private lease(): Date {
     return new Date(this.deps.clock.now().getTime() + this.deps.settings.leaseMs);
   }
 
-  /** Claims a committed event and makes every first attempt; then the event is done. */
+  /**
+   * Claims a committed event and makes every first attempt; then the event is done. The lease is renewed
+   * while attempts wait for their endpoints' room, so no other replica takes the event meanwhile; if it is
+   * lost all the same, attempts not yet made are left to the replica that took it.
+   */
   private async dispatchEvent(id: string): Promise<void> {
     if (this.working.has(id)) return;
     this.working.add(id);
+    let lost = false;
+    let heartbeat: NodeJS.Timeout | undefined;
+    let done = false;
     try {
       const event = await this.deps.outbox.claim(id, this.id, this.lease(), this.deps.clock.now());
       if (!event) return;
+      heartbeat = setInterval(() => {
+        void this.deps.outbox.renew(id, this.id, this.lease()).then((held) => (lost ||= !held), () => {});
+      }, this.deps.settings.leaseMs / 3);
+      heartbeat.unref();
       let targets = await this.targetsOf(event);
-      // Claimed before by a dispatcher that stopped part-way: endpoints it reached are not sent to again.
+      // Claimed before by a dispatcher that stopped part-way: endpoints it reached, or whose retry it queued,
+      // are not sent to again.
       if (event.claims > 1) {
-        const reached = await Promise.all(targets.map(async (e) => (await this.deps.deliveries.history(e.id, [event.id])).get(event.id)?.succeeded ?? false));
+        const reached = await Promise.all(
+          targets.map(async (e) => ((await this.deps.deliveries.history(e.id, [event.id])).get(event.id)?.succeeded ?? false) || (await this.deps.deliveries.isQueued(deliveryId(event.id, e.id)))),
+        );
         targets = targets.filter((_, i) => !reached[i]);
       }
       const trigger: Trigger = event.targetEndpointId ? 'MANUAL' : 'SCHEDULED';
-      await Promise.all(targets.map((endpoint) => this.lanes.run(endpoint.id, () => this.attemptFirst({ event, endpoint, attempt: 1, trigger, logId: newAttemptId() }))));
-      await this.deps.outbox.markDispatched(id, this.id);
+      const made = await Promise.all(targets.map((endpoint) => this.withSlot(endpoint.id, () => this.attemptFirst({ event, endpoint, attempt: 1, trigger, logId: newAttemptId() }), () => lost)));
+      if (made.every(Boolean)) {
+        await this.deps.outbox.markDispatched(id, this.id);
+        done = true;
+      }
     } catch (error) {
       this.deps.logger.warn({ err: error, eventId: id }, 'dispatching an event failed; it is retried when its lease ends');
     } finally {
+      clearInterval(heartbeat);
+      // Stopped part-way: hand the event back at once rather than when the lease ends.
+      if (heartbeat && !done && !lost) await this.deps.outbox.release(id, this.id).catch(() => {});
       this.working.delete(id);
     }
   }
@@ -176,26 +219,25 @@ export class Dispatcher {
     if (next) await this.queue({ ...pick(job), attempt: job.attempt + 1, nextAttemptAt: next, logId: newAttemptId(), id: deliveryId(job.event.id, endpoint.id), createdAt: this.deps.clock.now() });
   }
 
-  /** A queued delivery whose time has come (or that this dispatcher was told of). */
+  /**
+   * A queued delivery whose time has come (or that this dispatcher was told of). It is claimed only once its
+   * endpoint has room, so its lease covers one attempt (shorter than the lease) and never a wait.
+   */
   private async runDelivery(id: string): Promise<void> {
     if (this.working.has(id)) return;
     this.working.add(id);
     clearTimeout(this.timers.get(id));
     this.timers.delete(id);
     try {
-      const delivery = await this.deps.deliveries.claim(id, this.id, this.lease(), this.deps.clock.now());
-      if (!delivery) return;
-      const event = await this.deps.outbox.get(delivery.eventId);
-      const endpoint = event && (await this.deps.endpoints.readLive(delivery.accountId, delivery.endpointId));
-      if (!event || !endpoint) {
-        await this.deps.deliveries.finish(id, this.id); // the event expired or the endpoint was deleted
-        return;
-      }
-      await this.lanes.run(endpoint.id, async () => {
-        const current = await this.current(endpoint);
-        if (!current) {
+      await this.withSlot(endpointOf(id), async () => {
+        const delivery = await this.deps.deliveries.claim(id, this.id, this.lease(), this.deps.clock.now());
+        if (!delivery) return;
+        const event = await this.deps.outbox.get(delivery.eventId);
+        const current = event && (await this.current({ accountId: delivery.accountId, id: delivery.endpointId }));
+        if (!event || !current) {
           await this.deps.deliveries.finish(id, this.id);
-          await this.deps.deliveries.settle({ ...this.recorder.pending(delivery), status: 'FAILED', error: `not attempted: the endpoint is ${endpoint.status}` });
+          // The event expired, or the endpoint was deleted, paused or disabled since the retry was queued.
+          if (event) await this.deps.deliveries.settle({ ...this.recorder.pending(delivery), status: 'FAILED', error: 'not attempted: the endpoint no longer receives deliveries' });
           return;
         }
         const { record, next } = await this.attempt({ event, endpoint: current, attempt: delivery.attempt, trigger: delivery.trigger, logId: delivery.logId });
@@ -213,7 +255,7 @@ export class Dispatcher {
   }
 
   /** The endpoint as it is now, if it may still receive deliveries. */
-  private async current(endpoint: WebhookEndpoint): Promise<WebhookEndpoint | null> {
+  private async current(endpoint: Pick<WebhookEndpoint, 'accountId' | 'id'>): Promise<WebhookEndpoint | null> {
     const now = await this.deps.endpoints.readLive(endpoint.accountId, endpoint.id);
     return now?.status === 'ACTIVE' ? now : null;
   }
@@ -285,12 +327,20 @@ export class Dispatcher {
 
   /** An endpoint was disabled: its queued deliveries stop, and the account's other endpoints hear of it. */
   private async disabled(endpoint: WebhookEndpoint, reason: string): Promise<void> {
-    const cancelled = await this.deps.deliveries.cancel(endpoint.accountId, endpoint.id, 'the endpoint was disabled');
-    for (const id of [...this.timers.keys()]) if (id.endsWith(`:${endpoint.id}`)) clearTimeout(this.timers.get(id));
-    this.deps.logger.warn({ endpointId: endpoint.id, reason, cancelled }, 'webhook endpoint disabled');
+    for (const [id, timer] of this.timers) {
+      if (endpointOf(id) !== endpoint.id) continue;
+      clearTimeout(timer);
+      this.timers.delete(id);
+    }
+    this.deps.logger.warn({ endpointId: endpoint.id, reason }, 'webhook endpoint disabled');
+    // The event first: if cancelling fails part-way, retries that remain find the endpoint DISABLED and stop.
     await this.deps.outbox.append([this.deps.outbox.event('webhook_endpoint.disabled', endpoint.accountId, `webhook_endpoint:${endpoint.id}`, { webhookEndpointId: endpoint.id, reason })]);
+    await this.deps.deliveries.cancel(endpoint.accountId, endpoint.id, 'the endpoint was disabled');
   }
 }
+
+/** The endpoint a queued delivery goes to (its id is `<event id>:<endpoint id>`). */
+const endpointOf = (deliveryId: string): string => deliveryId.slice(deliveryId.lastIndexOf(':') + 1);
 
 /** The fields a queued delivery takes from a job. */
 function pick(job: Job): Pick<QueuedDelivery, 'accountId' | 'endpointId' | 'eventId' | 'eventType' | 'trigger'> {

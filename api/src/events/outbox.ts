@@ -107,6 +107,7 @@ export class Outbox implements EventOutbox {
   async init(): Promise<void> {
     await this.collection.createIndex({ status: 1, createdAt: 1 });
     await this.collection.createIndex({ customerAccountId: 1, createdAt: 1 });
+    await this.collection.createIndex({ customerAccountId: 1, occurredAt: 1, _id: 1 });
   }
 
   /** Called with the ids of events as they are committed in this process (the dispatcher wakes on it). */
@@ -161,6 +162,17 @@ export class Outbox implements EventOutbox {
     return doc && toStored(doc);
   }
 
+  /** Extends `owner`'s lease on the event; false when it no longer holds it. */
+  async renew(id: string, owner: string, until: Date): Promise<boolean> {
+    return (await updateOneWhere(this.collection, this.locks, id, { status: 'pending', leaseOwner: owner }, { $set: { leaseUntil: until } })) !== null;
+  }
+
+  /** Hands the event back (a dispatcher that stops part-way), so another takes it at once. */
+  async release(id: string, owner: string): Promise<void> {
+    await updateOneWhere(this.collection, this.locks, id, { status: 'pending', leaseOwner: owner }, { $set: { leaseOwner: null, leaseUntil: null } });
+    this.notify([id]);
+  }
+
   /** The event has reached every endpoint (or their retry queues): done, if `owner` still holds it. */
   async markDispatched(id: string, owner: string): Promise<void> {
     await updateOneWhere(this.collection, this.locks, id, { leaseOwner: owner }, { $set: { status: 'dispatched', dispatchedAt: this.clock.now(), leaseOwner: null, leaseUntil: null } });
@@ -211,9 +223,14 @@ export class Outbox implements EventOutbox {
     return doc && toStored(doc);
   }
 
-  /** The account's committed events since `since`, oldest first (recover). */
-  async since(customerAccountId: string, since: Date): Promise<StoredEvent[]> {
-    const docs = await this.collection.find({ customerAccountId, status: { $in: ['pending', 'dispatched'] }, occurredAt: { $gte: since } }).sort({ occurredAt: 1, _id: 1 }).toArray();
+  /** One page of the account's dispatched events since `since`, oldest first, after `after` (recover). */
+  async since(customerAccountId: string, since: Date, limit: number, after?: { occurredAt: Date; id: string }): Promise<StoredEvent[]> {
+    const position = after ? { $or: [{ occurredAt: { $gt: after.occurredAt } }, { occurredAt: after.occurredAt, _id: { $gt: after.id } }] } : {};
+    const docs = await this.collection
+      .find({ customerAccountId, status: 'dispatched', occurredAt: { $gte: since }, ...position })
+      .sort({ occurredAt: 1, _id: 1 })
+      .limit(limit)
+      .toArray();
     return docs.map(toStored);
   }
 

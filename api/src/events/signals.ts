@@ -1,5 +1,6 @@
 // Wake-ups for dispatchers: events committed and deliveries queued by requests in this process reach the
 // local dispatcher at once, and every other replica's over Redis pub/sub. Polling is only the backstop.
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 
 export const WORK_CHANNEL = 'portico:webhook-work';
@@ -11,37 +12,37 @@ export interface Work {
 
 export class WorkSignals {
   private readonly listeners: ((work: Work) => void)[] = [];
+  /** Tells this process's own announcements apart when Redis echoes them back. */
+  private readonly origin = randomUUID();
 
   constructor(private readonly redis?: Redis) {}
 
   announce(work: Work): void {
     for (const listener of this.listeners) listener(work);
     // Lost announcements are found by the dispatchers' polling.
-    this.redis?.publish(WORK_CHANNEL, JSON.stringify(work)).catch(() => {});
+    this.redis?.publish(WORK_CHANNEL, JSON.stringify({ ...work, origin: this.origin })).catch(() => {});
   }
 
-  /** Work announced in this process. */
-  onLocal(listener: (work: Work) => void): void {
-    this.listeners.push(listener);
-  }
-
-  /** Work announced by any replica (this one included); resolves once subscribed. Returns the unsubscribe. */
+  /** Work announced by any replica, this one's at once; resolves once subscribed. Returns the unsubscribe. */
   async onAny(listener: (work: Work) => void): Promise<() => Promise<void>> {
-    if (!this.redis) {
-      this.onLocal(listener);
-      return async () => {};
-    }
+    this.listeners.push(listener);
+    const local = async () => {
+      this.listeners.splice(this.listeners.indexOf(listener), 1);
+    };
+    if (!this.redis) return local;
     const subscriber = this.redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
     subscriber.on('error', () => {});
     subscriber.on('message', (_channel: string, message: string) => {
       try {
-        listener(JSON.parse(message) as Work);
+        const { origin, ...work } = JSON.parse(message) as Work & { origin?: string };
+        if (origin !== this.origin) listener(work);
       } catch {
         // not ours
       }
     });
     await subscriber.subscribe(WORK_CHANNEL);
     return async () => {
+      await local();
       await subscriber.quit().catch(() => {});
     };
   }

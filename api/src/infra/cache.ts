@@ -1,7 +1,8 @@
 // Read-through caches for data that changes rarely and is read on every request (credentials, relation
 // tuples, accounts, patient profiles). Every write path invalidates; with Redis the invalidation reaches
 // every replica over pub/sub, and a TTL bounds staleness should a message be lost. A load that raced with
-// an invalidation is not cached (epoch check), so an invalidation is never undone by a slow reader.
+// an invalidation is not cached (it is marked stale), so an invalidation is never undone by a slow reader;
+// misses that come together share one load.
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 
@@ -15,8 +16,8 @@ export interface CacheOptions {
 
 export class SharedCache<V extends object> {
   private readonly entries: LRUCache<string, V>;
-  private epoch = 0;
-  private readonly loading = new Map<string, { epoch: number; value: Promise<V | null> }>();
+  /** Loads in flight by key; an invalidation marks the key's load stale, so its result is not kept. */
+  private readonly loading = new Map<string, { stale: boolean; value: Promise<V | null> }>();
 
   constructor(
     readonly name: string,
@@ -30,16 +31,14 @@ export class SharedCache<V extends object> {
   async getOrLoad(key: string, load: () => Promise<V | null>, keep: (value: V) => boolean = () => true): Promise<V | null> {
     const hit = this.entries.get(key);
     if (hit !== undefined) return hit;
-    // Callers that miss together share one load, unless an invalidation came after it started.
+    // Callers that miss together share one load; one that started before an invalidation is not joined.
     const flying = this.loading.get(key);
-    if (flying && flying.epoch === this.epoch) return flying.value;
-    const epoch = this.epoch;
-    const value = load();
-    const entry = { epoch, value };
+    if (flying) return flying.value;
+    const entry = { stale: false, value: load() };
     this.loading.set(key, entry);
     try {
-      const loaded = await value;
-      if (loaded !== null && keep(loaded) && epoch === this.epoch) this.entries.set(key, loaded);
+      const loaded = await entry.value;
+      if (loaded !== null && keep(loaded) && !entry.stale) this.entries.set(key, loaded);
       return loaded;
     } finally {
       if (this.loading.get(key) === entry) this.loading.delete(key);
@@ -60,13 +59,20 @@ export class SharedCache<V extends object> {
 
   evict(key: string): void {
     if (key === ALL) return this.clear();
-    this.epoch++;
     this.entries.delete(key);
+    this.forgetLoad(key);
   }
 
   clear(): void {
-    this.epoch++;
     this.entries.clear();
+    for (const key of [...this.loading.keys()]) this.forgetLoad(key);
+  }
+
+  private forgetLoad(key: string): void {
+    const flying = this.loading.get(key);
+    if (!flying) return;
+    flying.stale = true;
+    this.loading.delete(key);
   }
 }
 

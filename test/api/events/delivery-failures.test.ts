@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { TestApi, lookupFrom, testResolver, type Tenant } from '../../support/api.js';
 import { buildPatient } from '../../support/factories.js';
 import { Receiver, type Answer } from '../../support/receivers.js';
-import { DELIVERY_ENV, PATIENTS, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
+import { DELIVERY_ENV, PATIENTS, settled, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
 
 type Attempt = { attempt: number; status: string; responseStatus: number | null; error: string | null; attemptedAt: string | null; nextAttemptAt: string | null; eventType: string };
 
@@ -22,7 +22,8 @@ describe('events: failed webhook deliveries', () => {
       if (request.path === '/redirect') return { status: 302, headers: { location: receiver.url('/target') } };
       if (request.path === '/slow') return { status: 200, delayMs: 2000 };
       if (request.path === '/busy') return request.headers['webhook-id'] && receiver.at('/busy').length === 1 ? { status: 429, headers: { 'retry-after': '2' } } : { status: 200 };
-      if (request.path === '/gone') return { status: 410 };
+      // The first request is refused for an hour (its retry waits in the queue), every later one is 410.
+      if (request.path === '/gone') return receiver.at('/gone').length === 1 ? { status: 503, headers: { 'retry-after': '3600' } } : { status: 410 };
       if (request.path === '/broken') return { status: 500 };
       return { status: 204 };
     });
@@ -67,8 +68,9 @@ describe('events: failed webhook deliveries', () => {
     const first = await until('the 429', async () => (await attempts(tenant, id)).find((a) => a.responseStatus === 429));
     const delay = Date.parse(first.nextAttemptAt!) - Date.parse(first.attemptedAt!);
     expect(delay).to.be.at.least(2000); // the schedule alone would say about 300 ms
-    const [, second] = await receiver.waitAt('/busy', 2);
-    expect(second!.receivedAt - receiver.at('/busy')[0]!.receivedAt).to.be.at.least(1900);
+    await receiver.waitAt('/busy', 2);
+    const second = await until('the second attempt', async () => (await attempts(tenant, id)).find((a) => a.attempt === 2 && a.attemptedAt !== null));
+    expect(Date.parse(second.attemptedAt!)).to.be.at.least(Date.parse(first.nextAttemptAt!)); // made when it was due, not sooner
   });
 
   it('disables an endpoint that answers 410 at once, cancels what it had queued, and tells the account\'s other endpoints', async () => {
@@ -76,13 +78,18 @@ describe('events: failed webhook deliveries', () => {
     const watcher = await endpointFor(tenant, '/watcher', ['webhook_endpoint.disabled']);
     const gone = await endpointFor(tenant, '/gone');
     await emit(tenant);
+    await until('the retry queued', async () => (await attempts(tenant, gone.id)).find((a) => a.status === 'PENDING'));
+    await emit(tenant);
     await until('DISABLED', async () => (await endpoint(tenant, gone.id)).status === 'DISABLED');
     const [notice] = await receiver.waitAt('/watcher', 1);
     expect(notice!.payload).to.deep.include({ type: 'webhook_endpoint.disabled', customerAccountId: tenant.accountId, data: { webhookEndpointId: gone.id, reason: 'gone' } });
     await emit(tenant);
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(receiver.at('/gone')).to.have.length(1); // a DISABLED endpoint receives nothing more
-    expect((await attempts(tenant, gone.id)).filter((a) => a.status === 'PENDING')).to.deep.equal([]);
+    await settled(api.mongo.db);
+    expect(receiver.at('/gone')).to.have.length(2); // the 503 and the 410: a DISABLED endpoint receives nothing more
+    const log = await attempts(tenant, gone.id);
+    expect(log.filter((a) => a.status === 'PENDING')).to.deep.equal([]);
+    // The retry the 503 had queued (an hour out) was cancelled when the 410 disabled the endpoint.
+    expect(log.map((a) => [a.attempt, a.status, a.error])).to.deep.include.members([[2, 'FAILED', 'not attempted: the endpoint was disabled']]);
     expect(watcher.id).to.be.a('string');
   });
 
@@ -108,7 +115,8 @@ describe('events: failed webhook deliveries', () => {
     await until('the retry queued', async () => (await queue.countDocuments({ endpointId: id })) === 1);
     expect((await api.request('DELETE', `${WEBHOOKS}/${id}`, { key: tenant.key })).status).to.equal(204);
     expect(await queue.countDocuments({ endpointId: id })).to.equal(0);
-    await new Promise((resolve) => setTimeout(resolve, 700)); // past the retry's time
+    await settled(api.mongo.db);
+    await api.services.dispatcher.idle(); // a retry whose timer was already set finds no queued delivery
     expect(receiver.at('/deleted')).to.have.length(1);
     const records = await api.mongo.db.collection('webhook_attempts').find({ endpointId: id }).toArray();
     expect(records.map((r) => [r.attempt, r.status, r.error])).to.deep.include.members([[2, 'FAILED', 'not attempted: the endpoint was deleted']]);

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { TestApi, type Tenant } from '../../support/api.js';
-import { DELIVERY_ENV, PATIENTS, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
+import { DELIVERY_ENV, PATIENTS, settled, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
 import { buildPatient } from '../../support/factories.js';
 import { Receiver, verifyDelivery } from '../../support/receivers.js';
 
@@ -39,7 +39,7 @@ describe('events: webhook delivery operations', () => {
     const [delivery] = await receiver.waitAt('/test-target', 1);
     expect(delivery!.headers['webhook-id']).to.equal(sent.body.eventId);
     expect(verifyDelivery(target.secret, delivery!)).to.deep.include({ type: 'webhook.test', data: { webhookEndpointId: target.id } });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await settled(api.mongo.db);
     expect(receiver.at('/test-bystander')).to.deep.equal([]);
     const entry = await until('the MANUAL attempt', async () => (await log(tenant, target.id)).data.find((a: { trigger: string }) => a.trigger === 'MANUAL'));
     expect(entry).to.include({ eventId: sent.body.eventId, eventType: 'webhook.test', status: 'SUCCEEDED' });
@@ -49,7 +49,8 @@ describe('events: webhook delivery operations', () => {
     const tenant = await api.tenant();
     const since = new Date(Date.now() - 1000).toISOString();
     const endpoint = await endpointFor(tenant, '/recovering');
-    receiver.answerWith((request) => (request.path === '/recovering' && receiver.at('/recovering').length <= 2 ? { status: 500 } : { status: 204 }));
+    let failing = true; // until the endpoint is set ACTIVE again
+    receiver.answerWith((request) => (request.path === '/recovering' && failing ? { status: 500 } : { status: 204 }));
     // 1st event: delivered? No: it fails and the endpoint is disabled (after one failure here).
     const first = await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
     await until('DISABLED', async () => (await api.request('GET', `${WEBHOOKS}/${endpoint.id}`, { key: tenant.key })).body.status === 'DISABLED');
@@ -61,6 +62,7 @@ describe('events: webhook delivery operations', () => {
     });
     expect((await api.request('POST', `${WEBHOOKS}/${endpoint.id}/recover`, { key: tenant.key, body: { since } })).status).to.equal(409); // not while DISABLED
 
+    failing = false;
     await api.request('PATCH', `${WEBHOOKS}/${endpoint.id}`, { key: tenant.key, body: { status: 'ACTIVE' }, headers: merge });
     const before = receiver.at('/recovering').length;
     const recovered = await api.request('POST', `${WEBHOOKS}/${endpoint.id}/recover`, { key: tenant.key, body: { since } });
@@ -74,6 +76,18 @@ describe('events: webhook delivery operations', () => {
     // Now that each reached it, recovering again queues nothing.
     await until('the recovered attempts logged', async () => (await log(tenant, endpoint.id)).data.filter((a: { trigger: string; status: string }) => a.trigger === 'RECOVER' && a.status === 'SUCCEEDED').length === 3);
     expect((await api.request('POST', `${WEBHOOKS}/${endpoint.id}/recover`, { key: tenant.key, body: { since } })).body).to.deep.equal({ events: 0 });
+  });
+
+  it('recovers nothing from before the endpoint existed', async () => {
+    const tenant = await api.tenant();
+    const since = new Date(Date.now() - 60_000).toISOString();
+    await endpointFor(tenant, '/older');
+    await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
+    await settled(api.mongo.db);
+    const newer = await endpointFor(tenant, '/newer');
+    const recovered = await api.request('POST', `${WEBHOOKS}/${newer.id}/recover`, { key: tenant.key, body: { since } });
+    expect(recovered.status).to.equal(202);
+    expect(recovered.body).to.deep.equal({ events: 0 });
   });
 
   it('refuses recover from more than 14 days ago, and from the future', async () => {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../../core/src/infra/repo-root.js';
 import { ADMIN_TOKEN, TestApi } from '../../support/api.js';
-import { DELIVERY_ENV, PATIENTS, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
+import { DELIVERY_ENV, PATIENTS, settled, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
 import { buildPatient } from '../../support/factories.js';
 import { Receiver } from '../../support/receivers.js';
 import { freePort, mongoUri, testRedisUrl } from '../../support/services.js';
@@ -30,13 +30,37 @@ describe('events: webhook delivery across replicas and crashes', function () {
       await primary.request('POST', WEBHOOKS, { key: tenant.key, body: { url: receiver.url('/replicas'), eventTypes: ['patient.created'] } });
       for (let i = 0; i < 20; i++) expect((await (i % 2 ? replica : primary).request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).status).to.equal(201);
       await receiver.waitAt('/replicas', 20);
+      await settled(primary.mongo.db);
       await primary.services.dispatcher.idle();
       await replica.services.dispatcher.idle();
-      await new Promise((resolve) => setTimeout(resolve, 500));
       const ids = receiver.at('/replicas').map((r) => r.headers['webhook-id']);
       expect(ids).to.have.length(20);
       expect(new Set(ids).size).to.equal(20);
     } finally {
+      await replica.close();
+      await primary.close();
+    }
+  });
+
+  it('keeps an endpoint to 10 attempts in flight across replicas, and no replica takes an event another still holds', async () => {
+    // Leases of 1 s and attempts that time out after 0.9 s: 40 events behind a hanging endpoint wait far
+    // longer than a lease, so only renewed leases keep the other replica from sending them again.
+    const env = { ...DELIVERY_ENV, PORTICO_WEBHOOK_LEASE_MS: '1000', PORTICO_WEBHOOK_TIMEOUT_MS: '900', PORTICO_WEBHOOK_RETRY_SCHEDULE: '1h' };
+    const primary = await TestApi.start({ redis: true, dispatch: true, env });
+    const replica = await TestApi.start({ redis: true, dispatch: true, env: { ...env, MONGODB_URI: primary.config.mongodbUri! } });
+    const hanging = await Receiver.start();
+    hanging.answerWith({ status: 200, hang: true });
+    try {
+      const tenant = await primary.tenant();
+      await primary.request('POST', WEBHOOKS, { key: tenant.key, body: { url: hanging.url('/hangs'), eventTypes: ['patient.created'] } });
+      for (let i = 0; i < 40; i++) expect((await (i % 2 ? replica : primary).request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).status).to.equal(201);
+      await until('every event dispatched', async () => (await primary.mongo.db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0, 30_000);
+      const ids = hanging.at('/hangs').map((r) => r.headers['webhook-id']);
+      expect(ids).to.have.length(40);
+      expect(new Set(ids).size).to.equal(40);
+      expect(hanging.maxOpen).to.be.at.most(10);
+    } finally {
+      await hanging.close();
       await replica.close();
       await primary.close();
     }
@@ -82,6 +106,15 @@ describe('events: webhook delivery across replicas and crashes', function () {
       return { child, ready };
     }
 
+    async function settledIn(name: string): Promise<void> {
+      const client = await new MongoClient(mongoUri()).connect();
+      try {
+        await settled(client.db(name));
+      } finally {
+        await client.close();
+      }
+    }
+
     async function killed(child: ChildProcess): Promise<void> {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGKILL');
@@ -110,7 +143,7 @@ describe('events: webhook delivery across replicas and crashes', function () {
       try {
         const [delivery] = await receiver.waitAt('/after-kill', 1);
         expect(delivery!.payload.type).to.equal('patient.created');
-        await new Promise((resolve) => setTimeout(resolve, 500));
+        await settledIn(database);
         expect(receiver.at('/after-kill')).to.have.length(1);
       } finally {
         await killed(second.child);
@@ -131,7 +164,7 @@ describe('events: webhook delivery across replicas and crashes', function () {
       await second.ready;
       try {
         const arrivals = await receiver.waitAt('/mid-attempt', 2, 20_000); // once its lease (3 s here) ends
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await settledIn(database);
         expect(receiver.at('/mid-attempt')).to.have.length(2);
         expect(arrivals[1]!.headers['webhook-id']).to.equal(arrivals[0]!.headers['webhook-id']);
       } finally {

@@ -1,10 +1,11 @@
 // Webhook delivery end to end: requests commit events, the dispatcher delivers them to real receivers on
 // loopback, and the deliveries verify with the public standardwebhooks library.
 import { expect } from 'chai';
+import { PassThrough } from 'node:stream';
 import { PORTICO_VERSION } from '../../../core/src/version.js';
 import { TestApi, type Tenant } from '../../support/api.js';
 import { buildPatient } from '../../support/factories.js';
-import { DELIVERY_ENV, PATIENTS, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
+import { DELIVERY_ENV, PATIENTS, settled, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
 import { Receiver, verifyDelivery } from '../../support/receivers.js';
 
 describe('events: webhook delivery', () => {
@@ -40,7 +41,7 @@ describe('events: webhook delivery', () => {
     const before = receiver.received.length;
     const patient = await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
     const [delivery] = (await receiver.waitFor(before + 1)).slice(before);
-    await new Promise((resolve) => setTimeout(resolve, 300)); // nothing else arrives
+    await settled(api.mongo.db); // every attempt the event needed is made: nothing else arrives
     expect(receiver.received.length).to.equal(before + 1);
 
     const [event] = (await api.services.outbox.list(tenant.accountId)).filter((e) => e.data.patientId === patient.body.id);
@@ -85,11 +86,40 @@ describe('events: webhook delivery', () => {
     await until('the failure count to reset', async () => (await api.request('GET', `${WEBHOOKS}/${endpoint.id}`, { key: tenant.key })).body.consecutiveFailures === 0);
   });
 
-  it('counts attempts in /metrics and logs one line per attempt, without the secret or the payload', async () => {
+  it('counts attempts in /metrics', async () => {
+    await createEndpoint({ url: receiver.url('/metrics'), eventTypes: ['patient.created'] });
+    await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
+    await receiver.waitAt('/metrics', 1);
+    await settled(api.mongo.db);
     const metrics = await api.request('GET', '/metrics');
     expect(metrics.text).to.match(/^portico_webhook_attempts_total\{outcome="succeeded"\} [1-9]/m);
     expect(metrics.text).to.match(/^portico_webhook_attempt_duration_seconds_count\{outcome="succeeded"\} [1-9]/m);
     expect(metrics.text).to.match(/^# TYPE portico_webhook_queue_depth gauge$/m);
     expect(metrics.text).to.match(/^# TYPE portico_webhook_oldest_due_age_seconds gauge$/m);
+  });
+
+  it('logs one line per attempt, without the secret or the payload', async () => {
+    let logs = '';
+    const stream = new PassThrough();
+    stream.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+    const logged = await TestApi.start({ dispatch: true, env: DELIVERY_ENV, logs: stream });
+    try {
+      const owner = await logged.tenant();
+      const created = await logged.request('POST', WEBHOOKS, { key: owner.key, body: { url: receiver.url('/logged'), eventTypes: ['patient.created'] } });
+      const patient = buildPatient();
+      await logged.request('POST', PATIENTS, { key: owner.key, body: patient });
+      await receiver.waitAt('/logged', 1);
+      await settled(logged.mongo.db);
+      const lines = logs.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const attempts = lines.filter((l) => l.msg === 'webhook attempt');
+      expect(attempts).to.have.length(1);
+      expect(attempts[0]).to.include({ endpointId: created.body.id, attempt: 1, outcome: 'succeeded', responseStatus: 204 });
+      expect(attempts[0]!.eventId).to.be.a('string');
+      expect(logs).to.not.include(created.body.secret);
+      expect(logs).to.not.include(created.body.secret.slice('whsec_'.length));
+      expect(logs).to.not.include(patient.familyName);
+    } finally {
+      await logged.close();
+    }
   });
 });

@@ -11,6 +11,8 @@ import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { WebhookEndpoint, WebhookEndpointStore } from './repository.js';
 
 const LOG_ROUTE = 'webhook-endpoints.deliveries';
+/** Events read per page by recover. */
+const RECOVER_PAGE = 500;
 /** How far back recover reaches (events are kept a little longer). */
 export const RECOVER_WINDOW_MS = 14 * 24 * 3_600_000;
 
@@ -65,24 +67,36 @@ export class WebhookDeliveryService {
     if (since.getTime() < now.getTime() - RECOVER_WINDOW_MS) throw invalidField('body', 'since', 'must be at most 14 days ago');
     if (since > now) throw invalidField('body', 'since', 'must not be in the future');
     const endpoint = await this.activeEndpoint(principal, id, 'only an ACTIVE endpoint can recover events; set its status to ACTIVE first');
-    const events = (await this.deps.events.since(principal.accountId, since)).filter((e) => e.status === 'dispatched' && wants(endpoint, e));
-    const history = await this.deps.deliveries.history(endpoint.id, events.map((e) => e.id));
-    const missed = events.filter((e) => !history.get(e.id)?.succeeded);
-    const deliveries: QueuedDelivery[] = missed.map((event) => ({
-      id: deliveryId(event.id, endpoint.id),
-      accountId: principal.accountId,
-      endpointId: endpoint.id,
-      eventId: event.id,
-      eventType: event.type,
-      attempt: (history.get(event.id)?.attempts ?? 0) + 1,
-      trigger: 'RECOVER',
-      nextAttemptAt: now,
-      logId: newAttemptId(),
-      createdAt: now,
-    }));
-    const queued = await this.deps.deliveries.enqueue(deliveries);
-    if (queued.length > 0) this.deps.signals.announce({ deliveries: queued.map((d) => d.id) });
-    return { events: missed.length };
+    // Nothing from before the endpoint existed; read in pages, so a busy account's fortnight is never in memory at once.
+    const from = since > endpoint.createdAt ? since : endpoint.createdAt;
+    let queued = 0;
+    for (let after: { occurredAt: Date; id: string } | undefined; ; ) {
+      const page = await this.deps.events.since(principal.accountId, from, RECOVER_PAGE, after);
+      if (page.length === 0) break;
+      after = { occurredAt: page.at(-1)!.occurredAt, id: page.at(-1)!.id };
+      const events = page.filter((e) => wants(endpoint, e));
+      const history = await this.deps.deliveries.history(endpoint.id, events.map((e) => e.id));
+      const deliveries: QueuedDelivery[] = events
+        .filter((e) => !history.get(e.id)?.succeeded)
+        .map((event) => ({
+          id: deliveryId(event.id, endpoint.id),
+          accountId: principal.accountId,
+          endpointId: endpoint.id,
+          eventId: event.id,
+          eventType: event.type,
+          attempt: (history.get(event.id)?.attempts ?? 0) + 1,
+          trigger: 'RECOVER',
+          nextAttemptAt: now,
+          logId: newAttemptId(),
+          createdAt: now,
+        }));
+      // Deliveries already waiting in the queue stay as they are (enqueue leaves them), and are not counted.
+      const added = await this.deps.deliveries.enqueue(deliveries);
+      if (added.length > 0) this.deps.signals.announce({ deliveries: added.map((d) => d.id) });
+      queued += added.length;
+      if (page.length < RECOVER_PAGE) break;
+    }
+    return { events: queued };
   }
 
   private async endpoint(principal: Principal, id: string): Promise<WebhookEndpoint> {
