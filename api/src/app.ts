@@ -20,6 +20,10 @@ import { patientRoutes } from './platform/patients/routes.js';
 import { webhookEndpointRoutes } from './platform/webhook-endpoints/routes.js';
 import { webhookDeliveryRoutes } from './platform/webhook-endpoints/delivery-routes.js';
 import { catalogFastPath } from './sdk/catalog/fast-path.js';
+import { appUserRoutes } from './platform/app-users/routes.js';
+import { completeSessionRoute, connectSessionRoutes } from './sdk/connect-sessions/routes.js';
+import type { SdkContext } from './sdk/context.js';
+import { lifecycleRoutes } from './sdk/lifecycle/routes.js';
 import { catalogCors, catalogRoutes } from './sdk/catalog/routes.js';
 import type { Services } from './wiring.js';
 import { PORTICO_VERSION } from '../../core/src/version.js';
@@ -49,14 +53,27 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const link = linkBuilder(config.publicBaseUrl);
 
   const platform = new ApiRouter('/api/platform/v1').use(auth.requireKey('platform'));
-  const context: PlatformContext = { patients: services.patientService, webhookEndpoints: services.webhookEndpointService, webhookDeliveries: services.webhookDeliveryService, idempotent, link };
+  const context: PlatformContext = {
+    patients: services.patientService,
+    webhookEndpoints: services.webhookEndpointService,
+    webhookDeliveries: services.webhookDeliveryService,
+    users: services.users,
+    connectSessions: services.connectSessions,
+    idempotent,
+    link,
+  };
   patientRoutes(platform, context);
   webhookEndpointRoutes(platform, context);
   webhookDeliveryRoutes(platform, context);
+  appUserRoutes(platform, context);
+  completeSessionRoute(platform, context);
 
   // The catalog's hottest reads never reach Koa (fast path), so the platform router matches first.
   const sdk = new ApiRouter('/api/sdk/v1');
   catalogRoutes(sdk, services.catalogAnswers, services.catalogService);
+  const sdkContext: SdkContext = { sessions: services.connectSessions, users: services.users, requireKey: auth.requireKey, idempotent };
+  connectSessionRoutes(sdk, sdkContext);
+  lifecycleRoutes(sdk, sdkContext);
   const routers = [platform, sdk];
   if (config.adminToken !== undefined) {
     const admin = new ApiRouter('/api/admin/v1').use(requireAdminToken(config.adminToken));

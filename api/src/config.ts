@@ -3,6 +3,7 @@
 // The settings every Portico process shares are parsed by core (readCoreConfig); the rest are the API's.
 import { ConfigError, EnvReader, readCoreConfig, type CoreConfig, type LogLevel } from '../../core/src/config.js';
 import { parseDuration } from '../../core/src/duration.js';
+import { parseRatePolicy, type RatePolicy } from './infra/rate-limit.js';
 
 export { ConfigError, type LogLevel };
 
@@ -23,6 +24,8 @@ export interface Config extends CoreConfig {
   /** Development and tests only: admits http and private/loopback webhook hosts. */
   readonly webhookAllowPrivateUrls: boolean;
   readonly webhooks: WebhookSettings;
+  /** The initiate token bucket per (customer account, app user) (CONTRACT §6.3). */
+  readonly initiateRateLimit: RatePolicy;
   readonly shutdownTimeoutMs: number;
 }
 
@@ -46,6 +49,7 @@ export interface WebhookSettings {
 }
 
 const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
+const DEFAULT_INITIATE_RATE_LIMIT = '10/60s';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = defaultRandomSecret): Config {
   const read = new EnvReader(env);
@@ -84,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     demoCatalog: read.bool('PORTICO_DEMO_CATALOG', core.mongodbUri === undefined),
     webhookAllowPrivateUrls: read.bool('PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS'),
     webhooks: readWebhookSettings(read),
+    initiateRateLimit: readRatePolicy(read, 'PORTICO_INITIATE_RATE_LIMIT', DEFAULT_INITIATE_RATE_LIMIT, 'initiate'),
     shutdownTimeoutMs: read.int('PORTICO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };
   read.check();
@@ -115,6 +120,13 @@ function readWebhookSettings(read: EnvReader): WebhookSettings {
     pollMs: read.int('PORTICO_WEBHOOK_POLL_MS', 5000, 50, 600_000),
     concurrency: read.int('PORTICO_WEBHOOK_CONCURRENCY', 256, 1, 10_000),
   });
+}
+
+function readRatePolicy(read: EnvReader, variable: string, fallback: string, name: string): RatePolicy {
+  const raw = read.str(variable) ?? fallback;
+  const policy = parseRatePolicy(raw, name);
+  if (!policy) read.problem(`${variable} must be <requests>/<window> such as 10/60s, 5/1m or 100/1h: 1 to 10000 requests per whole-second window from 1s to 24h (got "${raw}")`);
+  return policy ?? parseRatePolicy(fallback, name)!;
 }
 
 /**

@@ -5,6 +5,11 @@ import type { Db } from 'mongodb';
 import { CustomerAccountRepository } from './accounts/repository.js';
 import { AdminService } from './admin/service.js';
 import { AppRepository } from './apps/repository.js';
+import { AppUserRepository } from './app-users/repository.js';
+import { AppUserService } from './app-users/service.js';
+import { MemoryRateLimiter, RedisRateLimiter } from './infra/rate-limit.js';
+import { SessionRepository } from './sdk/connect-sessions/repository.js';
+import { ConnectSessionService } from './sdk/connect-sessions/service.js';
 import { AuthorizationService } from './authz/check.js';
 import { TupleRepository } from './authz/tuples.js';
 import type { Clock } from '../../core/src/clock.js';
@@ -66,6 +71,9 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     tuples: new TupleRepository(db, locks, caches.cache('authz', { max: 100_000, ttlMs: minute })),
     patients: new PatientRepository(db, locks, caches.cache('patients', { max: 50_000, ttlMs: minute })),
     endpoints: new WebhookEndpointRepository(db, locks, caches.cache('webhook-endpoints', { max: 10_000, ttlMs: minute })),
+    // The lifecycle probe's states, never-seen users included (they are polled the most).
+    appUsers: new AppUserRepository(db, locks, caches.cache('app-user-states', { max: 200_000, ttlMs: minute })),
+    sessions: new SessionRepository(db, locks),
   };
   const outbox = new Outbox(db, locks, clock);
   const deliveries = new DeliveryStore(db, locks);
@@ -74,7 +82,9 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   const storage = openObjectStorage(config.objectStorage);
   const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
 
-  const { accounts, keys, apps, tuples, patients, endpoints } = repositories;
+  const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions } = repositories;
+  const users = new AppUserService({ users: appUsers, outbox, clock });
+  const limiter = redis ? new RedisRateLimiter(redis, config.initiateRateLimit) : new MemoryRateLimiter(config.initiateRateLimit, clock);
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
   const idempotencyStore: IdempotencyStore = redis ? new RedisIdempotencyStore(redis) : new MemoryIdempotencyStore();
   const catalogService = new CatalogService(activeCatalog, storage);
@@ -130,6 +140,8 @@ export async function buildServices({ config, db, redis, clock, resolve = system
       deliveries,
       clock,
     }),
+    users,
+    connectSessions: new ConnectSessionService({ sessions, users, limiter, policy: config.initiateRateLimit, brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined, clock }),
     webhookDeliveryService: new WebhookDeliveryService({ endpoints, deliveries, events: outbox, signals, cursors: new CursorCodec(config.cursorSecret), clock }),
   };
 }

@@ -113,6 +113,14 @@ describe('config: loadConfig', () => {
     ['PORTICO_WEBHOOK_TIMEOUT_MS', '50'],
     ['PORTICO_WEBHOOK_LEASE_MS', '10000'],
     ['PORTICO_WEBHOOK_DISPATCH', 'maybe'],
+    ['PORTICO_INITIATE_RATE_LIMIT', '10'],
+    ['PORTICO_INITIATE_RATE_LIMIT', '10/60'],
+    ['PORTICO_INITIATE_RATE_LIMIT', '0/60s'],
+    ['PORTICO_INITIATE_RATE_LIMIT', '10001/1h'],
+    ['PORTICO_INITIATE_RATE_LIMIT', '10/500ms'],
+    ['PORTICO_INITIATE_RATE_LIMIT', '10/1500ms'],
+    ['PORTICO_INITIATE_RATE_LIMIT', '10/25h'],
+    ['PORTICO_INITIATE_RATE_LIMIT', 'ten/1m'],
   ];
   it('delivers webhooks by the contract unless told otherwise, and reads the delivery settings', () => {
     expect(loadConfig({}, fixedSecret).webhooks).to.deep.equal({
@@ -128,6 +136,13 @@ describe('config: loadConfig', () => {
     const tuned = loadConfig({ PORTICO_WEBHOOK_RETRY_SCHEDULE: '1s, 1s,2s', PORTICO_WEBHOOK_DISABLE_WINDOW: '0s', PORTICO_WEBHOOK_DISPATCH: 'false', PORTICO_WEBHOOK_TIMEOUT_MS: '500', PORTICO_WEBHOOK_LEASE_MS: '2000' }, fixedSecret).webhooks;
     expect(tuned).to.include({ dispatch: false, disableWindowMs: 0, timeoutMs: 500, leaseMs: 2000 });
     expect(tuned.retryScheduleMs).to.deep.equal([1000, 1000, 2000]);
+  });
+
+  it('limits initiate to 10 per 60 s unless told otherwise, and reads the rate', () => {
+    expect(loadConfig({}, fixedSecret).initiateRateLimit).to.deep.equal({ capacity: 10, windowMs: 60_000, name: 'initiate' });
+    for (const [raw, capacity, windowMs] of [['5/1m', 5, 60_000], ['100/1h', 100, 3_600_000], ['1/1s', 1, 1_000], ['10000/24h', 10_000, 86_400_000], ['3/1m30s', 3, 90_000]] as const) {
+      expect(loadConfig({ PORTICO_INITIATE_RATE_LIMIT: raw }, fixedSecret).initiateRateLimit, raw).to.deep.equal({ capacity, windowMs, name: 'initiate' });
+    }
   });
 
   it('demands PORTICO_CURSOR_SECRET when REDIS_URL is set, because replicas must share it', () => {
@@ -154,7 +169,7 @@ describe('config: loadConfig', () => {
   });
 
   it('treats empty and blank values as unset', () => {
-    const names = ['PORT', 'MONGODB_URI', 'REDIS_URL', 'PUBLIC_BASE_URL', 'PORTICO_ADMIN_TOKEN', 'PORTICO_CURSOR_SECRET', 'PORTICO_OBJECT_STORAGE', 'PORTICO_CATALOG', 'LOG_LEVEL', 'PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS', 'PORTICO_DEVDB_PORT'];
+    const names = ['PORT', 'MONGODB_URI', 'REDIS_URL', 'PUBLIC_BASE_URL', 'PORTICO_ADMIN_TOKEN', 'PORTICO_CURSOR_SECRET', 'PORTICO_OBJECT_STORAGE', 'PORTICO_CATALOG', 'LOG_LEVEL', 'PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS', 'PORTICO_DEVDB_PORT', 'PORTICO_INITIATE_RATE_LIMIT'];
     for (const blank of ['', '   ']) {
       const config = loadConfig(Object.fromEntries(names.map((n) => [n, blank])), fixedSecret);
       expect(config).to.deep.equal(loadConfig({}, fixedSecret));
@@ -169,5 +184,6 @@ describe('config: loadConfig', () => {
       (config as { port: number }).port = 1;
     }).to.throw(TypeError);
     expect(Object.isFrozen(config.catalog), 'config.catalog').to.equal(true);
+    expect(Object.isFrozen(config.initiateRateLimit), 'config.initiateRateLimit').to.equal(true);
   });
 });

@@ -1,4 +1,6 @@
 import type { Middleware } from 'koa';
+import type { AppUserService } from '../app-users/service.js';
+import type { ConnectSessionService } from '../sdk/connect-sessions/service.js';
 import type { LinkBuilder } from '../http/links.js';
 import type { OperationPatch } from '../http/openapi.js';
 import type { PatientService } from './patients/service.js';
@@ -10,6 +12,8 @@ export interface PlatformContext {
   patients: PatientService;
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
+  users: AppUserService;
+  connectSessions: ConnectSessionService;
   idempotent: () => Middleware & { openapi: OperationPatch };
   link: LinkBuilder;
 }

@@ -1,0 +1,60 @@
+// connect_sessions: one document per session (_id the session id). A session completes once: the
+// completion is a conditional update on its status; the user's document (which records the session id
+// on the connection it made) is the truth when the two disagree after a crash.
+import type { Collection, Db } from 'mongodb';
+import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import { updateOneWhere } from '../../../../core/src/infra/where.js';
+
+export interface ConnectSession {
+  id: string;
+  accountId: string;
+  appId: string;
+  appUserId: string;
+  brandId: string;
+  status: 'PENDING' | 'COMPLETED';
+  createdAt: Date;
+  expiresAt: Date;
+  completedAt: Date | null;
+  connectionId: string | null;
+}
+
+export interface SessionStore {
+  insert(session: ConnectSession): Promise<void>;
+  /** The account's session; null when absent or another account's. */
+  get(accountId: string, id: string): Promise<ConnectSession | null>;
+  /** PENDING → COMPLETED with its connection; false when it was not PENDING. */
+  complete(id: string, connectionId: string, at: Date): Promise<boolean>;
+}
+
+type SessionDocument = Omit<ConnectSession, 'id'> & { _id: string };
+
+export class SessionRepository implements SessionStore {
+  private readonly collection: Collection<SessionDocument>;
+
+  constructor(
+    db: Db,
+    private readonly locks: DocumentLocks,
+  ) {
+    this.collection = db.collection<SessionDocument>('connect_sessions');
+  }
+
+  async init(): Promise<void> {
+    await this.collection.createIndex({ accountId: 1, appUserId: 1 });
+  }
+
+  async insert(session: ConnectSession): Promise<void> {
+    const { id, ...rest } = session;
+    await this.collection.insertOne({ _id: id, ...rest });
+  }
+
+  async get(accountId: string, id: string): Promise<ConnectSession | null> {
+    const doc = await this.collection.findOne({ _id: id });
+    if (!doc || doc.accountId !== accountId) return null;
+    const { _id, ...rest } = doc;
+    return { id: _id, ...rest };
+  }
+
+  async complete(id: string, connectionId: string, at: Date): Promise<boolean> {
+    return (await updateOneWhere(this.collection, this.locks, id, { status: 'PENDING' }, { $set: { status: 'COMPLETED', completedAt: at, connectionId } })) !== null;
+  }
+}

@@ -1,0 +1,58 @@
+// Connect sessions: initiate on the SDK surface (publishable key), complete on the platform surface
+// (secret key), both through ConnectSessionService.
+import { principalOf, requireScope } from '../../http/auth.js';
+import type { ApiRouter } from '../../http/openapi.js';
+import { validate } from '../../http/validate.js';
+import type { PlatformContext } from '../../platform/context.js';
+import type { SdkContext } from '../context.js';
+import { CompletedSession, InitiateSession, Session, SessionParams } from './schema.js';
+
+const tags = ['Connect sessions'];
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+export function connectSessionRoutes(sdk: ApiRouter, { sessions, requireKey, idempotent }: SdkContext): void {
+  const initiate = validate({ body: InitiateSession });
+  sdk.post(
+    '/connect-sessions',
+    {
+      operationId: 'initiateConnectSession',
+      summary: 'Initiate a connect session for an app user and a brand',
+      description:
+        'A never-seen app user is provisioned `LIMITED` (emits `app_user.limited`). The session stays `PENDING` for 30 minutes, until your backend completes it with `POST /api/platform/v1/connect-sessions/{id}/complete`. An unknown brand is 400; a `TOMBSTONED` user is 409. Rate limited per (customer account, appUserId) by a token bucket shared by every replica (`PORTICO_INITIATE_RATE_LIMIT`, default 10 per 60 s): every answer carries `RateLimit-Policy` and `RateLimit` (IETF draft), and an empty bucket is 429 `RATE_LIMITED` with `Retry-After`. A request refused for its body still takes a token.',
+      tags,
+      responses: { 201: { description: 'Initiated.', schema: Session, headers: ['RateLimit-Policy', 'RateLimit', 'Cache-Control'] } },
+    },
+    requireKey('sdk-publishable'),
+    initiate,
+    idempotent(),
+    async (ctx) => {
+      const { session, rateHeaders } = await sessions.initiate(principalOf(ctx), initiate.get(ctx).body);
+      ctx.status = 201;
+      ctx.set({ ...rateHeaders, ...NO_STORE });
+      ctx.body = { id: session.id, appUserId: session.appUserId, brandId: session.brandId, status: session.status, expiresAt: session.expiresAt.toISOString() };
+    },
+  );
+}
+
+export function completeSessionRoute(platform: ApiRouter, { connectSessions, idempotent }: PlatformContext): void {
+  const complete = validate({ params: SessionParams });
+  platform.post(
+    '/connect-sessions/:id/complete',
+    {
+      operationId: 'completeConnectSession',
+      summary: 'Complete a connect session: the patient authorised at the brand',
+      description:
+        'Creates the connection (emits `connection.created`) and makes the app user `ACTIVE` (emits `app_user.activated` on its first connection). Completing twice, an expired session or a `TOMBSTONED` user is 409 `CONFLICT`; another account\'s or an unknown session is 404. An app user holds at most 100 live connections (409 `LIMIT_EXCEEDED`).',
+      tags,
+      responses: { 200: { description: 'The connection.', schema: CompletedSession } },
+    },
+    requireScope('app_user:write'),
+    complete,
+    idempotent(),
+    async (ctx) => {
+      const { connection, appUserId } = await connectSessions.complete(principalOf(ctx), complete.get(ctx).params.id);
+      ctx.set(NO_STORE);
+      ctx.body = { connection: { id: connection.id, appUserId, appId: connection.appId, brandId: connection.brandId, createdAt: connection.createdAt.toISOString() } };
+    },
+  );
+}

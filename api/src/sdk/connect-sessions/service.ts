@@ -1,0 +1,72 @@
+// Connect sessions (CONTRACT §6.3): an app initiates one for its user and a brand (publishable key; the
+// user becomes LIMITED if it was never seen), the patient authorises at the brand's portal, and the
+// customer's backend completes it (secret key), which makes the connection and activates the user.
+// Initiate is rate limited per (account, appUserId) by a token bucket shared by replicas.
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../../../core/src/clock.js';
+import type { AppUserService } from '../../app-users/service.js';
+import type { Connection } from '../../app-users/repository.js';
+import type { Principal } from '../../http/auth.js';
+import { AppError, invalidField, notFound } from '../../http/errors.js';
+import { rateLimitHeaders, type RateDecision, type RateLimiter, type RatePolicy } from '../../infra/rate-limit.js';
+import type { ConnectSession, SessionStore } from './repository.js';
+import type { InitiateSession } from './schema.js';
+
+export const SESSION_TTL_MS = 30 * 60_000;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface ConnectSessionServiceDeps {
+  sessions: SessionStore;
+  users: AppUserService;
+  limiter: RateLimiter;
+  policy: RatePolicy;
+  /** Whether the served catalog has the brand. */
+  brandExists: (brandId: string) => boolean;
+  clock: Clock;
+}
+
+export class ConnectSessionService {
+  constructor(private readonly deps: ConnectSessionServiceDeps) {}
+
+  /** The session and the RateLimit header fields of the bucket's decision (a 429 carries them too). */
+  async initiate(principal: Principal, input: InitiateSession): Promise<{ session: ConnectSession; rateHeaders: Record<string, string> }> {
+    const rate = await this.deps.limiter.take(`${principal.accountId}\n${input.appUserId}`);
+    const rateHeaders = rateLimitHeaders(this.deps.policy, rate);
+    if (!rate.allowed) throw new RateLimited(rate, rateHeaders);
+    if (!this.deps.brandExists(input.brandId)) throw invalidField('body', 'brandId', 'is not a brand of the catalog');
+    await this.deps.users.provision(principal.accountId, input.appUserId);
+    const now = this.deps.clock.now();
+    const session: ConnectSession = {
+      id: randomUUID(),
+      accountId: principal.accountId,
+      appId: principal.appId!,
+      appUserId: input.appUserId,
+      brandId: input.brandId,
+      status: 'PENDING',
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
+      completedAt: null,
+      connectionId: null,
+    };
+    await this.deps.sessions.insert(session);
+    return { session, rateHeaders };
+  }
+
+  async complete(principal: Principal, id: string): Promise<{ connection: Connection; appUserId: string }> {
+    const session = UUID.test(id) ? await this.deps.sessions.get(principal.accountId, id) : null;
+    if (!session) throw notFound('connect session');
+    if (session.status === 'COMPLETED') throw new AppError('CONFLICT', 'The connect session is already completed.', { status: 'COMPLETED' });
+    if (this.deps.clock.now() >= session.expiresAt) throw new AppError('CONFLICT', 'The connect session has expired; initiate a new one.', { expiresAt: session.expiresAt.toISOString() });
+    // The user's document decides (it records the session on the connection): two completes race there.
+    const connection = await this.deps.users.connect(principal.accountId, session.appUserId, { appId: session.appId, brandId: session.brandId, sessionId: session.id });
+    await this.deps.sessions.complete(session.id, connection.id, this.deps.clock.now());
+    return { connection, appUserId: session.appUserId };
+  }
+}
+
+/** 429 with Retry-After and the RateLimit fields; never replayed by idempotency (the bucket refills). */
+export class RateLimited extends AppError {
+  constructor(rate: RateDecision, headers: Record<string, string>) {
+    super('RATE_LIMITED', 'Too many connect sessions initiated for this app user; retry after the time given.', { retryAfterSeconds: Math.max(1, Math.ceil(rate.retryAfterMs / 1000)) }, headers, { storable: false });
+  }
+}

@@ -1,0 +1,41 @@
+// The app-user lifecycle probe (seed §4.10, CONTRACT §6.2): built for SDKs polling every second. It reads
+// the state through the per-replica cache every transition invalidates (one read by _id on a miss), and
+// writes nothing, emits nothing and takes no token from the initiate bucket. The entity tag is the state
+// itself, so a 304 means exactly "the state has not moved".
+import { principalOf } from '../../http/auth.js';
+import { IF_NONE_MATCH, sendRepresentation, strongEtag } from '../../http/conditional.js';
+import { PRIVATE_NO_CACHE } from '../../http/caching.js';
+import { invalidField } from '../../http/errors.js';
+import type { ApiRouter } from '../../http/openapi.js';
+import { validate } from '../../http/validate.js';
+import { AppUserParams, LifecycleState } from '../../platform/app-users/schema.js';
+import { AppUserId } from '../connect-sessions/schema.js';
+import type { SdkContext } from '../context.js';
+import { Type } from '@sinclair/typebox';
+
+const APP_USER_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+export const Lifecycle = Type.Object({ appUserId: AppUserId, state: LifecycleState }, { examples: [{ appUserId: 'user-8f3a2c', state: 'LIMITED' }] });
+
+export function lifecycleRoutes(sdk: ApiRouter, { users, requireKey }: SdkContext): void {
+  const probe = validate({ params: AppUserParams });
+  sdk.get(
+    '/app-users/:appUserId/lifecycle',
+    {
+      operationId: 'probeAppUserLifecycle',
+      summary: "Poll an app user's lifecycle state",
+      description:
+        'Resolves (your customer account, appUserId) to UNLINKED, LIMITED, ACTIVE or TOMBSTONED. Read-only: no write, no event, no connect session, no provisioning, and no token from the initiate rate-limit bucket. Poll it with `If-None-Match`: the entity tag is the state, so 304 means the state has not moved.',
+      tags: ['App users'],
+      requestHeaders: [IF_NONE_MATCH],
+      responses: { 200: { description: 'The state.', schema: Lifecycle, headers: ['ETag', 'Cache-Control', 'Vary'] }, 304: { description: 'The state has not moved.' } },
+    },
+    requireKey('sdk-publishable'),
+    probe,
+    async (ctx) => {
+      const appUserId = probe.get(ctx).params.appUserId;
+      if (!APP_USER_ID.test(appUserId)) throw invalidField('path', 'appUserId', 'must be 1-128 characters from A-Z a-z 0-9 . _ : @ -');
+      const { state } = await users.state(principalOf(ctx).accountId, appUserId);
+      sendRepresentation(ctx, strongEtag(state), () => ({ appUserId, state }), PRIVATE_NO_CACHE);
+    },
+  );
+}
