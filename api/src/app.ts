@@ -21,9 +21,11 @@ import { webhookEndpointRoutes } from './platform/webhook-endpoints/routes.js';
 import { webhookDeliveryRoutes } from './platform/webhook-endpoints/delivery-routes.js';
 import { catalogFastPath } from './sdk/catalog/fast-path.js';
 import { appUserRoutes } from './platform/app-users/routes.js';
+import { ingestRoutes } from './platform/clinical/routes.js';
 import { completeSessionRoute, connectSessionRoutes } from './sdk/connect-sessions/routes.js';
 import type { SdkContext } from './sdk/context.js';
 import { lifecycleRoutes } from './sdk/lifecycle/routes.js';
+import { gatewayRoutes } from './sdk/observations/routes.js';
 import { catalogCors, catalogRoutes } from './sdk/catalog/routes.js';
 import type { Services } from './wiring.js';
 import { PORTICO_VERSION } from '../../core/src/version.js';
@@ -59,6 +61,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     webhookDeliveries: services.webhookDeliveryService,
     users: services.users,
     connectSessions: services.connectSessions,
+    ingest: services.ingest,
     idempotent,
     link,
   };
@@ -67,13 +70,15 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   webhookDeliveryRoutes(platform, context);
   appUserRoutes(platform, context);
   completeSessionRoute(platform, context);
+  ingestRoutes(platform, context);
 
   // The catalog's hottest reads never reach Koa (fast path), so the platform router matches first.
   const sdk = new ApiRouter('/api/sdk/v1');
   catalogRoutes(sdk, services.catalogAnswers, services.catalogService);
-  const sdkContext: SdkContext = { sessions: services.connectSessions, users: services.users, requireKey: auth.requireKey, idempotent };
+  const sdkContext: SdkContext = { sessions: services.connectSessions, users: services.users, gateway: services.gateway, requireKey: auth.requireKey, idempotent, publicBaseUrl: config.publicBaseUrl };
   connectSessionRoutes(sdk, sdkContext);
   lifecycleRoutes(sdk, sdkContext);
+  gatewayRoutes(sdk, sdkContext);
   const routers = [platform, sdk];
   if (config.adminToken !== undefined) {
     const admin = new ApiRouter('/api/admin/v1').use(requireAdminToken(config.adminToken));

@@ -9,6 +9,9 @@ import { AppUserRepository } from './app-users/repository.js';
 import { AppUserService } from './app-users/service.js';
 import { MemoryRateLimiter, RedisRateLimiter } from './infra/rate-limit.js';
 import { SessionRepository } from './sdk/connect-sessions/repository.js';
+import { ObservationRepository } from './clinical/repository.js';
+import { IngestService } from './platform/clinical/service.js';
+import { GatewayService } from './sdk/observations/service.js';
 import { ConnectSessionService } from './sdk/connect-sessions/service.js';
 import { AuthorizationService } from './authz/check.js';
 import { TupleRepository } from './authz/tuples.js';
@@ -74,6 +77,7 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     // The lifecycle probe's states, never-seen users included (they are polled the most).
     appUsers: new AppUserRepository(db, locks, caches.cache('app-user-states', { max: 200_000, ttlMs: minute })),
     sessions: new SessionRepository(db, locks),
+    observations: new ObservationRepository(db),
   };
   const outbox = new Outbox(db, locks, clock);
   const deliveries = new DeliveryStore(db, locks);
@@ -82,7 +86,7 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   const storage = openObjectStorage(config.objectStorage);
   const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
 
-  const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions } = repositories;
+  const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions, observations } = repositories;
   const users = new AppUserService({ users: appUsers, outbox, clock });
   const limiter = redis ? new RedisRateLimiter(redis, config.initiateRateLimit) : new MemoryRateLimiter(config.initiateRateLimit, clock);
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
@@ -141,6 +145,8 @@ export async function buildServices({ config, db, redis, clock, resolve = system
       clock,
     }),
     users,
+    ingest: new IngestService({ users: appUsers, observations, clock }),
+    gateway: new GatewayService({ users: appUsers, apps, observations, cursors: new CursorCodec(config.cursorSecret), clock, logger }),
     connectSessions: new ConnectSessionService({ sessions, users, limiter, policy: config.initiateRateLimit, brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined, clock }),
     webhookDeliveryService: new WebhookDeliveryService({ endpoints, deliveries, events: outbox, signals, cursors: new CursorCodec(config.cursorSecret), clock }),
   };

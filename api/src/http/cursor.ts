@@ -16,11 +16,11 @@ export class CursorCodec {
     return `${payload}.${this.sign(payload)}`;
   }
 
-  /** The position inside a cursor issued for this binding; 400 for anything else. */
-  decode(binding: CursorBinding, cursor: string): Record<string, string> {
+  /** The position inside a cursor issued for this binding; 400 for anything else (or longer than `maxLength`). */
+  decode(binding: CursorBinding, cursor: string, maxLength = 1024): Record<string, string> {
     const rejected = invalidField('query', 'cursor', 'is not a cursor issued for this list');
     const [payload, signature, extra] = cursor.split('.');
-    if (!payload || !signature || extra !== undefined || cursor.length > 1024) throw rejected;
+    if (!payload || !signature || extra !== undefined || cursor.length > maxLength) throw rejected;
     const expected = Buffer.from(this.sign(payload));
     const presented = Buffer.from(signature);
     if (expected.length !== presented.length || !timingSafeEqual(expected, presented)) throw rejected;

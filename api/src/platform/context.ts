@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { AppUserService } from '../app-users/service.js';
 import type { ConnectSessionService } from '../sdk/connect-sessions/service.js';
+import type { IngestService } from './clinical/service.js';
 import type { LinkBuilder } from '../http/links.js';
 import type { OperationPatch } from '../http/openapi.js';
 import type { PatientService } from './patients/service.js';
@@ -14,6 +15,7 @@ export interface PlatformContext {
   webhookDeliveries: WebhookDeliveryService;
   users: AppUserService;
   connectSessions: ConnectSessionService;
+  ingest: IngestService;
   idempotent: () => Middleware & { openapi: OperationPatch };
   link: LinkBuilder;
 }

@@ -3,6 +3,7 @@ import type { AppUserService } from '../app-users/service.js';
 import type { Surface } from '../http/auth.js';
 import type { OperationPatch } from '../http/openapi.js';
 import type { ConnectSessionService } from './connect-sessions/service.js';
+import type { GatewayService } from './observations/service.js';
 
 type Documented = Middleware & { openapi: OperationPatch };
 
@@ -12,4 +13,6 @@ export interface SdkContext {
   users: AppUserService;
   requireKey: (surface: Surface) => Documented;
   idempotent: () => Documented;
+  gateway: GatewayService;
+  publicBaseUrl: string | undefined;
 }

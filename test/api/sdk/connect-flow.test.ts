@@ -5,23 +5,10 @@ import { expect } from 'chai';
 import { ManualClock } from '../../support/clock.js';
 import { TestApi, type Tenant } from '../../support/api.js';
 import { publishTo, realSources } from '../../support/catalog.js';
+import { appOf, type AppKeys } from '../../support/apps.js';
 
 const SDK = '/api/sdk/v1';
 const PLATFORM = '/api/platform/v1';
-const GRANTS = { resourceTypes: ['Observation'], loincCodes: ['*'], confidentiality: ['N'], sensitivity: [], lookbackDays: null };
-
-export interface AppKeys {
-  appId: string;
-  pk: string;
-  ak: string;
-}
-
-export async function appOf(api: TestApi, tenant: Tenant, grants: Record<string, unknown> = GRANTS): Promise<AppKeys> {
-  const app = await api.admin('POST', `/customer-accounts/${tenant.accountId}/apps`, { name: 'Connect test app', grants });
-  expect(app.status, app.text).to.equal(201);
-  return { appId: app.body.id, pk: app.body.publishableKey, ak: app.body.secretKey };
-}
-
 describe('sdk: connect sessions, app users and the lifecycle probe', () => {
   const clock = new ManualClock(new Date('2026-11-23T09:00:00.000Z'));
   let api: TestApi;

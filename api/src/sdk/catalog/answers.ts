@@ -1,6 +1,7 @@
 // One answer per public catalog read (search, lookup, logo redirect): the request in (raw query string, the
 // brand id, headers), status, headers and body out. The Koa routes and the node:http fast path both call
 // these, so they cannot drift; invalid input throws the AppError the Koa stack renders as problem details.
+import { requestOrigin } from '../../http/origin.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { noneMatchHits } from '../../http/conditional.js';
 import { badRequest, type FieldError } from '../../http/errors.js';
@@ -75,14 +76,9 @@ export class CatalogAnswers {
 
   /** Where `logoUrl`s point: PUBLIC_BASE_URL, else the scheme and host the request was sent to. */
   private originOf(request: CatalogRequest): string {
-    if (this.publicBaseUrl !== undefined) return this.publicBaseUrl;
-    const forwardedProto = request.headers['x-forwarded-proto'];
-    const proto = (typeof forwardedProto === 'string' ? forwardedProto.split(',')[0]!.trim() : '') || (request.encrypted ? 'https' : 'http');
-    const forwardedHost = request.headers['x-forwarded-host'];
-    const host = (typeof forwardedHost === 'string' ? forwardedHost.split(',')[0]!.trim() : '') || request.headers.host;
-    if (!host) throw badRequest('The request names no host: send a Host header.', [{ in: 'header', name: 'Host', detail: 'is required' }]);
-    return `${proto}://${host}`;
+    return requestOrigin(this.publicBaseUrl, request.headers, request.encrypted);
   }
+
 }
 
 function representation(request: CatalogRequest, route: string, etag: string, body: () => string): CatalogAnswer {

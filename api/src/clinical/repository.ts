@@ -1,0 +1,57 @@
+// observations: one document per ingested resource, _id "<connection>/<Observation.id>", with the search
+// fields derived at ingest (sdk/observations/document.ts). Ingest upserts a bundle's resources by id;
+// firstIngestedAt is set only on insert, so a paging walk that began earlier never sees a later arrival.
+import type { Collection, Db, Filter, Sort } from 'mongodb';
+import { BEGINNING } from './dates.js';
+import type { NormalizedObservation } from './observations.js';
+import type { ObservationDocument } from '../sdk/observations/document.js';
+
+export interface IngestTarget {
+  accountId: string;
+  connectionId: string;
+}
+
+/** What ingest and the gateway need of storage. */
+export interface ObservationStore {
+  /** Upserts every observation by id within the connection: how many were new and how many replaced. */
+  upsert(target: IngestTarget, observations: NormalizedObservation[], at: Date): Promise<{ ingested: number; updated: number }>;
+  /** One page of what `filter` matches after the keyset position `after`, in `sort` order, and how many match `filter` in all. */
+  page(filter: Filter<ObservationDocument>, after: Filter<ObservationDocument> | undefined, sort: Sort, limit: number): Promise<{ items: ObservationDocument[]; total: number }>;
+}
+
+export class ObservationRepository implements ObservationStore {
+  private readonly collection: Collection<ObservationDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<ObservationDocument>('observations');
+  }
+
+  async init(): Promise<void> {
+    // Serves the gateway on MongoDB: the connection's observations in date order, both ways.
+    await this.collection.createIndex({ connectionId: 1, sortDate: 1, _id: 1 });
+  }
+
+  async upsert({ accountId, connectionId }: IngestTarget, observations: NormalizedObservation[], at: Date): Promise<{ ingested: number; updated: number }> {
+    if (observations.length === 0) return { ingested: 0, updated: 0 };
+    const result = await this.collection.bulkWrite(
+      observations.map((o) => ({
+        updateOne: {
+          filter: { _id: `${connectionId}/${o.resourceId}` },
+          update: {
+            $set: { connectionId, accountId, resourceId: o.resourceId, code: o.code, category: o.category, date: o.date, sortDate: o.date?.start ?? BEGINNING, confidentiality: o.confidentiality, sensitivity: o.sensitivity, resource: o.resource, updatedAt: at },
+            $setOnInsert: { firstIngestedAt: at },
+          },
+          upsert: true,
+        },
+      })),
+      { ordered: false },
+    );
+    return { ingested: result.upsertedCount, updated: result.matchedCount };
+  }
+
+  async page(filter: Filter<ObservationDocument>, after: Filter<ObservationDocument> | undefined, sort: Sort, limit: number): Promise<{ items: ObservationDocument[]; total: number }> {
+    const pageFilter = after ? { $and: [filter, after] } : filter;
+    const [items, total] = await Promise.all([this.collection.find(pageFilter).sort(sort).limit(limit).toArray(), this.collection.countDocuments(filter)]);
+    return { items, total };
+  }
+}

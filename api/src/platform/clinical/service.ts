@@ -1,0 +1,41 @@
+// Clinical ingest (CONTRACT §5.3): a FHIR R4 Bundle of up to 1000 Observations for one live connection of
+// the account, validated whole before anything is written (clinical/observations.ts), then upserted by
+// Observation.id within the connection.
+import type { Clock } from '../../../../core/src/clock.js';
+import type { AppUserStore } from '../../app-users/repository.js';
+import type { ObservationStore } from '../../clinical/repository.js';
+import { validateBundle } from '../../clinical/observations.js';
+import type { Principal } from '../../http/auth.js';
+import { badRequest, notFound } from '../../http/errors.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface IngestServiceDeps {
+  users: AppUserStore;
+  observations: ObservationStore;
+  clock: Clock;
+}
+
+export class IngestService {
+  constructor(private readonly deps: IngestServiceDeps) {}
+
+  async ingest(principal: Principal, connectionId: string, body: unknown): Promise<{ ingested: number; updated: number }> {
+    await this.liveConnection(principal.accountId, connectionId);
+    const checked = validateBundle(body);
+    if (!checked.ok) {
+      const count = checked.problems.filter((p) => p.index >= 0).length;
+      throw badRequest(
+        `The bundle is not valid${count > 0 ? `: ${count} problem(s) in its entries` : ''}; nothing was written.`,
+        checked.problems.map((p) => ({ in: 'body', name: p.path, detail: p.index >= 0 ? `entry ${p.index}: ${p.problem}` : p.problem })),
+      );
+    }
+    return this.deps.observations.upsert({ accountId: principal.accountId, connectionId }, checked.observations, this.deps.clock.now());
+  }
+
+  /** 404 unless the connection is the account's and live (its user still lists it). */
+  private async liveConnection(accountId: string, connectionId: string): Promise<void> {
+    const record = UUID.test(connectionId) ? await this.deps.users.connection(accountId, connectionId) : null;
+    const user = record && (await this.deps.users.find(accountId, record.appUserId));
+    if (!user?.connections.some((c) => c.id === connectionId)) throw notFound('connection');
+  }
+}

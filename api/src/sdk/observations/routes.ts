@@ -1,0 +1,56 @@
+// The observation gateway's routes: POST /observations/_search with a body, and GET with the cursor of a
+// `next` link (so standard FHIR clients can page). Both answer a FHIR searchset Bundle.
+import type { Context } from 'koa';
+import { principalOf } from '../../http/auth.js';
+import type { ApiRouter } from '../../http/openapi.js';
+import { requestOrigin } from '../../http/origin.js';
+import { validate } from '../../http/validate.js';
+import type { SdkContext } from '../context.js';
+import { SearchBody, SearchQuery, SearchSet } from './schema.js';
+import type { SearchPage } from './service.js';
+
+const tags = ['Observation gateway'];
+const PATH = '/api/sdk/v1/observations/_search';
+const DESCRIPTION =
+  'Checks, in order, before any clinical data is read: the `ak_` key and its scope `observation:read` (403 `GATEWAY_ACCESS_DENIED`, `details.reason` INSUFFICIENT_SCOPE); app-tenant residency (an absent, revoked or another app\'s or account\'s connection is one identical 404); the install (the app is not suspended, else APP_NOT_INSTALLED); the subject (the app user is ACTIVE, else SUBJECT_NOT_ACTIVE); the resource type (Observation granted, else RESOURCE_TYPE_NOT_GRANTED). Then the install\'s LOINC allow-list, confidentiality and sensitivity labels (a resource without labels counts as N with none) and look-back window (a resource counts when its effective range ends inside it; one without an effective date is then left out) filter inside the database query, with `code`, `category` and `date`, so `total` and paging count only what the caller may see. Every denial is logged with the request id, key id and reason. The `next` link\'s cursor is signed, carries every parameter and the point in time the search began (observations ingested later are not part of the walk, so a walk returns each visible observation once), and is bound to the key\'s app. `fullUrl` is `<base>/api/sdk/v1/connections/{connectionId}/fhir/Observation/{id}`: an identifier (resource ids are unique within a connection), not a readable URL yet.';
+
+export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseUrl }: SdkContext): void {
+  const respond = (ctx: Context, connectionId: string, page: SearchPage) => {
+    const base = requestOrigin(publicBaseUrl, ctx.req.headers, (ctx.req.socket as { encrypted?: boolean }).encrypted === true);
+    const link = (cursor: string) => `${base}${PATH}?cursor=${encodeURIComponent(cursor)}`;
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = 'application/fhir+json';
+    ctx.body = {
+      resourceType: 'Bundle',
+      type: 'searchset',
+      total: page.total,
+      link: [{ relation: 'self', url: link(page.self) }, ...(page.next ? [{ relation: 'next', url: link(page.next) }] : [])],
+      entry: page.items.map((item) => ({ fullUrl: `${base}/api/sdk/v1/connections/${connectionId}/fhir/Observation/${item.resourceId}`, resource: item.resource, search: { mode: 'match' } })),
+    };
+  };
+
+  const post = validate({ body: SearchBody, bodyMediaTypes: ['application/fhir+json'] });
+  sdk.post(
+    '/observations/_search',
+    { operationId: 'searchObservations', summary: "Search a connection's observations (FHIR searchset)", description: DESCRIPTION, tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet } } },
+    requireKey('sdk-secret'),
+    post,
+    async (ctx) => {
+      const { body } = post.get(ctx);
+      const page = await gateway.search(principalOf(ctx), String(ctx.state.requestId), { body });
+      respond(ctx, page.connectionId, page);
+    },
+  );
+
+  const get = validate({ query: SearchQuery });
+  sdk.get(
+    '/observations/_search',
+    { operationId: 'continueObservationSearch', summary: 'The next page of a search (the `next` link)', description: 'A `GET` of a `next` link with the same `ak_` key continues the search; the checks run again on every page.', tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet } } },
+    requireKey('sdk-secret'),
+    get,
+    async (ctx) => {
+      const page = await gateway.search(principalOf(ctx), String(ctx.state.requestId), { cursor: get.get(ctx).query.cursor });
+      respond(ctx, page.connectionId, page);
+    },
+  );
+}

@@ -1,0 +1,110 @@
+// The observation gateway (seed §4.6, CONTRACT §6.4). Before any clinical data is read, in order: the key's
+// scope; app-tenant residency (the connection is live, the key's app's and its account's: else one
+// identical 404); the install (the app is not suspended); the subject (the app user is ACTIVE); the resource
+// type (Observation granted). Then the install's LOINC, label and look-back grants filter inside the
+// database query with the caller's parameters, so `total` and paging see exactly what the caller may see.
+// Every denial is logged with the request id, key id and reason. App, connection and user are read afresh
+// on every call: a PATCH /apps or a tombstone takes effect on the next search on every replica.
+import type { Logger } from 'pino';
+import type { Clock } from '../../../../core/src/clock.js';
+import type { AppUserStore } from '../../app-users/repository.js';
+import type { AppStore } from '../../apps/repository.js';
+import type { ObservationStore } from '../../clinical/repository.js';
+import type { Principal } from '../../http/auth.js';
+import type { CursorCodec } from '../../http/cursor.js';
+import { AppError, invalidField, notFound } from '../../http/errors.js';
+import type { ObservationDocument } from './document.js';
+import { afterPosition, observationFilter, observationSort, parseDateParam, parseToken, type SearchParams } from './query.js';
+import type { SearchBody } from './schema.js';
+
+export type DenialReason = 'INSUFFICIENT_SCOPE' | 'APP_NOT_INSTALLED' | 'SUBJECT_NOT_ACTIVE' | 'RESOURCE_TYPE_NOT_GRANTED';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const CURSOR_ROUTE = 'observations/_search';
+const CURSOR_MAX = 16384;
+
+export interface GatewayDeps {
+  users: AppUserStore;
+  apps: AppStore;
+  observations: ObservationStore;
+  cursors: CursorCodec;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Everything a search needs to continue: the cursor carries it, signed and bound to account and app. */
+interface Walk {
+  connectionId: string;
+  appId: string;
+  params: SearchParams;
+  count: number;
+  asOf: number;
+  after?: { sortDate: number; id: string };
+}
+
+export interface SearchPage {
+  connectionId: string;
+  total: number;
+  items: ObservationDocument[];
+  /** The cursor of the next page, when there is one. */
+  next: string | null;
+  /** The cursor that reproduces this page (for the self link). */
+  self: string;
+}
+
+export class GatewayService {
+  constructor(private readonly deps: GatewayDeps) {}
+
+  async search(principal: Principal, requestId: string, input: { body?: SearchBody; cursor?: string }): Promise<SearchPage> {
+    const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string) => {
+      this.deps.logger.info({ requestId, keyId: principal.keyId, appId: principal.appId, connectionId, reason }, 'observation gateway denied a search');
+      return reason === 'CONNECTION_NOT_FOUND' ? notFound('connection') : new AppError('GATEWAY_ACCESS_DENIED', 'The app may not read these observations.', { reason });
+    };
+    if (!principal.scopes.has('observation:read') || principal.appId === null) throw deny('INSUFFICIENT_SCOPE');
+    const walk = this.walkOf(principal, input);
+
+    const record = UUID.test(walk.connectionId) ? await this.deps.users.connection(principal.accountId, walk.connectionId) : null;
+    const user = record && record.appId === principal.appId ? await this.deps.users.find(principal.accountId, record.appUserId) : null;
+    if (!user?.connections.some((c) => c.id === walk.connectionId)) throw deny('CONNECTION_NOT_FOUND', walk.connectionId);
+    const app = await this.deps.apps.get(principal.appId);
+    if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE') throw deny('APP_NOT_INSTALLED', walk.connectionId);
+    if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE', walk.connectionId);
+    if (!app.grants.resourceTypes.includes('Observation')) throw deny('RESOURCE_TYPE_NOT_GRANTED', walk.connectionId);
+
+    const filter = observationFilter(walk.connectionId, app.grants, walk.params, this.deps.clock.now(), new Date(walk.asOf));
+    const after = walk.after && afterPosition(walk.params.sort, { sortDate: new Date(walk.after.sortDate), id: walk.after.id });
+    const { items, total } = await this.deps.observations.page(filter, after, observationSort(walk.params.sort), walk.count + 1);
+    const page = items.slice(0, walk.count);
+    const last = page.at(-1);
+    const next = items.length > walk.count && last ? this.encode(principal, { ...walk, after: { sortDate: last.sortDate.getTime(), id: last._id } }) : null;
+    return { connectionId: walk.connectionId, total, items: page, next, self: this.encode(principal, walk) };
+  }
+
+  /** The search a request asks for: its parameters, or the walk its cursor continues. */
+  private walkOf(principal: Principal, { body, cursor }: { body?: SearchBody; cursor?: string }): Walk {
+    const presented = cursor ?? body?.cursor;
+    if (presented === undefined) {
+      const b = body!;
+      const params: SearchParams = { sort: b._sort ?? '-date', ...(b.code !== undefined && { code: b.code }), ...(b.category !== undefined && { category: b.category }), ...(b.date !== undefined && { date: b.date }) };
+      // Malformed parameters are a 400 before any check reads anything.
+      if (params.code !== undefined) parseToken(params.code, 'code');
+      if (params.category !== undefined) parseToken(params.category, 'category');
+      for (const value of params.date ?? []) parseDateParam(value);
+      return { connectionId: b.connectionId, appId: principal.appId!, params, count: b._count ?? 50, asOf: this.deps.clock.now().getTime() };
+    }
+    const where = cursor !== undefined ? 'query' : 'body';
+    if (body && Object.keys(body).some((k) => k !== 'connectionId' && k !== 'cursor')) throw invalidField('body', 'cursor', 'carries the search: send only connectionId beside it');
+    const rejected = invalidField(where, 'cursor', 'is not a cursor issued to this app');
+    let walk: Walk;
+    try {
+      walk = JSON.parse(this.deps.cursors.decode({ route: CURSOR_ROUTE, accountId: principal.accountId }, presented, CURSOR_MAX).w!) as Walk;
+    } catch {
+      throw rejected;
+    }
+    if (walk.appId !== principal.appId || (body && body.connectionId !== walk.connectionId)) throw rejected;
+    return walk;
+  }
+
+  private encode(principal: Principal, walk: Walk): string {
+    return this.deps.cursors.encode({ route: CURSOR_ROUTE, accountId: principal.accountId }, { w: JSON.stringify(walk) });
+  }
+}
