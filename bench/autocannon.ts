@@ -11,6 +11,10 @@ export interface Target {
   paths?: string[];
   /** A new path for every request (a patient never read before), instead of `url`'s own path. */
   nextPath?: () => string;
+  method?: 'GET' | 'POST';
+  /** Concurrent connections for this target (the run's setting otherwise). */
+  connections?: number;
+  body?: string;
 }
 
 export interface Measurement {
@@ -27,7 +31,7 @@ export async function measure(target: Target, seconds: number, connections: numb
     : target.paths?.map((path) => ({ method: 'GET' as const, path }));
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: target.url, headers: target.headers, connections, duration: seconds, pipelining: 1, ...(requests && { requests }) },
+      { url: target.url, headers: target.headers, method: target.method ?? 'GET', ...(target.body !== undefined && { body: target.body }), connections: target.connections ?? connections, duration: seconds, pipelining: 1, ...(requests && { requests }) },
       (error, res) => (error ? reject(error) : resolve(res)),
     );
     instance.on('response', (_client: unknown, statusCode: number) => {

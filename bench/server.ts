@@ -19,6 +19,7 @@ import { startEmbeddedDatabase } from '../core/src/infra/devdb.js';
 import { connectMongo } from '../core/src/infra/mongo.js';
 import { publishCatalog } from '../operator/src/pipeline/publish.js';
 import { benchCatalogSources } from './catalog/sources.js';
+import { seedClinical, type ClinicalSeed } from './clinical-seed.js';
 
 const ENDPOINTS = 60;
 const COLD_PATIENTS = Number(process.env.BENCH_COLD_PATIENTS ?? 12_000);
@@ -34,6 +35,7 @@ export interface Seed {
   brands: number;
   logoBrandId: string;
   lookupBrandId: string;
+  clinical: ClinicalSeed;
 }
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
@@ -109,6 +111,7 @@ async function main(): Promise<void> {
     brands: catalog.brandCount,
     logoBrandId: withLogo.id,
     lookupBrandId: lookup.id,
+    clinical: await seedClinical(services, account.id, lookup.id),
   };
   process.stdout.write(`${JSON.stringify(seed)}\n`);
   process.on('message', (message) => {

@@ -25,6 +25,9 @@ import { ingestRoutes } from './platform/clinical/routes.js';
 import { completeSessionRoute, connectSessionRoutes } from './sdk/connect-sessions/routes.js';
 import type { SdkContext } from './sdk/context.js';
 import { lifecycleRoutes } from './sdk/lifecycle/routes.js';
+import { lifecycleAnswer, LIFECYCLE_ROUTE } from './sdk/lifecycle/answer.js';
+import { patientAnswer, PATIENT_ROUTE } from './platform/patients/answer.js';
+import { keyedFastPath } from './http/keyed-fast-path.js';
 import { gatewayRoutes } from './sdk/observations/routes.js';
 import { catalogCors, catalogRoutes } from './sdk/catalog/routes.js';
 import type { Services } from './wiring.js';
@@ -103,5 +106,14 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   }
   const koa = app.callback();
   const fastPath = catalogFastPath(services.catalogAnswers, observer);
-  return { app, handler: (req, res) => void (fastPath(req, res) || koa(req, res)) };
+  // The polled credentialed reads: the lifecycle probe and the patient profile (304s above all).
+  const keyed = keyedFastPath(
+    [
+      { route: LIFECYCLE_ROUTE, pattern: /^\/api\/sdk\/v1\/app-users\/([^/]+)\/lifecycle$/, kind: 'pk', answer: (principal, [id], inm) => lifecycleAnswer(services.users, principal, id!, inm) },
+      { route: PATIENT_ROUTE, pattern: /^\/api\/platform\/v1\/patients\/([^/]+)$/, kind: 'sk', scope: 'patient:read', answer: (principal, [id], inm) => patientAnswer(services.patientService, principal, id!, inm, link) },
+    ],
+    (hash) => services.keys.findByHash(hash),
+    observer,
+  );
+  return { app, handler: (req, res) => void (fastPath(req, res) || keyed(req, res, () => koa(req, res)) || koa(req, res)) };
 }

@@ -157,6 +157,8 @@ describe('admin surface', () => {
       ['a fractional lookbackDays', { lookbackDays: 1.5 }],
       ['a resource type other than Observation', { resourceTypes: ['Patient'] }],
       ['an unknown grant', { everything: true }],
+      ['a LOINC code whose check digit is wrong', { loincCodes: ['8867-3'] }],
+      ['a sensitivity code v3-ActCode does not have', { sensitivity: ['HIV', 'SECRET'] }],
     ];
     for (const [what, change] of badGrants) {
       it(`refuses an app whose grants have ${what} (400)`, async () => {
@@ -166,6 +168,16 @@ describe('admin surface', () => {
         expect(res.body.code).to.equal('BAD_REQUEST');
       });
     }
+
+    it('refuses a PATCH whose grants name unknown codes, and takes real ones', async () => {
+      const id = await account();
+      const app = (await api.admin('POST', `/customer-accounts/${id}/apps`, { name: 'Codes', grants: GRANTS })).body;
+      const bad = await api.admin('PATCH', `/apps/${app.id}`, { status: 'ACTIVE', grants: { ...GRANTS, loincCodes: ['718-7', '2339-1'] } });
+      expect(bad.status).to.equal(400);
+      expect(bad.body.details.errors).to.deep.equal([{ in: 'body', name: 'grants.loincCodes', detail: '2339-1 is not a LOINC code (its check digit does not match)' }]);
+      const good = await api.admin('PATCH', `/apps/${app.id}`, { status: 'ACTIVE', grants: { ...GRANTS, loincCodes: ['718-7', '2339-0', '8867-4', '85354-9', '4548-4'], sensitivity: ['ETH', 'SUD', 'STD'] } });
+      expect(good.status, good.text).to.equal(200);
+    });
 
     it('suspends and re-activates an app (200), and answers 404 for an unknown one', async () => {
       const id = await account();

@@ -7,7 +7,8 @@ import type { AuthorizationService } from '../authz/check.js';
 import type { Clock } from '../../../core/src/clock.js';
 import { generateKey, hashKey, type KeyKind } from '../credentials/keys.js';
 import type { ApiKeyStore } from '../credentials/repository.js';
-import { notFound } from '../http/errors.js';
+import { badRequest, notFound, type FieldError } from '../http/errors.js';
+import { isLoincCode, sensitivityCodes } from '../clinical/codes.js';
 import type { CreateKey, Grants } from './schema.js';
 
 export interface AdminServiceDeps {
@@ -47,6 +48,7 @@ export class AdminService {
 
   async createApp(accountId: string, name: string, grants: Grants): Promise<{ app: App; publishableKey: string; publishableKeyId: string; secretKey: string; secretKeyId: string }> {
     if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');
+    checkGrants(grants);
     const now = this.deps.clock.now();
     const app: App = { id: randomUUID(), accountId, name, grants, status: 'ACTIVE', createdAt: now, updatedAt: now, version: 1 };
     await this.deps.apps.insert(app);
@@ -58,6 +60,7 @@ export class AdminService {
   }
 
   async updateApp(id: string, changes: { status: App['status']; grants?: Grants }): Promise<App> {
+    if (changes.grants) checkGrants(changes.grants);
     const app = await this.deps.apps.update(id, changes, this.deps.clock.now());
     if (!app) throw notFound('app');
     return app;
@@ -68,4 +71,13 @@ export class AdminService {
     await this.deps.keys.insert(hashKey(key), { keyId, kind, accountId, appId, name, scopes, createdAt: this.deps.clock.now(), revokedAt: null });
     return key;
   }
+}
+
+/** What the schema cannot say of grants: LOINC check digits, and sensitivity codes of v3-ActCode's policies. */
+function checkGrants(grants: Grants): void {
+  const errors: FieldError[] = [];
+  for (const code of grants.loincCodes) if (code !== '*' && !isLoincCode(code)) errors.push({ in: 'body', name: 'grants.loincCodes', detail: `${code} is not a LOINC code (its check digit does not match)` });
+  const known = sensitivityCodes();
+  for (const code of grants.sensitivity) if (!known.has(code)) errors.push({ in: 'body', name: 'grants.sensitivity', detail: `${code} is not a v3-ActCode information sensitivity code (e.g. ETH, HIV, PSY, SUD, STD)` });
+  if (errors.length > 0) throw badRequest('The grants name codes that do not exist.', errors);
 }

@@ -33,20 +33,26 @@ export class ObservationRepository implements ObservationStore {
 
   async upsert({ accountId, connectionId }: IngestTarget, observations: NormalizedObservation[], at: Date): Promise<{ ingested: number; updated: number }> {
     if (observations.length === 0) return { ingested: 0, updated: 0 };
-    const result = await this.collection.bulkWrite(
-      observations.map((o) => ({
-        updateOne: {
-          filter: { _id: `${connectionId}/${o.resourceId}` },
-          update: {
-            $set: { connectionId, accountId, resourceId: o.resourceId, code: o.code, category: o.category, date: o.date, sortDate: o.date?.start ?? BEGINNING, confidentiality: o.confidentiality, sensitivity: o.sensitivity, resource: o.resource, updatedAt: at },
-            $setOnInsert: { firstIngestedAt: at },
-          },
-          upsert: true,
-        },
-      })),
-      { ordered: false },
-    );
-    return { ingested: result.upsertedCount, updated: result.matchedCount };
+    const fields = (o: NormalizedObservation) => ({ connectionId, accountId, resourceId: o.resourceId, code: o.code, category: o.category, date: o.date, sortDate: o.date?.start ?? BEGINNING, confidentiality: o.confidentiality, sensitivity: o.sensitivity, resource: o.resource, updatedAt: at });
+    const idOf = (o: NormalizedObservation) => `${connectionId}/${o.resourceId}`;
+    // Most of a bundle is new: one unordered insert of everything, then the ids that exist are replaced
+    // (their firstIngestedAt kept). A unique _id decides, so two ingests racing on one id never duplicate it.
+    let existing = new Set<string>();
+    try {
+      await this.collection.insertMany(observations.map((o) => ({ _id: idOf(o), ...fields(o), firstIngestedAt: at })), { ordered: false });
+    } catch (error) {
+      const failures = (error as { writeErrors?: { code: number; index: number }[] | { code: number; index: number } }).writeErrors;
+      const list = failures === undefined ? [] : Array.isArray(failures) ? failures : [failures];
+      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw error;
+      existing = new Set(list.map((e) => idOf(observations[e.index]!)));
+    }
+    if (existing.size > 0) {
+      await this.collection.bulkWrite(
+        observations.filter((o) => existing.has(idOf(o))).map((o) => ({ updateOne: { filter: { _id: idOf(o) }, update: { $set: fields(o), $setOnInsert: { firstIngestedAt: at } }, upsert: true } })),
+        { ordered: false },
+      );
+    }
+    return { ingested: observations.length - existing.size, updated: existing.size };
   }
 
   async page(filter: Filter<ObservationDocument>, after: Filter<ObservationDocument> | undefined, sort: Sort, limit: number): Promise<{ items: ObservationDocument[]; total: number }> {

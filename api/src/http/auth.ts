@@ -63,7 +63,7 @@ export function createAuth(lookup: KeyLookup) {
 
 // Records come from a cache, so the same record object serves many requests: build its principal once.
 const principals = new WeakMap<ApiKeyRecord, Principal>();
-function principalFor(record: ApiKeyRecord): Principal {
+export function principalFor(record: ApiKeyRecord): Principal {
   let principal = principals.get(record);
   if (!principal) {
     principal = { keyId: record.keyId, kind: record.kind, accountId: record.accountId, appId: record.appId, scopes: new Set(record.scopes) };

@@ -54,15 +54,24 @@ export function noneMatchHits(header: string | undefined, etag: string): boolean
  * with no body or the 200 body. The 304 repeats ETag, Cache-Control and Vary exactly as the 200 would.
  */
 export function sendRepresentation(ctx: Context, etag: string, body: () => unknown, headers: Record<string, string> = {}): void {
-  ctx.set('ETag', etag);
-  ctx.set(headers);
-  if (ifNoneMatchHits(ctx, etag)) {
-    ctx.status = 304;
-    ctx.body = null;
-    return;
-  }
-  ctx.status = 200;
-  ctx.body = body(); // built only when it is sent
+  const answer = representation(ctx.get('If-None-Match'), etag, body, headers);
+  ctx.set(answer.headers);
+  ctx.status = answer.status;
+  ctx.body = answer.status === 304 ? null : answer.body;
+}
+
+/** A conditional GET's answer, for Koa (sendRepresentation) and node:http fast paths alike. */
+export interface Representation {
+  status: 200 | 304;
+  headers: Record<string, string>;
+  /** The 200's body (built only then). */
+  body?: unknown;
+}
+
+export function representation(ifNoneMatch: string | undefined, etag: string, body: () => unknown, headers: Record<string, string> = {}): Representation {
+  const all = { ETag: etag, ...headers };
+  if (noneMatchHits(ifNoneMatch, etag)) return { status: 304, headers: all };
+  return { status: 200, headers: all, body: body() };
 }
 
 /** The parsed If-Match precondition: any current version (`*`), or a set of strong versions. */

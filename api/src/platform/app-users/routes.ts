@@ -9,14 +9,13 @@ import { validate } from '../../http/validate.js';
 import type { PlatformContext } from '../context.js';
 import { presentAppUser } from './presenter.js';
 import { AppUserParams, AppUserView, ConnectionParams } from './schema.js';
+import { UUID, APP_USER_ID, APP_USER_ID_RULE } from '../../http/ids.js';
 
 const tags = ['App users'];
-const APP_USER_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** 400 unless the path's appUserId has the contract's syntax. */
 function appUserIdOf(raw: string): string {
-  if (!APP_USER_ID.test(raw)) throw invalidField('path', 'appUserId', 'must be 1-128 characters from A-Z a-z 0-9 . _ : @ -');
+  if (!APP_USER_ID.test(raw)) throw invalidField('path', 'appUserId', APP_USER_ID_RULE);
   return raw;
 }
 

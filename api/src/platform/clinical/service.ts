@@ -7,8 +7,8 @@ import type { ObservationStore } from '../../clinical/repository.js';
 import { validateBundle } from '../../clinical/observations.js';
 import type { Principal } from '../../http/auth.js';
 import { badRequest, notFound } from '../../http/errors.js';
+import { UUID } from '../../http/ids.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface IngestServiceDeps {
   users: AppUserStore;

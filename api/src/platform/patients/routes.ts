@@ -1,11 +1,12 @@
 import { PRIVATE_NO_CACHE } from '../../http/caching.js';
 import type { ApiRouter } from '../../http/openapi.js';
 import { principalOf, requireScope } from '../../http/auth.js';
-import { IF_NONE_MATCH, ifMatch, preconditionOf, sendRepresentation, strongEtag } from '../../http/conditional.js';
+import { IF_NONE_MATCH, ifMatch, preconditionOf, strongEtag } from '../../http/conditional.js';
 import { IdParams } from '../../http/schemas.js';
 import { validate } from '../../http/validate.js';
 import type { PlatformContext } from '../context.js';
 import { presentPatient } from './presenter.js';
+import { patientAnswer } from './answer.js';
 import { CreatePatient, Patient } from './schema.js';
 
 const tags = ['Patients'];
@@ -43,8 +44,10 @@ export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: Pl
     requireScope('patient:read'),
     byId,
     async (ctx) => {
-      const patient = await patients.get(principalOf(ctx), byId.get(ctx).params.id);
-      sendRepresentation(ctx, strongEtag(patient.version), () => presentPatient(patient, link), PRIVATE_NO_CACHE);
+      const answer = await patientAnswer(patients, principalOf(ctx), byId.get(ctx).params.id, ctx.get('If-None-Match') || undefined, link);
+      ctx.set(answer.headers);
+      ctx.status = answer.status;
+      ctx.body = answer.status === 304 ? null : answer.body;
     },
   );
 

@@ -11,8 +11,8 @@ import { preconditionHolds, type Precondition } from '../../http/conditional.js'
 import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { Patient, PatientStore } from './repository.js';
 import type { CreatePatient } from './schema.js';
+import { UUID } from '../../http/ids.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface PatientServiceDeps {
   patients: PatientStore;

@@ -11,9 +11,9 @@ import { AppError, invalidField, notFound } from '../../http/errors.js';
 import { rateLimitHeaders, type RateDecision, type RateLimiter, type RatePolicy } from '../../infra/rate-limit.js';
 import type { ConnectSession, SessionStore } from './repository.js';
 import type { InitiateSession } from './schema.js';
+import { UUID } from '../../http/ids.js';
 
 export const SESSION_TTL_MS = 30 * 60_000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface ConnectSessionServiceDeps {
   sessions: SessionStore;

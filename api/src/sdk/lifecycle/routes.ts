@@ -3,17 +3,17 @@
 // writes nothing, emits nothing and takes no token from the initiate bucket. The entity tag is the state
 // itself, so a 304 means exactly "the state has not moved".
 import { principalOf } from '../../http/auth.js';
-import { IF_NONE_MATCH, sendRepresentation, strongEtag } from '../../http/conditional.js';
-import { PRIVATE_NO_CACHE } from '../../http/caching.js';
+import { IF_NONE_MATCH } from '../../http/conditional.js';
 import { invalidField } from '../../http/errors.js';
 import type { ApiRouter } from '../../http/openapi.js';
 import { validate } from '../../http/validate.js';
 import { AppUserParams, LifecycleState } from '../../platform/app-users/schema.js';
 import { AppUserId } from '../connect-sessions/schema.js';
 import type { SdkContext } from '../context.js';
+import { lifecycleAnswer } from './answer.js';
+import { APP_USER_ID_RULE } from '../../http/ids.js';
 import { Type } from '@sinclair/typebox';
 
-const APP_USER_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 export const Lifecycle = Type.Object({ appUserId: AppUserId, state: LifecycleState }, { examples: [{ appUserId: 'user-8f3a2c', state: 'LIMITED' }] });
 
 export function lifecycleRoutes(sdk: ApiRouter, { users, requireKey }: SdkContext): void {
@@ -33,9 +33,11 @@ export function lifecycleRoutes(sdk: ApiRouter, { users, requireKey }: SdkContex
     probe,
     async (ctx) => {
       const appUserId = probe.get(ctx).params.appUserId;
-      if (!APP_USER_ID.test(appUserId)) throw invalidField('path', 'appUserId', 'must be 1-128 characters from A-Z a-z 0-9 . _ : @ -');
-      const { state } = await users.state(principalOf(ctx).accountId, appUserId);
-      sendRepresentation(ctx, strongEtag(state), () => ({ appUserId, state }), PRIVATE_NO_CACHE);
+      const answer = await lifecycleAnswer(users, principalOf(ctx), appUserId, ctx.get('If-None-Match') || undefined);
+      if (!answer) throw invalidField('path', 'appUserId', APP_USER_ID_RULE);
+      ctx.set(answer.headers);
+      ctx.status = answer.status;
+      ctx.body = answer.status === 304 ? null : answer.body;
     },
   );
 }

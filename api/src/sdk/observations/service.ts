@@ -16,9 +16,9 @@ import { AppError, invalidField, notFound } from '../../http/errors.js';
 import type { ObservationDocument } from './document.js';
 import { afterPosition, observationFilter, observationSort, parseDateParam, parseToken, type SearchParams } from './query.js';
 import type { SearchBody } from './schema.js';
+import { UUID } from '../../http/ids.js';
 
 export type DenialReason = 'INSUFFICIENT_SCOPE' | 'APP_NOT_INSTALLED' | 'SUBJECT_NOT_ACTIVE' | 'RESOURCE_TYPE_NOT_GRANTED';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const CURSOR_ROUTE = 'observations/_search';
 const CURSOR_MAX = 16384;
 
