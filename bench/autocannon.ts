@@ -14,6 +14,8 @@ export interface Target {
   method?: 'GET' | 'POST';
   /** Concurrent connections for this target (the run's setting otherwise). */
   connections?: number;
+  /** Seconds before a request counts as a timeout (autocannon's 10 otherwise). */
+  timeoutSeconds?: number;
   body?: string;
 }
 
@@ -31,7 +33,7 @@ export async function measure(target: Target, seconds: number, connections: numb
     : target.paths?.map((path) => ({ method: 'GET' as const, path }));
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: target.url, headers: target.headers, method: target.method ?? 'GET', ...(target.body !== undefined && { body: target.body }), connections: target.connections ?? connections, duration: seconds, pipelining: 1, ...(requests && { requests }) },
+      { url: target.url, headers: target.headers, method: target.method ?? 'GET', ...(target.body !== undefined && { body: target.body }), connections: target.connections ?? connections, ...(target.timeoutSeconds !== undefined && { timeout: target.timeoutSeconds }), duration: seconds, pipelining: 1, ...(requests && { requests }) },
       (error, res) => (error ? reject(error) : resolve(res)),
     );
     instance.on('response', (_client: unknown, statusCode: number) => {
