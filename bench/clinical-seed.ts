@@ -37,7 +37,7 @@ export async function seedClinical(services: Services, accountId: string, brandI
   await services.users.provision(accountId, pollerId);
   const connect = async (appUserId: string) => {
     await services.users.provision(accountId, appUserId);
-    return (await services.users.connect(accountId, appUserId, { appId: app.app.id, brandId, sessionId: randomUUID() })).id;
+    return (await services.users.connect(accountId, appUserId, { appId: app.app.id, brandId, sessionId: randomUUID(), connectionId: randomUUID() })).id;
   };
   const gatewayConnectionId = await connect('bench-patient');
   const principal = { keyId: clinical.id, kind: 'sk' as const, accountId, appId: null, scopes: new Set(['clinical:write']) };

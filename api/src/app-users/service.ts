@@ -3,7 +3,6 @@
 // conditional update of the user's document on the version just read, staged in the outbox with its events
 // (outbox.record), so a crash never loses or invents one, and concurrent transitions on one user end in one
 // consistent state: the loser of a race re-reads and decides again.
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../core/src/clock.js';
 import type { DomainEvent, EventOutbox } from '../events/outbox.js';
 import { AppError } from '../http/errors.js';
@@ -52,12 +51,18 @@ export class AppUserService {
   }
 
   /** Complete: a new connection (`connection.created`), and LIMITED → ACTIVE on the first (`app_user.activated`). */
-  async connect(accountId: string, appUserId: string, link: { appId: string; brandId: string; sessionId: string }): Promise<Connection> {
+  async connect(accountId: string, appUserId: string, link: { appId: string; brandId: string; sessionId: string; connectionId: string }): Promise<Connection> {
     await this.provision(accountId, appUserId); // a session is only made for a provisioned user; this is a safety net
-    const connection: Connection = { id: randomUUID(), ...link, createdAt: this.deps.clock.now() };
-    let indexed = false;
+    const { connectionId, ...rest } = link;
+    const connection: Connection = { id: connectionId, ...rest, createdAt: this.deps.clock.now() };
+    // A complete taking over from one that died part-way may find the index entry written already.
+    const earlier = await this.deps.users.connection(accountId, connectionId);
+    if (earlier?.revokedAt) throw new AppError('CONFLICT', 'The connect session is already completed.');
+    let indexed = earlier !== null;
     return this.transition<Connection>(accountId, appUserId, async (user) => {
       if (!user || user.state === 'TOMBSTONED') throw tombstoned();
+      const made = user.connections.find((c) => c.id === connectionId);
+      if (made) return { result: made, unchanged: true }; // the claim's earlier holder got this far
       if (user.connections.some((c) => c.sessionId === link.sessionId)) throw new AppError('CONFLICT', 'The connect session is already completed.');
       if (user.connections.length >= MAX_CONNECTIONS_PER_USER) throw new AppError('LIMIT_EXCEEDED', `An app user holds at most ${MAX_CONNECTIONS_PER_USER} live connections.`, { limit: MAX_CONNECTIONS_PER_USER });
       if (!indexed) {

@@ -109,6 +109,8 @@ function readObservation(resource: unknown): ReadObservation {
   const add = (path: string, problem: string) => problems.push({ path, problem });
   if (resource.id === undefined) add('id', 'is required: observations are stored by their id');
   if (resource.status === undefined) add('status', 'is required');
+  // The gateway filters on the Observation's own code and labels: contained resources would pass unfiltered.
+  if (resource.contained !== undefined) add('contained', 'is not accepted: send each resource as an entry of its own');
   if (isObject(resource.code) && !hasCodeOrText(resource.code)) add('code', 'needs a coding with a code, or a text');
   atMostOne(resource, '', VALUE_ELEMENTS, 'value[x]', add);
   atMostOne(resource, '', EFFECTIVE_ELEMENTS, 'effective[x]', add);

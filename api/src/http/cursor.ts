@@ -37,6 +37,29 @@ export class CursorCodec {
     return position as Record<string, string>;
   }
 
+  /** A cursor carrying any JSON value (a search's whole state), bound like the rest. */
+  encodeData(binding: CursorBinding, data: unknown): string {
+    const payload = Buffer.from(JSON.stringify({ r: binding.route, a: binding.accountId, d: data })).toString('base64url');
+    return `${payload}.${this.sign(payload)}`;
+  }
+
+  /** The value inside a cursor from encodeData for this binding; 400 for anything else. */
+  decodeData(binding: CursorBinding, cursor: string, maxLength: number): unknown {
+    const rejected = invalidField('query', 'cursor', 'is not a cursor issued for this search');
+    const [payload, signature, extra] = cursor.split('.');
+    if (!payload || !signature || extra !== undefined || cursor.length > maxLength) throw rejected;
+    const expected = Buffer.from(this.sign(payload));
+    const presented = Buffer.from(signature);
+    if (expected.length !== presented.length || !timingSafeEqual(expected, presented)) throw rejected;
+    try {
+      const { r, a, d } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { r?: unknown; a?: unknown; d?: unknown };
+      if (r === binding.route && a === binding.accountId && d !== undefined) return d;
+    } catch {
+      // falls through to the rejection
+    }
+    throw rejected;
+  }
+
   private sign(payload: string): string {
     return createHmac('sha256', this.secret).update(payload).digest('base64url');
   }

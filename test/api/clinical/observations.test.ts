@@ -89,6 +89,7 @@ describe('clinical: Observation bundles', () => {
       ['an id with a character FHIR ids do not allow', heartRate({ id: 'obs_2024/03' }), 'id', /not a valid FHIR id/],
       ['an id of 65 characters', heartRate({ id: 'a'.repeat(65) }), 'id', /not a valid FHIR id/],
       ['no status', without(glucose(), 'status'), 'status', /^is required$/],
+      ['a contained resource (the gateway could not filter it)', glucose({ contained: [{ resourceType: 'Observation', id: 'inner', status: 'final', code: { text: 'x' } }] }), 'contained', /^is not accepted/],
       ['a status outside the value set', glucose({ status: 'done' }), 'status', /^must be one of registered, preliminary, final, amended, corrected, cancelled, entered-in-error, unknown$/],
       ['no code', without(glucose(), 'code'), 'code', /^is required$/],
       ['a code with neither a coding code nor a text', glucose({ code: { coding: [{ system: LOINC, display: 'Glucose' }] } }), 'code', /needs a coding with a code, or a text/],

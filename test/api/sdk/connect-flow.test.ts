@@ -129,6 +129,28 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
     expect((await events()).filter(([type, data]) => type === 'connection.created' && (data as { appUserId: string }).appUserId === 'racer')).to.have.length(1);
   });
 
+  it('never makes a second connection from one session: not after a revoke, nor when a complete died part-way', async () => {
+    const session = await initiate('once-only');
+    const first = await complete(session.body.id);
+    expect(first.status).to.equal(200);
+    expect((await api.request('DELETE', `${PLATFORM}/connections/${first.body.connection.id}`, { key: tenant.key })).status).to.equal(204);
+    expect((await complete(session.body.id)).status).to.equal(409);
+
+    // A complete that claimed its session and died before the user listed the connection: once the claim
+    // lapses, the next complete finishes it with the connection id the first one chose.
+    const stalled = await initiate('taken-over');
+    const sessions = api.mongo.db.collection('connect_sessions');
+    const chosen = '0193a0c4-7b1e-7c1a-9d2e-3f4a5b6c7d8e';
+    await sessions.updateOne({ _id: stalled.body.id } as never, { $set: { status: 'COMPLETING', connectionId: chosen, claimUntil: new Date(clock.now().getTime() + 30_000) } });
+    expect((await complete(stalled.body.id)).status).to.equal(409); // its claim still stands
+    clock.advance(31_000);
+    const finished = await complete(stalled.body.id);
+    expect(finished.status, finished.text).to.equal(200);
+    expect(finished.body.connection.id).to.equal(chosen);
+    expect((await appUser('taken-over')).body.connections.map((c: { id: string }) => c.id)).to.deep.equal([chosen]);
+    expect((await complete(stalled.body.id)).status).to.equal(409);
+  });
+
   it('revokes connections: the last one moves the user back to LIMITED; revoked, absent and foreign ones are 404', async () => {
     const id = 'two-brands';
     const first = (await complete((await initiate(id)).body.id)).body.connection.id;

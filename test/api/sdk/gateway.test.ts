@@ -142,7 +142,9 @@ describe('sdk: the observation gateway', () => {
     const denials = logs.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'observation gateway denied a search');
     expect(denials.map((d) => d.reason)).to.include.members(['INSUFFICIENT_SCOPE', 'CONNECTION_NOT_FOUND', 'APP_NOT_INSTALLED', 'SUBJECT_NOT_ACTIVE', 'RESOURCE_TYPE_NOT_GRANTED']);
     for (const denial of denials) expect(denial.requestId).to.be.a('string');
-    expect(denials.find((d) => d.reason === 'APP_NOT_INSTALLED')).to.include({ keyId: denials.find((d) => d.reason === 'APP_NOT_INSTALLED')!.keyId });
+    const appKeyId = (await api.services.keys.findByHash(hashKey(app.ak)))!.keyId;
+    expect(denials.find((d) => d.reason === 'APP_NOT_INSTALLED')).to.include({ keyId: appKeyId });
+    expect(denials.find((d) => d.reason === 'INSUFFICIENT_SCOPE')).to.include({ keyId: 'scopeless-key' });
   });
 
   it('pages by the next link (GET, same key) and returns every visible observation once while more are ingested', async () => {

@@ -11,18 +11,25 @@ export interface ConnectSession {
   appId: string;
   appUserId: string;
   brandId: string;
-  status: 'PENDING' | 'COMPLETED';
+  /** COMPLETING: a complete has claimed it (until claimUntil) with the id its connection will have. */
+  status: 'PENDING' | 'COMPLETING' | 'COMPLETED';
   createdAt: Date;
   expiresAt: Date;
   completedAt: Date | null;
   connectionId: string | null;
+  claimUntil?: Date | null;
 }
 
 export interface SessionStore {
   insert(session: ConnectSession): Promise<void>;
   /** The account's session; null when absent or another account's. */
   get(accountId: string, id: string): Promise<ConnectSession | null>;
-  /** PENDING → COMPLETED with its connection; false when it was not PENDING. */
+  /**
+   * PENDING → COMPLETING for `connectionId` until `until`, or a lapsed claim (a complete that died part-way)
+   * taken over with the connection id it chose; the session claimed, or null when someone else holds it.
+   */
+  claim(session: ConnectSession, connectionId: string, now: Date, until: Date): Promise<ConnectSession | null>;
+  /** COMPLETING → COMPLETED, if the claim for `connectionId` still stands. */
   complete(id: string, connectionId: string, at: Date): Promise<boolean>;
 }
 
@@ -54,7 +61,15 @@ export class SessionRepository implements SessionStore {
     return { id: _id, ...rest };
   }
 
+  async claim(session: ConnectSession, connectionId: string, now: Date, until: Date): Promise<ConnectSession | null> {
+    const condition = session.status === 'PENDING' ? { status: 'PENDING' as const } : { status: 'COMPLETING' as const, connectionId: session.connectionId, claimUntil: { $lt: now } };
+    const doc = await updateOneWhere(this.collection, this.locks, session.id, condition, { $set: { status: 'COMPLETING', connectionId, claimUntil: until } });
+    if (!doc) return null;
+    const { _id, ...rest } = doc;
+    return { id: _id, ...rest };
+  }
+
   async complete(id: string, connectionId: string, at: Date): Promise<boolean> {
-    return (await updateOneWhere(this.collection, this.locks, id, { status: 'PENDING' }, { $set: { status: 'COMPLETED', completedAt: at, connectionId } })) !== null;
+    return (await updateOneWhere(this.collection, this.locks, id, { status: 'COMPLETING', connectionId }, { $set: { status: 'COMPLETED', completedAt: at, claimUntil: null } })) !== null;
   }
 }

@@ -18,7 +18,7 @@ export function connectSessionRoutes(sdk: ApiRouter, { sessions, requireKey, ide
       operationId: 'initiateConnectSession',
       summary: 'Initiate a connect session for an app user and a brand',
       description:
-        'A never-seen app user is provisioned `LIMITED` (emits `app_user.limited`). The session stays `PENDING` for 30 minutes, until your backend completes it with `POST /api/platform/v1/connect-sessions/{id}/complete`. An unknown brand is 400; a `TOMBSTONED` user is 409. Rate limited per (customer account, appUserId) by a token bucket shared by every replica (`PORTICO_INITIATE_RATE_LIMIT`, default 10 per 60 s): every answer carries `RateLimit-Policy` and `RateLimit` (IETF draft), and an empty bucket is 429 `RATE_LIMITED` with `Retry-After`. A request refused for its body still takes a token.',
+        'A never-seen app user is provisioned `LIMITED` (emits `app_user.limited`). The session stays `PENDING` for 30 minutes, until your backend completes it with `POST /api/platform/v1/connect-sessions/{id}/complete`. An unknown brand is 400; a `TOMBSTONED` user is 409. Rate limited per (customer account, appUserId) by a token bucket shared by every replica (`PORTICO_INITIATE_RATE_LIMIT`, default 10 per 60 s): the 201 and the 429 carry `RateLimit-Policy` and `RateLimit` (IETF draft), and an empty bucket is 429 `RATE_LIMITED` with `Retry-After`. A body that fails validation takes no token; a well-formed request refused afterwards (unknown brand 400, TOMBSTONED 409) has taken one.',
       tags,
       responses: { 201: { description: 'Initiated.', schema: Session, headers: ['RateLimit-Policy', 'RateLimit', 'Cache-Control'] } },
     },
@@ -42,7 +42,7 @@ export function completeSessionRoute(platform: ApiRouter, { connectSessions, ide
       operationId: 'completeConnectSession',
       summary: 'Complete a connect session: the patient authorised at the brand',
       description:
-        'Creates the connection (emits `connection.created`) and makes the app user `ACTIVE` (emits `app_user.activated` on its first connection). Completing twice, an expired session or a `TOMBSTONED` user is 409 `CONFLICT`; another account\'s or an unknown session is 404. An app user holds at most 100 live connections (409 `LIMIT_EXCEEDED`).',
+        'The session is claimed first (of two completes at once, one gets 409; one that died part-way is finished by the next complete after 30 s, with the same connection id). Creates the connection (emits `connection.created`) and makes the app user `ACTIVE` (emits `app_user.activated` on its first connection). Completing twice, an expired session or a `TOMBSTONED` user is 409 `CONFLICT`; another account\'s or an unknown session is 404. An app user holds at most 100 live connections (409 `LIMIT_EXCEEDED`).',
       tags,
       responses: { 200: { description: 'The connection.', schema: CompletedSession } },
     },

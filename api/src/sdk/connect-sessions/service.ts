@@ -14,6 +14,8 @@ import type { InitiateSession } from './schema.js';
 import { UUID } from '../../http/ids.js';
 
 export const SESSION_TTL_MS = 30 * 60_000;
+/** How long a complete holds its session before another may take it over (it died part-way). */
+const CLAIM_MS = 30_000;
 
 export interface ConnectSessionServiceDeps {
   sessions: SessionStore;
@@ -55,11 +57,18 @@ export class ConnectSessionService {
   async complete(principal: Principal, id: string): Promise<{ connection: Connection; appUserId: string }> {
     const session = UUID.test(id) ? await this.deps.sessions.get(principal.accountId, id) : null;
     if (!session) throw notFound('connect session');
-    if (session.status === 'COMPLETED') throw new AppError('CONFLICT', 'The connect session is already completed.', { status: 'COMPLETED' });
-    if (this.deps.clock.now() >= session.expiresAt) throw new AppError('CONFLICT', 'The connect session has expired; initiate a new one.', { expiresAt: session.expiresAt.toISOString() });
-    // The user's document decides (it records the session on the connection): two completes race there.
-    const connection = await this.deps.users.connect(principal.accountId, session.appUserId, { appId: session.appId, brandId: session.brandId, sessionId: session.id });
-    await this.deps.sessions.complete(session.id, connection.id, this.deps.clock.now());
+    const completed = () => new AppError('CONFLICT', 'The connect session is already completed.', { status: 'COMPLETED' });
+    const now = this.deps.clock.now();
+    if (session.status === 'COMPLETED') throw completed();
+    if (session.status === 'PENDING' && now >= session.expiresAt) throw new AppError('CONFLICT', 'The connect session has expired; initiate a new one.', { expiresAt: session.expiresAt.toISOString() });
+    // The session is claimed first, with the id its connection will have: of two completes one claims it
+    // (the other is 409), and a complete that died part-way is taken over once its claim lapses, with the
+    // same connection id, so it never makes a second connection.
+    const connectionId = session.status === 'COMPLETING' ? session.connectionId! : randomUUID();
+    const claimed = await this.deps.sessions.claim(session, connectionId, now, new Date(now.getTime() + CLAIM_MS));
+    if (!claimed) throw completed();
+    const connection = await this.deps.users.connect(principal.accountId, session.appUserId, { appId: session.appId, brandId: session.brandId, sessionId: session.id, connectionId });
+    await this.deps.sessions.complete(session.id, connectionId, this.deps.clock.now());
     return { connection, appUserId: session.appUserId };
   }
 }

@@ -96,7 +96,7 @@ export class GatewayService {
     const rejected = invalidField(where, 'cursor', 'is not a cursor issued to this app');
     let walk: Walk;
     try {
-      walk = JSON.parse(this.deps.cursors.decode({ route: CURSOR_ROUTE, accountId: principal.accountId }, presented, CURSOR_MAX).w!) as Walk;
+      walk = this.deps.cursors.decodeData({ route: CURSOR_ROUTE, accountId: principal.accountId }, presented, CURSOR_MAX) as Walk;
     } catch {
       throw rejected;
     }
@@ -105,6 +105,6 @@ export class GatewayService {
   }
 
   private encode(principal: Principal, walk: Walk): string {
-    return this.deps.cursors.encode({ route: CURSOR_ROUTE, accountId: principal.accountId }, { w: JSON.stringify(walk) });
+    return this.deps.cursors.encodeData({ route: CURSOR_ROUTE, accountId: principal.accountId }, walk);
   }
 }
