@@ -1,5 +1,5 @@
-// In-memory AppUserStore for unit tests of the lifecycle; test/api/app-users/store.test.ts holds it and
-// AppUserRepository to the same behaviour.
+// In-memory AppUserStore for unit tests of the lifecycle (test/api/app-users/service.test.ts), built on
+// MemoryVersioned, the same rules VersionedCollection enforces in the database.
 import type { ChangeTarget } from '../events/outbox.js';
 import { MemoryVersioned } from '../infra/memory-versioned.js';
 import { APP_USERS, userKey, type AppUser, type AppUserStore, type ConnectionRecord, type StateView, type UserChanges } from './repository.js';

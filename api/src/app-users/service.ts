@@ -6,6 +6,7 @@
 import type { Clock } from '../../../core/src/clock.js';
 import type { DomainEvent, EventOutbox } from '../events/outbox.js';
 import { AppError } from '../http/errors.js';
+import { preconditionHolds, type Precondition } from '../http/conditional.js';
 import type { AppUser, AppUserStore, Connection, ConnectionRecord, StateView, StoredState } from './repository.js';
 
 /** Live connections one app user may hold. */
@@ -93,9 +94,11 @@ export class AppUserService {
   }
 
   /** Any state → TOMBSTONED, revoking every connection (`connection.revoked`…, `app_user.tombstoned`); again: nothing. */
-  async tombstone(accountId: string, appUserId: string): Promise<void> {
+  async tombstone(accountId: string, appUserId: string, precondition?: Precondition): Promise<void> {
     const event = () => this.userEvent('app_user.tombstoned', accountId, appUserId, 'TOMBSTONED');
     await this.transition<undefined>(accountId, appUserId, (user) => {
+      // If-Match against the user as read (version 0: never seen); the change is conditional on that version.
+      if (!preconditionHolds(precondition, String(user?.version ?? 0))) throw new AppError('PRECONDITION_FAILED', 'The app user has changed since the given entity tag.', { currentVersion: String(user?.version ?? 0) });
       if (!user) return null;
       if (user.state === 'TOMBSTONED') return { result: undefined, unchanged: true };
       const ids = user.connections.map((c) => c.id);

@@ -191,6 +191,21 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
     expect((await probe('never-seen-leaver')).body.state).to.equal('TOMBSTONED');
   });
 
+  it('tombstones only at the version If-Match names (412 otherwise, nothing changed)', async () => {
+    const id = 'conditional-leaver';
+    await initiate(id);
+    const current = await appUser(id);
+    expect(current.headers.get('etag')).to.equal('"1"');
+    const stale = await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key, headers: { 'if-match': '"7"' } });
+    expect(stale.status).to.equal(412);
+    expect((await probe(id)).body.state).to.equal('LIMITED');
+    expect((await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key, headers: { 'if-match': 'W/"1"' } })).status).to.equal(412);
+    expect((await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key, headers: { 'if-match': 'garbage' } })).status).to.equal(400);
+    expect((await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key, headers: { 'if-match': '"1"' } })).status).to.equal(204);
+    expect((await probe(id)).body.state).to.equal('TOMBSTONED');
+    expect((await api.request('DELETE', `${PLATFORM}/app-users/never-seen-conditional`, { key: tenant.key, headers: { 'if-match': '"0"' } })).status).to.equal(204);
+  });
+
   it('ends a complete racing a tombstone in one consistent state', async () => {
     for (let round = 0; round < 5; round++) {
       const id = `race-${round}`;

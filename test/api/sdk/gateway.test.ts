@@ -108,6 +108,10 @@ describe('sdk: the observation gateway', () => {
     expect(noScope.status).to.equal(403);
     expect(noScope.body).to.include({ code: 'GATEWAY_ACCESS_DENIED' });
     expect(noScope.body.details).to.deep.equal({ reason: 'INSUFFICIENT_SCOPE' });
+    // The scope comes first, ahead of the body's validation.
+    const badBody = await api.request('POST', SEARCH, { key: scopeless, body: { nonsense: true } });
+    expect(badBody.status).to.equal(403);
+    expect(badBody.body.details).to.deep.equal({ reason: 'INSUFFICIENT_SCOPE' });
 
     // Residency: another app's, another account's, a revoked, an unknown connection: the same 404.
     const otherApp = await appOf(api, tenant, ALL);

@@ -1,7 +1,7 @@
 // App users and their connections on the platform surface: read, tombstone, revoke one connection. The
 // lifecycle is AppUserService's (api/src/app-users); app users belong to the customer account.
 import { principalOf, requireScope } from '../../http/auth.js';
-import { sendRepresentation, strongEtag, IF_NONE_MATCH } from '../../http/conditional.js';
+import { ifMatch, preconditionOf, sendRepresentation, strongEtag, IF_NONE_MATCH } from '../../http/conditional.js';
 import { PRIVATE_NO_CACHE } from '../../http/caching.js';
 import { invalidField, notFound } from '../../http/errors.js';
 import type { ApiRouter } from '../../http/openapi.js';
@@ -45,15 +45,16 @@ export function appUserRoutes(api: ApiRouter, { users, idempotent }: PlatformCon
     {
       operationId: 'tombstoneAppUser',
       summary: 'Tombstone an app user (terminal), revoking every connection',
-      description: 'Emits `connection.revoked` for each live connection, then `app_user.tombstoned`. A user never seen is tombstoned too (it can never connect). Repeating it is 204 and emits nothing.',
+      description: 'Emits `connection.revoked` for each live connection, then `app_user.tombstoned`. A user never seen is tombstoned too (it can never connect). Repeating it is 204 and emits nothing. `If-Match` is compared with the user\'s `_version` ("0" for a user never seen): 412 when it does not match.',
       tags,
       responses: { 204: { description: 'Tombstoned.' } },
     },
     requireScope('app_user:write'),
     byId,
+    ifMatch(),
     idempotent(),
     async (ctx) => {
-      await users.tombstone(principalOf(ctx).accountId, appUserIdOf(byId.get(ctx).params.appUserId));
+      await users.tombstone(principalOf(ctx).accountId, appUserIdOf(byId.get(ctx).params.appUserId), preconditionOf(ctx));
       ctx.status = 204;
     },
   );

@@ -29,11 +29,20 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
     };
   };
 
+  // The scope is the first check, ahead of reading the request's input.
+  const scoped = Object.assign(
+    async function gatewayScope(ctx: Context, next: () => Promise<unknown>) {
+      gateway.checkScope(principalOf(ctx), String(ctx.state.requestId));
+      await next();
+    },
+    { openapi: { scopes: ['observation:read'] } },
+  );
   const post = validate({ body: SearchBody, bodyMediaTypes: ['application/fhir+json'] });
   sdk.post(
     '/observations/_search',
     { operationId: 'searchObservations', summary: "Search a connection's observations (FHIR searchset)", description: DESCRIPTION, tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet } } },
     requireKey('sdk-secret'),
+    scoped,
     post,
     async (ctx) => {
       const { body } = post.get(ctx);
@@ -47,6 +56,7 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
     '/observations/_search',
     { operationId: 'continueObservationSearch', summary: 'The next page of a search (the `next` link)', description: 'A `GET` of a `next` link with the same `ak_` key continues the search; the checks run again on every page.', tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet } } },
     requireKey('sdk-secret'),
+    scoped,
     get,
     async (ctx) => {
       const page = await gateway.search(principalOf(ctx), String(ctx.state.requestId), { cursor: get.get(ctx).query.cursor });

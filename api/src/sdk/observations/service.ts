@@ -54,18 +54,20 @@ export interface SearchPage {
 export class GatewayService {
   constructor(private readonly deps: GatewayDeps) {}
 
+  /** The first check, made before the request's input is even read (the route calls it ahead of validation). */
+  checkScope(principal: Principal, requestId: string): void {
+    if (!principal.scopes.has('observation:read') || principal.appId === null) throw this.denial(principal, requestId, 'INSUFFICIENT_SCOPE');
+  }
+
   async search(principal: Principal, requestId: string, input: { body?: SearchBody; cursor?: string }): Promise<SearchPage> {
-    const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string) => {
-      this.deps.logger.info({ requestId, keyId: principal.keyId, appId: principal.appId, connectionId, reason }, 'observation gateway denied a search');
-      return reason === 'CONNECTION_NOT_FOUND' ? notFound('connection') : new AppError('GATEWAY_ACCESS_DENIED', 'The app may not read these observations.', { reason });
-    };
-    if (!principal.scopes.has('observation:read') || principal.appId === null) throw deny('INSUFFICIENT_SCOPE');
+    const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string) => this.denial(principal, requestId, reason, connectionId);
+    this.checkScope(principal, requestId);
     const walk = this.walkOf(principal, input);
 
     const record = UUID.test(walk.connectionId) ? await this.deps.users.connection(principal.accountId, walk.connectionId) : null;
     const user = record && record.appId === principal.appId ? await this.deps.users.find(principal.accountId, record.appUserId) : null;
     if (!user?.connections.some((c) => c.id === walk.connectionId)) throw deny('CONNECTION_NOT_FOUND', walk.connectionId);
-    const app = await this.deps.apps.get(principal.appId);
+    const app = await this.deps.apps.get(principal.appId!); // checkScope refused a key without an app
     if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE') throw deny('APP_NOT_INSTALLED', walk.connectionId);
     if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE', walk.connectionId);
     if (!app.grants.resourceTypes.includes('Observation')) throw deny('RESOURCE_TYPE_NOT_GRANTED', walk.connectionId);
@@ -77,6 +79,12 @@ export class GatewayService {
     const last = page.at(-1);
     const next = items.length > walk.count && last ? this.encode(principal, { ...walk, after: { sortDate: last.sortDate.getTime(), id: last._id } }) : null;
     return { connectionId: walk.connectionId, total, items: page, next, self: this.encode(principal, walk) };
+  }
+
+  /** Logs a denial (request id, key id, reason) and returns the error to throw. */
+  private denial(principal: Principal, requestId: string, reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string): AppError {
+    this.deps.logger.info({ requestId, keyId: principal.keyId, appId: principal.appId, connectionId, reason }, 'observation gateway denied a search');
+    return reason === 'CONNECTION_NOT_FOUND' ? notFound('connection') : new AppError('GATEWAY_ACCESS_DENIED', 'The app may not read these observations.', { reason });
   }
 
   /** The search a request asks for: its parameters, or the walk its cursor continues. */
