@@ -78,7 +78,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   // The catalog's hottest reads never reach Koa (fast path), so the platform router matches first.
   const sdk = new ApiRouter('/api/sdk/v1');
   catalogRoutes(sdk, services.catalogAnswers, services.catalogService);
-  const sdkContext: SdkContext = { sessions: services.connectSessions, users: services.users, gateway: services.gateway, requireKey: auth.requireKey, idempotent, publicBaseUrl: config.publicBaseUrl };
+  const sdkContext: SdkContext = { sessions: services.connectSessions, users: services.users, gateway: services.gateway, requireKey: auth.requireKey, idempotent, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy };
   connectSessionRoutes(sdk, sdkContext);
   lifecycleRoutes(sdk, sdkContext);
   gatewayRoutes(sdk, sdkContext);

@@ -12,6 +12,8 @@ export interface Config extends CoreConfig {
   readonly host: string;
   /** Prefix of `_links.self.href` and other absolute links; no trailing slash. */
   readonly publicBaseUrl: string | undefined;
+  /** Without PUBLIC_BASE_URL: take the origin from X-Forwarded-Proto/-Host (behind a proxy that sets them). */
+  readonly trustProxy: boolean;
   /** Unset: the admin surface answers 404 everywhere. */
   readonly adminToken: string | undefined;
   /** Signs list cursors and seals idempotency records. Unset (one replica only): random per process. */
@@ -87,6 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     catalogPollMs: read.int('PORTICO_CATALOG_POLL_MS', 5000, 100, 60_000),
     demoCatalog: read.bool('PORTICO_DEMO_CATALOG', core.mongodbUri === undefined),
     webhookAllowPrivateUrls: read.bool('PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS'),
+    trustProxy: read.bool('PORTICO_TRUST_PROXY'),
     webhooks: readWebhookSettings(read),
     initiateRateLimit: readRatePolicy(read, 'PORTICO_INITIATE_RATE_LIMIT', DEFAULT_INITIATE_RATE_LIMIT, 'initiate'),
     shutdownTimeoutMs: read.int('PORTICO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

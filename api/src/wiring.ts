@@ -125,7 +125,7 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     storage,
     activeCatalog,
     catalogService,
-    catalogAnswers: new CatalogAnswers(catalogService, config.publicBaseUrl),
+    catalogAnswers: new CatalogAnswers(catalogService, config.publicBaseUrl, config.trustProxy),
     close: async () => {
       await dispatcher.stop(config.shutdownTimeoutMs);
       await activeCatalog.stop();

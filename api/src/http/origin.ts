@@ -1,13 +1,26 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { badRequest } from './errors.js';
 
-/** Where absolute links point: PUBLIC_BASE_URL, else the scheme and host the request was sent to. */
-export function requestOrigin(publicBaseUrl: string | undefined, headers: IncomingHttpHeaders, encrypted: boolean): string {
-  if (publicBaseUrl !== undefined) return publicBaseUrl;
-  const forwardedProto = headers['x-forwarded-proto'];
-  const proto = (typeof forwardedProto === 'string' ? forwardedProto.split(',')[0]!.trim() : '') || (encrypted ? 'https' : 'http');
-  const forwardedHost = headers['x-forwarded-host'];
-  const host = (typeof forwardedHost === 'string' ? forwardedHost.split(',')[0]!.trim() : '') || headers.host;
-  if (!host) throw badRequest('The request names no host: send a Host header.', [{ in: 'header', name: 'Host', detail: 'is required' }]);
-  return `${proto}://${host}`;
+/** host[:port], a name or an IPv4 address, or a bracketed IPv6 address. */
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
+
+export interface Origin {
+  origin: string;
+  /** The request headers the origin was taken from: a response built on it varies on them. */
+  vary: string[];
+}
+
+/**
+ * Where absolute links point (CONTRACT §6.1): PUBLIC_BASE_URL; else the request's well-formed Host (400
+ * otherwise) and scheme, and X-Forwarded-Proto/-Host only when the deployment trusts its proxy.
+ */
+export function requestOrigin(publicBaseUrl: string | undefined, headers: IncomingHttpHeaders, encrypted: boolean, trustProxy = false): Origin {
+  if (publicBaseUrl !== undefined) return { origin: publicBaseUrl, vary: [] };
+  const first = (value: string | string[] | undefined) => (typeof value === 'string' ? value.split(',')[0]!.trim() : '');
+  const forwardedProto = trustProxy ? first(headers['x-forwarded-proto']).toLowerCase() : '';
+  const forwardedHost = trustProxy ? first(headers['x-forwarded-host']) : '';
+  const proto = forwardedProto === 'http' || forwardedProto === 'https' ? forwardedProto : encrypted ? 'https' : 'http';
+  const host = forwardedHost || headers.host;
+  if (!host || !HOST.test(host)) throw badRequest('The request names no valid host: send a Host header such as "api.example.com".', [{ in: 'header', name: forwardedHost ? 'X-Forwarded-Host' : 'Host', detail: 'must be host[:port]' }]);
+  return { origin: `${proto}://${host}`, vary: trustProxy ? ['Host', 'X-Forwarded-Proto', 'X-Forwarded-Host'] : ['Host'] };
 }

@@ -15,4 +15,5 @@ export interface SdkContext {
   idempotent: () => Documented;
   gateway: GatewayService;
   publicBaseUrl: string | undefined;
+  trustProxy: boolean;
 }

@@ -1,7 +1,7 @@
 // One answer per public catalog read (search, lookup, logo redirect): the request in (raw query string, the
 // brand id, headers), status, headers and body out. The Koa routes and the node:http fast path both call
 // these, so they cannot drift; invalid input throws the AppError the Koa stack renders as problem details.
-import { requestOrigin } from '../../http/origin.js';
+import { requestOrigin, type Origin } from '../../http/origin.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { noneMatchHits } from '../../http/conditional.js';
 import { badRequest, type FieldError } from '../../http/errors.js';
@@ -44,21 +44,22 @@ export class CatalogAnswers {
   constructor(
     private readonly catalog: CatalogService,
     private readonly publicBaseUrl: string | undefined,
+    private readonly trustProxy = false,
   ) {}
 
   search(request: CatalogRequest): CatalogAnswer {
     const errors: FieldError[] = [];
     const query = this.searchQuery(request.query, errors);
     throwIfAny(errors);
-    const origin = this.originOf(request);
+    const { origin, vary } = this.originOf(request);
     const { value, etag } = this.catalog.search(query, origin);
-    return representation(request, ROUTES.search, etag, () => searchJson(value, origin));
+    return representation(request, ROUTES.search, etag, () => searchJson(value, origin), vary);
   }
 
   lookup(brandId: string, request: CatalogRequest): CatalogAnswer {
-    const origin = this.originOf(request);
+    const { origin, vary } = this.originOf(request);
     const { value, etag } = this.catalog.brand(brandId, origin);
-    return representation(request, ROUTES.lookup, etag, () => lookupJson(value, origin));
+    return representation(request, ROUTES.lookup, etag, () => lookupJson(value, origin), vary);
   }
 
   logo(brandId: string, request: CatalogRequest): CatalogAnswer {
@@ -75,14 +76,14 @@ export class CatalogAnswers {
   }
 
   /** Where `logoUrl`s point: PUBLIC_BASE_URL, else the scheme and host the request was sent to. */
-  private originOf(request: CatalogRequest): string {
-    return requestOrigin(this.publicBaseUrl, request.headers, request.encrypted);
+  private originOf(request: CatalogRequest): Origin {
+    return requestOrigin(this.publicBaseUrl, request.headers, request.encrypted, this.trustProxy);
   }
 
 }
 
-function representation(request: CatalogRequest, route: string, etag: string, body: () => string): CatalogAnswer {
-  const headers = { ...CATALOG_CORS, ETag: etag, 'Cache-Control': EDGE_CACHE };
+function representation(request: CatalogRequest, route: string, etag: string, body: () => string, vary: string[]): CatalogAnswer {
+  const headers = { ...CATALOG_CORS, ETag: etag, 'Cache-Control': EDGE_CACHE, ...(vary.length > 0 && { Vary: vary.join(', ') }) };
   if (noneMatchHits(headerOf(request.headers, 'if-none-match'), etag)) return { status: 304, route, headers };
   return { status: 200, route, headers: { ...headers, 'Content-Type': JSON_TYPE }, body: body() };
 }

@@ -14,9 +14,10 @@ const PATH = '/api/sdk/v1/observations/_search';
 const DESCRIPTION =
   'Checks, in order, before any clinical data is read: the `ak_` key and its scope `observation:read` (403 `GATEWAY_ACCESS_DENIED`, `details.reason` INSUFFICIENT_SCOPE); app-tenant residency (an absent, revoked or another app\'s or account\'s connection is one identical 404); the install (the app is not suspended, else APP_NOT_INSTALLED); the subject (the app user is ACTIVE, else SUBJECT_NOT_ACTIVE); the resource type (Observation granted, else RESOURCE_TYPE_NOT_GRANTED). Then the install\'s LOINC allow-list, confidentiality and sensitivity labels (a resource without labels counts as N with none) and look-back window (a resource counts when its effective range ends inside it; one without an effective date is then left out) filter inside the database query, with `code`, `category` and `date`, so `total` and paging count only what the caller may see. Every denial is logged with the request id, key id and reason. The `next` link\'s cursor is signed, carries every parameter and the point in time the search began (observations ingested later are not part of the walk, so a walk returns each visible observation once), and is bound to the key\'s app. An observation re-ingested during a walk with a different effective date moves in the sort order and may be returned twice or not at all. `fullUrl` is `<base>/api/sdk/v1/connections/{connectionId}/fhir/Observation/{id}`: an identifier (resource ids are unique within a connection), not a readable URL yet.';
 
-export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseUrl }: SdkContext): void {
+export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseUrl, trustProxy }: SdkContext): void {
   const respond = (ctx: Context, connectionId: string, page: SearchPage) => {
-    const base = requestOrigin(publicBaseUrl, ctx.req.headers, (ctx.req.socket as { encrypted?: boolean }).encrypted === true);
+    const { origin: base, vary } = requestOrigin(publicBaseUrl, ctx.req.headers, (ctx.req.socket as { encrypted?: boolean }).encrypted === true, trustProxy);
+    if (vary.length > 0) ctx.vary(vary.join(', '));
     const link = (cursor: string) => `${base}${PATH}?cursor=${encodeURIComponent(cursor)}`;
     ctx.set('Cache-Control', 'no-store');
     ctx.type = 'application/fhir+json';
