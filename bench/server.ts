@@ -6,12 +6,10 @@
 // `cpu` messages with process.cpuUsage() so the driver can charge CPU time to each target.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createApp } from '../api/src/app.js';
-import { loadConfig } from '../api/src/config.js';
+import { benchConfig } from './config.js';
 import type { Patient } from '../api/src/platform/patients/repository.js';
 import { buildServices } from '../api/src/wiring.js';
 import { systemClock } from '../core/src/clock.js';
@@ -54,13 +52,7 @@ async function inParallel<T>(items: T[], width: number, task: (item: T) => Promi
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig({
-    ...process.env,
-    LOG_LEVEL: 'warn',
-    PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    PORTICO_CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdefghij',
-    PORTICO_OBJECT_STORAGE: `file://${path.join(os.tmpdir(), `portico-bench-objects-${process.pid}`)}`,
-  });
+  const config = benchConfig('portico-bench-objects');
   const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
   const mongo = await connectMongo(embedded.uri, `bench_${process.pid}`);
   await mongo.db.dropDatabase();

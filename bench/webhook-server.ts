@@ -5,24 +5,16 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { pino } from 'pino';
 import { createApp } from '../api/src/app.js';
-import { loadConfig } from '../api/src/config.js';
+import { benchConfig } from './config.js';
 import { buildServices } from '../api/src/wiring.js';
 import { systemClock } from '../core/src/clock.js';
 import { startEmbeddedDatabase } from '../core/src/infra/devdb.js';
 import { connectMongo } from '../core/src/infra/mongo.js';
 
 async function main(): Promise<void> {
-  const config = loadConfig({
-    ...process.env,
-    LOG_LEVEL: 'warn',
-    PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-    PORTICO_CURSOR_SECRET: 'bench-cursor-secret-0123456789abcdefghij',
-    PORTICO_OBJECT_STORAGE: `file://${path.join(os.tmpdir(), `portico-bench-webhooks-${process.pid}`)}`,
-  });
+  const config = benchConfig('portico-bench-webhooks');
   const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
   const mongo = await connectMongo(embedded.uri, `bench_webhooks_${process.pid}`, { monitorCommands: true });
   // Database commands by name and collection, with their time: what a delivery costs the database.

@@ -12,25 +12,13 @@ export class CursorCodec {
   constructor(private readonly secret: string) {}
 
   encode(binding: CursorBinding, position: Record<string, string>): string {
-    const payload = Buffer.from(JSON.stringify({ r: binding.route, a: binding.accountId, p: position })).toString('base64url');
-    return `${payload}.${this.sign(payload)}`;
+    return this.seal({ r: binding.route, a: binding.accountId, p: position });
   }
 
   /** The position inside a cursor issued for this binding; 400 for anything else (or longer than `maxLength`). */
   decode(binding: CursorBinding, cursor: string, maxLength = 1024): Record<string, string> {
     const rejected = invalidField('query', 'cursor', 'is not a cursor issued for this list');
-    const [payload, signature, extra] = cursor.split('.');
-    if (!payload || !signature || extra !== undefined || cursor.length > maxLength) throw rejected;
-    const expected = Buffer.from(this.sign(payload));
-    const presented = Buffer.from(signature);
-    if (expected.length !== presented.length || !timingSafeEqual(expected, presented)) throw rejected;
-    let decoded: unknown;
-    try {
-      decoded = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));
-    } catch {
-      throw rejected;
-    }
-    const { r, a, p } = (decoded ?? {}) as { r?: unknown; a?: unknown; p?: unknown };
+    const { r, a, p } = this.open(cursor, maxLength, rejected);
     if (r !== binding.route || a !== binding.accountId || typeof p !== 'object' || p === null) throw rejected;
     const position = p as Record<string, unknown>;
     if (!Object.values(position).every((v) => typeof v === 'string')) throw rejected;
@@ -39,25 +27,34 @@ export class CursorCodec {
 
   /** A cursor carrying any JSON value (a search's whole state), bound like the rest. */
   encodeData(binding: CursorBinding, data: unknown): string {
-    const payload = Buffer.from(JSON.stringify({ r: binding.route, a: binding.accountId, d: data })).toString('base64url');
-    return `${payload}.${this.sign(payload)}`;
+    return this.seal({ r: binding.route, a: binding.accountId, d: data });
   }
 
   /** The value inside a cursor from encodeData for this binding; 400 for anything else. */
   decodeData(binding: CursorBinding, cursor: string, maxLength: number): unknown {
     const rejected = invalidField('query', 'cursor', 'is not a cursor issued for this search');
+    const { r, a, d } = this.open(cursor, maxLength, rejected);
+    if (r !== binding.route || a !== binding.accountId || d === undefined) throw rejected;
+    return d;
+  }
+
+  private seal(content: Record<string, unknown>): string {
+    const payload = Buffer.from(JSON.stringify(content)).toString('base64url');
+    return `${payload}.${this.sign(payload)}`;
+  }
+
+  /** The signed content of a cursor; `rejected` for a malformed, oversized or forged one. */
+  private open(cursor: string, maxLength: number, rejected: Error): { r?: unknown; a?: unknown; p?: unknown; d?: unknown } {
     const [payload, signature, extra] = cursor.split('.');
     if (!payload || !signature || extra !== undefined || cursor.length > maxLength) throw rejected;
     const expected = Buffer.from(this.sign(payload));
     const presented = Buffer.from(signature);
     if (expected.length !== presented.length || !timingSafeEqual(expected, presented)) throw rejected;
     try {
-      const { r, a, d } = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { r?: unknown; a?: unknown; d?: unknown };
-      if (r === binding.route && a === binding.accountId && d !== undefined) return d;
+      return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) ?? {}) as { r?: unknown; a?: unknown; p?: unknown; d?: unknown };
     } catch {
-      // falls through to the rejection
+      throw rejected;
     }
-    throw rejected;
   }
 
   private sign(payload: string): string {
