@@ -29,6 +29,8 @@ export interface Config extends CoreConfig {
   /** The initiate token bucket per (customer account, app user) (CONTRACT §6.3). */
   readonly initiateRateLimit: RatePolicy;
   readonly shutdownTimeoutMs: number;
+  /** The gateway's per-connection index budget per replica, in MiB (0: every search reads the database). */
+  readonly gatewayIndexMb: number;
 }
 
 /** Webhook delivery (CONTRACT §7). */
@@ -93,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     webhooks: readWebhookSettings(read),
     initiateRateLimit: readRatePolicy(read, 'PORTICO_INITIATE_RATE_LIMIT', DEFAULT_INITIATE_RATE_LIMIT, 'initiate'),
     shutdownTimeoutMs: read.int('PORTICO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    gatewayIndexMb: read.int('PORTICO_GATEWAY_INDEX_MB', 128, 0, 65_536),
   };
   read.check();
   return Object.freeze(config);

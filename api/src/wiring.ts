@@ -12,6 +12,7 @@ import { SessionRepository } from './sdk/connect-sessions/repository.js';
 import { ObservationRepository } from './clinical/repository.js';
 import { IngestService } from './platform/clinical/service.js';
 import { GatewayService } from './sdk/observations/service.js';
+import { ConnectionIndexes } from './sdk/observations/connection-index.js';
 import { ConnectSessionService } from './sdk/connect-sessions/service.js';
 import { AuthorizationService } from './authz/check.js';
 import { TupleRepository } from './authz/tuples.js';
@@ -146,7 +147,7 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     }),
     users,
     ingest: new IngestService({ users: appUsers, observations, clock }),
-    gateway: new GatewayService({ users: appUsers, apps, observations, cursors: new CursorCodec(config.cursorSecret), clock, logger }),
+    gateway: new GatewayService({ users: appUsers, apps, observations, indexes: new ConnectionIndexes((id) => observations.all(id), config.gatewayIndexMb * 1024 * 1024), cursors: new CursorCodec(config.cursorSecret), clock, logger }),
     connectSessions: new ConnectSessionService({ sessions, users, limiter, policy: config.initiateRateLimit, brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined, clock }),
     webhookDeliveryService: new WebhookDeliveryService({ endpoints, deliveries, events: outbox, signals, cursors: new CursorCodec(config.cursorSecret), clock }),
   };

@@ -17,6 +17,8 @@ export interface ObservationStore {
   upsert(target: IngestTarget, observations: NormalizedObservation[], at: Date): Promise<{ ingested: number; updated: number }>;
   /** One page of what `filter` matches after the keyset position `after`, in `sort` order, and how many match `filter` in all. */
   page(filter: Filter<ObservationDocument>, after: Filter<ObservationDocument> | undefined, sort: Sort, limit: number): Promise<{ items: ObservationDocument[]; total: number }>;
+  /** Every observation of the connection (what the gateway's index is built from); not a snapshot: one replaced meanwhile may come twice. */
+  all(connectionId: string): AsyncIterable<ObservationDocument>;
 }
 
 export class ObservationRepository implements ObservationStore {
@@ -59,5 +61,9 @@ export class ObservationRepository implements ObservationStore {
     const pageFilter = after ? { $and: [filter, after] } : filter;
     const [items, total] = await Promise.all([this.collection.find(pageFilter).sort(sort).limit(limit).toArray(), this.collection.countDocuments(filter)]);
     return { items, total };
+  }
+
+  all(connectionId: string): AsyncIterable<ObservationDocument> {
+    return this.collection.find({ connectionId }).sort({ connectionId: 1, sortDate: 1, _id: 1 });
   }
 }

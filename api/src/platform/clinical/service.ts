@@ -1,6 +1,8 @@
 // Clinical ingest (CONTRACT §5.3): a FHIR R4 Bundle of up to 1000 Observations for one live connection of
 // the account, validated whole before anything is written (clinical/observations.ts), then upserted by
-// Observation.id within the connection.
+// Observation.id within the connection. A revoke that lands between the liveness check and the write leaves
+// the bundle stored under the revoked connection, where no search reaches it (the gateway serves live
+// connections only): the ingest counts as made just before the revoke.
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserStore } from '../../app-users/repository.js';
 import type { ObservationStore } from '../../clinical/repository.js';
@@ -29,7 +31,13 @@ export class IngestService {
         checked.problems.map((p) => ({ in: 'body', name: p.path, detail: p.index >= 0 ? `entry ${p.index}: ${p.problem}` : p.problem })),
       );
     }
-    return this.deps.observations.upsert({ accountId: principal.accountId, connectionId }, checked.observations, this.deps.clock.now());
+    try {
+      return await this.deps.observations.upsert({ accountId: principal.accountId, connectionId }, checked.observations, this.deps.clock.now());
+    } finally {
+      // After the write (also a failed one, which may have written part): every replica's index of the
+      // connection is now stale. Should this fail, the ingest fails too, and its retry raises it.
+      await this.deps.users.observationsChanged(connectionId);
+    }
   }
 
   /** 404 unless the connection is the account's and live (its user still lists it). */

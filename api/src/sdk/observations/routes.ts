@@ -12,7 +12,7 @@ import type { SearchPage } from './service.js';
 const tags = ['Observation gateway'];
 const PATH = '/api/sdk/v1/observations/_search';
 const DESCRIPTION =
-  'Checks, in order, before any clinical data is read: the `ak_` key and its scope `observation:read` (403 `GATEWAY_ACCESS_DENIED`, `details.reason` INSUFFICIENT_SCOPE); app-tenant residency (an absent, revoked or another app\'s or account\'s connection is one identical 404); the install (the app is not suspended, else APP_NOT_INSTALLED); the subject (the app user is ACTIVE, else SUBJECT_NOT_ACTIVE); the resource type (Observation granted, else RESOURCE_TYPE_NOT_GRANTED). Then the install\'s LOINC allow-list, confidentiality and sensitivity labels (a resource without labels counts as N with none) and look-back window (a resource counts when its effective range ends inside it; one without an effective date is then left out) filter inside the database query, with `code`, `category` and `date`, so `total` and paging count only what the caller may see. Every denial is logged with the request id, key id and reason. The `next` link\'s cursor is signed, carries every parameter and the point in time the search began (observations ingested later are not part of the walk, so a walk returns each visible observation once), and is bound to the key\'s app. An observation re-ingested during a walk with a different effective date moves in the sort order and may be returned twice or not at all. `fullUrl` is `<base>/api/sdk/v1/connections/{connectionId}/fhir/Observation/{id}`: an identifier (resource ids are unique within a connection), not a readable URL yet.';
+  'Checks, in order, before any clinical data is read: the `ak_` key and its scope `observation:read` (403 `GATEWAY_ACCESS_DENIED`, `details.reason` INSUFFICIENT_SCOPE); app-tenant residency (an absent, revoked or another app\'s or account\'s connection is one identical 404); the install (the app is not suspended, else APP_NOT_INSTALLED); the subject (the app user is ACTIVE, else SUBJECT_NOT_ACTIVE); the resource type (Observation granted, else RESOURCE_TYPE_NOT_GRANTED). Then the install\'s LOINC allow-list, confidentiality and sensitivity labels (a resource without labels counts as N with none) and look-back window (a resource counts when its effective range ends inside it; one without an effective date is then left out) filter together with `code`, `category` and `date` before anything is counted or paged (over a per-replica index of the connection that every ingest refreshes, or inside the database query for a connection too large to index), so `total` and paging count only what the caller may see. Every denial is logged with the request id, key id and reason. The `next` link\'s cursor is signed, carries every parameter and the point in time the search began (observations ingested later are not part of the walk, so a walk returns each visible observation once), and is bound to the key\'s app. An observation re-ingested during a walk with a different effective date moves in the sort order and may be returned twice or not at all. `fullUrl` is `<base>/api/sdk/v1/connections/{connectionId}/fhir/Observation/{id}`: an identifier (resource ids are unique within a connection), not a readable URL yet.';
 
 export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseUrl, trustProxy }: SdkContext): void {
   const respond = (ctx: Context, connectionId: string, page: SearchPage) => {
@@ -21,13 +21,8 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
     const link = (cursor: string) => `${base}${PATH}?cursor=${encodeURIComponent(cursor)}`;
     ctx.set('Cache-Control', 'no-store');
     ctx.type = 'application/fhir+json';
-    ctx.body = {
-      resourceType: 'Bundle',
-      type: 'searchset',
-      total: page.total,
-      link: [{ relation: 'self', url: link(page.self) }, ...(page.next ? [{ relation: 'next', url: link(page.next) }] : [])],
-      entry: page.items.map((item) => ({ fullUrl: `${base}/api/sdk/v1/connections/${connectionId}/fhir/Observation/${item.resourceId}`, resource: item.resource, search: { mode: 'match' } })),
-    };
+    const links = [{ relation: 'self', url: link(page.self) }, ...(page.next ? [{ relation: 'next', url: link(page.next) }] : [])];
+    ctx.body = bundleBody(page, links, `${base}/api/sdk/v1/connections/${connectionId}/fhir/Observation/`);
   };
 
   // The scope is the first check, ahead of reading the request's input.
@@ -65,3 +60,25 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
     },
   );
 }
+
+/**
+ * The searchset Bundle as bytes. Each entry after the base of its fullUrl is UTF-8 already (the index built
+ * it once, entryTail()), so the Bundle is copied together in one buffer: no stringify, no re-encoding.
+ */
+function bundleBody(page: SearchPage, links: { relation: string; url: string }[], entryBase: string): Buffer {
+  const head = Buffer.from(`{"resourceType":"Bundle","type":"searchset","total":${page.total},"link":${JSON.stringify(links)},"entry":[`);
+  const start = Buffer.from(`,{"fullUrl":${JSON.stringify(entryBase).slice(0, -1)}`);
+  const body = Buffer.allocUnsafe(head.length + page.items.reduce((sum, item) => sum + start.length + item.tail.length, 0) - (page.items.length > 0 ? 1 : 0) + END.length);
+  body.set(head, 0);
+  let offset = head.length;
+  page.items.forEach((item, i) => {
+    body.set(i === 0 ? start.subarray(1) : start, offset);
+    offset += i === 0 ? start.length - 1 : start.length;
+    body.set(item.tail, offset);
+    offset += item.tail.length;
+  });
+  body.set(END, offset);
+  return body;
+}
+
+const END = Buffer.from(']}');

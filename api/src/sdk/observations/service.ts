@@ -1,10 +1,12 @@
 // The observation gateway (seed §4.6, CONTRACT §6.4). Before any clinical data is read, in order: the key's
 // scope; app-tenant residency (the connection is live, the key's app's and its account's: else one
 // identical 404); the install (the app is not suspended); the subject (the app user is ACTIVE); the resource
-// type (Observation granted). Then the install's LOINC, label and look-back grants filter inside the
-// database query with the caller's parameters, so `total` and paging see exactly what the caller may see.
-// Every denial is logged with the request id, key id and reason. App, connection and user are read afresh
-// on every call: a PATCH /apps or a tombstone takes effect on the next search on every replica.
+// type (Observation granted). Then the install's LOINC, label and look-back grants filter with the caller's
+// parameters before anything is counted or paged, so `total` and paging see exactly what the caller may see:
+// over the connection's in-memory index (connection-index.ts) or, for a connection too large to index, in
+// the database query (the same clauses: matcher.ts and query.ts). Every denial is logged with the request
+// id, key id and reason. The connection, the user and the app are read afresh on every call (three reads
+// by _id): a revoke, a tombstone, a PATCH /apps or an ingest takes effect on the next search on every replica.
 import type { Logger } from 'pino';
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserStore } from '../../app-users/repository.js';
@@ -13,8 +15,8 @@ import type { ObservationStore } from '../../clinical/repository.js';
 import type { Principal } from '../../http/auth.js';
 import type { CursorCodec } from '../../http/cursor.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
-import type { ObservationDocument } from './document.js';
-import { afterPosition, observationFilter, observationSort, parseDateParam, parseToken, type SearchParams } from './query.js';
+import { entryTail, type ConnectionIndexes, type IndexedObservation as Found } from './connection-index.js';
+import { afterPosition, observationFilter, observationSort, parseDateParam, parseToken, type Grants, type SearchParams } from './query.js';
 import type { SearchBody } from './schema.js';
 import { UUID } from '../../http/ids.js';
 
@@ -26,6 +28,7 @@ export interface GatewayDeps {
   users: AppUserStore;
   apps: AppStore;
   observations: ObservationStore;
+  indexes: ConnectionIndexes;
   cursors: CursorCodec;
   clock: Clock;
   logger: Logger;
@@ -44,7 +47,7 @@ interface Walk {
 export interface SearchPage {
   connectionId: string;
   total: number;
-  items: ObservationDocument[];
+  items: Found[];
   /** The cursor of the next page, when there is one. */
   next: string | null;
   /** The cursor that reproduces this page (for the self link). */
@@ -66,19 +69,29 @@ export class GatewayService {
 
     const record = UUID.test(walk.connectionId) ? await this.deps.users.connection(principal.accountId, walk.connectionId) : null;
     const user = record && record.appId === principal.appId ? await this.deps.users.find(principal.accountId, record.appUserId) : null;
-    if (!user?.connections.some((c) => c.id === walk.connectionId)) throw deny('CONNECTION_NOT_FOUND', walk.connectionId);
+    if (!record || !user?.connections.some((c) => c.id === walk.connectionId)) throw deny('CONNECTION_NOT_FOUND', walk.connectionId);
     const app = await this.deps.apps.get(principal.appId!); // checkScope refused a key without an app
     if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE') throw deny('APP_NOT_INSTALLED', walk.connectionId);
     if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE', walk.connectionId);
     if (!app.grants.resourceTypes.includes('Observation')) throw deny('RESOURCE_TYPE_NOT_GRANTED', walk.connectionId);
 
-    const filter = observationFilter(walk.connectionId, app.grants, walk.params, this.deps.clock.now(), new Date(walk.asOf));
-    const after = walk.after && afterPosition(walk.params.sort, { sortDate: new Date(walk.after.sortDate), id: walk.after.id });
-    const { items, total } = await this.deps.observations.page(filter, after, observationSort(walk.params.sort), walk.count + 1);
+    const { items, total } = await this.find(walk, app.grants, record.observationsVersion ?? 0, walk.count + 1);
     const page = items.slice(0, walk.count);
     const last = page.at(-1);
-    const next = items.length > walk.count && last ? this.encode(principal, { ...walk, after: { sortDate: last.sortDate.getTime(), id: last._id } }) : null;
+    const next = items.length > walk.count && last ? this.encode(principal, { ...walk, after: { sortDate: last.sortDate, id: last.id } }) : null;
     return { connectionId: walk.connectionId, total, items: page, next, self: this.encode(principal, walk) };
+  }
+
+  /** What the walk's page holds (up to `limit`) and how many match in all: from the index, else the database. */
+  private async find(walk: Walk, grants: Grants, version: number, limit: number): Promise<{ items: Found[]; total: number }> {
+    const now = this.deps.clock.now();
+    const asOf = new Date(walk.asOf);
+    const index = await this.deps.indexes.get(walk.connectionId, version);
+    if (index) return index.search(grants, walk.params, now, asOf, walk.after, limit);
+    const filter = observationFilter(walk.connectionId, grants, walk.params, now, asOf);
+    const after = walk.after && afterPosition(walk.params.sort, { sortDate: new Date(walk.after.sortDate), id: walk.after.id });
+    const { items, total } = await this.deps.observations.page(filter, after, observationSort(walk.params.sort), limit);
+    return { total, items: items.map((doc) => ({ id: doc._id, resourceId: doc.resourceId, sortDate: doc.sortDate.getTime(), tail: entryTail(doc.resourceId, doc.resource) })) };
   }
 
   /** Logs a denial (request id, key id, reason) and returns the error to throw. */

@@ -1,8 +1,10 @@
-// Keyset paging over the search on the embedded database: a walk in pages of three returns every match
-// exactly once, in order, across ties that span pages, while observations keep arriving between pages.
+// Keyset paging over the search on the embedded database and over the connection's index (rebuilt before
+// every page, as an ingest makes every replica do): a walk in pages of three returns every match exactly
+// once, in order, across ties that span pages, while observations keep arriving between pages.
 import { expect } from 'chai';
 import type { Collection, Filter } from 'mongodb';
 import type { ObservationDocument } from '../../../../api/src/sdk/observations/document.js';
+import { ConnectionIndex } from '../../../../api/src/sdk/observations/connection-index.js';
 import { afterPosition, observationFilter, observationSort, type Grants, type SearchParams } from '../../../../api/src/sdk/observations/query.js';
 import { withTestDatabase } from '../../../support/database.js';
 import { ALL, AS_OF, CONNECTION_A, FIXTURES, NOW, buildObservation, type ObservationSpec } from './fixtures.js';
@@ -31,19 +33,34 @@ describe('observations: keyset paging on the database', () => {
     await observations.insertMany(specs.map((spec) => buildObservation({ ...spec, firstIngestedAt: later })));
   }
 
-  async function walk(grants: Grants, params: SearchParams): Promise<{ ids: string[]; pages: number }> {
+  type Last = { sortDate: Date; _id: string };
+  type PageOf = (grants: Grants, params: SearchParams, last: Last | undefined) => Promise<ObservationDocument[] | { resourceId: string; sortDate: number; id: string }[]>;
+
+  const fromDatabase: PageOf = (grants, params, last) => {
     const filter = observationFilter(CONNECTION_A, grants, params, NOW, AS_OF);
+    const query: Filter<ObservationDocument> = last ? { $and: [filter, afterPosition(params.sort, { sortDate: last.sortDate, id: last._id })] } : filter;
+    return observations.find(query).sort(observationSort(params.sort)).limit(PAGE_SIZE).toArray();
+  };
+
+  const fromIndex: PageOf = async (grants, params, last) => {
+    const index = (await ConnectionIndex.build(observations.find({ connectionId: CONNECTION_A }), 1e9))!;
+    const after = last && { sortDate: last.sortDate.getTime(), id: last._id };
+    return index.search(grants, params, NOW, AS_OF, after, PAGE_SIZE).items;
+  };
+
+  async function walk(grants: Grants, params: SearchParams, pageOf: PageOf = fromDatabase): Promise<{ ids: string[]; pages: number }> {
     const ids: string[] = [];
     let pages = 0;
-    let last: ObservationDocument | undefined;
+    let last: Last | undefined;
     for (;;) {
-      const query: Filter<ObservationDocument> = last ? { $and: [filter, afterPosition(params.sort, { sortDate: last.sortDate, id: last._id })] } : filter;
-      const page = await observations.find(query).sort(observationSort(params.sort)).limit(PAGE_SIZE).toArray();
+      const page = await pageOf(grants, params, last);
       if (page.length === 0) return { ids, pages };
       pages++;
       ids.push(...page.map((doc) => doc.resourceId));
-      last = page.at(-1)!;
-      await arrive(last);
+      const end = page.at(-1)!;
+      last = 'id' in end ? { sortDate: new Date(end.sortDate), _id: end.id } : end;
+      const stored = (await observations.findOne({ _id: last._id }))!;
+      await arrive(stored);
     }
   }
 
@@ -63,6 +80,14 @@ describe('observations: keyset paging on the database', () => {
   it('walks newest first the same way', async () => {
     const { ids } = await walk(ALL, { sort: '-date' });
     expect(ids).to.deep.equal([...ASCENDING].reverse());
+  });
+
+  it('walks the index the same way, in both directions', async () => {
+    expect((await walk(ALL, { sort: 'date' }, fromIndex)).ids).to.deep.equal(ASCENDING);
+    expect((await walk(ALL, { sort: '-date' }, fromIndex)).ids).to.deep.equal([...ASCENDING].reverse());
+    const grants: Grants = { ...ALL, sensitivity: ['HIV'], confidentiality: ['N', 'R'] };
+    const expected = ['o19', 'o20', 'o13', 'o05', 'o06', 'o07', 'o31', 'o08', 'o11', 'o10', 'o27', 'o26'];
+    expect((await walk(grants, { category: 'laboratory', date: ['ge2021'], sort: 'date' }, fromIndex)).ids).to.deep.equal(expected);
   });
 
   it('walks a filtered search in both directions, as one query would return it', async () => {

@@ -1,8 +1,11 @@
 // The gateway's search filter run on the embedded database (FerretDB), clause by clause and combined: for
 // each, exactly which observations come back, in both sort orders, and countDocuments agrees (it backs `total`).
+// Every case also runs the same search over the connection's in-memory index (matcher.ts, connection-index.ts),
+// which must keep exactly the same observations in the same order and count the same total.
 import { expect } from 'chai';
 import type { Collection } from 'mongodb';
 import type { ObservationDocument } from '../../../../api/src/sdk/observations/document.js';
+import { ConnectionIndex } from '../../../../api/src/sdk/observations/connection-index.js';
 import { observationFilter, observationSort, type Grants, type SearchParams } from '../../../../api/src/sdk/observations/query.js';
 import { withTestDatabase } from '../../../support/database.js';
 import { ALL, AS_OF, CATEGORY, CONNECTION_A, CONNECTION_B, FIXTURES, LOCAL, LOINC, NOW, buildObservation } from './fixtures.js';
@@ -27,7 +30,7 @@ function inOrder(resourceIds: string[], sort: SearchParams['sort'], connectionId
   return docs.map((doc) => doc.resourceId);
 }
 
-describe('observations: the search filter on the database', () => {
+describe('observations: the search filter on the database and the index', () => {
   let observations: Collection<ObservationDocument>;
   const stored: ObservationDocument[] = [];
   const store = async (docs: ObservationDocument[]) => {
@@ -46,6 +49,12 @@ describe('observations: the search filter on the database', () => {
     const filter = observationFilter(connectionId, grants, { ...params, sort: '-date' }, NOW, options.asOf ?? AS_OF);
     for (const sort of ['-date', 'date'] as const) expect(await found(filter, sort), sort).to.deep.equal(inOrder(expected, sort, connectionId, stored));
     expect(await observations.countDocuments(filter), 'countDocuments').to.equal(expected.length);
+    const index = (await ConnectionIndex.build(observations.find({ connectionId }), 1e9))!;
+    for (const sort of ['-date', 'date'] as const) {
+      const { items, total } = index.search(grants, { ...params, sort }, NOW, options.asOf ?? AS_OF, undefined, 1000);
+      expect(items.map((item) => item.resourceId), `index ${sort}`).to.deep.equal(inOrder(expected, sort, connectionId, stored));
+      expect(total, 'index total').to.equal(expected.length);
+    }
   }
 
   describe('always', () => {

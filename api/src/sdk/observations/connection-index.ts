@@ -1,0 +1,232 @@
+// A connection's observations held in memory by each replica, so the gateway's search does not ask the
+// database to scan them on every call (the embedded FerretDB answers no filter but _id from an index and
+// decodes every document of the collection for each query; MongoDB would use the compound index, but the
+// search would still read and count every match). Built from the database on the first search, kept in a
+// byte-bounded LRU shared by all connections, and versioned: every ingest raises the connection's
+// observationsVersion (in its `connections` document, which the gateway reads fresh on every search), and a
+// search never uses an index older than that version, on any replica. A connection larger than a quarter of
+// the budget is not indexed: the gateway then searches the database.
+//
+// The index is sorted by (sortDate, _id), as the database sorts, and files each observation under its
+// `code` tokens, codes and systems, so a search by code visits only the observations it can match.
+import { LRUCache } from 'lru-cache';
+import { codeKeys, observationMatcher, type Columns, type LabelSet } from './matcher.js';
+import type { CodingIndex, ObservationDocument } from './document.js';
+import { parseToken, type Grants, type SearchParams } from './query.js';
+
+/**
+ * What keeping an observation costs beside its entry bytes (ids, coding and category arrays and strings,
+ * columns, postings, object headers, buffer pool slack): measured at about 1,100 bytes for the benchmark's
+ * observations (about 1,600 in all with a 500-byte resource).
+ */
+const ENTRY_OVERHEAD_BYTES = 1100;
+
+const EMPTY = new Uint32Array(0);
+
+export interface Position {
+  sortDate: number;
+  id: string;
+}
+
+/** An observation as a search returns it: its position in the sort order and its searchset entry. */
+export interface IndexedObservation extends Position {
+  resourceId: string;
+  /** Its searchset entry after the base of its fullUrl, as UTF-8 (entryTail()): built once, copied into every answer. */
+  tail: Buffer;
+}
+
+/**
+ * A searchset entry from just after the base of its fullUrl: `<id>","resource":<resource>,"search":{"mode":"match"}}`.
+ * A FHIR id ([A-Za-z0-9.-]) needs no escaping in the quoted fullUrl.
+ */
+export function entryTail(resourceId: string, resource: unknown): Buffer {
+  return Buffer.from(`${resourceId}","resource":${JSON.stringify(resource)},"search":{"mode":"match"}}`);
+}
+
+export class ConnectionIndex {
+  private readonly everything: Uint32Array;
+
+  private constructor(
+    /** The connection's observationsVersion when the build began: it holds every ingest up to that one. */
+    readonly version: number,
+    /** Sorted by (sortDate, id), as the database sorts. */
+    private readonly entries: IndexedObservation[],
+    private readonly columns: Columns,
+    private readonly postings: Map<string, Uint32Array>,
+    readonly bytes: number,
+  ) {
+    this.everything = Uint32Array.from(entries.keys());
+  }
+
+  /**
+   * Builds the index of `documents` (any order; one that comes twice counts once, its last copy), read
+   * after the connection's observationsVersion was `version`; null once it would exceed `maxBytes`.
+   */
+  static async build(documents: AsyncIterable<ObservationDocument>, maxBytes: number, version = 0): Promise<ConnectionIndex | null> {
+    const byId = new Map<string, { entry: IndexedObservation; doc: ObservationDocument; bytes: number }>();
+    let bytes = 0;
+    for await (const doc of documents) {
+      const entry = { id: doc._id, resourceId: doc.resourceId, sortDate: doc.sortDate.getTime(), tail: entryTail(doc.resourceId, doc.resource) };
+      const size = ENTRY_OVERHEAD_BYTES + entry.tail.length;
+      bytes += size - (byId.get(doc._id)?.bytes ?? 0);
+      if (bytes > maxBytes) return null;
+      byId.set(doc._id, { entry, doc: { ...doc, resource: {} }, bytes: size });
+    }
+    const loaded = [...byId.values()].sort((a, b) => compare(a.entry, b.entry));
+    const n = loaded.length;
+    const labelSets: LabelSet[] = [];
+    const labelNumbers = new Map<string, number>();
+    const columns: Columns = { start: new Float64Array(n), end: new Float64Array(n), firstIngestedAt: new Float64Array(n), labels: new Uint32Array(n), labelSets, code: [], category: [] };
+    const lists = new Map<string, number[]>();
+    loaded.forEach(({ doc }, i) => {
+      columns.start[i] = doc.date ? doc.date.start.getTime() : Number.NaN;
+      columns.end[i] = doc.date ? doc.date.end.getTime() : Number.NaN;
+      columns.firstIngestedAt[i] = doc.firstIngestedAt.getTime();
+      const labelKey = JSON.stringify([doc.confidentiality, doc.sensitivity]);
+      let number = labelNumbers.get(labelKey);
+      if (number === undefined) {
+        labelNumbers.set(labelKey, (number = labelSets.length));
+        labelSets.push({ confidentiality: doc.confidentiality, sensitivity: doc.sensitivity });
+      }
+      columns.labels[i] = number;
+      (columns.code as CodingIndex[]).push(doc.code);
+      (columns.category as CodingIndex[]).push(doc.category);
+      for (const key of new Set([...doc.code.tokens.map((t) => `t:${t}`), ...doc.code.codes.map((c) => `c:${c}`), ...doc.code.systems.map((s) => `s:${s}`)])) {
+        let list = lists.get(key);
+        if (!list) lists.set(key, (list = []));
+        list.push(i);
+      }
+    });
+    const postings = new Map([...lists].map(([key, list]) => [key, Uint32Array.from(list)]));
+    return new ConnectionIndex(
+      version,
+      loaded.map(({ entry }) => entry),
+      columns,
+      postings,
+      bytes,
+    );
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /**
+   * The search observationFilter(…) makes in the database, over this index: how many observations match in
+   * all, and the first `limit` strictly after `after` in the sort order (ascending for `date`, descending
+   * for `-date`). With `code`, only the observations filed under one of its alternatives are visited.
+   */
+  search(grants: Grants, params: SearchParams, now: Date, asOf: Date, after: Position | undefined, limit: number): { total: number; items: IndexedObservation[] } {
+    const code = params.code === undefined ? undefined : parseToken(params.code, 'code');
+    const matches = observationMatcher(this.columns, grants, params, now, asOf, { codeFromPostings: code !== undefined });
+    const positions = code ? this.candidates(codeKeys(code)) : this.everything;
+    const ascending = params.sort === 'date';
+    const step = ascending ? 1 : -1;
+    const items: IndexedObservation[] = [];
+    let total = 0;
+    for (let k = ascending ? 0 : positions.length - 1; k >= 0 && k < positions.length; k += step) {
+      const position = positions[k]!;
+      if (!matches(position)) continue;
+      total++;
+      const entry = this.entries[position]!;
+      if (items.length < limit && (after === undefined || compare(entry, after) * step > 0)) items.push(entry);
+    }
+    return { total, items };
+  }
+
+  /** The positions filed under any of the keys, ascending, each once. */
+  private candidates(keys: string[]): Uint32Array {
+    const lists = keys.flatMap((key) => this.postings.get(key) ?? []);
+    if (lists.length <= 1) return lists[0] ?? EMPTY;
+    const seen = new Uint8Array(this.entries.length);
+    for (const list of lists) for (const position of list) seen[position] = 1;
+    const merged: number[] = [];
+    for (let position = 0; position < seen.length; position++) if (seen[position] === 1) merged.push(position);
+    return Uint32Array.from(merged);
+  }
+}
+
+/** The per-replica indexes of connections: built on demand, at most two at a time, never used once stale. */
+export class ConnectionIndexes {
+  private readonly indexes: LRUCache<string, ConnectionIndex | Oversized>;
+  /** Builds in flight by connection; a search joins one only if it began at or after the version it needs. */
+  private readonly building = new Map<string, { version: number; index: Promise<ConnectionIndex | null> }>();
+  private readonly slots = new Slots(2);
+  private readonly maxBytesPerConnection: number;
+
+  /** `maxBytes` 0: no indexes (every search reads the database). */
+  constructor(
+    private readonly load: (connectionId: string) => AsyncIterable<ObservationDocument>,
+    private readonly maxBytes: number,
+    ttlMs = 10 * 60_000,
+  ) {
+    this.maxBytesPerConnection = Math.floor(maxBytes / 4);
+    this.indexes = new LRUCache({ max: 100_000, maxSize: Math.max(1, maxBytes), sizeCalculation: (value) => (value instanceof ConnectionIndex ? Math.max(1, value.bytes) : 64), ttl: ttlMs });
+  }
+
+  /**
+   * An index of the connection holding every ingest up to `version` (its observationsVersion, read just
+   * before), or null when indexing is off or the connection is too large for it (remembered for the TTL:
+   * ingests only add to a connection).
+   */
+  async get(connectionId: string, version: number): Promise<ConnectionIndex | null> {
+    if (this.maxBytes === 0) return null;
+    const cached = this.indexes.get(connectionId);
+    if (cached && !(cached instanceof ConnectionIndex)) return null;
+    if (cached && cached.version >= version) return cached;
+    const flying = this.building.get(connectionId);
+    if (flying && flying.version >= version) return flying.index;
+    const index = this.build(connectionId, version);
+    this.building.set(connectionId, { version, index });
+    try {
+      return await index;
+    } finally {
+      if (this.building.get(connectionId)?.index === index) this.building.delete(connectionId);
+    }
+  }
+
+  private async build(connectionId: string, version: number): Promise<ConnectionIndex | null> {
+    await this.slots.take();
+    try {
+      const index = await ConnectionIndex.build(this.load(connectionId), this.maxBytesPerConnection, version);
+      const current = this.indexes.get(connectionId);
+      if (!index) this.indexes.set(connectionId, OVERSIZED);
+      else if (!(current instanceof ConnectionIndex) || current.version < index.version) this.indexes.set(connectionId, index);
+      return index;
+    } finally {
+      this.slots.give();
+    }
+  }
+}
+
+/** Marks a connection too large to index. */
+interface Oversized {
+  oversized: true;
+}
+const OVERSIZED: Oversized = Object.freeze({ oversized: true });
+
+/** At most `count` holders at a time; the rest wait in order. */
+class Slots {
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private free: number) {}
+
+  async take(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
+}
+
+/** The sort order of the database: sortDate, then _id (ids are ASCII, so code-unit order is byte order). */
+function compare(a: Position, b: Position): number {
+  return a.sortDate - b.sortDate || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}

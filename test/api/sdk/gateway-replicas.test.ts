@@ -1,0 +1,54 @@
+// The gateway across replicas: each replica keeps its own index of a connection, and a change made on one
+// replica (an ingest, new grants, a tombstone) applies to the very next search on the other: no waiting.
+import { expect } from 'chai';
+import { TestApi, type Tenant } from '../../support/api.js';
+import { appOf, connectionOf, GRANTS, type AppKeys } from '../../support/apps.js';
+import { publishTo, realSources } from '../../support/catalog.js';
+import { glucose, heartRate, observationBundle } from '../../support/observations.js';
+
+const SEARCH = '/api/sdk/v1/observations/_search';
+
+describe('sdk: the observation gateway across replicas', () => {
+  let primary: TestApi;
+  let replica: TestApi;
+  let tenant: Tenant;
+  let app: AppKeys;
+  let connectionId: string;
+
+  before(async () => {
+    primary = await TestApi.start({ redis: true });
+    replica = await TestApi.start({ redis: true, env: { MONGODB_URI: primary.config.mongodbUri! } });
+    await publishTo(primary, realSources());
+    const brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
+    tenant = await primary.tenant();
+    app = await appOf(primary, tenant);
+    connectionId = await connectionOf(primary, tenant, app, 'patient-rep', brandId);
+  });
+  after(async () => {
+    await replica.close();
+    await primary.close();
+  });
+
+  const ingest = async (resources: Record<string, unknown>[]) => {
+    const res = await primary.request('POST', `/api/platform/v1/connections/${connectionId}/observations`, { key: tenant.key, body: observationBundle(resources) });
+    expect(res.status, res.text).to.equal(200);
+  };
+  const searchOnReplica = (body: Record<string, unknown> = {}) => replica.request('POST', SEARCH, { key: app.ak, body: { connectionId, ...body } });
+  const idsOnReplica = async (body: Record<string, unknown> = {}) => ((await searchOnReplica(body)).body as { entry: { resource: { id: string } }[] }).entry.map((e) => e.resource.id).sort();
+
+  it('sees an ingest made on the other replica', async () => {
+    await ingest([heartRate({ id: 'hr-1' }), glucose({ id: 'glu-1' })]);
+    expect(await idsOnReplica()).to.deep.equal(['glu-1', 'hr-1']); // the replica's index is built now
+    await ingest([heartRate({ id: 'hr-2', effectiveDateTime: '2025-01-02T08:00:00Z' })]);
+    expect(await idsOnReplica()).to.deep.equal(['glu-1', 'hr-1', 'hr-2']);
+    expect(await idsOnReplica({ code: '8867-4' })).to.deep.equal(['hr-1', 'hr-2']);
+  });
+
+  it('applies grants changed on the other replica, then refuses a tombstoned subject', async () => {
+    expect(await idsOnReplica()).to.have.length(3);
+    expect((await primary.admin('PATCH', `/apps/${app.appId}`, { status: 'ACTIVE', grants: { ...GRANTS, loincCodes: ['2339-0'] } })).status).to.equal(200);
+    expect(await idsOnReplica()).to.deep.equal(['glu-1']);
+    expect((await primary.request('DELETE', '/api/platform/v1/app-users/patient-rep', { key: tenant.key })).status).to.equal(204);
+    expect((await searchOnReplica()).status).to.equal(404);
+  });
+});

@@ -1,0 +1,67 @@
+// The gateway's per-replica index of a connection: the byte budget (a connection over it is not indexed, and
+// not read again for a while), postings by code, versions.
+import { expect } from 'chai';
+import { ConnectionIndex, ConnectionIndexes } from '../../../../api/src/sdk/observations/connection-index.js';
+import type { ObservationDocument } from '../../../../api/src/sdk/observations/document.js';
+import { ALL, AS_OF, CONNECTION_A, FIXTURES, NOW } from './fixtures.js';
+
+async function* documents(connectionId: string): AsyncIterable<ObservationDocument> {
+  yield* FIXTURES.filter((doc) => doc.connectionId === connectionId);
+}
+
+describe('observations: the connection index', () => {
+  it('is not built past its byte budget', async () => {
+    const whole = (await ConnectionIndex.build(documents(CONNECTION_A), 1e9))!;
+    expect(whole.size).to.equal(FIXTURES.filter((doc) => doc.connectionId === CONNECTION_A).length);
+    expect(await ConnectionIndex.build(documents(CONNECTION_A), whole.bytes - 1)).to.equal(null);
+    expect(await ConnectionIndex.build(documents(CONNECTION_A), whole.bytes)).to.be.instanceOf(ConnectionIndex);
+  });
+
+  it('finds by code through its postings: any alternative, each observation once, unknown codes none', async () => {
+    const index = (await ConnectionIndex.build(documents(CONNECTION_A), 1e9))!;
+    const search = (code: string) => index.search(ALL, { code, sort: 'date' }, NOW, AS_OF, undefined, 100);
+    const heartRates = search('8867-4');
+    expect(heartRates.total).to.equal(9);
+    const both = search(`8867-4,http://loinc.org|8867-4,|GLU`); // two alternatives file the same observations
+    expect(both.total).to.equal(10);
+    expect(both.items.map((i) => i.resourceId)).to.include.members([...heartRates.items.map((i) => i.resourceId), 'o19']);
+    expect(search('no-such-code')).to.deep.equal({ total: 0, items: [] });
+  });
+
+  it('reads a connection once per version, never serves an older version, and remembers one too large', async () => {
+    const loads: string[] = [];
+    const load = (connectionId: string) => {
+      loads.push(connectionId);
+      return documents(connectionId);
+    };
+    const indexes = new ConnectionIndexes(load, 1e9);
+    const [first, joined] = await Promise.all([indexes.get(CONNECTION_A, 0), indexes.get(CONNECTION_A, 0)]);
+    expect(first).to.be.instanceOf(ConnectionIndex);
+    expect(joined).to.equal(first); // one build for both
+    expect(await indexes.get(CONNECTION_A, 0)).to.equal(first);
+    expect(loads).to.have.length(1);
+    const second = await indexes.get(CONNECTION_A, 1); // an ingest raised the version
+    expect(second).to.not.equal(first);
+    expect(second!.version).to.equal(1);
+    expect(await indexes.get(CONNECTION_A, 0)).to.equal(second); // newer than asked is fine
+    expect(loads).to.have.length(2);
+
+    const tiny = new ConnectionIndexes(load, 4000); // a quarter of it per connection
+    expect(await tiny.get(CONNECTION_A, 0)).to.equal(null);
+    expect(await tiny.get(CONNECTION_A, 5)).to.equal(null);
+    expect(loads).to.have.length(3);
+    expect(await new ConnectionIndexes(load, 0).get(CONNECTION_A, 0)).to.equal(null);
+    expect(loads).to.have.length(3);
+  });
+
+  it('counts an observation read twice once', async () => {
+    const docs = FIXTURES.filter((doc) => doc.connectionId === CONNECTION_A);
+    async function* twice(): AsyncIterable<ObservationDocument> {
+      yield* docs;
+      yield* docs.slice(0, 3);
+    }
+    const index = (await ConnectionIndex.build(twice(), 1e9))!;
+    expect(index.size).to.equal(docs.length);
+    expect(index.search(ALL, { sort: 'date' }, NOW, AS_OF, undefined, 1000).total).to.equal(docs.length - 1); // o32 arrived after AS_OF
+  });
+});
