@@ -88,9 +88,11 @@ async function main(): Promise<void> {
   const withLogo = served.index.search('examplelabs', { limit: 1 })[0]!;
   const lookup = served.index.search('mercy medical', { limit: 1 })[0]!;
 
-  const raw = await listen((_req, res) => {
+  // `/bytes/<n>`: a static body of n bytes, the floor of any answer that size (the gateway's is ~36 KB).
+  const raw = await listen((req, res) => {
+    const size = /^\/bytes\/(\d{1,7})$/.exec(req.url ?? '')?.[1];
     res.writeHead(200, { 'content-type': 'text/plain' });
-    res.end('hello world');
+    res.end(size === undefined ? 'hello world' : Buffer.alloc(Number(size), 'x'));
   });
   const seed: Seed = {
     raw,
