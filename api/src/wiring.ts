@@ -13,6 +13,7 @@ import { ObservationRepository } from './clinical/repository.js';
 import { IngestService } from './platform/clinical/service.js';
 import { GatewayService } from './sdk/observations/service.js';
 import { ConnectionIndexes } from './sdk/observations/connection-index.js';
+import { LocalGenerations, RedisGenerations } from './infra/generations.js';
 import { ConnectSessionService } from './sdk/connect-sessions/service.js';
 import { AuthorizationService } from './authz/check.js';
 import { TupleRepository } from './authz/tuples.js';
@@ -88,7 +89,9 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
 
   const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions, observations } = repositories;
-  const users = new AppUserService({ users: appUsers, outbox, clock });
+  // Tokens that tell every replica's gateway a connection, a user's connections, an app or an ingest changed.
+  const generations = redis ? new RedisGenerations(redis) : new LocalGenerations();
+  const users = new AppUserService({ users: appUsers, outbox, generations, clock });
   const limiter = redis ? new RedisRateLimiter(redis, config.initiateRateLimit) : new MemoryRateLimiter(config.initiateRateLimit, clock);
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
   const idempotencyStore: IdempotencyStore = redis ? new RedisIdempotencyStore(redis) : new MemoryIdempotencyStore();
@@ -135,7 +138,7 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     outbox,
     authz,
     idempotencyStore,
-    admin: new AdminService({ accounts, keys, apps, authz, clock }),
+    admin: new AdminService({ accounts, keys, apps, authz, generations, clock }),
     patientService: new PatientService({ patients, authz, accounts, outbox, clock }),
     webhookEndpointService: new WebhookEndpointService({
       endpoints,
@@ -146,8 +149,8 @@ export async function buildServices({ config, db, redis, clock, resolve = system
       clock,
     }),
     users,
-    ingest: new IngestService({ users: appUsers, observations, clock }),
-    gateway: new GatewayService({ users: appUsers, apps, observations, indexes: new ConnectionIndexes((id) => observations.all(id), config.gatewayIndexMb * 1024 * 1024), cursors: new CursorCodec(config.cursorSecret), clock, logger }),
+    ingest: new IngestService({ users: appUsers, observations, generations, clock }),
+    gateway: new GatewayService({ users: appUsers, apps, observations, generations, indexes: new ConnectionIndexes((id) => observations.all(id), config.gatewayIndexMb * 1024 * 1024), cursors: new CursorCodec(config.cursorSecret), clock, logger }),
     connectSessions: new ConnectSessionService({ sessions, users, limiter, policy: config.initiateRateLimit, brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined, clock }),
     webhookDeliveryService: new WebhookDeliveryService({ endpoints, deliveries, events: outbox, signals, cursors: new CursorCodec(config.cursorSecret), clock }),
   };

@@ -10,12 +10,15 @@ import type { ApiKeyStore } from '../credentials/repository.js';
 import { badRequest, notFound, type FieldError } from '../http/errors.js';
 import { isLoincCode, sensitivityCodes } from '../clinical/codes.js';
 import type { CreateKey, Grants } from './schema.js';
+import { changing, type Generations } from '../infra/generations.js';
 
 export interface AdminServiceDeps {
   accounts: AccountStore;
   keys: ApiKeyStore;
   apps: AppStore;
   authz: AuthorizationService;
+  /** Tokens of what the gateway caches (infra/generations.ts). */
+  generations?: Generations;
   clock: Clock;
 }
 
@@ -61,7 +64,7 @@ export class AdminService {
 
   async updateApp(id: string, changes: { status: App['status']; grants?: Grants }): Promise<App> {
     if (changes.grants) checkGrants(changes.grants);
-    const app = await this.deps.apps.update(id, changes, this.deps.clock.now());
+    const app = await changing(this.deps.generations, [`app:${id}`], () => this.deps.apps.update(id, changes, this.deps.clock.now()));
     if (!app) throw notFound('app');
     return app;
   }

@@ -47,11 +47,6 @@ export class FakeAppUserStore implements AppUserStore {
     return record && record.accountId === accountId ? structuredClone(record) : null;
   }
 
-  async observationsChanged(connectionId: string): Promise<void> {
-    const record = this.connections.get(connectionId);
-    if (record) record.observationsVersion = (record.observationsVersion ?? 0) + 1;
-  }
-
   async markRevoked(ids: string[], at: Date): Promise<void> {
     for (const id of ids) {
       const record = this.connections.get(id);

@@ -47,8 +47,6 @@ export interface ConnectionRecord {
   brandId: string;
   createdAt: Date;
   revokedAt: Date | null;
-  /** Raised after every ingest into the connection (absent: 0): a replica's index of its observations older than this is stale. */
-  observationsVersion?: number;
 }
 
 export interface UserChanges {
@@ -73,8 +71,6 @@ export interface AppUserStore {
   connection(accountId: string, connectionId: string): Promise<ConnectionRecord | null>;
   /** Marks index entries revoked (after the user stopped listing them). */
   markRevoked(ids: string[], at: Date): Promise<void>;
-  /** Raises the connection's observationsVersion (after every write to its observations). */
-  observationsChanged(connectionId: string): Promise<void>;
 }
 
 export const APP_USERS = 'app_users';
@@ -147,10 +143,6 @@ export class AppUserRepository implements AppUserStore {
     if (!doc || doc.accountId !== accountId) return null;
     const { _id, ...rest } = doc;
     return { id: _id, ...rest };
-  }
-
-  async observationsChanged(connectionId: string): Promise<void> {
-    await this.connections.updateOne({ _id: connectionId }, { $inc: { observationsVersion: 1 } });
   }
 
   async markRevoked(ids: string[], at: Date): Promise<void> {

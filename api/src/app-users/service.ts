@@ -5,6 +5,7 @@
 // consistent state: the loser of a race re-reads and decides again.
 import type { Clock } from '../../../core/src/clock.js';
 import type { DomainEvent, EventOutbox } from '../events/outbox.js';
+import { changing, type Generations } from '../infra/generations.js';
 import { AppError } from '../http/errors.js';
 import { preconditionHolds, type Precondition } from '../http/conditional.js';
 import type { AppUser, AppUserStore, Connection, ConnectionRecord, StateView, StoredState } from './repository.js';
@@ -16,6 +17,8 @@ const ATTEMPTS = 5;
 export interface AppUserServiceDeps {
   users: AppUserStore;
   outbox: EventOutbox;
+  /** Tokens of what the gateway caches (infra/generations.ts); none in unit tests. */
+  generations?: Generations;
   clock: Clock;
 }
 
@@ -134,7 +137,11 @@ export class AppUserService {
       const current = user!;
       const target = this.deps.users.target(accountId, appUserId, current.version + 1);
       const changes = { ...(decision.state && { state: decision.state }), ...(decision.connections && { connections: decision.connections }) };
-      const written = await this.deps.outbox.record(decision.events, target, async (changeId) => (await this.deps.users.update(accountId, appUserId, current.version, changes, this.deps.clock.now(), changeId)) ?? undefined);
+      // Every connection the user had or will have: the gateway's cached checks of each are now stale.
+      const touched = [...new Set([...current.connections, ...(decision.connections ?? [])].map((c) => `conn:${c.id}`))];
+      const written = await changing(this.deps.generations, touched, () =>
+        this.deps.outbox.record(decision.events, target, async (changeId) => (await this.deps.users.update(accountId, appUserId, current.version, changes, this.deps.clock.now(), changeId)) ?? undefined),
+      );
       if (written) {
         await decision.after?.();
         return decision.result;

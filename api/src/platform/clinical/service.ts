@@ -7,6 +7,7 @@ import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserStore } from '../../app-users/repository.js';
 import type { ObservationStore } from '../../clinical/repository.js';
 import { validateBundle } from '../../clinical/observations.js';
+import { changing, type Generations } from '../../infra/generations.js';
 import type { Principal } from '../../http/auth.js';
 import { badRequest, notFound } from '../../http/errors.js';
 import { UUID } from '../../http/ids.js';
@@ -15,6 +16,7 @@ import { UUID } from '../../http/ids.js';
 export interface IngestServiceDeps {
   users: AppUserStore;
   observations: ObservationStore;
+  generations?: Generations;
   clock: Clock;
 }
 
@@ -31,13 +33,8 @@ export class IngestService {
         checked.problems.map((p) => ({ in: 'body', name: p.path, detail: p.index >= 0 ? `entry ${p.index}: ${p.problem}` : p.problem })),
       );
     }
-    try {
-      return await this.deps.observations.upsert({ accountId: principal.accountId, connectionId }, checked.observations, this.deps.clock.now());
-    } finally {
-      // After the write (also a failed one, which may have written part): every replica's index of the
-      // connection is now stale. Should this fail, the ingest fails too, and its retry raises it.
-      await this.deps.users.observationsChanged(connectionId);
-    }
+    // Every replica's index of the connection is stale from here (the gateway checks `obs:<id>` per search).
+    return changing(this.deps.generations, [`obs:${connectionId}`], () => this.deps.observations.upsert({ accountId: principal.accountId, connectionId }, checked.observations, this.deps.clock.now()));
   }
 
   /** 404 unless the connection is the account's and live (its user still lists it). */

@@ -2,9 +2,9 @@
 // database to scan them on every call (the embedded FerretDB answers no filter but _id from an index and
 // decodes every document of the collection for each query; MongoDB would use the compound index, but the
 // search would still read and count every match). Built from the database on the first search, kept in a
-// byte-bounded LRU shared by all connections, and versioned: every ingest raises the connection's
-// observationsVersion (in its `connections` document, which the gateway reads fresh on every search), and a
-// search never uses an index older than that version, on any replica. A connection larger than a quarter of
+// byte-bounded LRU shared by all connections, and stamped with the connection's `obs:<id>` generation token
+// read before the build (infra/generations.ts): every ingest replaces the token, so no search on any replica
+// uses an index built before the last ingest. A connection larger than a quarter of
 // the budget is not indexed: the gateway then searches the database.
 //
 // The index is sorted by (sortDate, _id), as the database sorts, and files each observation under its
@@ -47,8 +47,8 @@ export class ConnectionIndex {
   private readonly everything: Uint32Array;
 
   private constructor(
-    /** The connection's observationsVersion when the build began: it holds every ingest up to that one. */
-    readonly version: number,
+    /** The connection's `obs:` token read before the build began: the index holds every ingest before it. */
+    readonly token: string,
     /** Sorted by (sortDate, id), as the database sorts. */
     private readonly entries: IndexedObservation[],
     private readonly columns: Columns,
@@ -60,9 +60,9 @@ export class ConnectionIndex {
 
   /**
    * Builds the index of `documents` (any order; one that comes twice counts once, its last copy), read
-   * after the connection's observationsVersion was `version`; null once it would exceed `maxBytes`.
+   * after the connection's `obs:` token was `token`; null once it would exceed `maxBytes`.
    */
-  static async build(documents: AsyncIterable<ObservationDocument>, maxBytes: number, version = 0): Promise<ConnectionIndex | null> {
+  static async build(documents: AsyncIterable<ObservationDocument>, maxBytes: number, token = ''): Promise<ConnectionIndex | null> {
     const byId = new Map<string, { entry: IndexedObservation; doc: ObservationDocument; bytes: number }>();
     let bytes = 0;
     for await (const doc of documents) {
@@ -99,7 +99,7 @@ export class ConnectionIndex {
     });
     const postings = new Map([...lists].map(([key, list]) => [key, Uint32Array.from(list)]));
     return new ConnectionIndex(
-      version,
+      token,
       loaded.map(({ entry }) => entry),
       columns,
       postings,
@@ -149,8 +149,8 @@ export class ConnectionIndex {
 /** The per-replica indexes of connections: built on demand, at most two at a time, never used once stale. */
 export class ConnectionIndexes {
   private readonly indexes: LRUCache<string, ConnectionIndex | Oversized>;
-  /** Builds in flight by connection; a search joins one only if it began at or after the version it needs. */
-  private readonly building = new Map<string, { version: number; index: Promise<ConnectionIndex | null> }>();
+  /** Builds in flight by connection; a search joins one only if it began under the token it read. */
+  private readonly building = new Map<string, { token: string; index: Promise<ConnectionIndex | null> }>();
   private readonly slots = new Slots(2);
   private readonly maxBytesPerConnection: number;
 
@@ -165,19 +165,19 @@ export class ConnectionIndexes {
   }
 
   /**
-   * An index of the connection holding every ingest up to `version` (its observationsVersion, read just
-   * before), or null when indexing is off or the connection is too large for it (remembered for the TTL:
-   * ingests only add to a connection).
+   * An index of the connection built under `token` (its `obs:` generation token, read just before), or null
+   * when indexing is off or the connection is too large for it (remembered for the TTL: ingests only add to
+   * a connection).
    */
-  async get(connectionId: string, version: number): Promise<ConnectionIndex | null> {
+  async get(connectionId: string, token: string): Promise<ConnectionIndex | null> {
     if (this.maxBytes === 0) return null;
     const cached = this.indexes.get(connectionId);
     if (cached && !(cached instanceof ConnectionIndex)) return null;
-    if (cached && cached.version >= version) return cached;
+    if (cached && cached.token === token) return cached;
     const flying = this.building.get(connectionId);
-    if (flying && flying.version >= version) return flying.index;
-    const index = this.build(connectionId, version);
-    this.building.set(connectionId, { version, index });
+    if (flying && flying.token === token) return flying.index;
+    const index = this.build(connectionId, token);
+    this.building.set(connectionId, { token, index });
     try {
       return await index;
     } finally {
@@ -185,13 +185,12 @@ export class ConnectionIndexes {
     }
   }
 
-  private async build(connectionId: string, version: number): Promise<ConnectionIndex | null> {
+  private async build(connectionId: string, token: string): Promise<ConnectionIndex | null> {
     await this.slots.take();
     try {
-      const index = await ConnectionIndex.build(this.load(connectionId), this.maxBytesPerConnection, version);
-      const current = this.indexes.get(connectionId);
-      if (!index) this.indexes.set(connectionId, OVERSIZED);
-      else if (!(current instanceof ConnectionIndex) || current.version < index.version) this.indexes.set(connectionId, index);
+      const index = await ConnectionIndex.build(this.load(connectionId), this.maxBytesPerConnection, token);
+      // The newest build wins: one that began under an older token finishes later only if it was slower.
+      if (this.building.get(connectionId)?.token === token || !this.indexes.has(connectionId)) this.indexes.set(connectionId, index ?? OVERSIZED);
       return index;
     } finally {
       this.slots.give();

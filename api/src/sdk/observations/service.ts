@@ -5,12 +5,16 @@
 // parameters before anything is counted or paged, so `total` and paging see exactly what the caller may see:
 // over the connection's in-memory index (connection-index.ts) or, for a connection too large to index, in
 // the database query (the same clauses: matcher.ts and query.ts). Every denial is logged with the request
-// id, key id and reason. The connection, the user and the app are read afresh on every call (three reads
-// by _id): a revoke, a tombstone, a PATCH /apps or an ingest takes effect on the next search on every replica.
+// id, key id and reason. The connection, the user and the app are cached per replica with the generation
+// tokens read before them (infra/generations.ts; one Redis MGET per search), and every revoke, tombstone,
+// PATCH /apps or ingest replaces a token before its request is answered: it applies to the next search on
+// every replica.
 import type { Logger } from 'pino';
 import type { Clock } from '../../../../core/src/clock.js';
-import type { AppUserStore } from '../../app-users/repository.js';
-import type { AppStore } from '../../apps/repository.js';
+import { LRUCache } from 'lru-cache';
+import type { AppUser, AppUserStore, ConnectionRecord } from '../../app-users/repository.js';
+import type { App, AppStore } from '../../apps/repository.js';
+import type { Generations } from '../../infra/generations.js';
 import type { ObservationStore } from '../../clinical/repository.js';
 import type { Principal } from '../../http/auth.js';
 import type { CursorCodec } from '../../http/cursor.js';
@@ -29,10 +33,22 @@ export interface GatewayDeps {
   apps: AppStore;
   observations: ObservationStore;
   indexes: ConnectionIndexes;
+  generations: Generations;
   cursors: CursorCodec;
   clock: Clock;
   logger: Logger;
 }
+
+/** What the checks read of a connection, with the `conn:` and `app:` tokens read before it was loaded. */
+interface Checked {
+  tokens: [string, string];
+  record: ConnectionRecord;
+  user: AppUser | null;
+  app: App | null;
+}
+
+/** How long cached checks may be used at all: bounds what a change whose second token replacement failed leaves stale. */
+const CHECKS_TTL_MS = 5_000;
 
 /** Everything a search needs to continue: the cursor carries it, signed and bound to account and app. */
 interface Walk {
@@ -55,6 +71,8 @@ export interface SearchPage {
 }
 
 export class GatewayService {
+  private readonly checks = new LRUCache<string, Checked>({ max: 100_000, ttl: CHECKS_TTL_MS });
+
   constructor(private readonly deps: GatewayDeps) {}
 
   /** The first check, made before the request's input is even read (the route calls it ahead of validation). */
@@ -67,15 +85,18 @@ export class GatewayService {
     this.checkScope(principal, requestId);
     const walk = this.walkOf(principal, input);
 
-    const record = UUID.test(walk.connectionId) ? await this.deps.users.connection(principal.accountId, walk.connectionId) : null;
-    const user = record && record.appId === principal.appId ? await this.deps.users.find(principal.accountId, record.appUserId) : null;
-    if (!record || !user?.connections.some((c) => c.id === walk.connectionId)) throw deny('CONNECTION_NOT_FOUND', walk.connectionId);
-    const app = await this.deps.apps.get(principal.appId!); // checkScope refused a key without an app
+    const id = walk.connectionId;
+    const [conn, obs, appToken] = UUID.test(id) ? await this.deps.generations.read([`conn:${id}`, `obs:${id}`, `app:${principal.appId}`]) : [];
+    const checked = conn === undefined ? null : await this.checked(principal, id, [conn, appToken!]);
+    const record = checked?.record;
+    const user = record && record.appId === principal.appId ? checked.user : null;
+    if (!record || !user?.connections.some((c) => c.id === id)) throw deny('CONNECTION_NOT_FOUND', id);
+    const app = checked.app;
     if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE') throw deny('APP_NOT_INSTALLED', walk.connectionId);
     if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE', walk.connectionId);
     if (!app.grants.resourceTypes.includes('Observation')) throw deny('RESOURCE_TYPE_NOT_GRANTED', walk.connectionId);
 
-    const { items, total } = await this.find(walk, app.grants, record.observationsVersion ?? 0, walk.count + 1);
+    const { items, total } = await this.find(walk, app.grants, obs!, walk.count + 1);
     const page = items.slice(0, walk.count);
     const last = page.at(-1);
     const next = items.length > walk.count && last ? this.encode(principal, { ...walk, after: { sortDate: last.sortDate, id: last.id } }) : null;
@@ -83,10 +104,23 @@ export class GatewayService {
   }
 
   /** What the walk's page holds (up to `limit`) and how many match in all: from the index, else the database. */
-  private async find(walk: Walk, grants: Grants, version: number, limit: number): Promise<{ items: Found[]; total: number }> {
+  /** The connection's record, its user and the key's app: cached while their tokens stand (loaded after reading them). */
+  private async checked(principal: Principal, connectionId: string, tokens: [string, string]): Promise<Checked | null> {
+    const cached = this.checks.get(connectionId);
+    if (cached && cached.tokens[0] === tokens[0] && cached.tokens[1] === tokens[1] && cached.record.accountId === principal.accountId) return cached;
+    const record = await this.deps.users.connection(principal.accountId, connectionId);
+    if (!record) return null;
+    const mine = record.appId === principal.appId;
+    const [user, app] = mine ? await Promise.all([this.deps.users.find(principal.accountId, record.appUserId), this.deps.apps.get(record.appId)]) : [null, null];
+    const checked: Checked = { tokens, record, user, app };
+    if (mine) this.checks.set(connectionId, checked);
+    return checked;
+  }
+
+  private async find(walk: Walk, grants: Grants, token: string, limit: number): Promise<{ items: Found[]; total: number }> {
     const now = this.deps.clock.now();
     const asOf = new Date(walk.asOf);
-    const index = await this.deps.indexes.get(walk.connectionId, version);
+    const index = await this.deps.indexes.get(walk.connectionId, token);
     if (index) return index.search(grants, walk.params, now, asOf, walk.after, limit);
     const filter = observationFilter(walk.connectionId, grants, walk.params, now, asOf);
     const after = walk.after && afterPosition(walk.params.sort, { sortDate: new Date(walk.after.sortDate), id: walk.after.id });

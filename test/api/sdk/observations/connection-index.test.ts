@@ -1,5 +1,5 @@
 // The gateway's per-replica index of a connection: the byte budget (a connection over it is not indexed, and
-// not read again for a while), postings by code, versions.
+// not read again for a while), postings by code, generation tokens.
 import { expect } from 'chai';
 import { ConnectionIndex, ConnectionIndexes } from '../../../../api/src/sdk/observations/connection-index.js';
 import type { ObservationDocument } from '../../../../api/src/sdk/observations/document.js';
@@ -28,29 +28,29 @@ describe('observations: the connection index', () => {
     expect(search('no-such-code')).to.deep.equal({ total: 0, items: [] });
   });
 
-  it('reads a connection once per version, never serves an older version, and remembers one too large', async () => {
+  it('reads a connection once per token, never serves one built under another, and remembers one too large', async () => {
     const loads: string[] = [];
     const load = (connectionId: string) => {
       loads.push(connectionId);
       return documents(connectionId);
     };
     const indexes = new ConnectionIndexes(load, 1e9);
-    const [first, joined] = await Promise.all([indexes.get(CONNECTION_A, 0), indexes.get(CONNECTION_A, 0)]);
+    const [first, joined] = await Promise.all([indexes.get(CONNECTION_A, 't0'), indexes.get(CONNECTION_A, 't0')]);
     expect(first).to.be.instanceOf(ConnectionIndex);
     expect(joined).to.equal(first); // one build for both
-    expect(await indexes.get(CONNECTION_A, 0)).to.equal(first);
+    expect(await indexes.get(CONNECTION_A, 't0')).to.equal(first);
     expect(loads).to.have.length(1);
-    const second = await indexes.get(CONNECTION_A, 1); // an ingest raised the version
+    const second = await indexes.get(CONNECTION_A, 't1'); // an ingest replaced the token
     expect(second).to.not.equal(first);
-    expect(second!.version).to.equal(1);
-    expect(await indexes.get(CONNECTION_A, 0)).to.equal(second); // newer than asked is fine
+    expect(second!.token).to.equal('t1');
+    expect(await indexes.get(CONNECTION_A, 't1')).to.equal(second);
     expect(loads).to.have.length(2);
 
     const tiny = new ConnectionIndexes(load, 4000); // a quarter of it per connection
-    expect(await tiny.get(CONNECTION_A, 0)).to.equal(null);
-    expect(await tiny.get(CONNECTION_A, 5)).to.equal(null);
+    expect(await tiny.get(CONNECTION_A, 't0')).to.equal(null);
+    expect(await tiny.get(CONNECTION_A, 't5')).to.equal(null);
     expect(loads).to.have.length(3);
-    expect(await new ConnectionIndexes(load, 0).get(CONNECTION_A, 0)).to.equal(null);
+    expect(await new ConnectionIndexes(load, 0).get(CONNECTION_A, 't0')).to.equal(null);
     expect(loads).to.have.length(3);
   });
 
