@@ -28,7 +28,7 @@ import { lifecycleRoutes } from './sdk/lifecycle/routes.js';
 import { lifecycleAnswer, LIFECYCLE_ROUTE } from './sdk/lifecycle/answer.js';
 import { patientAnswer, PATIENT_ROUTE } from './platform/patients/answer.js';
 import { keyedFastPath } from './http/keyed-fast-path.js';
-import { gatewayRoutes } from './sdk/observations/routes.js';
+import { gatewayFastRoutes, gatewayRoutes } from './sdk/observations/routes.js';
 import { catalogCors, catalogRoutes } from './sdk/catalog/routes.js';
 import type { Services } from './wiring.js';
 import { PORTICO_VERSION } from '../../core/src/version.js';
@@ -106,11 +106,13 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   }
   const koa = app.callback();
   const fastPath = catalogFastPath(services.catalogAnswers, observer);
-  // The polled credentialed reads: the lifecycle probe and the patient profile (304s above all).
+  // The polled credentialed reads (the lifecycle probe and the patient profile: 304s above all) and the
+  // observation gateway's search.
   const keyed = keyedFastPath(
     [
-      { route: LIFECYCLE_ROUTE, pattern: /^\/api\/sdk\/v1\/app-users\/([^/]+)\/lifecycle$/, kind: 'pk', answer: (principal, [id], inm) => lifecycleAnswer(services.users, principal, id!, inm) },
-      { route: PATIENT_ROUTE, pattern: /^\/api\/platform\/v1\/patients\/([^/]+)$/, kind: 'sk', scope: 'patient:read', answer: (principal, [id], inm) => patientAnswer(services.patientService, principal, id!, inm, link) },
+      { route: LIFECYCLE_ROUTE, method: 'GET', pattern: /^\/api\/sdk\/v1\/app-users\/([^/]+)\/lifecycle$/, kind: 'pk', answer: ({ principal, params: [id], ifNoneMatch }) => lifecycleAnswer(services.users, principal, id!, ifNoneMatch) },
+      { route: PATIENT_ROUTE, method: 'GET', pattern: /^\/api\/platform\/v1\/patients\/([^/]+)$/, kind: 'sk', scope: 'patient:read', answer: ({ principal, params: [id], ifNoneMatch }) => patientAnswer(services.patientService, principal, id!, ifNoneMatch, link) },
+      ...gatewayFastRoutes(sdkContext),
     ],
     (hash) => services.keys.findByHash(hash),
     observer,

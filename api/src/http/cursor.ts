@@ -1,6 +1,6 @@
 // Opaque keyset cursors: base64url(JSON payload) + "." + base64url(HMAC-SHA256). The payload is bound to
 // the route and the customer account, so a cursor cannot be replayed elsewhere or forged.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { invalidField } from './errors.js';
 
 export interface CursorBinding {
@@ -9,7 +9,12 @@ export interface CursorBinding {
 }
 
 export class CursorCodec {
-  constructor(private readonly secret: string) {}
+  /** Prepared once: every page of a search signs two cursors. */
+  private readonly key: KeyObject;
+
+  constructor(secret: string) {
+    this.key = createSecretKey(Buffer.from(secret, 'utf8'));
+  }
 
   encode(binding: CursorBinding, position: Record<string, string>): string {
     return this.seal({ r: binding.route, a: binding.accountId, p: position });
@@ -58,6 +63,6 @@ export class CursorCodec {
   }
 
   private sign(payload: string): string {
-    return createHmac('sha256', this.secret).update(payload).digest('base64url');
+    return createHmac('sha256', this.key).update(payload).digest('base64url');
   }
 }

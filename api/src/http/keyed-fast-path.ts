@@ -1,25 +1,48 @@
-// Credentialed conditional GETs answered straight on node:http, ahead of Koa: the lifecycle probe (SDKs
-// poll it every second) and the patient read. Each route's answer comes from the same function its Koa
-// route calls (representation() over the same service call); the fast path only authenticates, routes and
-// writes. Anything it does not answer with a 200 or 304 — no or a bad credential, a missing scope, invalid
-// input, a denial, any error at all — falls through to Koa, which answers it again and owns every problem
-// response, so both paths give the same answers.
+// Credentialed hot reads answered straight on node:http, ahead of Koa: the lifecycle probe (SDKs poll it
+// every second), the patient read and the observation gateway's search. Each route's answer comes from the
+// same function its Koa route calls; the fast path only authenticates, routes, reads a plain JSON body
+// against the route's own schema, and writes. Anything it does not answer with a 200 or 304 — no or a bad
+// credential, a missing scope, an unusual or invalid body, a denial, any error at all — falls through to
+// Koa, which answers it again (with the body already read, rawBodyOf()) and owns every problem response and
+// every denial log, so both paths give the same answers.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hashKey, kindOf, type KeyKind } from '../credentials/keys.js';
 import { principalFor, type KeyLookup, type Principal } from './auth.js';
+import type { ValidateFunction } from 'ajv';
 import type { Representation } from './conditional.js';
 import type { RequestObserver } from './observe.js';
 import { requestIdFor } from './request-id.js';
+import { plainBodyLength, rawBodyOf } from './validate.js';
+
+/** What a route's answer is given. */
+export interface KeyedRequest {
+  principal: Principal;
+  /** The path's parameters, decoded. */
+  params: string[];
+  /** The raw query string (no `?`). */
+  query: string;
+  /** The body, parsed and valid against the route's schema (POST routes). */
+  body: unknown;
+  ifNoneMatch: string | undefined;
+  req: IncomingMessage;
+  requestId: string;
+}
 
 export interface KeyedRoute {
   /** The Koa route template, for metrics and logs. */
   route: string;
+  method: 'GET' | 'POST';
   /** Matches the path (no query string); its groups are the route's parameters. */
   pattern: RegExp;
   kind: KeyKind;
   scope?: string;
-  /** The answer, or undefined to let Koa answer (anything but a plain success). */
-  answer(principal: Principal, params: string[], ifNoneMatch: string | undefined): Promise<Representation | undefined>;
+  /** A POST's JSON body: read only when plain (plainBodyLength()) and used only when the schema holds. */
+  body?: { check: ValidateFunction; mediaTypes: string[]; maxBytes: number };
+  /**
+   * The answer, or undefined to let Koa answer (anything but a plain success). A body that is already bytes
+   * is sent as they are, with the Content-Type of the answer's headers.
+   */
+  answer(request: KeyedRequest): Promise<Representation | undefined>;
 }
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
@@ -27,12 +50,13 @@ const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, observer: RequestObserver) {
   return function fastPath(req: IncomingMessage, res: ServerResponse, fallback: () => void): boolean {
     const url = req.url;
-    if (req.method !== 'GET' || url === undefined) return false;
-    const path = url.includes('?') ? url.slice(0, url.indexOf('?')) : url;
+    if ((req.method !== 'GET' && req.method !== 'POST') || url === undefined) return false;
+    const mark = url.indexOf('?');
+    const path = mark < 0 ? url : url.slice(0, mark);
     for (const route of routes) {
-      const match = route.pattern.exec(path);
+      const match = route.method === req.method ? route.pattern.exec(path) : null;
       if (!match) continue;
-      void serve(route, match.slice(1), req, res, lookup, observer).then(
+      void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, lookup, observer).then(
         (served) => served || fallback(),
         () => (res.headersSent ? res.destroy() : fallback()),
       );
@@ -42,7 +66,7 @@ export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, observer:
   };
 }
 
-async function serve(route: KeyedRoute, params: string[], req: IncomingMessage, res: ServerResponse, lookup: KeyLookup, observer: RequestObserver): Promise<boolean> {
+async function serve(route: KeyedRoute, params: string[], query: string, req: IncomingMessage, res: ServerResponse, lookup: KeyLookup, observer: RequestObserver): Promise<boolean> {
   const started = performance.now();
   const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
   if (key === undefined || kindOf(key) !== route.kind) return false;
@@ -50,20 +74,30 @@ async function serve(route: KeyedRoute, params: string[], req: IncomingMessage, 
   if (!record || record.revokedAt !== null || record.kind !== route.kind) return false;
   const principal = principalFor(record);
   if (route.scope !== undefined && !principal.scopes.has(route.scope)) return false;
-  const decoded = params.map((p) => decodeURIComponent(p));
-  const answer = await route.answer(principal, decoded, headerOf(req, 'if-none-match'));
+  let body: unknown;
+  if (route.body) {
+    const length = plainBodyLength(req, route.body.mediaTypes, route.body.maxBytes);
+    if (length === undefined) return false;
+    try {
+      body = JSON.parse((await rawBodyOf(req, route.body.maxBytes, length)).toString('utf8'));
+    } catch {
+      return false;
+    }
+    if (!route.body.check(body)) return false;
+  }
+  const requestId = requestIdFor(headerOf(req, 'x-request-id'));
+  const answer = await route.answer({ principal, params: params.map((p) => decodeURIComponent(p)), query, body, ifNoneMatch: headerOf(req, 'if-none-match'), req, requestId });
   if (!answer) return false;
-  const incomingId = headerOf(req, 'x-request-id');
-  const requestId = requestIdFor(incomingId);
-  const body = answer.status === 200 ? JSON.stringify(answer.body) : undefined;
   const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...answer.headers };
-  if (body !== undefined) {
-    headers['Content-Type'] = 'application/json; charset=utf-8';
-    headers['Content-Length'] = Buffer.byteLength(body);
+  let payload: string | Buffer | undefined;
+  if (answer.status === 200) {
+    payload = Buffer.isBuffer(answer.body) ? answer.body : JSON.stringify(answer.body);
+    headers['Content-Type'] ??= 'application/json; charset=utf-8';
+    headers['Content-Length'] = Buffer.byteLength(payload);
   }
   res.writeHead(answer.status, headers);
-  res.end(body);
-  observer.record({ method: 'GET', route: route.route, status: answer.status, seconds: (performance.now() - started) / 1000, requestId, credentialId: record.keyId });
+  res.end(payload);
+  observer.record({ method: route.method, route: route.route, status: answer.status, seconds: (performance.now() - started) / 1000, requestId, credentialId: record.keyId });
   return true;
 }
 

@@ -1,6 +1,7 @@
 // validate({params, query, body}) reads and checks a request against TypeBox schemas. The same schemas give
 // the handler its types (input.get(ctx)) and describe the operation in /openapi.json.
 import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import contentType from 'content-type';
 import getRawBody from 'raw-body';
@@ -112,6 +113,32 @@ export function assertValid<T extends TSchema>(schema: T, value: unknown): Stati
   return value as Static<T>;
 }
 
+const rawBodies = new WeakMap<IncomingMessage, Promise<Buffer>>();
+
+/**
+ * The request's body, read once however many times it is asked for: a node:http fast path that reads a body
+ * and then leaves the request to Koa hands Koa the same bytes (or the same read error).
+ */
+export function rawBodyOf(req: IncomingMessage, limit: number, length: number | undefined): Promise<Buffer> {
+  let body = rawBodies.get(req);
+  if (!body) rawBodies.set(req, (body = getRawBody(req, { limit, length })));
+  return body;
+}
+
+/**
+ * The length of a body a fast path may read and parse itself: one of `mediaTypes`, a Content-Length within
+ * `limit` and no Transfer-Encoding; undefined for anything else (Koa's readJsonBody answers that).
+ */
+export function plainBodyLength(req: IncomingMessage, mediaTypes: string[], limit: number): number | undefined {
+  const length = Number(req.headers['content-length']);
+  if (req.headers['transfer-encoding'] !== undefined || !Number.isSafeInteger(length) || length <= 0 || length > limit) return undefined;
+  try {
+    return mediaTypes.includes(contentType.parse(req).type) ? length : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Reads a JSON body, enforcing the media type and the size limit; undefined when there is no body. */
 async function readJsonBody(ctx: Context, mediaTypes: string[], limit: number): Promise<unknown> {
   const declaredLength = ctx.request.length;
@@ -131,7 +158,7 @@ async function readJsonBody(ctx: Context, mediaTypes: string[], limit: number): 
   }
   let raw: Buffer;
   try {
-    raw = await getRawBody(ctx.req, { limit: limit, length: declaredLength });
+    raw = await rawBodyOf(ctx.req, limit, declaredLength);
   } catch (error) {
     // The rest of the body is never read, so the connection cannot carry another request.
     const close = { Connection: 'close' };

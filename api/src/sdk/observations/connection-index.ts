@@ -8,7 +8,9 @@
 // the budget is not indexed: the gateway then searches the database.
 //
 // The index is sorted by (sortDate, _id), as the database sorts, and files each observation under its
-// `code` tokens, codes and systems, so a search by code visits only the observations it can match.
+// `code` tokens, codes and systems, so a search by code visits only the observations it can match. The
+// positions a search matches are kept for the next page of the same search (and the same search again):
+// `total` needs all of them, and the index never changes, so a walk counts once, not once per page.
 import { LRUCache } from 'lru-cache';
 import { codeKeys, observationMatcher, type Columns, type LabelSet } from './matcher.js';
 import type { CodingIndex, ObservationDocument } from './document.js';
@@ -22,6 +24,9 @@ import { parseToken, type Grants, type SearchParams } from './query.js';
 const ENTRY_OVERHEAD_BYTES = 1100;
 
 const EMPTY = new Uint32Array(0);
+
+/** The searches whose matches an index keeps (their bytes are part of the index's, reserved at build). */
+const KEPT_SEARCHES = 8;
 
 export interface Position {
   sortDate: number;
@@ -45,6 +50,10 @@ export function entryTail(resourceId: string, resource: unknown): Buffer {
 
 export class ConnectionIndex {
   private readonly everything: Uint32Array;
+  /** The latest first ingest in the index: a search as of this time or later sees every observation in it. */
+  private readonly latestIngest: number;
+  /** The matching positions of recent searches, ascending, by the grants and parameters that decide them. */
+  private readonly kept = new LRUCache<string, Uint32Array>({ max: KEPT_SEARCHES });
 
   private constructor(
     /** The connection's `obs:` token read before the build began: the index holds every ingest before it. */
@@ -56,6 +65,7 @@ export class ConnectionIndex {
     readonly bytes: number,
   ) {
     this.everything = Uint32Array.from(entries.keys());
+    this.latestIngest = columns.firstIngestedAt.reduce((latest, at) => Math.max(latest, at), Number.NEGATIVE_INFINITY);
   }
 
   /**
@@ -98,6 +108,8 @@ export class ConnectionIndex {
       }
     });
     const postings = new Map([...lists].map(([key, list]) => [key, Uint32Array.from(list)]));
+    bytes += KEPT_SEARCHES * Uint32Array.BYTES_PER_ELEMENT * n;
+    if (bytes > maxBytes) return null;
     return new ConnectionIndex(
       token,
       loaded.map(({ entry }) => entry),
@@ -117,21 +129,45 @@ export class ConnectionIndex {
    * for `-date`). With `code`, only the observations filed under one of its alternatives are visited.
    */
   search(grants: Grants, params: SearchParams, now: Date, asOf: Date, after: Position | undefined, limit: number): { total: number; items: IndexedObservation[] } {
+    const matched = this.matching(grants, params, now, asOf);
+    const ascending = params.sort === 'date';
+    // The first match strictly after `after` in the sort order: matches are ascending in (sortDate, id).
+    let first = ascending ? 0 : matched.length - 1;
+    if (after !== undefined) {
+      let low = 0;
+      let high = matched.length;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (compare(this.entries[matched[middle]!]!, after) <= 0) low = middle + 1;
+        else high = middle;
+      }
+      // `low`: the first match past `after`; descending, the last one before it.
+      first = ascending ? low : low - 1;
+      if (!ascending && low > 0 && compare(this.entries[matched[low - 1]!]!, after) === 0) first = low - 2;
+    }
+    const items: IndexedObservation[] = [];
+    for (let k = first; k >= 0 && k < matched.length && items.length < limit; k += ascending ? 1 : -1) items.push(this.entries[matched[k]!]!);
+    return { total: matched.length, items };
+  }
+
+  /**
+   * The positions the search matches, ascending. Kept for the next search with the same grants and
+   * parameters when nothing else can change them: no look-back window (it moves with `now`) and `asOf`
+   * after every ingest in the index (a walk that began earlier leaves later ingests out).
+   */
+  private matching(grants: Grants, params: SearchParams, now: Date, asOf: Date): Uint32Array {
+    const key = grants.lookbackDays === null && asOf.getTime() >= this.latestIngest ? JSON.stringify([grants.loincCodes, grants.confidentiality, grants.sensitivity, params.code, params.category, params.date]) : undefined;
+    const kept = key === undefined ? undefined : this.kept.get(key);
+    if (kept) return kept;
     const code = params.code === undefined ? undefined : parseToken(params.code, 'code');
     const matches = observationMatcher(this.columns, grants, params, now, asOf, { codeFromPostings: code !== undefined });
     const positions = code ? this.candidates(codeKeys(code)) : this.everything;
-    const ascending = params.sort === 'date';
-    const step = ascending ? 1 : -1;
-    const items: IndexedObservation[] = [];
-    let total = 0;
-    for (let k = ascending ? 0 : positions.length - 1; k >= 0 && k < positions.length; k += step) {
-      const position = positions[k]!;
-      if (!matches(position)) continue;
-      total++;
-      const entry = this.entries[position]!;
-      if (items.length < limit && (after === undefined || compare(entry, after) * step > 0)) items.push(entry);
-    }
-    return { total, items };
+    const found = new Uint32Array(positions.length);
+    let count = 0;
+    for (const position of positions) if (matches(position)) found[count++] = position;
+    const matched = found.slice(0, count);
+    if (key !== undefined) this.kept.set(key, matched);
+    return matched;
   }
 
   /** The positions filed under any of the keys, ascending, each once. */

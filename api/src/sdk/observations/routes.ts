@@ -1,28 +1,29 @@
 // The observation gateway's routes: POST /observations/_search with a body, and GET with the cursor of a
 // `next` link (so standard FHIR clients can page). Both answer a FHIR searchset Bundle.
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
+import { documentAjv } from '../../../../core/src/schema.js';
 import { principalOf } from '../../http/auth.js';
+import type { KeyedRoute } from '../../http/keyed-fast-path.js';
 import type { ApiRouter } from '../../http/openapi.js';
 import { requestOrigin } from '../../http/origin.js';
-import { validate } from '../../http/validate.js';
+import { MAX_BODY_BYTES, queryReader, validate } from '../../http/validate.js';
+import type { FieldError } from '../../http/errors.js';
 import type { SdkContext } from '../context.js';
 import { SearchBody, SearchQuery, SearchSet } from './schema.js';
-import type { SearchPage } from './service.js';
+import type { GatewayService, SearchPage } from './service.js';
 
 const tags = ['Observation gateway'];
 const PATH = '/api/sdk/v1/observations/_search';
+const MEDIA_TYPES = ['application/json', 'application/fhir+json'];
 const DESCRIPTION =
   'Checks, in order, before any clinical data is read: the `ak_` key and its scope `observation:read` (403 `GATEWAY_ACCESS_DENIED`, `details.reason` INSUFFICIENT_SCOPE); app-tenant residency (an absent, revoked or another app\'s or account\'s connection is one identical 404); the install (the app is not suspended, else APP_NOT_INSTALLED); the subject (the app user is ACTIVE, else SUBJECT_NOT_ACTIVE); the resource type (Observation granted, else RESOURCE_TYPE_NOT_GRANTED). Then the install\'s LOINC allow-list, confidentiality and sensitivity labels (a resource without labels counts as N with none) and look-back window (a resource counts when its effective range ends inside it; one without an effective date is then left out) filter together with `code`, `category` and `date` before anything is counted or paged (over a per-replica index of the connection that every ingest refreshes, or inside the database query for a connection too large to index), so `total` and paging count only what the caller may see. Every denial is logged with the request id, key id and reason. The `next` link\'s cursor is signed, carries every parameter and the point in time the search began (observations ingested later are not part of the walk, so a walk returns each visible observation once), and is bound to the key\'s app. An observation re-ingested during a walk with a different effective date moves in the sort order and may be returned twice or not at all. `fullUrl` is `<base>/api/sdk/v1/connections/{connectionId}/fhir/Observation/{id}`: an identifier (resource ids are unique within a connection), not a readable URL yet.';
 
 export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseUrl, trustProxy }: SdkContext): void {
-  const respond = (ctx: Context, connectionId: string, page: SearchPage) => {
-    const { origin: base, vary } = requestOrigin(publicBaseUrl, ctx.req.headers, (ctx.req.socket as { encrypted?: boolean }).encrypted === true, trustProxy);
-    if (vary.length > 0) ctx.vary(vary.join(', '));
-    const link = (cursor: string) => `${base}${PATH}?cursor=${encodeURIComponent(cursor)}`;
-    ctx.set('Cache-Control', 'no-store');
-    ctx.type = 'application/fhir+json';
-    const links = [{ relation: 'self', url: link(page.self) }, ...(page.next ? [{ relation: 'next', url: link(page.next) }] : [])];
-    ctx.body = bundleBody(page, links, `${base}/api/sdk/v1/connections/${connectionId}/fhir/Observation/`);
+  const respond = (ctx: Context, page: SearchPage) => {
+    const answer = searchAnswer(page, ctx.req, publicBaseUrl, trustProxy);
+    ctx.set(answer.headers);
+    ctx.body = answer.body;
   };
 
   // The scope is the first check, ahead of reading the request's input.
@@ -33,7 +34,7 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
     },
     { openapi: { scopes: ['observation:read'] } },
   );
-  const post = validate({ body: SearchBody, bodyMediaTypes: ['application/fhir+json'] });
+  const post = validate({ body: SearchBody, bodyMediaTypes: MEDIA_TYPES.slice(1) });
   sdk.post(
     '/observations/_search',
     { operationId: 'searchObservations', summary: "Search a connection's observations (FHIR searchset)", description: DESCRIPTION, tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet } } },
@@ -42,8 +43,7 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
     post,
     async (ctx) => {
       const { body } = post.get(ctx);
-      const page = await gateway.search(principalOf(ctx), String(ctx.state.requestId), { body });
-      respond(ctx, page.connectionId, page);
+      respond(ctx, await gateway.search(principalOf(ctx), String(ctx.state.requestId), { body }));
     },
   );
 
@@ -55,10 +55,53 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
     scoped,
     get,
     async (ctx) => {
-      const page = await gateway.search(principalOf(ctx), String(ctx.state.requestId), { cursor: get.get(ctx).query.cursor });
-      respond(ctx, page.connectionId, page);
+      respond(ctx, await gateway.search(principalOf(ctx), String(ctx.state.requestId), { cursor: get.get(ctx).query.cursor }));
     },
   );
+}
+
+/**
+ * The search on the node:http fast path (http/keyed-fast-path.ts): a plain, valid POST body or a `next`
+ * link's cursor; anything else, and every denial, is left to the Koa routes above (which log it).
+ */
+export function gatewayFastRoutes({ gateway, publicBaseUrl, trustProxy }: Pick<SdkContext, 'gateway' | 'publicBaseUrl' | 'trustProxy'>): KeyedRoute[] {
+  const pattern = /^\/api\/sdk\/v1\/observations\/_search$/;
+  const route = '/api/sdk/v1/observations/_search';
+  const readQuery = queryReader(SearchQuery);
+  const search = async (principal: Parameters<GatewayService['search']>[0], requestId: string, input: Parameters<GatewayService['search']>[2], req: IncomingMessage) =>
+    searchAnswer(await gateway.search(principal, requestId, input, { logDenials: false }), req, publicBaseUrl, trustProxy);
+  return [
+    {
+      route,
+      method: 'POST',
+      pattern,
+      kind: 'ak',
+      scope: 'observation:read',
+      body: { check: documentAjv.compile(SearchBody), mediaTypes: MEDIA_TYPES, maxBytes: MAX_BODY_BYTES },
+      answer: ({ principal, requestId, body, req }) => search(principal, requestId, { body: body as SearchBody }, req),
+    },
+    {
+      route,
+      method: 'GET',
+      pattern,
+      kind: 'ak',
+      scope: 'observation:read',
+      answer: async ({ principal, requestId, query, req }) => {
+        const errors: FieldError[] = [];
+        const { cursor } = readQuery(query, errors);
+        return errors.length > 0 ? undefined : search(principal, requestId, { cursor }, req);
+      },
+    },
+  ];
+}
+
+/** The 200 of a search, for both paths: the Bundle's bytes and its headers. */
+function searchAnswer(page: SearchPage, req: IncomingMessage, publicBaseUrl: string | undefined, trustProxy: boolean) {
+  const { origin: base, vary } = requestOrigin(publicBaseUrl, req.headers, (req.socket as { encrypted?: boolean }).encrypted === true, trustProxy);
+  const link = (cursor: string) => `${base}${PATH}?cursor=${encodeURIComponent(cursor)}`;
+  const links = [{ relation: 'self', url: link(page.self) }, ...(page.next ? [{ relation: 'next', url: link(page.next) }] : [])];
+  const headers: Record<string, string> = { 'Cache-Control': 'no-store', 'Content-Type': 'application/fhir+json; charset=utf-8', ...(vary.length > 0 && { Vary: vary.join(', ') }) };
+  return { status: 200 as const, headers, body: bundleBody(page, links, `${base}/api/sdk/v1/connections/${page.connectionId}/fhir/Observation/`) };
 }
 
 /**

@@ -80,9 +80,13 @@ export class GatewayService {
     if (!principal.scopes.has('observation:read') || principal.appId === null) throw this.denial(principal, requestId, 'INSUFFICIENT_SCOPE');
   }
 
-  async search(principal: Principal, requestId: string, input: { body?: SearchBody; cursor?: string }): Promise<SearchPage> {
-    const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string) => this.denial(principal, requestId, reason, connectionId);
-    this.checkScope(principal, requestId);
+  /**
+   * A page of the search. `logDenials: false` is for the node:http fast path, which leaves any denial to Koa
+   * to answer (and log) again: each denial is logged once.
+   */
+  async search(principal: Principal, requestId: string, input: { body?: SearchBody; cursor?: string }, { logDenials = true } = {}): Promise<SearchPage> {
+    const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string) => this.denial(principal, requestId, reason, connectionId, logDenials);
+    if (!principal.scopes.has('observation:read') || principal.appId === null) throw deny('INSUFFICIENT_SCOPE');
     const walk = this.walkOf(principal, input);
 
     const id = walk.connectionId;
@@ -129,8 +133,8 @@ export class GatewayService {
   }
 
   /** Logs a denial (request id, key id, reason) and returns the error to throw. */
-  private denial(principal: Principal, requestId: string, reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string): AppError {
-    this.deps.logger.info({ requestId, keyId: principal.keyId, appId: principal.appId, connectionId, reason }, 'observation gateway denied a search');
+  private denial(principal: Principal, requestId: string, reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string, log = true): AppError {
+    if (log) this.deps.logger.info({ requestId, keyId: principal.keyId, appId: principal.appId, connectionId, reason }, 'observation gateway denied a search');
     return reason === 'CONNECTION_NOT_FOUND' ? notFound('connection') : new AppError('GATEWAY_ACCESS_DENIED', 'The app may not read these observations.', { reason });
   }
 

@@ -1,8 +1,9 @@
 // The gateway's per-replica index of a connection: the byte budget (a connection over it is not indexed, and
 // not read again for a while), postings by code, generation tokens.
 import { expect } from 'chai';
-import { ConnectionIndex, ConnectionIndexes } from '../../../../api/src/sdk/observations/connection-index.js';
+import { ConnectionIndex, ConnectionIndexes, type Position } from '../../../../api/src/sdk/observations/connection-index.js';
 import type { ObservationDocument } from '../../../../api/src/sdk/observations/document.js';
+import type { Grants, SearchParams } from '../../../../api/src/sdk/observations/query.js';
 import { ALL, AS_OF, CONNECTION_A, FIXTURES, NOW } from './fixtures.js';
 
 async function* documents(connectionId: string): AsyncIterable<ObservationDocument> {
@@ -63,5 +64,36 @@ describe('observations: the connection index', () => {
     const index = (await ConnectionIndex.build(twice(), 1e9))!;
     expect(index.size).to.equal(docs.length);
     expect(index.search(ALL, { sort: 'date' }, NOW, AS_OF, undefined, 1000).total).to.equal(docs.length - 1); // o32 arrived after AS_OF
+  });
+
+  it("keeps a search's matches for its next pages, but not for a walk older than an ingest or under a look-back window", async () => {
+    const kept = (await ConnectionIndex.build(documents(CONNECTION_A), 1e9))!;
+    const fresh = async () => (await ConnectionIndex.build(documents(CONNECTION_A), 1e9))!;
+    const later = new Date(AS_OF.getTime() + 60_000); // after every ingest (o32 came just after AS_OF)
+    const searches: [Grants, Omit<SearchParams, 'sort'>][] = [
+      [ALL, {}],
+      [ALL, { code: '8867-4,|GLU' }],
+      [{ ...ALL, sensitivity: [], confidentiality: ['N'] }, { category: 'laboratory', date: ['ge2021', 'lt2026-01'] }],
+    ];
+    for (const sort of ['date', '-date'] as const) {
+      for (const [grants, params] of searches) {
+        let after: Position | undefined;
+        for (let page = 0; page < 20; page++) {
+          const answer = kept.search(grants, { ...params, sort }, NOW, later, after, 4);
+          expect(answer, `${sort} ${JSON.stringify(params)} page ${page}`).to.deep.equal((await fresh()).search(grants, { ...params, sort }, NOW, later, after, 4));
+          if (answer.items.length < 4) break;
+          after = answer.items.at(-1);
+        }
+      }
+    }
+    const heartRates = (asOf: Date) => kept.search(ALL, { sort: 'date', code: '8867-4' }, NOW, asOf, undefined, 100).items.map((item) => item.resourceId);
+    expect(heartRates(later)).to.include('o32');
+    expect(heartRates(AS_OF)).not.to.include('o32'); // a walk that began before o32 arrived
+    const tenYears = { ...ALL, lookbackDays: 3650 };
+    const then = kept.search(tenYears, { sort: 'date' }, NOW, later, undefined, 100).total;
+    const farLater = new Date(NOW.getTime() + 15 * 365 * 86_400_000);
+    const now = kept.search(tenYears, { sort: 'date' }, farLater, later, undefined, 100).total;
+    expect(now).to.be.below(then);
+    expect(now).to.equal((await fresh()).search(tenYears, { sort: 'date' }, farLater, later, undefined, 100).total);
   });
 });
