@@ -2,6 +2,9 @@
 # Installs, idempotently, what the tests start for real: Debian's redis-server and etcd-server (the store
 # behind the test Kubernetes API server, tools/kube-apiserver), and checks for the Go toolchain that builds
 # the embedded database (tools/devdb) and kube-apiserver. Safe to run on every test run.
+# Also the Helm chart's tools (issue 10): Debian's mmdebstrap, umoci, skopeo and runc, which build and run the
+# container image, and, through scripts/ensure-k8s-tools.sh, helm, kubeconform, helm-docs, helm-unittest and
+# kubectl built into .tools/bin.
 set -euo pipefail
 
 if ! command -v go >/dev/null 2>&1; then
@@ -37,3 +40,21 @@ if [ -z "${PORTICO_ETCD:-}" ] && ! command -v etcd >/dev/null 2>&1; then
     exit 1
   fi
 fi
+
+# The container image's tools. Nothing fails without them yet, so a user who is not root is only told.
+missing=()
+for package in mmdebstrap umoci skopeo runc; do
+  command -v "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-tools: installing ${missing[*]} (Debian packages)…" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "ensure-tools: ${missing[*]} missing, needed to build the container image (Debian: sudo apt-get install ${missing[*]})" >&2
+  fi
+fi
+
+bash "$(dirname "$0")/ensure-k8s-tools.sh"
