@@ -11,7 +11,7 @@ export interface OperatorConfig extends CoreConfig {
   readonly leaseName: string;
   /** This instance's name in the Lease: the pod name, else host and pid. */
   readonly identity: string;
-  /** The side port serving /healthz and /metrics. */
+  /** The side port serving /healthz, /readyz and /metrics. */
   readonly httpHost: string;
   readonly httpPort: number;
 }

@@ -8,6 +8,7 @@ import { KubeClient } from './controller/kube.js';
 import { OperatorMetrics } from './controller/metrics.js';
 import { startOperator } from './controller/operator.js';
 import { serveOperatorEndpoints } from './http.js';
+import { operatorReadiness } from './readiness.js';
 import { fetchSourceList } from './pipeline/sources/fetch.js';
 import { openPublishing } from './publishing.js';
 
@@ -20,16 +21,20 @@ async function main(): Promise<void> {
   const publishing = await openPublishing(config, (m) => logger.info(m));
   const { close, ...deps } = publishing;
   const metrics = new OperatorMetrics({ processMetrics: true });
-  const endpoints = await serveOperatorEndpoints(metrics, config.httpHost, config.httpPort);
-  logger.info({ port: config.httpPort }, `health and metrics on http://${config.httpHost}:${config.httpPort}`);
+  const lease = { namespace: config.leaseNamespace, name: config.leaseName, identity: config.identity, leaseDurationSeconds: 15, retryMs: 2000, renewDeadlineMs: 10_000 };
   const operator = startOperator({
     kube: new KubeClient(kubeconfig),
     deps: { ...deps, clock: systemClock, logger, metrics, fetchText: fetchSourceList },
     controller: { informer: { relistMs: 5 * 60_000, watchdogMs: 5 * 60_000 }, queue: { baseDelayMs: 1000, maxDelayMs: 5 * 60_000 }, workers: 2 },
-    lease: { namespace: config.leaseNamespace, name: config.leaseName, identity: config.identity, leaseDurationSeconds: 15, retryMs: 2000, renewDeadlineMs: 10_000 },
+    lease,
     logger,
     onLostLeadership: (code) => process.exit(code),
   });
+  metrics.watch({ queueDepth: () => operator.controller.queueDepth, leading: () => operator.elector.isLeader });
+  // Connected: the API server answered one of the last few Lease reads (one every retryMs).
+  const readiness = operatorReadiness({ lastContact: () => operator.elector.lastContact, leading: () => operator.elector.isLeader, pingDatabase: () => publishing.ping() }, lease.retryMs * 3 + lease.renewDeadlineMs);
+  const endpoints = await serveOperatorEndpoints(metrics, config.httpHost, config.httpPort, readiness);
+  logger.info({ port: config.httpPort }, `health, readiness and metrics on http://${config.httpHost}:${config.httpPort}`);
 
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');

@@ -6,6 +6,7 @@ import { SnapshotStore, type CatalogRef } from '../../core/src/catalog/snapshots
 import { systemClock } from '../../core/src/clock.js';
 import type { CoreConfig } from '../../core/src/config.js';
 import { openConnections } from '../../core/src/infra/connections.js';
+import { pingMongo } from '../../core/src/infra/mongo.js';
 import { documentLocksFor } from '../../core/src/infra/locks.js';
 import { openObjectStorage, type ObjectStorage } from '../../core/src/object-storage/index.js';
 
@@ -14,6 +15,8 @@ export interface Publishing {
   storage: ObjectStorage;
   /** Set when REDIS_URL is: tells every API replica that a snapshot was activated. */
   announce?: (ref: CatalogRef, snapshotId: string) => Promise<void>;
+  /** Whether the database answers within its deadline (the leader's readiness). */
+  ping(): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -27,6 +30,7 @@ export async function openPublishing(config: CoreConfig, log: (message: string) 
       store,
       storage: openObjectStorage(config.objectStorage),
       ...(redis && { announce: (ref: CatalogRef, id: string) => announceActivation(redis, ref, id) }),
+      ping: () => pingMongo(mongo.db),
       close: () => connections.close(),
     };
   } catch (error) {

@@ -68,8 +68,16 @@ describe('operator: the portico-operator run process', function () {
       const lease = await kubeconfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: 'portico-catalog-operator' });
       expect(lease.spec?.holderIdentity).to.equal('operator-0');
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).to.equal(200);
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+      expect(ready.status).to.equal(200);
+      expect(await ready.json()).to.deep.equal({ status: 'ready', checks: { kubernetes: true, database: true } });
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       expect(Number(/^portico_operator_reconciles_total\{result="succeeded"\} (\d+)/m.exec(metrics)?.[1])).to.be.greaterThan(0);
+      expect(metrics).to.match(/^portico_operator_leader 1$/m);
+      expect(metrics).to.match(/^portico_operator_queue_depth 0$/m);
+      expect(metrics).to.include(`portico_operator_brands_published{catalog="${namespace}/brands"} 1`);
+      expect(metrics).to.match(/^portico_operator_logos_total\{outcome="failed"\} \d+$/m);
+      expect(metrics).to.match(/^portico_operator_reconcile_duration_seconds_count [1-9]/m);
       expect(metrics).to.match(/^# TYPE portico_operator_event_write_failures_total counter$/m);
       expect(metrics).to.match(/^process_cpu_seconds_total /m);
     } finally {

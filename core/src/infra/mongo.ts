@@ -21,9 +21,10 @@ export async function connectMongo(uri: string, database: string, options: Mongo
   return { client, db: client.db(database) };
 }
 
-export async function pingMongo(db: Db): Promise<boolean> {
+/** Whether the database answers a ping within `deadlineMs`. */
+export async function pingMongo(db: Db, deadlineMs = 2000): Promise<boolean> {
   try {
-    await db.command({ ping: 1 });
+    await db.command({ ping: 1 }, { timeoutMS: deadlineMs });
     return true;
   } catch {
     return false;

@@ -29,6 +29,11 @@ export class CatalogController {
     return this.queue !== undefined;
   }
 
+  /** Catalogs waiting for a worker. */
+  get queueDepth(): number {
+    return this.queue?.depth ?? 0;
+  }
+
   private stopping: Promise<void> | undefined;
 
   async start(): Promise<void> {

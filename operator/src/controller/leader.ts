@@ -25,6 +25,7 @@ export class LeaderElector {
   private leading = false;
   private stopped = false;
   private lastRenewed = 0;
+  private contact: number | undefined;
   /** The record as last seen, and when (monotonic), for expiry decisions. */
   private observed: { record: string; at: number } | undefined;
 
@@ -39,6 +40,11 @@ export class LeaderElector {
 
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /** When (performance.now()) the API server last answered a Lease read; undefined before the first answer. */
+  get lastContact(): number | undefined {
+    return this.contact;
   }
 
   start(): void {
@@ -86,6 +92,7 @@ export class LeaderElector {
     const { namespace, name, identity, leaseDurationSeconds } = this.options;
     const now = new Date();
     const lease = await this.kube.readLease(namespace, name);
+    this.contact = performance.now();
     if (!lease) {
       try {
         await this.kube.createLease(namespace, {

@@ -1,10 +1,18 @@
-// The operator's Prometheus metrics: what reconciles did and how long they took, and the Kubernetes Events
+// The operator's Prometheus metrics: what reconciles did and how long they took, the work waiting, whether
+// this instance leads, what each catalog last published (brands, logo outcomes), and the Kubernetes Events
 // that could not be written (an Event is how a catalog maintainer learns of an outcome; losing one silently
 // would hide it).
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** What the gauges read when scraped (the running instance sets it: see watch()). */
+interface Observed {
+  queueDepth(): number;
+  leading(): boolean;
+}
 
 export class OperatorMetrics {
   readonly registry = new Registry();
+  private observed: Observed = { queueDepth: () => 0, leading: () => false };
   readonly reconciles = new Counter({ name: 'portico_operator_reconciles_total', help: 'Reconciles by result (succeeded or failed).', labelNames: ['result'] as const, registers: [this.registry] });
   readonly reconcileSeconds = new Histogram({
     name: 'portico_operator_reconcile_duration_seconds',
@@ -13,8 +21,33 @@ export class OperatorMetrics {
     registers: [this.registry],
   });
   readonly eventWriteFailures = new Counter({ name: 'portico_operator_event_write_failures_total', help: 'Kubernetes Events the operator could not write, by reason.', labelNames: ['reason'] as const, registers: [this.registry] });
+  readonly brandsPublished = new Gauge({ name: 'portico_operator_brands_published', help: 'Brands in the snapshot each BrandCatalog (namespace/name) last published.', labelNames: ['catalog'] as const, registers: [this.registry] });
+  readonly logos = new Counter({ name: 'portico_operator_logos_total', help: 'Logo outcomes of published snapshots: rendered, fallback (the site favicon) or failed.', labelNames: ['outcome'] as const, registers: [this.registry] });
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+    const observed = () => this.observed;
+    new Gauge({
+      name: 'portico_operator_queue_depth',
+      help: 'BrandCatalogs waiting for a worker.',
+      registers: [this.registry],
+      collect() {
+        this.set(observed().queueDepth());
+      },
+    });
+    new Gauge({
+      name: 'portico_operator_leader',
+      help: '1 while this instance holds the leader Lease, else 0.',
+      registers: [this.registry],
+      collect() {
+        this.set(observed().leading() ? 1 : 0);
+      },
+    });
+    for (const outcome of ['rendered', 'fallback', 'failed']) this.logos.inc({ outcome }, 0);
+  }
+
+  /** The running instance the gauges describe. */
+  watch(observed: Observed): void {
+    this.observed = observed;
   }
 }

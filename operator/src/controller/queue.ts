@@ -20,6 +20,11 @@ export class WorkQueue {
 
   constructor(private readonly options: QueueOptions = { baseDelayMs: 1000, maxDelayMs: 5 * 60_000 }) {}
 
+  /** Keys waiting for a worker (not those being processed or waiting out a delay). */
+  get depth(): number {
+    return this.queued.length;
+  }
+
   add(key: string): void {
     if (this.closed || this.dirty.has(key)) return;
     this.dirty.add(key);

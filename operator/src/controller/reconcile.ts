@@ -12,7 +12,7 @@ import { loadSource } from '../pipeline/index.js';
 import { publishCatalog, type PublishReport } from '../pipeline/publish.js';
 import type { LoadedSource } from '../pipeline/types.js';
 import { setCondition, type Condition } from './conditions.js';
-import { FINALIZER, type BrandCatalogObject, type KubeClient } from './kube.js';
+import { FINALIZER, keyOf, type BrandCatalogObject, type KubeClient } from './kube.js';
 import type { OperatorMetrics } from './metrics.js';
 
 export const COMPONENT = 'portico-catalog-operator';
@@ -89,6 +89,7 @@ async function finalize(catalog: BrandCatalogObject, deps: ReconcileDeps): Promi
   const orphaned = await deps.store.orphanedArtwork(ref);
   for (const key of orphaned) await deps.storage.delete(key);
   await deps.store.deleteCatalog(ref);
+  deps.metrics.brandsPublished.remove({ catalog: keyOf(catalog) });
   deps.logger.info({ catalog: ref, objectsDeleted: orphaned.length }, 'catalog deleted: snapshots and artwork removed');
   await deps.kube.setFinalizers(catalog, finalizers.filter((f) => f !== FINALIZER));
   return undefined;
@@ -177,10 +178,13 @@ async function reportPublished(catalog: BrandCatalogObject, reconciling: Conditi
   // What is served: a held-back build does not change the count users see.
   const active = stalled ? await deps.store.active(refOf(catalog)) : undefined;
   const current = active ? await deps.store.header(active.snapshotId) : null;
+  const served = stalled ? (current?.brandCount ?? 0) : report.brandCount;
+  deps.metrics.brandsPublished.set({ catalog: keyOf(catalog) }, served);
+  for (const outcome of ['rendered', 'fallback', 'failed'] as const) deps.metrics.logos.inc({ outcome }, report.logos[outcome]);
   await deps.kube.patchStatus(catalog, {
     observedGeneration: generation,
     conditions,
-    brandCount: stalled ? (current?.brandCount ?? 0) : report.brandCount,
+    brandCount: served,
     duplicatesMerged: report.duplicatesMerged,
     sources: report.perSource.map((s) => ({ name: s.name, rowsRead: s.rows, rejected: s.rejected, kept: s.kept })),
     logos: { rendered: report.logos.rendered, fallback: report.logos.fallback, failed: report.logos.failed },
