@@ -90,7 +90,7 @@ export async function buildServices({ config, db, redis, clock, resolve = system
 
   const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions, observations } = repositories;
   // Tokens that tell every replica's gateway a connection, a user's connections, an app or an ingest changed.
-  const generations = redis ? new RedisGenerations(redis) : new LocalGenerations();
+  const generations = redis ? new RedisGenerations(redis, logger) : new LocalGenerations();
   const users = new AppUserService({ users: appUsers, outbox, generations, clock });
   const limiter = redis ? new RedisRateLimiter(redis, config.initiateRateLimit) : new MemoryRateLimiter(config.initiateRateLimit, clock);
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));

@@ -107,6 +107,7 @@ describe('http: the keyed fast path', () => {
     expect(next.origin).to.equal('http://api.example.test');
     expect(JSON.parse((await bothRaw('GET', next.pathname + next.search, auth)).text).entry).to.have.length(1);
     expect((await bothRaw('POST', path, { ...auth, 'content-type': 'application/fhir+json' }, JSON.stringify({ connectionId, code: 'http://loinc.org|8867-4' }))).status).to.equal(200);
+    expect((await bothRaw('POST', path, { ...auth, 'content-type': 'application/json; charset=utf-8' }, JSON.stringify({ connectionId }))).status).to.equal(200);
     // Chunked: Koa reads it.
     expect((await bothRaw('POST', path, { ...json, 'transfer-encoding': 'chunked' }, ['{"connectionId":', JSON.stringify(connectionId), '}'])).status).to.equal(200);
     // Read by the fast path, then answered by Koa from the same bytes.
@@ -130,7 +131,8 @@ describe('http: the keyed fast path', () => {
     try {
       expect((await api.request('POST', path, { key: app.ak, body: { connectionId } })).status).to.equal(200);
       expect((await api.request('GET', `${next.pathname}${next.search}`, { key: app.ak })).status).to.equal(200);
-      expect(calls).to.deep.equal([false, false]);
+      expect((await api.request('POST', path, { key: app.ak, body: { connectionId }, headers: { 'content-type': 'application/json; charset=utf-8' } })).status).to.equal(200);
+    expect(calls).to.deep.equal([false, false, false]);
       calls.length = 0;
       expect((await api.request('POST', path, { key: app.ak, body: { connectionId: '00000000-0000-4000-8000-000000000000' } })).status).to.equal(404);
       expect(calls).to.deep.equal([false, undefined]);

@@ -7,6 +7,19 @@ import { connectRedis } from '../../../core/src/infra/redis.js';
 import { changing, LocalGenerations, RedisGenerations, type Generations } from '../../../api/src/infra/generations.js';
 import { testRedisUrl } from '../../support/services.js';
 
+/** Tokens in memory whose bumps fail while `failing` is set. */
+class Flaky extends LocalGenerations {
+  failing = false;
+  late: string[][] = [];
+  override async bump(keys: string[]): Promise<void> {
+    if (this.failing) throw new Error('redis is away');
+    return super.bump(keys);
+  }
+  override bumpLater(keys: string[]): void {
+    this.late.push(keys);
+  }
+}
+
 describe('generation tokens', () => {
   const kinds: [string, () => Promise<{ a: Generations; b: Generations; close: () => Promise<void> }>][] = [
     ['in one process', async () => {
@@ -22,19 +35,21 @@ describe('generation tokens', () => {
     it(`${name}: a token stands until a bump, which every reader sees at once`, async () => {
       const { a, b, close } = await make();
       const key = `conn:${randomUUID()}`;
-      const [first] = await a.read([key]);
+      expect(await a.read([key])).to.deep.equal([undefined]); // reading never writes
+      const [first] = await a.ensure([key]);
       expect((await b.read([key]))[0]).to.equal(first);
+      expect(await b.ensure([key])).to.deep.equal([first]);
       await a.bump([key]);
       const [second] = await b.read([key]);
       expect(second).to.not.equal(first);
-      expect(await a.read([key, `app:${randomUUID()}`])).to.have.length(2).and.to.include(second);
+      expect(await a.ensure([key, `app:${randomUUID()}`])).to.have.length(2).and.to.include(second);
       await close();
     });
 
     it(`${name}: changing() bumps before and after the change, also a failed one`, async () => {
       const { a, close } = await make();
       const key = `obs:${randomUUID()}`;
-      const [before] = await a.read([key]);
+      const [before] = await a.ensure([key]);
       let during = '';
       await changing(a, [key], async () => void (during = (await a.read([key]))[0]!));
       const [after] = await a.read([key]);
@@ -49,9 +64,28 @@ describe('generation tokens', () => {
     const redis = await connectRedis(testRedisUrl());
     const generations = new RedisGenerations(redis);
     const key = `user:${randomUUID()}`;
-    const [first] = await generations.read([key]);
+    const [first] = await generations.ensure([key]);
     await redis.del(`portico:gen:${key}`);
-    expect((await generations.read([key]))[0]).to.be.a('string').and.not.equal(first);
+    expect(await generations.read([key])).to.deep.equal([undefined]);
+    expect((await generations.ensure([key]))[0]).to.be.a('string').and.not.equal(first);
     await redis.quit();
+  });
+
+  it('changing(): a change that succeeded is reported as such though the second bump fails (retried later); a failed change keeps its own error', async () => {
+    const flaky = new Flaky();
+    const key = `conn:${randomUUID()}`;
+    expect(await changing(flaky, [key], async () => ((flaky.failing = true), 'written'))).to.equal('written');
+    expect(flaky.late).to.deep.equal([[key]]);
+    flaky.failing = false;
+    const failure = await changing(flaky, [key], async () => {
+      flaky.failing = true;
+      throw new Error('the write failed');
+    }).catch((error: Error) => error);
+    expect((failure as Error).message).to.equal('the write failed');
+    expect(flaky.late).to.have.length(2);
+    // A first bump that fails is the answer: nothing was written.
+    let ran = false;
+    expect(await changing(flaky, [key], async () => void (ran = true)).catch((error: Error) => error.message)).to.equal('redis is away');
+    expect(ran).to.equal(false);
   });
 });

@@ -1,5 +1,6 @@
 // The gateway across replicas: each replica keeps its own index of a connection, and a change made on one
-// replica (an ingest, new grants, a tombstone) applies to the very next search on the other: no waiting.
+// replica (an ingest, new grants, a revoke, a tombstone) applies to the very next search on the other: no
+// waiting. A search for a connection the caller may not read leaves no generation token behind.
 import { expect } from 'chai';
 import { TestApi, type Tenant } from '../../support/api.js';
 import { appOf, connectionOf, GRANTS, type AppKeys } from '../../support/apps.js';
@@ -14,12 +15,13 @@ describe('sdk: the observation gateway across replicas', () => {
   let tenant: Tenant;
   let app: AppKeys;
   let connectionId: string;
+  let brandId: string;
 
   before(async () => {
     primary = await TestApi.start({ redis: true });
     replica = await TestApi.start({ redis: true, env: { MONGODB_URI: primary.config.mongodbUri! } });
     await publishTo(primary, realSources());
-    const brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
+    brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
     tenant = await primary.tenant();
     app = await appOf(primary, tenant);
     connectionId = await connectionOf(primary, tenant, app, 'patient-rep', brandId);
@@ -50,5 +52,25 @@ describe('sdk: the observation gateway across replicas', () => {
     expect(await idsOnReplica()).to.deep.equal(['glu-1']);
     expect((await primary.request('DELETE', '/api/platform/v1/app-users/patient-rep', { key: tenant.key })).status).to.equal(204);
     expect((await searchOnReplica()).status).to.equal(404);
+  });
+
+  it('applies a revoke made on the other replica', async () => {
+    const revoked = await connectionOf(primary, tenant, app, 'patient-rev', brandId);
+    const search = () => replica.request('POST', SEARCH, { key: app.ak, body: { connectionId: revoked } });
+    expect((await search()).status).to.equal(200); // cached on the replica now
+    expect((await primary.request('DELETE', `/api/platform/v1/connections/${revoked}`, { key: tenant.key })).status).to.equal(204);
+    expect((await search()).status).to.equal(404);
+  });
+
+  it('leaves no token behind for an unknown connection or another tenant\'s', async () => {
+    const stranger = await primary.tenant();
+    const theirs = await connectionOf(primary, stranger, await appOf(primary, stranger), 'patient-theirs', brandId);
+    const unknown = '00000000-0000-4000-8000-00000000abcd';
+    for (const id of [unknown, theirs]) {
+      const res = await replica.request('POST', SEARCH, { key: app.ak, body: { connectionId: id } });
+      expect(res.status).to.equal(404);
+    }
+    const redis = primary.redis!;
+    expect(await redis.exists(`portico:gen:conn:${unknown}`, `portico:gen:obs:${unknown}`, `portico:gen:obs:${theirs}`)).to.equal(0);
   });
 });

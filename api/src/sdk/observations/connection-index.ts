@@ -11,6 +11,7 @@
 // `code` tokens, codes and systems, so a search by code visits only the observations it can match. The
 // positions a search matches are kept for the next page of the same search (and the same search again):
 // `total` needs all of them, and the index never changes, so a walk counts once, not once per page.
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { codeKeys, observationMatcher, type Columns, type LabelSet } from './matcher.js';
 import type { CodingIndex, ObservationDocument } from './document.js';
@@ -27,6 +28,8 @@ const EMPTY = new Uint32Array(0);
 
 /** The searches whose matches an index keeps (their bytes are part of the index's, reserved at build). */
 const KEPT_SEARCHES = 8;
+/** What an index costs however small: its objects, maps and the kept searches' keys (hashes, 44 bytes each). */
+const INDEX_OVERHEAD_BYTES = 4096;
 
 export interface Position {
   sortDate: number;
@@ -74,7 +77,7 @@ export class ConnectionIndex {
    */
   static async build(documents: AsyncIterable<ObservationDocument>, maxBytes: number, token = ''): Promise<ConnectionIndex | null> {
     const byId = new Map<string, { entry: IndexedObservation; doc: ObservationDocument; bytes: number }>();
-    let bytes = 0;
+    let bytes = INDEX_OVERHEAD_BYTES;
     for await (const doc of documents) {
       const entry = { id: doc._id, resourceId: doc.resourceId, sortDate: doc.sortDate.getTime(), tail: entryTail(doc.resourceId, doc.resource) };
       const size = ENTRY_OVERHEAD_BYTES + entry.tail.length;
@@ -156,7 +159,8 @@ export class ConnectionIndex {
    * after every ingest in the index (a walk that began earlier leaves later ingests out).
    */
   private matching(grants: Grants, params: SearchParams, now: Date, asOf: Date): Uint32Array {
-    const key = grants.lookbackDays === null && asOf.getTime() >= this.latestIngest ? JSON.stringify([grants.loincCodes, grants.confidentiality, grants.sensitivity, params.code, params.category, params.date]) : undefined;
+    // Hashed: parameters may be kilobytes long, and the index's size is fixed when it is built.
+    const key = grants.lookbackDays === null && asOf.getTime() >= this.latestIngest ? createHash('sha256').update(JSON.stringify([grants.loincCodes, grants.confidentiality, grants.sensitivity, params.code, params.category, params.date])).digest('base64') : undefined;
     const kept = key === undefined ? undefined : this.kept.get(key);
     if (kept) return kept;
     const code = params.code === undefined ? undefined : parseToken(params.code, 'code');

@@ -71,7 +71,8 @@ export interface SearchPage {
 }
 
 export class GatewayService {
-  private readonly checks = new LRUCache<string, Checked>({ max: 100_000, ttl: CHECKS_TTL_MS });
+  /** Connections searched in the last CHECKS_TTL_MS, at most 10,000 (each holds a user and an app's grants). */
+  private readonly checks = new LRUCache<string, Checked>({ max: 10_000, ttl: CHECKS_TTL_MS });
 
   constructor(private readonly deps: GatewayDeps) {}
 
@@ -90,8 +91,10 @@ export class GatewayService {
     const walk = this.walkOf(principal, input);
 
     const id = walk.connectionId;
-    const [conn, obs, appToken] = UUID.test(id) ? await this.deps.generations.read([`conn:${id}`, `obs:${id}`, `app:${principal.appId}`]) : [];
-    const checked = conn === undefined ? null : await this.checked(principal, id, [conn, appToken!]);
+    const keys = [`conn:${id}`, `obs:${id}`, `app:${principal.appId}`];
+    // Read only: an id that is unknown or another tenant's leaves no token behind (and costs the same).
+    const read = UUID.test(id) ? await this.deps.generations.read(keys) : undefined;
+    const checked = read === undefined ? null : await this.checked(principal, id, read[0], read[2]);
     const record = checked?.record;
     const user = record && record.appId === principal.appId ? checked.user : null;
     if (!record || !user?.connections.some((c) => c.id === id)) throw deny('CONNECTION_NOT_FOUND', id);
@@ -100,6 +103,8 @@ export class GatewayService {
     if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE', walk.connectionId);
     if (!app.grants.resourceTypes.includes('Observation')) throw deny('RESOURCE_TYPE_NOT_GRANTED', walk.connectionId);
 
+    // The caller may read this connection: tokens for what its searches cache (read before the index loads).
+    const [, obs] = read!.every((token) => token !== undefined) ? (read as string[]) : await this.deps.generations.ensure(keys);
     const { items, total } = await this.find(walk, app.grants, obs!, walk.count + 1);
     const page = items.slice(0, walk.count);
     const last = page.at(-1);
@@ -108,16 +113,20 @@ export class GatewayService {
   }
 
   /** What the walk's page holds (up to `limit`) and how many match in all: from the index, else the database. */
-  /** The connection's record, its user and the key's app: cached while their tokens stand (loaded after reading them). */
-  private async checked(principal: Principal, connectionId: string, tokens: [string, string]): Promise<Checked | null> {
-    const cached = this.checks.get(connectionId);
-    if (cached && cached.tokens[0] === tokens[0] && cached.tokens[1] === tokens[1] && cached.record.accountId === principal.accountId) return cached;
+  /**
+   * The connection's record, its user and the key's app: cached while their tokens stand (loaded after
+   * reading them); read afresh, and not cached, while either key has no token yet.
+   */
+  private async checked(principal: Principal, connectionId: string, conn: string | undefined, app: string | undefined): Promise<Checked | null> {
+    const tokens = conn !== undefined && app !== undefined ? ([conn, app] as [string, string]) : undefined;
+    const cached = tokens && this.checks.get(connectionId);
+    if (tokens && cached && cached.tokens[0] === tokens[0] && cached.tokens[1] === tokens[1] && cached.record.accountId === principal.accountId) return cached;
     const record = await this.deps.users.connection(principal.accountId, connectionId);
     if (!record) return null;
     const mine = record.appId === principal.appId;
-    const [user, app] = mine ? await Promise.all([this.deps.users.find(principal.accountId, record.appUserId), this.deps.apps.get(record.appId)]) : [null, null];
-    const checked: Checked = { tokens, record, user, app };
-    if (mine) this.checks.set(connectionId, checked);
+    const [user, found] = mine ? await Promise.all([this.deps.users.find(principal.accountId, record.appUserId), this.deps.apps.get(record.appId)]) : [null, null];
+    const checked: Checked = { tokens: tokens ?? ['', ''], record, user, app: found };
+    if (mine && tokens) this.checks.set(connectionId, checked);
     return checked;
   }
 

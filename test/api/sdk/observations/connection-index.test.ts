@@ -96,4 +96,33 @@ describe('observations: the connection index', () => {
     expect(now).to.be.below(then);
     expect(now).to.equal((await fresh()).search(tenYears, { sort: 'date' }, farLater, later, undefined, 100).total);
   });
+
+  it('continues after any position, one it holds or not, as a plain filter of the whole result would', async () => {
+    const index = (await ConnectionIndex.build(documents(CONNECTION_A), 1e9))!;
+    const later = new Date(AS_OF.getTime() + 60_000);
+    const grants = { ...ALL, confidentiality: ['N'], sensitivity: [] };
+    const compare = (a: Position, b: Position) => a.sortDate - b.sortDate || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    // Every stored position (matching or filtered out), one between two, and ones past either end.
+    const positions: Position[] = FIXTURES.filter((doc) => doc.connectionId === CONNECTION_A).flatMap((doc) => [
+      { sortDate: doc.sortDate.getTime(), id: doc._id },
+      { sortDate: doc.sortDate.getTime(), id: `${doc._id}~` },
+    ]);
+    positions.push({ sortDate: -8.64e15, id: '' }, { sortDate: 8.64e15, id: '~' });
+    for (const sort of ['date', '-date'] as const) {
+      const whole = index.search(grants, { sort }, NOW, later, undefined, 1e6);
+      const step = sort === 'date' ? 1 : -1;
+      for (const after of positions) {
+        for (const limit of [1, 3, 100]) {
+          const expected = whole.items.filter((item) => compare(item, after) * step > 0).slice(0, limit);
+          expect(index.search(grants, { sort }, NOW, later, after, limit), `${sort} after ${after.id}`).to.deep.equal({ total: whole.total, items: expected });
+        }
+      }
+    }
+  });
+
+  it('counts a fixed cost for every index, an empty one too', async () => {
+    const empty = (await ConnectionIndex.build(documents('no-such-connection'), 1e9))!;
+    expect(empty.size).to.equal(0);
+    expect(empty.bytes).to.be.at.least(4096);
+  });
 });
