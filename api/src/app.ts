@@ -53,7 +53,9 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const app = new Koa({ proxy: true });
   const registry = services.registry;
 
-  const auth = createAuth((hash) => services.keys.findByHash(hash));
+  const lookup = (hash: string) => services.keys.findByHash(hash);
+  const accountActive = async (accountId: string) => (await services.accounts.get(accountId))?.status === 'ACTIVE';
+  const auth = createAuth(lookup, accountActive);
   const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret);
   const link = linkBuilder(config.publicBaseUrl);
 
@@ -114,7 +116,8 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
       { route: PATIENT_ROUTE, method: 'GET', pattern: /^\/api\/platform\/v1\/patients\/([^/]+)$/, kind: 'sk', scope: 'patient:read', answer: ({ principal, params: [id], ifNoneMatch }) => patientAnswer(services.patientService, principal, id!, ifNoneMatch, link) },
       ...gatewayFastRoutes(sdkContext),
     ],
-    (hash) => services.keys.findByHash(hash),
+    lookup,
+    accountActive,
     observer,
   );
   return { app, handler: (req, res) => void (fastPath(req, res) || keyed(req, res, () => koa(req, res)) || koa(req, res)) };

@@ -69,7 +69,8 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   const locks = await documentLocksFor(db, redis);
   const minute = 60_000;
   const repositories = {
-    accounts: new CustomerAccountRepository(db, locks, caches.cache('accounts', { max: 10_000, ttlMs: minute })),
+    // 10 s, like keys: bounds how long `portico admin update-account` run without REDIS_URL takes to reach running replicas.
+    accounts: new CustomerAccountRepository(db, locks, caches.cache('accounts', { max: 10_000, ttlMs: 10_000 })),
     // Short: a revocation made where no Redis carries it (the command line) still lands within 10 s.
     keys: new ApiKeyRepository(db, locks, caches.cache('api-keys', { max: 10_000, ttlMs: 10_000 })),
     apps: new AppRepository(db, locks),

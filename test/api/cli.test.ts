@@ -59,6 +59,15 @@ describe('cli: portico admin', () => {
     expect(again.stderr).to.include('NOT_FOUND');
   });
 
+  it('suspends and reactivates an account', async () => {
+    const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Acme Clinics')).stdout);
+    const suspended = JSON.parse((await portico('admin', 'update-account', '--account', account.id, '--status', 'SUSPENDED')).stdout);
+    expect(suspended).to.deep.equal({ id: account.id, name: 'Acme Clinics', status: 'SUSPENDED' });
+    expect((await client.db(database).collection('customer_accounts').findOne({ _id: account.id }))?.status).to.equal('SUSPENDED');
+    expect(JSON.parse((await portico('admin', 'update-account', '--account', account.id, '--status', 'ACTIVE')).stdout).status).to.equal('ACTIVE');
+    expect((await fails(['admin', 'update-account', '--account', account.id, '--status', 'PAUSED'])).code).to.equal(1);
+  });
+
   it('rejects bad input with the same rules as the HTTP surface', async () => {
     const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Beta')).stdout);
     const badScope = await fails(['admin', 'issue-key', '--account', account.id, '--scopes', 'patient:read,everything']);

@@ -32,9 +32,9 @@ export class FakeAccountStore implements AccountStore {
     });
   }
 
-  /** For tests: an account suspended (or reactivated) behind the service's back. */
-  setStatus(id: string, status: CustomerAccount['status']): void {
-    this.accounts.update(id, 'any', { status }, new Date());
+  async setStatus(id: string, status: CustomerAccount['status'], at = new Date()): Promise<CustomerAccount | null> {
+    this.accounts.update(id, 'any', { status }, at);
+    return this.get(id);
   }
 
   /** For tests: what a quota stands at. */

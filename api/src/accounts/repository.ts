@@ -24,6 +24,8 @@ export interface AccountStore {
   reserve(id: string, quota: Quota, max: number): Promise<boolean>;
   /** Gives one unit back (never below zero). */
   release(id: string, quota: Quota): Promise<void>;
+  /** Suspends or reactivates the account; the account after, or null when there is none. */
+  setStatus(id: string, status: CustomerAccount['status'], at: Date): Promise<CustomerAccount | null>;
 }
 
 interface AccountDocument {
@@ -60,6 +62,12 @@ export class CustomerAccountRepository implements AccountStore {
       return doc && { id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt };
     };
     return this.cache ? this.cache.getOrLoad(id, load) : load();
+  }
+
+  async setStatus(id: string, status: CustomerAccount['status'], at: Date): Promise<CustomerAccount | null> {
+    // The versioned write invalidates the cached account here and, over Redis, on every replica.
+    const doc = await this.documents.update(id, 'any', { set: { status } }, at);
+    return doc && { id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt };
   }
 
   reserve(id: string, quota: Quota, max: number): Promise<boolean> {

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import type { ApiRouter, OperationPatch } from '../http/openapi.js';
 import { validate } from '../http/validate.js';
-import { Account, AccountParams, App, AppParams, CreateAccount, CreateApp, CreatedApp, CreateKey, IssuedKey, KeyParams, UpdateApp } from './schema.js';
+import { Account, AccountParams, AccountWithStatus, App, AppParams, CreateAccount, CreateApp, CreatedApp, CreateKey, IssuedKey, KeyParams, UpdateAccount, UpdateApp } from './schema.js';
 import { presentApp } from './presenter.js';
 import type { AdminService } from './service.js';
 
@@ -18,6 +18,25 @@ export function adminRoutes(api: ApiRouter, admin: AdminService, idempotent: () 
       const account = await admin.createAccount(createAccount.get(ctx).body.name);
       ctx.status = 201;
       ctx.body = { id: account.id, name: account.name };
+    },
+  );
+
+  const updateAccount = validate({ params: AccountParams, body: UpdateAccount, bodyMediaTypes: ['application/merge-patch+json'] });
+  api.patch(
+    '/customer-accounts/:id',
+    {
+      operationId: 'adminUpdateCustomerAccount',
+      summary: 'Suspend or reactivate a customer account',
+      description: 'While an account is SUSPENDED every credential of it (`sk_`, `pk_`, `ak_`) is refused on every route: 403 `PLATFORM_ACCESS_DENIED` on the platform surface, 401 on the SDK surface; on every replica within a second when Redis is configured. Reactivation restores them. Nothing of the account is deleted.',
+      tags,
+      responses: { 200: { description: 'The account.', schema: AccountWithStatus } },
+    },
+    updateAccount,
+    idempotent(),
+    async (ctx) => {
+      const { params, body } = updateAccount.get(ctx);
+      const account = await admin.setAccountStatus(params.id, body.status);
+      ctx.body = { id: account.id, name: account.name, status: account.status };
     },
   );
 

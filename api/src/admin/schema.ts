@@ -9,6 +9,9 @@ export const KeyParams = Type.Object({ keyId: Type.String({ maxLength: 1024 }) }
 
 export const CreateAccount = Type.Object({ name: Text(1, 200) }, { additionalProperties: false });
 export const Account = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() });
+export const AccountStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED')]);
+export const UpdateAccount = Type.Object({ status: AccountStatus }, { additionalProperties: false });
+export const AccountWithStatus = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), status: AccountStatus });
 
 export const CreateKey = Type.Object(
   {

@@ -33,6 +33,13 @@ export class AdminService {
     return account;
   }
 
+  /** Suspends or reactivates an account: every credential of a suspended account is refused (http/auth.ts). */
+  async setAccountStatus(id: string, status: CustomerAccount['status']): Promise<CustomerAccount> {
+    const account = await this.deps.accounts.setStatus(id, status, this.deps.clock.now());
+    if (!account) throw notFound('customer account');
+    return account;
+  }
+
   /** Issues a secret platform key; the returned `key` is never stored and cannot be shown again. */
   async issueKey(accountId: string, input: CreateKey): Promise<{ id: string; key: string; scopes: string[] }> {
     if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');

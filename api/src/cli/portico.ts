@@ -1,7 +1,7 @@
 // `portico`: the command line. `portico admin …` runs the admin surface's operations directly against the
 // database (MONGODB_URI, or the embedded database started on demand); `portico serve` starts the API.
 import { parseArgs } from 'node:util';
-import { CreateAccount, CreateApp, CreateKey, UpdateApp } from '../admin/schema.js';
+import { CreateAccount, CreateApp, CreateKey, UpdateAccount, UpdateApp } from '../admin/schema.js';
 import { presentApp } from '../admin/presenter.js';
 import type { AdminService } from '../admin/service.js';
 import { systemClock } from '../../../core/src/clock.js';
@@ -16,6 +16,7 @@ const USAGE = `Usage:
   portico serve                                   start the API (same as npm start)
   portico dispatch                                deliver webhooks, without serving HTTP
   portico admin create-account --name <name>
+  portico admin update-account --account <id> --status ACTIVE|SUSPENDED
   portico admin issue-key --account <id> --scopes <s1,s2,…> [--name <name>]
   portico admin revoke-key --key-id <id>
   portico admin create-app --account <id> --name <name> [--grants <json>]
@@ -50,6 +51,11 @@ async function runAdmin(admin: AdminService, command: string | undefined, values
       const { name } = assertValid(CreateAccount, { name: required(values, 'name') });
       const account = await admin.createAccount(name);
       return { id: account.id, name: account.name };
+    }
+    case 'update-account': {
+      const { status } = assertValid(UpdateAccount, { status: required(values, 'status') });
+      const account = await admin.setAccountStatus(required(values, 'account'), status);
+      return { id: account.id, name: account.name, status: account.status };
     }
     case 'issue-key': {
       const input = assertValid(CreateKey, { scopes: required(values, 'scopes').split(',').map((s) => s.trim()), ...(values.name && { name: values.name }) });

@@ -23,6 +23,9 @@ export interface Principal {
 /** Resolves a presented key to its live record (null when unknown or revoked). */
 export type KeyLookup = (hash: string) => Promise<ApiKeyRecord | null>;
 
+/** Whether a customer account is ACTIVE (its credentials work); from the replicated account cache. */
+export type AccountCheck = (accountId: string) => Promise<boolean>;
+
 type Documented = Middleware & { openapi: OperationPatch };
 
 export const ACCESS_DENIED_DETAIL = 'The credential is not allowed to perform this operation on this resource.';
@@ -41,7 +44,7 @@ function bearerOf(ctx: Context): string | undefined {
   return match[1];
 }
 
-export function createAuth(lookup: KeyLookup) {
+export function createAuth(lookup: KeyLookup, accountActive: AccountCheck) {
   function requireKey(surface: Surface): Documented {
     const expected = KIND_OF_SURFACE[surface];
     const middleware = async function requireKeyMiddleware(ctx: Context, next: () => Promise<unknown>) {
@@ -51,6 +54,11 @@ export function createAuth(lookup: KeyLookup) {
       const record = await lookup(hashKey(key));
       if (!record || record.revokedAt !== null || record.kind !== expected) {
         throw unauthorized('The API key is unknown or revoked.', true);
+      }
+      // A suspended account's every credential is refused (CONTRACT §8): 403 on the platform, 401 on the SDK.
+      if (!(await accountActive(record.accountId))) {
+        if (surface === 'platform') throw new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
+        throw unauthorized("The API key's customer account is suspended.", true);
       }
       ctx.state.principal = principalFor(record);
       await next();

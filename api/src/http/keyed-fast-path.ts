@@ -7,7 +7,7 @@
 // every denial log, so both paths give the same answers.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hashKey, kindOf, type KeyKind } from '../credentials/keys.js';
-import { principalFor, type KeyLookup, type Principal } from './auth.js';
+import { principalFor, type AccountCheck, type KeyLookup, type Principal } from './auth.js';
 import type { ValidateFunction } from 'ajv';
 import type { Representation } from './conditional.js';
 import type { RequestObserver } from './observe.js';
@@ -47,7 +47,7 @@ export interface KeyedRoute {
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
-export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, observer: RequestObserver) {
+export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountActive: AccountCheck, observer: RequestObserver) {
   return function fastPath(req: IncomingMessage, res: ServerResponse, fallback: () => void): boolean {
     const url = req.url;
     if ((req.method !== 'GET' && req.method !== 'POST') || url === undefined) return false;
@@ -56,7 +56,7 @@ export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, observer:
     for (const route of routes) {
       const match = route.method === req.method ? route.pattern.exec(path) : null;
       if (!match) continue;
-      void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, lookup, observer).then(
+      void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, lookup, accountActive, observer).then(
         (served) => served || fallback(),
         () => (res.headersSent ? res.destroy() : fallback()),
       );
@@ -66,12 +66,12 @@ export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, observer:
   };
 }
 
-async function serve(route: KeyedRoute, params: string[], query: string, req: IncomingMessage, res: ServerResponse, lookup: KeyLookup, observer: RequestObserver): Promise<boolean> {
+async function serve(route: KeyedRoute, params: string[], query: string, req: IncomingMessage, res: ServerResponse, lookup: KeyLookup, accountActive: AccountCheck, observer: RequestObserver): Promise<boolean> {
   const started = performance.now();
   const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
   if (key === undefined || kindOf(key) !== route.kind) return false;
   const record = await lookup(hashKey(key));
-  if (!record || record.revokedAt !== null || record.kind !== route.kind) return false;
+  if (!record || record.revokedAt !== null || record.kind !== route.kind || !(await accountActive(record.accountId))) return false;
   const principal = principalFor(record);
   if (route.scope !== undefined && !principal.scopes.has(route.scope)) return false;
   let body: unknown;

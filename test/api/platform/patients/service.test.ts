@@ -78,7 +78,7 @@ describe('platform: patient service (unit, fake stores)', () => {
     it('denies a key whose account is suspended, even with the tuples in place', async () => {
       const principal = await tenant();
       const created = await service.create(principal, { givenName: 'Ada', familyName: 'Lovelace' });
-      accounts.setStatus(principal.accountId, 'SUSPENDED');
+      await accounts.setStatus(principal.accountId, 'SUSPENDED');
       expect(await rejection(service.get(principal, created.id))).to.include({ code: 'PLATFORM_ACCESS_DENIED' });
     });
 
