@@ -41,7 +41,8 @@ if [ -z "${PORTICO_ETCD:-}" ] && ! command -v etcd >/dev/null 2>&1; then
   fi
 fi
 
-# The container image's tools. Nothing fails without them yet, so a user who is not root is only told.
+# The container image's tools (scripts/build-image.sh, and runc for the image tests, which run as root only).
+# A user who is not root is told how to install them.
 missing=()
 for package in mmdebstrap umoci skopeo runc; do
   command -v "$package" >/dev/null 2>&1 || missing+=("$package")

@@ -1,12 +1,13 @@
 // The real dependencies the tests run against, started once per test run: the embedded database
 // (FerretDB, the same binary `npm start` uses) and a redis-server on a free loopback port. The S3 server
 // (./s3.ts) and the Kubernetes API server (./kubernetes.ts) start with the first test that needs them and
-// stop here with the rest.
+// stop here with the rest, as does the container image unpacked for runc (./image.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../core/src/infra/devdb.js';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { removeUnpackedImage } from './image.js';
 import { GUARD, stopTestKubernetes } from './kubernetes.js';
 import { stopTestS3 } from './s3.js';
 
@@ -26,6 +27,7 @@ export async function stopTestServices(): Promise<void> {
   redis?.stdin?.end(); // the guard stops redis-server
   await stopTestS3();
   await stopTestKubernetes();
+  await removeUnpackedImage();
   await database?.stop();
 }
 
