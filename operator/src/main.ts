@@ -9,6 +9,7 @@ import { OperatorMetrics } from './controller/metrics.js';
 import { startOperator } from './controller/operator.js';
 import { serveOperatorEndpoints } from './http.js';
 import { operatorReadiness } from './readiness.js';
+import { closeSharedArtworkParser } from './pipeline/logos/parser.js';
 import { fetchSourceList } from './pipeline/sources/fetch.js';
 import { openPublishing } from './publishing.js';
 
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     await operator.stop(); // in-flight reconciles finish before the lease goes to a successor
     endpoints.close();
+    await closeSharedArtworkParser(); // the logo pipeline's worker threads
     await close();
     process.exit(0);
   };

@@ -4,21 +4,27 @@
 // Keys derive from the source bytes and the rendering parameters, so artwork whose renditions are all in
 // storage already is not rendered again. Fetches and renders run with bounded concurrency; the same
 // reference, site or source bytes are handled once per run. Failures are counted by reason, never fatal:
-// the brand is published without artwork.
+// the brand is published without artwork. Parsing untrusted bytes (sniffing, SVG, ICO, a home page's links)
+// runs in the artwork parser's worker threads under a deadline; overrunning it is the reason `parse-timeout`.
 import { availableParallelism } from 'node:os';
 import { LOGO_SIZES, type BrandLogo, type LogoFormat, type LogoSize } from '../../../core/src/catalog/model.js';
 import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
-import { findFavicon, type Candidate } from './logos/favicon.js';
+import { findFavicon, type Candidate, type Inspection } from './logos/favicon.js';
 import { FetchError } from '../../../core/src/net/fetch.js';
+import { LogoError } from './logos/errors.js';
 import { LOGO_FETCH_LIMITS, loadArtwork, type FetchLimits } from './logos/load.js';
+import { sharedArtworkParser, type ArtworkParser } from './logos/parser.js';
 import { CONTENT_TYPES, LOGO_FORMATS, measureImage, renderArtwork, renditionKey, sha256 } from './logos/render.js';
-import { LogoError, sniffImageType, type ImageType } from './logos/sniff.js';
+import type { ImageType } from './logos/sniff.js';
 
 export { decodeDataUrl, LOGO_FETCH_LIMITS, loadArtwork, type FetchLimits } from './logos/load.js';
 export { largestIconImage } from './logos/ico.js';
-export { iconLinks } from './logos/favicon.js';
+export { iconLinks } from './logos/icon-links.js';
+export { closeSharedArtworkParser, sharedArtworkParser, WorkerArtworkParser, type ArtworkParser } from './logos/parser.js';
 export { MAX_INPUT_PIXELS, RENDERER_VERSION, renderArtwork, renderCounters, renditionKey } from './logos/render.js';
-export { inertSvg, LogoError, sniffImageType, type ImageType } from './logos/sniff.js';
+export { LogoError } from './logos/errors.js';
+export { sniffImageType, type ImageType } from './logos/sniff.js';
+export { inertSvg } from './logos/svg.js';
 
 export interface LogoSettings {
   /** Sizes rendered (default: every catalog size). */
@@ -30,6 +36,8 @@ export interface LogoSettings {
   /** Brands whose artwork (or favicon) is fetched at once (I/O-bound: favicon look-ups wait on slow sites); default 8 × concurrency, at least 16. */
   fetchConcurrency?: number;
   limits?: Partial<FetchLimits>;
+  /** Where untrusted bytes are parsed (default: the process's shared worker pool, 2 s deadline per parse). */
+  parser?: ArtworkParser;
 }
 
 export interface LogoRequest {
@@ -49,7 +57,7 @@ export interface LogoResults {
   failed: number;
   /** Distinct artworks: rendered in this run, or found complete in storage and reused. */
   artworks: { rendered: number; reused: number };
-  /** Failures by reason (`too-large`, `unsupported-type`, …); favicon look-ups that found nothing as `favicon:<reason>`. */
+  /** Failures by reason (`too-large`, `unsupported-type`, `parse-timeout`, …); favicon look-ups that found nothing as `favicon:<reason>`. */
   reasons: Record<string, number>;
   /** A few failures in words, for status messages. */
   errors: string[];
@@ -84,6 +92,8 @@ interface LogoRun {
   limits: FetchLimits;
   faviconFallback: boolean;
   renderGate: Gate;
+  /** The artwork parser, and sharp's measurements, for sniffing and looking at favicons. */
+  inspection: Inspection;
   results: LogoResults;
   /** Renditions by logo reference, by source-bytes hash, and favicons by site: each handled once per run. */
   byReference: Map<string, Promise<Renditions>>;
@@ -99,6 +109,7 @@ export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[]
     limits: { ...LOGO_FETCH_LIMITS, ...settings.limits },
     faviconFallback: settings.faviconFallback ?? false,
     renderGate: new Gate(concurrency),
+    inspection: { parser: settings.parser ?? sharedArtworkParser(), measure: measureImage },
     results: { logos: new Map(), rendered: 0, fallback: 0, failed: 0, artworks: { rendered: 0, reused: 0 }, reasons: {}, errors: [] },
     byReference: new Map(),
     bySource: new Map(),
@@ -123,8 +134,8 @@ async function logoForBrand(run: LogoRun, request: LogoRequest): Promise<void> {
   }
   if (!run.faviconFallback) return;
   try {
-    const icon = await findFavicon(request, run.limits, measureImage, run.bySite);
-    run.results.logos.set(request.brandId, { kind: 'favicon', ...(await renditionsOfBytes(run, icon.bytes)) });
+    const icon = await findFavicon(request, run.limits, run.inspection, run.bySite);
+    run.results.logos.set(request.brandId, { kind: 'favicon', ...(await renditionsOfBytes(run, icon.bytes, icon.type)) });
     run.results.fallback++;
   } catch (error) {
     countFailure(run, `favicon:${reasonOf(error)}`);
@@ -137,12 +148,14 @@ function renditionsOfReference(run: LogoRun, reference: string): Promise<Renditi
   return pending;
 }
 
-/** Renditions of sniffed source bytes: reused when every key exists in storage, else rendered and stored. */
-function renditionsOfBytes(run: LogoRun, bytes: Buffer): Promise<Renditions> {
-  const type = sniffImageType(bytes);
+/** Renditions of source bytes, sniffed once (unless the type is known): reused when every key exists in storage, else rendered and stored. */
+function renditionsOfBytes(run: LogoRun, bytes: Buffer, known?: ImageType): Promise<Renditions> {
   const hash = sha256(bytes);
   let pending = run.bySource.get(hash);
-  if (!pending) run.bySource.set(hash, (pending = renderOrReuse(run, bytes, type, hash)));
+  if (!pending) {
+    const type = known !== undefined ? Promise.resolve(known) : run.inspection.parser.sniff(bytes);
+    run.bySource.set(hash, (pending = type.then((sniffed) => renderOrReuse(run, bytes, sniffed, hash))));
+  }
   return pending;
 }
 
@@ -152,7 +165,7 @@ async function renderOrReuse(run: LogoRun, bytes: Buffer, type: ImageType, hash:
   if (present.every(Boolean)) {
     run.results.artworks.reused++;
   } else {
-    const renditions = await run.renderGate.run(() => renderArtwork(bytes, type, run.sizes));
+    const renditions = await run.renderGate.run(() => renderArtwork(bytes, type, run.sizes, run.inspection.parser));
     await Promise.all(renditions.map(({ size, format, body }) => storageCall('storing the rendition', () => run.storage.put(renditionKey(hash, size, format), body, CONTENT_TYPES[format]))));
     run.results.artworks.rendered++;
   }

@@ -3,12 +3,17 @@
 // decoded from its BMP DIB (1, 4, 8, 24 and 32 bits per pixel, with the AND transparency mask) into raw
 // RGBA pixels. Every offset and length is checked against the file: a malformed icon is refused, never
 // read out of bounds. npm's ICO decoders are unmaintained, hence this file.
-import { LogoError } from './sniff.js';
+import { LogoError } from './errors.js';
 
 export type IconImage = { kind: 'png'; bytes: Buffer; width: number; height: number } | { kind: 'raw'; data: Buffer; width: number; height: number };
 
 /** Icons are at most 256 × 256; a BMP entry claiming more than this is refused rather than decoded. */
 const MAX_BMP_SIDE = 1024;
+/**
+ * Entries decoded before the icon is refused. A directory may list 65535 entries that all point at one large
+ * BMP failing at its last pixel: decoding each would cost minutes. Real icons decode their largest entry.
+ */
+const MAX_DECODE_ATTEMPTS = 4;
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 interface Entry {
@@ -37,11 +42,11 @@ function entries(ico: Buffer): Entry[] {
   return list;
 }
 
-/** The icon's largest image (by pixels, then colour depth); entries that fail to decode are skipped. */
+/** The icon's largest image (by pixels, then colour depth); entries that fail to decode are skipped (a few at most). */
 export function largestIconImage(ico: Buffer): IconImage {
   const ranked = entries(ico).sort((a, b) => b.width * b.height - a.width * a.height || b.bitCount - a.bitCount);
   let failure: unknown;
-  for (const entry of ranked) {
+  for (const entry of ranked.slice(0, MAX_DECODE_ATTEMPTS)) {
     const data = ico.subarray(entry.offset, entry.offset + entry.size);
     try {
       if (data.length >= 24 && data.subarray(0, 8).equals(PNG_SIGNATURE)) {

@@ -1,7 +1,8 @@
 // Rendering sniffed artwork with sharp into square transparent PNG and WebP renditions at every configured
 // size. Safe settings throughout: a pixel limit on every input (decompression bombs stop at the header),
 // failOn 'error' (truncated or corrupt files are refused, not half-rendered), a time limit per pipeline,
-// SVG only as an inert buffer (no file path, no base URL, external references neutralised).
+// SVG only as an inert buffer (no file path, no base URL, external references neutralised). sharp decodes
+// and encodes off the event loop; what JavaScript would parse (SVG text, ICO files) goes to the artwork parser.
 //
 // Speed: the source is decoded once, into raw RGBA at the largest size; each smaller size is resized from the
 // previous one, and each size is encoded as PNG and WebP from raw pixels. Encoder settings are chosen for
@@ -10,8 +11,9 @@
 import { createHash } from 'node:crypto';
 import sharp, { type SharpOptions } from 'sharp';
 import { LOGO_FORMATS, type LogoFormat, type LogoSize } from '../../../../core/src/catalog/model.js';
-import { largestIconImage } from './ico.js';
-import { inertSvg, LogoError, type ImageType } from './sniff.js';
+import { LogoError } from './errors.js';
+import { sharedArtworkParser, type ArtworkParser } from './parser.js';
+import type { ImageType } from './sniff.js';
 
 /** Part of every stored key: bump it whenever renditions of the same source would come out different. */
 export const RENDERER_VERSION = 2;
@@ -53,17 +55,17 @@ export async function measureImage(bytes: Buffer): Promise<{ width: number; heig
   return { width: meta.width, height: meta.height };
 }
 
-/** What sharp is given for each sniffed type; ICO is unpacked here (sharp cannot read it). */
-async function sharpInput(bytes: Buffer, type: ImageType, largest: number): Promise<{ input: Buffer; options: SharpOptions }> {
+/** What sharp is given for each sniffed type; ICO is unpacked by the artwork parser (sharp cannot read it). */
+async function sharpInput(bytes: Buffer, type: ImageType, largest: number, parser: ArtworkParser): Promise<{ input: Buffer; options: SharpOptions }> {
   if (type === 'svg') {
-    const svg = inertSvg(bytes);
+    const svg = await parser.inertSvg(bytes);
     const meta = await sharp(svg, decodeOptions()).metadata();
     const edge = Math.max(1, Math.min(meta.width ?? largest, meta.height ?? largest));
     const density = Math.min(MAX_SVG_DENSITY, Math.max(1, (72 * largest) / edge));
     return { input: svg, options: decodeOptions({ density }) };
   }
   if (type === 'ico') {
-    const icon = largestIconImage(bytes);
+    const icon = await parser.largestIcon(bytes);
     if (icon.kind === 'png') return { input: icon.bytes, options: decodeOptions() };
     return { input: icon.data, options: decodeOptions({ raw: { width: icon.width, height: icon.height, channels: 4 } }) };
   }
@@ -76,12 +78,12 @@ export interface Rendition {
   body: Buffer;
 }
 
-/** Every size × format of one artwork, largest size first. */
-export async function renderArtwork(bytes: Buffer, type: ImageType, sizes: readonly LogoSize[]): Promise<Rendition[]> {
+/** Every size × format of one artwork, largest size first; SVG and ICO are prepared by `parser` (off the event loop). */
+export async function renderArtwork(bytes: Buffer, type: ImageType, sizes: readonly LogoSize[], parser: ArtworkParser = sharedArtworkParser()): Promise<Rendition[]> {
   renderCounters.artworks++;
   const ordered = [...new Set(sizes)].sort((a, b) => b - a);
   if (ordered.length === 0) return [];
-  const { input, options } = await sharpInput(bytes, type, ordered[0]!);
+  const { input, options } = await sharpInput(bytes, type, ordered[0]!, parser);
   let pixels: { data: Buffer; info: sharp.OutputInfo };
   try {
     pixels = await pipeline(input, options)

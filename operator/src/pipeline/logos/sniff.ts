@@ -1,21 +1,14 @@
 // What a logo is, decided from its bytes alone: never from the URL, a file name or a Content-Type header.
-// Raster formats are recognised by their magic numbers; SVG by a conservative text check (UTF-8 text whose
-// first element is <svg>, no DTD internal subset, no entity declarations). Anything else is refused here,
-// before sharp (or the ICO reader) sees a byte of it.
+// Raster formats are recognised by their magic numbers; SVG by a conservative text check (svg.ts: UTF-8 text
+// whose first element is <svg>, no DTD internal subset, no entity declarations). Anything else is refused
+// here, before sharp (or the ICO reader) sees a byte of it.
+import { LogoError } from './errors.js';
+import { looksLikeSvg } from './svg.js';
+
+export { LogoError };
 
 export const IMAGE_TYPES = ['png', 'jpeg', 'gif', 'webp', 'avif', 'ico', 'svg'] as const;
 export type ImageType = (typeof IMAGE_TYPES)[number];
-
-/** Refusals carry a short machine-readable reason, counted per import (`logos.reasons`). */
-export class LogoError extends Error {
-  constructor(
-    readonly reason: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'LogoError';
-  }
-}
 
 const startsWith = (bytes: Buffer, signature: number[], at = 0) => bytes.length >= at + signature.length && signature.every((b, i) => bytes[at + i] === b);
 const ascii = (bytes: Buffer, start: number, end: number) => bytes.toString('latin1', start, end);
@@ -39,8 +32,11 @@ function isIco(bytes: Buffer): boolean {
   return count > 0 && bytes.length >= 6 + 16 * count;
 }
 
-/** The image type of `bytes`, or a LogoError naming why it is not artwork we accept. */
-export function sniffImageType(bytes: Buffer): ImageType {
+/**
+ * The image type of `bytes` when their first bytes decide it (magic numbers, the ICO directory): constant
+ * time, so callers may run it anywhere; undefined when only the SVG text check could accept them.
+ */
+export function binaryImageType(bytes: Buffer): ImageType | undefined {
   if (bytes.length === 0) throw new LogoError('empty', 'the logo is empty');
   if (startsWith(bytes, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'png';
   if (startsWith(bytes, [0xff, 0xd8, 0xff])) return 'jpeg';
@@ -48,44 +44,15 @@ export function sniffImageType(bytes: Buffer): ImageType {
   if (bytes.length >= 16 && ascii(bytes, 0, 4) === 'RIFF' && ascii(bytes, 8, 12) === 'WEBP') return 'webp';
   if (isAvif(bytes)) return 'avif';
   if (isIco(bytes)) return 'ico';
+  return undefined;
+}
+
+/** The image type of `bytes`, or a LogoError naming why it is not artwork we accept. */
+export function sniffImageType(bytes: Buffer): ImageType {
+  const type = binaryImageType(bytes);
+  if (type !== undefined) return type;
   if (looksLikeSvg(bytes)) return 'svg';
   throw new LogoError('unsupported-type', 'the logo is not a PNG, JPEG, GIF, WebP, AVIF, ICO or SVG image');
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Prolog an SVG file may start with: XML declaration, comments, processing instructions, a DOCTYPE without internal subset. */
-// One whitespace character per repetition: `(?:\s+|…)*` would backtrack exponentially on a run of spaces.
-const SVG_START = /^(?:\s|<\?xml\s[^>]*\?>|<!--(?:(?!-->)[\s\S])*-->|<!DOCTYPE\s+svg\b[^>[]*>)*<svg[\s>/]/;
-
-function svgText(bytes: Buffer): string | undefined {
-  let text: string;
-  try {
-    text = UTF8.decode(bytes);
-  } catch {
-    return undefined; // not UTF-8 text
-  }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  if (/[\u0000-\u0008\u000e-\u001f]/.test(text)) return undefined; // binary, not text
-  if (!SVG_START.test(text)) return undefined;
-  if (/<!ENTITY/i.test(text) || /<\?xml-stylesheet/i.test(text)) return undefined; // entity expansion, external style sheets
-  if (!/<\/svg\s*>\s*(?:<!--(?:(?!-->)[\s\S])*-->\s*)*$/.test(text) && !/^[\s\S]*?<svg\b[^>]*\/>\s*$/.test(text)) return undefined;
-  return text;
-}
-
-export const looksLikeSvg = (bytes: Buffer): boolean => svgText(bytes) !== undefined;
-
-// References that leave the document: href/xlink:href values and CSS url()/@import other than `#fragment`
-// and `data:`. librsvg refuses them anyway when it has no base URL (sharp passes SVG as a buffer); they are
-// neutralised as well, so no version or build of the renderer can be made to fetch or read anything.
-const EXTERNAL_HREF = /(\b(?:xlink:)?href\s*=\s*)(["'])(?!\s*(?:#|data:))[^"']*\2/gi;
-const EXTERNAL_CSS_URL = /url\(\s*(["']?)(?!\s*(?:#|data:))[^)]*\)/gi;
-const CSS_IMPORT = /@import\b[^;]*;?/gi;
-
-/** The SVG as rendered: validated again, external references replaced by inert ones. */
-export function inertSvg(bytes: Buffer): Buffer {
-  const text = svgText(bytes);
-  if (text === undefined) throw new LogoError('unsupported-type', 'the logo is not an SVG document');
-  const inert = text.replace(EXTERNAL_HREF, '$1$2#$2').replace(EXTERNAL_CSS_URL, 'none').replace(CSS_IMPORT, '');
-  return Buffer.from(inert, 'utf8');
-}
+export { looksLikeSvg };
