@@ -1,7 +1,8 @@
 // The BrandCatalog CustomResourceDefinition, built from the TypeBox schemas that also validate command-line
 // files (catalog-spec.ts) and type the controller's status (status.ts), so the cluster and the command line
 // cannot drift apart. What only the cluster enforces is listed once, in CLUSTER_RULES.
-// `npm run crds` writes crds/brandcatalogs.catalog.portico.dev.yaml; a test fails when that file is stale.
+// `npm run crds` writes crds/brandcatalogs.catalog.portico.dev.yaml, then the Helm chart's template made from it
+// (chart-template.ts); tests fail when either is stale.
 import { writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +11,7 @@ import { Document } from 'yaml';
 import { repoRoot } from '../../../core/src/infra/repo-root.js';
 import { BrandCatalogSpec } from '../pipeline/catalog-spec.js';
 import { BrandCatalogStatus } from './status.js';
+import { writeChartCrdTemplate } from './chart-template.js';
 
 export const GROUP = 'catalog.portico.dev';
 export const VERSION = 'v1alpha1';
@@ -214,4 +216,5 @@ export async function writeCrdFile(root = repoRoot()): Promise<string> {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   console.log(`wrote ${path.relative(process.cwd(), await writeCrdFile())}`);
+  console.log(`wrote ${path.relative(process.cwd(), await writeChartCrdTemplate(repoRoot(), CRD_FILE))}`); // the chart's copy, from that file
 }
