@@ -56,7 +56,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const lookup = (hash: string) => services.keys.findByHash(hash);
   const accountActive = async (accountId: string) => (await services.accounts.get(accountId))?.status === 'ACTIVE';
   const auth = createAuth(lookup, accountActive);
-  const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret);
+  const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret, { logger });
   const link = linkBuilder(config.publicBaseUrl);
 
   const platform = new ApiRouter('/api/platform/v1').use(auth.requireKey('platform'));

@@ -6,6 +6,7 @@ export const OPENAPI_NOTES = [
   '- Optional patient fields that were not given are absent from the profile (never `null`); a webhook endpoint without a description has no `description` field.',
   '- Patient DELETE is authorized like the read: unknown, malformed or foreign ids get the same 403 `PLATFORM_ACCESS_DENIED`; a deleted patient is 404.',
   '- Names are 1-100 characters, must contain a visible character and no control characters; webhook descriptions up to 500 characters without control characters.',
+  '- Idempotency records are kept in MongoDB for 24 hours. When the request that first used an `Idempotency-Key` executed but its response was lost (the server handling it stopped before recording it, or it failed part-way after changing something), a request with the same key gets 409 `IDEMPOTENCY_KEY_EXECUTED` (`retryable: false`, stored and replayed like any outcome): the operation is never run again; read the resource to see its state. A 503 from an idempotent request whose writes may still have landed is safe to retry with the same key: the retry gets 409 `IDEMPOTENCY_KEY_IN_USE` for up to 15 s, then the replayed outcome, `IDEMPOTENCY_KEY_EXECUTED`, or a first execution.',
   '- A malformed `If-None-Match` is ignored (the full representation is sent); a malformed `If-Match` is 400.',
   '- A webhook URL whose host does not resolve is refused with 400, as is a URL with a fragment. `"*"` in `eventTypes` must stand alone.',
   '- A PATCH that sets fields to their current values changes nothing and keeps `_version`, like `{}`.',

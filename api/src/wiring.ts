@@ -42,7 +42,7 @@ import { WorkSignals } from './events/signals.js';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type dns from 'node:dns';
 import { CursorCodec } from './http/cursor.js';
-import { MemoryIdempotencyStore, RedisIdempotencyStore, type IdempotencyStore } from './http/idempotency-store.js';
+import { MongoIdempotencyStore } from './http/idempotency-store.js';
 import { PatientRepository } from './platform/patients/repository.js';
 import { PatientService } from './platform/patients/service.js';
 import { WebhookEndpointRepository } from './platform/webhook-endpoints/repository.js';
@@ -84,8 +84,10 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   };
   const outbox = new Outbox(db, locks, clock);
   const deliveries = new DeliveryStore(db, locks);
+  // Idempotency records live beside the data they protect (CONTRACT §4), with or without Redis.
+  const idempotencyStore = new MongoIdempotencyStore(db, locks);
   const snapshots = new SnapshotStore(db, locks, clock);
-  await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init(), deliveries.init(), snapshots.init()]);
+  await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init(), deliveries.init(), snapshots.init(), idempotencyStore.init()]);
   const storage = openObjectStorage(config.objectStorage);
   const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
 
@@ -95,7 +97,11 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   const users = new AppUserService({ users: appUsers, outbox, generations, clock });
   const limiter = redis ? new RedisRateLimiter(redis, config.initiateRateLimit) : new MemoryRateLimiter(config.initiateRateLimit, clock);
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
-  const idempotencyStore: IdempotencyStore = redis ? new RedisIdempotencyStore(redis) : new MemoryIdempotencyStore();
+  // Expired records go (FerretDB has no TTL index): a bounded sweep every few minutes.
+  const sweep = setInterval(() => {
+    idempotencyStore.sweep(clock.now().getTime(), 1_000).catch((error: unknown) => logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'));
+  }, 5 * minute);
+  sweep.unref();
   const catalogService = new CatalogService(activeCatalog, storage);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
@@ -132,6 +138,7 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     catalogService,
     catalogAnswers: new CatalogAnswers(catalogService, config.publicBaseUrl, config.trustProxy),
     close: async () => {
+      clearInterval(sweep);
       await dispatcher.stop(config.shutdownTimeoutMs);
       await activeCatalog.stop();
       await caches.close();

@@ -63,6 +63,8 @@ export interface TestApiOptions {
   env?: Record<string, string>;
   /** Receives the API's log lines (JSON), at debug level. */
   logs?: NodeJS.WritableStream;
+  /** Another replica: share this API's database (the first to close drops it). */
+  replicaOf?: TestApi;
 }
 
 export interface Response<T = any> {
@@ -94,7 +96,7 @@ export class TestApi {
   ) {}
 
   static async start(options: TestApiOptions = {}): Promise<TestApi> {
-    const database = `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    const database = options.replicaOf?.config.mongodbDatabase ?? `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
     const config = loadConfig({
       PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
       PORTICO_CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123',

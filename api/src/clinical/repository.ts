@@ -3,6 +3,7 @@
 // firstIngestedAt is set only on insert, so a paging walk that began earlier never sees a later arrival.
 import type { Collection, Db, Filter, Sort } from 'mongodb';
 import { BEGINNING } from './dates.js';
+import { markPlainWrite } from '../infra/change-scope.js';
 import type { NormalizedObservation } from './observations.js';
 import type { ObservationDocument } from '../sdk/observations/document.js';
 
@@ -35,7 +36,10 @@ export class ObservationRepository implements ObservationStore {
 
   async upsert({ accountId, connectionId }: IngestTarget, observations: NormalizedObservation[], at: Date): Promise<{ ingested: number; updated: number }> {
     if (observations.length === 0) return { ingested: 0, updated: 0 };
-    const fields = (o: NormalizedObservation) => ({ connectionId, accountId, resourceId: o.resourceId, code: o.code, category: o.category, date: o.date, sortDate: o.date?.start ?? BEGINNING, confidentiality: o.confidentiality, sensitivity: o.sensitivity, resource: o.resource, updatedAt: at });
+    // Inside an idempotent request the first observation is its recovery point (infra/change-scope.ts); a
+    // re-run after a crash that wrote only others is harmless all the same: the upsert repeats.
+    const mark = await markPlainWrite('observations', `${connectionId}/${observations[0]!.resourceId}`);
+    const fields = (o: NormalizedObservation) => ({ ...mark, connectionId, accountId, resourceId: o.resourceId, code: o.code, category: o.category, date: o.date, sortDate: o.date?.start ?? BEGINNING, confidentiality: o.confidentiality, sensitivity: o.sensitivity, resource: o.resource, updatedAt: at });
     const idOf = (o: NormalizedObservation) => `${connectionId}/${o.resourceId}`;
     // Most of a bundle is new: one unordered insert of everything, then the ids that exist are replaced
     // (their firstIngestedAt kept). A unique _id decides, so two ingests racing on one id never duplicate it.

@@ -3,6 +3,8 @@ import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../infra/cache.js';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import type { KeyKind } from './keys.js';
+import { updateOneWhere } from '../../../core/src/infra/where.js';
+import { markPlainWrite } from '../infra/change-scope.js';
 
 export interface ApiKeyRecord {
   keyId: string;
@@ -25,7 +27,7 @@ export interface ApiKeyStore {
   revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null>;
 }
 
-type ApiKeyDocument = ApiKeyRecord & { _id: string };
+type ApiKeyDocument = ApiKeyRecord & { _id: string; _changeId?: string; _revokedBy?: string };
 
 export class ApiKeyRepository implements ApiKeyStore {
   private readonly collection: Collection<ApiKeyDocument>;
@@ -43,7 +45,8 @@ export class ApiKeyRepository implements ApiKeyStore {
   }
 
   async insert(hash: string, record: ApiKeyRecord): Promise<void> {
-    await this.collection.insertOne({ _id: hash, ...record });
+    // Inside an idempotent request, the insert is its recovery point (infra/change-scope.ts).
+    await this.collection.insertOne({ _id: hash, ...record, ...(await markPlainWrite('api_keys', hash)) });
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
@@ -56,9 +59,13 @@ export class ApiKeyRepository implements ApiKeyStore {
 
   /** Marks the key revoked; returns it as it was, or null when there is no such live key. */
   async revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
-    const doc = await this.locks.withLock(`api_keys:${keyId}`, () => this.collection.findOneAndUpdate({ keyId, revokedAt: null }, { $set: { revokedAt: at } }));
-    if (doc) this.cache?.invalidate(doc._id);
-    return doc && toRecord(doc);
+    // The key's _id (its hash) first: the revocation records it as the request's recovery point.
+    const live = await this.collection.findOne({ keyId, revokedAt: null });
+    if (!live) return null;
+    const mark = await markPlainWrite('api_keys', live._id, '_revokedBy');
+    const revoked = await updateOneWhere(this.collection, this.locks, live._id, { revokedAt: null }, { $set: { revokedAt: at, ...mark } });
+    this.cache?.invalidate(live._id);
+    return revoked && toRecord(live);
   }
 }
 

@@ -9,6 +9,7 @@ import type { Clock } from '../../../core/src/clock.js';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import { deleteOneWhere, updateOneWhere } from '../../../core/src/infra/where.js';
 import { changeRecorded } from '../infra/versioned-collection.js';
+import { markPlainWrite } from '../infra/change-scope.js';
 
 /** The event types an endpoint can subscribe to (CONTRACT §5.2). */
 export const EVENT_TYPES = [
@@ -136,7 +137,9 @@ export class Outbox implements EventOutbox {
 
   async append(events: DomainEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.collection.insertMany(events.map((e) => toDocument(e, 'pending', this.clock.now())));
+    // Inside an idempotent request (webhook test events) the first event is the request's recovery point.
+    const mark = await markPlainWrite('outbox_events', events[0]!.id);
+    await this.collection.insertMany(events.map((e) => ({ ...toDocument(e, 'pending', this.clock.now()), ...mark })));
     this.notify(events.map((e) => e.id));
   }
 

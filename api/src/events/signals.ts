@@ -2,6 +2,7 @@
 // local dispatcher at once, and every other replica's over Redis pub/sub. Polling is only the backstop.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { outsideChangeScope } from '../infra/change-scope.js';
 
 export const WORK_CHANNEL = 'portico:webhook-work';
 
@@ -18,7 +19,10 @@ export class WorkSignals {
   constructor(private readonly redis?: Redis) {}
 
   announce(work: Work): void {
-    for (const listener of this.listeners) listener(work);
+    // The local dispatcher's work is its own, not the announcing request's (infra/change-scope.ts).
+    outsideChangeScope(() => {
+      for (const listener of this.listeners) listener(work);
+    });
     // Lost announcements are found by the dispatchers' polling.
     this.redis?.publish(WORK_CHANNEL, JSON.stringify({ ...work, origin: this.origin })).catch(() => {});
   }

@@ -1,93 +1,148 @@
-// Where idempotency records live: in process for one replica, in Redis when replicas share the work.
-// claim() is the single atomic step that guarantees one execution per (credential, key); complete() and
-// release() act only while the claim is still the caller's.
-import type { Redis } from 'ioredis';
-import { LRUCache } from 'lru-cache';
-import { serviceUnavailable } from './errors.js';
+// Where idempotency records live: in MongoDB, beside the data they protect (CONTRACT §4), so that they
+// survive any process or store failing. One document per (credential, key) scope, `_id` = the scope hash.
+// claim() is an insert (a unique _id decides, on MongoDB and FerretDB alike, so exactly one claim wins);
+// every later step is a conditional write on the claim's owner (core/src/infra/where.ts), so a claim that
+// was taken over can no longer touch the record. No Redis: it would only be a cache in front of a
+// primary-key read, and never a copy that correctness may depend on.
+import type { Collection, Db } from 'mongodb';
+import { MongoServerError } from 'mongodb';
+import type { DocumentLocks } from '../../../core/src/infra/locks.js';
+import { deleteOneWhere, updateOneWhere } from '../../../core/src/infra/where.js';
+import { recoveryPointReached, type RecoveryPoint } from '../infra/change-scope.js';
+
+/** A running claim, with the recovery points its execution recorded before each write. */
+export interface RunningRecord {
+  state: 'running';
+  fingerprint: string;
+  owner: string;
+  /** Until then the owner is presumed alive (it renews); after it, a retry may recover the key. */
+  leaseUntil: number;
+  expiresAt: number;
+  targets: RecoveryPoint[];
+}
 
 /** A stored outcome, sealed (encrypted) by the middleware: the store never holds readable responses. */
-export type IdempotencyRecord =
-  | { state: 'running'; fingerprint: string; owner: string; expiresAt: number }
-  | { state: 'done'; fingerprint: string; sealed: string; expiresAt: number };
+export interface DoneRecord {
+  state: 'done';
+  fingerprint: string;
+  sealed: string;
+  expiresAt: number;
+}
 
-export type RunningRecord = Extract<IdempotencyRecord, { state: 'running' }>;
-export type DoneRecord = Extract<IdempotencyRecord, { state: 'done' }>;
+export type IdempotencyRecord = RunningRecord | DoneRecord;
 
 export interface IdempotencyStore {
   /** Stores `running` unless a live record exists; returns that live record, or null when the claim won. */
   claim(scope: string, running: RunningRecord, now: number): Promise<IdempotencyRecord | null>;
-  /** Replaces the caller's running claim (`owner`) with the outcome. */
-  complete(scope: string, owner: string, done: DoneRecord, now: number): Promise<void>;
-  /** Drops a running claim, only if it is still ours. */
+  /** Replaces `previousOwner`'s running claim (its lease expired, nothing of it happened) by `running`. */
+  takeOver(scope: string, previousOwner: string, running: RunningRecord): Promise<boolean>;
+  /** Appends a recovery point to the owner's claim and extends its lease; false when the claim is not the owner's. */
+  addTarget(scope: string, owner: string, target: RecoveryPoint, leaseUntil: number): Promise<boolean>;
+  /** Moves the owner's lease to `leaseUntil` (later while it runs, `now` to hand it to recovery at once). */
+  renew(scope: string, owner: string, leaseUntil: number): Promise<boolean>;
+  /** Replaces the owner's running claim with the outcome; false when the claim is not the owner's. */
+  complete(scope: string, owner: string, done: DoneRecord): Promise<boolean>;
+  /** Drops a running claim, only if it is still the owner's. */
   release(scope: string, owner: string): Promise<void>;
+  /** Whether the change a recovery point announced happened. */
+  reached(target: RecoveryPoint): Promise<boolean>;
+  /** Deletes up to `limit` expired records; how many. */
+  sweep(now: number, limit: number): Promise<number>;
 }
 
-/** Bounded: past MAX_RECORDS the least recently used records go first. */
-export class MemoryIdempotencyStore implements IdempotencyStore {
-  static readonly MAX_RECORDS = 100_000;
-  private readonly records = new LRUCache<string, IdempotencyRecord>({ max: MemoryIdempotencyStore.MAX_RECORDS });
+export const IDEMPOTENCY_RECORDS = 'idempotency_records';
 
-  async claim(scope: string, running: RunningRecord, now: number) {
-    const current = this.records.get(scope);
-    if (current && current.expiresAt > now) return current;
-    this.records.set(scope, running);
-    return null;
-  }
-
-  async complete(scope: string, owner: string, done: DoneRecord) {
-    const current = this.records.get(scope);
-    if (current?.state === 'running' && current.owner === owner) this.records.set(scope, done);
-  }
-
-  async release(scope: string, owner: string) {
-    const current = this.records.get(scope);
-    if (current?.state === 'running' && current.owner === owner) this.records.delete(scope);
-  }
+interface RecordDocument {
+  _id: string;
+  state: 'running' | 'done';
+  fingerprint: string;
+  expiresAt: Date;
+  owner?: string;
+  leaseUntil?: Date;
+  targets?: RecoveryPoint[];
+  sealed?: string;
 }
 
-// The record's own expiresAt (from the injected clock) decides liveness; Redis TTLs only collect garbage.
-const CLAIM = `
-local current = redis.call('GET', KEYS[1])
-if current then
-  local record = cjson.decode(current)
-  if tonumber(record.expiresAt) > tonumber(ARGV[2]) then return current end
-end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
-return false`;
+const CLAIM_ATTEMPTS = 5;
 
-const IF_OWNER = (then: string) => `
-local current = redis.call('GET', KEYS[1])
-if current and cjson.decode(current).owner == ARGV[1] then ${then} end
-return 1`;
-const COMPLETE = IF_OWNER(`redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])`);
-const RELEASE = IF_OWNER(`redis.call('DEL', KEYS[1])`);
+export class MongoIdempotencyStore implements IdempotencyStore {
+  private readonly collection: Collection<RecordDocument>;
 
-export class RedisIdempotencyStore implements IdempotencyStore {
   constructor(
-    private readonly redis: Redis,
-    private readonly prefix = 'portico:idem:',
-  ) {}
-
-  async claim(scope: string, running: RunningRecord, now: number) {
-    const ttl = Math.max(1, running.expiresAt - now);
-    const current = (await this.call(() => this.redis.eval(CLAIM, 1, this.prefix + scope, JSON.stringify(running), String(now), String(ttl)))) as string | null;
-    return current ? (JSON.parse(current) as IdempotencyRecord) : null;
+    private readonly db: Db,
+    private readonly locks: DocumentLocks,
+  ) {
+    this.collection = db.collection<RecordDocument>(IDEMPOTENCY_RECORDS);
   }
 
-  async complete(scope: string, owner: string, done: DoneRecord, now: number) {
-    const ttl = Math.max(1, done.expiresAt - now);
-    await this.call(() => this.redis.eval(COMPLETE, 1, this.prefix + scope, owner, JSON.stringify(done), String(ttl)));
-  }
-
-  async release(scope: string, owner: string) {
-    await this.call(() => this.redis.eval(RELEASE, 1, this.prefix + scope, owner));
-  }
-
-  private async call<T>(operation: () => Promise<T>): Promise<T> {
+  /** On MongoDB a TTL index collects expired records; FerretDB v1 has none (sweep() does it there, and everywhere). */
+  async init(): Promise<void> {
     try {
-      return await operation();
-    } catch {
-      throw serviceUnavailable('Redis');
+      await this.collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+    } catch (error) {
+      if (!(error instanceof MongoServerError) || !/expireAfterSeconds/.test(error.message)) throw error;
     }
   }
+
+  async claim(scope: string, running: RunningRecord, now: number): Promise<IdempotencyRecord | null> {
+    for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+      try {
+        await this.collection.insertOne(toDocument(scope, running));
+        return null;
+      } catch (error) {
+        if (!(error instanceof MongoServerError) || error.code !== 11000) throw error;
+      }
+      const current = await this.collection.findOne({ _id: scope });
+      if (!current) continue; // released or swept meanwhile: claim again
+      if (current.expiresAt.getTime() > now) return toRecord(current);
+      // Expired (liveness is the record's own expiresAt, on the injected clock): only that one goes.
+      await deleteOneWhere(this.collection, this.locks, scope, { expiresAt: { $lte: new Date(now) } });
+    }
+    throw new Error('idempotency: the claim kept changing hands');
+  }
+
+  async takeOver(scope: string, previousOwner: string, running: RunningRecord): Promise<boolean> {
+    const { _id, ...fields } = toDocument(scope, running);
+    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner: previousOwner }, { $set: fields })) !== null;
+  }
+
+  async addTarget(scope: string, owner: string, target: RecoveryPoint, leaseUntil: number): Promise<boolean> {
+    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $push: { targets: target }, $set: { leaseUntil: new Date(leaseUntil) } })) !== null;
+  }
+
+  async renew(scope: string, owner: string, leaseUntil: number): Promise<boolean> {
+    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { leaseUntil: new Date(leaseUntil) } })) !== null;
+  }
+
+  async complete(scope: string, owner: string, done: DoneRecord): Promise<boolean> {
+    const update = { $set: { state: 'done' as const, fingerprint: done.fingerprint, sealed: done.sealed, expiresAt: new Date(done.expiresAt) }, $unset: { owner: '' as const, leaseUntil: '' as const, targets: '' as const } };
+    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, update)) !== null;
+  }
+
+  async release(scope: string, owner: string): Promise<void> {
+    await deleteOneWhere(this.collection, this.locks, scope, { state: 'running', owner });
+  }
+
+  reached(target: RecoveryPoint): Promise<boolean> {
+    return recoveryPointReached(this.db, target);
+  }
+
+  async sweep(now: number, limit: number): Promise<number> {
+    const before = new Date(now);
+    const expired = await this.collection.find({ expiresAt: { $lte: before } }, { projection: { _id: 1 } }).limit(limit).toArray();
+    let deleted = 0;
+    // One conditional delete each: a record claimed afresh meanwhile is not expired and stays.
+    for (const { _id } of expired) if (await deleteOneWhere(this.collection, this.locks, _id, { expiresAt: { $lte: before } })) deleted++;
+    return deleted;
+  }
+}
+
+function toDocument(scope: string, record: IdempotencyRecord): RecordDocument {
+  if (record.state === 'done') return { _id: scope, state: 'done', fingerprint: record.fingerprint, sealed: record.sealed, expiresAt: new Date(record.expiresAt) };
+  return { _id: scope, state: 'running', fingerprint: record.fingerprint, owner: record.owner, leaseUntil: new Date(record.leaseUntil), expiresAt: new Date(record.expiresAt), targets: record.targets };
+}
+
+function toRecord(doc: RecordDocument): IdempotencyRecord {
+  if (doc.state === 'done') return { state: 'done', fingerprint: doc.fingerprint, sealed: doc.sealed ?? '', expiresAt: doc.expiresAt.getTime() };
+  return { state: 'running', fingerprint: doc.fingerprint, owner: doc.owner ?? '', leaseUntil: doc.leaseUntil?.getTime() ?? 0, expiresAt: doc.expiresAt.getTime(), targets: doc.targets ?? [] };
 }

@@ -1,17 +1,35 @@
 // Idempotency-Key (CONTRACT §4): one execution per (credential, key); executed outcomes are replayed
 // byte-for-byte for 24 hours. Requests rejected before execution are not stored, so they can be retried.
+//
+// Exactly once across crashes: the claim is a durable record (idempotency-store.ts) and the handler runs in
+// a change scope (infra/change-scope.ts) whose writes first append their recovery points to the claim and
+// then carry its owner as their change id. A claim whose owner stopped renewing its lease is recovered by
+// the next request with the key: if any recovery point shows its change happened, the operation executed
+// and its response is lost (409 IDEMPOTENCY_KEY_EXECUTED, stored as the outcome, never retryable);
+// otherwise nothing happened and the request takes the claim over and executes.
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Clock } from '../../../core/src/clock.js';
 import { AppError, invalidField } from './errors.js';
-import type { IdempotencyStore } from './idempotency-store.js';
+import type { DoneRecord, IdempotencyStore, RunningRecord } from './idempotency-store.js';
+import { runInChangeScope, type ChangeScope, type RecoveryPoint } from '../infra/change-scope.js';
+import type { Logger } from 'pino';
+import { pino } from 'pino';
 import type { OperationPatch } from './openapi.js';
 import { principalOf } from './auth.js';
 import { renderProblem, toAppError } from './problem-middleware.js';
 
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
-/** How long a crashed execution can block its key before another attempt may claim it. */
-const RUNNING_TTL_MS = 60 * 1000;
+/**
+ * How long a claim stays its owner's without a sign of life. The owner renews it every third of that while
+ * its handler runs (and each recovery point extends it), so only an owner that died or stalled for most of
+ * it loses the claim; a retry meanwhile is 409 IDEMPOTENCY_KEY_IN_USE.
+ */
+export const LEASE_MS = 30_000;
+/** After an ambiguous failure (a write may still land): how long recovery waits before judging. */
+const SETTLE_MS = 15_000;
+/** Delays of the background attempts to record an outcome the store refused at first. */
+const COMPLETION_RETRIES_MS = [500, 2_000, 5_000, 15_000, 30_000];
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 /** Outcomes that the operation decided and that a retry would see again. */
 const STORED_ERROR_STATUSES = new Set([404, 409, 412]);
@@ -56,7 +74,36 @@ function readKey(ctx: Context): string | undefined {
   return key;
 }
 
-export function createIdempotency(store: IdempotencyStore, clock: Clock, serverSecret: string) {
+export interface IdempotencyOptions {
+  logger?: Logger;
+  leaseMs?: number;
+}
+
+export function createIdempotency(store: IdempotencyStore, clock: Clock, serverSecret: string, options: IdempotencyOptions = {}) {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const leaseMs = options.leaseMs ?? LEASE_MS;
+  const now = () => clock.now().getTime();
+
+  /** Records an outcome, retrying in the background when the store fails: the response is sent regardless. */
+  async function complete(scope: string, owner: string, done: DoneRecord, attempt = 0): Promise<void> {
+    try {
+      if (!(await store.complete(scope, owner, done))) logger.warn({ scope }, 'idempotency: the claim was taken over before its outcome was recorded');
+    } catch (error) {
+      const delay = COMPLETION_RETRIES_MS[attempt];
+      if (delay === undefined) {
+        logger.error({ err: error, scope }, 'idempotency: the outcome could not be recorded; a retry will recover the key from its recovery points');
+        return;
+      }
+      logger.warn({ err: error, scope, attempt: attempt + 1 }, 'idempotency: recording the outcome failed; retrying in the background');
+      setTimeout(() => void complete(scope, owner, done, attempt + 1), delay).unref();
+    }
+  }
+
+  async function anyReached(targets: RecoveryPoint[]): Promise<boolean> {
+    for (const target of targets) if (await store.reached(target)) return true;
+    return false;
+  }
+
   return function idempotent(): Middleware & { openapi: OperationPatch } {
     const middleware = async function idempotentMiddleware(ctx: Context, next: () => Promise<unknown>) {
       const key = readKey(ctx);
@@ -67,57 +114,126 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
       const fingerprint = createHash('sha256')
         .update([ctx.method, ctx.path, ctx.state.bodySha256 ?? '', ctx.get('If-Match')].join('\n'))
         .digest('hex');
+      const sealWith = (response: StoredResponse): DoneRecord => ({ state: 'done', fingerprint, sealed: seal(sealingKey(serverSecret, keyId, key), response), expiresAt: now() + REPLAY_WINDOW_MS });
       const owner = randomUUID();
-      const now = clock.now().getTime();
-      const existing = await store.claim(scope, { state: 'running', fingerprint, owner, expiresAt: now + RUNNING_TTL_MS }, now);
-      if (existing) {
+      const running = (): RunningRecord => ({ state: 'running', fingerprint, owner, leaseUntil: now() + leaseMs, expiresAt: now() + REPLAY_WINDOW_MS, targets: [] });
+
+      // ——— claim, or answer from the record ———
+      for (let round = 1; ; round++) {
+        const at = now();
+        const existing = await store.claim(scope, running(), at);
+        if (!existing) break;
         if (existing.fingerprint !== fingerprint) {
           throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.');
         }
-        if (existing.state === 'running') {
-          throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still executing.', {}, { 'Retry-After': '1' });
+        if (existing.state === 'done') {
+          replay(ctx, unseal(sealingKey(serverSecret, keyId, key), existing.sealed));
+          return;
         }
-        replay(ctx, unseal(sealingKey(serverSecret, keyId, key), existing.sealed));
-        return;
+        if (existing.leaseUntil > at) throw inUse();
+        // The owner died or stalled: its recovery points tell whether the operation changed anything.
+        if (await anyReached(existing.targets)) {
+          const done = sealWith(captureResponse(ctx, executed()));
+          if (await store.complete(scope, existing.owner, done)) return;
+          throw inUse(); // settled by another request meanwhile: a retry replays its answer
+        }
+        if (await store.takeOver(scope, existing.owner, running())) break;
+        if (round >= 3) throw inUse(); // it keeps changing hands: let the client come back
       }
 
+      // ——— execute, tied to the claim ———
+      const targets: RecoveryPoint[] = [];
+      let active = true;
+      const changeScope: ChangeScope = {
+        changeId: owner,
+        get active() {
+          return active;
+        },
+        recoveryPoint: async (point) => {
+          if (!(await store.addTarget(scope, owner, point, now() + leaseMs))) {
+            // Taken over (this execution stalled past its lease): it must not write any more.
+            throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is executing elsewhere.', {}, { 'Retry-After': '1' });
+          }
+          targets.push(point);
+        },
+      };
+      const renewal = setInterval(() => {
+        store.renew(scope, owner, now() + leaseMs).catch((error: unknown) => logger.warn({ err: error, scope }, 'idempotency: the claim could not be renewed'));
+      }, Math.max(1, Math.floor(leaseMs / 3)));
+      renewal.unref();
+
+      /** A failure: release the claim when nothing can have happened, else settle it by the recovery points. */
+      const fail = async (decided: AppError | undefined): Promise<'executed' | 'failed'> => {
+        let reached: boolean | undefined = false;
+        if (targets.length > 0) reached = await anyReached(targets).catch(() => undefined);
+        if (reached) {
+          // Part of the operation happened: a retry must not run it again, and this answer is final.
+          const done = sealWith(captureResponse(ctx, executed()));
+          await complete(scope, owner, done);
+          return 'executed';
+        }
+        // Nothing happened and the failure is a decided one: the key is free again. After an ambiguous
+        // failure a write may still land: recovery judges once it has settled.
+        const settled = targets.length === 0 || (reached === false && decided !== undefined && decided.status < 500);
+        const step = settled ? store.release(scope, owner) : store.renew(scope, owner, now() + SETTLE_MS);
+        await step.catch((error: unknown) => logger.warn({ err: error, scope }, 'idempotency: a failed claim could not be handed back; its lease will end it'));
+        return 'failed';
+      };
+
       try {
-        await next();
+        await runInChangeScope(changeScope, async () => {
+          await next();
+        });
       } catch (error) {
         const decided = toAppError(error);
         if (!decided || !STORED_ERROR_STATUSES.has(decided.status) || decided.code === 'IDEMPOTENCY_KEY_IN_USE' || decided.options.storable === false) {
-          await store.release(scope, owner);
+          active = false;
+          clearInterval(renewal);
+          if ((await fail(decided)) === 'executed') return;
           throw error;
         }
         renderProblem(ctx, decided);
+      } finally {
+        active = false;
+        clearInterval(renewal);
       }
 
       if (ctx.status >= 500 || (ctx.status >= 300 && !STORED_ERROR_STATUSES.has(ctx.status))) {
-        await store.release(scope, owner);
+        await fail(undefined);
         return;
       }
-      const body = ctx.body == null ? null : typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
-      if (body !== null) ctx.body = body; // what is sent is exactly what is stored
-      const headers: Record<string, string> = {};
-      for (const name of REPLAYED_HEADERS) {
-        const value = ctx.response.get(name);
-        if (value) headers[name] = String(value);
-      }
-      const sealed = seal(sealingKey(serverSecret, keyId, key), { status: ctx.status, body, headers });
-      const completedAt = clock.now().getTime();
-      await store.complete(scope, owner, { state: 'done', fingerprint, sealed, expiresAt: completedAt + REPLAY_WINDOW_MS }, completedAt);
+      // The operation's outcome is final from here: a store failure does not turn it into an error.
+      await complete(scope, owner, sealWith(captureResponse(ctx)));
     } as Middleware & { openapi: OperationPatch };
     middleware.openapi = {
       requestHeaders: [
         {
           name: 'Idempotency-Key',
           description:
-            'Optional, 1-255 visible ASCII characters (surrounding double quotes are removed). One execution per (credential, key); the outcome (2xx, 404, 409, 412) is replayed byte-for-byte for 24 hours with `Idempotent-Replayed: true`. Same key with a different method, path, body or If-Match → 422; while the first request runs → 409 with `Retry-After: 1`.',
+            'Optional, 1-255 visible ASCII characters (surrounding double quotes are removed). One execution per (credential, key), also across replicas and crashes; the outcome (2xx, 404, 409, 412) is replayed byte-for-byte for 24 hours with `Idempotent-Replayed: true`. Same key with a different method, path, body or If-Match → 422; while the first request runs → 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After: 1`; when the first request executed but its response was lost (its server stopped, or it failed part-way after changing something) → 409 `IDEMPOTENCY_KEY_EXECUTED`, not retryable: read the resource instead.',
         },
       ],
     };
     return middleware;
   };
+}
+
+const inUse = () => new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still executing.', {}, { 'Retry-After': '1' });
+
+const executed = () =>
+  new AppError('IDEMPOTENCY_KEY_EXECUTED', 'The request with this Idempotency-Key was executed, but its response is no longer available; read the resource to see its state.');
+
+/** The response as it will be sent and stored (after rendering `problem`, when given). */
+function captureResponse(ctx: Context, problem?: AppError): StoredResponse {
+  if (problem) renderProblem(ctx, problem);
+  const body = ctx.body == null ? null : typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
+  if (body !== null) ctx.body = body; // what is sent is exactly what is stored
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = ctx.response.get(name);
+    if (value) headers[name] = String(value);
+  }
+  return { status: ctx.status, body, headers };
 }
 
 function replay(ctx: Context, response: StoredResponse): void {

@@ -6,10 +6,14 @@
 //
 // A change may carry a change id (the outbox's, for the events it causes): it is written into the document
 // with the change itself, in a ring keyed by the version the change leaves, so that after a crash anyone can
-// tell from the document alone whether that change happened (changeRecorded).
+// tell from the document alone whether that change happened (changeRecorded). Inside an idempotent
+// request (infra/change-scope.ts) a change without an id of its own takes the request's, and every change
+// first records its recovery point there, so that a retry can tell whether the request changed anything.
 import type { Collection, Filter, OptionalUnlessRequiredId, UpdateFilter } from 'mongodb';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import { updateOneWhere } from '../../../core/src/infra/where.js';
+import { AppError } from '../http/errors.js';
+import { currentChangeScope } from './change-scope.js';
 
 export interface VersionedDocument {
   _id: string;
@@ -24,6 +28,9 @@ export interface VersionedDocument {
 
 /** How many recent changes a document remembers the ids of. */
 export const CHANGE_RING = 16;
+
+/** Rounds a change "whatever the version" makes in a change scope before giving up on a busy document. */
+const ANY_VERSION_ATTEMPTS = 10;
 
 type NumericKeys<D> = { [K in keyof D]: D[K] extends number ? K : never }[keyof D] & string;
 type DateKeys<D> = { [K in keyof D]: D[K] extends Date | null ? K : never }[keyof D] & string;
@@ -52,7 +59,8 @@ export class VersionedCollection<D extends VersionedDocument> {
     private readonly invalidate: (id: string) => void = () => {},
   ) {}
 
-  async insert(doc: D, changeId?: string): Promise<void> {
+  async insert(doc: D, given?: string): Promise<void> {
+    const changeId = await this.recoveryPoint(doc._id, doc._version, given);
     const stored = changeId === undefined ? doc : { ...doc, _changes: { [String(doc._version % CHANGE_RING)]: changeId } };
     try {
       await this.collection.insertOne(stored as OptionalUnlessRequiredId<D>);
@@ -93,8 +101,10 @@ export class VersionedCollection<D extends VersionedDocument> {
     return (await this.write(id, () => updateOneWhere(this.collection, this.locks, id, condition, update), options.cached)) !== null;
   }
 
-  private async change(id: string, version: ExpectedVersion, changes: Changes<D>, system: Record<string, unknown>, changeId: string | undefined, extra: Filter<D> = {}): Promise<D | null> {
-    if (changeId !== undefined && version === 'any') throw new Error('a change id needs the version the change expects');
+  private async change(id: string, version: ExpectedVersion, changes: Changes<D>, system: Record<string, unknown>, given: string | undefined, extra: Filter<D> = {}): Promise<D | null> {
+    if (given !== undefined && version === 'any') throw new Error('a change id needs the version the change expects');
+    if (version === 'any' && currentChangeScope()) return this.changeAtCurrentVersion(id, changes, system, extra);
+    const changeId = version === 'any' ? undefined : await this.recoveryPoint(id, version + 1, given);
     const set: Record<string, unknown> = { ...changes.set, ...system };
     if (changeId !== undefined) set[`_changes.${(Number(version) + 1) % CHANGE_RING}`] = changeId;
     const update: Record<string, unknown> = { $set: set, $inc: { ...changes.inc, _version: 1 } };
@@ -102,6 +112,31 @@ export class VersionedCollection<D extends VersionedDocument> {
     if (changes.max && Object.keys(changes.max).length > 0) update.$max = changes.max;
     const condition = { ...extra, deletedAt: null, ...(version !== 'any' && { _version: version }) } as Filter<D>;
     return (await this.write(id, () => updateOneWhere(this.collection, this.locks, id, condition, update as UpdateFilter<D>))) as D | null;
+  }
+
+  /**
+   * A change "whatever the version" inside a change scope: it needs a known version to record where it
+   * lands, so it is made conditional on the version read, and read again if that moved on.
+   */
+  private async changeAtCurrentVersion(id: string, changes: Changes<D>, system: Record<string, unknown>, extra: Filter<D>): Promise<D | null> {
+    for (let attempt = 1; attempt <= ANY_VERSION_ATTEMPTS; attempt++) {
+      const current = await this.find(id);
+      if (!current || current.deletedAt !== null) return null;
+      const written = await this.change(id, current._version, changes, system, undefined, extra);
+      if (written) return written;
+      const now = await this.find(id);
+      // Not moved on: the extra condition is what failed (or it went away): the same answer as one write.
+      if (!now || now.deletedAt !== null || now._version === current._version) return null;
+    }
+    throw new AppError('CONFLICT', 'The resource is being changed concurrently; retry.', {}, {}, { storable: false });
+  }
+
+  /** The change id a change leaving the document at `version` carries; recorded first in a change scope. */
+  private async recoveryPoint(id: string, version: number, given: string | undefined): Promise<string | undefined> {
+    const scope = currentChangeScope();
+    const changeId = given ?? scope?.changeId;
+    if (scope && changeId !== undefined) await scope.recoveryPoint({ collection: this.collection.collectionName, id, version, changeId });
+    return changeId;
   }
 
   private async write<T>(id: string, operation: () => Promise<T>, cached = true): Promise<T> {

@@ -150,11 +150,13 @@ describe('events: webhook delivery operations', () => {
     const [a, b] = [await send(), await send()];
     expect(b.body.eventId).to.equal(a.body.eventId);
     expect(b.headers.get('idempotent-replayed')).to.equal('true');
+    // Another endpoint, which no delivery touches (a delivery's outcome is a change of its endpoint too).
+    const quiet = await endpointFor(tenant, '/idempotent-rotation');
     const rotateKey = `idem-${randomUUID()}`;
-    const rotate = () => api.request('POST', `${WEBHOOKS}/${id}/rotate-secret`, { key: tenant.key, headers: { 'idempotency-key': rotateKey } });
+    const rotate = () => api.request('POST', `${WEBHOOKS}/${quiet.id}/rotate-secret`, { key: tenant.key, headers: { 'idempotency-key': rotateKey } });
     const [r1, r2] = [await rotate(), await rotate()];
     expect(r2.body.secret).to.equal(r1.body.secret);
-    expect((await api.request('GET', `${WEBHOOKS}/${id}`, { key: tenant.key })).body._version).to.equal('2');
+    expect((await api.request('GET', `${WEBHOOKS}/${quiet.id}`, { key: tenant.key })).body._version).to.equal('2');
   });
 
   it('takes webhook_endpoint.disabled among eventTypes, and not webhook.test', async () => {

@@ -4,6 +4,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import { markPlainWrite } from '../../infra/change-scope.js';
 
 export interface ConnectSession {
   id: string;
@@ -33,7 +34,7 @@ export interface SessionStore {
   complete(id: string, connectionId: string, at: Date): Promise<boolean>;
 }
 
-type SessionDocument = Omit<ConnectSession, 'id'> & { _id: string };
+type SessionDocument = Omit<ConnectSession, 'id'> & { _id: string; _changeId?: string };
 
 export class SessionRepository implements SessionStore {
   private readonly collection: Collection<SessionDocument>;
@@ -51,13 +52,14 @@ export class SessionRepository implements SessionStore {
 
   async insert(session: ConnectSession): Promise<void> {
     const { id, ...rest } = session;
-    await this.collection.insertOne({ _id: id, ...rest });
+    // Inside an idempotent request, the insert is its recovery point (infra/change-scope.ts).
+    await this.collection.insertOne({ _id: id, ...rest, ...(await markPlainWrite('connect_sessions', id)) });
   }
 
   async get(accountId: string, id: string): Promise<ConnectSession | null> {
     const doc = await this.collection.findOne({ _id: id });
     if (!doc || doc.accountId !== accountId) return null;
-    const { _id, ...rest } = doc;
+    const { _id, _changeId, ...rest } = doc;
     return { id: _id, ...rest };
   }
 
@@ -65,7 +67,7 @@ export class SessionRepository implements SessionStore {
     const condition = session.status === 'PENDING' ? { status: 'PENDING' as const } : { status: 'COMPLETING' as const, connectionId: session.connectionId, claimUntil: { $lt: now } };
     const doc = await updateOneWhere(this.collection, this.locks, session.id, condition, { $set: { status: 'COMPLETING', connectionId, claimUntil: until } });
     if (!doc) return null;
-    const { _id, ...rest } = doc;
+    const { _id, _changeId, ...rest } = doc;
     return { id: _id, ...rest };
   }
 
