@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { loadConfig } from '../../api/src/config.js';
+import { loadOperatorConfig } from '../../operator/src/config.js';
 import { CRD_FILE } from '../../operator/src/crd/generate.js';
 import { chartCrdTemplate, chartCrdTemplatePath } from '../../operator/src/crd/chart-template.js';
 import { CHART_DIR, ciValuesFiles, helm, renderChart, run, tool } from '../support/chart.js';
@@ -50,6 +52,37 @@ describe('chart: charts/portico', function () {
       // helm lint reports a template's `fail` as [INFO]: it must not appear.
       expect(output, files[i]).not.to.match(/\[(WARNING|ERROR)\]|Fail:/);
     });
+  });
+
+  it('sets, in every ci/ rendering, only variables the programs read, which their config loaders accept', async () => {
+    type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string }; fieldRef?: { fieldPath: string } } };
+    type Container = { name: string; args?: string[]; env?: EnvVar[] };
+    // What a referenced Secret key would hold, when the chart does not create the Secret itself.
+    const plausible: Record<string, string> = { MONGODB_URI: 'mongodb://mongo:27017/portico', REDIS_URL: 'redis://redis:6379', PORTICO_CURSOR_SECRET: 'c'.repeat(40), PORTICO_ADMIN_TOKEN: 'a'.repeat(24), AWS_ACCESS_KEY_ID: 'key', AWS_SECRET_ACCESS_KEY: 'secret' };
+    const sources = (await Promise.all(['api/src/config.ts', 'core/src/config.ts', 'operator/src/config.ts'].map((file) => readFile(path.join(repoRoot(), file), 'utf8')))).join('\n');
+    for (const [file, objects] of rendered) {
+      const secrets = new Map(objects.filter((o) => o.kind === 'Secret').map((o) => [o.metadata!.name!, (o as { stringData?: Record<string, string> }).stringData ?? {}]));
+      for (const deployment of objects.filter((o) => o.kind === 'Deployment')) {
+        const component = deployment.metadata!.labels!['app.kubernetes.io/component'];
+        const [container] = (deployment as { spec: { template: { spec: { containers: Container[] } } } }).spec.template.spec.containers;
+        const env: Record<string, string> = {};
+        for (const variable of container!.env ?? []) {
+          const ref = variable.valueFrom?.secretKeyRef;
+          const field = variable.valueFrom?.fieldRef?.fieldPath;
+          env[variable.name] = variable.value ?? (ref ? (secrets.get(ref.name)?.[ref.key] ?? plausible[variable.name] ?? 'x') : field === 'metadata.namespace' ? 'portico' : 'portico-0');
+          // A renamed setting must fail here: AWS_* are read by the S3 client's default chain.
+          if (!variable.name.startsWith('AWS_')) expect(sources, `${file}: ${component} sets ${variable.name}, which no config module reads`).to.include(`'${variable.name}'`);
+        }
+        if (component === 'api') {
+          expect(container!.args, file).to.deep.equal(['node', '/app/bin/portico.js', 'serve']);
+          expect(() => loadConfig(env), `${file}: the API refuses its environment`).not.to.throw();
+        } else {
+          expect(component, file).to.equal('operator');
+          expect(container!.args, file).to.deep.equal(['node', '/app/bin/portico-operator.js', 'run']);
+          expect(() => loadOperatorConfig(env), `${file}: the operator refuses its environment`).not.to.throw();
+        }
+      }
+    }
   });
 
   it('passes its helm-unittest suites (charts/portico/tests)', async () => {

@@ -139,6 +139,10 @@ secrets.existingSecretKeys, else the variable's own name when the value is given
     secretKeyRef:
       name: {{ include "portico.secretName" $root }}
       key: {{ $key }}
+      {{- if eq $setting "adminToken" }}
+      # Without it the admin surface is off (404), which is a working install.
+      optional: true
+      {{- end }}
 {{- end }}
 {{- end }}
 {{- end }}
