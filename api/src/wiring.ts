@@ -32,7 +32,7 @@ import { documentLocksFor } from '../../core/src/infra/locks.js';
 import { pingMongo } from '../../core/src/infra/mongo.js';
 import { pingRedis } from '../../core/src/infra/redis.js';
 import type { Readiness } from './ops/routes.js';
-import { ApiKeyRepository } from './credentials/repository.js';
+import { ApiKeyRepository, KEY_CACHE_TTL_MS } from './credentials/repository.js';
 import { attemptAgents } from './events/attempt.js';
 import { DeliveryStore } from './events/deliveries.js';
 import { Dispatcher, PER_ENDPOINT_IN_FLIGHT } from './events/dispatcher.js';
@@ -72,7 +72,7 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     // 10 s, like keys: bounds how long `portico admin update-account` run without REDIS_URL takes to reach running replicas.
     accounts: new CustomerAccountRepository(db, locks, caches.cache('accounts', { max: 10_000, ttlMs: 10_000 })),
     // Short: a revocation made where no Redis carries it (the command line) still lands within 10 s.
-    keys: new ApiKeyRepository(db, locks, caches.cache('api-keys', { max: 10_000, ttlMs: 10_000 })),
+    keys: new ApiKeyRepository(db, locks, caches.cache('api-keys', { max: 10_000, ttlMs: KEY_CACHE_TTL_MS })),
     apps: new AppRepository(db, locks),
     tuples: new TupleRepository(db, locks, caches.cache('authz', { max: 100_000, ttlMs: minute })),
     patients: new PatientRepository(db, locks, caches.cache('patients', { max: 50_000, ttlMs: minute })),

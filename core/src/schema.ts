@@ -6,8 +6,17 @@ import addFormatsModule from 'ajv-formats';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-/** Bodies and documents: every error reported, defaults filled in, no type coercion. */
+/**
+ * Bodies and documents: every error found (so a client learns all it got wrong at once), defaults filled in,
+ * no type coercion. Finding every error is linear in the value, like parsing it, and the body limit bounds
+ * both; what a caller describes of them is capped (schemaProblems()).
+ */
 export const documentAjv = addFormats(new Ajv({ allErrors: true, strict: false, useDefaults: true }));
+/**
+ * The same checks for callers that only need a yes or no (a fast path that hands anything invalid on to the
+ * route that reports it): ajv stops at the first problem instead of collecting them all.
+ */
+export const acceptAjv = addFormats(new Ajv({ allErrors: false, strict: false, useDefaults: true }));
 /** Path and query parameters, which arrive as text: the same, with "7" read as 7. */
 export const parameterAjv = addFormats(new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: true }));
 
@@ -17,12 +26,37 @@ export interface SchemaProblem {
   detail: string;
 }
 
-export function schemaProblems(check: ValidateFunction): SchemaProblem[] {
-  return (check.errors ?? []).map(problemOf);
+/** What a failed check found: the first `limit` problems described, and how many more there were. */
+export interface SchemaProblems {
+  problems: SchemaProblem[];
+  omitted: number;
+}
+
+/** How many problems a check describes by default; the rest are only counted. */
+export const MAX_DESCRIBED_PROBLEMS = 20;
+
+export function schemaProblems(check: ValidateFunction, limit = MAX_DESCRIBED_PROBLEMS): SchemaProblems {
+  const errors = check.errors ?? [];
+  // Only what is shown is turned into text: the 90,000th unknown property costs nothing more than counting.
+  return { problems: errors.slice(0, limit).map(problemOf), omitted: Math.max(0, errors.length - limit) };
+}
+
+/** What a pattern asks for, in words, by pattern (see explainPattern()). */
+const PATTERN_MEANINGS = new Map<string, string>();
+
+/**
+ * Gives a pattern a meaning that problems state instead of the pattern itself ("must match pattern
+ * ^(?![\\s…" tells a client nothing); returns the pattern, for the schema.
+ */
+export function explainPattern(pattern: string, meaning: string): string {
+  PATTERN_MEANINGS.set(pattern, meaning);
+  return pattern;
 }
 
 function problemOf(error: ErrorObject): SchemaProblem {
   const path = error.instancePath.split('/').slice(1).join('.');
+  const meaning = error.keyword === 'pattern' ? PATTERN_MEANINGS.get(String(error.params.pattern)) : undefined;
+  if (meaning !== undefined) return { path, detail: meaning };
   if (error.keyword === 'additionalProperties') {
     const extra = String(error.params.additionalProperty);
     return { path: path ? `${path}.${extra}` : extra, detail: 'is not an allowed property' };
@@ -35,10 +69,11 @@ function problemOf(error: ErrorObject): SchemaProblem {
 }
 
 /** Checks a value (filling in defaults); returns it typed, or the problems found. */
-export function checkDocument<T extends TSchema>(schema: T, value: unknown): { ok: true; value: Static<T> } | { ok: false; problems: SchemaProblem[] } {
+export function checkDocument<T extends TSchema>(schema: T, value: unknown): { ok: true; value: Static<T> } | ({ ok: false } & SchemaProblems) {
   const check = documentAjv.compile(schema);
-  return check(value) ? { ok: true, value: value as Static<T> } : { ok: false, problems: schemaProblems(check) };
+  return check(value) ? { ok: true, value: value as Static<T> } : { ok: false, ...schemaProblems(check) };
 }
 
-/** "spec.sources.0.url must match …; kind is required". */
-export const describeProblems = (problems: SchemaProblem[]): string => problems.map((p) => `${p.path || 'value'} ${p.detail}`).join('; ');
+/** "spec.sources.0.url must match …; kind is required" (and "; 3 more problems" past the cap). */
+export const describeProblems = ({ problems, omitted }: SchemaProblems): string =>
+  [...problems.map((p) => `${p.path || 'value'} ${p.detail}`), ...(omitted > 0 ? [`${omitted} more problem${omitted === 1 ? '' : 's'}`] : [])].join('; ');

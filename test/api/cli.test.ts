@@ -7,7 +7,8 @@ import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { hashKey } from '../../api/src/credentials/keys.js';
-import { mongoUri } from '../support/services.js';
+import { mongoUri, testRedisUrl } from '../support/services.js';
+import { TestApi } from '../support/api.js';
 
 const run = promisify(execFile);
 
@@ -66,6 +67,37 @@ describe('cli: portico admin', () => {
     expect((await client.db(database).collection('customer_accounts').findOne({ _id: account.id }))?.status).to.equal('SUSPENDED');
     expect(JSON.parse((await portico('admin', 'update-account', '--account', account.id, '--status', 'ACTIVE')).stdout).status).to.equal('ACTIVE');
     expect((await fails(['admin', 'update-account', '--account', account.id, '--status', 'PAUSED'])).code).to.equal(1);
+  });
+
+  it('says that a revocation without REDIS_URL reaches running API processes only when their key cache expires', async () => {
+    const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Gamma')).stdout);
+    const issued = JSON.parse((await portico('admin', 'issue-key', '--account', account.id, '--scopes', 'patient:read')).stdout);
+    const revoked = await portico('admin', 'revoke-key', '--key-id', issued.id);
+    expect(JSON.parse(revoked.stdout)).to.deep.equal({ revoked: issued.id });
+    expect(revoked.stderr).to.include('REDIS_URL is not set').and.include('up to 10 s').and.include(issued.id);
+  });
+
+  describe('with REDIS_URL, beside a running API on the same Redis', () => {
+    let api: TestApi;
+    before(async () => {
+      api = await TestApi.start({ redis: true });
+    });
+    after(() => api.close());
+
+    it('revokes a key that replica has cached within a second, and warns of nothing', async () => {
+      const tenant = await api.tenant(['webhook:read']);
+      const list = () => api.request('GET', '/api/platform/v1/webhook-endpoints', { key: tenant.key });
+      expect((await list()).status).to.equal(200); // the replica now holds the key in its cache
+      const revoked = await run(process.execPath, [path.join(repoRoot(), 'bin/portico.js'), 'admin', 'revoke-key', '--key-id', tenant.keyId], {
+        env: { ...env, MONGODB_URI: `${mongoUri()}${api.config.mongodbDatabase}`, REDIS_URL: testRedisUrl(), PORTICO_CURSOR_SECRET: api.config.cursorSecret },
+      });
+      expect(revoked.stderr).to.equal('');
+      // Pub/sub delivers the invalidation before PUBLISH returns to the command line; allow the replica a moment to read it.
+      const deadline = Date.now() + 1000;
+      let status = (await list()).status;
+      while (status !== 401 && Date.now() < deadline) status = (await new Promise((r) => setTimeout(r, 50)), await list()).status;
+      expect(status).to.equal(401);
+    });
   });
 
   it('rejects bad input with the same rules as the HTTP surface', async () => {

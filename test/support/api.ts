@@ -29,6 +29,7 @@ export const testResolver: Resolver = async (host) => {
     'metadata.example.test': ['169.254.169.254'],
     'mixed.example.test': ['93.184.215.14', '127.0.0.1'],
     'mapped.example.test': ['::ffff:127.0.0.1'],
+    'compat.example.test': ['::a9fe:a9fe'], // ::169.254.169.254 as resolvers print it
     'v6.example.test': ['2606:2800:21f:cb07:6820:80da:af6b:8b2c'],
   };
   if (table[host]) return table[host];

@@ -8,6 +8,7 @@ import { systemClock } from '../../../core/src/clock.js';
 import { loadConfig } from '../config.js';
 import { AppError } from '../http/errors.js';
 import { assertValid } from '../http/validate.js';
+import { KEY_CACHE_TTL_MS } from '../credentials/repository.js';
 import { openConnections } from '../../../core/src/infra/connections.js';
 import { buildServices } from '../wiring.js';
 import { runDispatcher } from './dispatch.js';
@@ -18,7 +19,7 @@ const USAGE = `Usage:
   portico admin create-account --name <name>
   portico admin update-account --account <id> --status ACTIVE|SUSPENDED
   portico admin issue-key --account <id> --scopes <s1,s2,…> [--name <name>]
-  portico admin revoke-key --key-id <id>
+  portico admin revoke-key --key-id <id>          (immediate on running replicas only with REDIS_URL)
   portico admin create-app --account <id> --name <name> [--grants <json>]
   portico admin update-app --app <id> --status ACTIVE|SUSPENDED [--grants <json>]
 
@@ -45,7 +46,21 @@ function required(values: Record<string, string | undefined>, name: string): str
   return value;
 }
 
-async function runAdmin(admin: AdminService, command: string | undefined, values: Record<string, string | undefined>): Promise<unknown> {
+/**
+ * What a revocation made here means for API processes already running. Their key caches hear of it over
+ * Redis; without REDIS_URL nothing reaches them, and each keeps accepting the key until its cached copy
+ * expires.
+ */
+function revocationNotice(keyId: string, redis: boolean): string | undefined {
+  if (redis) return undefined;
+  const seconds = KEY_CACHE_TTL_MS / 1000;
+  return (
+    `portico: warning: key ${keyId} is revoked in the database, but REDIS_URL is not set, so running API processes were not told: ` +
+    `each may keep accepting this key for up to ${seconds} s (its credential cache). Set REDIS_URL to the Redis the API uses to revoke at once on every replica.`
+  );
+}
+
+async function runAdmin(admin: AdminService, command: string | undefined, values: Record<string, string | undefined>, redis: boolean): Promise<unknown> {
   switch (command) {
     case 'create-account': {
       const { name } = assertValid(CreateAccount, { name: required(values, 'name') });
@@ -61,9 +76,13 @@ async function runAdmin(admin: AdminService, command: string | undefined, values
       const input = assertValid(CreateKey, { scopes: required(values, 'scopes').split(',').map((s) => s.trim()), ...(values.name && { name: values.name }) });
       return admin.issueKey(required(values, 'account'), input);
     }
-    case 'revoke-key':
-      await admin.revokeKey(required(values, 'key-id'));
-      return { revoked: values['key-id'] };
+    case 'revoke-key': {
+      const keyId = required(values, 'key-id');
+      await admin.revokeKey(keyId);
+      const notice = revocationNotice(keyId, redis);
+      if (notice) console.error(notice);
+      return { revoked: keyId };
+    }
     case 'create-app': {
       const input = assertValid(CreateApp, { name: required(values, 'name'), grants: parseJson('grants', values.grants, DEFAULT_GRANTS) });
       const { app, ...keys } = await admin.createApp(required(values, 'account'), input.name, input.grants);
@@ -113,7 +132,7 @@ async function main(argv: string[]): Promise<number> {
   const connections = await openConnections(config, (m) => console.error(m));
   try {
     const services = await buildServices({ config, db: connections.mongo.db, redis: connections.redis, clock: systemClock });
-    const result = await runAdmin(services.admin, command, values as Record<string, string | undefined>);
+    const result = await runAdmin(services.admin, command, values as Record<string, string | undefined>, connections.redis !== undefined);
     console.log(JSON.stringify(result, null, 2));
     await services.close();
     return 0;

@@ -6,6 +6,13 @@ import type { KeyKind } from './keys.js';
 import { updateOneWhere } from '../../../core/src/infra/where.js';
 import { markPlainWrite } from '../infra/change-scope.js';
 
+/**
+ * How long a replica may keep a key's record cached. Every revocation is announced over Redis when it is
+ * configured; a revocation made where no Redis carries it (the command line without REDIS_URL) reaches
+ * running replicas only when this runs out.
+ */
+export const KEY_CACHE_TTL_MS = 10_000;
+
 export interface ApiKeyRecord {
   keyId: string;
   kind: KeyKind;

@@ -102,7 +102,8 @@ export class Dispatcher {
     if (!this.running) return;
     const now = this.deps.clock.now();
     try {
-      await this.deps.outbox.recoverStaged(now);
+      const recovered = await this.deps.outbox.recoverStaged(now);
+      if (recovered.abandoned > 0) this.deps.logger.warn({ abandoned: recovered.abandoned }, 'staged outbox events abandoned: their change was neither recorded nor ruled out within a day');
       for (const id of await this.deps.outbox.unclaimed(now, POLL_BATCH)) this.track(this.dispatchEvent(id));
       for (const id of await this.deps.deliveries.due(now, POLL_BATCH)) this.track(this.runDelivery(id));
       const [events, queue] = await Promise.all([this.deps.outbox.backlog(now), this.deps.deliveries.backlog(now)]);

@@ -3,6 +3,14 @@
 // into the document it changes (VersionedCollection), so a crash in between leaves a staged event that the
 // dispatcher later commits or drops by what that document holds: no event is lost and none is invented.
 // Committed events wait here until the dispatcher has handed them to every endpoint (then `dispatched`).
+//
+// A staged event is dropped only when its change is known not to have happened, and never can: the target
+// document moved past the version the change would have written, with another change's id in its place
+// (the change was conditional on the version before, which is gone). A change that threw, or that reported
+// "nothing to do" (a retried insert that meets its own first attempt as a duplicate), is ambiguous: the
+// write may have landed, or may still land (a stalled database applies what it had already read when it
+// resumes). Its events stay staged and the document is asked again, less and less often, until it records
+// the change (committed) or rules it out (dropped); after a day without an answer they are abandoned.
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { Clock } from '../../../core/src/clock.js';
@@ -76,9 +84,9 @@ export interface EventOutbox {
   event(type: DeliverableType, customerAccountId: string, subject: string, data: Record<string, unknown>): DomainEvent;
   /**
    * Runs `change(changeId)` with its events recorded durably: staged first, committed once the change
-   * succeeded, dropped if it decided there was nothing to do (returned undefined). The change must write
-   * `changeId` into `target` (VersionedCollection does, given it). If the change throws, the events stay
-   * staged and recovery commits or drops them by what `target` holds.
+   * succeeded, dropped if it decided there was nothing to do (returned undefined) and `target` does not
+   * record it. The change must write `changeId` into `target` (VersionedCollection does, given it). If the
+   * change throws, the events stay staged and recovery commits or drops them by what `target` holds.
    */
   record<T>(events: DomainEvent[], target: ChangeTarget, change: (changeId: string) => Promise<T | undefined>): Promise<T | undefined>;
   /** Events that need no change of their own (the delivery system's), committed at once. */
@@ -86,14 +94,35 @@ export interface EventOutbox {
 }
 
 export interface OutboxOptions {
-  /** How long a change may take before its staged events are settled by recovery. */
+  /** How long a change may take before recovery first looks at its staged events. */
   stageMs?: number;
+  /** Recovery asks again at growing intervals (the event's age), at most this far apart. */
+  maxRecheckMs?: number;
+  /** A staged event whose change is still neither recorded nor ruled out after this long is abandoned. */
+  abandonMs?: number;
 }
+
+/** What one recovery pass did with the staged events it looked at. */
+export interface Recovery {
+  /** The target records the change: committed. */
+  committed: number;
+  /** The target rules the change out: dropped. */
+  dropped: number;
+  /** Not written (yet): the change may still land; asked again later. */
+  waiting: number;
+  /** Still unanswered after abandonMs: dropped. */
+  abandoned: number;
+}
+
+/** Whether the change that would leave `target` at its version happened, cannot happen any more, or may still. */
+type Verdict = 'happened' | 'ruled-out' | 'unknown';
 
 export class Outbox implements EventOutbox {
   private readonly collection: Collection<OutboxDocument>;
   private readonly listeners: ((ids: string[]) => void)[] = [];
   private readonly stageMs: number;
+  private readonly maxRecheckMs: number;
+  private readonly abandonMs: number;
 
   constructor(
     private readonly db: Db,
@@ -103,6 +132,8 @@ export class Outbox implements EventOutbox {
   ) {
     this.collection = db.collection<OutboxDocument>('outbox_events');
     this.stageMs = options.stageMs ?? 60_000;
+    this.maxRecheckMs = options.maxRecheckMs ?? 60 * 60_000;
+    this.abandonMs = options.abandonMs ?? 24 * 60 * 60_000;
   }
 
   async init(): Promise<void> {
@@ -128,7 +159,10 @@ export class Outbox implements EventOutbox {
     // A throw leaves the events staged: the change may have happened all the same, and recovery will know.
     const result = await change(changeId);
     if (result === undefined) {
-      for (const event of events) await deleteOneWhere(this.collection, this.locks, event.id, { status: 'staged' });
+      // "Nothing to do" is the change's reading of its write's answer, and an answer can mislead (a retried
+      // write that meets its own first attempt): the events go only if the target does not hold the change.
+      if ((await this.verdict(target, changeId)) === 'happened') await this.commit(events);
+      else for (const event of events) await deleteOneWhere(this.collection, this.locks, event.id, { status: 'staged' });
       return undefined;
     }
     await this.commit(events);
@@ -147,7 +181,7 @@ export class Outbox implements EventOutbox {
     const committedAt = this.clock.now();
     for (const event of events) {
       const committed = await updateOneWhere(this.collection, this.locks, event.id, { status: 'staged' }, { $set: { status: 'pending', createdAt: committedAt }, $unset: { stagedUntil: '' } });
-      // Recovery gave up on a change that took longer than stageMs and dropped the event; it did happen.
+      // Recovery abandoned a change that took longer than abandonMs and dropped the event; it did happen.
       if (!committed && !(await this.collection.findOne({ _id: event.id }))) await this.collection.insertOne(toDocument(event, 'pending', committedAt));
     }
     this.notify(events.map((e) => e.id));
@@ -199,26 +233,45 @@ export class Outbox implements EventOutbox {
   }
 
   /**
-   * Settles staged events whose change had time to finish: committed when the target document records the
-   * change, dropped when it does not. Returns how many of each.
+   * Settles staged events whose change had time to finish, by what the target document holds: committed
+   * when it records the change, dropped when it rules the change out, asked again later when the change was
+   * not written (yet), abandoned when that is still so after abandonMs.
    */
-  async recoverStaged(now: Date, limit = 100): Promise<{ committed: number; dropped: number }> {
+  async recoverStaged(now: Date, limit = 100): Promise<Recovery> {
     const stale = await this.collection.find({ status: 'staged', stagedUntil: { $lt: now } }).limit(limit).toArray();
-    const outcome = { committed: 0, dropped: 0 };
+    const outcome: Recovery = { committed: 0, dropped: 0, waiting: 0, abandoned: 0 };
     for (const doc of stale) {
-      const target = doc.target;
-      const written = target && (await this.db.collection<{ _id: string; _version?: number; _changes?: Record<string, string> }>(target.collection).findOne({ _id: target.id }));
-      const happened = target !== undefined && doc.changeId !== undefined && changeRecorded(written ?? null, target.version, doc.changeId);
-      if (happened) {
+      const verdict = doc.target && doc.changeId !== undefined ? await this.verdict(doc.target, doc.changeId) : 'ruled-out';
+      if (verdict === 'happened') {
         if (await updateOneWhere(this.collection, this.locks, doc._id, { status: 'staged' }, { $set: { status: 'pending', createdAt: now }, $unset: { stagedUntil: '' } })) {
           outcome.committed++;
           this.notify([doc._id]);
         }
+        continue;
+      }
+      const age = now.getTime() - doc.createdAt.getTime();
+      if (verdict === 'unknown' && age < this.abandonMs) {
+        // Asked again after as long again as it has waited so far: a day of waiting costs a few dozen reads.
+        const next = new Date(now.getTime() + Math.min(Math.max(age, this.stageMs), this.maxRecheckMs));
+        if (await updateOneWhere(this.collection, this.locks, doc._id, { status: 'staged' }, { $set: { stagedUntil: next } })) outcome.waiting++;
       } else if (await deleteOneWhere(this.collection, this.locks, doc._id, { status: 'staged' })) {
-        outcome.dropped++;
+        outcome[verdict === 'unknown' ? 'abandoned' : 'dropped']++;
       }
     }
     return outcome;
+  }
+
+  /**
+   * What the target says of the change `changeId`, which was to leave it at `target.version` and was
+   * conditional on the version before (an insert: on there being no document).
+   */
+  private async verdict(target: ChangeTarget, changeId: string): Promise<Verdict> {
+    const doc = await this.db.collection<{ _id: string; _version?: number; _changes?: Record<string, string> }>(target.collection).findOne({ _id: target.id });
+    if (changeRecorded(doc, target.version, changeId)) return 'happened';
+    // Not there yet, or not yet at the version: the change may still land. Past it, another change holds
+    // the version this one needed, so this one can no longer apply. (A document that moved CHANGE_RING
+    // versions further has forgotten which change made that version; the change is taken as not made.)
+    return doc === null || (doc._version ?? 0) < target.version ? 'unknown' : 'ruled-out';
   }
 
   async get(id: string): Promise<StoredEvent | null> {

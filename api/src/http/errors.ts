@@ -1,5 +1,6 @@
 // The one error hierarchy. Services throw AppError; the error middleware renders it as problem details
 // (RFC 9457). Anything else becomes a logged 500 whose body says nothing about internals.
+import { MAX_DESCRIBED_PROBLEMS } from '../../../core/src/schema.js';
 
 export const ERROR_CODES = {
   BAD_REQUEST: { status: 400, title: 'Bad request' },
@@ -54,8 +55,22 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (detail: string, errors?: FieldError[]): AppError =>
-  new AppError('BAD_REQUEST', detail, errors ? { errors } : {});
+/**
+ * How many field errors a 400 describes (as many as a schema check describes); the rest are counted in
+ * `details.errorsOmitted`, so that a body with 90,000 unknown properties gets a short answer, not megabytes.
+ */
+export const MAX_LISTED_ERRORS = MAX_DESCRIBED_PROBLEMS;
+
+/**
+ * 400 with `details.errors`: the first `limit` of `errors`, and `details.errorsOmitted` (only when some were
+ * left out) counting the others plus `omitted`, problems found but never described.
+ */
+export function badRequest(detail: string, errors?: FieldError[], { limit = MAX_LISTED_ERRORS, omitted = 0 }: { limit?: number; omitted?: number } = {}): AppError {
+  if (!errors) return new AppError('BAD_REQUEST', detail);
+  const listed = errors.length > limit ? errors.slice(0, limit) : errors;
+  const left = omitted + errors.length - listed.length;
+  return new AppError('BAD_REQUEST', detail, left > 0 ? { errors: listed, errorsOmitted: left } : { errors: listed });
+}
 
 export const invalidField = (where: FieldError['in'], name: string, detail: string): AppError =>
   badRequest(`Invalid ${where === 'path' ? 'path parameter' : where} "${name}": ${detail}`, [{ in: where, name, detail }]);

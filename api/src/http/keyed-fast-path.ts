@@ -12,7 +12,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Representation } from './conditional.js';
 import type { RequestObserver } from './observe.js';
 import { requestIdFor } from './request-id.js';
-import { plainBodyLength, rawBodyOf } from './validate.js';
+import { parseJsonBody, plainBodyLength, rawBodyOf } from './validate.js';
 
 /** What a route's answer is given. */
 export interface KeyedRequest {
@@ -36,7 +36,10 @@ export interface KeyedRoute {
   pattern: RegExp;
   kind: KeyKind;
   scope?: string;
-  /** A POST's JSON body: read only when plain (plainBodyLength()) and used only when the schema holds. */
+  /**
+   * A POST's JSON body: read only when plain (plainBodyLength()) and used only when the schema holds. The check
+   * only decides (acceptAjv: it stops at the first problem); Koa describes what is wrong.
+   */
   body?: { check: ValidateFunction; mediaTypes: string[]; maxBytes: number };
   /**
    * The answer, or undefined to let Koa answer (anything but a plain success). A body that is already bytes
@@ -79,7 +82,7 @@ async function serve(route: KeyedRoute, params: string[], query: string, req: In
     const length = plainBodyLength(req, route.body.mediaTypes, route.body.maxBytes);
     if (length === undefined) return false;
     try {
-      body = JSON.parse((await rawBodyOf(req, route.body.maxBytes, length)).toString('utf8'));
+      body = parseJsonBody(await rawBodyOf(req, route.body.maxBytes, length)); // not UTF-8 or not JSON: Koa's 400
     } catch {
       return false;
     }

@@ -1,6 +1,7 @@
 // ApiRouter registers routes on @koa/router and, from the same declarations, builds /openapi.json: the
 // schemas ajv validates with are the schemas the document shows. Guards describe themselves through an
 // `openapi` property (security, scopes, headers), so the document cannot drift from what is enforced.
+import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { TObject, TSchema } from '@sinclair/typebox';
@@ -55,7 +56,10 @@ export class ApiRouter {
   readonly operations: Registered[] = [];
 
   constructor(readonly prefix: string) {
-    this.router = new Router({ prefix });
+    // Every method node:http accepts counts as one the API knows, so allowedMethods() answers a method a
+    // path does not serve (TRACE, PROPFIND, …) with 405 and Allow, like PUT, instead of its bare 501
+    // text/plain; a path nothing serves stays 404. Both become problem details in problemMiddleware.
+    this.router = new Router({ prefix, methods: [...METHODS] });
   }
 
   get(path: string, doc: OperationDoc, ...chain: Documented[]): this {

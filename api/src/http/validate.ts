@@ -7,8 +7,8 @@ import contentType from 'content-type';
 import getRawBody from 'raw-body';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
-import { documentAjv, parameterAjv, schemaProblems } from '../../../core/src/schema.js';
-import { AppError, badRequest, type FieldError } from './errors.js';
+import { describeProblems, documentAjv, parameterAjv, schemaProblems } from '../../../core/src/schema.js';
+import { AppError, badRequest, MAX_LISTED_ERRORS, type FieldError } from './errors.js';
 import type { OperationPatch } from './openapi.js';
 
 /** Bodies over this are refused with 413 before they are buffered whole. */
@@ -44,18 +44,19 @@ export function validate<S extends InputSchemas>(schemas: S): ValidateMiddleware
 
   const middleware = async function validateMiddleware(ctx: Context, next: () => Promise<unknown>) {
     const errors: FieldError[] = [];
+    let omitted = 0;
     const params = { ...ctx.params } as Record<string, unknown>;
-    if (checkParams && !checkParams(params)) errors.push(...fieldErrors('path', checkParams));
+    if (checkParams && !checkParams(params)) omitted += addSchemaErrors(errors, 'path', checkParams);
     const query = readQuery ? readQuery(ctx.querystring, errors) : {};
 
     let body: unknown;
     if (checkBody) {
       body = await readJsonBody(ctx, mediaTypes, schemas.maxBodyBytes ?? MAX_BODY_BYTES);
       if (body === undefined) errors.push({ in: 'body', name: '', detail: 'a JSON request body is required' });
-      else if (!checkBody(body)) errors.push(...fieldErrors('body', checkBody));
+      else if (!checkBody(body)) omitted += addSchemaErrors(errors, 'body', checkBody);
     }
 
-    throwIfAny(errors);
+    throwIfAny(errors, omitted);
     ctx.state.input = { params, query, body };
     await next();
   } as ValidateMiddleware<S>;
@@ -90,25 +91,30 @@ export function queryReader<Q extends TObject>(schema: Q): (rawQuery: string, er
       else if (integers.has(name) && !/^[0-9]{1,9}$/.test(values[0]!)) errors.push({ in: 'query', name, detail: 'must be an integer written in decimal digits' });
       else query[name] = values[0];
     }
-    if (errors.length === before && !check(query)) errors.push(...fieldErrors('query', check));
+    // A query schema's few parameters, each read once, bound its problems: all are passed on (badRequest caps).
+    if (errors.length === before && !check(query)) addSchemaErrors(errors, 'query', check, Infinity);
     return query as Static<Q>;
   };
 }
 
-/** 400 naming the first problem in its detail and every problem in `details.errors`. */
-export function throwIfAny(errors: FieldError[]): void {
+/**
+ * 400 naming the first problem in its detail and the problems in `details.errors` (the first
+ * MAX_LISTED_ERRORS; `details.errorsOmitted` counts the rest and the `omitted` ones never described).
+ */
+export function throwIfAny(errors: FieldError[], omitted = 0): void {
   if (errors.length === 0) return;
   const first = errors[0]!;
   const where = first.in === 'path' ? 'path parameter' : first.in;
-  throw badRequest(`Invalid ${where}${first.name ? ` "${first.name}"` : ''}: ${first.detail}.`, errors);
+  throw badRequest(`Invalid ${where}${first.name ? ` "${first.name}"` : ''}: ${first.detail}.`, errors, { omitted });
 }
 
 /** Checks a value against a schema outside HTTP (the command line); 400-style AppError when invalid. */
 export function assertValid<T extends TSchema>(schema: T, value: unknown): Static<T> {
   const check = documentAjv.compile(schema);
   if (!check(value)) {
-    const errors = fieldErrors('body', check);
-    throw badRequest(errors.map((e) => `${e.name || 'value'} ${e.detail}`).join('; '), errors);
+    const errors: FieldError[] = [];
+    const omitted = addSchemaErrors(errors, 'body', check);
+    throw badRequest(describeProblems({ problems: errors.map((e) => ({ path: e.name, detail: e.detail })), omitted }), errors, { omitted });
   }
   return value as Static<T>;
 }
@@ -168,13 +174,35 @@ async function readJsonBody(ctx: Context, mediaTypes: string[], limit: number): 
     throw new AppError('BAD_REQUEST', 'The request body could not be read.', {}, close);
   }
   ctx.state.bodySha256 = createHash('sha256').update(raw).digest('hex');
+  return parseJsonBody(raw);
+}
+
+// fatal: a malformed sequence is an error, not U+FFFD. ignoreBOM keeps a byte order mark in the text, where
+// JSON.parse refuses it as it always has (RFC 8259 §8.1: JSON text is UTF-8 without one).
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A JSON request body from its bytes: 400 when they are not UTF-8 (never silently rewritten to U+FFFD, so
+ * what is stored is what the client sent) or not JSON. Koa's routes and the node:http fast paths both read
+ * bodies through this, so a body one refuses the other refuses too.
+ */
+export function parseJsonBody(raw: Buffer): unknown {
+  let text: string;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    text = UTF8.decode(raw);
+  } catch {
+    throw badRequest('The request body is not valid UTF-8.', [{ in: 'body', name: '', detail: 'malformed UTF-8' }]);
+  }
+  try {
+    return JSON.parse(text);
   } catch {
     throw badRequest('The request body is not valid JSON.', [{ in: 'body', name: '', detail: 'malformed JSON' }]);
   }
 }
 
-function fieldErrors(where: FieldError['in'], check: ValidateFunction): FieldError[] {
-  return schemaProblems(check).map(({ path, detail }) => ({ in: where, name: path, detail }));
+/** Adds what a failed check found to `errors` (at most `limit` described); returns how many it left out. */
+function addSchemaErrors(errors: FieldError[], where: FieldError['in'], check: ValidateFunction, limit = MAX_LISTED_ERRORS): number {
+  const { problems, omitted } = schemaProblems(check, limit);
+  for (const { path, detail } of problems) errors.push({ in: where, name: path, detail });
+  return omitted;
 }

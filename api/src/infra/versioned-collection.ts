@@ -6,9 +6,12 @@
 //
 // A change may carry a change id (the outbox's, for the events it causes): it is written into the document
 // with the change itself, in a ring keyed by the version the change leaves, so that after a crash anyone can
-// tell from the document alone whether that change happened (changeRecorded). Inside an idempotent
-// request (infra/change-scope.ts) a change without an id of its own takes the request's, and every change
-// first records its recovery point there, so that a retry can tell whether the request changed anything.
+// tell from the document alone whether that change happened (changeRecorded). The write itself uses it too:
+// a write repeated after its answer was lost (a driver's retry) meets its own first attempt as a duplicate
+// key or a version that moved on, and the change id tells that apart from someone else's change, so a change
+// that happened is never reported as one that did not. Inside an idempotent request (infra/change-scope.ts) a
+// change without an id of its own takes the request's, and every change first records its recovery point
+// there, so that a retry can tell whether the request changed anything.
 import type { Collection, Filter, OptionalUnlessRequiredId, UpdateFilter } from 'mongodb';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import { updateOneWhere } from '../../../core/src/infra/where.js';
@@ -64,6 +67,9 @@ export class VersionedCollection<D extends VersionedDocument> {
     const stored = changeId === undefined ? doc : { ...doc, _changes: { [String(doc._version % CHANGE_RING)]: changeId } };
     try {
       await this.collection.insertOne(stored as OptionalUnlessRequiredId<D>);
+    } catch (error) {
+      const ours = changeId !== undefined && (error as { code?: unknown }).code === 11000 && changeRecorded(await this.find(doc._id), doc._version, changeId);
+      if (!ours) throw error;
     } finally {
       this.invalidate(doc._id); // a "not there" may have been cached
     }
@@ -111,7 +117,10 @@ export class VersionedCollection<D extends VersionedDocument> {
     if (changes.unset?.length) update.$unset = Object.fromEntries(changes.unset.map((name) => [name, '']));
     if (changes.max && Object.keys(changes.max).length > 0) update.$max = changes.max;
     const condition = { ...extra, deletedAt: null, ...(version !== 'any' && { _version: version }) } as Filter<D>;
-    return (await this.write(id, () => updateOneWhere(this.collection, this.locks, id, condition, update as UpdateFilter<D>))) as D | null;
+    const after = (await this.write(id, () => updateOneWhere(this.collection, this.locks, id, condition, update as UpdateFilter<D>))) as D | null;
+    if (after !== null || changeId === undefined) return after;
+    const now = await this.find(id);
+    return changeRecorded(now, Number(version) + 1, changeId) ? now : null;
   }
 
   /**

@@ -3,7 +3,12 @@
 // favicons today; webhook deliveries when they are built), and re-checked at connect time, after DNS, so a public name that
 // resolves to 10.0.0.1 is refused too. Only global unicast addresses pass; ipaddr.js names every
 // special-purpose range otherwise (loopback, private, link-local, metadata, 6to4, …), and process() unwraps
-// IPv4-mapped IPv6 so every spelling of an address meets the same check.
+// IPv4-mapped IPv6 so every spelling of an address meets the same check. ipaddr.js calls whatever it has no
+// name for "unicast", which in IPv6 includes ranges that are nobody's public address: the deprecated
+// IPv4-compatible ::a.b.c.d (RFC 4291; some stacks and translators route it to the IPv4 address it embeds),
+// the rest of ::/8 and every block IANA has not allocated. So an IPv6 address must also lie in 2000::/3, the
+// only global unicast space there is, and there outside the ranges ipaddr.js names (6to4, Teredo,
+// documentation, benchmarking, ORCHID, AS112, AMT, the IETF protocol assignments 2001::/23, 3fff::/20).
 import dns, { type LookupAddress } from 'node:dns';
 import type http from 'node:http';
 import https from 'node:https';
@@ -11,15 +16,38 @@ import { isIP, Socket, type LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
 import ipaddr from 'ipaddr.js';
 
+const GLOBAL_UNICAST_V6 = ipaddr.parseCIDR('2000::/3') as [ipaddr.IPv6, number];
+
 /** True for a global unicast address; false for anything else, including text that is not an address. */
 export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  return rangeOf(address) === 'unicast';
 }
 
-/** The range an address belongs to ("loopback", "private", …), for messages. */
+/**
+ * The address as sockets read it. IPv6 goes through the WHATWG URL parser first: ipaddr.js reads the text
+ * "::a.b.c.d" as IPv4-mapped (::ffff:a.b.c.d), which it is not, and scoped addresses (fe80::1%eth0) are
+ * refused there. IPv4 must be a plain dotted quad (URLs and resolvers never give another spelling).
+ */
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const version = isIP(address);
+  if (version === 4) return ipaddr.IPv4.parse(address);
+  if (version !== 6) return undefined;
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return undefined;
+  }
+  return ipaddr.process(canonical);
+}
+
+/** The range an address belongs to ("loopback", "private", "non-global IPv6 (outside 2000::/3)", …), for messages. */
 function rangeOf(address: string): string {
-  return ipaddr.isValid(address) ? ipaddr.process(address).range() : 'invalid';
+  const parsed = parseAddress(address);
+  if (!parsed) return 'invalid';
+  const range = parsed.range();
+  if (parsed.kind() === 'ipv6' && range === 'unicast' && !(parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_V6)) return 'non-global IPv6 (outside 2000::/3)';
+  return range;
 }
 
 /** A connection refused by the policy: the host is, or resolves to, an address that is not public. */

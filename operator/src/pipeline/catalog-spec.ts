@@ -76,7 +76,7 @@ export interface CatalogFile {
 /** Reads and validates a BrandCatalog YAML (or JSON) file. */
 export async function loadCatalogFile(file: string): Promise<CatalogFile> {
   const checked = checkDocument(BrandCatalogDocument, parseYaml(await readFile(file, 'utf8')));
-  if (!checked.ok) throw new Error(`${path.basename(file)} is not a valid BrandCatalog: ${describeProblems(checked.problems)}`);
+  if (!checked.ok) throw new Error(`${path.basename(file)} is not a valid BrandCatalog: ${describeProblems(checked)}`);
   const document = checked.value;
   const names = new Set<string>();
   for (const source of document.spec.sources) {

@@ -1,8 +1,9 @@
 // The durable outbox on the real database: events committed with their change, dropped when the change
-// decided nothing, and, when the process died between the two, settled by what the changed document holds.
+// decided nothing, and, when the process died between the two, settled by what the changed document holds:
+// dropped only once that document rules the change out, never while the change may still land.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { Outbox } from '../../../api/src/events/outbox.js';
+import { Outbox, type Recovery } from '../../../api/src/events/outbox.js';
 import { PatientRepository } from '../../../api/src/platform/patients/repository.js';
 import { ManualClock } from '../../support/clock.js';
 import { withTestDatabase, type TestDatabase } from '../../support/database.js';
@@ -16,6 +17,8 @@ describe('events: the durable outbox', () => {
   withTestDatabase((opened) => (database = opened));
 
   beforeEach(async () => {
+    // Each test starts from an empty outbox: a staged event another test left waiting is not this one's.
+    await database.db.collection('outbox_events').deleteMany({});
     clock = new ManualClock(new Date('2026-11-20T10:00:00.000Z'));
     outbox = new Outbox(database.db, database.locks, clock, { stageMs: 60_000 });
     await outbox.init();
@@ -51,8 +54,10 @@ describe('events: the durable outbox', () => {
     expect(await statusOf(event.id)).to.equal('absent');
   });
 
-  it('keeps the events of a change that threw, and recovery commits or drops each by what the database holds', async () => {
-    // The insert happened but its answer was lost; the other change never happened.
+  const recovery = (counts: Partial<Recovery>): Recovery => ({ committed: 0, dropped: 0, waiting: 0, abandoned: 0, ...counts });
+
+  it('keeps the events of a change that threw, and recovery commits each whose change the database holds', async () => {
+    // The insert happened but its answer was lost; the other change was never written.
     const written = newPatient();
     const lost = outbox.event('patient.created', tenant, `patient:${written.id}`, { patientId: written.id });
     await outbox
@@ -62,14 +67,59 @@ describe('events: the durable outbox', () => {
       })
       .catch(() => undefined);
     const never = newPatient();
-    const invented = outbox.event('patient.created', tenant, `patient:${never.id}`, { patientId: never.id });
-    await outbox.record([invented], patients.target(tenant, never.id, 1), failed('refused')).catch(() => undefined);
-    expect([await statusOf(lost.id), await statusOf(invented.id)]).to.deep.equal(['staged', 'staged']);
+    const unwritten = outbox.event('patient.created', tenant, `patient:${never.id}`, { patientId: never.id });
+    await outbox.record([unwritten], patients.target(tenant, never.id, 1), failed('refused')).catch(() => undefined);
+    expect([await statusOf(lost.id), await statusOf(unwritten.id)]).to.deep.equal(['staged', 'staged']);
 
-    expect(await outbox.recoverStaged(clock.now())).to.deep.equal({ committed: 0, dropped: 0 }); // the change may still be under way
+    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({})); // the change may still be under way
     clock.advance(61_000);
-    expect(await outbox.recoverStaged(clock.now())).to.deep.equal({ committed: 1, dropped: 1 });
-    expect([await statusOf(lost.id), await statusOf(invented.id)]).to.deep.equal(['pending', 'absent']);
+    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ committed: 1, waiting: 1 }));
+    expect([await statusOf(lost.id), await statusOf(unwritten.id)]).to.deep.equal(['pending', 'staged']);
+  });
+
+  it('commits the events of a change that threw and whose write landed only after the staging window (a stalled database)', async () => {
+    const patient = newPatient();
+    const event = outbox.event('patient.created', tenant, `patient:${patient.id}`, { patientId: patient.id });
+    let late: (() => Promise<void>) | undefined;
+    await outbox
+      .record([event], patients.target(tenant, patient.id, 1), async (changeId) => {
+        late = () => patients.insert(patient, changeId); // sent, but applied only when the database resumes
+        throw new Error('operation timed out');
+      })
+      .catch(() => undefined);
+    clock.advance(61_000);
+    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ waiting: 1 }));
+    clock.advance(10 * 60_000);
+    await late!();
+    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ committed: 1 }));
+    expect(await statusOf(event.id)).to.equal('pending');
+  });
+
+  it('asks again less and less often, and abandons an event whose change is still unwritten after a day', async () => {
+    const patient = newPatient();
+    const event = outbox.event('patient.created', tenant, `patient:${patient.id}`, { patientId: patient.id });
+    await outbox.record([event], patients.target(tenant, patient.id, 1), failed('refused')).catch(() => undefined);
+    let looks = 0;
+    for (let minutes = 5; minutes < 24 * 60; minutes += 5) {
+      clock.advance(5 * 60_000);
+      looks += (await outbox.recoverStaged(clock.now())).waiting;
+    }
+    expect(await statusOf(event.id)).to.equal('staged');
+    expect(looks).to.be.within(5, 40);
+    clock.advance(2 * 60 * 60_000);
+    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ abandoned: 1 }));
+    expect(await statusOf(event.id)).to.equal('absent');
+  });
+
+  it('commits the events of a change that reported nothing to do although its write landed (a retry meeting its first attempt)', async () => {
+    const patient = newPatient();
+    const event = outbox.event('patient.created', tenant, `patient:${patient.id}`, { patientId: patient.id });
+    const result = await outbox.record([event], patients.target(tenant, patient.id, 1), async (changeId) => {
+      await patients.insert(patient, changeId);
+      return undefined; // as a store that reads the retry's duplicate key as "someone else was first" would
+    });
+    expect(result).to.equal(undefined);
+    expect(await statusOf(event.id)).to.equal('pending');
   });
 
   it('does not take a change of the same document by someone else for the staged one', async () => {
@@ -79,19 +129,30 @@ describe('events: the durable outbox', () => {
     await outbox.record([event], patients.target(tenant, patient.id, 2), failed('crashed before the delete')).catch(() => undefined);
     await patients.softDelete(tenant, patient.id, 1, clock.now(), 'someone-else'); // another request deleted it
     clock.advance(61_000);
-    expect(await outbox.recoverStaged(clock.now())).to.deep.equal({ committed: 0, dropped: 1 });
+    // Version 2 is someone else's: the staged delete, conditional on version 1, can never apply.
+    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ dropped: 1 }));
   });
 
-  it('commits a change that outlived its staging window, even after recovery dropped its events', async () => {
+  it('commits a change that outlived its staging window, and even one that recovery abandoned', async () => {
     const patient = newPatient();
     const event = outbox.event('patient.created', tenant, `patient:${patient.id}`, { patientId: patient.id });
     await outbox.record([event], patients.target(tenant, patient.id, 1), async (changeId) => {
       clock.advance(61_000);
-      expect(await outbox.recoverStaged(clock.now())).to.deep.equal({ committed: 0, dropped: 1 }); // not written yet
+      expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ waiting: 1 })); // not written yet
       await patients.insert(patient, changeId);
       return patient;
     });
     expect(await statusOf(event.id)).to.equal('pending');
+
+    const slow = newPatient();
+    const abandoned = outbox.event('patient.created', tenant, `patient:${slow.id}`, { patientId: slow.id });
+    await outbox.record([abandoned], patients.target(tenant, slow.id, 1), async (changeId) => {
+      clock.advance(25 * 60 * 60_000);
+      expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ abandoned: 1 }));
+      await patients.insert(slow, changeId);
+      return slow;
+    });
+    expect(await statusOf(abandoned.id)).to.equal('pending');
   });
 
   it('lets one dispatcher at a time hold a committed event, and another take it once the lease ends', async () => {

@@ -76,16 +76,17 @@ describe('http: the keyed fast path', () => {
   });
 
   /** One request to each server, with the same Host (the search's links are built from it); a body in `chunks` is sent chunked. */
-  async function bothRaw(method: string, path: string, headers: Record<string, string>, body?: string | string[]) {
+  async function bothRaw(method: string, path: string, headers: Record<string, string>, body?: string | Buffer | string[]) {
     const send = (base: string) =>
       new Promise<{ status: number; headers: Record<string, string | null>; text: string }>((resolve, reject) => {
-        const req = request(base + path, { method, headers: { host: 'api.example.test', ...headers, ...(typeof body === 'string' && { 'content-length': String(Buffer.byteLength(body)) }) } }, (res) => {
+        const whole = typeof body === 'string' || Buffer.isBuffer(body);
+        const req = request(base + path, { method, headers: { host: 'api.example.test', ...headers, ...(whole && { 'content-length': String(Buffer.byteLength(body)) }) } }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('end', () => resolve({ status: res.statusCode!, headers: Object.fromEntries([...COMPARED, 'connection'].map((h) => [h, (res.headers[h] as string | undefined) ?? null])), text: Buffer.concat(chunks).toString() }));
         });
         req.on('error', reject);
-        for (const piece of typeof body === 'string' ? [body] : (body ?? [])) req.write(piece);
+        for (const piece of whole ? [body] : (body ?? [])) req.write(piece);
         req.end();
       });
     const [fast, koa] = await Promise.all([send(api.url), send(koaUrl)]);
@@ -122,6 +123,15 @@ describe('http: the keyed fast path', () => {
     expect((await bothRaw('POST', path, { ...json, authorization: `Bearer ${app.pk}` }, JSON.stringify({ connectionId }))).status).to.equal(401);
     expect((await bothRaw('GET', `${path}?cursor=forged`, auth)).status).to.equal(400);
     expect((await bothRaw('GET', path, auth)).status).to.equal(400);
+    // Bytes that are not UTF-8: refused by both (the fast path leaves them to Koa), never read as U+FFFD.
+    const notUtf8 = Buffer.concat([Buffer.from(`{"connectionId":${JSON.stringify(connectionId)},"code":"8867-4`), Buffer.from([0xff]), Buffer.from('"}')]);
+    const refused = await bothRaw('POST', path, json, notUtf8);
+    expect(refused.status, refused.text).to.equal(400);
+    expect(JSON.parse(refused.text).detail).to.match(/UTF-8/);
+    // A method neither path serves: Koa's 405 problem, with Allow.
+    const trace = await bothRaw('TRACE', path, auth);
+    expect(trace.status).to.equal(405);
+    expect(trace.headers['content-type']).to.match(/^application\/problem\+json/);
 
     // A plain search is answered by the fast path alone (it searches quietly; Koa would search again, logging).
     const gateway = api.services.gateway;

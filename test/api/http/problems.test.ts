@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { TestApi, withTestApi, type Response, type Tenant } from '../../support/api.js';
 import { buildPatient } from '../../support/factories.js';
@@ -83,6 +84,23 @@ function uploadThenReuse(api: TestApi, key: string, size: number): Promise<{ fir
   });
 }
 
+/** Over node:http, which sends any method (fetch refuses TRACE); the body parsed when it is JSON. */
+function rawRequest(api: TestApi, method: string, path: string, headers: Record<string, string> = {}): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = request(api.url + path, { method, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString();
+        const responseHeaders = new Headers(Object.entries(res.headers).map(([name, value]) => [name, String(value)]));
+        resolve({ status: res.statusCode!, headers: responseHeaders, text, body: /json/.test(res.headers['content-type'] ?? '') && text !== '' ? JSON.parse(text) : undefined });
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 describe('http: problem details', () => {
   let api: TestApi;
   let tenant: Tenant;
@@ -107,6 +125,35 @@ describe('http: problem details', () => {
       expectProblem(other, 405, 'METHOD_NOT_ALLOWED', byId);
       const allowed = other.headers.get('allow')!.split(/\s*,\s*/);
       expect(allowed).to.include.members(['GET', 'DELETE']).and.not.include('PATCH');
+    });
+
+    // Every surface, the operations routes, and the paths the catalog and keyed fast paths answer ahead of Koa.
+    const KNOWN_PATHS = [
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/openapi.json',
+      '/api/sdk/v1/catalog/brands',
+      '/api/sdk/v1/catalog/brands/some-brand',
+      '/api/sdk/v1/catalog/brands/some-brand/logo',
+      '/api/sdk/v1/app-users/some-user/lifecycle',
+      '/api/sdk/v1/observations/_search',
+      PATIENTS,
+      `${PATIENTS}/00000000-0000-4000-8000-000000000000`,
+      '/api/admin/v1/customer-accounts',
+    ];
+    for (const method of ['TRACE', 'PROPFIND', 'LOCK', 'PURGE', 'SEARCH']) {
+      it(`answers ${method}, which no route serves, with a 405 problem and Allow on every known path`, async () => {
+        for (const path of KNOWN_PATHS) {
+          const res = await rawRequest(api, method, path, { authorization: `Bearer ${tenant.key}` });
+          expectProblem(res, 405, 'METHOD_NOT_ALLOWED', path);
+          expect(res.headers.get('allow'), `${method} ${path}`).to.match(/GET|POST/);
+        }
+      });
+    }
+
+    it('answers TRACE on a path nothing serves with a 404 problem', async () => {
+      for (const path of ['/nowhere', '/api/sdk/v1/catalog/nowhere', '/api/platform/v1/nowhere']) expectProblem(await rawRequest(api, 'TRACE', path), 404, 'NOT_FOUND', path);
     });
   });
 
@@ -135,6 +182,48 @@ describe('http: problem details', () => {
         expectProblem(res, 400, 'BAD_REQUEST', PATIENTS);
         expect(res.text, raw).to.not.match(/SyntaxError|Unexpected token|JSON\.parse|at .*\.js/);
       }
+    });
+
+    it('describes at most 20 problems of a body with 90,000 unknown properties and counts the rest, in a short answer', async () => {
+      const body: Record<string, unknown> = buildPatient();
+      for (let i = 0; i < 90_000; i++) body[`p${i}`] = 0;
+      const raw = JSON.stringify(body);
+      expect(raw.length).to.be.above(700_000);
+      const res = await post({ 'content-type': 'application/json' }, raw);
+      expectProblem(res, 400, 'BAD_REQUEST', PATIENTS);
+      expect(res.body.details.errors).to.have.length(20);
+      expect(res.body.details.errors[0]).to.deep.equal({ in: 'body', name: 'p0', detail: 'is not an allowed property' });
+      expect(res.body.details.errorsOmitted).to.equal(90_000 - 20);
+      expect(res.text.length).to.be.below(5_000);
+    });
+
+    it('leaves errorsOmitted out when every problem is listed', async () => {
+      const res = await api.request('POST', PATIENTS, { key: tenant.key, body: { ...buildPatient(), extra: 1, other: 2 } });
+      expectProblem(res, 400, 'BAD_REQUEST', PATIENTS);
+      expect(res.body.details).to.have.all.keys('errors');
+      expect(res.body.details.errors).to.have.length(2);
+    });
+
+    it('refuses a body that is not UTF-8 with 400 instead of storing U+FFFD, creating nothing', async () => {
+      const before = await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
+      const bad: [string, number[]][] = [
+        ['a stray continuation byte', [0x80]],
+        ['an invalid byte', [0xff]],
+        ['an overlong "/"', [0xc0, 0xaf]],
+        ['a UTF-16 surrogate encoded as UTF-8', [0xed, 0xa0, 0x80]],
+        ['a truncated sequence', [0xe2, 0x82]],
+      ];
+      for (const [what, bytes] of bad) {
+        const raw = Buffer.concat([Buffer.from('{"givenName":"Ad'), Buffer.from(bytes), Buffer.from('","familyName":"Lovelace"}')]);
+        const res = await post({ 'content-type': 'application/json' }, raw);
+        expectProblem(res, 400, 'BAD_REQUEST', PATIENTS);
+        expect(res.body.detail, what).to.match(/UTF-8/);
+      }
+      expect(await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId })).to.equal(before);
+      // Well-formed UTF-8 beyond ASCII is read as sent.
+      const ok = await post({ 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ givenName: 'Zoë', familyName: '李 😀' })));
+      expect(ok.status, ok.text).to.equal(201);
+      expect(ok.body).to.include({ givenName: 'Zoë', familyName: '李 😀' });
     });
 
     it('gives one fixed title per code, whatever the detail', async () => {

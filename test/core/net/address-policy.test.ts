@@ -81,7 +81,7 @@ describe('core: outbound address policy', () => {
 
     it('refuses IP literals outside the policy without connecting', async () => {
       const agent = new PublicHttpsAgent();
-      for (const host of ['127.0.0.1', '::ffff:127.0.0.1', '0.0.0.0']) {
+      for (const host of ['127.0.0.1', '::ffff:127.0.0.1', '0.0.0.0', '::7f00:1']) {
         const before = connections;
         expect(await get(host, agent), host).to.be.instanceOf(RefusedAddressError);
         expect(connections, host).to.equal(before);

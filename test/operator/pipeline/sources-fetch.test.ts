@@ -14,6 +14,13 @@ describe('operator: fetching source lists', () => {
     }
   });
 
+  it('refuses IPv6 hosts outside 2000::/3 by the address policy (IPv4-compatible ::a.b.c.d included)', async () => {
+    for (const url of ['https://[::127.0.0.1]/list.json', 'https://[::169.254.169.254]/latest', 'https://[::a00:1]/list.json', 'https://[4000::1]/list.json']) {
+      const error = await fetchSourceList(url).catch((e: unknown) => e);
+      expect(error, url).to.be.instanceOf(FetchError).and.include({ reason: 'refused-address' });
+    }
+  });
+
   it('follows a redirect, re-checking where it leads', async () => {
     nock('https://93.184.215.14').get('/old.json').reply(302, '', { location: 'https://93.184.215.14/new.json' }).get('/new.json').reply(200, '{"Endpoints":[]}');
     expect(await fetchSourceList('https://93.184.215.14/old.json')).to.equal('{"Endpoints":[]}');

@@ -6,7 +6,7 @@
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserStore } from '../../app-users/repository.js';
 import type { ObservationStore } from '../../clinical/repository.js';
-import { validateBundle } from '../../clinical/observations.js';
+import { MAX_PROBLEMS, validateBundle } from '../../clinical/observations.js';
 import { changing, type Generations } from '../../infra/generations.js';
 import type { Principal } from '../../http/auth.js';
 import { badRequest, notFound } from '../../http/errors.js';
@@ -31,6 +31,7 @@ export class IngestService {
       throw badRequest(
         `The bundle is not valid${count > 0 ? `: ${count} problem(s) in its entries` : ''}; nothing was written.`,
         checked.problems.map((p) => ({ in: 'body', name: p.path, detail: p.index >= 0 ? `entry ${p.index}: ${p.problem}` : p.problem })),
+        { limit: MAX_PROBLEMS }, // validateBundle lists up to 100 itself, as this operation documents
       );
     }
     // Every replica's index of the connection is stale from here (the gateway checks `obs:<id>` per search).

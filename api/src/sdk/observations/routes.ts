@@ -2,7 +2,7 @@
 // `next` link (so standard FHIR clients can page). Both answer a FHIR searchset Bundle.
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
-import { documentAjv } from '../../../../core/src/schema.js';
+import { acceptAjv } from '../../../../core/src/schema.js';
 import { principalOf } from '../../http/auth.js';
 import type { KeyedRoute } from '../../http/keyed-fast-path.js';
 import type { ApiRouter } from '../../http/openapi.js';
@@ -77,7 +77,7 @@ export function gatewayFastRoutes({ gateway, publicBaseUrl, trustProxy }: Pick<S
       pattern,
       kind: 'ak',
       scope: 'observation:read',
-      body: { check: documentAjv.compile(SearchBody), mediaTypes: MEDIA_TYPES, maxBytes: MAX_BODY_BYTES },
+      body: { check: acceptAjv.compile(SearchBody), mediaTypes: MEDIA_TYPES, maxBytes: MAX_BODY_BYTES },
       answer: ({ principal, requestId, body, req }) => search(principal, requestId, { body: body as SearchBody }, req),
     },
     {
