@@ -42,10 +42,13 @@ describe('events: webhook delivery across replicas and crashes', function () {
     }
   });
 
-  it('keeps an endpoint to 10 attempts in flight across replicas, and no replica takes an event another still holds', async () => {
-    // Leases of 1 s and attempts that time out after 0.9 s: 40 events behind a hanging endpoint wait far
-    // longer than a lease, so only renewed leases keep the other replica from sending them again.
-    const env = { ...DELIVERY_ENV, PORTICO_WEBHOOK_LEASE_MS: '1000', PORTICO_WEBHOOK_TIMEOUT_MS: '900', PORTICO_WEBHOOK_RETRY_SCHEDULE: '1h' };
+  it('keeps an endpoint to 10 attempts in flight across replicas, and no replica takes an event another still holds', async function () {
+    this.timeout(120_000);
+    // Leases of 3 s and attempts that time out after 2.7 s: 40 events behind a hanging endpoint (10 at a time)
+    // wait about four leases, so only renewed leases keep the other replica from sending them again. (With
+    // 1 s leases a loaded 2-core machine sometimes stalled a renewal past its lease: a lease is a timing
+    // guarantee, and the test should not depend on sub-second scheduling.)
+    const env = { ...DELIVERY_ENV, PORTICO_WEBHOOK_LEASE_MS: '3000', PORTICO_WEBHOOK_TIMEOUT_MS: '2700', PORTICO_WEBHOOK_RETRY_SCHEDULE: '1h' };
     const primary = await TestApi.start({ redis: true, dispatch: true, env });
     const replica = await TestApi.start({ redis: true, dispatch: true, env: { ...env, MONGODB_URI: primary.config.mongodbUri! } });
     const hanging = await Receiver.start();
@@ -54,7 +57,7 @@ describe('events: webhook delivery across replicas and crashes', function () {
       const tenant = await primary.tenant();
       await primary.request('POST', WEBHOOKS, { key: tenant.key, body: { url: hanging.url('/hangs'), eventTypes: ['patient.created'] } });
       for (let i = 0; i < 40; i++) expect((await (i % 2 ? replica : primary).request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).status).to.equal(201);
-      await until('every event dispatched', async () => (await primary.mongo.db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0, 30_000);
+      await until('every event dispatched', async () => (await primary.mongo.db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0, 60_000);
       const ids = hanging.at('/hangs').map((r) => r.headers['webhook-id']);
       expect(ids).to.have.length(40);
       expect(new Set(ids).size).to.equal(40);
