@@ -5,6 +5,7 @@
 # Also the Helm chart's tools (issue 10): Debian's mmdebstrap, umoci, skopeo and runc, which build and run the
 # container image, and, through scripts/ensure-k8s-tools.sh, helm, kubeconform, helm-docs, helm-unittest and
 # kubectl built into .tools/bin.
+# And Schemathesis (issue 11) in a Python virtual environment under .tools, through scripts/ensure-fuzz-tools.sh.
 set -euo pipefail
 
 if ! command -v go >/dev/null 2>&1; then
@@ -59,3 +60,4 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 bash "$(dirname "$0")/ensure-k8s-tools.sh"
+bash "$(dirname "$0")/ensure-fuzz-tools.sh"

@@ -1,9 +1,9 @@
 // Process entry: config → connections → server → graceful shutdown.
-import { createServer } from 'node:http';
 import { systemClock } from '../../core/src/clock.js';
 import { openConnections } from '../../core/src/infra/connections.js';
 import { createLogger } from '../../core/src/infra/logger.js';
 import { createApp } from './app.js';
+import { createApiServer } from './http/server.js';
 import { publishDemoCatalog } from './catalog/demo.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildServices } from './wiring.js';
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   if (config.webhooks.dispatch) await services.dispatcher.start();
 
   const { handler } = createApp({ config, services, clock: systemClock, logger });
-  const server = createServer(handler);
+  const server = createApiServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   logger.info({ port: config.port, mongodb: embedded ? 'embedded' : 'external', redis: Boolean(redis), admin: config.adminToken !== undefined, dispatcher: config.webhooks.dispatch }, `Portico API listening on http://${config.host}:${config.port}`);

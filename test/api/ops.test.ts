@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Ajv } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { parseTagList } from '../../api/src/http/conditional.js';
 import addFormatsModule from 'ajv-formats';
 import { TestApi, type Tenant } from '../support/api.js';
 import { buildPatient } from '../support/factories.js';
@@ -177,6 +179,9 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
       // Strict: a misspelt keyword would silently validate nothing. OpenAPI's own schema keywords are allowed.
       const ajv = addFormats(new Ajv({ allErrors: true, strict: true }));
       ajv.addVocabulary(['discriminator', 'xml', 'externalDocs', 'example']);
+      // Portico's own string formats (free text), described in the document's notes.
+      expect(doc.info.description).to.include('`format: text`');
+      for (const format of ['text', 'text-not-blank']) ajv.addFormat(format, true);
       let compiled = 0;
       for (const { key, op } of operations) {
         for (const [type, media] of Object.entries<any>(op.requestBody?.content ?? {})) {
@@ -189,6 +194,57 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
       expect(patient(buildPatient())).to.equal(true);
       expect(patient({ ...buildPatient(), ssn: '123-45-6789' })).to.equal(false);
       expect(patient({ familyName: 'Doe' })).to.equal(false);
+    });
+
+    // Found by Schemathesis (test/fuzz/schemathesis.test.ts): schemas that were not JSON Schema 2020-12, and
+    // parameters documented looser or stricter than the API checks them.
+    it('has only JSON Schema 2020-12 in every parameter, request and response (OpenAPI 3.1)', () => {
+      const ajv = addFormats(new Ajv2020({ strict: false }) as unknown as Ajv);
+      ajv.addSchema(doc.components.schemas.Problem, 'problem');
+      let compiled = 0;
+      for (const { key, op } of operations) {
+        const schemas = [
+          ...(op.parameters ?? []).map((p: any) => [`${p.in} ${p.name}`, p.schema]),
+          ...Object.entries<any>(op.requestBody?.content ?? {}).map(([type, media]) => [`body ${type}`, media.schema]),
+          ...Object.entries<any>(op.responses).flatMap(([status, r]) => Object.entries<any>(r.content ?? {}).map(([type, media]) => [`${status} ${type}`, media.schema])),
+        ];
+        for (const [where, schema] of schemas) {
+          expect(() => ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('#/components/schemas/Problem', 'problem')) as object), `${key} ${where}`).to.not.throw();
+          compiled++;
+        }
+      }
+      expect(compiled).to.be.greaterThan(100);
+    });
+
+    it('documents query parameters with a default as optional, and the values the API takes', () => {
+      const parameter = (key: string, name: string) => operations.find((o) => o.key === key)!.op.parameters.find((p: any) => p.name === name);
+      for (const [key, name] of [['GET /api/platform/v1/webhook-endpoints', 'limit'], ['GET /api/sdk/v1/catalog/brands', 'limit'], ['GET /api/sdk/v1/catalog/brands/{brandId}/logo', 'size']]) {
+        expect(parameter(key!, name!).required, `${key} ${name}`).to.equal(false);
+      }
+      expect(parameter('GET /api/sdk/v1/catalog/brands/{brandId}/logo', 'size').schema.enum).to.deep.equal([64, 128, 256, 512]);
+      const platform = new RegExp(parameter('GET /api/sdk/v1/catalog/brands', 'platform').schema.pattern);
+      expect(['epic', 'EPIC', 'Practice_Fusion', 'other'].filter((p) => !platform.test(p))).to.deep.equal([]);
+      expect(['epic-ish', 'EPICS', '', 'practice fusion'].filter((p) => platform.test(p))).to.deep.equal([]);
+      const appUserId = new RegExp(parameter('GET /api/platform/v1/app-users/{appUserId}', 'appUserId').schema.pattern);
+      expect([appUserId.test('user-8f3a2c'), appUserId.test('a'.repeat(129)), appUserId.test('a b')]).to.deep.equal([true, false, false]);
+      const cursor = new RegExp(parameter('GET /api/sdk/v1/observations/_search', 'cursor').schema.pattern);
+      expect([cursor.test('eyJyIjoiYSJ9.c2ln-_'), cursor.test('0'), cursor.test('a.b.c')]).to.deep.equal([true, false, false]);
+      for (const key of ['POST /api/sdk/v1/observations/_search', 'GET /api/sdk/v1/observations/_search']) {
+        expect(Object.keys(operations.find((o) => o.key === key)!.op.responses['200'].content), key).to.deep.equal(['application/fhir+json']);
+      }
+    });
+
+    it('documents the If-Match and Idempotency-Key syntax the API enforces', async () => {
+      const header = (key: string, name: string) => new RegExp(operations.find((o) => o.key === key)!.op.parameters.find((p: any) => p.name === name).schema.pattern);
+      const ifMatch = header('DELETE /api/platform/v1/patients/{id}', 'If-Match');
+      for (const value of ['*', '"1"', 'W/"1"', '"1", "2"', '"a,b",W/"c"', '"1",', ', "1"', '"1",,"2"', '', '0', '1', '"1" "2"', 'W/1', '"1", ,', '**', '"a"b']) {
+        expect(ifMatch.test(value), JSON.stringify(value)).to.equal(value === '' || parseTagList(value) !== undefined);
+      }
+      const idempotencyKey = header('POST /api/platform/v1/patients', 'Idempotency-Key');
+      for (const value of ['k', '"k"', 'a'.repeat(255), `"${'a'.repeat(255)}"`, '"', '""', 'a'.repeat(256), 'a b', 'é']) {
+        const res = await api.request('DELETE', `/api/platform/v1/patients/${randomUUID()}`, { key: tenant.key, headers: { 'Idempotency-Key': value } });
+        expect(idempotencyKey.test(value), JSON.stringify(value)).to.equal(!/Idempotency-Key/.test(res.body?.detail ?? ''));
+      }
     });
   });
 });

@@ -28,6 +28,7 @@ const INVALID_KEYS: [string, string][] = [
   ['a non-ASCII letter', 'lögo.png'],
   ['the sidecar marker', 'a.png~type'],
   ['a key over 512 characters', 'k'.repeat(513)],
+  ['a segment over 200 characters (no file system holds its file)', `logos/${'k'.repeat(300)}.png`],
 ];
 
 /** What every driver promises; `publicUrlOf` is the URL the driver under test gives for a key. */

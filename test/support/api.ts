@@ -2,7 +2,7 @@
 // port, called over real HTTP. Options choose Redis or in-process state, the clock and DNS.
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -12,6 +12,7 @@ import type Koa from 'koa';
 import { MongoClient } from 'mongodb';
 import { pino } from 'pino';
 import { createApp } from '../../api/src/app.js';
+import { createApiServer } from '../../api/src/http/server.js';
 import { systemClock, type Clock } from '../../core/src/clock.js';
 import { loadConfig, type Config } from '../../api/src/config.js';
 import { connectMongo, type Mongo } from '../../core/src/infra/mongo.js';
@@ -122,7 +123,7 @@ export class TestApi {
       throw error;
     }
     const { app, handler } = createApp({ config, services, clock, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }) });
-    const server = createServer(handler);
+    const server = createApiServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     return new TestApi(`http://127.0.0.1:${port}`, config, services, mongo, server, redis, app);

@@ -30,7 +30,7 @@ export const IssuedKey = Type.Object({
 export const Grants = Type.Object(
   {
     resourceTypes: Type.Array(Type.Literal('Observation'), { uniqueItems: true, description: 'FHIR resource types the install may read.' }),
-    loincCodes: Type.Union([Type.Tuple([Type.Literal('*')]), Type.Array(Type.String({ pattern: '^[0-9]{1,7}-[0-9]$' }), { uniqueItems: true, maxItems: 1000 })], {
+    loincCodes: Type.Union([Type.Array(Type.Literal('*'), { minItems: 1, maxItems: 1 }), Type.Array(Type.String({ pattern: '^[0-9]{1,7}-[0-9]$' }), { uniqueItems: true, maxItems: 1000 })], {
       description: '`["*"]` for every LOINC code, else the codes the install may read.',
     }),
     confidentiality: Type.Array(Type.Union(['U', 'L', 'M', 'N', 'R', 'V'].map((c) => Type.Literal(c))), { uniqueItems: true, description: 'v3-Confidentiality codes the install may see.' }),

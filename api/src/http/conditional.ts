@@ -13,6 +13,13 @@ type TagList = '*' | EntityTag[];
 
 const TAG = /^(W\/)?"([\x21\x23-\x7e\x80-\xff]*)"$/;
 
+/**
+ * What parseTagList accepts (and an empty header, which is no header), for /openapi.json: its tokens written
+ * as one expression without an inner `$`, which generators of matching strings cannot follow.
+ */
+const ONE_TAG = '(?:W/)?"[\\x21\\x23-\\x7e\\x80-\\xff]*"';
+const TAG_LIST_PATTERN = `^\\s*(?:\\*|[\\s,]*${ONE_TAG}[ \\t]*(?:,[\\s,]*${ONE_TAG}[ \\t]*)*,?)?\\s*$`;
+
 /** Parses `*` or a comma-separated list of entity tags; undefined when malformed. */
 export function parseTagList(header: string): TagList | undefined {
   const trimmed = header.trim();
@@ -100,6 +107,7 @@ export function ifMatch(): Middleware & { openapi: OperationPatch } {
     requestHeaders: [
       {
         name: 'If-Match',
+        schema: { type: 'string', pattern: TAG_LIST_PATTERN },
         description:
           'Optional precondition, strong comparison: the operation runs only if the current `_version` tag matches one of the listed tags (or `*`); otherwise 412 and nothing changes. Weak tags never match. Malformed → 400.',
       },

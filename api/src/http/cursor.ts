@@ -3,6 +3,9 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { invalidField } from './errors.js';
 
+/** The syntax of every cursor (payload "." signature, both base64url), for schemas. */
+export const CURSOR_PATTERN = '^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$';
+
 export interface CursorBinding {
   route: string;
   accountId: string;

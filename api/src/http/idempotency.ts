@@ -31,6 +31,8 @@ const SETTLE_MS = 15_000;
 /** Delays of the background attempts to record an outcome the store refused at first. */
 const COMPLETION_RETRIES_MS = [500, 2_000, 5_000, 15_000, 30_000];
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+/** What readKey accepts, for /openapi.json: KEY_SHAPE, or KEY_SHAPE in double quotes (`""` is no key). */
+const KEY_HEADER_PATTERN = `^(?!""$)(?:${KEY_SHAPE.source.slice(1, -1)}|"${KEY_SHAPE.source.slice(1, -1)}")$`;
 /** Outcomes that the operation decided and that a retry would see again. */
 const STORED_ERROR_STATUSES = new Set([404, 409, 412]);
 const REPLAYED_HEADERS = ['ETag', 'Location', 'Content-Type', 'Cache-Control', 'Vary'];
@@ -209,6 +211,7 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
       requestHeaders: [
         {
           name: 'Idempotency-Key',
+          schema: { type: 'string', pattern: KEY_HEADER_PATTERN },
           description:
             'Optional, 1-255 visible ASCII characters (surrounding double quotes are removed). One execution per (credential, key), also across replicas and crashes; the outcome (2xx, 404, 409, 412) is replayed byte-for-byte for 24 hours with `Idempotent-Replayed: true`. Same key with a different method, path, body or If-Match → 422; while the first request runs → 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After: 1`; when the first request executed but its response was lost (its server stopped, or it failed part-way after changing something) → 409 `IDEMPOTENCY_KEY_EXECUTED`, not retryable: read the resource instead.',
         },

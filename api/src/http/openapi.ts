@@ -117,9 +117,11 @@ export function buildOpenApi(routers: ApiRouter[], info: { version: string; serv
       for (const [name, schema] of Object.entries(merged.params?.properties ?? {})) {
         parameters.push({ name, in: 'path', required: true, schema: strip(schema) });
       }
+      // A parameter with a default is required by the TypeBox object (its type has it) but not of the client.
       const requiredQuery = new Set(merged.query?.required ?? []);
       for (const [name, schema] of Object.entries(merged.query?.properties ?? {})) {
-        parameters.push({ name, in: 'query', required: requiredQuery.has(name), schema: strip(schema), description: (schema as { description?: string }).description });
+        const required = requiredQuery.has(name) && (schema as { default?: unknown }).default === undefined;
+        parameters.push({ name, in: 'query', required, schema: strip(schema), description: (schema as { description?: string }).description });
       }
       for (const header of merged.requestHeaders ?? []) {
         parameters.push({ name: header.name, in: 'header', required: false, description: header.description, schema: header.schema ?? { type: 'string' } });

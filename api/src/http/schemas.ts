@@ -1,6 +1,6 @@
 // Shapes shared by several features: problem details, links, timestamps, identifiers.
 import { Type, type TString } from '@sinclair/typebox';
-import { explainPattern } from '../../../core/src/schema.js';
+import { explainedFormat } from '../../../core/src/schema.js';
 import { MAX_LISTED_ERRORS } from './errors.js';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds.', examples: ['2026-11-22T10:00:00.000Z'] });
@@ -48,15 +48,17 @@ export const Problem = Type.Object(
 // beside it, or smuggle text past a reader. Two format characters stay because real names need them: ZERO
 // WIDTH NON-JOINER (U+200C; Persian and Indic spellings) and ZERO WIDTH JOINER (U+200D; Indic conjuncts and
 // emoji sequences such as 👩‍⚕️). Emoji variation selectors and skin tones are not format characters and pass.
-// Patterns are ECMA-262 with the u flag (ajv's and JSON Schema's dialect), so \p{…} names Unicode categories.
+// Patterns are ECMA-262 with the u flag, so \p{…} names Unicode categories; as other JSON Schema tools cannot
+// read those (Schemathesis' Python regular expressions), the rule is a format of its own: `text` and, for
+// required text, `text-not-blank`, described in words in the OpenAPI document.
 const KEPT_FORMAT = '\\u200C\\u200D';
 const CHARACTER = `(?:[^\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}]|[${KEPT_FORMAT}])`;
 const REFUSED_CHARACTERS = 'control characters, invisible format characters (zero-width, bidirectional or tag characters), line separators or unpaired surrogates';
-const NO_CONTROL = explainPattern(`^${CHARACTER}*$`, `must not contain ${REFUSED_CHARACTERS}`);
+const NO_CONTROL = explainedFormat('text', `^${CHARACTER}*$`, `must not contain ${REFUSED_CHARACTERS}`);
 // Required text must also show something: not only spaces and joiners. A lookahead keeps the pattern linear
 // in the length of the value (ajv applies it even when maxLength has already failed).
-const NOT_BLANK = explainPattern(`^(?![\\s${KEPT_FORMAT}]*$)${CHARACTER}*$`, `must not be blank, nor contain ${REFUSED_CHARACTERS}`);
+const NOT_BLANK = explainedFormat('text-not-blank', `^(?![\\s${KEPT_FORMAT}]*$)${CHARACTER}*$`, `must not be blank, nor contain ${REFUSED_CHARACTERS}`);
 
 /** Free text (names, descriptions) without invisible or control characters; when required (minLength > 0) also not blank. */
 export const Text = (minLength: number, maxLength: number, extra: Record<string, unknown> = {}): TString =>
-  Type.String({ minLength, maxLength, pattern: minLength > 0 ? NOT_BLANK : NO_CONTROL, ...extra });
+  Type.String({ minLength, maxLength, format: minLength > 0 ? NOT_BLANK : NO_CONTROL, ...extra });

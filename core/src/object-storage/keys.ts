@@ -5,6 +5,8 @@
 export const ASSET_PATH_PREFIX = '/api/sdk/v1/catalog/assets/';
 
 export const MAX_KEY_LENGTH = 512;
+/** A segment is a file name for the file driver: 255 bytes at most on common file systems, less its suffixes. */
+export const MAX_SEGMENT_LENGTH = 200;
 
 export class InvalidObjectKeyError extends Error {
   constructor(
@@ -33,6 +35,7 @@ export function assertValidKey(key: string): void {
   if (key.startsWith('/')) fail('absolute');
   if (key.includes('..')) fail('contains ".."');
   if (key.split('/').some((segment) => segment === '' || segment === '.')) fail('empty or "." path segment');
+  if (key.split('/').some((segment) => segment.length > MAX_SEGMENT_LENGTH)) fail(`a path segment longer than ${MAX_SEGMENT_LENGTH} characters`);
 }
 
 // type "/" subtype, optional parameters; no control characters (the file driver stores it as text).

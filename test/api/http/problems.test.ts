@@ -155,6 +155,16 @@ describe('http: problem details', () => {
     it('answers TRACE on a path nothing serves with a 404 problem', async () => {
       for (const path of ['/nowhere', '/api/sdk/v1/catalog/nowhere', '/api/platform/v1/nowhere']) expectProblem(await rawRequest(api, 'TRACE', path), 404, 'NOT_FOUND', path);
     });
+
+    it('takes a next link with a cursor of the largest size, and answers a request head over 32 KiB with a 431 problem', async () => {
+      const fits = await rawRequest(api, 'GET', `/api/sdk/v1/observations/_search?cursor=${'a'.repeat(8 * 1024)}.${'b'.repeat(8 * 1024 - 1)}`);
+      expect(fits.status, fits.text).to.equal(401); // read, and refused for its missing key
+      const res = await rawRequest(api, 'GET', `/api/sdk/v1/observations/_search?cursor=${'a'.repeat(33 * 1024)}`);
+      expect(res.status).to.equal(431);
+      expect(res.headers.get('content-type')).to.equal('application/problem+json');
+      expect(res.body).to.include({ status: 431, code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', retryable: false });
+      expect(res.headers.get('connection')).to.equal('close');
+    });
   });
 
   describe('every problem', () => {

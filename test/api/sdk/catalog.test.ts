@@ -176,7 +176,8 @@ describe('sdk: catalog search, lookup and logos on real brand lists', () => {
     });
 
     it('does not serve what is not an asset', async () => {
-      for (const key of ['nope.png', '..%2F..%2Fetc%2Fpasswd', '%2e%2e']) {
+      // A name longer than a file system holds (found by Schemathesis: it was a 503 "object storage unreachable").
+      for (const key of ['nope.png', '..%2F..%2Fetc%2Fpasswd', '%2e%2e', '0'.repeat(300), `logos/${'a'.repeat(256)}.png`]) {
         expect((await api.request('GET', `${BASE}/assets/${key}`)).status, key).to.equal(404);
       }
     });

@@ -4,7 +4,7 @@ import { AppUserId } from '../../sdk/connect-sessions/schema.js';
 
 export const LifecycleState = Type.Union(['UNLINKED', 'LIMITED', 'ACTIVE', 'TOMBSTONED'].map((s) => Type.Literal(s)), { description: 'UNLINKED (never seen) → LIMITED (first initiate) → ACTIVE (first connection) → LIMITED (last connection revoked); any → TOMBSTONED (terminal).' });
 
-export const AppUserParams = Type.Object({ appUserId: Type.String({ maxLength: 1024 }) });
+export const AppUserParams = Type.Object({ appUserId: AppUserId });
 export const ConnectionParams = Type.Object({ connectionId: Type.String({ maxLength: 64 }) });
 
 export const ConnectionView = Type.Object({

@@ -1,6 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { LOGO_FORMATS, LOGO_SIZES, PLATFORM_TYPES, type LogoFormat } from '../../../../core/src/catalog/model.js';
 
+/** A pattern matching any of `words` in any letter case (what the service's case-insensitive parse accepts). */
+function anyCase(words: readonly string[]): string {
+  const letters = (word: string) => [...word].map((c) => (/[A-Za-z]/.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('');
+  return `^(?:${words.map(letters).join('|')})$`;
+}
+
 export const SearchQuery = Type.Object({
   q: Type.Optional(
     Type.String({
@@ -9,14 +15,14 @@ export const SearchQuery = Type.Object({
         'Words, each matched as a prefix of a word of the brand name, an alias, the city or the state (code or full name); case, diacritics and punctuation are ignored. Fewer than 2 characters after trimming → no results; over 200 characters → 400.',
     }),
   ),
-  platform: Type.Optional(Type.String({ maxLength: 32, description: `One EHR platform, case-insensitive: ${PLATFORM_TYPES.join(', ')}.` })),
+  platform: Type.Optional(Type.String({ pattern: anyCase(PLATFORM_TYPES), description: `One EHR platform, case-insensitive: ${PLATFORM_TYPES.join(', ')}.` })),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Maximum number of brands, 1-100.' }),
 });
 
 export const BrandParams = Type.Object({ brandId: Type.String({ description: 'A brand id from a search; any other string (unknown or malformed) is 404.' }) });
 export const AssetParams = Type.Object({ key: Type.String({ maxLength: 512 }) });
 export const LogoQuery = Type.Object({
-  size: Type.Integer({ default: 128, description: `Pixel size of the square artwork: ${LOGO_SIZES.join(', ')}.` }),
+  size: Type.Integer({ enum: [...LOGO_SIZES], default: 128, description: `Pixel size of the square artwork: ${LOGO_SIZES.join(', ')}.` }),
   format: Type.Unsafe<LogoFormat>({
     type: 'string',
     enum: [...LOGO_FORMATS],

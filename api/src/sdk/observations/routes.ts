@@ -37,7 +37,7 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
   const post = validate({ body: SearchBody, bodyMediaTypes: MEDIA_TYPES.slice(1) });
   sdk.post(
     '/observations/_search',
-    { operationId: 'searchObservations', summary: "Search a connection's observations (FHIR searchset)", description: DESCRIPTION, tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet } } },
+    { operationId: 'searchObservations', summary: "Search a connection's observations (FHIR searchset)", description: DESCRIPTION, tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet, contentType: 'application/fhir+json' } } },
     requireKey('sdk-secret'),
     scoped,
     post,
@@ -50,7 +50,7 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
   const get = validate({ query: SearchQuery });
   sdk.get(
     '/observations/_search',
-    { operationId: 'continueObservationSearch', summary: 'The next page of a search (the `next` link)', description: 'A `GET` of a `next` link with the same `ak_` key continues the search; the checks run again on every page.', tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet } } },
+    { operationId: 'continueObservationSearch', summary: 'The next page of a search (the `next` link)', description: 'A `GET` of a `next` link with the same `ak_` key continues the search; the checks run again on every page.', tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet, contentType: 'application/fhir+json' } } },
     requireKey('sdk-secret'),
     scoped,
     get,
