@@ -56,7 +56,7 @@ async function main(): Promise<void> {
   const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
   const mongo = await connectMongo(embedded.uri, `bench_${process.pid}`);
   await mongo.db.dropDatabase();
-  const services = await buildServices({ config, db: mongo.db, clock: systemClock });
+  const services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, clock: systemClock });
   const { app, handler } = createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }) });
 
   const account = await services.admin.createAccount('Benchmark Health');
@@ -115,7 +115,7 @@ async function main(): Promise<void> {
   const stop = async () => {
     await mongo.db.dropDatabase().catch(() => {});
     await services.close();
-    await mongo.client.close();
+    await mongo.close();
     await embedded.stop();
     process.exit(0);
   };

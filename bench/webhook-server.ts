@@ -16,22 +16,25 @@ import { connectMongo } from '../core/src/infra/mongo.js';
 async function main(): Promise<void> {
   const config = benchConfig('portico-bench-webhooks');
   const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
-  const mongo = await connectMongo(embedded.uri, `bench_webhooks_${process.pid}`, { monitorCommands: true });
+  const mongo = await connectMongo(embedded.uri, `bench_webhooks_${process.pid}`, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs }, { monitorCommands: true });
   // Database commands by name and collection, with their time: what a delivery costs the database.
   const commands = new Map<string, { count: number; ms: number }>();
   const started = new Map<number, string>();
-  mongo.client.on('commandStarted', (event) => started.set(event.requestId, `${event.commandName} ${String(event.command[event.commandName])}`));
-  mongo.client.on('commandSucceeded', (event) => {
-    const key = started.get(event.requestId) ?? event.commandName;
-    started.delete(event.requestId);
-    const entry = commands.get(key) ?? { count: 0, ms: 0 };
-    entry.count++;
-    entry.ms += event.duration;
-    commands.set(key, entry);
-  });
+  // Both clients: requests use one, the dispatcher the other (the deadline of long operations).
+  for (const client of [mongo.client, mongo.longDb.client]) {
+    client.on('commandStarted', (event) => started.set(event.requestId, `${event.commandName} ${String(event.command[event.commandName])}`));
+    client.on('commandSucceeded', (event) => {
+      const key = started.get(event.requestId) ?? event.commandName;
+      started.delete(event.requestId);
+      const entry = commands.get(key) ?? { count: 0, ms: 0 };
+      entry.count++;
+      entry.ms += event.duration;
+      commands.set(key, entry);
+    });
+  }
   await mongo.db.dropDatabase();
   const logger = pino({ level: 'warn' });
-  const services = await buildServices({ config, db: mongo.db, clock: systemClock, logger });
+  const services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, clock: systemClock, logger });
   await services.dispatcher.start();
   const { handler } = createApp({ config, services, clock: systemClock, logger });
   const server = createServer(handler);
@@ -67,7 +70,7 @@ async function main(): Promise<void> {
   const stop = async () => {
     await services.close();
     await mongo.db.dropDatabase().catch(() => {});
-    await mongo.client.close();
+    await mongo.close();
     await embedded.stop();
     process.exit(0);
   };

@@ -27,7 +27,7 @@ import type { SdkContext } from './sdk/context.js';
 import { lifecycleRoutes } from './sdk/lifecycle/routes.js';
 import { lifecycleAnswer, LIFECYCLE_ROUTE } from './sdk/lifecycle/answer.js';
 import { patientAnswer, PATIENT_ROUTE } from './platform/patients/answer.js';
-import { keyedFastPath } from './http/keyed-fast-path.js';
+import { fastPathFailures, keyedFastPath } from './http/keyed-fast-path.js';
 import { gatewayFastRoutes, gatewayRoutes } from './sdk/observations/routes.js';
 import { catalogCors, catalogRoutes } from './sdk/catalog/routes.js';
 import type { Services } from './wiring.js';
@@ -101,6 +101,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const observer = new RequestObserver(logger, registry);
   app.use(observer.middleware());
   app.use(problemMiddleware(logger));
+  app.use(fastPathFailures());
   app.use(catalogCors());
   for (const { router } of routers) {
     app.use(router.routes());

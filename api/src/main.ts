@@ -15,7 +15,7 @@ async function main(): Promise<void> {
 
   const connections = await openConnections(config, (m) => logger.info(m));
   const { mongo, redis, embedded } = connections;
-  const services = await buildServices({ config, db: mongo.db, redis, clock: systemClock, logger });
+  const services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, redis, clock: systemClock, logger });
   if (config.demoCatalog && !(await services.snapshots.active(config.catalog))) {
     const report = await publishDemoCatalog(config, connections.mongodbUri, logger);
     logger.info({ catalog: config.catalog, brands: report.brandCount, logos: report.logos.rendered, snapshotId: report.snapshot.id }, 'published the demo catalog');

@@ -52,7 +52,10 @@ import { systemResolver, type Resolver } from './platform/webhook-endpoints/url-
 
 export interface Connections {
   config: Config;
+  /** The database with the request deadline (core/src/infra/mongo.ts). */
   db: Db;
+  /** The same database with the deadline of long operations; default: db. */
+  longDb?: Db;
   redis?: Redis;
   clock: Clock;
   /** DNS for webhook URL checks; tests pass a fixed table. */
@@ -64,7 +67,10 @@ export interface Connections {
 
 export type Services = Awaited<ReturnType<typeof buildServices>>;
 
-export async function buildServices({ config, db, redis, clock, resolve = systemResolver, lookup, logger = pino({ level: 'silent' }) }: Connections) {
+/** How long /readyz waits for each dependency (they are asked at once): it answers within 2 s. */
+export const READINESS_DEADLINE_MS = 1500;
+
+export async function buildServices({ config, db, longDb = db, redis, clock, resolve = systemResolver, lookup, logger = pino({ level: 'silent' }) }: Connections) {
   const caches = await CacheHub.create(redis, (error) => logger.warn({ err: error }, 'a cache invalidation could not be published; other replicas converge within the TTL'));
   const locks = await documentLocksFor(db, redis);
   const minute = 60_000;
@@ -80,14 +86,17 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     // The lifecycle probe's states, never-seen users included (they are polled the most).
     appUsers: new AppUserRepository(db, locks, caches.cache('app-user-states', { max: 200_000, ttlMs: minute })),
     sessions: new SessionRepository(db, locks),
-    observations: new ObservationRepository(db),
+    // The gateway's per-connection index is built from a whole connection: a long read.
+    observations: new ObservationRepository(db, longDb),
   };
   const outbox = new Outbox(db, locks, clock);
   const deliveries = new DeliveryStore(db, locks);
   // Idempotency records live beside the data they protect (CONTRACT §4), with or without Redis.
   const idempotencyStore = new MongoIdempotencyStore(db, locks);
-  const snapshots = new SnapshotStore(db, locks, clock);
-  await Promise.all([...Object.values(repositories).map((r) => r.init()), outbox.init(), deliveries.init(), snapshots.init(), idempotencyStore.init()]);
+  // Loaded in the background (start-up and polling), a whole snapshot at a time.
+  const snapshots = new SnapshotStore(longDb, locks, clock);
+  // Index builds can take long on a large collection.
+  await Promise.all([...Object.values(repositories).map((r) => r.init(longDb)), outbox.init(longDb), deliveries.init(longDb), snapshots.init(), idempotencyStore.init(longDb)]);
   const storage = openObjectStorage(config.objectStorage);
   const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
 
@@ -97,9 +106,11 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   const users = new AppUserService({ users: appUsers, outbox, generations, clock });
   const limiter = redis ? new RedisRateLimiter(redis, config.initiateRateLimit) : new MemoryRateLimiter(config.initiateRateLimit, clock);
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
-  // Expired records go (FerretDB has no TTL index): a bounded sweep every few minutes.
+  // Expired records go (FerretDB has no TTL index): a bounded sweep every few minutes, in the background
+  // (it scans the collection on FerretDB), so with the deadline of long operations.
+  const sweeper = new MongoIdempotencyStore(longDb, locks);
   const sweep = setInterval(() => {
-    idempotencyStore.sweep(clock.now().getTime(), 1_000).catch((error: unknown) => logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'));
+    sweeper.sweep(clock.now().getTime(), 1_000).catch((error: unknown) => logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'));
   }, 5 * minute);
   sweep.unref();
   const catalogService = new CatalogService(activeCatalog, storage);
@@ -107,10 +118,12 @@ export async function buildServices({ config, db, redis, clock, resolve = system
   collectDefaultMetrics({ register: registry });
   // Events committed here wake the dispatchers: this replica's at once, the others' over Redis.
   const signals = new WorkSignals(redis);
-  outbox.onCommit((ids) => signals.announce({ events: ids }));
+  // The dispatcher works in the background and scans and purges whole collections: its stores have the
+  // deadline of long operations. Requests use the others.
+  const dispatcherStores = { outbox: new Outbox(longDb, locks, clock), deliveries: new DeliveryStore(longDb, locks) };
+  for (const store of [outbox, dispatcherStores.outbox]) store.onCommit((ids) => signals.announce({ events: ids }));
   const dispatcher = new Dispatcher({
-    outbox,
-    deliveries,
+    ...dispatcherStores,
     endpoints,
     signals,
     clock,
@@ -122,7 +135,10 @@ export async function buildServices({ config, db, redis, clock, resolve = system
     ...(redis && { permits: new RedisPermits(redis, PER_ENDPOINT_IN_FLIGHT, config.webhooks.timeoutMs + 5_000, logger) }),
   });
   const readiness: Readiness = {
-    check: async () => ({ mongodb: await pingMongo(db), ...(redis && { redis: await pingRedis(redis) }), catalog: activeCatalog.ready }),
+    check: async () => {
+      const [mongodb, redisAnswers] = await Promise.all([pingMongo(db, READINESS_DEADLINE_MS), redis && pingRedis(redis, READINESS_DEADLINE_MS)]);
+      return { mongodb, ...(redisAnswers !== undefined && { redis: redisAnswers }), catalog: activeCatalog.ready };
+    },
   };
   return {
     readiness,

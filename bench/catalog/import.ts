@@ -100,7 +100,7 @@ async function child(): Promise<void> {
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     await mongo.db.dropDatabase().catch(() => {});
-    await mongo.client.close();
+    await mongo.close();
     await embedded.stop();
     await rm(dir, { recursive: true, force: true });
   }

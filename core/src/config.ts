@@ -11,10 +11,19 @@ export interface CoreConfig {
   /** Unset: the embedded MongoDB-compatible database is started on demand. */
   readonly mongodbUri: string | undefined;
   readonly mongodbDatabase: string;
+  /**
+   * Deadline of each step of a MongoDB call on the request path (finding the server, taking a connection,
+   * connecting, each reply): a database that is down or stalls answers 503 instead of hanging the request.
+   */
+  readonly mongodbTimeoutMs: number;
+  /** The same for each reply of the few long operations (the second client of core/src/infra/mongo.ts). */
+  readonly mongodbLongTimeoutMs: number;
   readonly devdbPort: number;
   readonly dataDir: string;
   /** Unset: one replica; shared state lives in process. */
   readonly redisUrl: string | undefined;
+  /** Deadline of every Redis command (and of connecting): a Redis that is down or stalls answers 503. */
+  readonly redisTimeoutMs: number;
   readonly objectStorage: string;
   /** The BrandCatalog (namespace/name) the API serves. */
   readonly catalog: Readonly<CatalogRef>;
@@ -89,15 +98,22 @@ export function readCoreConfig(read: EnvReader): CoreConfig {
   const catalog = parseCatalogRef(catalogRaw);
   if (!catalog) read.problem('PORTICO_CATALOG must be <namespace>/<name> (Kubernetes names)');
 
+  const mongodbTimeoutMs = read.int('PORTICO_MONGODB_TIMEOUT_MS', 2500, 100, 120_000);
+  const mongodbLongTimeoutMs = read.int('PORTICO_MONGODB_LONG_TIMEOUT_MS', 60_000, 1000, 3_600_000);
+  if (mongodbLongTimeoutMs < mongodbTimeoutMs) read.problem('PORTICO_MONGODB_LONG_TIMEOUT_MS must not be shorter than PORTICO_MONGODB_TIMEOUT_MS');
+
   const logLevel = (read.str('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) read.problem(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
   return {
     mongodbUri,
     mongodbDatabase,
+    mongodbTimeoutMs,
+    mongodbLongTimeoutMs,
     devdbPort: read.int('PORTICO_DEVDB_PORT', 27017, 1, 65535),
     dataDir,
     redisUrl,
+    redisTimeoutMs: read.int('PORTICO_REDIS_TIMEOUT_MS', 2500, 100, 120_000),
     objectStorage,
     catalog: Object.freeze(catalog ?? { namespace: 'default', name: 'default' }),
     logLevel,

@@ -24,7 +24,8 @@ export async function openPublishing(config: CoreConfig, log: (message: string) 
   const connections = await openConnections(config, log);
   const { mongo, redis } = connections;
   try {
-    const store = new SnapshotStore(mongo.db, await documentLocksFor(mongo.db, redis), systemClock);
+    // Publishing writes, reads and prunes whole snapshots in the background: the deadline of long operations.
+    const store = new SnapshotStore(mongo.longDb, await documentLocksFor(mongo.db, redis), systemClock);
     await store.init();
     return {
       store,

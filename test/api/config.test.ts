@@ -105,6 +105,12 @@ describe('config: loadConfig', () => {
     ['LOG_LEVEL', 'verbose'],
     ['PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS', 'yes'],
     ['PORTICO_DEVDB_PORT', '0'],
+    ['PORTICO_MONGODB_TIMEOUT_MS', '50'],
+    ['PORTICO_MONGODB_TIMEOUT_MS', '2.5s'],
+    ['PORTICO_MONGODB_LONG_TIMEOUT_MS', '500'],
+    ['PORTICO_MONGODB_LONG_TIMEOUT_MS', '2000'], // shorter than the request deadline
+    ['PORTICO_REDIS_TIMEOUT_MS', '0'],
+    ['PORTICO_REDIS_TIMEOUT_MS', '600000'],
     ['PORTICO_SHUTDOWN_TIMEOUT_MS', 'soon'],
     ['PORTICO_WEBHOOK_RETRY_SCHEDULE', '5s,soon'],
     ['PORTICO_WEBHOOK_RETRY_SCHEDULE', '5 s'],
@@ -136,6 +142,12 @@ describe('config: loadConfig', () => {
     const tuned = loadConfig({ PORTICO_WEBHOOK_RETRY_SCHEDULE: '1s, 1s,2s', PORTICO_WEBHOOK_DISABLE_WINDOW: '0s', PORTICO_WEBHOOK_DISPATCH: 'false', PORTICO_WEBHOOK_TIMEOUT_MS: '500', PORTICO_WEBHOOK_LEASE_MS: '2000' }, fixedSecret).webhooks;
     expect(tuned).to.include({ dispatch: false, disableWindowMs: 0, timeoutMs: 500, leaseMs: 2000 });
     expect(tuned.retryScheduleMs).to.deep.equal([1000, 1000, 2000]);
+  });
+
+  it('gives every MongoDB and Redis call a deadline of 2.5 s (60 s for long operations) unless told otherwise', () => {
+    expect(loadConfig({}, fixedSecret)).to.include({ mongodbTimeoutMs: 2500, mongodbLongTimeoutMs: 60_000, redisTimeoutMs: 2500 });
+    const tuned = loadConfig({ PORTICO_MONGODB_TIMEOUT_MS: '4000', PORTICO_MONGODB_LONG_TIMEOUT_MS: '120000', PORTICO_REDIS_TIMEOUT_MS: '1000' }, fixedSecret);
+    expect(tuned).to.include({ mongodbTimeoutMs: 4000, mongodbLongTimeoutMs: 120_000, redisTimeoutMs: 1000 });
   });
 
   it('limits initiate to 10 per 60 s unless told otherwise, and reads the rate', () => {

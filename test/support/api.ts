@@ -57,6 +57,10 @@ export const testLookup = lookupFrom(testResolver);
 
 export interface TestApiOptions {
   redis?: boolean;
+  /** A Redis of the test's own (implies `redis`): the fault tests pause it. */
+  redisUrl?: string;
+  /** A database server of the test's own (`mongodb://host:port/`): the fault tests pause it. */
+  mongodbServer?: string;
   /** Run the webhook dispatcher (off by default: most tests do not deliver). */
   dispatch?: boolean;
   /** DNS for webhook deliveries; default: testLookup. */
@@ -82,6 +86,8 @@ export interface RequestOptions {
   body?: unknown;
   /** Sent as is (a string is not JSON-encoded). */
   raw?: string | Buffer;
+  /** Aborts the request (a test that must not hang gives up on an answer). */
+  signal?: AbortSignal;
 }
 
 export class TestApi {
@@ -95,30 +101,33 @@ export class TestApi {
     readonly redis: Redis | undefined,
     /** The Koa stack alone, without the catalog fast path in front (for parity tests). */
     readonly koa: Koa,
+    private readonly mongodbServer: string,
   ) {}
 
   static async start(options: TestApiOptions = {}): Promise<TestApi> {
     const database = options.replicaOf?.config.mongodbDatabase ?? `t_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    const mongodbServer = options.mongodbServer ?? options.replicaOf?.mongodbServer ?? mongoUri();
+    const redisUrl = options.redisUrl ?? (options.redis ? testRedisUrl() : undefined);
     const config = loadConfig({
       PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
       PORTICO_CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123',
       PORTICO_CATALOG_POLL_MS: '200',
       PORTICO_OBJECT_STORAGE: `file://${path.join(os.tmpdir(), `portico-test-objects-${database}`)}`,
       LOG_LEVEL: 'silent',
-      MONGODB_URI: `${mongoUri()}${database}`,
-      ...(options.redis ? { REDIS_URL: testRedisUrl() } : {}),
+      MONGODB_URI: `${mongodbServer}${database}`,
+      ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
       ...options.env,
     });
-    const mongo = await connectMongo(config.mongodbUri!, config.mongodbDatabase);
-    const redis = options.redis ? await connectRedis(testRedisUrl()) : undefined;
+    const mongo = await connectMongo(config.mongodbUri!, config.mongodbDatabase, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
+    const redis = redisUrl ? await connectRedis(redisUrl, config.redisTimeoutMs) : undefined;
     const clock = options.clock ?? systemClock;
     let services: Services;
     try {
-      services = await buildServices({ config, db: mongo.db, redis, clock, resolve: testResolver, lookup: options.lookup ?? testLookup, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }) });
+      services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, redis, clock, resolve: testResolver, lookup: options.lookup ?? testLookup, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }) });
       await services.activeCatalog.start(config.catalogPollMs, redis);
       if (options.dispatch) await services.dispatcher.start();
     } catch (error) {
-      await mongo.client.close();
+      await mongo.close();
       await redis?.quit().catch(() => {});
       throw error;
     }
@@ -126,7 +135,7 @@ export class TestApi {
     const server = createApiServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    return new TestApi(`http://127.0.0.1:${port}`, config, services, mongo, server, redis, app);
+    return new TestApi(`http://127.0.0.1:${port}`, config, services, mongo, server, redis, app, mongodbServer);
   }
 
   async close(): Promise<void> {
@@ -137,11 +146,11 @@ export class TestApi {
     await this.services.close();
     // A test may have closed the client on purpose: drop through a fresh one then, so nothing is left over.
     await this.mongo.db.dropDatabase().catch(async () => {
-      const client = await new MongoClient(mongoUri()).connect();
+      const client = await new MongoClient(this.mongodbServer).connect();
       await client.db(this.config.mongodbDatabase).dropDatabase();
       await client.close();
     });
-    await this.mongo.client.close();
+    await this.mongo.close();
     await this.redis?.quit().catch(() => {});
     if (this.config.objectStorage.startsWith('file://')) await rm(this.config.objectStorage.slice('file://'.length), { recursive: true, force: true });
   }
@@ -155,7 +164,7 @@ export class TestApi {
       body = JSON.stringify(options.body);
       headers['content-type'] ??= 'application/json';
     }
-    const response = await fetch(this.url + path, { method, headers, body });
+    const response = await fetch(this.url + path, { method, headers, body, signal: options.signal });
     const text = await response.text();
     let parsed: unknown = undefined;
     if (text !== '' && /json/.test(response.headers.get('content-type') ?? '')) parsed = JSON.parse(text);

@@ -50,7 +50,7 @@ export class CustomerAccountRepository implements AccountStore {
     this.documents = new VersionedCollection(db.collection<AccountDocument>('customer_accounts'), locks, (id) => cache?.invalidate(id));
   }
 
-  async init(): Promise<void> {}
+  async init(_indexes?: Db): Promise<void> {}
 
   async insert(account: CustomerAccount): Promise<void> {
     await this.documents.insert({ _id: account.id, _version: 1, name: account.name, status: account.status, createdAt: account.createdAt, updatedAt: account.createdAt, deletedAt: null, usage: { webhookEndpoints: 0 } });

@@ -11,6 +11,7 @@ import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import type { ChangeTarget } from '../events/outbox.js';
 import type { SharedCache } from '../infra/cache.js';
 import { VersionedCollection } from '../infra/versioned-collection.js';
+import { through } from '../../../core/src/infra/mongo.js';
 
 export type StoredState = 'LIMITED' | 'ACTIVE' | 'TOMBSTONED';
 export type LifecycleState = 'UNLINKED' | StoredState;
@@ -99,8 +100,9 @@ export class AppUserRepository implements AppUserStore {
     this.connections = db.collection<ConnectionDocument>('connections');
   }
 
-  async init(): Promise<void> {
-    await this.connections.createIndex({ accountId: 1, appUserId: 1 });
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
+    await through(this.connections, indexes).createIndex({ accountId: 1, appUserId: 1 });
   }
 
   target(accountId: string, appUserId: string, version: number): ChangeTarget {

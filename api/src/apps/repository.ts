@@ -3,6 +3,7 @@
 import type { Db } from 'mongodb';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import { VersionedCollection } from '../infra/versioned-collection.js';
+import { through } from '../../../core/src/infra/mongo.js';
 
 export interface AppGrants {
   resourceTypes: string[];
@@ -42,8 +43,9 @@ export class AppRepository implements AppStore {
     this.documents = new VersionedCollection(db.collection<AppDocument>('apps'), locks);
   }
 
-  async init(): Promise<void> {
-    await this.documents.collection.createIndex({ accountId: 1 });
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
+    await through(this.documents.collection, indexes).createIndex({ accountId: 1 });
   }
 
   async insert(app: App): Promise<void> {

@@ -3,6 +3,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../infra/cache.js';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
+import { through } from '../../../core/src/infra/mongo.js';
 
 export interface Tuple {
   object: string; // "patient:<id>"
@@ -39,8 +40,9 @@ export class TupleRepository implements TupleStore {
     this.collection = db.collection<RelationDocument>('authz_relations');
   }
 
-  async init(): Promise<void> {
-    await this.collection.createIndex({ tenantId: 1, object: 1 });
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
+    await through(this.collection, indexes).createIndex({ tenantId: 1, object: 1 });
   }
 
   async write(tenantId: string, tuple: Tuple): Promise<void> {

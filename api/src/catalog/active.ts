@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { CatalogBrand, PlatformType } from '../../../core/src/catalog/model.js';
 import { CATALOG_CHANNEL, parseActivation } from '../../../core/src/catalog/announce.js';
 import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../core/src/catalog/snapshots.js';
+import { pubSubClient } from '../../../core/src/infra/redis.js';
 
 export interface CatalogIndex {
   search(q: string, options: { platform?: PlatformType; limit: number }): CatalogBrand[];
@@ -90,8 +91,7 @@ export class ActiveCatalog {
     this.timer = setInterval(poll, pollMs);
     this.timer.unref();
     if (redis) {
-      const subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
-      subscriber.on('error', () => {});
+      const subscriber = pubSubClient(redis);
       subscriber.on('message', (_channel: string, message: string) => {
         if (parseActivation(message)?.catalog === catalogKey(this.ref)) void poll();
       });

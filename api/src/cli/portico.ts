@@ -131,7 +131,7 @@ async function main(argv: string[]): Promise<number> {
   // With Redis, running replicas hear about revocations at once; without it their caches expire within 10 s.
   const connections = await openConnections(config, (m) => console.error(m));
   try {
-    const services = await buildServices({ config, db: connections.mongo.db, redis: connections.redis, clock: systemClock });
+    const services = await buildServices({ config, db: connections.mongo.db, longDb: connections.mongo.longDb, redis: connections.redis, clock: systemClock });
     const result = await runAdmin(services.admin, command, values as Record<string, string | undefined>, connections.redis !== undefined);
     console.log(JSON.stringify(result, null, 2));
     await services.close();

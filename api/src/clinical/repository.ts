@@ -6,6 +6,7 @@ import { BEGINNING } from './dates.js';
 import { markPlainWrite } from '../infra/change-scope.js';
 import type { NormalizedObservation } from './observations.js';
 import type { ObservationDocument } from '../sdk/observations/document.js';
+import { through } from '../../../core/src/infra/mongo.js';
 
 export interface IngestTarget {
   accountId: string;
@@ -24,14 +25,22 @@ export interface ObservationStore {
 
 export class ObservationRepository implements ObservationStore {
   private readonly collection: Collection<ObservationDocument>;
+  /**
+   * The same collection with the deadline of long operations (core/src/infra/mongo.ts): for a bundle's bulk
+   * writes (up to 1000 resources in one command) and whole-connection reads. The calls before them (the
+   * connection, the app user) have the request deadline, so a database that is already down answers 503 at once.
+   */
+  private readonly longCollection: Collection<ObservationDocument>;
 
-  constructor(db: Db) {
+  constructor(db: Db, longDb: Db = db) {
     this.collection = db.collection<ObservationDocument>('observations');
+    this.longCollection = longDb.collection<ObservationDocument>('observations');
   }
 
-  async init(): Promise<void> {
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
     // Serves the gateway on MongoDB: the connection's observations in date order, both ways.
-    await this.collection.createIndex({ connectionId: 1, sortDate: 1, _id: 1 });
+    await through(this.collection, indexes).createIndex({ connectionId: 1, sortDate: 1, _id: 1 });
   }
 
   async upsert({ accountId, connectionId }: IngestTarget, observations: NormalizedObservation[], at: Date): Promise<{ ingested: number; updated: number }> {
@@ -45,7 +54,7 @@ export class ObservationRepository implements ObservationStore {
     // (their firstIngestedAt kept). A unique _id decides, so two ingests racing on one id never duplicate it.
     let existing = new Set<string>();
     try {
-      await this.collection.insertMany(observations.map((o) => ({ _id: idOf(o), ...fields(o), firstIngestedAt: at })), { ordered: false });
+      await this.longCollection.insertMany(observations.map((o) => ({ _id: idOf(o), ...fields(o), firstIngestedAt: at })), { ordered: false });
     } catch (error) {
       const failures = (error as { writeErrors?: { code: number; index: number }[] | { code: number; index: number } }).writeErrors;
       const list = failures === undefined ? [] : Array.isArray(failures) ? failures : [failures];
@@ -53,7 +62,7 @@ export class ObservationRepository implements ObservationStore {
       existing = new Set(list.map((e) => idOf(observations[e.index]!)));
     }
     if (existing.size > 0) {
-      await this.collection.bulkWrite(
+      await this.longCollection.bulkWrite(
         observations.filter((o) => existing.has(idOf(o))).map((o) => ({ updateOne: { filter: { _id: idOf(o) }, update: { $set: fields(o), $setOnInsert: { firstIngestedAt: at } }, upsert: true } })),
         { ordered: false },
       );
@@ -68,6 +77,6 @@ export class ObservationRepository implements ObservationStore {
   }
 
   all(connectionId: string): AsyncIterable<ObservationDocument> {
-    return this.collection.find({ connectionId }).sort({ connectionId: 1, sortDate: 1, _id: 1 });
+    return this.longCollection.find({ connectionId }).sort({ connectionId: 1, sortDate: 1, _id: 1 });
   }
 }

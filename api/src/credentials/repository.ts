@@ -5,6 +5,7 @@ import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import type { KeyKind } from './keys.js';
 import { updateOneWhere } from '../../../core/src/infra/where.js';
 import { markPlainWrite } from '../infra/change-scope.js';
+import { through } from '../../../core/src/infra/mongo.js';
 
 /**
  * How long a replica may keep a key's record cached. Every revocation is announced over Redis when it is
@@ -47,8 +48,9 @@ export class ApiKeyRepository implements ApiKeyStore {
     this.collection = db.collection<ApiKeyDocument>('api_keys');
   }
 
-  async init(): Promise<void> {
-    await this.collection.createIndex({ keyId: 1 }, { unique: true });
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
+    await through(this.collection, indexes).createIndex({ keyId: 1 }, { unique: true });
   }
 
   async insert(hash: string, record: ApiKeyRecord): Promise<void> {

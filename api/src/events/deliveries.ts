@@ -8,6 +8,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import { deleteOneWhere, updateOneWhere } from '../../../core/src/infra/where.js';
 import type { DeliverableType } from './outbox.js';
+import { through } from '../../../core/src/infra/mongo.js';
 
 export type Trigger = 'SCHEDULED' | 'MANUAL' | 'RECOVER';
 export type AttemptStatus = 'SUCCEEDED' | 'FAILED' | 'PENDING';
@@ -74,12 +75,13 @@ export class DeliveryStore {
     this.queue = db.collection<QueueDocument>('webhook_deliveries');
   }
 
-  async init(): Promise<void> {
-    await this.attempts.createIndex({ accountId: 1, endpointId: 1, _id: -1 });
-    await this.attempts.createIndex({ eventId: 1, endpointId: 1 });
-    await this.attempts.createIndex({ createdAt: 1 });
-    await this.queue.createIndex({ nextAttemptAt: 1 });
-    await this.queue.createIndex({ accountId: 1, endpointId: 1 });
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
+    await through(this.attempts, indexes).createIndex({ accountId: 1, endpointId: 1, _id: -1 });
+    await through(this.attempts, indexes).createIndex({ eventId: 1, endpointId: 1 });
+    await through(this.attempts, indexes).createIndex({ createdAt: 1 });
+    await through(this.queue, indexes).createIndex({ nextAttemptAt: 1 });
+    await through(this.queue, indexes).createIndex({ accountId: 1, endpointId: 1 });
   }
 
   // ——— the attempt log ———

@@ -18,6 +18,7 @@ import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import { deleteOneWhere, updateOneWhere } from '../../../core/src/infra/where.js';
 import { changeRecorded } from '../infra/versioned-collection.js';
 import { markPlainWrite } from '../infra/change-scope.js';
+import { through } from '../../../core/src/infra/mongo.js';
 
 /** The event types an endpoint can subscribe to (CONTRACT §5.2). */
 export const EVENT_TYPES = [
@@ -136,10 +137,11 @@ export class Outbox implements EventOutbox {
     this.abandonMs = options.abandonMs ?? 24 * 60 * 60_000;
   }
 
-  async init(): Promise<void> {
-    await this.collection.createIndex({ status: 1, createdAt: 1 });
-    await this.collection.createIndex({ customerAccountId: 1, createdAt: 1 });
-    await this.collection.createIndex({ customerAccountId: 1, occurredAt: 1, _id: 1 });
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
+    await through(this.collection, indexes).createIndex({ status: 1, createdAt: 1 });
+    await through(this.collection, indexes).createIndex({ customerAccountId: 1, createdAt: 1 });
+    await through(this.collection, indexes).createIndex({ customerAccountId: 1, occurredAt: 1, _id: 1 });
   }
 
   /** Called with the ids of events as they are committed in this process (the dispatcher wakes on it). */

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { outsideChangeScope } from '../infra/change-scope.js';
+import { pubSubClient } from '../../../core/src/infra/redis.js';
 
 export const WORK_CHANNEL = 'portico:webhook-work';
 
@@ -34,8 +35,7 @@ export class WorkSignals {
       this.listeners.splice(this.listeners.indexOf(listener), 1);
     };
     if (!this.redis) return local;
-    const subscriber = this.redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
-    subscriber.on('error', () => {});
+    const subscriber = pubSubClient(this.redis);
     subscriber.on('message', (_channel: string, message: string) => {
       try {
         const { origin, ...work } = JSON.parse(message) as Work & { origin?: string };

@@ -8,6 +8,7 @@ import type { Collection, Db } from 'mongodb';
 import { MongoServerError } from 'mongodb';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
 import { deleteOneWhere, updateOneWhere } from '../../../core/src/infra/where.js';
+import { through } from '../../../core/src/infra/mongo.js';
 import { recoveryPointReached, type RecoveryPoint } from '../infra/change-scope.js';
 
 /** A running claim, with the recovery points its execution recorded before each write. */
@@ -76,9 +77,9 @@ export class MongoIdempotencyStore implements IdempotencyStore {
   }
 
   /** On MongoDB a TTL index collects expired records; FerretDB v1 has none (sweep() does it there, and everywhere). */
-  async init(): Promise<void> {
+  async init(indexes?: Db): Promise<void> {
     try {
-      await this.collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
+      await through(this.collection, indexes).createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0 });
     } catch (error) {
       if (!(error instanceof MongoServerError) || !/expireAfterSeconds/.test(error.message)) throw error;
     }

@@ -4,8 +4,10 @@
 // against the route's own schema, and writes. Anything it does not answer with a 200 or 304 — no or a bad
 // credential, a missing scope, an unusual or invalid body, a denial, any error at all — falls through to
 // Koa, which answers it again (with the body already read, rawBodyOf()) and owns every problem response and
-// every denial log, so both paths give the same answers.
+// every denial log, so both paths give the same answers. Only a dependency that did not answer is not asked
+// twice: Koa renders that failure (503) as it is (fastPathFailures()).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Middleware } from 'koa';
 import { hashKey, kindOf, type KeyKind } from '../credentials/keys.js';
 import { principalFor, type AccountCheck, type KeyLookup, type Principal } from './auth.js';
 import type { ValidateFunction } from 'ajv';
@@ -13,6 +15,7 @@ import type { Representation } from './conditional.js';
 import type { RequestObserver } from './observe.js';
 import { requestIdFor } from './request-id.js';
 import { parseJsonBody, plainBodyLength, rawBodyOf } from './validate.js';
+import { unavailableDependency } from './problem-middleware.js';
 
 /** What a route's answer is given. */
 export interface KeyedRequest {
@@ -61,11 +64,29 @@ export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountAc
       if (!match) continue;
       void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, lookup, accountActive, observer).then(
         (served) => served || fallback(),
-        () => (res.headersSent ? res.destroy() : fallback()),
+        (error: unknown) => {
+          if (res.headersSent) return res.destroy();
+          if (unavailableDependency(error)) failures.set(req, error);
+          fallback();
+        },
       );
       return true;
     }
     return false;
+  };
+}
+
+/**
+ * A dependency that did not answer the fast path (down, stalled, closed): Koa answers with its 503 at once
+ * rather than asking the dependency again and waiting out its deadline a second time.
+ */
+const failures = new WeakMap<IncomingMessage, unknown>();
+
+/** Koa middleware, after the problem middleware: rethrows the dependency failure the fast path met, if any. */
+export function fastPathFailures(): Middleware {
+  return async function fastPathFailure(ctx, next) {
+    if (failures.has(ctx.req)) throw failures.get(ctx.req);
+    await next();
   };
 }
 

@@ -1,8 +1,10 @@
 // Top of the chain: turns every failure below it into problem details, and unmatched routes into 404/405.
 import type { Context, Middleware } from 'koa';
-import { MongoError, MongoNetworkError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError } from 'mongodb';
+import { MongoError } from 'mongodb';
 import type { Logger } from 'pino';
 import { DependencyUnavailableError } from '../../../core/src/errors.js';
+import { isMongoUnavailable } from '../../../core/src/infra/mongo.js';
+import { isRedisUnavailable } from '../../../core/src/infra/redis.js';
 import { AppError, problemOf, serviceUnavailable } from './errors.js';
 
 export function renderProblem(ctx: Context, error: AppError): void {
@@ -19,15 +21,8 @@ export function renderProblem(ctx: Context, error: AppError): void {
 /** Maps what libraries throw onto the contract's codes; undefined means "unexpected". */
 export function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
-  if (error instanceof DependencyUnavailableError) return serviceUnavailable(error.dependency);
-  if (
-    error instanceof MongoServerSelectionError ||
-    error instanceof MongoNetworkError ||
-    error instanceof MongoTopologyClosedError ||
-    error instanceof MongoNotConnectedError
-  ) {
-    return serviceUnavailable('MongoDB');
-  }
+  const unavailable = unavailableDependency(error);
+  if (unavailable) return serviceUnavailable(unavailable);
   if (error instanceof MongoError && error.code === 11000) {
     return new AppError('CONFLICT', 'The request conflicts with an existing resource.');
   }
@@ -37,6 +32,19 @@ export function toAppError(error: unknown): AppError | undefined {
     if (status === 413) return new AppError('PAYLOAD_TOO_LARGE', 'The request body is larger than allowed.');
     if (status === 415) return new AppError('UNSUPPORTED_MEDIA_TYPE', 'The request media type is not accepted.');
     if (status >= 400 && status < 500) return new AppError('BAD_REQUEST', 'The request could not be read.');
+  }
+  return undefined;
+}
+
+/**
+ * The dependency that `error` says is down, stalled or closed, if it does: a driver's error, or one that
+ * carries such an error as its cause (a wrapper that added context).
+ */
+export function unavailableDependency(error: unknown): string | undefined {
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof DependencyUnavailableError) return cause.dependency;
+    if (isMongoUnavailable(cause)) return 'MongoDB';
+    if (isRedisUnavailable(cause)) return 'Redis';
   }
   return undefined;
 }

@@ -5,6 +5,7 @@
 // misses that come together share one load.
 import type { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
+import { pubSubClient } from '../../../core/src/infra/redis.js';
 
 const CHANNEL = 'portico:cache-invalidate';
 const ALL = '*';
@@ -89,13 +90,11 @@ export class CacheHub {
   static async create(redis?: Redis, onLost: (error: unknown) => void = () => {}): Promise<CacheHub> {
     // The publisher queues while disconnected (the shared client fails fast): an invalidation made during a
     // blip still goes out on reconnection instead of being dropped.
-    const publisher = redis?.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
-    publisher?.on('error', () => {});
+    const publisher = redis && pubSubClient(redis);
     const hub = new CacheHub(publisher, onLost);
     if (redis) {
       // A subscriber of its own that connects now and queues until ready (the shared client fails fast).
-      const subscriber = redis.duplicate({ lazyConnect: false, enableOfflineQueue: true, maxRetriesPerRequest: null });
-      subscriber.on('error', () => {});
+      const subscriber = pubSubClient(redis);
       // Messages sent while disconnected are lost: start from empty after every (re)connection.
       subscriber.on('ready', () => hub.clearAll());
       subscriber.on('message', (_channel: string, message: string) => {

@@ -19,15 +19,15 @@ export interface OpenConnections {
 export async function openConnections(config: CoreConfig, log: (message: string) => void): Promise<OpenConnections> {
   let embedded: EmbeddedDatabase | undefined;
   const uri = config.mongodbUri ?? (embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, log })).uri;
-  const mongo = await connectMongo(uri, config.mongodbDatabase);
-  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  const mongo = await connectMongo(uri, config.mongodbDatabase, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisTimeoutMs) : undefined;
   return {
     mongo,
     mongodbUri: config.mongodbUri ?? `${uri}${encodeURIComponent(config.mongodbDatabase)}`,
     redis,
     embedded,
     async close() {
-      await mongo.client.close();
+      await mongo.close();
       await redis?.quit().catch(() => {});
       await embedded?.stop();
     },

@@ -1,32 +1,121 @@
-import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+// MongoDB connections with deadlines, working the same on MongoDB and the embedded FerretDB (no transactions,
+// no change streams). The driver (v7) no longer has client-side operation timeouts (`timeoutMS` is parsed and
+// ignored), so every step a call can wait on has a limit of its own: finding the server, taking a pooled
+// connection, connecting, and each reply. Two clients share the database: the one requests use, with the
+// request deadline, and one for the few legitimate long operations (index builds at start-up, the webhook
+// dispatcher's scans and purges, the idempotency sweep, catalog snapshot loads and publishing, the gateway's
+// per-connection index builds, clinical ingest's bulk writes), whose replies may take longer but not forever.
+// A cursor's deadline applies to each batch, not to the whole read.
+import {
+  MongoClient,
+  MongoError,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+  type Collection,
+  type Db,
+  type Document,
+  type MongoClientOptions,
+} from 'mongodb';
+import { answersWithin } from './deadline.js';
+
+export interface MongoDeadlines {
+  /** Each step of a call on the request path. */
+  timeoutMs: number;
+  /** Each reply of a long operation (finding the server and connecting keep the request deadline). */
+  longTimeoutMs: number;
+}
+
+export const DEFAULT_MONGO_DEADLINES: Readonly<MongoDeadlines> = Object.freeze({ timeoutMs: 2500, longTimeoutMs: 60_000 });
 
 export interface Mongo {
   client: MongoClient;
+  /** Every call through this has the request deadline. */
   db: Db;
+  /** The same database for long operations. */
+  longDb: Db;
+  /** Closes both clients. */
+  close(): Promise<void>;
 }
 
-/**
- * Connects with settings that fail fast (a request sees 503 rather than hanging) and works the same on
- * MongoDB and the embedded FerretDB: no transactions, no change streams.
- */
-export async function connectMongo(uri: string, database: string, options: MongoClientOptions = {}): Promise<Mongo> {
-  const client = new MongoClient(uri, {
-    serverSelectionTimeoutMS: 5000,
-    connectTimeoutMS: 5000,
-    maxPoolSize: 50,
-    appName: 'portico',
-    ...options,
-  });
+/** The two clients' settings. */
+export function mongoClientOptions({ timeoutMs, longTimeoutMs }: MongoDeadlines): { request: MongoClientOptions; long: MongoClientOptions } {
+  const common: MongoClientOptions = {
+    // A server that cannot be found or connected to within the request deadline is not there.
+    serverSelectionTimeoutMS: timeoutMs,
+    // Also bounds the handshake, which the driver reads with this as its socket timeout.
+    connectTimeoutMS: timeoutMs,
+  };
+  return {
+    request: {
+      ...common,
+      waitQueueTimeoutMS: timeoutMs,
+      socketTimeoutMS: timeoutMs,
+      // A read that timed out is not sent again: that would double the deadline. The caller sees 503 with
+      // Retry-After and retries. (Writes keep the driver's retry where the server supports retryable writes,
+      // for its exactly-once guarantee; standalone servers and FerretDB have none.)
+      retryReads: false,
+      maxPoolSize: 50,
+      appName: 'portico',
+    },
+    long: { ...common, waitQueueTimeoutMS: longTimeoutMs, socketTimeoutMS: longTimeoutMs, maxPoolSize: 10, appName: 'portico-long' },
+  };
+}
+
+export async function connectMongo(uri: string, database: string, deadlines: MongoDeadlines = DEFAULT_MONGO_DEADLINES, extra: MongoClientOptions = {}): Promise<Mongo> {
+  const options = mongoClientOptions(deadlines);
+  const client = new MongoClient(uri, { ...options.request, ...extra });
   await client.connect();
-  return { client, db: client.db(database) };
+  // Connects on its first operation.
+  const longClient = new MongoClient(uri, { ...options.long, ...extra });
+  return {
+    client,
+    db: client.db(database),
+    longDb: longClient.db(database),
+    async close() {
+      await Promise.all([client.close(), longClient.close()]);
+    },
+  };
 }
 
 /** Whether the database answers a ping within `deadlineMs`. */
-export async function pingMongo(db: Db, deadlineMs = 2000): Promise<boolean> {
-  try {
-    await db.command({ ping: 1 }, { timeoutMS: deadlineMs });
+export async function pingMongo(db: Db, deadlineMs = 1500): Promise<boolean> {
+  return answersWithin(async () => {
+    await db.command({ ping: 1 }, { signal: AbortSignal.timeout(deadlineMs) });
     return true;
-  } catch {
-    return false;
+  }, deadlineMs);
+}
+
+// Server answers that mean "not now" rather than "wrong": a deadline, a shutdown, an election.
+// HostUnreachable, HostNotFound, MaxTimeMSExpired, NetworkTimeout, ShutdownInProgress, PrimarySteppedDown,
+// ExceededTimeLimit, SocketException, NotWritablePrimary, InterruptedAtShutdown,
+// InterruptedDueToReplStateChange, NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary.
+const UNAVAILABLE_CODES = new Set([6, 7, 50, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436]);
+// Driver errors it does not export: no connection came free in time; the client was closed.
+const UNAVAILABLE_NAMES = new Set(['MongoWaitQueueTimeoutError', 'MongoPoolClosedError']);
+
+/** Whether `error` says the database is unreachable, stalled or closed (a 503), not that a call was wrong. */
+export function isMongoUnavailable(error: unknown): boolean {
+  if (
+    error instanceof MongoNetworkError || // timeouts of a reply included
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoTopologyClosedError ||
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoOperationTimeoutError
+  ) {
+    return true;
   }
+  if (error instanceof MongoServerError && typeof error.code === 'number' && UNAVAILABLE_CODES.has(error.code)) return true;
+  return error instanceof MongoError && UNAVAILABLE_NAMES.has(error.name);
+}
+
+/**
+ * `collection` reached through `db` (the long client's handle on its database, for an index build), or
+ * `collection` itself when there is none.
+ */
+export function through<T extends Document>(collection: Collection<T>, db: Db | undefined): Collection<T> {
+  return db ? db.collection<T>(collection.collectionName) : collection;
 }

@@ -52,7 +52,7 @@ export class PatientRepository implements PatientStore {
     this.documents = new VersionedCollection(db.collection<PatientDocument>(PATIENTS), locks, (key) => cache?.invalidate(key));
   }
 
-  async init(): Promise<void> {}
+  async init(_indexes?: Db): Promise<void> {}
 
   target(tenantId: string, id: string, version: number): ChangeTarget {
     return { collection: PATIENTS, id: keyOf(tenantId, id), version };

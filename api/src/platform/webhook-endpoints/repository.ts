@@ -6,6 +6,7 @@ import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { EventType } from '../../events/outbox.js';
 import type { SharedCache } from '../../infra/cache.js';
 import { VersionedCollection } from '../../infra/versioned-collection.js';
+import { through } from '../../../../core/src/infra/mongo.js';
 
 export interface WebhookEndpoint {
   id: string;
@@ -106,8 +107,9 @@ export class WebhookEndpointRepository implements WebhookEndpointStore {
     this.documents = new VersionedCollection(db.collection<EndpointDocument>('webhook_endpoints'), locks, (key) => cache?.invalidate(accountOf(key)));
   }
 
-  async init(): Promise<void> {
-    await this.documents.collection.createIndex({ accountId: 1, deletedAt: 1, createdAt: -1, id: -1 });
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
+    await through(this.documents.collection, indexes).createIndex({ accountId: 1, deletedAt: 1, createdAt: -1, id: -1 });
   }
 
   async insert(endpoint: WebhookEndpoint): Promise<void> {

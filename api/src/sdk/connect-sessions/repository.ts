@@ -5,6 +5,7 @@ import type { Collection, Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import { updateOneWhere } from '../../../../core/src/infra/where.js';
 import { markPlainWrite } from '../../infra/change-scope.js';
+import { through } from '../../../../core/src/infra/mongo.js';
 
 export interface ConnectSession {
   id: string;
@@ -46,8 +47,9 @@ export class SessionRepository implements SessionStore {
     this.collection = db.collection<SessionDocument>('connect_sessions');
   }
 
-  async init(): Promise<void> {
-    await this.collection.createIndex({ accountId: 1, appUserId: 1 });
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
+    await through(this.collection, indexes).createIndex({ accountId: 1, appUserId: 1 });
   }
 
   async insert(session: ConnectSession): Promise<void> {

@@ -1,0 +1,65 @@
+// Which failures are a dependency being away (503, retry later) and which are not (a bug stays a 500), told
+// apart on errors the real clients raise.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { MongoClient } from 'mongodb';
+import { DependencyUnavailableError } from '../../../core/src/errors.js';
+import { connectRedis } from '../../../core/src/infra/redis.js';
+import { unavailableDependency } from '../../../api/src/http/problem-middleware.js';
+import { freePort, mongoUri, testRedisUrl } from '../../support/services.js';
+
+async function failure(operation: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await operation();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('the operation succeeded');
+}
+
+describe('http: telling an unavailable dependency from a failed call', () => {
+  it('names Redis for a command it could not send or that went unanswered, not for a reply that refuses it', async () => {
+    const away = new Redis({ port: await freePort(), lazyConnect: true, enableOfflineQueue: false });
+    expect(unavailableDependency(await failure(() => away.get('k')))).to.equal('Redis');
+    away.disconnect();
+
+    const redis = await connectRedis(testRedisUrl());
+    try {
+      const key = `portico:test:${randomUUID()}`;
+      await redis.set(key, 'a string');
+      expect(unavailableDependency(await failure(() => redis.lpush(key, 'x')))).to.equal(undefined); // WRONGTYPE
+      await redis.del(key);
+    } finally {
+      await redis.quit();
+    }
+  });
+
+  it('names MongoDB for a server it cannot reach, and nothing for a duplicate key', async () => {
+    const unreachable = new MongoClient(`mongodb://127.0.0.1:${await freePort()}/`, { serverSelectionTimeoutMS: 200 });
+    try {
+      const error = await failure(() => unreachable.db('x').collection('c').findOne({}));
+      expect(unavailableDependency(error)).to.equal('MongoDB');
+      // A wrapper that kept it as its cause.
+      expect(unavailableDependency(new Error('could not load the thing', { cause: error }))).to.equal('MongoDB');
+    } finally {
+      await unreachable.close();
+    }
+
+    const client = await new MongoClient(mongoUri()).connect();
+    const db = client.db(`t_${randomUUID().replaceAll('-', '').slice(0, 16)}`);
+    try {
+      await db.collection('c').insertOne({ _id: 'one' } as never);
+      expect(unavailableDependency(await failure(() => db.collection('c').insertOne({ _id: 'one' } as never)))).to.equal(undefined);
+    } finally {
+      await db.dropDatabase();
+      await client.close();
+    }
+  });
+
+  it('names the dependency of a DependencyUnavailableError, and nothing for an ordinary error', () => {
+    expect(unavailableDependency(new DependencyUnavailableError('a write lock'))).to.equal('a write lock');
+    expect(unavailableDependency(new Error('boom'))).to.equal(undefined);
+    expect(unavailableDependency(new TypeError('x is undefined'))).to.equal(undefined);
+  });
+});
