@@ -54,7 +54,7 @@ async function inParallel<T>(items: T[], width: number, task: (item: T) => Promi
 async function main(): Promise<void> {
   const config = benchConfig('portico-bench-objects');
   const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
-  const mongo = await connectMongo(embedded.uri, `bench_${process.pid}`);
+  const mongo = await connectMongo(embedded.uri, `bench_${process.pid}`, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
   await mongo.db.dropDatabase();
   const services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, clock: systemClock });
   const { app, handler } = createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }) });
