@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { isAlive, ownerOf, removeAbandonedDirs } from './abandoned.js';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 
@@ -226,22 +227,12 @@ export async function runContainer(image: BuiltImage, options: ContainerOptions 
 async function removeAbandoned(): Promise<void> {
   const { stdout } = await run('runc', ['list', '--quiet']).catch(() => ({ stdout: '' }));
   for (const id of stdout.split('\n').filter((line) => line.startsWith(CONTAINER_PREFIX))) {
-    if (!isAlive(Number(id.slice(CONTAINER_PREFIX.length).split('-')[0]))) await run('runc', ['delete', '--force', id]).catch(() => {});
+    const owner = ownerOf(id, CONTAINER_PREFIX);
+    if (owner !== undefined && !isAlive(owner)) await run('runc', ['delete', '--force', id]).catch(() => {});
   }
-  for (const name of await readdir(tmpdir())) {
-    const owner = name.startsWith(DIR_PREFIX) ? Number(name.slice(DIR_PREFIX.length).split('-')[0]) : NaN;
-    if (Number.isInteger(owner) && owner > 0 && !isAlive(owner)) await rm(path.join(tmpdir(), name), { recursive: true, force: true });
-  }
+  await removeAbandonedDirs(DIR_PREFIX);
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Polls `probe` every 200 ms until it returns a value; fails after `ms` naming what it waited for. */
 export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, ms: number, diagnose: () => string = () => ''): Promise<T> {

@@ -13,6 +13,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildGoTool, type GoTool } from '../../core/src/infra/go-tool.js';
+import { removeAbandonedDirs } from './abandoned.js';
 import { freePort } from './services.js';
 
 const KUBE_APISERVER: GoTool = {
@@ -85,7 +86,7 @@ export async function stopTestKubernetes(): Promise<void> {
 
 async function launch(run: Launch): Promise<Cluster> {
   const binary = await buildGoTool(KUBE_APISERVER, (message) => process.stderr.write(`  ${message}\n`));
-  await removeAbandonedDirs();
+  await removeAbandonedDirs(DIR_PREFIX); // a run killed before its teardown leaves its folder (its servers exit with it)
   const dir = await mkdtemp(path.join(tmpdir(), `${DIR_PREFIX}${process.pid}-`));
   run.dir = dir;
   const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
@@ -213,22 +214,6 @@ function readyz(server: string, token: string): Promise<number> {
   });
 }
 
-/** A run killed before its teardown leaves its folder (its servers exit with it): removed by the next run. */
-async function removeAbandonedDirs(): Promise<void> {
-  for (const name of await readdir(tmpdir())) {
-    const owner = name.startsWith(DIR_PREFIX) ? Number(name.slice(DIR_PREFIX.length).split('-')[0]) : NaN;
-    if (Number.isInteger(owner) && owner > 0 && !isAlive(owner)) await rm(path.join(tmpdir(), name), { recursive: true, force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function tail(file: string): string {
   try {
