@@ -112,6 +112,10 @@ export class TestApi {
       PORTICO_ADMIN_TOKEN: ADMIN_TOKEN,
       PORTICO_CURSOR_SECRET: 'test-cursor-secret-0123456789abcdef0123',
       PORTICO_CATALOG_POLL_MS: '200',
+      // The embedded database on a loaded 2-core CI machine can take longer than the production deadline (2.5 s)
+      // for one operation among many concurrent ones; tests of the deadline itself set it back
+      // (test/api/http/stalled-dependencies.test.ts).
+      PORTICO_MONGODB_TIMEOUT_MS: '15000',
       PORTICO_OBJECT_STORAGE: `file://${path.join(os.tmpdir(), `portico-test-objects-${database}`)}`,
       LOG_LEVEL: 'silent',
       MONGODB_URI: `${mongodbServer}${database}`,

@@ -46,6 +46,9 @@ const ENDPOINTS = '/api/platform/v1/webhook-endpoints';
 
 // On the embedded database, with Redis configured, every read-modify-write of a document takes its lock in Redis
 // (core/src/infra/locks.ts): these writes need Redis.
+
+/** The production deadlines (the other tests run with a longer database deadline: test/support/api.ts). */
+const DEADLINES = { PORTICO_MONGODB_TIMEOUT_MS: '2500', PORTICO_REDIS_TIMEOUT_MS: '2500' };
 describe('http: a paused Redis', function () {
   this.timeout(120_000);
   let redis: PausableServer;
@@ -54,7 +57,7 @@ describe('http: a paused Redis', function () {
 
   before(async () => {
     redis = await startPausableRedis();
-    api = await TestApi.start({ redisUrl: redis.url });
+    api = await TestApi.start({ redisUrl: redis.url, env: DEADLINES });
     tenant = await api.tenant();
   });
   after(async () => {
@@ -99,7 +102,7 @@ describe('http: a paused database', function () {
 
   before(async () => {
     database = await startPausableDatabase();
-    api = await TestApi.start({ mongodbServer: database.url });
+    api = await TestApi.start({ mongodbServer: database.url, env: DEADLINES });
     tenant = await api.tenant();
   });
   after(async () => {
