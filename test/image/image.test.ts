@@ -184,12 +184,11 @@ describe('image: built by scripts/build-image.sh', function () {
       const uids = (await readFile(`/proc/${await started.pid()}/status`, 'utf8')).match(/^Uid:\s+(.*)$/m)![1]!.split(/\s+/);
       expect(uids).to.deep.equal(['10001', '10001', '10001', '10001']);
 
-      const stopping = Date.now();
+      // Within the termination grace (the chart's is longer than the shutdown timeout plus this margin): past
+      // it the race answers "still running" and the test fails; no finer timing is asserted.
       await started.kill('TERM');
       const code = await Promise.race([started.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), shutdownTimeoutMs + 5000))]);
-      const tookMs = Date.now() - stopping;
       expect(code, logs()).to.equal(0);
-      expect(tookMs).to.be.below(shutdownTimeoutMs + 2000);
       expect(started.logs()).to.include('"msg":"stopped"');
     });
   });
