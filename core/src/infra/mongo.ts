@@ -7,6 +7,7 @@
 // per-connection index builds, clinical ingest's bulk writes), whose replies may take longer but not forever.
 // A cursor's deadline applies to each batch, not to the whole read.
 import {
+  MongoBulkWriteError,
   MongoClient,
   MongoError,
   MongoNetworkError,
@@ -97,8 +98,15 @@ const UNAVAILABLE_CODES = new Set([6, 7, 50, 89, 91, 189, 262, 9001, 10107, 1160
 // Driver errors it does not export: no connection came free in time; the client was closed.
 const UNAVAILABLE_NAMES = new Set(['MongoWaitQueueTimeoutError', 'MongoPoolClosedError']);
 
+/** Socket errors of a connection the other end closed or reset. */
+const SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT']);
+
 /** Whether `error` says the database is unreachable, stalled or closed (a 503), not that a call was wrong. */
 export function isMongoUnavailable(error: unknown): boolean {
+  // The driver (7.x) lets the socket's own error through unwrapped when a write meets a connection the
+  // server has just closed (it waits for 'drain' and rethrows what the socket emitted): seen when the
+  // database is killed under load (test/faults). It is told by the driver's frames in its stack.
+  if (error instanceof Error && SOCKET_CODES.has((error as NodeJS.ErrnoException).code ?? '') && /[\\/]node_modules[\\/]mongodb[\\/]/.test(error.stack ?? '')) return true;
   if (
     error instanceof MongoNetworkError || // timeouts of a reply included
     error instanceof MongoServerSelectionError ||
@@ -108,6 +116,8 @@ export function isMongoUnavailable(error: unknown): boolean {
   ) {
     return true;
   }
+  // insertMany and bulkWrite wrap the driver's own error (a reply that timed out) as the bulk error's response.
+  if (error instanceof MongoBulkWriteError && error.errorResponse instanceof Error && error.errorResponse !== error) return isMongoUnavailable(error.errorResponse);
   if (error instanceof MongoServerError && typeof error.code === 'number' && UNAVAILABLE_CODES.has(error.code)) return true;
   return error instanceof MongoError && UNAVAILABLE_NAMES.has(error.name);
 }

@@ -3,7 +3,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { MongoClient } from 'mongodb';
+import { MongoBulkWriteError, MongoClient } from 'mongodb';
+import { createServer, connect, type Socket } from 'node:net';
 import { DependencyUnavailableError } from '../../../core/src/errors.js';
 import { connectRedis } from '../../../core/src/infra/redis.js';
 import { unavailableDependency } from '../../../api/src/http/problem-middleware.js';
@@ -55,6 +56,47 @@ describe('http: telling an unavailable dependency from a failed call', () => {
       await db.dropDatabase();
       await client.close();
     }
+  });
+
+  it('names MongoDB for a bulk write (insertMany) whose reply did not come, and nothing for one the server refused', async () => {
+    // A loopback proxy to the test database that stops forwarding on demand: the server looks stalled.
+    const target = new URL(mongoUri());
+    let stalled = false;
+    const sockets: Socket[] = [];
+    const proxy = createServer((inbound) => {
+      const outbound = connect(Number(target.port), target.hostname);
+      sockets.push(inbound, outbound);
+      inbound.on('data', (chunk) => stalled || outbound.write(chunk));
+      outbound.on('data', (chunk) => stalled || inbound.write(chunk));
+      for (const [a, b] of [[inbound, outbound], [outbound, inbound]] as const) a.on('error', () => b.destroy()).on('close', () => b.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const client = await new MongoClient(`mongodb://127.0.0.1:${(proxy.address() as { port: number }).port}/`, { socketTimeoutMS: 500, retryWrites: false }).connect();
+    const collection = client.db(`t_${randomUUID().replaceAll('-', '').slice(0, 16)}`).collection('c');
+    try {
+      await collection.insertMany([{ _id: 'one' } as never]);
+      const refused = await failure(() => collection.insertMany([{ _id: 'one' } as never]));
+      expect(refused).to.be.instanceOf(MongoBulkWriteError);
+      expect(unavailableDependency(refused)).to.equal(undefined); // a duplicate key
+      stalled = true;
+      const unanswered = await failure(() => collection.insertMany([{ _id: 'two' } as never]));
+      expect(unanswered).to.be.instanceOf(MongoBulkWriteError);
+      expect(unavailableDependency(unanswered)).to.equal('MongoDB');
+    } finally {
+      stalled = false;
+      await collection.drop().catch(() => {});
+      await client.close(true);
+      for (const socket of sockets) socket.destroy();
+      proxy.close();
+    }
+  });
+
+  it('names MongoDB for a socket error the driver let through unwrapped, and nothing for the same error elsewhere', () => {
+    // What the fault suite met when the database was killed under load (test/faults): the driver waited for
+    // 'drain' on a socket the server had just closed and rethrew the socket's error as it was.
+    const leaked = (frames: string[]) => Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE', stack: ['Error: This socket has been ended by the other party', '    at Socket.writeAfterFIN [as write] (node:net:566:14)', ...frames].join('\n') });
+    expect(unavailableDependency(leaked(['    at Connection.writeCommand (/app/node_modules/mongodb/lib/cmap/connection.js:460:29)', '    at async Connection.sendWire (/app/node_modules/mongodb/lib/cmap/connection.js:300:13)']))).to.equal('MongoDB');
+    expect(unavailableDependency(leaked(['    at Object.deliver (/app/dist/api/src/events/attempt.js:40:11)']))).to.equal(undefined);
   });
 
   it('names the dependency of a DependencyUnavailableError, and nothing for an ordinary error', () => {
