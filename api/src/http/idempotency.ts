@@ -10,6 +10,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Clock } from '../../../core/src/clock.js';
+import { withinDeadline } from '../../../core/src/infra/deadline.js';
 import { AppError, invalidField } from './errors.js';
 import type { DoneRecord, IdempotencyStore, RunningRecord } from './idempotency-store.js';
 import { runInChangeScope, type ChangeScope, type RecoveryPoint } from '../infra/change-scope.js';
@@ -28,8 +29,10 @@ export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const LEASE_MS = 30_000;
 /** After an ambiguous failure (a write may still land): how long recovery waits before judging. */
 const SETTLE_MS = 15_000;
-/** Delays of the background attempts to record an outcome the store refused at first. */
-const COMPLETION_RETRIES_MS = [500, 2_000, 5_000, 15_000, 30_000];
+/** How long a failed request may spend asking whether its writes landed before it answers. */
+const REACHED_CHECK_MS = 1_000;
+/** Delays of the background attempts of a step on the store (recording an outcome, handing a claim back) that failed at first. */
+const STORE_RETRIES_MS = [250, 500, 1_000, 2_000, 2_000, 5_000, 5_000, 15_000, 30_000];
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 /** What readKey accepts, for /openapi.json: KEY_SHAPE, or KEY_SHAPE in double quotes (`""` is no key). */
 const KEY_HEADER_PATTERN = `^(?!""$)(?:${KEY_SHAPE.source.slice(1, -1)}|"${KEY_SHAPE.source.slice(1, -1)}")$`;
@@ -86,19 +89,29 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
   const leaseMs = options.leaseMs ?? LEASE_MS;
   const now = () => clock.now().getTime();
 
-  /** Records an outcome, retrying in the background when the store fails: the response is sent regardless. */
-  async function complete(scope: string, owner: string, done: DoneRecord, attempt = 0): Promise<void> {
+  /**
+   * Runs a step on the store, and again in the background while the store fails (a stalled or restarted
+   * Redis or database): the response does not wait for it.
+   */
+  async function persist(scope: string, what: string, step: () => Promise<unknown>, attempt = 0): Promise<void> {
     try {
-      if (!(await store.complete(scope, owner, done))) logger.warn({ scope }, 'idempotency: the claim was taken over before its outcome was recorded');
+      await step();
     } catch (error) {
-      const delay = COMPLETION_RETRIES_MS[attempt];
+      const delay = STORE_RETRIES_MS[attempt];
       if (delay === undefined) {
-        logger.error({ err: error, scope }, 'idempotency: the outcome could not be recorded; a retry will recover the key from its recovery points');
+        logger.error({ err: error, scope }, `idempotency: ${what} failed for good; a retry will settle the key from its recovery points once its lease ends`);
         return;
       }
-      logger.warn({ err: error, scope, attempt: attempt + 1 }, 'idempotency: recording the outcome failed; retrying in the background');
-      setTimeout(() => void complete(scope, owner, done, attempt + 1), delay).unref();
+      logger.warn({ err: error, scope, attempt: attempt + 1 }, `idempotency: ${what} failed; retrying in the background`);
+      setTimeout(() => void persist(scope, what, step, attempt + 1), delay).unref();
     }
+  }
+
+  /** Records an outcome (the response is sent regardless). */
+  function complete(scope: string, owner: string, done: DoneRecord): Promise<void> {
+    return persist(scope, 'recording the outcome', async () => {
+      if (!(await store.complete(scope, owner, done))) logger.warn({ scope }, 'idempotency: the claim was taken over before its outcome was recorded');
+    });
   }
 
   async function anyReached(targets: RecoveryPoint[]): Promise<boolean> {
@@ -167,7 +180,8 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
       /** A failure: release the claim when nothing can have happened, else settle it by the recovery points. */
       const fail = async (decided: AppError | undefined): Promise<'executed' | 'failed'> => {
         let reached: boolean | undefined = false;
-        if (targets.length > 0) reached = await anyReached(targets).catch(() => undefined);
+        // Bounded: a stalled database must not hold the answer (unknown is judged later, as ambiguous).
+        if (targets.length > 0) reached = await withinDeadline(anyReached(targets), REACHED_CHECK_MS);
         if (reached) {
           // Part of the operation happened: a retry must not run it again, and this answer is final.
           const done = sealWith(captureResponse(ctx, executed()));
@@ -177,8 +191,13 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
         // Nothing happened and the failure is a decided one: the key is free again. After an ambiguous
         // failure a write may still land: recovery judges once it has settled.
         const settled = targets.length === 0 || (reached === false && decided !== undefined && decided.status < 500);
-        const step = settled ? store.release(scope, owner) : store.renew(scope, owner, now() + SETTLE_MS);
-        await step.catch((error: unknown) => logger.warn({ err: error, scope }, 'idempotency: a failed claim could not be handed back; its lease will end it'));
+        // Until the store takes the step, retries see IDEMPOTENCY_KEY_IN_USE (at most for the lease). After a
+        // decided failure the answer waits for it, so that a corrected retry runs at once; after a dependency's
+        // failure it does not, so that the answer is not held up by the same dependency.
+        const step = settled
+          ? persist(scope, 'handing back a failed claim', () => store.release(scope, owner))
+          : persist(scope, 'holding a failed claim until it settles', () => store.renew(scope, owner, now() + SETTLE_MS));
+        if (decided !== undefined && decided.status < 500) await step;
         return 'failed';
       };
 

@@ -111,11 +111,12 @@ describe('http: idempotency across faults', () => {
       const key = newKey();
       const body = buildPatient();
       const before = await countPatients(api, tenant);
-      // The store refuses the outcome until the lease is over: the first attempt and its background retry fail.
-      let down = true;
+      // The store refuses this request's outcome every time (its background retries included).
+      let refused: unknown;
       let failures = 0;
       const restore = patchStore(api, 'complete', (complete) => async (scope, owner, done) => {
-        if (down) {
+        refused ??= done;
+        if (done === refused) {
           failures++;
           throw new MongoNetworkError('connection reset (injected)');
         }
@@ -123,8 +124,7 @@ describe('http: idempotency across faults', () => {
       });
       after(restore);
       const first = await send(api, 'POST', PATIENTS, tenant.key, key, body);
-      await until(async () => failures >= 2, 'the first background attempt'); // the next one is seconds away
-      down = false;
+      await until(async () => failures >= 2, 'the first background attempt');
       expect(first.status).to.equal(201);
       clock.advance(LEASE_MS + 1_000);
       const retry = await send(api, 'POST', PATIENTS, tenant.key, key, body);
@@ -135,6 +135,36 @@ describe('http: idempotency across faults', () => {
       expect(again.status).to.equal(409);
       expect(again.headers.get('idempotent-replayed')).to.equal('true');
       expect(await countPatients(api, tenant)).to.equal(before + 1);
+    });
+
+    it('hands a failed claim back in the background when the store refuses at first, so a retry soon executes', async () => {
+      const key = newKey();
+      const body = buildPatient();
+      const before = await countPatients(api, tenant);
+      // The first recovery point cannot be recorded (nothing was written: the key is free again), and
+      // handing the claim back fails once. The clock stands still, so only the hand-back can free the key.
+      let targets = 0;
+      let releases = 0;
+      const restoreTarget = patchStore(api, 'addTarget', (addTarget) => async (...args) => {
+        if (targets++ === 0) throw new MongoNetworkError('connection reset (injected)');
+        return addTarget(...args);
+      });
+      const restoreRelease = patchStore(api, 'release', (release) => async (...args) => {
+        if (releases++ === 0) throw new MongoNetworkError('connection reset (injected)');
+        return release(...args);
+      });
+      try {
+        const first = await send(api, 'POST', PATIENTS, tenant.key, key, body);
+        expect(first.status).to.equal(503);
+        expect(await countPatients(api, tenant)).to.equal(before);
+        await until(async () => releases >= 2 && (await api.mongo.db.collection('idempotency_records').countDocuments({ state: 'running' })) === 0, 'the background hand-back');
+        const retry = await send(api, 'POST', PATIENTS, tenant.key, key, body);
+        expect(retry.status).to.equal(201);
+        expect(await countPatients(api, tenant)).to.equal(before + 1);
+      } finally {
+        restoreTarget();
+        restoreRelease();
+      }
     });
   });
 
