@@ -115,6 +115,9 @@ export interface Recovery {
   abandoned: number;
 }
 
+/** When a commit after a change that happened failed: the delays of the next tries before recovery's. */
+const COMMIT_RETRIES_MS = [1_000, 5_000];
+
 /** Whether the change that would leave `target` at its version happened, cannot happen any more, or may still. */
 type Verdict = 'happened' | 'ruled-out' | 'unknown';
 
@@ -167,8 +170,16 @@ export class Outbox implements EventOutbox {
       else for (const event of events) await deleteOneWhere(this.collection, this.locks, event.id, { status: 'staged' });
       return undefined;
     }
-    await this.commit(events);
+    // The change happened: its answer stands whatever becomes of the commit. A commit refused now (a
+    // stalled lock or database) is tried again shortly, and recovery commits it in any case.
+    await this.commit(events).catch(() => this.commitLater(events, COMMIT_RETRIES_MS));
     return result;
+  }
+
+  private commitLater(events: DomainEvent[], delays: readonly number[]): void {
+    const [delay, ...rest] = delays;
+    if (delay === undefined) return; // recovery's
+    setTimeout(() => void this.commit(events).catch(() => this.commitLater(events, rest)), delay).unref();
   }
 
   async append(events: DomainEvent[]): Promise<void> {

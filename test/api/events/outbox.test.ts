@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Outbox, type Recovery } from '../../../api/src/events/outbox.js';
 import { PatientRepository } from '../../../api/src/platform/patients/repository.js';
+import { DependencyUnavailableError } from '../../../core/src/errors.js';
 import { ManualClock } from '../../support/clock.js';
 import { withTestDatabase, type TestDatabase } from '../../support/database.js';
 
@@ -44,6 +45,33 @@ describe('events: the durable outbox', () => {
       await patients.insert(patient, changeId);
       return patient;
     });
+    expect(await statusOf(event.id)).to.equal('pending');
+    expect(committed).to.deep.equal([event.id]);
+  });
+
+  it('answers a change that happened even when its commit fails, and commits it a moment later', async () => {
+    // The outbox's writes take their lock in Redis on the embedded database; here Redis stalls right after the change.
+    let refusing = false;
+    const locks = {
+      atomic: false,
+      withLock: <T>(key: string, write: () => Promise<T>): Promise<T> =>
+        refusing && key.startsWith('outbox_events:') ? Promise.reject(new DependencyUnavailableError('Redis')) : database.locks.withLock(key, write),
+    };
+    const stalling = new Outbox(database.db, locks, clock, { stageMs: 60_000 });
+    const committed: string[] = [];
+    stalling.onCommit((ids) => committed.push(...ids));
+    const patient = newPatient();
+    const event = stalling.event('patient.created', tenant, `patient:${patient.id}`, { patientId: patient.id });
+    const result = await stalling.record([event], patients.target(tenant, patient.id, 1), async (changeId) => {
+      await patients.insert(patient, changeId);
+      refusing = true;
+      return patient;
+    });
+    expect(result).to.equal(patient);
+    expect(await statusOf(event.id)).to.equal('staged');
+    refusing = false;
+    const deadline = Date.now() + 5_000;
+    while ((await statusOf(event.id)) === 'staged' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await statusOf(event.id)).to.equal('pending');
     expect(committed).to.deep.equal([event.id]);
   });
