@@ -2,7 +2,10 @@
 // survive any process or store failing. One document per (credential, key) scope, `_id` = the scope hash.
 // claim() is an insert (a unique _id decides, on MongoDB and FerretDB alike, so exactly one claim wins);
 // every later step is a conditional write on the claim's owner (core/src/infra/where.ts), so a claim that
-// was taken over can no longer touch the record. No Redis: it would only be a cache in front of a
+// was taken over can no longer touch the record. A claim handed back is not deleted but marked released
+// with its lease over: on the embedded database a write that lands late (after its request gave up on it)
+// lands by _id, and a late delete would remove the next request's claim, while a late hand-back only ends
+// that claim's lease, and the next request then asks its recovery points as for any lapsed claim. No Redis: it would only be a cache in front of a
 // primary-key read, and never a copy that correctness may depend on.
 import type { Collection, Db } from 'mongodb';
 import { MongoServerError } from 'mongodb';
@@ -20,6 +23,8 @@ export interface RunningRecord {
   leaseUntil: number;
   expiresAt: number;
   targets: RecoveryPoint[];
+  /** Handed back by its owner after a failure that changed nothing: the key is free for any request. */
+  released?: boolean;
 }
 
 /** A stored outcome, sealed (encrypted) by the middleware: the store never holds readable responses. */
@@ -43,7 +48,7 @@ export interface IdempotencyStore {
   renew(scope: string, owner: string, leaseUntil: number): Promise<boolean>;
   /** Replaces the owner's running claim with the outcome; false when the claim is not the owner's. */
   complete(scope: string, owner: string, done: DoneRecord): Promise<boolean>;
-  /** Drops a running claim, only if it is still the owner's. */
+  /** Hands a running claim back (its lease ends, marked released), only if it is still the owner's. */
   release(scope: string, owner: string): Promise<void>;
   /** Whether the change a recovery point announced happened. */
   reached(target: RecoveryPoint): Promise<boolean>;
@@ -62,6 +67,7 @@ interface RecordDocument {
   leaseUntil?: Date;
   targets?: RecoveryPoint[];
   sealed?: string;
+  released?: boolean;
 }
 
 const CLAIM_ATTEMPTS = 5;
@@ -104,7 +110,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
 
   async takeOver(scope: string, previousOwner: string, running: RunningRecord): Promise<boolean> {
     const { _id, ...fields } = toDocument(scope, running);
-    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner: previousOwner }, { $set: fields })) !== null;
+    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner: previousOwner }, { $set: fields, $unset: { released: '' } })) !== null;
   }
 
   async addTarget(scope: string, owner: string, target: RecoveryPoint, leaseUntil: number): Promise<boolean> {
@@ -121,7 +127,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
   }
 
   async release(scope: string, owner: string): Promise<void> {
-    await deleteOneWhere(this.collection, this.locks, scope, { state: 'running', owner });
+    await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { leaseUntil: new Date(0), released: true } });
   }
 
   reached(target: RecoveryPoint): Promise<boolean> {
@@ -145,5 +151,5 @@ function toDocument(scope: string, record: IdempotencyRecord): RecordDocument {
 
 function toRecord(doc: RecordDocument): IdempotencyRecord {
   if (doc.state === 'done') return { state: 'done', fingerprint: doc.fingerprint, sealed: doc.sealed ?? '', expiresAt: doc.expiresAt.getTime() };
-  return { state: 'running', fingerprint: doc.fingerprint, owner: doc.owner ?? '', leaseUntil: doc.leaseUntil?.getTime() ?? 0, expiresAt: doc.expiresAt.getTime(), targets: doc.targets ?? [] };
+  return { state: 'running', fingerprint: doc.fingerprint, owner: doc.owner ?? '', leaseUntil: doc.leaseUntil?.getTime() ?? 0, expiresAt: doc.expiresAt.getTime(), targets: doc.targets ?? [], ...(doc.released === true && { released: true }) };
 }

@@ -10,7 +10,6 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Clock } from '../../../core/src/clock.js';
-import { withinDeadline } from '../../../core/src/infra/deadline.js';
 import { AppError, invalidField } from './errors.js';
 import type { DoneRecord, IdempotencyStore, RunningRecord } from './idempotency-store.js';
 import { runInChangeScope, type ChangeScope, type RecoveryPoint } from '../infra/change-scope.js';
@@ -29,8 +28,6 @@ export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const LEASE_MS = 30_000;
 /** After an ambiguous failure (a write may still land): how long recovery waits before judging. */
 const SETTLE_MS = 15_000;
-/** How long a failed request may spend asking whether its writes landed before it answers. */
-const REACHED_CHECK_MS = 1_000;
 /** Delays of the background attempts of a step on the store (recording an outcome, handing a claim back) that failed at first. */
 const STORE_RETRIES_MS = [250, 500, 1_000, 2_000, 2_000, 5_000, 5_000, 15_000, 30_000];
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
@@ -138,7 +135,9 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
         const at = now();
         const existing = await store.claim(scope, running(), at);
         if (!existing) break;
-        if (existing.fingerprint !== fingerprint) {
+        // A claim handed back after a failure that changed nothing binds the key to nothing: a corrected
+        // request may use it (its recovery points are still asked below, in case the hand-back came late).
+        if (existing.fingerprint !== fingerprint && !(existing.state === 'running' && existing.released)) {
           throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.');
         }
         if (existing.state === 'done') {
@@ -180,8 +179,8 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
       /** A failure: release the claim when nothing can have happened, else settle it by the recovery points. */
       const fail = async (decided: AppError | undefined): Promise<'executed' | 'failed'> => {
         let reached: boolean | undefined = false;
-        // Bounded: a stalled database must not hold the answer (unknown is judged later, as ambiguous).
-        if (targets.length > 0) reached = await withinDeadline(anyReached(targets), REACHED_CHECK_MS);
+        // Within the database's deadline; unknown is judged later, as ambiguous.
+        if (targets.length > 0) reached = await anyReached(targets).catch(() => undefined);
         if (reached) {
           // Part of the operation happened: a retry must not run it again, and this answer is final.
           const done = sealWith(captureResponse(ctx, executed()));

@@ -1,8 +1,11 @@
 // The MongoDB idempotency store against the real database: one claim wins, only the owner moves a claim on,
-// expired records neither block a key nor stay forever.
+// expired records neither block a key nor stay forever, and a hand-back that lands late cannot free a newer claim.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
 import { MongoIdempotencyStore, type RunningRecord } from '../../../api/src/http/idempotency-store.js';
+import { command, startDatabaseProxy } from '../../support/database-proxy.js';
+import { mongoUri } from '../../support/services.js';
 import { withTestDatabase, type TestDatabase } from '../../support/database.js';
 
 const DAY = 24 * 3_600_000;
@@ -64,5 +67,51 @@ describe('http: MongoDB idempotency store', () => {
     expect(await records.countDocuments({ _id: expired as never })).to.equal(0);
     expect(await records.countDocuments({ _id: live as never })).to.equal(1);
     expect(await records.countDocuments({ _id: old as never })).to.equal(1);
+  });
+
+  it('hands a claim back by ending its lease and marking it released, only for its owner', async () => {
+    const now = Date.now();
+    const scope = randomUUID();
+    const first = running(now);
+    await store.claim(scope, first, now);
+    await store.release(scope, 'someone else');
+    expect(await store.claim(scope, running(now), now)).to.include({ owner: first.owner, leaseUntil: first.leaseUntil });
+    await store.release(scope, first.owner);
+    expect(await store.claim(scope, running(now), now)).to.include({ owner: first.owner, leaseUntil: 0, released: true });
+    const next = running(now);
+    expect(await store.takeOver(scope, first.owner, next)).to.equal(true);
+    const taken = await store.claim(scope, running(now), now);
+    expect(taken).to.include({ owner: next.owner });
+    expect(taken).to.not.have.property('released');
+  });
+
+  it('a hand-back that reaches the database after its request gave up does not free the next claim', async () => {
+    // The first hand-back of A's claim is held on its way (the database looks stalled) until its caller's
+    // deadline passed; a second one (the background retry) frees the key, B takes it over, and only then
+    // does the first reach the database.
+    const proxy = await startDatabaseProxy(mongoUri());
+    const client = await new MongoClient(proxy.url, { socketTimeoutMS: 500, retryWrites: false }).connect();
+    try {
+      const late = new MongoIdempotencyStore(client.db(database.db.databaseName), { atomic: false, withLock: (_key, write) => write() });
+      const now = Date.now();
+      const scope = randomUUID();
+      const a = running(now);
+      const b = running(now);
+      await store.claim(scope, a, now);
+      proxy.hold((chunk) => ['delete', 'findAndModify', 'update'].some((name) => command(name)(chunk)));
+      let failed = false;
+      await late.release(scope, a.owner).catch(() => (failed = true));
+      expect(failed, 'the held hand-back times out').to.equal(true);
+      await store.release(scope, a.owner);
+      expect(await store.takeOver(scope, a.owner, b)).to.equal(true);
+      proxy.release();
+      await new Promise((resolve) => setTimeout(resolve, 500)); // the held write is applied meanwhile
+      // B's claim is still there: the next request asks B's recovery points before it may execute.
+      expect(await database.db.collection('idempotency_records').findOne({ _id: scope as never })).to.include({ state: 'running', owner: b.owner, fingerprint: b.fingerprint });
+    } finally {
+      proxy.release();
+      await client.close(true);
+      await proxy.close();
+    }
   });
 });

@@ -4,10 +4,10 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { MongoBulkWriteError, MongoClient } from 'mongodb';
-import { createServer, connect, type Socket } from 'node:net';
 import { DependencyUnavailableError } from '../../../core/src/errors.js';
 import { connectRedis } from '../../../core/src/infra/redis.js';
 import { unavailableDependency } from '../../../api/src/http/problem-middleware.js';
+import { startDatabaseProxy } from '../../support/database-proxy.js';
 import { freePort, mongoUri, testRedisUrl } from '../../support/services.js';
 
 async function failure(operation: () => Promise<unknown>): Promise<unknown> {
@@ -59,35 +59,23 @@ describe('http: telling an unavailable dependency from a failed call', () => {
   });
 
   it('names MongoDB for a bulk write (insertMany) whose reply did not come, and nothing for one the server refused', async () => {
-    // A loopback proxy to the test database that stops forwarding on demand: the server looks stalled.
-    const target = new URL(mongoUri());
-    let stalled = false;
-    const sockets: Socket[] = [];
-    const proxy = createServer((inbound) => {
-      const outbound = connect(Number(target.port), target.hostname);
-      sockets.push(inbound, outbound);
-      inbound.on('data', (chunk) => stalled || outbound.write(chunk));
-      outbound.on('data', (chunk) => stalled || inbound.write(chunk));
-      for (const [a, b] of [[inbound, outbound], [outbound, inbound]] as const) a.on('error', () => b.destroy()).on('close', () => b.destroy());
-    });
-    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const client = await new MongoClient(`mongodb://127.0.0.1:${(proxy.address() as { port: number }).port}/`, { socketTimeoutMS: 500, retryWrites: false }).connect();
+    const proxy = await startDatabaseProxy(mongoUri());
+    const client = await new MongoClient(proxy.url, { socketTimeoutMS: 500, retryWrites: false }).connect();
     const collection = client.db(`t_${randomUUID().replaceAll('-', '').slice(0, 16)}`).collection('c');
     try {
       await collection.insertMany([{ _id: 'one' } as never]);
       const refused = await failure(() => collection.insertMany([{ _id: 'one' } as never]));
       expect(refused).to.be.instanceOf(MongoBulkWriteError);
       expect(unavailableDependency(refused)).to.equal(undefined); // a duplicate key
-      stalled = true;
+      proxy.hold();
       const unanswered = await failure(() => collection.insertMany([{ _id: 'two' } as never]));
       expect(unanswered).to.be.instanceOf(MongoBulkWriteError);
       expect(unavailableDependency(unanswered)).to.equal('MongoDB');
     } finally {
-      stalled = false;
+      proxy.release();
       await collection.drop().catch(() => {});
       await client.close(true);
-      for (const socket of sockets) socket.destroy();
-      proxy.close();
+      await proxy.close();
     }
   });
 
