@@ -1,17 +1,17 @@
 // Fault injection with real processes on loopback: two API replicas (`node dist/api/src/main.js`), one Redis
 // and one embedded database (FerretDB), all of this file's own. Under steady concurrent patient creations,
 // each with an Idempotency-Key and retried with it by its client (test/support/write-traffic.ts), each
-// scenario injects one fault: (a) SIGKILL a replica (restarted after 3 s), (b) SIGKILL Redis and start it
-// again empty, (c) SIGSTOP Redis for 5 s, (d) SIGSTOP the database for 5 s, (e) SIGKILL the database and
-// start it again on its files. After each:
+// scenario injects one fault: (a) SIGKILL a replica while a request is in its writes (restarted after 3 s),
+// (b) SIGKILL Redis and start it again empty, (c) SIGSTOP Redis for 5 s, (d) SIGSTOP the database for 5 s,
+// (e) SIGKILL the database and start it again on its files. After each:
 //   - every attempt was answered within ANSWER_MS (a refused or cut connection only from a killed replica);
-//   - nothing answered 5xx other than 503, and every operation ended created (201) or, its response lost
-//     with its server, 409 IDEMPOTENCY_KEY_EXECUTED;
+//   - nothing answered 5xx other than 503, every 503 and 409 IDEMPOTENCY_KEY_IN_USE carried Retry-After,
+//     and every operation ended created (201) or, its response lost, 409 IDEMPOTENCY_KEY_EXECUTED;
 //   - no key executed twice: exactly one patient per created or executed operation, none for the others
 //     (counted in the database);
 //   - every patient has its patient.created event, committed or committed by the outbox's recovery, and no
 //     event was committed for a patient that does not exist;
-//   - new operations succeed again within RECOVERY_MS of the dependency's return.
+//   - new operations succeed again within RECOVERY_MS of the dependency's return, and keep succeeding.
 // The table printed at the end says what was injected and what came of it. PORTICO_FAULT_LOGS=1 prints the
 // replicas' warnings and errors after every scenario (not only a failed one); PORTICO_FAULT_DUMP=<prefix>
 // writes each scenario's attempts to <prefix>-<scenario>.json.
@@ -36,11 +36,13 @@ import { WriteTraffic, type Attempt, type Operation } from '../support/write-tra
 const ANSWER_MS = 10_000;
 /** New operations must succeed again within this of the dependency's return. */
 const RECOVERY_MS = 10_000;
-/** Traffic before the fault, and after the dependency's return. */
+/** Traffic before the fault, and after the dependency's return (longer than RECOVERY_MS, so recovery shows). */
 const STEADY_MS = 3_000;
-const AFTER_MS = 8_000;
+const AFTER_MS = 15_000;
+/** After recovery, at least this many new operations must have succeeded. */
+const SUCCEEDED_AFTER_RECOVERY = 20;
 /** New operations per second, and how many may be undecided at once. */
-const RATE = 25;
+const RATE = 20;
 const MAX_IN_FLIGHT = 150;
 /**
  * A client gives up on an operation after this: beyond the longest legitimate wait, a claim whose server
@@ -62,6 +64,8 @@ interface Row {
   duplicates: number;
   missingEvents: number;
   maxLatencyMs: number;
+  /** The slowest 503. */
+  max503Ms: number;
   recoveryMs: number;
 }
 
@@ -104,12 +108,12 @@ describe('faults: two API replicas under idempotent write traffic', function () 
   });
 
   /** Runs traffic, injects the fault, runs on after the dependency's return, and waits for every operation. */
-  async function underTraffic(fault: () => Promise<void>): Promise<{ operations: Operation[]; returnedAt: number }> {
+  async function underTraffic(fault: (traffic: WriteTraffic) => Promise<void>): Promise<{ operations: Operation[]; returnedAt: number }> {
     await Promise.all(replicas.map((replica) => ready(replica)));
     const traffic = new WriteTraffic({ replicas, credential, rate: RATE, maxInFlight: MAX_IN_FLIGHT, attemptTimeoutMs: ANSWER_MS, giveUpMs: GIVE_UP_MS });
     traffic.start();
     await sleep(STEADY_MS);
-    await fault();
+    await fault(traffic);
     const returnedAt = Date.now();
     await sleep(AFTER_MS);
     await traffic.stop();
@@ -141,10 +145,13 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     const everyPatient = new Set((await db.collection<{ id: string }>('patients').find({ tenantId }, { projection: { id: 1 } }).toArray()).map((patient) => `patient:${patient.id}`));
     const invented = [...committed.keys()].filter((subject) => !everyPatient.has(subject));
 
-    // Recovery: until the last failure of a new operation started after the return.
+    // Recovery: from the return until the end of the last failed new operation started after it; every new
+    // operation started after that succeeded, and there must be enough of them to show it.
     const afterReturn = attempts.filter((attempt) => attempt.first && attempt.start >= returnedAt);
-    const lastFailure = Math.max(returnedAt, ...afterReturn.filter((attempt) => attempt.outcome !== 201).map((attempt) => attempt.end));
-    const recoveryMs = lastFailure - returnedAt;
+    const recoveredAt = Math.max(returnedAt, ...afterReturn.filter((attempt) => attempt.outcome !== 201).map((attempt) => attempt.end));
+    const recoveryMs = recoveredAt - returnedAt;
+    const succeededAfter = afterReturn.filter((attempt) => attempt.start >= recoveredAt && attempt.outcome === 201).length;
+    const unavailable = attempts.filter((attempt) => attempt.outcome === 503);
 
     rows.push({
       scenario,
@@ -158,6 +165,7 @@ describe('faults: two API replicas under idempotent write traffic', function () 
       duplicates,
       missingEvents: missingEvents.length,
       maxLatencyMs: Math.max(...attempts.map((attempt) => attempt.end - attempt.start)),
+      max503Ms: Math.max(0, ...unavailable.map((attempt) => attempt.end - attempt.start)),
       recoveryMs,
     });
 
@@ -177,18 +185,32 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     expect(mismatched.map((operation) => operation.key), 'a 201 that names another patient than the one stored').to.deep.equal([]);
     expect(missingEvents, 'patients without exactly one committed patient.created event').to.deep.equal([]);
     expect(invented, 'events committed for patients that do not exist').to.deep.equal([]);
-    expect(afterReturn.length, 'new operations after the return').to.be.greaterThan(0);
+    const unpaced = attempts.filter((attempt) => (attempt.outcome === 503 || attempt.code === 'IDEMPOTENCY_KEY_IN_USE') && !/^[1-9]\d*$/.test(attempt.retryAfter ?? ''));
+    expect(unpaced.map(describeAttempt), '503 and 409 IDEMPOTENCY_KEY_IN_USE without Retry-After').to.deep.equal([]);
     expect(recoveryMs, 'time from the return until new operations succeed').to.be.at.most(RECOVERY_MS);
+    expect(succeededAfter, 'new operations that succeeded after recovery').to.be.at.least(SUCCEEDED_AFTER_RECOVERY);
   }
 
   it('(a) SIGKILL one replica: the other answers, the killed one’s operations end executed or created once', async () => {
     const killed = replicas[1]!;
-    const run = await underTraffic(async () => {
+    let killedAt = 0;
+    const run = await underTraffic(async (traffic) => {
+      // While a request that started a few milliseconds ago waits on it (past its claim, into its writes),
+      // so that it is cut in the middle.
+      const until = Date.now() + 5_000;
+      const justStarted = () => {
+        const age = Date.now() - (traffic.lastStartOn.get(killed.name) ?? 0);
+        return (traffic.waitingOn.get(killed.name) ?? 0) > 0 && age >= 6 && age <= 10;
+      };
+      while (!justStarted() && Date.now() < until) await new Promise((resolve) => setImmediate(resolve));
+      killedAt = Date.now();
       await killed.kill();
       await sleep(3_000);
       await killed.restart();
     });
     await verify('a', `SIGKILL ${killed.name}, restarted after 3 s`, run, killed.name);
+    const cut = run.operations.flatMap((operation) => operation.attempts).filter((attempt) => attempt.replica === killed.name && attempt.outcome === 'connection' && attempt.start < killedAt);
+    expect(cut.length, 'requests cut in the middle by the kill').to.be.greaterThan(0);
   });
 
   it('(b) SIGKILL Redis and start it again empty: idempotency records and the outbox live in the database', async () => {
@@ -256,8 +278,8 @@ function errorSummary(attempts: Attempt[]): string {
 }
 
 function printTable(rows: Row[]): void {
-  const header = ['', 'injected', 'attempts answered', 'operations', 'created', 'executed (response lost)', 'errors by status', 'duplicates', 'events missing', 'slowest answer', 'recovery'];
-  const lines = rows.map((row) => [row.scenario, row.injected, `${row.answered}/${row.attempts}`, String(row.operations), String(row.created), String(row.executed), row.errors, String(row.duplicates), String(row.missingEvents), `${(row.maxLatencyMs / 1000).toFixed(2)} s`, `${(row.recoveryMs / 1000).toFixed(2)} s`]);
+  const header = ['', 'injected', 'attempts answered', 'operations', 'created', 'executed (response lost)', 'errors by status', 'duplicates', 'events missing', 'slowest answer', 'slowest 503', 'recovery'];
+  const lines = rows.map((row) => [row.scenario, row.injected, `${row.answered}/${row.attempts}`, String(row.operations), String(row.created), String(row.executed), row.errors, String(row.duplicates), String(row.missingEvents), `${(row.maxLatencyMs / 1000).toFixed(2)} s`, `${(row.max503Ms / 1000).toFixed(2)} s`, `${(row.recoveryMs / 1000).toFixed(2)} s`]);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
   console.log(['', 'Fault injection (two API replicas, Redis, the embedded database; loopback):', format(header), format(widths.map((width) => '-'.repeat(width))), ...lines.map(format), ''].join('\n'));

@@ -1,8 +1,9 @@
 // Steady concurrent writes with idempotency keys, as careful clients behind a load balancer send them: new
 // patient creations start at a steady rate whatever became of the earlier ones (open loop, up to a bound
 // in flight), each under a key of its own; an attempt goes to the replicas in turn, and a retryable answer (503, 409 IDEMPOTENCY_KEY_IN_USE, 429, a refused or cut
-// connection) is retried with the same key and body on the next replica, after Retry-After (at most 1 s),
-// until the operation is decided or the client gives up. Every attempt is recorded with its timing, so a
+// connection) is retried with the same key and body on the next replica, after an exponential backoff with
+// jitter (250 ms doubling up to 4 s, never sooner than Retry-After), until the operation is decided or the
+// client gives up. Every attempt is recorded with its timing, so a
 // fault test can say what was answered, how, how fast, and when the service recovered.
 import { randomUUID } from 'node:crypto';
 import type { Replica } from './replicas.js';
@@ -20,6 +21,8 @@ export interface Attempt {
   retryable: boolean;
   /** The first attempt of its key (a new operation, not a retry). */
   first: boolean;
+  /** Its Retry-After header, if any. */
+  retryAfter?: string;
 }
 
 export type KeyResult = 'created' | 'executed' | 'failed' | 'gave-up';
@@ -48,11 +51,17 @@ export interface TrafficOptions {
 }
 
 const PATIENTS = '/api/platform/v1/patients';
+const FIRST_BACKOFF_MS = 250;
+const MAX_BACKOFF_MS = 4_000;
 
 export class WriteTraffic {
   readonly operations: Operation[] = [];
   /** Operations not started because maxInFlight were undecided. */
   heldBack = 0;
+  /** Attempts waiting for an answer, by replica name. */
+  readonly waitingOn = new Map<string, number>();
+  /** When the newest attempt to each replica started. */
+  readonly lastStartOn = new Map<string, number>();
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private turn = 0;
@@ -103,11 +112,13 @@ export class WriteTraffic {
         operation.result = 'failed';
         return;
       }
-      if (Date.now() + retryAfterMs > giveUpAt) {
+      const backoff = Math.max(retryAfterMs, Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (operation.attempts.length - 1)));
+      const delay = backoff * (0.75 + Math.random() / 2);
+      if (Date.now() + delay > giveUpAt) {
         operation.result = 'gave-up';
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, retryAfterMs));
+      await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
 
@@ -115,19 +126,24 @@ export class WriteTraffic {
     const start = Date.now();
     const first = operation.attempts.length === 0;
     const headers = { authorization: `Bearer ${this.options.credential}`, 'idempotency-key': operation.key, 'content-type': 'application/json' };
+    this.waitingOn.set(replica.name, (this.waitingOn.get(replica.name) ?? 0) + 1);
+    this.lastStartOn.set(replica.name, start);
     try {
       const res = await fetch(replica.url + PATIENTS, { method: 'POST', headers, body, signal: AbortSignal.timeout(this.options.attemptTimeoutMs) });
       const text = await res.text();
       const parsed = /json/.test(res.headers.get('content-type') ?? '') ? (JSON.parse(text) as { id?: string; code?: string; retryable?: boolean }) : {};
-      const retryAfter = Number(res.headers.get('retry-after') ?? 0);
+      const header = res.headers.get('retry-after');
+      const retryAfter = Number(header ?? 0);
       return {
-        attempt: { replica: replica.name, start, end: Date.now(), outcome: res.status, first, retryable: res.status >= 400 && parsed.retryable === true, ...(res.status >= 400 && { code: parsed.code }) },
-        retryAfterMs: Math.min(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 200, 1000),
+        attempt: { replica: replica.name, start, end: Date.now(), outcome: res.status, first, retryable: res.status >= 400 && parsed.retryable === true, ...(res.status >= 400 && { code: parsed.code }), ...(header !== null && { retryAfter: header }) },
+        retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, MAX_BACKOFF_MS) : 0,
         patientId: parsed.id,
       };
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';
-      return { attempt: { replica: replica.name, start, end: Date.now(), outcome: timedOut ? 'timeout' : 'connection', first, retryable: true }, retryAfterMs: 200 };
+      return { attempt: { replica: replica.name, start, end: Date.now(), outcome: timedOut ? 'timeout' : 'connection', first, retryable: true }, retryAfterMs: 0 };
+    } finally {
+      this.waitingOn.set(replica.name, this.waitingOn.get(replica.name)! - 1);
     }
   }
 }
