@@ -24,7 +24,7 @@ import { documentLocksFor } from '../../core/src/infra/locks.js';
 import { connectRedis } from '../../core/src/infra/redis.js';
 import { ADMIN_TOKEN } from '../support/api.js';
 import { startPausableDatabase, startPausableRedis, type PausableServer } from '../support/pausable.js';
-import { startReplica, type Replica } from '../support/replicas.js';
+import { startReplica, whenReady, type Replica } from '../support/replicas.js';
 import { WriteTraffic, type Attempt, type Operation } from '../support/write-traffic.js';
 
 /**
@@ -109,7 +109,7 @@ describe('faults: two API replicas under idempotent write traffic', function () 
 
   /** Runs traffic, injects the fault, runs on after the dependency's return, and waits for every operation. */
   async function underTraffic(fault: (traffic: WriteTraffic) => Promise<void>): Promise<{ operations: Operation[]; returnedAt: number }> {
-    await Promise.all(replicas.map((replica) => ready(replica)));
+    await Promise.all(replicas.map((replica) => whenReady(replica)));
     const traffic = new WriteTraffic({ replicas, credential, rate: RATE, maxInFlight: MAX_IN_FLIGHT, attemptTimeoutMs: ANSWER_MS, giveUpMs: GIVE_UP_MS });
     traffic.start();
     await sleep(STEADY_MS);
@@ -257,14 +257,6 @@ function expectedAnswer(attempt: Attempt): boolean {
 
 function describeAttempt(attempt: Attempt): string {
   return `${attempt.replica} ${attempt.outcome}${attempt.code ? ` ${attempt.code}` : ''} in ${attempt.end - attempt.start} ms`;
-}
-
-async function ready(replica: Replica): Promise<void> {
-  const until = Date.now() + 30_000;
-  while ((await fetch(`${replica.url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0)) !== 200) {
-    if (Date.now() > until) throw new Error(`${replica.name} is not ready after 30 s`);
-    await sleep(200);
-  }
 }
 
 function errorSummary(attempts: Attempt[]): string {

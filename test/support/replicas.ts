@@ -26,6 +26,18 @@ export interface ReplicaOptions {
   env?: Record<string, string>;
 }
 
+/** Whether `url` answers /readyz with 200 within 2 s. */
+export const isReady = async (url: string) => (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0)) === 200;
+
+/** Resolves once the replica is ready (30 s at most). */
+export async function whenReady(replica: Replica): Promise<void> {
+  const until = Date.now() + 30_000;
+  while (!(await isReady(replica.url))) {
+    if (Date.now() > until) throw new Error(`${replica.name} is not ready after 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 export async function startReplica({ name, mongodbServer, database, redisUrl, env = {} }: ReplicaOptions): Promise<Replica> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -48,7 +60,7 @@ export async function startReplica({ name, mongodbServer, database, redisUrl, en
       LOG_LEVEL: 'warn',
       ...env,
     },
-    ready: async () => (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) })).status === 200,
+    ready: () => isReady(url),
     onLine: (line) => {
       const kept = /"level":(50|60)/.test(line) ? errors : /"level":40/.test(line) ? warnings : undefined;
       kept?.push(line.slice(0, 2_000));

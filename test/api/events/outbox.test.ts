@@ -7,6 +7,7 @@ import { Outbox, type Recovery } from '../../../api/src/events/outbox.js';
 import { PatientRepository } from '../../../api/src/platform/patients/repository.js';
 import { DependencyUnavailableError } from '../../../core/src/errors.js';
 import { ManualClock } from '../../support/clock.js';
+import { until } from '../../support/delivery.js';
 import { withTestDatabase, type TestDatabase } from '../../support/database.js';
 
 describe('events: the durable outbox', () => {
@@ -70,9 +71,7 @@ describe('events: the durable outbox', () => {
     expect(result).to.equal(patient);
     expect(await statusOf(event.id)).to.equal('staged');
     refusing = false;
-    const deadline = Date.now() + 5_000;
-    while ((await statusOf(event.id)) === 'staged' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await statusOf(event.id)).to.equal('pending');
+    expect(await until('the commit a moment later', async () => ((await statusOf(event.id)) === 'staged' ? undefined : statusOf(event.id)))).to.equal('pending');
     expect(committed).to.deep.equal([event.id]);
   });
 
