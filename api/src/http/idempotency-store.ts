@@ -2,10 +2,13 @@
 // survive any process or store failing. One document per (credential, key) scope, `_id` = the scope hash.
 // claim() is an insert (a unique _id decides, on MongoDB and FerretDB alike, so exactly one claim wins);
 // every later step is a conditional write on the claim's owner (core/src/infra/where.ts), so a claim that
-// was taken over can no longer touch the record. A claim handed back is not deleted but marked released
-// with its lease over: on the embedded database a write that lands late (after its request gave up on it)
-// lands by _id, and a late delete would remove the next request's claim, while a late hand-back only ends
-// that claim's lease, and the next request then asks its recovery points as for any lapsed claim. No Redis: it would only be a cache in front of a
+// was taken over can no longer touch the record. On the embedded database, though, a conditional write is
+// checked under its lock and then made by _id, so one whose request gave up on it (a deadline) may land
+// later on whatever record is there by then. Every write is therefore shaped so that landing late does no
+// harm: a claim is handed back by naming its owner in `releasedBy` (it counts only while that owner still
+// holds the claim), never deleted; a take-over changes the owner, lease and claimant's fingerprint but never
+// the state or the recovery points (a take-over landing on a finished record leaves its outcome alone, and
+// one landing on a newer claim only makes the next request ask all of that claim's recovery points). No Redis: it would only be a cache in front of a
 // primary-key read, and never a copy that correctness may depend on.
 import type { Collection, Db } from 'mongodb';
 import { MongoServerError } from 'mongodb';
@@ -48,7 +51,7 @@ export interface IdempotencyStore {
   renew(scope: string, owner: string, leaseUntil: number): Promise<boolean>;
   /** Replaces the owner's running claim with the outcome; false when the claim is not the owner's. */
   complete(scope: string, owner: string, done: DoneRecord): Promise<boolean>;
-  /** Hands a running claim back (its lease ends, marked released), only if it is still the owner's. */
+  /** Hands a running claim back (released, its lease no longer counts), only if it is still the owner's. */
   release(scope: string, owner: string): Promise<void>;
   /** Whether the change a recovery point announced happened. */
   reached(target: RecoveryPoint): Promise<boolean>;
@@ -67,7 +70,10 @@ interface RecordDocument {
   leaseUntil?: Date;
   targets?: RecoveryPoint[];
   sealed?: string;
-  released?: boolean;
+  /** The owner that handed the claim back; counts only while it is still `owner`. */
+  releasedBy?: string;
+  /** The fingerprint of the request that took the claim over (`fingerprint` stays the first claimant's). */
+  claimFingerprint?: string;
 }
 
 const CLAIM_ATTEMPTS = 5;
@@ -109,8 +115,8 @@ export class MongoIdempotencyStore implements IdempotencyStore {
   }
 
   async takeOver(scope: string, previousOwner: string, running: RunningRecord): Promise<boolean> {
-    const { _id, ...fields } = toDocument(scope, running);
-    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner: previousOwner }, { $set: fields, $unset: { released: '' } })) !== null;
+    const fields = { owner: running.owner, leaseUntil: new Date(running.leaseUntil), expiresAt: new Date(running.expiresAt), claimFingerprint: running.fingerprint };
+    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner: previousOwner }, { $set: fields, $unset: { releasedBy: '' } })) !== null;
   }
 
   async addTarget(scope: string, owner: string, target: RecoveryPoint, leaseUntil: number): Promise<boolean> {
@@ -122,12 +128,12 @@ export class MongoIdempotencyStore implements IdempotencyStore {
   }
 
   async complete(scope: string, owner: string, done: DoneRecord): Promise<boolean> {
-    const update = { $set: { state: 'done' as const, fingerprint: done.fingerprint, sealed: done.sealed, expiresAt: new Date(done.expiresAt) }, $unset: { owner: '' as const, leaseUntil: '' as const, targets: '' as const } };
+    const update = { $set: { state: 'done' as const, fingerprint: done.fingerprint, sealed: done.sealed, expiresAt: new Date(done.expiresAt) }, $unset: { owner: '' as const, leaseUntil: '' as const, targets: '' as const, releasedBy: '' as const, claimFingerprint: '' as const } };
     return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, update)) !== null;
   }
 
   async release(scope: string, owner: string): Promise<void> {
-    await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { leaseUntil: new Date(0), released: true } });
+    await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { releasedBy: owner } });
   }
 
   reached(target: RecoveryPoint): Promise<boolean> {
@@ -151,5 +157,6 @@ function toDocument(scope: string, record: IdempotencyRecord): RecordDocument {
 
 function toRecord(doc: RecordDocument): IdempotencyRecord {
   if (doc.state === 'done') return { state: 'done', fingerprint: doc.fingerprint, sealed: doc.sealed ?? '', expiresAt: doc.expiresAt.getTime() };
-  return { state: 'running', fingerprint: doc.fingerprint, owner: doc.owner ?? '', leaseUntil: doc.leaseUntil?.getTime() ?? 0, expiresAt: doc.expiresAt.getTime(), targets: doc.targets ?? [], ...(doc.released === true && { released: true }) };
+  const released = doc.releasedBy !== undefined && doc.releasedBy === doc.owner;
+  return { state: 'running', fingerprint: doc.claimFingerprint ?? doc.fingerprint, owner: doc.owner ?? '', leaseUntil: doc.leaseUntil?.getTime() ?? 0, expiresAt: doc.expiresAt.getTime(), targets: doc.targets ?? [], ...(released && { released: true }) };
 }

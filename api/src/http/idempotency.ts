@@ -126,7 +126,7 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
       const fingerprint = createHash('sha256')
         .update([ctx.method, ctx.path, ctx.state.bodySha256 ?? '', ctx.get('If-Match')].join('\n'))
         .digest('hex');
-      const sealWith = (response: StoredResponse): DoneRecord => ({ state: 'done', fingerprint, sealed: seal(sealingKey(serverSecret, keyId, key), response), expiresAt: now() + REPLAY_WINDOW_MS });
+      const sealWith = (response: StoredResponse, of = fingerprint): DoneRecord => ({ state: 'done', fingerprint: of, sealed: seal(sealingKey(serverSecret, keyId, key), response), expiresAt: now() + REPLAY_WINDOW_MS });
       const owner = randomUUID();
       const running = (): RunningRecord => ({ state: 'running', fingerprint, owner, leaseUntil: now() + leaseMs, expiresAt: now() + REPLAY_WINDOW_MS, targets: [] });
 
@@ -136,20 +136,23 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
         const existing = await store.claim(scope, running(), at);
         if (!existing) break;
         // A claim handed back after a failure that changed nothing binds the key to nothing: a corrected
-        // request may use it (its recovery points are still asked below, in case the hand-back came late).
-        if (existing.fingerprint !== fingerprint && !(existing.state === 'running' && existing.released)) {
+        // request may use it at once (its recovery points are still asked below, in case a write landed late).
+        const released = existing.state === 'running' && existing.released === true;
+        if (existing.fingerprint !== fingerprint && !released) {
           throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.');
         }
         if (existing.state === 'done') {
           replay(ctx, unseal(sealingKey(serverSecret, keyId, key), existing.sealed));
           return;
         }
-        if (existing.leaseUntil > at) throw inUse();
-        // The owner died or stalled: its recovery points tell whether the operation changed anything.
+        if (existing.leaseUntil > at && !released) throw inUse();
+        // The owner died, stalled or handed the claim back: its recovery points tell whether the operation
+        // changed anything. If it did, that is the key's outcome, under the request that made it.
         if (await anyReached(existing.targets)) {
-          const done = sealWith(captureResponse(ctx, executed()));
-          if (await store.complete(scope, existing.owner, done)) return;
-          throw inUse(); // settled by another request meanwhile: a retry replays its answer
+          const done = sealWith(captureResponse(ctx, executed()), existing.fingerprint);
+          if (!(await store.complete(scope, existing.owner, done))) throw inUse(); // settled by another request meanwhile: a retry replays its answer
+          if (existing.fingerprint !== fingerprint) throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.');
+          return;
         }
         if (await store.takeOver(scope, existing.owner, running())) break;
         if (round >= 3) throw inUse(); // it keeps changing hands: let the client come back

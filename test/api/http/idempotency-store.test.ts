@@ -69,7 +69,7 @@ describe('http: MongoDB idempotency store', () => {
     expect(await records.countDocuments({ _id: old as never })).to.equal(1);
   });
 
-  it('hands a claim back by ending its lease and marking it released, only for its owner', async () => {
+  it('hands a claim back by marking it released by its owner, only for its owner', async () => {
     const now = Date.now();
     const scope = randomUUID();
     const first = running(now);
@@ -77,7 +77,7 @@ describe('http: MongoDB idempotency store', () => {
     await store.release(scope, 'someone else');
     expect(await store.claim(scope, running(now), now)).to.include({ owner: first.owner, leaseUntil: first.leaseUntil });
     await store.release(scope, first.owner);
-    expect(await store.claim(scope, running(now), now)).to.include({ owner: first.owner, leaseUntil: 0, released: true });
+    expect(await store.claim(scope, running(now), now)).to.include({ owner: first.owner, released: true });
     const next = running(now);
     expect(await store.takeOver(scope, first.owner, next)).to.equal(true);
     const taken = await store.claim(scope, running(now), now);
@@ -106,8 +106,38 @@ describe('http: MongoDB idempotency store', () => {
       expect(await store.takeOver(scope, a.owner, b)).to.equal(true);
       proxy.release();
       await new Promise((resolve) => setTimeout(resolve, 500)); // the held write is applied meanwhile
-      // B's claim is still there: the next request asks B's recovery points before it may execute.
-      expect(await database.db.collection('idempotency_records').findOne({ _id: scope as never })).to.include({ state: 'running', owner: b.owner, fingerprint: b.fingerprint });
+      // B's claim is untouched: still B's, live, and not released (A's hand-back names A).
+      const record = await store.claim(scope, running(now), now);
+      expect(record).to.include({ state: 'running', owner: b.owner, fingerprint: b.fingerprint, leaseUntil: b.leaseUntil });
+      expect(record).to.not.have.property('released');
+    } finally {
+      proxy.release();
+      await client.close(true);
+      await proxy.close();
+    }
+  });
+
+  it('a take-over that reaches the database after its request gave up leaves a finished record as it was', async () => {
+    // C's take-over of A's lapsed claim is held until C's deadline passed (C answered 503); D, C's retry,
+    // takes the claim over, executes and records its outcome; only then does C's take-over land.
+    const proxy = await startDatabaseProxy(mongoUri());
+    const client = await new MongoClient(proxy.url, { socketTimeoutMS: 500, retryWrites: false }).connect();
+    try {
+      const late = new MongoIdempotencyStore(client.db(database.db.databaseName), { atomic: false, withLock: (_key, write) => write() });
+      const now = Date.now();
+      const scope = randomUUID();
+      const a = running(now - 60_000, { leaseUntil: now - 1 });
+      await store.claim(scope, a, now - 60_000);
+      proxy.hold((chunk) => ['findAndModify', 'update'].some((name) => command(name)(chunk)));
+      let failed = false;
+      await late.takeOver(scope, a.owner, running(now)).catch(() => (failed = true));
+      expect(failed, 'the held take-over times out').to.equal(true);
+      const d = running(now);
+      expect(await store.takeOver(scope, a.owner, d)).to.equal(true);
+      expect(await store.complete(scope, d.owner, { state: 'done', fingerprint: 'f', sealed: 'the outcome', expiresAt: now + DAY })).to.equal(true);
+      proxy.release();
+      await new Promise((resolve) => setTimeout(resolve, 500)); // the held write is applied meanwhile
+      expect(await store.claim(scope, running(now), now)).to.include({ state: 'done', fingerprint: 'f', sealed: 'the outcome' });
     } finally {
       proxy.release();
       await client.close(true);
