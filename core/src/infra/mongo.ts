@@ -42,6 +42,9 @@ export interface Mongo {
   close(): Promise<void>;
 }
 
+/** How long a request waits for a pooled connection: a fifth of its deadline, at least half a second. */
+export const poolWaitMs = (timeoutMs: number) => Math.min(timeoutMs, Math.max(500, Math.round(timeoutMs / 5)));
+
 /** The two clients' settings. */
 export function mongoClientOptions({ timeoutMs, longTimeoutMs }: MongoDeadlines): { request: MongoClientOptions; long: MongoClientOptions } {
   const common: MongoClientOptions = {
@@ -53,7 +56,10 @@ export function mongoClientOptions({ timeoutMs, longTimeoutMs }: MongoDeadlines)
   return {
     request: {
       ...common,
-      waitQueueTimeoutMS: timeoutMs,
+      // A request waits for a pooled connection, then for the reply: the two waits add up. A pool that has no
+      // connection free for a fifth of the deadline (its 50 all wait on a stalled server) is answered 503 at
+      // once, so a stall is told within about 1.2 deadlines rather than two.
+      waitQueueTimeoutMS: poolWaitMs(timeoutMs),
       socketTimeoutMS: timeoutMs,
       // A read that timed out is not sent again: that would double the deadline. The caller sees 503 with
       // Retry-After and retries. (Writes keep the driver's retry where the server supports retryable writes,
