@@ -85,63 +85,69 @@ describe('http: MongoDB idempotency store', () => {
     expect(taken).to.not.have.property('released');
   });
 
+  /**
+   * Runs `body` with a second store that reaches the database through a proxy holding its writes: `late(step)`
+   * runs a step of it that times out (its write held), and `land()` lets the held write reach the database.
+   */
+  async function withLateWrites(body: (late: (step: (store: MongoIdempotencyStore) => Promise<unknown>) => Promise<void>, land: () => Promise<void>) => Promise<void>): Promise<void> {
+    const proxy = await startDatabaseProxy(mongoUri());
+    const client = await new MongoClient(proxy.url, { socketTimeoutMS: 500, retryWrites: false }).connect();
+    const behind = new MongoIdempotencyStore(client.db(database.db.databaseName), { atomic: false, withLock: (_key, write) => write() });
+    try {
+      await body(
+        async (step) => {
+          proxy.hold((chunk) => ['delete', 'findAndModify', 'update'].some((name) => command(name)(chunk)));
+          let failed = false;
+          await step(behind).catch(() => (failed = true));
+          expect(failed, 'the held write times out').to.equal(true);
+        },
+        async () => {
+          proxy.release();
+          await new Promise((resolve) => setTimeout(resolve, 500)); // the held write is applied meanwhile
+        },
+      );
+    } finally {
+      proxy.release();
+      await client.close(true);
+      await proxy.close();
+    }
+  }
+
   it('a hand-back that reaches the database after its request gave up does not free the next claim', async () => {
     // The first hand-back of A's claim is held on its way (the database looks stalled) until its caller's
     // deadline passed; a second one (the background retry) frees the key, B takes it over, and only then
     // does the first reach the database.
-    const proxy = await startDatabaseProxy(mongoUri());
-    const client = await new MongoClient(proxy.url, { socketTimeoutMS: 500, retryWrites: false }).connect();
-    try {
-      const late = new MongoIdempotencyStore(client.db(database.db.databaseName), { atomic: false, withLock: (_key, write) => write() });
+    await withLateWrites(async (late, land) => {
       const now = Date.now();
       const scope = randomUUID();
       const a = running(now);
       const b = running(now);
       await store.claim(scope, a, now);
-      proxy.hold((chunk) => ['delete', 'findAndModify', 'update'].some((name) => command(name)(chunk)));
-      let failed = false;
-      await late.release(scope, a.owner).catch(() => (failed = true));
-      expect(failed, 'the held hand-back times out').to.equal(true);
+      await late((behind) => behind.release(scope, a.owner));
       await store.release(scope, a.owner);
       expect(await store.takeOver(scope, a.owner, b)).to.equal(true);
-      proxy.release();
-      await new Promise((resolve) => setTimeout(resolve, 500)); // the held write is applied meanwhile
+      await land();
       // B's claim is untouched: still B's, live, and not released (A's hand-back names A).
       const record = await store.claim(scope, running(now), now);
       expect(record).to.include({ state: 'running', owner: b.owner, fingerprint: b.fingerprint, leaseUntil: b.leaseUntil });
       expect(record).to.not.have.property('released');
-    } finally {
-      proxy.release();
-      await client.close(true);
-      await proxy.close();
-    }
+    });
   });
 
   it('a take-over that reaches the database after its request gave up leaves a finished record as it was', async () => {
     // C's take-over of A's lapsed claim is held until C's deadline passed (C answered 503); D, C's retry,
     // takes the claim over, executes and records its outcome; only then does C's take-over land.
-    const proxy = await startDatabaseProxy(mongoUri());
-    const client = await new MongoClient(proxy.url, { socketTimeoutMS: 500, retryWrites: false }).connect();
-    try {
-      const late = new MongoIdempotencyStore(client.db(database.db.databaseName), { atomic: false, withLock: (_key, write) => write() });
+    await withLateWrites(async (late, land) => {
       const now = Date.now();
       const scope = randomUUID();
       const a = running(now - 60_000, { leaseUntil: now - 1 });
       await store.claim(scope, a, now - 60_000);
-      proxy.hold((chunk) => ['findAndModify', 'update'].some((name) => command(name)(chunk)));
-      let failed = false;
-      await late.takeOver(scope, a.owner, running(now)).catch(() => (failed = true));
-      expect(failed, 'the held take-over times out').to.equal(true);
+      await late((behind) => behind.takeOver(scope, a.owner, running(now)));
       const d = running(now);
       expect(await store.takeOver(scope, a.owner, d)).to.equal(true);
       expect(await store.complete(scope, d.owner, { state: 'done', fingerprint: 'f', sealed: 'the outcome', expiresAt: now + DAY })).to.equal(true);
-      proxy.release();
-      await new Promise((resolve) => setTimeout(resolve, 500)); // the held write is applied meanwhile
+      await land();
       expect(await store.claim(scope, running(now), now)).to.include({ state: 'done', fingerprint: 'f', sealed: 'the outcome' });
-    } finally {
-      proxy.release();
-      await client.close(true);
-      await proxy.close();
-    }
+    });
   });
 });
