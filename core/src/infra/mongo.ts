@@ -58,7 +58,7 @@ export function mongoClientOptions({ timeoutMs, longTimeoutMs }: MongoDeadlines)
       ...common,
       // A request waits for a pooled connection, then for the reply: the two waits add up. A pool that has no
       // connection free for a fifth of the deadline (its 50 all wait on a stalled server) is answered 503 at
-      // once, so a stall is told within about 1.2 deadlines rather than two.
+      // once, rather than after a whole deadline of waiting before the reply's own.
       waitQueueTimeoutMS: poolWaitMs(timeoutMs),
       socketTimeoutMS: timeoutMs,
       // A read that timed out is not sent again: that would double the deadline. The caller sees 503 with
