@@ -52,4 +52,38 @@ export interface CatalogBrand {
   state: string | null;
   portalUrl: string | null;
   logo: BrandLogo | null;
+  /**
+   * National Provider Identifiers the source rows of this FHIR system carried (Lantern's `NPIID`), valid
+   * ones only (10 digits, Luhn with the 80840 prefix), distinct and sorted. Absent when none (and in
+   * snapshots written before identifiers were kept).
+   */
+  npis?: string[];
+  /** A 5-digit US ZIP code the sources gave for the brand (Lantern's `OrganizationZipCode`); absent when none. */
+  postalCode?: string;
+  /**
+   * Where the brand is, for `near=` ordering: its ZIP code's centroid, else its city's (city and state), in
+   * degrees. Absent when neither is known.
+   */
+  location?: BrandLocation;
+}
+
+export interface BrandLocation {
+  lat: number;
+  lon: number;
+  /** What the point was derived from. */
+  from: 'zip' | 'city';
+}
+
+/** The outcome of the operator's last check of a brand's FHIR endpoint (published beside the snapshot). */
+export const ENDPOINT_STATUSES = ['UP', 'DEGRADED', 'DOWN', 'UNKNOWN'] as const;
+export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number];
+
+export interface EndpointHealth {
+  status: EndpointStatus;
+  /** `fhirVersion` of the CapabilityStatement `GET <fhirBaseUrl>/metadata` returned; null when none was read. */
+  fhirVersion: string | null;
+  /** `GET <fhirBaseUrl>/.well-known/smart-configuration` returned a SMART configuration document. */
+  smartConfiguration: boolean;
+  /** When the outcome was last established; null when never checked. */
+  checkedAt: string | null;
 }
