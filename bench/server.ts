@@ -85,8 +85,8 @@ async function main(): Promise<void> {
   });
   await services.activeCatalog.refresh();
   const served = services.activeCatalog.get()!;
-  const withLogo = served.index.search('examplelabs', { limit: 1 })[0]!;
-  const lookup = served.index.search('mercy medical', { limit: 1 })[0]!;
+  const withLogo = served.index.search('examplelabs', { limit: 1 }).brands[0]!;
+  const lookup = served.index.search('mercy medical', { limit: 1 }).brands[0]!;
 
   // `/bytes/<n>`: a static body of n bytes, the floor of any answer that size (the gateway's is ~36 KB).
   const raw = await listen((req, res) => {

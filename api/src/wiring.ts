@@ -113,7 +113,8 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     sweeper.sweep(clock.now().getTime(), 1_000).catch((error: unknown) => logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'));
   }, 5 * minute);
   sweep.unref();
-  const catalogService = new CatalogService(activeCatalog, storage);
+  // Endpoint health and ZIP centroids are wired in by the commits that bring them (issue 12).
+  const catalogService = new CatalogService(activeCatalog, storage, { get: () => undefined, version: '0' }, () => undefined);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   // Events committed here wake the dispatchers: this replica's at once, the others' over Redis.

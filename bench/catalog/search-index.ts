@@ -43,7 +43,7 @@ const percentile = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.l
 const round = (value: number, digits = 3) => Number(value.toFixed(digits));
 
 function measureQueries(index: BrandSearchIndex, queries: BenchQuery[]) {
-  const run = (query: BenchQuery) => index.search(query.q, query.platform ? { limit: LIMIT, platform: query.platform } : { limit: LIMIT }).length;
+  const run = (query: BenchQuery) => index.search(query.q, query.platform ? { limit: LIMIT, platform: query.platform } : { limit: LIMIT }).brands.length;
   let sink = 0;
   for (const query of queries) sink += run(query); // warm-up: JIT, and the same work as the timed rounds
   const samples = new Float64Array(queries.length * ROUNDS);

@@ -270,7 +270,7 @@ async function catalog(api: TestApi): Promise<World['brands']> {
   const removedUrl = 'https://fhir.leakcheck-removed.example.test/r4';
   const extra: LoadedSource = { name: 'removed', priority: 1, platformType: 'OTHER', parsed: parseSource('csv', `name,fhirBaseUrl,city,state\nLeakcheck Removed Health,${removedUrl},Springfield,IL\n`) };
   await publishTo(api, [...realSources(), extra]);
-  const removed = api.services.activeCatalog.get()!.index.search('leakcheck removed', { limit: 1 })[0]!.id;
+  const removed = api.services.activeCatalog.get()!.index.search('leakcheck removed', { limit: 1 }).brands[0]!.id;
   await publishTo(api, realSources());
   const brandOf = async (q: string) => {
     const res = await api.request('GET', `${SDK}/catalog/brands?q=${q}`);

@@ -43,7 +43,7 @@ export interface FuzzData {
 export async function seedFuzzData(api: TestApi): Promise<FuzzData> {
   await publishTo(api, realSources());
   const catalog = api.services.activeCatalog.get()!;
-  const brandId = catalog.index.search('mercy', { limit: 1 })[0]!.id;
+  const brandId = catalog.index.search('mercy', { limit: 1 }).brands[0]!.id;
   const tenant = await api.tenant();
   const app = await appOf(api, tenant, { ...GRANTS, confidentiality: ['N', 'R'] });
 

@@ -4,14 +4,16 @@
 // announced over Redis when configured; polling MongoDB is the backstop (and the only path without Redis).
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CatalogBrand, PlatformType } from '../../../core/src/catalog/model.js';
+import type { CatalogBrand } from '../../../core/src/catalog/model.js';
 import { CATALOG_CHANNEL, parseActivation } from '../../../core/src/catalog/announce.js';
 import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../core/src/catalog/snapshots.js';
 import { pubSubClient } from '../../../core/src/infra/redis.js';
+import type { BrandSearchOptions, SearchResult } from './search/index.js';
 
 export interface CatalogIndex {
-  search(q: string, options: { platform?: PlatformType; limit: number }): CatalogBrand[];
+  search(q: string, options: BrandSearchOptions): SearchResult;
   get(id: string): CatalogBrand | undefined;
+  mask(keep: (brand: CatalogBrand) => boolean): Uint8Array;
   readonly size: number;
 }
 

@@ -21,7 +21,7 @@ describe('accounts: suspension', () => {
     primary = await TestApi.start({ redis: true });
     replica = await TestApi.start({ redis: true, env: { MONGODB_URI: primary.config.mongodbUri! } });
     await publishTo(primary, realSources());
-    const brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
+    const brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
     tenant = await primary.tenant();
     other = await primary.tenant();
     app = await appOf(primary, tenant);

@@ -29,7 +29,7 @@ describe('http: the keyed fast path', () => {
     await publishTo(api, realSources());
     tenant = await api.tenant();
     app = await appOf(api, tenant);
-    connectionId = await connectionOf(api, tenant, app, 'fast-user', api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id);
+    connectionId = await connectionOf(api, tenant, app, 'fast-user', api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id);
     const ingested = await api.request('POST', `/api/platform/v1/connections/${connectionId}/observations`, { key: tenant.key, body: observationBundle([heartRate({ id: 'hr-1' }), glucose({ id: 'glu-1' }), heartRate({ id: 'hr-2', effectiveDateTime: '2025-01-02T03:04:05Z' })]) });
     expect(ingested.status, ingested.text).to.equal(200);
     patientId = (await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() })).body.id;

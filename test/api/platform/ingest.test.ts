@@ -19,7 +19,7 @@ describe('platform: clinical ingest', () => {
   before(async () => {
     api = await TestApi.start();
     await publishTo(api, realSources());
-    brandId = api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
+    brandId = api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
     tenant = await api.tenant();
     other = await api.tenant();
     app = await appOf(api, tenant);

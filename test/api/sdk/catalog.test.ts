@@ -22,7 +22,10 @@ describe('sdk: catalog search, lookup and logos on real brand lists', () => {
       expect(res.status).to.equal(200);
       expect(res.body.count).to.equal(res.body.brands.length);
       expect(res.body.brands[0]).to.include({ name: 'Abbeville General Hospital', platformType: 'CERNER', state: 'LA' });
-      expect(res.body.brands[0]).to.have.all.keys('id', 'name', 'aliases', 'platformType', 'fhirBaseUrl', 'city', 'state', 'portalUrl', 'logoUrl');
+      expect(res.body.brands[0]).to.have.all.keys('id', 'name', 'aliases', 'platformType', 'fhirBaseUrl', 'city', 'state', 'portalUrl', 'logoUrl', 'endpoint', 'fuzzy');
+      expect(res.body.brands[0].fuzzy).to.equal(false);
+      // No health checks in this catalog: every endpoint is UNKNOWN.
+      expect(res.body.brands[0].endpoint).to.deep.equal({ status: 'UNKNOWN', fhirVersion: null, smartConfiguration: false, checkedAt: null });
       expect(res.body.brands[0].fhirBaseUrl).to.match(/^https:\/\/fhir-myrecord\.cerner\.com\/r4\//);
     });
 
@@ -128,7 +131,8 @@ describe('sdk: catalog search, lookup and logos on real brand lists', () => {
       const found = (await search('q=abbeville')).body.brands[0];
       const res = await api.request('GET', `${BASE}/brands/${found.id}`);
       expect(res.status).to.equal(200);
-      expect(res.body).to.deep.equal({ brand: found });
+      const { fuzzy: _fuzzy, ...brand } = found;
+      expect(res.body).to.deep.equal({ brand });
       expect(res.headers.get('cache-control')).to.equal('public, max-age=300, stale-while-revalidate=60');
       expect((await api.request('GET', `${BASE}/brands/${found.id}`, { headers: { 'if-none-match': res.headers.get('etag')! } })).status).to.equal(304);
     });

@@ -20,7 +20,7 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
   before(async () => {
     api = await TestApi.start({ clock });
     await publishTo(api, realSources());
-    brandId = api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
+    brandId = api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
     tenant = await api.tenant();
     other = await api.tenant();
     app = await appOf(api, tenant);

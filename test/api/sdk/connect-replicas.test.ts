@@ -25,7 +25,7 @@ describe('sdk: connect sessions across replicas', () => {
   it('gives exactly 10 of 30 concurrent initiates for one app user, across two replicas', async () => {
     const tenant = await primary.tenant();
     const app = await appOf(primary, tenant);
-    const brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
+    const brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
     const appUserId = `bucket-${Date.now()}`;
     const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? replica : primary).request('POST', '/api/sdk/v1/connect-sessions', { key: app.pk, body: { appUserId, brandId } })));
     const statuses = answers.map((a) => a.status);
@@ -41,7 +41,7 @@ describe('sdk: connect sessions across replicas', () => {
   it('invalidates the other replica\'s probe cache when a transition happens', async () => {
     const tenant = await primary.tenant();
     const app = await appOf(primary, tenant);
-    const brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
+    const brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
     const probe = async () => (await replica.request('GET', '/api/sdk/v1/app-users/cached-user/lifecycle', { key: app.pk })).body.state;
     expect(await probe()).to.equal('UNLINKED'); // now cached on the replica
     expect((await primary.request('POST', '/api/sdk/v1/connect-sessions', { key: app.pk, body: { appUserId: 'cached-user', brandId } })).status).to.equal(201);

@@ -26,7 +26,7 @@ describe('sdk: the observation gateway, a connection too large for the index', f
     database = await TestApi.start({ env: { PORTICO_GATEWAY_INDEX_MB: '1' } });
     indexed = await TestApi.start({ replicaOf: database });
     await publishTo(database, realSources());
-    const brandId = database.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
+    const brandId = database.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
     tenant = await database.tenant();
     app = await appOf(database, tenant, { ...GRANTS, confidentiality: ['N', 'R'], sensitivity: ['HIV', 'PSY'] });
     connectionId = await connectionOf(database, tenant, app, 'patient-oversized', brandId);

@@ -21,7 +21,7 @@ describe('sdk: the observation gateway across replicas', () => {
     primary = await TestApi.start({ redis: true });
     replica = await TestApi.start({ redis: true, env: { MONGODB_URI: primary.config.mongodbUri! } });
     await publishTo(primary, realSources());
-    brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
+    brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
     tenant = await primary.tenant();
     app = await appOf(primary, tenant);
     connectionId = await connectionOf(primary, tenant, app, 'patient-rep', brandId);

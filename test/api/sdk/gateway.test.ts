@@ -31,7 +31,7 @@ for (const [path, env] of [['the index', {}], ['the database', { PORTICO_GATEWAY
       stream.on('data', (chunk: Buffer) => (logs += chunk.toString()));
       api = await TestApi.start({ clock, logs: stream, env });
       await publishTo(api, realSources());
-      brandId = api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 })[0]!.id;
+      brandId = api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
       tenant = await api.tenant();
       app = await appOf(api, tenant, ALL);
       connectionId = await connectionOf(api, tenant, app, 'patient-amy', brandId);

@@ -24,7 +24,7 @@ for (const trustProxy of [false, true]) {
     before(async () => {
       api = await TestApi.start({ env: trustProxy ? { PORTICO_TRUST_PROXY: 'true' } : {} });
       await publishTo(api, realSources());
-      brandId = api.services.activeCatalog.get()!.index.search('examplelabs', { limit: 1 })[0]!.id;
+      brandId = api.services.activeCatalog.get()!.index.search('examplelabs', { limit: 1 }).brands[0]!.id;
     });
     after(() => api.close());
 

@@ -261,7 +261,7 @@ describe('operator: logo pre-rendering', () => {
       for (const query of ['?format=gif', '?format=PNG', '?format=webp&format=png']) expect((await api.request('GET', logo + query)).status, query).to.equal(400);
       // A snapshot written before WebP renditions (no `webp`) stays readable: format=webp gets the PNG.
       const old = brands.map((b) => ({ ...b, logo: b.logo && { kind: b.logo.kind, assets: b.logo.assets } }));
-      const served = new CatalogService({ get: () => ({ snapshotId: 'old', index: BrandSearchIndex.build(old) }) } as unknown as ActiveCatalog, api.services.storage);
+      const served = new CatalogService({ get: () => ({ snapshotId: 'old', index: BrandSearchIndex.build(old) }) } as unknown as ActiveCatalog, api.services.storage, { get: () => undefined, version: '0' }, () => undefined);
       expect(served.logoLocation(old[0]!.id, 256, 'webp')).to.equal(served.logoLocation(old[0]!.id, 256, 'png')).and.match(/\.png$/);
     });
 

@@ -20,30 +20,95 @@
 // are deterministic for a given snapshot whatever the order of the input.
 import type { CatalogBrand, PlatformType } from '../../../../core/src/catalog/model.js';
 import { words } from '../../../../core/src/catalog/fold.js';
+import { AddressIndex, addressOf, isNpiShaped } from './addresses.js';
 import { buildLayout, FIELD_ALIAS, FIELD_NAME, platformNumber, type IndexLayout } from './layout.js';
+import { NearWords } from './near-words.js';
+import { originOf, PlaceIndex, type GeoPoint, type Origin } from './places.js';
 
 export interface BrandSearchOptions {
   platform?: PlatformType;
   /** At most this many brands are returned (the route validates 1–100). */
   limit: number;
+  /** Order by distance from this point instead of by tier (brands without a location last); alone, the nearest brands. */
+  near?: GeoPoint;
+  /** Only brands whose number b (see mask) has only[b] !== 0: a filter kept outside the snapshot (endpoint status). */
+  only?: Uint8Array;
+}
+
+export interface SearchResult {
+  brands: CatalogBrand[];
+  /** brands[i] for i < exact matched exactly (address, NPI or word prefixes); the rest were found by the typo-tolerant fallback. */
+  exact: number;
+  /** With `near`: each result's distance from the point in km (0.1 km steps); null for a brand without a location. */
+  distanceKm?: (number | null)[];
 }
 
 /** Shorter queries (after trimming) find nothing (seed §8). */
 const MIN_QUERY_LENGTH = 2;
 // Below this many tokens a linear walk of a brand's tokens beats a binary search.
 const LINEAR_SCAN_MAX = 32;
+/** The typo-tolerant fallback looks at queries of at most this many words (a pasted paragraph is not a typo). */
+export const MAX_FUZZY_WORDS = 8;
+/** Ranks within a phase: tiers 0–3, and for the fallback up to 15 edits × 4 tiers. */
+const TIERS = 4;
+const MAX_RANKED_EDITS = 15;
+const RANKS = (MAX_RANKED_EDITS + 1) * TIERS;
+
+/** What every phase of one query shares: the filters and the marks of brands already in the results. */
+interface Query {
+  platform: number;
+  only: Uint8Array | undefined;
+  origin: Origin | undefined;
+  /** taken[b] === takenMark: b is already in the results. */
+  takenMark: number;
+}
+
+/** The best `limit` keys offered, ascending; insertion into a sorted array of ≤ 100 keys beats a heap. */
+class TopKeys {
+  readonly keys: Float64Array;
+  filled = 0;
+
+  constructor(readonly limit: number) {
+    this.keys = new Float64Array(limit);
+  }
+
+  /** The key a new one must be below to enter; Infinity while not full. */
+  get worst(): number {
+    return this.filled === this.limit ? this.keys[this.limit - 1]! : Infinity;
+  }
+
+  offer(key: number): void {
+    if (key >= this.worst) return;
+    let i = this.filled < this.limit ? this.filled++ : this.limit - 1;
+    while (i > 0 && this.keys[i - 1]! > key) {
+      this.keys[i] = this.keys[i - 1]!;
+      i--;
+    }
+    this.keys[i] = key;
+  }
+}
 
 export class BrandSearchIndex {
   readonly size: number;
-  // Marks brands already considered by the current query: a brand can appear in the candidate slice once
-  // per token of the range ("st" → "st", "stanford"). A generation number instead of clearing the array
-  // keeps each query's cost proportional to its candidates, not to the catalog.
+  // Marks brands already considered by the current phase of a query: a brand can appear in the candidate
+  // slice once per token of the range ("st" → "st", "stanford"). A generation number instead of clearing
+  // the array keeps each query's cost proportional to its candidates, not to the catalog.
   private readonly seen: Uint32Array;
   private generation = 0;
+  // Marks brands already in the current query's results, so a later phase does not return them again.
+  private readonly taken: Uint32Array;
+  private takenGeneration = 0;
+  private readonly places: PlaceIndex;
+  private readonly addresses: AddressIndex;
+  private readonly near: NearWords;
 
   private constructor(private readonly layout: IndexLayout) {
     this.size = layout.brands.length;
     this.seen = new Uint32Array(this.size);
+    this.taken = new Uint32Array(this.size);
+    this.places = PlaceIndex.build(layout.brands);
+    this.addresses = AddressIndex.build(layout.brands);
+    this.near = NearWords.build(layout.tokens);
   }
 
   static build(brands: readonly CatalogBrand[]): BrandSearchIndex {
@@ -55,25 +120,110 @@ export class BrandSearchIndex {
     return b === undefined ? undefined : this.layout.brands[b];
   }
 
-  search(q: string, options: BrandSearchOptions): CatalogBrand[] {
-    const query = q.trim();
-    // Code points, not UTF-16 units: one astral character is one character to the person typing it.
-    if (query.length < MIN_QUERY_LENGTH || (query.length === 2 && query.codePointAt(0)! > 0xffff)) return [];
-    // The route allows 1–100; clamping to the catalog keeps the result buffer small whatever a caller passes.
-    const limit = Math.min(Math.floor(options.limit), this.size);
-    const terms = words(query);
-    if (terms.length === 0 || !(limit >= 1)) return [];
+  /** A filter for `only`: 1 for the brands `keep` accepts, by brand number. */
+  mask(keep: (brand: CatalogBrand) => boolean): Uint8Array {
+    const mask = new Uint8Array(this.size);
+    this.layout.brands.forEach((brand, b) => {
+      if (keep(brand)) mask[b] = 1;
+    });
+    return mask;
+  }
 
-    const { postingStart, postings, foldedNames, platforms, brands } = this.layout;
-    const count = terms.length;
-    const lo = new Uint32Array(count);
-    const hi = new Uint32Array(count);
-    for (let i = 0; i < count; i++) {
-      const [from, to] = this.prefixRange(terms[i]!);
-      if (from === to) return []; // a word that starts no indexed word: nothing can match
+  search(q: string, options: BrandSearchOptions): SearchResult {
+    // The route allows 1–100; clamping to the catalog keeps the result buffers small whatever a caller passes.
+    const limit = Math.min(Math.floor(options.limit), this.size);
+    if (!(limit >= 1)) return { brands: [], exact: 0 };
+    const query: Query = {
+      platform: options.platform === undefined ? -1 : platformNumber(options.platform),
+      only: options.only,
+      origin: options.near && originOf(options.near),
+      takenMark: this.nextTakenMark(),
+    };
+    const text = q.trim();
+    // Code points, not UTF-16 units: one astral character is one character to the person typing it.
+    if (text.length < MIN_QUERY_LENGTH || (text.length === 2 && text.codePointAt(0)! > 0xffff)) {
+      if (query.origin === undefined) return { brands: [], exact: 0 };
+      const nearest = this.places.nearest(query.origin, limit, (b) => this.accepts(b, query));
+      return this.result(nearest, nearest.length, query.origin);
+    }
+
+    const results: number[] = [];
+    this.take(results, this.identifierMatches(text, limit, query), query);
+    const terms = words(text);
+    const ranges = terms.length === 0 ? undefined : this.prefixRanges(terms);
+    if (ranges && ranges.complete && results.length < limit) this.take(results, this.exactMatches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
+    const exact = results.length;
+    if (ranges && results.length < limit && terms.length <= MAX_FUZZY_WORDS) this.take(results, this.fuzzyMatches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
+    return this.result(results, exact, query.origin);
+  }
+
+  /** A filter every phase applies: the platform, the `only` mask, and not already in the results. */
+  private accepts(b: number, query: Query): boolean {
+    return (query.platform < 0 || this.layout.platforms[b] === query.platform) && (query.only === undefined || query.only[b] !== 0) && this.taken[b] !== query.takenMark;
+  }
+
+  /** The key of brand b at `rank` within its phase: by distance first when the query is near a point. */
+  private keyOf(b: number, rank: number, query: Query): number {
+    const base = query.origin === undefined ? 0 : this.places.step(b, query.origin) * RANKS;
+    return (base + rank) * this.size + b;
+  }
+
+  private take(results: number[], top: TopKeys, query: Query): void {
+    for (let i = 0; i < top.filled; i++) {
+      const b = top.keys[i]! % this.size;
+      results.push(b);
+      this.taken[b] = query.takenMark;
+    }
+  }
+
+  private result(numbers: readonly number[], exact: number, origin: Origin | undefined): SearchResult {
+    const brands = numbers.map((b) => this.layout.brands[b]!);
+    if (origin === undefined) return { brands, exact };
+    const distanceKm = numbers.map((b) => {
+      const km = this.places.distanceKm(b, origin);
+      return Number.isNaN(km) ? null : Math.round(km * 10) / 10;
+    });
+    return { brands, exact, distanceKm };
+  }
+
+  /** A URL or host name (by address), or a 10-digit NPI: these brands come first. */
+  private identifierMatches(text: string, limit: number, query: Query): TopKeys {
+    const top = new TopKeys(limit);
+    const seen = this.seen;
+    const generation = this.nextGeneration();
+    // A brand can be reached twice (its FHIR host and its portal host under one domain); the first visit
+    // has its best tier, since its own host is visited before the subdomains.
+    const offer = (b: number, tier: number) => {
+      if (seen[b] === generation || !this.accepts(b, query)) return;
+      seen[b] = generation;
+      top.offer(this.keyOf(b, tier, query));
+    };
+    if (isNpiShaped(text)) {
+      for (const b of this.addresses.npiMatches(text)) offer(b, 0);
+      return top;
+    }
+    const address = addressOf(text);
+    if (address) this.addresses.matches(address, offer);
+    return top;
+  }
+
+  /** [lo, hi) token ranges of every term; `complete` when every term starts some indexed word. */
+  private prefixRanges(terms: readonly string[]): { lo: Uint32Array; hi: Uint32Array; complete: boolean } {
+    const lo = new Uint32Array(terms.length);
+    const hi = new Uint32Array(terms.length);
+    let complete = true;
+    terms.forEach((term, i) => {
+      const [from, to] = this.prefixRange(term);
       lo[i] = from;
       hi[i] = to;
-    }
+      if (from === to) complete = false;
+    });
+    return { lo, hi, complete };
+  }
+
+  /** Every term a prefix of some word of the brand (CONTRACT §6.1), ranked by tier, or by distance near a point. */
+  private exactMatches(terms: readonly string[], lo: Uint32Array, hi: Uint32Array, limit: number, query: Query): TopKeys {
+    const { postingStart, postings, foldedNames } = this.layout;
     // Candidates come from the word reaching the fewest postings; the others are checked per candidate,
     // rarest first so that a non-match is found after as few checks as possible.
     const checkOrder = terms.map((_, i) => i);
@@ -81,49 +231,150 @@ export class BrandSearchIndex {
     checkOrder.sort((a, b) => reach(a) - reach(b));
     const pivot = checkOrder[0]!;
 
-    const platform = options.platform === undefined ? -1 : platformNumber(options.platform);
     const phrase = terms.join(' ');
     const size = this.size;
     const seen = this.seen;
     const generation = this.nextGeneration();
-    // The best `limit` keys so far, ascending. key = tier × size + brand number orders by tier, then by
-    // (folded name, id); keys are unique because brand numbers are.
-    const top = new Float64Array(limit);
-    let filled = 0;
+    const top = new TopKeys(limit);
+    const byDistance = query.origin !== undefined;
 
     const end = postingStart[hi[pivot]!]!;
     for (let p = postingStart[lo[pivot]!]!; p < end; p++) {
       const b = postings[p]!;
       if (seen[b] === generation) continue;
       seen[b] = generation;
-      const worst = filled === limit ? top[limit - 1]! : Infinity;
-      if (b >= worst) continue; // could not beat the current results even in tier 0
-      if (platform >= 0 && platforms[b] !== platform) continue;
-
-      let key: number;
+      const worst = top.worst;
+      // Ranked by tier, key = tier × size + b: a brand numbered at or past the worst key cannot beat it even in tier 0.
+      if (!byDistance && b >= worst) continue;
+      if (!this.accepts(b, query)) continue;
       // A name that starts with the query matches every word in the name by construction (each query word
       // is a prefix of the name word at its position), so tier 0 needs no per-word check.
-      if (foldedNames[b]!.startsWith(phrase)) {
-        key = b;
-      } else {
-        if (size + b >= worst) continue; // only tier 0 could have beaten the current results
-        const tier = this.tierOf(b, lo, hi, checkOrder);
+      let tier = 0;
+      if (!foldedNames[b]!.startsWith(phrase)) {
+        if (!byDistance && size + b >= worst) continue; // only tier 0 could have beaten the current results
+        tier = this.tierOf(b, lo, hi, checkOrder);
         if (tier < 0) continue;
-        key = tier * size + b;
-        if (key >= worst) continue;
       }
-      // Insertion into a sorted array of at most `limit` (≤ 100) keys: cheaper than a heap at this size.
-      let i = filled < limit ? filled++ : limit - 1;
-      while (i > 0 && top[i - 1]! > key) {
-        top[i] = top[i - 1]!;
-        i--;
-      }
-      top[i] = key;
+      top.offer(this.keyOf(b, tier, query));
     }
+    return top;
+  }
 
-    const results: CatalogBrand[] = new Array(filled);
-    for (let i = 0; i < filled; i++) results[i] = brands[top[i]! % size]!;
-    return results;
+  /**
+   * The typo-tolerant fallback (issue 12): brands where every term is a prefix of one of their words or
+   * within a few edits of one (near-words.ts), and at least one needed the edits. Ranked by total edits,
+   * then tier (1–3 as for exact matches), then name and id; near a point, by distance first.
+   */
+  private fuzzyMatches(terms: readonly string[], lo: Uint32Array, hi: Uint32Array, limit: number, query: Query): TopKeys {
+    const { postingStart, postings } = this.layout;
+    const top = new TopKeys(limit);
+    const count = terms.length;
+    const nearIds: Uint32Array[] = [];
+    const nearEdits: Uint8Array[] = [];
+    const minEdits = new Uint8Array(count);
+    let pivot = -1;
+    let pivotReach = Infinity;
+    for (let i = 0; i < count; i++) {
+      const ids: number[] = [];
+      const edits: number[] = [];
+      this.near.find(terms[i]!, ids, edits);
+      const order = ids.map((_, k) => k).sort((a, b) => ids[a]! - ids[b]!);
+      nearIds.push(Uint32Array.from(order, (k) => ids[k]!));
+      nearEdits.push(Uint8Array.from(order, (k) => edits[k]!));
+      let reach = postingStart[hi[i]!]! - postingStart[lo[i]!]!;
+      minEdits[i] = reach > 0 ? 0 : ids.length > 0 ? Math.min(...edits) : 0;
+      for (const id of ids) reach += postingStart[id + 1]! - postingStart[id]!;
+      if (reach === 0) return top; // a word that is neither a prefix nor near any indexed word
+      if (reach < pivotReach) {
+        pivot = i;
+        pivotReach = reach;
+      }
+    }
+    const othersMin = minEdits.reduce((sum, e) => sum + e, 0) - minEdits[pivot]!;
+
+    // The pivot's tokens, fewest edits first, each with its postings (ascending brand numbers).
+    const sources: [token: number, edits: number][] = [];
+    for (let t = lo[pivot]!; t < hi[pivot]!; t++) sources.push([t, 0]);
+    nearIds[pivot]!.forEach((t, k) => sources.push([t, nearEdits[pivot]![k]!]));
+    sources.sort((a, b) => a[1] - b[1]);
+
+    const size = this.size;
+    const seen = this.seen;
+    const generation = this.nextGeneration();
+    const byDistance = query.origin !== undefined;
+    for (const [token, edits] of sources) {
+      // Ranked by edits, the best rank a brand from this token can reach: its edits plus the other words' least, tier 1.
+      const floor = (Math.min(othersMin + edits, MAX_RANKED_EDITS) * TIERS + 1) * size;
+      const end = postingStart[token + 1]!;
+      for (let p = postingStart[token]!; p < end; p++) {
+        const b = postings[p]!;
+        if (!byDistance && floor + b >= top.worst) break; // ascending brand numbers: the rest of this token cannot do better
+        if (seen[b] === generation) continue;
+        seen[b] = generation;
+        if (!this.accepts(b, query)) continue;
+        const rank = this.fuzzyRank(b, lo, hi, nearIds, nearEdits);
+        if (rank >= TIERS) top.offer(this.keyOf(b, rank, query)); // rank < TIERS: no edits, an exact match
+      }
+    }
+    return top;
+  }
+
+  /** edits × TIERS + tier for brand b, or -1 when some term matches none of its words. */
+  private fuzzyRank(b: number, lo: Uint32Array, hi: Uint32Array, nearIds: Uint32Array[], nearEdits: Uint8Array[]): number {
+    const { brandTokenStart, brandTokens, brandTokenFields } = this.layout;
+    const first = brandTokenStart[b]!;
+    const last = brandTokenStart[b + 1]!;
+    let total = 0;
+    let allInName = true;
+    let allInNameOrAlias = true;
+    for (let w = 0; w < lo.length; w++) {
+      let best = Infinity;
+      let fields = 0;
+      // Exact prefix first: it costs no edit.
+      for (let i = this.firstTokenAtLeast(first, last, lo[w]!); i < last && brandTokens[i]! < hi[w]!; i++) {
+        best = 0;
+        fields |= brandTokenFields[i]!;
+      }
+      if (best > 0) {
+        const ids = nearIds[w]!;
+        for (let k = 0; k < ids.length; k++) {
+          const e = nearEdits[w]![k]!;
+          if (e > best) continue;
+          const i = this.firstTokenAtLeast(first, last, ids[k]!);
+          if (i === last || brandTokens[i] !== ids[k]) continue;
+          if (e < best) {
+            best = e;
+            fields = 0;
+          }
+          fields |= brandTokenFields[i]!;
+        }
+      }
+      if (best === Infinity) return -1;
+      total += best;
+      if ((fields & FIELD_NAME) === 0) {
+        allInName = false;
+        if ((fields & FIELD_ALIAS) === 0) allInNameOrAlias = false;
+      }
+    }
+    const tier = allInName ? 1 : allInNameOrAlias ? 2 : 3;
+    return total === 0 ? tier : Math.min(total, MAX_RANKED_EDITS) * TIERS + tier;
+  }
+
+  /** The first position in brandTokens[first, last) whose token id is ≥ token. */
+  private firstTokenAtLeast(first: number, last: number, token: number): number {
+    const brandTokens = this.layout.brandTokens;
+    let i = first;
+    if (last - first > LINEAR_SCAN_MAX) {
+      let end = last;
+      while (i < end) {
+        const mid = (i + end) >>> 1;
+        if (brandTokens[mid]! < token) i = mid + 1;
+        else end = mid;
+      }
+      return i;
+    }
+    while (i < last && brandTokens[i]! < token) i++;
+    return i;
   }
 
   /**
@@ -137,24 +388,14 @@ export class BrandSearchIndex {
     let allInName = true;
     let allInNameOrAlias = true;
     for (const w of checkOrder) {
-      const from = lo[w]!;
       const to = hi[w]!;
       let fields = 0;
       // A brand merged from thousands of rows (one shared multi-tenant URL) has as many tokens: skip to the
       // range by binary search rather than walking every one of them for every query that reaches it.
-      let i = first;
-      if (last - first > LINEAR_SCAN_MAX) {
-        let end = last;
-        while (i < end) {
-          const mid = (i + end) >>> 1;
-          if (brandTokens[mid]! < from) i = mid + 1;
-          else end = mid;
-        }
-      }
-      for (; i < last; i++) {
+      for (let i = this.firstTokenAtLeast(first, last, lo[w]!); i < last; i++) {
         const token = brandTokens[i]!;
         if (token >= to) break; // ascending: no later token can be in range
-        if (token >= from) fields |= brandTokenFields[i]!;
+        fields |= brandTokenFields[i]!;
       }
       if (fields === 0) return -1;
       if ((fields & FIELD_NAME) === 0) {
@@ -192,5 +433,13 @@ export class BrandSearchIndex {
       this.generation = 0;
     }
     return ++this.generation;
+  }
+
+  private nextTakenMark(): number {
+    if (this.takenGeneration === 0xffffffff) {
+      this.taken.fill(0);
+      this.takenGeneration = 0;
+    }
+    return ++this.takenGeneration;
   }
 }

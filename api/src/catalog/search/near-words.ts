@@ -82,3 +82,34 @@ function endOfPrefix(tokens: readonly string[], prefix: string, from: number): n
   }
   return lo;
 }
+
+/** The vocabulary's words near a query word (see the header). */
+export class NearWords {
+  private constructor(private readonly tokens: readonly string[]) {}
+
+  static build(sortedTokens: readonly string[]): NearWords {
+    return new NearWords(sortedTokens);
+  }
+
+  /** Appends the ids of the tokens within the allowed edits of `word` (not the word itself), with their edit counts. */
+  find(word: string, ids: number[], edits: number[]): void {
+    const max = allowedEdits(word.length);
+    if (max === 0) return;
+    for (const id of tokensNear(this.tokens, word, max)) {
+      const token = this.tokens[id]!;
+      if (token === word) continue;
+      ids.push(id);
+      edits.push(osa(token, word));
+    }
+  }
+}
+
+function osa(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++)
+    for (let j = 1; j <= b.length; j++) {
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  return d[a.length]![b.length]!;
+}

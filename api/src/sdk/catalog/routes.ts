@@ -42,7 +42,10 @@ export function catalogRoutes(api: ApiRouter, answers: CatalogAnswers, catalog: 
       operationId: 'searchBrands',
       summary: 'Search health-system brands (public)',
       description:
-        'Every query word must match the start of a word of the name, an alias, the city or the state (two-letter code or full name); case, diacritics and punctuation are ignored (apostrophes are dropped, other punctuation separates words); every word, not only the last, may be a prefix. Ranking: name starts with the query, then all words in the name, then matches needing an alias, then matches needing the location; ties by name, then id. Cached at the edge for 5 minutes; the ETag changes when a new snapshot is activated.',
+        'Every query word must match the start of a word of the name, an alias, the city or the state (two-letter code or full name); case, diacritics and punctuation are ignored (apostrophes are dropped, other punctuation separates words); every word, not only the last, may be a prefix. Ranking: name starts with the query, then all words in the name, then matches needing an alias, then matches needing the location; ties by name, then id.\n\n' +
+        'Before those: a `q` that is a URL or host name lists the brands whose normalised FHIR base URL equals it, then those on its host, then those whose portal is on it, then those on its subdomains; a 10-digit `q` that is a valid NPI (Luhn over the 80840 prefix) lists the brands whose source rows carried it.\n\n' +
+        'After them, when fewer than `limit` brands matched: the typo-tolerant fallback. Each word of 4-7 letters may be 1 edit away from a word of the brand, each of 8 or more 2 (insertion, deletion, substitution, or a swap of adjacent letters; a typo in the first letter counts as two), shorter words must still match as prefixes; at least one word needs an edit. These brands carry `fuzzy: true` and are ranked by total edits, then as above; exact results never change.\n\n' +
+        'With `near`, each of these groups is ordered by distance instead (ties as above). Every brand shows its `endpoint` health, which the operator updates without a new snapshot; brands sharing a name in one response carry a `disambiguation`. Cached at the edge for 5 minutes; the ETag changes when a new snapshot is activated or any endpoint outcome changes.',
       tags,
       input: { query: SearchQuery },
       requestHeaders: [IF_NONE_MATCH],
@@ -56,7 +59,7 @@ export function catalogRoutes(api: ApiRouter, answers: CatalogAnswers, catalog: 
     {
       operationId: 'getBrand',
       summary: 'Look up one brand (public)',
-      description: 'An unknown or malformed id is 404.',
+      description: 'An unknown or malformed id is 404. The brand carries its `endpoint` health (see searchBrands).',
       tags,
       input: { params: BrandParams },
       requestHeaders: [IF_NONE_MATCH],

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { LOGO_FORMATS, LOGO_SIZES, PLATFORM_TYPES, type LogoFormat } from '../../../../core/src/catalog/model.js';
+import { ENDPOINT_STATUSES, LOGO_FORMATS, LOGO_SIZES, PLATFORM_TYPES, type LogoFormat } from '../../../../core/src/catalog/model.js';
+import { MAX_FUZZY_WORDS } from '../../catalog/search/index.js';
 
 /** A pattern matching any of `words` in any letter case (what the service's case-insensitive parse accepts). */
 function anyCase(words: readonly string[]): string {
@@ -12,11 +13,24 @@ export const SearchQuery = Type.Object({
     Type.String({
       maxLength: 200,
       description:
-        'Words, each matched as a prefix of a word of the brand name, an alias, the city or the state (code or full name); case, diacritics and punctuation are ignored. Fewer than 2 characters after trimming → no results; over 200 characters → 400.',
+        `Words, each matched as a prefix of a word of the brand name, an alias, the city or the state (code or full name); case, diacritics and punctuation are ignored. When fewer than \`limit\` brands match, brands within a few typing errors fill the rest (\`fuzzy: true\`; queries of up to ${MAX_FUZZY_WORDS} words). A URL or host name (\`mychart.example.org\`, \`https://fhir.example.org/api/FHIR/R4\`) first finds the brands whose FHIR base URL or portal host match it; a 10-digit valid NPI first finds the brands whose source rows carried it. Fewer than 2 characters after trimming → no results (with \`near\`: the nearest brands); over 200 characters → 400.`,
     }),
   ),
   platform: Type.Optional(Type.String({ pattern: anyCase(PLATFORM_TYPES), description: `One EHR platform, case-insensitive: ${PLATFORM_TYPES.join(', ')}.` })),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Maximum number of brands, 1-100.' }),
+  near: Type.Optional(
+    Type.String({
+      pattern: '^[0-9]{5}$',
+      description:
+        'A 5-digit US ZIP code: results are ordered by great-circle distance from its centroid (brands without a location last) and carry `distanceKm`; without `q`, the nearest brands. A ZIP code the bundled data does not know → 400.',
+    }),
+  ),
+  status: Type.Optional(
+    Type.String({
+      pattern: anyCase(ENDPOINT_STATUSES.map((s) => s.toLowerCase())),
+      description: `Only brands whose endpoint's last check had this status, case-insensitive: ${ENDPOINT_STATUSES.map((s) => s.toLowerCase()).join(', ')} (\`up\` for endpoints known to work).`,
+    }),
+  ),
 });
 
 export const BrandParams = Type.Object({ brandId: Type.String({ description: 'A brand id from a search; any other string (unknown or malformed) is 404.' }) });
@@ -43,5 +57,30 @@ export const Brand = Type.Object({
   logoUrl: Type.Union([Type.String({ format: 'uri' }), Type.Null()], { description: 'Absolute URL of the logo operation; null when the snapshot has no artwork.' }),
 });
 
-export const SearchResponse = Type.Object({ brands: Type.Array(Brand), count: Type.Integer({ description: 'Number of brands in this response.' }) });
-export const LookupResponse = Type.Object({ brand: Brand });
+export const Endpoint = Type.Object(
+  {
+    status: Type.Union(ENDPOINT_STATUSES.map((s) => Type.Literal(s)), {
+      description:
+        'UP: the CapabilityStatement and the SMART configuration both answered; DEGRADED: only one of them did; DOWN: neither did (unreachable, TLS failure, timeout, error status, or a redirect to a private address); UNKNOWN: not checked yet, or checks are off for this catalog.',
+    }),
+    fhirVersion: Type.Union([Type.String(), Type.Null()], { description: "The CapabilityStatement's fhirVersion; null when none was read." }),
+    smartConfiguration: Type.Boolean({ description: '`.well-known/smart-configuration` returned a SMART configuration document.' }),
+    checkedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When the outcome was established; null before the first check.' }),
+  },
+  { description: "The operator's last check of the brand's FHIR endpoint; updated without a new catalog snapshot. A brand is never removed because its endpoint is down." },
+);
+
+export const SearchBrand = Type.Composite([
+  Brand,
+  Type.Object({
+    endpoint: Endpoint,
+    fuzzy: Type.Boolean({ description: 'Found by the typo-tolerant fallback; such brands come after every exact match.' }),
+    distanceKm: Type.Optional(Type.Union([Type.Number({ minimum: 0 }), Type.Null()], { description: 'With `near`: km from the ZIP centroid (0.1 km steps); null for a brand without a location.' })),
+    disambiguation: Type.Optional(
+      Type.String({ description: 'Present when another brand in this response has the same name: its city and state, else its portal host, else its FHIR host (the first one the namesakes do not share).' }),
+    ),
+  }),
+]);
+
+export const SearchResponse = Type.Object({ brands: Type.Array(SearchBrand), count: Type.Integer({ description: 'Number of brands in this response.' }) });
+export const LookupResponse = Type.Object({ brand: Type.Composite([Brand, Type.Object({ endpoint: Endpoint })]) });

@@ -1,8 +1,21 @@
 // The public catalog: search, lookup and logos over the snapshot this replica serves, and the stored
 // assets (artwork) behind them.
 import { createHash } from 'node:crypto';
-import type { ActiveCatalog } from '../../catalog/active.js';
-import { LOGO_FORMATS, LOGO_SIZES, PLATFORM_TYPES, type CatalogBrand, type LogoFormat, type LogoSize, type PlatformType } from '../../../../core/src/catalog/model.js';
+import type { ActiveCatalog, CatalogIndex } from '../../catalog/active.js';
+import type { SearchResult } from '../../catalog/search/index.js';
+import type { GeoPoint } from '../../catalog/search/places.js';
+import {
+  ENDPOINT_STATUSES,
+  LOGO_FORMATS,
+  LOGO_SIZES,
+  PLATFORM_TYPES,
+  type CatalogBrand,
+  type EndpointHealth,
+  type EndpointStatus,
+  type LogoFormat,
+  type LogoSize,
+  type PlatformType,
+} from '../../../../core/src/catalog/model.js';
 import { DependencyUnavailableError } from '../../../../core/src/errors.js';
 import { InvalidObjectKeyError, type ObjectStorage, type StoredObject } from '../../../../core/src/object-storage/index.js';
 import { invalidField, notFound } from '../../http/errors.js';
@@ -11,7 +24,29 @@ export interface SearchInput {
   q?: string;
   platform?: string;
   limit: number;
+  /** A 5-digit US ZIP code: order by distance from its centroid. */
+  near?: string;
+  /** An endpoint status, any case: only brands whose last check had it. */
+  status?: string;
 }
+
+/** The published outcomes of the operator's endpoint checks (api/src/catalog/endpoint-health.ts). */
+export interface EndpointHealthView {
+  get(brandId: string): EndpointHealth | undefined;
+  /** Changes whenever any outcome does: part of every catalog ETag. */
+  readonly version: string;
+}
+
+/** What a catalog read shows of a brand's endpoint before its first check, or with checks off. */
+export const UNCHECKED: EndpointHealth = { status: 'UNKNOWN', fhirVersion: null, smartConfiguration: false, checkedAt: null };
+
+/** A search answer: the results, and how to show each brand's endpoint. */
+export interface SearchAnswer extends SearchResult {
+  endpointOf(brand: CatalogBrand): EndpointHealth;
+}
+
+/** ZIP code → centroid (core/src/catalog/geo.ts); undefined for a ZIP code it does not know. */
+export type ZipCentroids = (zip: string) => GeoPoint | undefined;
 
 export interface Answer<T> {
   value: T;
@@ -22,25 +57,53 @@ export interface Answer<T> {
 const NO_SNAPSHOT = 'empty';
 
 export class CatalogService {
+  // The `status=` filter of the latest (index, health version, status): rebuilt when either moves, not per request.
+  private statusMasks: { index: CatalogIndex; version: string; masks: Map<EndpointStatus, Uint8Array> } | undefined;
+
   constructor(
     private readonly catalog: ActiveCatalog,
     private readonly storage: ObjectStorage,
+    private readonly health: EndpointHealthView,
+    private readonly zipCentroid: ZipCentroids,
   ) {}
 
-  /** Short queries find nothing (the index's own rule); no snapshot yet, nothing either. */
-  search(input: SearchInput, origin: string): Answer<CatalogBrand[]> {
+  /** Short queries find nothing (the index's own rule) unless `near` asks for the nearest brands; no snapshot yet, nothing either. */
+  search(input: SearchInput, origin: string): Answer<SearchAnswer> {
     const platform = parsePlatform(input.platform);
+    const status = parseStatus(input.status);
+    const near = input.near === undefined ? undefined : this.centroidOf(input.near);
     const q = (input.q ?? '').trim();
     const served = this.catalog.get(); // one snapshot for the whole request
-    const etag = tag(served?.snapshotId ?? NO_SNAPSHOT, `search\n${q}\n${platform ?? ''}\n${input.limit}\n${origin}`);
-    return { value: served ? served.index.search(q, { limit: input.limit, ...(platform && { platform }) }) : [], etag };
+    const health = this.health;
+    const version = health.version;
+    const etag = tag(served?.snapshotId ?? NO_SNAPSHOT, `search\n${q}\n${platform ?? ''}\n${input.limit}\n${input.near ?? ''}\n${status ?? ''}\n${version}\n${origin}`);
+    const endpointOf = (brand: CatalogBrand) => health.get(brand.id) ?? UNCHECKED;
+    if (!served) return { value: { brands: [], exact: 0, endpointOf }, etag };
+    const only = status === undefined ? undefined : this.statusMask(served.index, version, status);
+    const result = served.index.search(q, { limit: input.limit, ...(platform && { platform }), ...(near && { near }), ...(only && { only }) });
+    return { value: { ...result, endpointOf }, etag };
   }
 
-  brand(brandId: string, origin: string): Answer<CatalogBrand> {
+  brand(brandId: string, origin: string): Answer<{ brand: CatalogBrand; endpoint: EndpointHealth }> {
     const served = this.catalog.get();
     const brand = served?.index.get(brandId);
     if (!served || !brand) throw notFound('brand');
-    return { value: brand, etag: tag(served.snapshotId, `brand\n${brandId}\n${origin}`) };
+    const version = this.health.version;
+    return { value: { brand, endpoint: this.health.get(brandId) ?? UNCHECKED }, etag: tag(served.snapshotId, `brand\n${brandId}\n${version}\n${origin}`) };
+  }
+
+  private centroidOf(zip: string): GeoPoint {
+    const point = /^\d{5}$/.test(zip) ? this.zipCentroid(zip) : undefined;
+    if (point === undefined) throw invalidField('query', 'near', 'must be a known 5-digit US ZIP code');
+    return point;
+  }
+
+  private statusMask(index: CatalogIndex, version: string, status: EndpointStatus): Uint8Array {
+    let cached = this.statusMasks;
+    if (cached?.index !== index || cached.version !== version) this.statusMasks = cached = { index, version, masks: new Map() };
+    let mask = cached.masks.get(status);
+    if (!mask) cached.masks.set(status, (mask = index.mask((brand) => (this.health.get(brand.id) ?? UNCHECKED).status === status)));
+    return mask;
   }
 
   /** Where the brand's artwork of this size and format lives; WebP falls back to PNG in snapshots written before WebP. */
@@ -76,6 +139,13 @@ function parsePlatform(raw: string | undefined): PlatformType | undefined {
   const upper = raw.toUpperCase();
   if (!(PLATFORM_TYPES as readonly string[]).includes(upper)) throw invalidField('query', 'platform', `must be one of ${PLATFORM_TYPES.join(', ')}`);
   return upper as PlatformType;
+}
+
+function parseStatus(raw: string | undefined): EndpointStatus | undefined {
+  if (raw === undefined) return undefined;
+  const upper = raw.toUpperCase();
+  if (!(ENDPOINT_STATUSES as readonly string[]).includes(upper)) throw invalidField('query', 'status', `must be one of ${ENDPOINT_STATUSES.map((s) => s.toLowerCase()).join(', ')}`);
+  return upper as EndpointStatus;
 }
 
 function tag(snapshotId: string, request: string): string {

@@ -1,0 +1,136 @@
+// Where brands are, for `near=<ZIP>` (issue 12): distances from a point, and the nearest brands of the whole
+// catalog when no words are given. Built once per snapshot from each brand's `location` (its ZIP code's
+// centroid, else its city's: the operator derives it), in the index's brand numbering.
+//
+// The nearest brands are found without measuring the whole catalog: brands with a location are kept in
+// order of latitude, and the walk goes outwards from the point's latitude in both directions. A degree of
+// latitude is the same distance everywhere, so a brand whose latitude alone puts it further away than the
+// current k-th nearest cannot be nearer, and neither can any brand beyond it in that direction.
+import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
+
+export interface GeoPoint {
+  /** Degrees. */
+  lat: number;
+  lon: number;
+}
+
+/** Mean Earth radius (IUGG), km. */
+const EARTH_RADIUS_KM = 6371.0088;
+const RADIANS = Math.PI / 180;
+/** Distances are ranked to the nearest 10 m, which keeps ranking keys exact integers (see index.ts). */
+export const DISTANCE_STEPS_PER_KM = 100;
+/** The rank of "no location": after every distance on Earth (20,016 km is half its circumference). */
+export const UNPLACED_STEP = 2 ** 22;
+
+/** A point prepared once per query: radians and the cosine of its latitude. */
+export interface Origin {
+  lat: number;
+  lon: number;
+  cosLat: number;
+}
+
+export function originOf(point: GeoPoint): Origin {
+  const lat = point.lat * RADIANS;
+  return { lat, lon: point.lon * RADIANS, cosLat: Math.cos(lat) };
+}
+
+export class PlaceIndex {
+  private constructor(
+    /** Per brand number: latitude and longitude in radians, and the cosine of the latitude; NaN without a location. */
+    private readonly lat: Float64Array,
+    private readonly lon: Float64Array,
+    private readonly cosLat: Float64Array,
+    /** Brand numbers with a location, by ascending latitude. */
+    private readonly byLatitude: Uint32Array,
+    /** Brand numbers without a location, ascending (rank order). */
+    private readonly unplaced: Uint32Array,
+  ) {}
+
+  /** `brands` in the index's rank order. */
+  static build(brands: readonly CatalogBrand[]): PlaceIndex {
+    const size = brands.length;
+    const lat = new Float64Array(size).fill(NaN);
+    const lon = new Float64Array(size).fill(NaN);
+    const cosLat = new Float64Array(size).fill(NaN);
+    const placed: number[] = [];
+    const unplaced: number[] = [];
+    brands.forEach((brand, b) => {
+      const at = brand.location;
+      if (!at || !Number.isFinite(at.lat) || !Number.isFinite(at.lon) || Math.abs(at.lat) > 90 || Math.abs(at.lon) > 180) {
+        unplaced.push(b);
+        return;
+      }
+      lat[b] = at.lat * RADIANS;
+      lon[b] = at.lon * RADIANS;
+      cosLat[b] = Math.cos(lat[b]!);
+      placed.push(b);
+    });
+    placed.sort((a, b) => lat[a]! - lat[b]! || a - b);
+    return new PlaceIndex(lat, lon, cosLat, Uint32Array.from(placed), Uint32Array.from(unplaced));
+  }
+
+  /** Great-circle (haversine) distance in km from the origin to brand b; NaN when b has no location. */
+  distanceKm(b: number, from: Origin): number {
+    const lat = this.lat[b]!;
+    if (Number.isNaN(lat)) return NaN;
+    const dLat = Math.sin((lat - from.lat) / 2);
+    const dLon = Math.sin((this.lon[b]! - from.lon) / 2);
+    const h = dLat * dLat + from.cosLat * this.cosLat[b]! * dLon * dLon;
+    return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)));
+  }
+
+  /** The distance of brand b as a ranking step: whole 10 m steps, UNPLACED_STEP without a location. */
+  step(b: number, from: Origin): number {
+    const km = this.distanceKm(b, from);
+    return Number.isNaN(km) ? UNPLACED_STEP : Math.round(km * DISTANCE_STEPS_PER_KM);
+  }
+
+  /**
+   * The `limit` nearest brands that `accept` takes, nearest first (ties by rank order), then, when fewer
+   * have a location, the accepted brands without one in rank order.
+   */
+  nearest(from: Origin, limit: number, accept: (b: number) => boolean): number[] {
+    const order = this.byLatitude;
+    // Keys step × size + b: ascending keys are nearest first, ties by rank. At most `limit` (≤ 100) are kept.
+    const size = this.lat.length;
+    const top = new Float64Array(limit);
+    let filled = 0;
+    const offer = (b: number): void => {
+      const key = this.step(b, from) * size + b;
+      if (filled === limit && key >= top[limit - 1]!) return;
+      let i = filled < limit ? filled++ : limit - 1;
+      while (i > 0 && top[i - 1]! > key) {
+        top[i] = top[i - 1]!;
+        i--;
+      }
+      top[i] = key;
+    };
+    // The first brand at or north of the point's latitude; the walk goes north from there and south from the one before.
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.lat[order[mid]!]! < from.lat) lo = mid + 1;
+      else hi = mid;
+    }
+    let north = lo;
+    let south = lo - 1;
+    // Lower bound of the distance of a brand at latitude `lat`, as a step: the meridian distance alone.
+    const floorStep = (lat: number) => Math.floor(Math.abs(lat - from.lat) * EARTH_RADIUS_KM * DISTANCE_STEPS_PER_KM);
+    while (north < order.length || south >= 0) {
+      // Take the side whose next brand is closer in latitude: both bounds then grow slowly and evenly.
+      const northGap = north < order.length ? this.lat[order[north]!]! - from.lat : Infinity;
+      const southGap = south >= 0 ? from.lat - this.lat[order[south]!]! : Infinity;
+      const b = northGap <= southGap ? order[north++]! : order[south--]!;
+      if (filled === limit && floorStep(this.lat[b]!) * size >= top[limit - 1]!) break; // nothing further can be nearer
+      if (accept(b)) offer(b);
+    }
+    const result: number[] = new Array(filled);
+    for (let i = 0; i < filled; i++) result[i] = top[i]! % size;
+    for (let i = 0; i < this.unplaced.length && result.length < limit; i++) {
+      const b = this.unplaced[i]!;
+      if (accept(b)) result.push(b);
+    }
+    return result;
+  }
+}

@@ -1,0 +1,47 @@
+// Telling look-alikes apart (issue 12): where brands in one response share a name, each gets a short label a
+// picker can show after the name ("ExampleHealth — Madison, WI", "ExampleHealth — ehpmadison.example.com").
+//
+// Each brand takes the first of these that no other brand of the same name in the response has: its place
+// (city and state, or whichever it has), its portal's host, its FHIR server's host, and finally its FHIR
+// base URL without the scheme, which is unique because brands are distinct FHIR systems. Names are the same
+// when they fold to the same words (core/src/catalog/fold.ts), as search compares them.
+import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
+import { words } from '../../../../core/src/catalog/fold.js';
+
+function hostOf(url: string | null): string | null {
+  if (url === null) return null;
+  try {
+    return new URL(url).host || null;
+  } catch {
+    return null;
+  }
+}
+
+function placeOf(brand: CatalogBrand): string | null {
+  if (brand.city && brand.state) return `${brand.city}, ${brand.state}`;
+  return brand.city ?? brand.state ?? null;
+}
+
+const LABELS: readonly ((brand: CatalogBrand) => string | null)[] = [placeOf, (b) => hostOf(b.portalUrl), (b) => hostOf(b.fhirBaseUrl)];
+
+/** One label per brand (same positions); undefined for a brand whose name no other brand in the list shares. */
+export function disambiguations(brands: readonly CatalogBrand[]): (string | undefined)[] {
+  const labels: (string | undefined)[] = new Array(brands.length).fill(undefined);
+  const byName = new Map<string, number[]>();
+  brands.forEach((brand, i) => {
+    const key = words(brand.name).join(' ');
+    const group = byName.get(key);
+    if (group) group.push(i);
+    else byName.set(key, [i]);
+  });
+  for (const group of byName.values()) {
+    if (group.length < 2) continue;
+    const candidates = group.map((i) => LABELS.map((label) => label(brands[i]!)));
+    group.forEach((i, g) => {
+      const own = candidates[g]!;
+      const level = own.findIndex((label, l) => label !== null && candidates.every((other, o) => o === g || other[l]?.toLowerCase() !== label.toLowerCase()));
+      labels[i] = level >= 0 ? own[level]! : brands[i]!.fhirBaseUrl.replace(/^https?:\/\//, '');
+    });
+  }
+  return labels;
+}
