@@ -16,6 +16,19 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+const round4 = (value: number) => Math.round(value * 1e4) / 1e4;
+
+/** Nine random digits and the Luhn check digit over the 80840 prefix (what makes an NPI valid). */
+function syntheticNpi(random: () => number): string {
+  const body = Array.from({ length: 9 }, () => Math.floor(random() * 10)).join('');
+  let sum = 24; // the 80840 prefix's contribution, as CMS publishes it
+  [...body].reverse().forEach((digit, i) => {
+    const d = Number(digit) * (i % 2 === 0 ? 2 : 1);
+    sum += d > 9 ? d - 9 : d;
+  });
+  return body + String((10 - (sum % 10)) % 10);
+}
+
 const pick = <T>(random: () => number, list: readonly T[]): T => list[Math.floor(random() * list.length)]!;
 const END = '';
 
@@ -56,11 +69,15 @@ export function syntheticBrands(real: readonly CatalogBrand[], count: number, se
       name: name(),
       aliases: Array.from({ length: aliasCount }, name),
       platformType: pick(random, platforms),
-      fhirBaseUrl: `https://fhir.synthetic.test/${i}`,
+      // Most systems on a host of their own, the rest on a few shared (multi-tenant) hosts, as in the real lists.
+      fhirBaseUrl: random() < 0.7 ? `https://fhir.b${i.toString(36)}.synthetic.test/r4` : `https://tenant${Math.floor(random() * 50)}.shared.synthetic.test/r4/${i}`,
       city: cities.length > 0 && random() < 0.6 ? pick(random, cities) : null,
       state: random() < 0.7 ? pick(random, STATE_CODES) : null,
-      portalUrl: null,
+      portalUrl: random() < 0.3 ? `https://mychart.b${i.toString(36)}.synthetic.test/` : null,
       logo: null,
+      // Most brands placed somewhere in the contiguous US; a few carry an NPI (a made-up, valid one).
+      ...(random() < 0.85 && { location: { lat: round4(25 + random() * 24), lon: round4(-124 + random() * 57), from: 'zip' as const } }),
+      ...(random() < 0.3 && { npis: [syntheticNpi(random)] }),
     });
   }
   return brands;
@@ -70,6 +87,23 @@ export interface BenchQuery {
   kind: string;
   q: string;
   platform?: PlatformType;
+  near?: { lat: number; lon: number };
+}
+
+/** One typing error at a random position after the first letter: a swap, a deletion, an insertion or a substitution. */
+function typo(random: () => number, word: string): string {
+  const at = 1 + Math.floor(random() * (word.length - 2));
+  const letter = 'abcdefghijklmnopqrstuvwxyz'[Math.floor(random() * 26)]!;
+  switch (Math.floor(random() * 4)) {
+    case 0:
+      return word.slice(0, at) + word[at + 1] + word[at] + word.slice(at + 2);
+    case 1:
+      return word.slice(0, at) + word.slice(at + 1);
+    case 2:
+      return word.slice(0, at) + letter + word.slice(at);
+    default:
+      return word.slice(0, at) + letter + word.slice(at + 1);
+  }
 }
 
 /**
@@ -81,7 +115,9 @@ export function queryMix(brands: readonly CatalogBrand[], count: number, seed = 
   const random = seededRandom(seed);
   const withCity = brands.filter((b) => b.city);
   const letters = 'bcdfghjklmnpqrstvwxz';
-  const kinds: [string, () => string | undefined][] = [
+  const placed = brands.filter((b) => b.location);
+  const pointNear = (brand: CatalogBrand) => ({ lat: brand.location!.lat + (random() - 0.5) * 0.2, lon: brand.location!.lon + (random() - 0.5) * 0.2 });
+  const kinds: [string, () => string | { q: string; near: { lat: number; lon: number } } | undefined][] = [
     ['first word', () => pieces(pick(random, brands))[0]],
     ['word + prefix', () => {
       const [a, b] = pieces(pick(random, brands));
@@ -98,6 +134,25 @@ export function queryMix(brands: readonly CatalogBrand[], count: number, seed = 
       return random() < 0.5 ? code : stateName(code)!.toLowerCase();
     }],
     ['city', () => (withCity.length > 0 ? pick(random, withCity).city! : undefined)],
+    // The typo-tolerant fallback: a long word of the name with one or two errors, alone or with the next word.
+    ['typo', () => {
+      const word = pieces(pick(random, brands)).find((p) => /^[a-z]{5,}$/i.test(p));
+      return word && typo(random, word);
+    }],
+    ['typo + word', () => {
+      const [a, b] = pieces(pick(random, brands));
+      return a && b && a.length >= 5 ? `${typo(random, a)} ${b}` : undefined;
+    }],
+    ['2 typos', () => {
+      const word = pieces(pick(random, brands)).find((p) => /^[a-z]{9,}$/i.test(p));
+      return word && typo(random, typo(random, word));
+    }],
+    ['host', () => new URL(pick(random, brands).fhirBaseUrl).host],
+    ['url', () => pick(random, brands).fhirBaseUrl],
+    ['npi', () => pick(random, brands).npis?.[0]],
+    // near=<ZIP>: the nearest brands, and a first word ordered by distance.
+    ['near, no words', () => (placed.length > 0 ? { q: '', near: pointNear(pick(random, placed)) } : undefined)],
+    ['word near', () => (placed.length > 0 ? { q: pieces(pick(random, brands))[0] ?? '', near: pointNear(pick(random, placed)) } : undefined)],
     ['miss', () => {
       const junk = Array.from({ length: 5 }, () => pick(random, [...letters])).join('');
       return random() < 0.5 ? junk : `${pieces(pick(random, brands))[0]} ${junk}`;
@@ -107,10 +162,12 @@ export function queryMix(brands: readonly CatalogBrand[], count: number, seed = 
   // Kinds in turn; one that cannot make a query from a given brand (no second word) just passes its turn.
   for (let turn = 0; queries.length < count; turn++) {
     const [kind, make] = kinds[turn % kinds.length]!;
-    const q = make();
-    if (!q || q.trim().length < 2) continue;
+    const made = make();
+    if (made === undefined) continue;
+    const query: BenchQuery = typeof made === 'string' ? { kind, q: made } : { kind, ...made };
+    if (query.q.trim().length < 2 && !query.near) continue;
     // One query in five narrows to a platform, as an app that supports a single EHR would.
-    queries.push(random() < 0.2 ? { kind, q, platform: pick(random, brands).platformType } : { kind, q });
+    queries.push(random() < 0.2 ? { ...query, platform: pick(random, brands).platformType } : query);
   }
   return queries;
 }

@@ -221,6 +221,33 @@ describe('catalog: search beyond exact words (issue 12)', () => {
     });
   });
 
+  describe('near a point, over a placed real catalog', () => {
+    // Every real brand placed deterministically across the contiguous US, so distances rarely tie.
+    const placedBrands = () =>
+      loadRealBrands().map((brand, i) => ({ ...brand, location: { lat: 25 + ((i * 7919) % 2400) / 100, lon: -124 + ((i * 104729) % 5700) / 100, from: 'zip' as const } }));
+    const distance = (a: { lat: number; lon: number }, b: { lat: number; lon: number }) => {
+      const r = Math.PI / 180;
+      const h = Math.sin(((b.lat - a.lat) * r) / 2) ** 2 + Math.cos(a.lat * r) * Math.cos(b.lat * r) * Math.sin(((b.lon - a.lon) * r) / 2) ** 2;
+      return 2 * 6371.0088 * Math.asin(Math.sqrt(h));
+    };
+
+    it('orders exact and fuzzy matches by distance, whether it walks from the point (common words) or measures each candidate', () => {
+      const placed = placedBrands();
+      const near = BrandSearchIndex.build(placed);
+      const point = { lat: 39.1, lon: -94.6 };
+      const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+      for (const q of ['health', 'medical center', 'kadlec', 'st', 'helth', 'providance']) {
+        const plain = near.search(q, { limit: 100_000 });
+        const byDistance = (list: CatalogBrand[]) =>
+          [...list].sort((a, b) => Math.round(distance(point, a.location!) * 100) - Math.round(distance(point, b.location!) * 100) || cmp(words(a.name).join(' '), words(b.name).join(' ')) || cmp(a.id, b.id));
+        const expected = [...byDistance(plain.brands.slice(0, plain.exact)), ...byDistance(fuzzyPart(plain))].slice(0, 25);
+        const result = near.search(q, { limit: 25, near: point });
+        expect(names(result.brands), q).to.deep.equal(names(expected));
+        expect(result.distanceKm, q).to.deep.equal(expected.map((b) => Math.round(distance(point, b.location!) * 10) / 10));
+      }
+    });
+  });
+
   describe('the only filter', () => {
     it('keeps only the brands of the mask, in every phase', () => {
       const mask = index.mask((b) => b.name !== 'Birchwood Medical' && b.name !== 'Zinnia Care Madison');

@@ -20,10 +20,10 @@
 // are deterministic for a given snapshot whatever the order of the input.
 import type { CatalogBrand, PlatformType } from '../../../../core/src/catalog/model.js';
 import { words } from '../../../../core/src/catalog/fold.js';
-import { AddressIndex, addressOf, isNpiShaped } from './addresses.js';
+import { AddressIndex, addressOf, isNpiShaped, type AddressQuery } from './addresses.js';
 import { buildLayout, FIELD_ALIAS, FIELD_NAME, platformNumber, type IndexLayout } from './layout.js';
 import { NearWords } from './near-words.js';
-import { originOf, PlaceIndex, type GeoPoint, type Origin } from './places.js';
+import { originOf, PlaceIndex, TopKeys, type GeoPoint, type Origin } from './places.js';
 
 export interface BrandSearchOptions {
   platform?: PlatformType;
@@ -53,6 +53,8 @@ export const MAX_FUZZY_WORDS = 8;
 const TIERS = 4;
 const MAX_RANKED_EDITS = 15;
 const RANKS = (MAX_RANKED_EDITS + 1) * TIERS;
+/** Near a point, candidates reaching more postings than this are found by walking outwards from the point instead. */
+const WALK_ABOVE_REACH = 2000;
 
 /** What every phase of one query shares: the filters and the marks of brands already in the results. */
 interface Query {
@@ -61,31 +63,6 @@ interface Query {
   origin: Origin | undefined;
   /** taken[b] === takenMark: b is already in the results. */
   takenMark: number;
-}
-
-/** The best `limit` keys offered, ascending; insertion into a sorted array of ≤ 100 keys beats a heap. */
-class TopKeys {
-  readonly keys: Float64Array;
-  filled = 0;
-
-  constructor(readonly limit: number) {
-    this.keys = new Float64Array(limit);
-  }
-
-  /** The key a new one must be below to enter; Infinity while not full. */
-  get worst(): number {
-    return this.filled === this.limit ? this.keys[this.limit - 1]! : Infinity;
-  }
-
-  offer(key: number): void {
-    if (key >= this.worst) return;
-    let i = this.filled < this.limit ? this.filled++ : this.limit - 1;
-    while (i > 0 && this.keys[i - 1]! > key) {
-      this.keys[i] = this.keys[i - 1]!;
-      i--;
-    }
-    this.keys[i] = key;
-  }
 }
 
 export class BrandSearchIndex {
@@ -143,17 +120,20 @@ export class BrandSearchIndex {
     // Code points, not UTF-16 units: one astral character is one character to the person typing it.
     if (text.length < MIN_QUERY_LENGTH || (text.length === 2 && text.codePointAt(0)! > 0xffff)) {
       if (query.origin === undefined) return { brands: [], exact: 0 };
-      const nearest = this.places.nearest(query.origin, limit, (b) => this.accepts(b, query));
-      return this.result(nearest, nearest.length, query.origin);
+      const results: number[] = [];
+      this.take(results, this.places.nearest(query.origin, limit, RANKS, (b) => (this.accepts(b, query) ? 0 : -1)), query);
+      return this.result(results, results.length, query.origin);
     }
 
     const results: number[] = [];
-    this.take(results, this.identifierMatches(text, limit, query), query);
+    const identifier = isNpiShaped(text) ? text : addressOf(text);
+    if (identifier !== null) this.take(results, this.identifierMatches(identifier, limit, query), query);
     const terms = words(text);
     const ranges = terms.length === 0 ? undefined : this.prefixRanges(terms);
     if (ranges && ranges.complete && results.length < limit) this.take(results, this.exactMatches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
     const exact = results.length;
-    if (ranges && results.length < limit && terms.length <= MAX_FUZZY_WORDS) this.take(results, this.fuzzyMatches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
+    // An address or a number is not misspelt words: the fallback is for names and places.
+    if (ranges && identifier === null && results.length < limit && terms.length <= MAX_FUZZY_WORDS) this.take(results, this.fuzzyMatches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
     return this.result(results, exact, query.origin);
   }
 
@@ -187,7 +167,7 @@ export class BrandSearchIndex {
   }
 
   /** A URL or host name (by address), or a 10-digit NPI: these brands come first. */
-  private identifierMatches(text: string, limit: number, query: Query): TopKeys {
+  private identifierMatches(identifier: string | AddressQuery, limit: number, query: Query): TopKeys {
     const top = new TopKeys(limit);
     const seen = this.seen;
     const generation = this.nextGeneration();
@@ -198,12 +178,8 @@ export class BrandSearchIndex {
       seen[b] = generation;
       top.offer(this.keyOf(b, tier, query));
     };
-    if (isNpiShaped(text)) {
-      for (const b of this.addresses.npiMatches(text)) offer(b, 0);
-      return top;
-    }
-    const address = addressOf(text);
-    if (address) this.addresses.matches(address, offer);
+    if (typeof identifier === 'string') for (const b of this.addresses.npiMatches(identifier)) offer(b, 0);
+    else this.addresses.matches(identifier, offer);
     return top;
   }
 
@@ -232,6 +208,10 @@ export class BrandSearchIndex {
     const pivot = checkOrder[0]!;
 
     const phrase = terms.join(' ');
+    const rankOf = (b: number) => (!this.accepts(b, query) ? -1 : foldedNames[b]!.startsWith(phrase) ? 0 : this.tierOf(b, lo, hi, checkOrder));
+    // Near a point, a common word reaches much of the catalog: walking outwards from the point and testing
+    // each brand then stops after a few hundred, where measuring every candidate would not stop at all.
+    if (query.origin !== undefined && reach(pivot) > WALK_ABOVE_REACH) return this.places.nearest(query.origin, limit, RANKS, rankOf);
     const size = this.size;
     const seen = this.seen;
     const generation = this.nextGeneration();
@@ -291,6 +271,12 @@ export class BrandSearchIndex {
       }
     }
     const othersMin = minEdits.reduce((sum, e) => sum + e, 0) - minEdits[pivot]!;
+    const rankOf = (b: number) => {
+      if (!this.accepts(b, query)) return -1;
+      const rank = this.fuzzyRank(b, lo, hi, nearIds, nearEdits);
+      return rank >= TIERS ? rank : -1; // rank < TIERS: no edits, an exact match
+    };
+    if (query.origin !== undefined && pivotReach > WALK_ABOVE_REACH) return this.places.nearest(query.origin, limit, RANKS, rankOf);
 
     // The pivot's tokens, fewest edits first, each with its postings (ascending brand numbers).
     const sources: [token: number, edits: number][] = [];
@@ -311,9 +297,8 @@ export class BrandSearchIndex {
         if (!byDistance && floor + b >= top.worst) break; // ascending brand numbers: the rest of this token cannot do better
         if (seen[b] === generation) continue;
         seen[b] = generation;
-        if (!this.accepts(b, query)) continue;
-        const rank = this.fuzzyRank(b, lo, hi, nearIds, nearEdits);
-        if (rank >= TIERS) top.offer(this.keyOf(b, rank, query)); // rank < TIERS: no edits, an exact match
+        const rank = rankOf(b);
+        if (rank >= 0) top.offer(this.keyOf(b, rank, query));
       }
     }
     return top;

@@ -86,25 +86,14 @@ export class PlaceIndex {
   }
 
   /**
-   * The `limit` nearest brands that `accept` takes, nearest first (ties by rank order), then, when fewer
-   * have a location, the accepted brands without one in rank order.
+   * The best `limit` keys of the brands `rankOf` accepts (rank ≥ 0; -1 rejects), ordered as the index orders
+   * results near a point: key = (step × ranks + rank) × size + b, so by distance, then rank, then rank order.
+   * Brands without a location come last, by rank, then rank order. Returns ascending keys; b = key % size.
    */
-  nearest(from: Origin, limit: number, accept: (b: number) => boolean): number[] {
+  nearest(from: Origin, limit: number, ranks: number, rankOf: (b: number) => number): TopKeys {
     const order = this.byLatitude;
-    // Keys step × size + b: ascending keys are nearest first, ties by rank. At most `limit` (≤ 100) are kept.
     const size = this.lat.length;
-    const top = new Float64Array(limit);
-    let filled = 0;
-    const offer = (b: number): void => {
-      const key = this.step(b, from) * size + b;
-      if (filled === limit && key >= top[limit - 1]!) return;
-      let i = filled < limit ? filled++ : limit - 1;
-      while (i > 0 && top[i - 1]! > key) {
-        top[i] = top[i - 1]!;
-        i--;
-      }
-      top[i] = key;
-    };
+    const top = new TopKeys(limit);
     // The first brand at or north of the point's latitude; the walk goes north from there and south from the one before.
     let lo = 0;
     let hi = order.length;
@@ -115,22 +104,49 @@ export class PlaceIndex {
     }
     let north = lo;
     let south = lo - 1;
-    // Lower bound of the distance of a brand at latitude `lat`, as a step: the meridian distance alone.
-    const floorStep = (lat: number) => Math.floor(Math.abs(lat - from.lat) * EARTH_RADIUS_KM * DISTANCE_STEPS_PER_KM);
+    // The smallest key a brand at latitude `lat` can have: its meridian distance alone, rank 0, brand 0.
+    const floorKey = (lat: number) => Math.floor(Math.abs(lat - from.lat) * EARTH_RADIUS_KM * DISTANCE_STEPS_PER_KM) * ranks * size;
     while (north < order.length || south >= 0) {
-      // Take the side whose next brand is closer in latitude: both bounds then grow slowly and evenly.
+      // Take the side whose next brand is closer in latitude: every brand left is then at least this far.
       const northGap = north < order.length ? this.lat[order[north]!]! - from.lat : Infinity;
       const southGap = south >= 0 ? from.lat - this.lat[order[south]!]! : Infinity;
       const b = northGap <= southGap ? order[north++]! : order[south--]!;
-      if (filled === limit && floorStep(this.lat[b]!) * size >= top[limit - 1]!) break; // nothing further can be nearer
-      if (accept(b)) offer(b);
+      if (floorKey(this.lat[b]!) >= top.worst) break; // nothing further can be nearer
+      const rank = rankOf(b);
+      if (rank >= 0) top.offer((this.step(b, from) * ranks + rank) * size + b);
     }
-    const result: number[] = new Array(filled);
-    for (let i = 0; i < filled; i++) result[i] = top[i]! % size;
-    for (let i = 0; i < this.unplaced.length && result.length < limit; i++) {
-      const b = this.unplaced[i]!;
-      if (accept(b)) result.push(b);
+    if (top.filled < limit) {
+      for (let i = 0; i < this.unplaced.length; i++) {
+        const b = this.unplaced[i]!;
+        const rank = rankOf(b);
+        if (rank >= 0) top.offer((UNPLACED_STEP * ranks + rank) * size + b);
+      }
     }
-    return result;
+    return top;
+  }
+}
+
+/** The best `limit` keys offered, ascending; insertion into a sorted array of ≤ 100 keys beats a heap. */
+export class TopKeys {
+  readonly keys: Float64Array;
+  filled = 0;
+
+  constructor(readonly limit: number) {
+    this.keys = new Float64Array(limit);
+  }
+
+  /** The key a new one must be below to enter; Infinity while not full. */
+  get worst(): number {
+    return this.filled === this.limit ? this.keys[this.limit - 1]! : Infinity;
+  }
+
+  offer(key: number): void {
+    if (key >= this.worst) return;
+    let i = this.filled < this.limit ? this.filled++ : this.limit - 1;
+    while (i > 0 && this.keys[i - 1]! > key) {
+      this.keys[i] = this.keys[i - 1]!;
+      i--;
+    }
+    this.keys[i] = key;
   }
 }
