@@ -1,7 +1,8 @@
 // The HL7 SMART App Launch User-access Brands Bundle (STU 2.2): Organizations (brands) with the
 // organization-brand and organization-portal extensions, and the Endpoints they reference. A catalog brand is
 // one FHIR system, so each (brand, Endpoint) pair becomes a row; deduplication later folds brands that share
-// an Endpoint (the spec's "co-equal brands") into one, keeping the other names as aliases.
+// an Endpoint (the spec's "co-equal brands") into one, keeping the other names as aliases. Rows carry the
+// brand's NPIs, with those of the affiliates reached through it, and the ZIP code of its located address.
 import type { ParsedSource } from '../types.js';
 import { RowCollector, isRecord, type CandidateRow } from './collector.js';
 import {
