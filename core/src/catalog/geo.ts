@@ -59,8 +59,8 @@ function dataFile(): string {
 // name, admin2 code, admin3 name, admin3 code, latitude, longitude, accuracy.
 const COLUMNS = 12;
 
-/** Builds the table from GeoNames postal-code text. Exported for tests; `zipCentroid` and friends load the real file. */
-export function loadZipTable(text: string): ZipTable {
+/** Builds the table from the text of a GeoNames postal-code file. */
+function loadZipTable(text: string): ZipTable {
   const lines = text.split('\n');
   const rowOf = new Int32Array(100_000);
   const lat = new Float64Array(lines.length);
