@@ -8,17 +8,26 @@
 //    names (Epic's 2022 list puts seven Bronson organisations on hygieia.bronsonhg.org), the name that best
 //    matches the FHIR host wins ("Bronson Healthcare Group" ↔ bronsonhg); ties keep the source's row order.
 //    A lower-ranked source never names a system a better one lists, however well its names match.
+//
+// Identifiers and place: every valid NPI any row gives (up to MAX_NPIS); the ZIP code of the best-ranked row
+// that has one in the brand's state; the brand's location from that ZIP code, else from its city and state.
 import type { CatalogBrand, PlatformType } from '../../../core/src/catalog/model.js';
 import { words } from '../../../core/src/catalog/fold.js';
 import { brandIdFor } from './ids.js';
-import { cleanName, inferPlatformType, nameKey, normaliseFhirBaseUrl } from './normalise.js';
-import { stateCode } from '../../../core/src/catalog/states.js';
+import { cleanName, inferPlatformType, normaliseFhirBaseUrl } from './normalise.js';
+import { fillPlace, locate } from './place.js';
 import type { LoadedSource, SourceRow } from './types.js';
 
 /** Aliases stored per brand, in merge order (best sources first); the rest are dropped and counted. */
 export const MAX_ALIASES = 50;
 /** More distinct names than this on one FHIR system make it a vendor's shared (multi-tenant) endpoint. */
 export const MULTI_TENANT_THRESHOLD = 50;
+/**
+ * NPIs stored per brand: the first ones in merge order (best sources first), then sorted; the rest are dropped
+ * and counted. A vendor's shared endpoint may carry one per practice (thousands): the snapshot keeps a brand
+ * small, as MAX_ALIASES does for its names.
+ */
+export const MAX_NPIS = 50;
 
 /** How end users know each platform's vendor; null when the platform type names no vendor. */
 export const PLATFORM_DISPLAY_NAMES: Readonly<Record<PlatformType, string | null>> = {
@@ -58,6 +67,8 @@ export interface MergeResult {
   duplicatesMerged: number;
   /** Brands that had more than MAX_ALIASES other names and kept only the first MAX_ALIASES. */
   aliasesCapped: number;
+  /** Brands whose rows gave more than MAX_NPIS distinct NPIs and kept only the first MAX_NPIS. */
+  npisCapped: number;
   /** In the order the sources were given. */
   perSource: SourceSummary[];
 }
@@ -77,6 +88,9 @@ interface Group {
   state: string | null;
   portalUrl: string | null;
   logoUrl: string | null;
+  /** Every distinct NPI of every row, in merge order. */
+  npis: Set<string>;
+  postalCode: string | null;
 }
 
 const isHttpUrl = (value: string): boolean => {
@@ -99,21 +113,10 @@ function addName(group: Group, raw: string): void {
   group.names.push(name);
 }
 
-/**
- * Fills the fields the group still lacks from a lower-ranked row. City and state travel together: a city is
- * only taken from a row that does not place it in another state, so no brand says "Boston, WI".
- */
+/** Fills the fields the group still lacks from a lower-ranked row (place: see place.ts), and adds its NPIs. */
 function fillFrom(group: Group, row: SourceRow): void {
-  const city = row.city === undefined ? '' : cleanName(row.city);
-  const state = row.state === undefined ? null : (stateCode(row.state) ?? null);
-  if (group.state === null && group.city === null) {
-    group.state = state;
-    group.city = city === '' ? null : city;
-  } else if (group.city === null) {
-    if (city !== '' && (state === null || state === group.state)) group.city = city;
-  } else if (group.state === null) {
-    if (state !== null && (city === '' || nameKey(city) === nameKey(group.city))) group.state = state;
-  }
+  for (const npi of row.npis ?? []) group.npis.add(npi);
+  fillPlace(group, row);
   if (group.portalUrl === null && row.portalUrl !== undefined && isHttpUrl(row.portalUrl.trim())) {
     group.portalUrl = row.portalUrl.trim();
   }
@@ -148,7 +151,7 @@ export function mergeSources(sources: LoadedSource[]): MergeResult {
         group = {
           fhirBaseUrl, bestRank: rank, candidates: [], names: [], nameKeys: new Map(),
           platformType: row.platformType ?? inferPlatformType(fhirBaseUrl) ?? source.platformType,
-          city: null, state: null, portalUrl: null, logoUrl: null,
+          city: null, state: null, portalUrl: null, logoUrl: null, npis: new Set(), postalCode: null,
         };
         groups.set(fhirBaseUrl, group);
       } else {
@@ -166,13 +169,15 @@ export function mergeSources(sources: LoadedSource[]): MergeResult {
   });
 
   let aliasesCapped = 0;
+  let npisCapped = 0;
   const brands = [...groups.values()].map((group) => {
     const brand = toBrand(group);
     if (brand.capped) aliasesCapped += 1;
+    if (group.npis.size > MAX_NPIS) npisCapped += 1;
     return brand.brand;
   });
   brands.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return { brands, duplicatesMerged: folded, aliasesCapped, perSource };
+  return { brands, duplicatesMerged: folded, aliasesCapped, npisCapped, perSource };
 }
 
 // Host labels that say where a FHIR server runs, not whose it is (epicproxy.et0502.epichosted.com,
@@ -253,6 +258,11 @@ function toBrand(group: Group): { brand: MergedBrand; capped: boolean } {
     state: group.state,
     portalUrl: group.portalUrl,
   };
+  // Fields a brand has no value for are left out rather than null: snapshots of brands without them hash as before.
+  if (group.npis.size > 0) brand.npis = [...group.npis].slice(0, MAX_NPIS).sort();
+  if (group.postalCode !== null) brand.postalCode = group.postalCode;
+  const location = locate(group);
+  if (location !== undefined) brand.location = location;
   if (group.logoUrl !== null) brand.logoUrl = group.logoUrl;
   return { brand, capped: others.length > MAX_ALIASES };
 }

@@ -16,6 +16,10 @@ export interface SourceRow {
   portalUrl?: string;
   /** `https:` or `data:` URL of the brand's artwork. */
   logoUrl?: string;
+  /** National Provider Identifiers the source gave the organisation: valid ones only, distinct, in source order. */
+  npis?: string[];
+  /** The organisation's 5-digit US ZIP code (a ZIP+4 reduced), only when it is a known ZIP code. */
+  postalCode?: string;
 }
 
 export interface ParsedSource {

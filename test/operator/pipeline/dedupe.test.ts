@@ -222,7 +222,7 @@ describe('operator pipeline: deduplication and merge', () => {
     });
 
     it('merges nothing into nothing', () => {
-      expect(mergeSources([])).to.deep.equal({ brands: [], duplicatesMerged: 0, aliasesCapped: 0, perSource: [] });
+      expect(mergeSources([])).to.deep.equal({ brands: [], duplicatesMerged: 0, aliasesCapped: 0, npisCapped: 0, perSource: [] });
     });
   });
 

@@ -15,7 +15,7 @@ const containedEndpoint = (id: string, address: string, org: Json, managing: Jso
 
 describe('operator pipeline: fhir-endpoint-bundle source', () => {
   describe('Oracle Health, current shape (Organization.endpoint → Endpoint/<id>)', () => {
-    it('reads every patient endpoint with its organisation’s name, city and two-letter state', () => {
+    it('reads every patient endpoint with its organisation’s name, city, two-letter state and ZIP code', () => {
       const parsed = parse('oracle-health/millennium_patient_r4_endpoints.json');
       expect(parsed).to.include({ rejected: 0 });
       expect(parsed.rows).to.have.length(1_359);
@@ -24,6 +24,7 @@ describe('operator pipeline: fhir-endpoint-bundle source', () => {
         fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/-KzIoYV6gk-ILcHOWbsH2m9KsSdDgi12/',
         city: 'Newport Beach',
         state: 'CA',
+        postalCode: '92663',
       });
       // SOURCES.md: 45 rows repeat an earlier name, e.g. "Tenet HealthSystem Medical" ×6, each its own tenant.
       expect(parsed.rows.length - new Set(parsed.rows.map((r) => r.name)).size).to.equal(45);
@@ -36,6 +37,22 @@ describe('operator pipeline: fhir-endpoint-bundle source', () => {
       expect(brands).to.have.length(1_359);
       expect(duplicatesMerged).to.equal(0);
       expect(new Set(brands.map((b) => b.platformType))).to.deep.equal(new Set(['CERNER']));
+    });
+
+    it('keeps the organisations’ valid NPIs (patient list: 74 on 30 rows; provider list: 125, one invalid dropped)', () => {
+      const patient = parse('oracle-health/millennium_patient_r4_endpoints.json');
+      const withNpis = patient.rows.filter((r) => r.npis !== undefined);
+      expect(withNpis).to.have.length(30);
+      expect(withNpis.flatMap((r) => r.npis)).to.have.length(74);
+      expect(withNpis[0]).to.deep.include({ name: 'Vishen, R K MD', npis: ['1912011511'], postalCode: '32073', city: 'Orange Park', state: 'FL' });
+      const provider = parse('oracle-health/millennium_provider_r4_endpoints.json');
+      expect(provider.rejected).to.equal(0);
+      const npis = provider.rows.flatMap((r) => r.npis ?? []);
+      expect(npis).to.have.length(125);
+      expect(npis).to.not.include('1068480986'); // the list's one NPI that fails the check digit
+      // 3 of 1,359 patient rows have no known ZIP code; their rows are kept all the same.
+      expect(patient.rows.filter((r) => r.postalCode === undefined)).to.have.length(3);
+      expect(patient.rows.every((r) => r.postalCode === undefined || /^\d{5}$/.test(r.postalCode))).to.equal(true);
     });
 
     it('reads the provider (1,451) and Soarian (7) lists', () => {
@@ -51,7 +68,10 @@ describe('operator pipeline: fhir-endpoint-bundle source', () => {
       const parsed = parse('oracle-health-legacy-2023/millennium_patient_r4_endpoints.json');
       expect(parsed).to.include({ rejected: 0 });
       expect(parsed.rows).to.have.length(1_652);
-      expect(parsed.rows[0]).to.include({ name: 'Oscar Matthews, MD', city: 'Newport Beach', state: 'California' });
+      expect(parsed.rows[0]).to.include({ name: 'Oscar Matthews, MD', city: 'Newport Beach', state: 'California', postalCode: '92663' });
+      // This shape writes ZIP+4 ("32073-3035"); the row keeps the five-digit ZIP code.
+      expect(parsed.rows[1]).to.include({ name: 'Vishen, R K MD', postalCode: '32073' });
+      expect(parsed.rows.filter((r) => r.postalCode !== undefined)).to.have.length(1_642);
       expect(parsed.rows.length - new Set(parsed.rows.map((r) => r.name)).size).to.equal(117);
       const { brands } = mergeSources([loaded('oracle-2023', parsed)]);
       expect(brands).to.have.length(1_652);
@@ -137,6 +157,32 @@ describe('operator pipeline: fhir-endpoint-bundle source', () => {
       expect(parsed.rows).to.deep.equal([]);
       expect(parsed.rejected).to.equal(2);
       expect(parsed.rejections.join('\n')).to.match(/Lost Clinic.*Endpoint\/none is not in the bundle/).and.match(/"api\/clinic\/R4" is not an absolute http\(s\) URL/);
+    });
+
+    it('keeps NPI identifiers that check out and a known US ZIP code, ignoring the rest without rejecting the row', () => {
+      const npi = (value: unknown, system = 'http://hl7.org/fhir/sid/us-npi') => ({ system, value });
+      const parsed = parseFhirEndpointBundle(bundle(
+        containedEndpoint('e1', 'https://fhir.one.example/r4', {
+          id: 'o1', name: 'One Health',
+          identifier: [npi('1234567893'), npi('1234567890'), npi('1992856819', 'urn:oid:2.16.840.1.113883.4.6'), npi('1234567893'), npi(1992856819), 'junk'],
+          address: [{ city: 'Madison', state: 'WI', postalCode: '53703-1234', country: 'USA' }],
+        }, { reference: '#o1' }),
+        containedEndpoint('e2', 'https://fhir.two.example/r4', {
+          id: 'o2', name: 'Two Health', identifier: npi('1234567893'), address: [{ city: 'Toronto', state: 'ON', postalCode: 'M5V 2T6', country: 'Canada' }],
+        }, { reference: '#o2' }),
+        containedEndpoint('e3', 'https://fhir.three.example/r4', {
+          id: 'o3', name: 'Three Health', address: [{ state: 'WI', postalCode: '5370' }, { postalCode: '00000' }],
+        }, { reference: '#o3' }),
+        containedEndpoint('e4', 'https://fhir.four.example/r4', { id: 'o4', name: 'Four Health', address: [{ postalCode: '10001' }] }, { reference: '#o4' }),
+      ));
+      expect(parsed.rejected).to.equal(0);
+      expect(parsed.rows).to.deep.equal([
+        { name: 'One Health', fhirBaseUrl: 'https://fhir.one.example/r4', city: 'Madison', state: 'WI', npis: ['1234567893', '1992856819'], postalCode: '53703' },
+        // Identifier is 0..*: a lone object is not a list. A Canadian postal code is not a ZIP code.
+        { name: 'Two Health', fhirBaseUrl: 'https://fhir.two.example/r4', city: 'Toronto' },
+        { name: 'Three Health', fhirBaseUrl: 'https://fhir.three.example/r4', state: 'WI' },
+        { name: 'Four Health', fhirBaseUrl: 'https://fhir.four.example/r4', postalCode: '10001' },
+      ]);
     });
 
     it('throws when the text is not a FHIR Bundle', () => {

@@ -5,7 +5,8 @@ import { parseLanternEndpoints } from '../../../operator/src/pipeline/sources/la
 import { lanternFile, loaded } from '../../support/brand-data.js';
 
 const parse = (file: string) => parseLanternEndpoints(lanternFile(file));
-const rawEndpoints = (file: string) => (JSON.parse(lanternFile(file)) as { Endpoints: { URL: string; OrganizationName: string }[] }).Endpoints;
+type RawEndpoint = { URL: string; OrganizationName: string; NPIID?: string; OrganizationZipCode?: string };
+const rawEndpoints = (file: string) => (JSON.parse(lanternFile(file)) as { Endpoints: RawEndpoint[] }).Endpoints;
 
 describe('operator pipeline: lantern-endpoints source', () => {
   it('athenahealth: 17,136 practices on one FHIR system collapse to one ATHENAHEALTH brand, named after the vendor', () => {
@@ -65,6 +66,54 @@ describe('operator pipeline: lantern-endpoints source', () => {
     expect([ucsf[0]!.name, ...ucsf[0]!.aliases].some((n) => /^UCSF Health$/.test(n))).to.equal(true);
   });
 
+  it('MEDHOST: keeps the NPIID of 138 of 140 rows (the other two carry none); every one checks out', () => {
+    const parsed = parse('MEDHOST_EndpointSources.json');
+    expect(parsed.rejected).to.equal(0);
+    expect(parsed.rows.filter((r) => r.npis !== undefined)).to.have.length(138);
+    expect(parsed.rows[0]).to.deep.equal({
+      name: 'AHS Vista Health System - East', fhirBaseUrl: 'https://fhir.yourcareuniverse.net/tenant/ed6a665c-b100-4cee-b23d-6197c0e9c9ee', npis: ['1992856819'],
+    });
+    const given = rawEndpoints('MEDHOST_EndpointSources.json').map((e) => e.NPIID ?? '');
+    expect(parsed.rows.flatMap((r) => r.npis ?? [])).to.deep.equal(given.filter((n) => n !== ''));
+  });
+
+  it('Cerner and eClinicalWorks: keep the known 5-digit ZIP codes, ZIP+4 reduced; the malformed ones are dropped, not the rows', () => {
+    const cerner = parse('Cerner_Corporation_EndpointSources.json');
+    expect(cerner.rejected).to.equal(0);
+    expect(cerner.rows).to.have.length(3_305);
+    // SOURCES.md: 3,297 rows carry a zip. Twelve are not a known ZIP code, six values each written twice: Bermuda's
+    // "PG05", Cayman's "KY1-1010", "6850" (a Connecticut ZIP that lost its leading zero), "79761?", and two Puerto
+    // Rico ZIP+4 codes, which GeoNames' US file does not have.
+    expect(cerner.rows.filter((r) => r.postalCode !== undefined)).to.have.length(3_285);
+    const cernerZips = new Map(rawEndpoints('Cerner_Corporation_EndpointSources.json').map((e) => [e.URL, e.OrganizationZipCode]));
+    const zip4 = cerner.rows.filter((r) => /^\d{5}-\d{4}$/.test(cernerZips.get(r.fhirBaseUrl) ?? ''));
+    expect(zip4.length).to.be.above(1_000);
+    const reduced = zip4.filter((r) => r.postalCode === cernerZips.get(r.fhirBaseUrl)!.slice(0, 5));
+    expect(zip4.filter((r) => !reduced.includes(r)).map((r) => cernerZips.get(r.fhirBaseUrl))).to.deep.equal(['00907-1924', '00918-1477', '00907-1924', '00918-1477']);
+    for (const raw of ['PG05', 'KY1-1010', '6850', '79761?']) {
+      const row = cerner.rows.find((r) => cernerZips.get(r.fhirBaseUrl) === raw);
+      expect(row, raw).to.not.equal(undefined);
+      expect(row, raw).to.not.have.property('postalCode');
+    }
+    const ecw = parse('eClinicalWorks_LLC_EndpointSources.json');
+    expect(ecw.rows.filter((r) => r.postalCode !== undefined)).to.have.length(2_203);
+  });
+
+  it('reads an NPIID written as a JSON number, and ignores NPIs that fail the check digit', () => {
+    const parsed = parseLanternEndpoints(JSON.stringify({
+      Endpoints: [
+        { URL: 'https://fhir.a.example/r4', OrganizationName: 'A', NPIID: 1234567893, OrganizationZipCode: 53703 },
+        { URL: 'https://fhir.b.example/r4', OrganizationName: 'B', NPIID: '1234567890', OrganizationZipCode: '5370' },
+        { URL: 'https://fhir.c.example/r4', OrganizationName: 'C', NPIID: ' 1992856819 ', OrganizationZipCode: '537031234' },
+        { URL: 'https://fhir.d.example/r4', OrganizationName: 'D', NPIID: null, OrganizationZipCode: { zip: '53703' } },
+      ],
+    }));
+    expect(parsed.rejected).to.equal(0);
+    expect(parsed.rows.map((r) => [r.name, r.npis, r.postalCode])).to.deep.equal([
+      ['A', ['1234567893'], '53703'], ['B', undefined, undefined], ['C', ['1992856819'], '53703'], ['D', undefined, undefined],
+    ]);
+  });
+
   it('counts entries that are not objects or lack a usable URL, without failing the list', () => {
     const parsed = parseLanternEndpoints(JSON.stringify({
       Endpoints: [
@@ -75,7 +124,7 @@ describe('operator pipeline: lantern-endpoints source', () => {
         { OrganizationName: 'No URL' },
       ],
     }));
-    expect(parsed.rows).to.deep.equal([{ name: 'Good Clinic', fhirBaseUrl: 'https://fhir.ok.example/r4' }]);
+    expect(parsed.rows).to.deep.equal([{ name: 'Good Clinic', fhirBaseUrl: 'https://fhir.ok.example/r4', npis: ['1234567893'], postalCode: '53703' }]);
     expect(parsed.rejected).to.equal(4);
     expect(parsed.rejections).to.deep.equal([
       'Endpoints[1]: not an object',

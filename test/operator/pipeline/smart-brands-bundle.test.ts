@@ -15,7 +15,7 @@ const bundle = (...resources: Json[]): string =>
 
 describe('operator pipeline: smart-brands-bundle source', () => {
   describe('the HL7 SMART App Launch examples', () => {
-    it('example 1 (national lab): one brand with its aliases, first located address, data: logo and portal', () => {
+    it('example 1 (national lab): one brand with its aliases, first located address and its ZIP code, data: logo and portal', () => {
       const parsed = example(1);
       expect(parsed).to.include({ rejected: 0 });
       expect(parsed.rows).to.have.length(1);
@@ -25,8 +25,11 @@ describe('operator pipeline: smart-brands-bundle source', () => {
         fhirBaseUrl: 'https://fhir.labs.example.com/r4',
         city: 'Anchorage',
         state: 'AK',
+        postalCode: '99508',
         portalUrl: 'https://healthcentral.labs.example.com',
       });
+      // The example identifies the lab by its website, not by an NPI.
+      expect(row).to.not.have.property('npis');
       expect(row!.aliases).to.deep.equal(['ExampleLabs Alaska', '...(more here)...', 'ExampleLabs Wisconsin']);
       expect(row!.logoUrl).to.match(/^data:image\/svg\+xml;utf8,<svg/);
     });
@@ -124,6 +127,21 @@ describe('operator pipeline: smart-brands-bundle source', () => {
       expect(parsed.rows.map((r) => [r.name, r.aliases])).to.deep.equal([
         ['Northwind Health', ['Northwind East', 'Eastside Clinic', 'Eastside Family Care']],
         ['Northwind Labs', undefined],
+      ]);
+    });
+
+    it('keeps a brand’s valid NPIs and adds those of affiliates reached through it', () => {
+      const npi = (value: string) => ({ system: 'http://hl7.org/fhir/sid/us-npi', value });
+      const parsed = parseSmartBrandsBundle(bundle(
+        organization('system', 'Northwind Health', ['a', 'b'], { identifier: [npi('1234567893'), npi('1234567890')] }),
+        endpoint('a', 'https://fhir.northwind.example/r4'),
+        endpoint('b', 'https://fhir.northwind.example/dstu2'),
+        organization('clinic', 'Eastside Clinic', [], { partOf: { reference: 'Organization/system' }, identifier: [npi('1992856819')] }),
+        organization('lab', 'Northwind Lab', [], { partOf: { reference: 'Organization/system' }, identifier: [npi('1992856818')] }),
+      ));
+      expect(parsed.rows.map((r) => [r.fhirBaseUrl, r.aliases, r.npis])).to.deep.equal([
+        ['https://fhir.northwind.example/r4', ['Eastside Clinic', 'Northwind Lab'], ['1234567893', '1992856819']],
+        ['https://fhir.northwind.example/dstu2', ['Eastside Clinic', 'Northwind Lab'], ['1234567893', '1992856819']],
       ]);
     });
 

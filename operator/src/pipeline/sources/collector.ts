@@ -1,5 +1,8 @@
 // Every parser funnels its candidate rows through one collector, so the rule for a usable row (a name and an
-// absolute http(s) FHIR base URL) and the way rejections are counted are the same for every format.
+// absolute http(s) FHIR base URL), the way rejections are counted, and which identifiers are kept (valid NPIs,
+// known ZIP codes) are the same for every format.
+import { usZipCode } from '../../../../core/src/catalog/geo.js';
+import { validNpi } from '../../../../core/src/catalog/npi.js';
 import type { ParsedSource, SourceRow } from '../types.js';
 import { cleanName, normaliseFhirBaseUrl } from '../normalise.js';
 
@@ -16,6 +19,8 @@ export interface CandidateRow {
   state?: unknown;
   portalUrl?: unknown;
   logoUrl?: unknown;
+  npis?: unknown[];
+  postalCode?: unknown;
 }
 
 const text = (value: unknown): string | undefined => {
@@ -46,6 +51,11 @@ export class RowCollector {
       const value = field === 'city' || field === 'state' ? text(candidate[field]) : trimmed(candidate[field]);
       if (value !== undefined) row[field] = value;
     }
+    // Identifiers that do not check out are dropped, never the row: the row is still a usable brand.
+    const npis = (candidate.npis ?? []).map(validNpi).filter((n): n is string => n !== undefined);
+    if (npis.length > 0) row.npis = [...new Set(npis)];
+    const postalCode = usZipCode(candidate.postalCode);
+    if (postalCode !== undefined) row.postalCode = postalCode;
     this.rows.push(row);
     return true;
   }

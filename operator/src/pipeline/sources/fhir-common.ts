@@ -1,5 +1,6 @@
 // What the two FHIR Bundle formats share: reading the Bundle, resolving references between its entries (as
-// vendors actually write them, not only as FHIR says they should), and picking a brand's location.
+// vendors actually write them, not only as FHIR says they should), picking a brand's location, and reading an
+// Organization's NPIs.
 import { stateCode } from '../../../../core/src/catalog/states.js';
 import { isRecord, parseJson } from './collector.js';
 
@@ -123,11 +124,15 @@ export interface Location {
   city?: string;
   /** As the source wrote it; known to normalise to a US state code. */
   state?: string;
+  /** As the source wrote it (the row collector keeps it only when it is a known US ZIP code). */
+  postalCode?: string;
 }
 
 /**
  * The first address with both a city and a US state, else the first with a US state, else the first with a
- * city. A state outside the US (Canada's QC, Australia's WA) is not taken for a US one.
+ * city, else the first US one with a postal code. A state outside the US (Canada's QC, Australia's WA) is not
+ * taken for a US one, nor a postal code outside it for a ZIP code. The postal code comes from the same address
+ * as the city and state, so the three never describe two places.
  */
 export function pickLocation(addresses: unknown): Location {
   const candidates = list(addresses)
@@ -139,18 +144,30 @@ export function pickLocation(addresses: unknown): Location {
       return {
         city: str(address.city),
         state: inUs && state !== undefined && stateCode(state) !== undefined ? state : undefined,
+        postalCode: inUs ? str(address.postalCode) : undefined,
       };
     });
   const best =
     candidates.find((c) => c.city !== undefined && c.state !== undefined) ??
     candidates.find((c) => c.state !== undefined) ??
-    candidates.find((c) => c.city !== undefined);
+    candidates.find((c) => c.city !== undefined) ??
+    candidates.find((c) => c.postalCode !== undefined);
   if (best === undefined) return {};
   const location: Location = {};
   if (best.city !== undefined) location.city = best.city;
   if (best.state !== undefined) location.state = best.state;
+  if (best.postalCode !== undefined) location.postalCode = best.postalCode;
   return location;
 }
+
+/** The identifier system of US National Provider Identifiers (FHIR R4 US Core). */
+export const NPI_SYSTEM = 'http://hl7.org/fhir/sid/us-npi';
+
+/** The values of an Organization's NPI identifiers, unchecked (the row collector keeps the valid ones). */
+export const npisOf = (organization: Resource): unknown[] =>
+  list(organization.identifier)
+    .filter((identifier) => isRecord(identifier) && identifier.system === NPI_SYSTEM)
+    .map((identifier) => (identifier as Resource).value);
 
 /** Inactive resources are skipped: an Endpoint whose status is set and not `active`, an Organization with active: false. */
 export function isActive(resource: Resource): boolean {

@@ -5,12 +5,13 @@
 //     `reference`, which is not valid FHIR but is what was published);
 //   - Epic's deprecated R4/DSTU2 lists: a contained Organization and `managingOrganization: {"reference": "<id>"}`
 //     without the `#`.
-// One row per (Endpoint, Organization) pair; an Endpoint with no Organization falls back to its own name,
-// which Epic's lists set to the organisation's name.
+// One row per (Endpoint, Organization) pair, with the Organization's location, ZIP code and NPIs (Oracle's
+// bundles carry both); an Endpoint with no Organization falls back to its own name, which Epic's lists set to the
+// organisation's name.
 import type { ParsedSource } from '../types.js';
 import { RowCollector, isRecord } from './collector.js';
 import {
-  ResourceIndex, aliasesOf, isActive, isType, label, list, pickLocation, readBundle, referencesIn, str,
+  ResourceIndex, aliasesOf, isActive, isType, label, list, npisOf, pickLocation, readBundle, referencesIn, str,
   type Resource,
 } from './fhir-common.js';
 
@@ -69,6 +70,7 @@ export function parseFhirEndpointBundle(text: string): ParsedSource {
           fhirBaseUrl: endpoint.address,
           aliases: aliasesOf(org),
           ...pickLocation(org.address),
+          npis: npisOf(org),
         },
         `${label(endpoint)} (${label(org)})`,
       );

@@ -1,6 +1,7 @@
 // Lantern's "EndpointSources" lists (ONC's Lantern project, one file per certified developer's published
-// list): {"Endpoints":[{"URL","OrganizationName","NPIID","OrganizationZipCode"}]}. A zip code is not a state
-// and NPI is not part of a catalog brand, so rows carry only a name and a URL.
+// list): {"Endpoints":[{"URL","OrganizationName","NPIID","OrganizationZipCode"}]}. Rows carry the name, the
+// URL, the NPI when it is valid (the catalog finds brands by it) and the ZIP code when it is a known one (it
+// places the brand). A ZIP code does not set the row's state: the merge checks it against the brand's.
 import type { ParsedSource } from '../types.js';
 import { RowCollector, isRecord, parseJson } from './collector.js';
 
@@ -15,7 +16,9 @@ export function parseLanternEndpoints(text: string): ParsedSource {
   document.Endpoints.forEach((entry: unknown, i: number) => {
     const where = `Endpoints[${i}]`;
     if (!isRecord(entry)) out.reject(`${where}: not an object`);
-    else out.add({ name: entry.OrganizationName, fhirBaseUrl: entry.URL }, where);
+    else {
+      out.add({ name: entry.OrganizationName, fhirBaseUrl: entry.URL, npis: [entry.NPIID], postalCode: entry.OrganizationZipCode }, where);
+    }
   });
   return out.result();
 }

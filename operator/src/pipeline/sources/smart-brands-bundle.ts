@@ -1,11 +1,12 @@
 // The HL7 SMART App Launch User-access Brands Bundle (STU 2.2): Organizations (brands) with the
 // organization-brand and organization-portal extensions, and the Endpoints they reference. A catalog brand is
 // one FHIR system, so each (brand, Endpoint) pair becomes a row; deduplication later folds brands that share
-// an Endpoint (the spec's "co-equal brands") into one, keeping the other names as aliases.
+// an Endpoint (the spec's "co-equal brands") into one, keeping the other names as aliases. Rows carry the
+// brand's NPIs, with those of the affiliates reached through it, and the ZIP code of its located address.
 import type { ParsedSource } from '../types.js';
 import { RowCollector, isRecord, type CandidateRow } from './collector.js';
 import {
-  ResourceIndex, aliasesOf, isActive, isType, label, list, pickLocation, readBundle, referencesIn, str,
+  ResourceIndex, aliasesOf, isActive, isType, label, list, npisOf, pickLocation, readBundle, referencesIn, str,
   type Resource,
 } from './fhir-common.js';
 
@@ -98,6 +99,7 @@ export function parseSmartBrandsBundle(text: string): ParsedSource {
           fhirBaseUrl: endpoint.address,
           aliases: aliasesOf(org),
           ...location,
+          npis: npisOf(org),
           portalUrl: portal?.url,
           // The brand's own artwork; a portal logo only stands in when the brand has none.
           logoUrl: brandLogo ?? portal?.logo,
@@ -113,9 +115,13 @@ export function parseSmartBrandsBundle(text: string): ParsedSource {
       out.reject(`${label(affiliate)} (${str(affiliate.name) ?? 'no name'}): neither it nor its parent has an Endpoint`);
       continue;
     }
-    // An affiliate without its own Endpoint is reached through its parent's: users search for it by its name.
-    // Pushed in place: rebuilding the array per affiliate was quadratic in a brand's affiliates.
-    for (const { row } of parent) (row.aliases ??= []).push(affiliate.name, ...aliasesOf(affiliate));
+    // An affiliate without its own Endpoint is reached through its parent's: users search for it by its name or
+    // its NPI. Pushed in place: rebuilding the arrays per affiliate was quadratic in a brand's affiliates.
+    const npis = npisOf(affiliate);
+    for (const { row } of parent) {
+      (row.aliases ??= []).push(affiliate.name, ...aliasesOf(affiliate));
+      if (npis.length > 0) (row.npis ??= []).push(...npis);
+    }
   }
 
   for (const rows of rowsOf.values()) for (const { row, where } of rows) out.add(row, where);
