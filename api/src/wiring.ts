@@ -22,6 +22,7 @@ import type { Config } from './config.js';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { ActiveCatalog } from './catalog/active.js';
+import { zipCentroid } from '../../core/src/catalog/geo.js';
 import { BrandSearchIndex } from './catalog/search/index.js';
 import { SnapshotStore } from '../../core/src/catalog/snapshots.js';
 import { openObjectStorage } from '../../core/src/object-storage/index.js';
@@ -113,8 +114,9 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     sweeper.sweep(clock.now().getTime(), 1_000).catch((error: unknown) => logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'));
   }, 5 * minute);
   sweep.unref();
-  // Endpoint health and ZIP centroids are wired in by the commits that bring them (issue 12).
-  const catalogService = new CatalogService(activeCatalog, storage, { get: () => undefined, version: '0' }, () => undefined);
+  // Endpoint health is wired in by the commit that brings it (issue 12). The ZIP table loads now (about 0.1 s), not on a first near= search.
+  zipCentroid('00000');
+  const catalogService = new CatalogService(activeCatalog, storage, { get: () => undefined, version: '0' }, zipCentroid);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   // Events committed here wake the dispatchers: this replica's at once, the others' over Redis.

@@ -23,7 +23,8 @@ import { words } from '../../../../core/src/catalog/fold.js';
 import { AddressIndex, addressOf, isNpiShaped, type AddressQuery } from './addresses.js';
 import { buildLayout, FIELD_ALIAS, FIELD_NAME, platformNumber, type IndexLayout } from './layout.js';
 import { NearWords } from './near-words.js';
-import { originOf, PlaceIndex, TopKeys, type GeoPoint, type Origin } from './places.js';
+import type { GeoPoint } from '../../../../core/src/catalog/geo.js';
+import { originOf, PlaceIndex, TopKeys, type Origin } from './places.js';
 
 export interface BrandSearchOptions {
   platform?: PlatformType;

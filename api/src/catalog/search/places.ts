@@ -6,16 +6,8 @@
 // order of latitude, and the walk goes outwards from the point's latitude in both directions. A degree of
 // latitude is the same distance everywhere, so a brand whose latitude alone puts it further away than the
 // current k-th nearest cannot be nearer, and neither can any brand beyond it in that direction.
+import { EARTH_RADIUS_KM, type GeoPoint } from '../../../../core/src/catalog/geo.js';
 import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
-
-export interface GeoPoint {
-  /** Degrees. */
-  lat: number;
-  lon: number;
-}
-
-/** Mean Earth radius (IUGG), km. */
-const EARTH_RADIUS_KM = 6371.0088;
 const RADIANS = Math.PI / 180;
 /** Distances are ranked to the nearest 10 m, which keeps ranking keys exact integers (see index.ts). */
 export const DISTANCE_STEPS_PER_KM = 100;
@@ -69,7 +61,10 @@ export class PlaceIndex {
     return new PlaceIndex(lat, lon, cosLat, Uint32Array.from(placed), Uint32Array.from(unplaced));
   }
 
-  /** Great-circle (haversine) distance in km from the origin to brand b; NaN when b has no location. */
+  /**
+   * Great-circle (haversine) distance in km from the origin to brand b; NaN when b has no location. core's
+   * distanceKm computes the same from degrees; here both ends are prepared once, which queries repeat per candidate.
+   */
   distanceKm(b: number, from: Origin): number {
     const lat = this.lat[b]!;
     if (Number.isNaN(lat)) return NaN;

@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import type { ActiveCatalog, CatalogIndex } from '../../catalog/active.js';
 import type { SearchResult } from '../../catalog/search/index.js';
-import type { GeoPoint } from '../../catalog/search/places.js';
+import type { GeoPoint } from '../../../../core/src/catalog/geo.js';
 import {
   ENDPOINT_STATUSES,
   LOGO_FORMATS,
