@@ -17,7 +17,7 @@
 // letter, computing one row of the OSA table per node and skipping a subtree as soon as no token in it can be
 // within reach: every cell of the row is over the allowance once the length difference still to cover is
 // added, given the shortest and longest token below. Only the cells within `allowance` of the diagonal can
-// stay within it, so a row is at most 2 × 2 + 1 cells whatever the word's length. The four other-first-letter
+// stay within it, so a row is 2 × allowance + 1 cells whatever the word's length. The four other-first-letter
 // variants are exact lookups: two by binary search in the sorted tokens, and two (first letter replaced or
 // inserted, any letter) in the tokens sorted by everything after their first letter.
 
@@ -26,9 +26,11 @@ export function allowedEdits(length: number): number {
   return length < 4 ? 0 : length < 8 ? 1 : 2;
 }
 
-const MAX_EDITS = 2;
-/** Cells per row: the diagonal and MAX_EDITS either side. Cell o of row d is column j = d - MAX_EDITS + o. */
-const BAND = 2 * MAX_EDITS + 1;
+// The most errors any word is allowed. find's lookups of other first letters assume it is 2 (with the
+// penalty, one error there and no other); a larger allowance would need a walk of those letters too.
+const MOST_EDITS = allowedEdits(Infinity);
+/** The most cells a row of the walk keeps: the diagonal and MOST_EDITS either side. */
+const MAX_BAND = 2 * MOST_EDITS + 1;
 
 /** The vocabulary's words near a query word (see the header). Built once per snapshot; find is not reentrant. */
 export class NearWords {
@@ -92,7 +94,7 @@ export class NearWords {
     });
     for (let d = 0; d <= previous.length; d++) end[onPath[d]!] = count;
     const byTail = Uint32Array.from(sortedTokens.keys()).sort((a, b) => compareFrom(sortedTokens[a]!, 1, sortedTokens[b]!, 1));
-    return new NearWords(sortedTokens, unit, depth, end, tokenAt, minLength, maxLength, byTail, new Uint8Array((longest + 1) * BAND), new Uint16Array(longest + 1));
+    return new NearWords(sortedTokens, unit, depth, end, tokenAt, minLength, maxLength, byTail, new Uint8Array((longest + 1) * MAX_BAND), new Uint16Array(longest + 1));
   }
 
   /**
@@ -129,9 +131,11 @@ export class NearWords {
     const { unit, depth, end, tokenAt, minLength, maxLength, rows, path } = this;
     const m = word.length;
     const over = allowance + 1;
+    // Cell o of row d is column j = d - allowance + o: the columns further from the diagonal are over.
+    const band = 2 * allowance + 1;
     // Row 0: the empty prefix is j errors from the word's first j letters.
-    for (let o = 0; o < BAND; o++) {
-      const j = o - MAX_EDITS;
+    for (let o = 0; o < band; o++) {
+      const j = o - allowance;
       rows[o] = j < 0 || j > m ? over : Math.min(j, over);
     }
     const stop = end[start]!;
@@ -140,20 +144,20 @@ export class NearWords {
       const d = depth[node]!;
       const c = unit[node]!;
       path[d] = c;
-      const row = d * BAND;
-      const above = row - BAND;
+      const row = d * band;
+      const above = row - band;
       let reachable = false;
       const restMin = minLength[node]! - d;
       const restMax = maxLength[node]! - d;
-      for (let o = 0; o < BAND; o++) {
-        const j = d - MAX_EDITS + o;
+      for (let o = 0; o < band; o++) {
+        const j = d - allowance + o;
         let cell = over;
         if (j === 0) cell = Math.min(d, over);
         else if (j > 0 && j <= m) {
           cell = rows[above + o]! + (c === word.charCodeAt(j - 1) ? 0 : 1);
-          if (o + 1 < BAND) cell = Math.min(cell, rows[above + o + 1]! + 1);
+          if (o + 1 < band) cell = Math.min(cell, rows[above + o + 1]! + 1);
           if (o > 0) cell = Math.min(cell, rows[row + o - 1]! + 1);
-          if (d > 1 && j > 1 && c === word.charCodeAt(j - 2) && path[d - 1] === word.charCodeAt(j - 1)) cell = Math.min(cell, rows[above - BAND + o]! + 1);
+          if (d > 1 && j > 1 && c === word.charCodeAt(j - 2) && path[d - 1] === word.charCodeAt(j - 1)) cell = Math.min(cell, rows[above - band + o]! + 1);
           if (cell > over) cell = over;
         }
         rows[row + o] = cell;
@@ -169,8 +173,8 @@ export class NearWords {
         continue;
       }
       const id = tokenAt[node]!;
-      const o = m - d + MAX_EDITS;
-      if (id >= 0 && o >= 0 && o < BAND) {
+      const o = m - d + allowance;
+      if (id >= 0 && o >= 0 && o < band) {
         const distance = rows[row + o]!;
         if (distance > 0 && distance <= allowance) {
           ids.push(id);
