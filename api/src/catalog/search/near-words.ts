@@ -2,7 +2,7 @@
 // (issue 12). Errors are counted as optimal string alignment (OSA) over UTF-16 code units: an inserted, deleted
 // or replaced character, or two adjacent characters swapped, each count as one.
 //
-// The rule, as the README and the API description state it: a word of 4–7 letters may be 1 error from an
+// The rule, as the README states it: a word of 4–7 letters may be 1 error from an
 // indexed word, one of 8 or more 2, a shorter word none; and an error in the first letter counts as two, as in
 // Meilisearch's typo tolerance. People seldom mistype the letter they start with, and a 1-error budget spent
 // there turns "rampa" into "tampa". A token's cost is therefore its distance, plus one when its first letter
@@ -18,8 +18,9 @@
 // within reach: every cell of the row is over the allowance once the length difference still to cover is
 // added, given the shortest and longest token below. Only the cells within `allowance` of the diagonal can
 // stay within it, so a row is 2 × allowance + 1 cells whatever the word's length. The four other-first-letter
-// variants are exact lookups: two by binary search in the sorted tokens, and two (first letter replaced or
-// inserted, any letter) in the tokens sorted by everything after their first letter.
+// variants are exact lookups: two (first letter deleted, first two swapped) by descending the trie, and two
+// (first letter replaced or inserted, by any letter) by binary search in the tokens sorted by everything after
+// their first letter.
 
 /** Errors allowed for a query word of `length` letters: none under 4, 1 up to 7, 2 from 8 (issue 12). */
 export function allowedEdits(length: number): number {
@@ -49,8 +50,9 @@ export class NearWords {
     private readonly maxLength: Uint32Array,
     /** Token ids ordered by the token without its first code unit (the empty token first). */
     private readonly byTail: Uint32Array,
-    private rows: Uint8Array,
-    private path: Uint16Array,
+    /** Scratch for find: the walk's rows of the OSA table and the code units on its path, by depth. */
+    private readonly rows: Uint8Array,
+    private readonly path: Uint16Array,
   ) {}
 
   /** From the index's tokens: distinct, sorted by UTF-16 code units (layout.tokens). */
