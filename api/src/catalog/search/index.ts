@@ -122,7 +122,7 @@ export class BrandSearchIndex {
     if (text.length < MIN_QUERY_LENGTH || (text.length === 2 && text.codePointAt(0)! > 0xffff)) {
       if (query.origin === undefined) return { brands: [], exact: 0 };
       const results: number[] = [];
-      this.take(results, this.places.nearest(query.origin, limit, RANKS, (b) => (this.accepts(b, query) ? 0 : -1)), query);
+      this.take(results, this.places.nearest(query.origin, limit, RANKS, (b) => (this.accepts(b, query) ? 0 : -1))!, query);
       return this.result(results, results.length, query.origin);
     }
 
@@ -211,8 +211,12 @@ export class BrandSearchIndex {
     const phrase = terms.join(' ');
     const rankOf = (b: number) => (!this.accepts(b, query) ? -1 : foldedNames[b]!.startsWith(phrase) ? 0 : this.tierOf(b, lo, hi, checkOrder));
     // Near a point, a common word reaches much of the catalog: walking outwards from the point and testing
-    // each brand then stops after a few hundred, where measuring every candidate would not stop at all.
-    if (query.origin !== undefined && reach(pivot) > WALK_ABOVE_REACH) return this.places.nearest(query.origin, limit, RANKS, rankOf);
+    // each brand then stops after a few hundred, where measuring every candidate would not stop at all. When
+    // the matches turn out sparse (the walk tests as many brands as there are candidates), the candidates win.
+    if (query.origin !== undefined && reach(pivot) > WALK_ABOVE_REACH) {
+      const walked = this.places.nearest(query.origin, limit, RANKS, rankOf, reach(pivot));
+      if (walked) return walked;
+    }
     const size = this.size;
     const seen = this.seen;
     const generation = this.nextGeneration();
@@ -271,27 +275,42 @@ export class BrandSearchIndex {
         pivotReach = reach;
       }
     }
-    const othersMin = minEdits.reduce((sum, e) => sum + e, 0) - minEdits[pivot]!;
+    const leastTotal = minEdits.reduce((sum, e) => sum + e, 0);
+    // A fuzzy match needs at least one word matched through a near word, so the brands reached by the near
+    // words of all terms are every candidate; when that is fewer postings than the pivot's, they are the
+    // cheaper place to start (a common exact word with a rare misspelt one: "saint jsoeph").
+    let nearReach = 0;
+    for (let i = 0; i < count; i++) for (const id of nearIds[i]!) nearReach += postingStart[id + 1]! - postingStart[id]!;
+    if (nearReach === 0) return top; // no word has a near word: every match is exact, already found
     const rankOf = (b: number) => {
       if (!this.accepts(b, query)) return -1;
       const rank = this.fuzzyRank(b, lo, hi, nearIds, nearEdits);
       return rank >= TIERS ? rank : -1; // rank < TIERS: no edits, an exact match
     };
-    if (query.origin !== undefined && pivotReach > WALK_ABOVE_REACH) return this.places.nearest(query.origin, limit, RANKS, rankOf);
+    if (query.origin !== undefined && Math.min(pivotReach, nearReach) > WALK_ABOVE_REACH) {
+      const walked = this.places.nearest(query.origin, limit, RANKS, rankOf, Math.min(pivotReach, nearReach));
+      if (walked) return walked;
+    }
 
-    // The pivot's tokens, fewest edits first, each with its postings (ascending brand numbers).
-    const sources: [token: number, edits: number][] = [];
-    for (let t = lo[pivot]!; t < hi[pivot]!; t++) sources.push([t, 0]);
-    nearIds[pivot]!.forEach((t, k) => sources.push([t, nearEdits[pivot]![k]!]));
+    // Where candidates come from, fewest edits first: each token with its postings (ascending brand numbers),
+    // and the least total edits a brand reached through it can have.
+    const sources: [token: number, least: number][] = [];
+    if (nearReach < pivotReach) {
+      for (let i = 0; i < count; i++) nearIds[i]!.forEach((t, k) => sources.push([t, leastTotal - minEdits[i]! + nearEdits[i]![k]!]));
+    } else {
+      const othersMin = leastTotal - minEdits[pivot]!;
+      for (let t = lo[pivot]!; t < hi[pivot]!; t++) sources.push([t, othersMin]);
+      nearIds[pivot]!.forEach((t, k) => sources.push([t, othersMin + nearEdits[pivot]![k]!]));
+    }
     sources.sort((a, b) => a[1] - b[1]);
 
     const size = this.size;
     const seen = this.seen;
     const generation = this.nextGeneration();
     const byDistance = query.origin !== undefined;
-    for (const [token, edits] of sources) {
-      // Ranked by edits, the best rank a brand from this token can reach: its edits plus the other words' least, tier 1.
-      const floor = (Math.min(othersMin + edits, MAX_RANKED_EDITS) * TIERS + 1) * size;
+    for (const [token, least] of sources) {
+      // Ranked by edits, the best rank a brand from this token can reach: at least one edit, tier 1.
+      const floor = (Math.min(Math.max(least, 1), MAX_RANKED_EDITS) * TIERS + 1) * size;
       const end = postingStart[token + 1]!;
       for (let p = postingStart[token]!; p < end; p++) {
         const b = postings[p]!;

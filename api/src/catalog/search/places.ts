@@ -84,8 +84,11 @@ export class PlaceIndex {
    * The best `limit` keys of the brands `rankOf` accepts (rank ≥ 0; -1 rejects), ordered as the index orders
    * results near a point: key = (step × ranks + rank) × size + b, so by distance, then rank, then rank order.
    * Brands without a location come last, by rank, then rank order. Returns ascending keys; b = key % size.
+   * Gives up (null) after testing `budget` brands: where matches are sparse the walk would test most of the
+   * catalog, and the caller's candidates are then the cheaper way.
    */
-  nearest(from: Origin, limit: number, ranks: number, rankOf: (b: number) => number): TopKeys {
+  nearest(from: Origin, limit: number, ranks: number, rankOf: (b: number) => number, budget = Infinity): TopKeys | null {
+    let tested = 0;
     const order = this.byLatitude;
     const size = this.lat.length;
     const top = new TopKeys(limit);
@@ -107,10 +110,12 @@ export class PlaceIndex {
       const southGap = south >= 0 ? from.lat - this.lat[order[south]!]! : Infinity;
       const b = northGap <= southGap ? order[north++]! : order[south--]!;
       if (floorKey(this.lat[b]!) >= top.worst) break; // nothing further can be nearer
+      if (++tested > budget) return null;
       const rank = rankOf(b);
       if (rank >= 0) top.offer((this.step(b, from) * ranks + rank) * size + b);
     }
     if (top.filled < limit) {
+      if (tested + this.unplaced.length > budget) return null;
       for (let i = 0; i < this.unplaced.length; i++) {
         const b = this.unplaced[i]!;
         const rank = rankOf(b);
