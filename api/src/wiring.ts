@@ -22,6 +22,8 @@ import type { Config } from './config.js';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { ActiveCatalog } from './catalog/active.js';
+import { ActiveEndpointHealth } from './catalog/endpoint-health.js';
+import { EndpointHealthStore } from '../../core/src/catalog/endpoint-health.js';
 import { BrandSearchIndex } from './catalog/search/index.js';
 import { SnapshotStore } from '../../core/src/catalog/snapshots.js';
 import { openObjectStorage } from '../../core/src/object-storage/index.js';
@@ -99,6 +101,8 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   await Promise.all([...Object.values(repositories).map((r) => r.init(longDb)), outbox.init(longDb), deliveries.init(longDb), snapshots.init(), idempotencyStore.init(longDb)]);
   const storage = openObjectStorage(config.objectStorage);
   const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
+  // The operator's endpoint checks for the same catalog, published beside its snapshots (loaded in the background).
+  const endpointHealth = new ActiveEndpointHealth(new EndpointHealthStore(longDb, locks, clock), config.catalog, logger);
 
   const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions, observations } = repositories;
   // Tokens that tell every replica's gateway a connection, a user's connections, an app or an ingest changed.
@@ -151,12 +155,14 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     snapshots,
     storage,
     activeCatalog,
+    endpointHealth,
     catalogService,
     catalogAnswers: new CatalogAnswers(catalogService, config.publicBaseUrl, config.trustProxy),
     close: async () => {
       clearInterval(sweep);
       await dispatcher.stop(config.shutdownTimeoutMs);
       await activeCatalog.stop();
+      await endpointHealth.stop();
       await caches.close();
     },
     outbox,
