@@ -102,10 +102,16 @@ export async function fetchHttpsResponse(start: string | URL, limits: FetchLimit
 
 type Answer = { status: number; headers: IncomingHttpHeaders; bytes: Buffer } | { location: string };
 
-function requestOnce(url: URL, limits: FetchLimits, options: FetchOptions, signal: AbortSignal): Promise<Answer> {
+/**
+ * One request. A kept-alive connection the server closed just as it was reused fails with ECONNRESET before any
+ * answer: that request is sent once more on a fresh connection (Node's advice), not reported as a failure.
+ */
+function requestOnce(url: URL, limits: FetchLimits, options: FetchOptions, signal: AbortSignal, retryStale = true): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const headers = { ...options.headers, accept: options.accept, 'user-agent': options.userAgent };
+    let answered = false;
     const request = https.request(url, { method: 'GET', agent: options.agent ?? publicHttpsAgent, signal, headers }, (response: IncomingMessage) => {
+      answered = true;
       const status = response.statusCode ?? 0;
       if (REDIRECTS.has(status)) {
         response.resume();
@@ -142,7 +148,10 @@ function requestOnce(url: URL, limits: FetchLimits, options: FetchOptions, signa
       // A connection closed before the end of the body: refused, not waited on until the deadline.
       response.on('close', () => response.complete || size >= limits.maxBytes || reject(new FetchError('fetch-failed', 'the connection closed before the end of the body')));
     });
-    request.on('error', (error) => reject(fetchError(error)));
+    request.on('error', (error: Error & { code?: string }) => {
+      if (retryStale && !answered && request.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(requestOnce(url, limits, options, signal, false));
+      else reject(fetchError(error));
+    });
     request.end();
   });
 }
