@@ -23,11 +23,15 @@ export const HEALTH_CHUNK_ROWS = 5000;
 /** One brand's published outcome as stored: [brandId, status, fhirVersion, smartConfiguration (1/0), checkedAt (ms) or null]. */
 type PublicRow = [string, EndpointStatus, string | null, 0 | 1, number | null];
 
+/**
+ * The rows of a chunk travel as one JSON text: FerretDB v1 refuses nested arrays, and one string is far cheaper
+ * for it to store and return than thousands of small subdocuments.
+ */
 interface ChunkDocument {
   _id: string;
   catalog: string;
   version: string;
-  rows: unknown[];
+  rows: string;
 }
 
 interface Publication {
@@ -199,13 +203,13 @@ export class EndpointHealthStore {
   private async readRows(doc: PointerDocument, kind: 'h' | 's', count: number): Promise<unknown[]> {
     const chunks = await Promise.all(Array.from({ length: count }, (_, i) => this.chunks.findOne({ _id: chunkId(doc._id, doc.version, kind, i) })));
     if (chunks.some((c) => c === null)) throw new Error(`endpoint health ${doc._id}@${doc.version} is missing chunks (a newer publication replaced it)`);
-    return chunks.flatMap((c) => c!.rows);
+    return chunks.flatMap((c) => JSON.parse(c!.rows) as unknown[]);
   }
 
   private async writeRows(catalog: string, version: string, kind: 'h' | 's', rows: unknown[]): Promise<number> {
     let i = 0;
     for (; i * HEALTH_CHUNK_ROWS < rows.length; i++) {
-      await this.chunks.insertOne({ _id: chunkId(catalog, version, kind, i), catalog, version, rows: rows.slice(i * HEALTH_CHUNK_ROWS, (i + 1) * HEALTH_CHUNK_ROWS) });
+      await this.chunks.insertOne({ _id: chunkId(catalog, version, kind, i), catalog, version, rows: JSON.stringify(rows.slice(i * HEALTH_CHUNK_ROWS, (i + 1) * HEALTH_CHUNK_ROWS)) });
     }
     return i;
   }
