@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     logger.info({ catalog: config.catalog, brands: report.brandCount, logos: report.logos.rendered, snapshotId: report.snapshot.id }, 'published the demo catalog');
   }
   await services.activeCatalog.start(config.catalogPollMs, redis);
+  await services.endpointHealth.start(config.catalogPollMs, redis);
   if (config.webhooks.dispatch) await services.dispatcher.start();
 
   const { handler } = createApp({ config, services, clock: systemClock, logger });

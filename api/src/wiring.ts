@@ -23,6 +23,8 @@ import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { ActiveCatalog } from './catalog/active.js';
 import { zipCentroid } from '../../core/src/catalog/geo.js';
+import { ActiveEndpointHealth } from './catalog/endpoint-health.js';
+import { EndpointHealthStore } from '../../core/src/catalog/endpoint-health.js';
 import { BrandSearchIndex } from './catalog/search/index.js';
 import { SnapshotStore } from '../../core/src/catalog/snapshots.js';
 import { openObjectStorage } from '../../core/src/object-storage/index.js';
@@ -100,6 +102,8 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   await Promise.all([...Object.values(repositories).map((r) => r.init(longDb)), outbox.init(longDb), deliveries.init(longDb), snapshots.init(), idempotencyStore.init(longDb)]);
   const storage = openObjectStorage(config.objectStorage);
   const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
+  // The operator's endpoint checks for the same catalog, published beside its snapshots (loaded in the background).
+  const endpointHealth = new ActiveEndpointHealth(new EndpointHealthStore(longDb, locks, clock), config.catalog, logger);
 
   const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions, observations } = repositories;
   // Tokens that tell every replica's gateway a connection, a user's connections, an app or an ingest changed.
@@ -114,9 +118,9 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     sweeper.sweep(clock.now().getTime(), 1_000).catch((error: unknown) => logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'));
   }, 5 * minute);
   sweep.unref();
-  // Endpoint health is wired in by the commit that brings it (issue 12). The ZIP table loads now (about 0.1 s), not on a first near= search.
+  // The ZIP table loads now (about 0.1 s), not on a first near= search.
   zipCentroid('00000');
-  const catalogService = new CatalogService(activeCatalog, storage, { get: () => undefined, version: '0' }, zipCentroid);
+  const catalogService = new CatalogService(activeCatalog, storage, endpointHealth, zipCentroid);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   // Events committed here wake the dispatchers: this replica's at once, the others' over Redis.
@@ -154,12 +158,14 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     snapshots,
     storage,
     activeCatalog,
+    endpointHealth,
     catalogService,
     catalogAnswers: new CatalogAnswers(catalogService, config.publicBaseUrl, config.trustProxy),
     close: async () => {
       clearInterval(sweep);
       await dispatcher.stop(config.shutdownTimeoutMs);
       await activeCatalog.stop();
+      await endpointHealth.stop();
       await caches.close();
     },
     outbox,

@@ -1,10 +1,13 @@
 // The catalog operator's process: config → Kubernetes, MongoDB, object storage, Redis → leader election →
-// the controller while leading → graceful shutdown (the lease is released so a successor starts at once).
+// the controller (and the endpoint checks) while leading → graceful shutdown (the lease is released so a
+// successor starts at once).
 import { KubeConfig } from '@kubernetes/client-node';
 import { systemClock } from '../../core/src/clock.js';
 import { createLogger } from '../../core/src/infra/logger.js';
 import { loadOperatorConfig } from './config.js';
 import { KubeClient } from './controller/kube.js';
+import { healthAgent } from './health/agent.js';
+import { HealthMonitor } from './health/monitor.js';
 import { OperatorMetrics } from './controller/metrics.js';
 import { startOperator } from './controller/operator.js';
 import { serveOperatorEndpoints } from './http.js';
@@ -20,12 +23,23 @@ async function main(): Promise<void> {
   kubeconfig.loadFromDefault(); // KUBECONFIG, ~/.kube/config, or the in-cluster service account
 
   const publishing = await openPublishing(config, (m) => logger.info(m));
-  const { close, ...deps } = publishing;
+  const { close, healthStore, announceHealth, ...deps } = publishing;
   const metrics = new OperatorMetrics({ processMetrics: true });
+  const kube = new KubeClient(kubeconfig);
+  const health = new HealthMonitor({
+    snapshots: deps.store,
+    store: healthStore,
+    kube,
+    clock: systemClock,
+    logger,
+    metrics,
+    agentFor: (settings) => healthAgent(settings),
+    ...(announceHealth && { announce: announceHealth }),
+  });
   const lease = { namespace: config.leaseNamespace, name: config.leaseName, identity: config.identity, leaseDurationSeconds: 15, retryMs: 2000, renewDeadlineMs: 10_000 };
   const operator = startOperator({
-    kube: new KubeClient(kubeconfig),
-    deps: { ...deps, clock: systemClock, logger, metrics, fetchText: fetchSourceList },
+    kube,
+    deps: { ...deps, clock: systemClock, logger, metrics, fetchText: fetchSourceList, health },
     controller: { informer: { relistMs: 5 * 60_000, watchdogMs: 5 * 60_000 }, queue: { baseDelayMs: 1000, maxDelayMs: 5 * 60_000 }, workers: 2 },
     lease,
     logger,

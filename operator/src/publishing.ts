@@ -1,7 +1,8 @@
 // What publishing a catalog needs, opened the same way by the controller (`portico-operator run`) and the
-// command line (`import -f`): the database with its snapshot store, object storage, and the Redis
-// announcement that tells API replicas at once.
-import { announceActivation } from '../../core/src/catalog/announce.js';
+// command line (`import -f`): the database with its snapshot and endpoint-health stores, object storage, and
+// the Redis announcements that tell API replicas at once.
+import { announceActivation, announceHealth } from '../../core/src/catalog/announce.js';
+import { EndpointHealthStore } from '../../core/src/catalog/endpoint-health.js';
 import { SnapshotStore, type CatalogRef } from '../../core/src/catalog/snapshots.js';
 import { systemClock } from '../../core/src/clock.js';
 import type { CoreConfig } from '../../core/src/config.js';
@@ -12,9 +13,12 @@ import { openObjectStorage, type ObjectStorage } from '../../core/src/object-sto
 
 export interface Publishing {
   store: SnapshotStore;
+  healthStore: EndpointHealthStore;
   storage: ObjectStorage;
   /** Set when REDIS_URL is: tells every API replica that a snapshot was activated. */
   announce?: (ref: CatalogRef, snapshotId: string) => Promise<void>;
+  /** Set when REDIS_URL is: tells every API replica that endpoint health was published. */
+  announceHealth?: (ref: CatalogRef, version: string) => Promise<void>;
   /** Whether the database answers within its deadline (the leader's readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -25,12 +29,17 @@ export async function openPublishing(config: CoreConfig, log: (message: string) 
   const { mongo, redis } = connections;
   try {
     // Publishing writes, reads and prunes whole snapshots in the background: the deadline of long operations.
-    const store = new SnapshotStore(mongo.longDb, await documentLocksFor(mongo.db, redis), systemClock);
+    const locks = await documentLocksFor(mongo.db, redis);
+    const store = new SnapshotStore(mongo.longDb, locks, systemClock);
     await store.init();
     return {
       store,
+      healthStore: new EndpointHealthStore(mongo.longDb, locks, systemClock),
       storage: openObjectStorage(config.objectStorage),
-      ...(redis && { announce: (ref: CatalogRef, id: string) => announceActivation(redis, ref, id) }),
+      ...(redis && {
+        announce: (ref: CatalogRef, id: string) => announceActivation(redis, ref, id),
+        announceHealth: (ref: CatalogRef, version: string) => announceHealth(redis, ref, version),
+      }),
       ping: () => pingMongo(mongo.db),
       close: () => connections.close(),
     };

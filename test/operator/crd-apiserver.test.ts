@@ -98,6 +98,15 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
     expect((await refusal({ sources: [source({ inline: 'x' })], refreshInterval: '30s' })).message).to.include('refreshInterval must be between 1m and 720h');
   });
 
+  it('fills the health-check defaults when healthChecks is given, and refuses an interval under 5 minutes', async () => {
+    await create('checked', { sources: [source({ inline: 'x' })], healthChecks: {} });
+    expect((await read('checked')).spec.healthChecks).to.deep.equal({ enabled: true, interval: '6h', concurrency: 32, perHostRate: '2/s', perHostConcurrency: 2 });
+    const fast = await refusal({ sources: [source({ inline: 'x' })], healthChecks: { interval: '1m' } });
+    expect(fast).to.include({ code: 422 });
+    expect(fast.message).to.include('healthChecks.interval must be between 5m and 168h');
+    expect((await refusal({ sources: [source({ inline: 'x' })], healthChecks: { perHostRate: '2/h' } })).message).to.include('spec.healthChecks.perHostRate');
+  });
+
   it('drops unknown fields, and names them to clients that ask for strict validation (kubectl does)', async () => {
     const strict = await refusal({ sources: [source({ inline: 'x', colour: 'blue' })] }, 'Strict');
     expect(strict).to.include({ code: 400 });
@@ -121,6 +130,11 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
       logos: { rendered: 15, fallback: 1, failed: 0 },
       currentSnapshot: { id: 's-1', brandCount: 16, publishedAt: at },
       lastSyncTime: at,
+      endpointsUp: 12,
+      endpointsDegraded: 1,
+      endpointsDown: 2,
+      endpointsUnknown: 1,
+      lastHealthSweepAt: at,
     };
     const target = { group: GROUP, version: VERSION, namespace, plural: PLURAL, name: 'published' };
     await objects.patchNamespacedCustomObjectStatus({ ...target, body: { status } }, mergePatch);
@@ -131,8 +145,8 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
       rows: { cells: unknown[] }[];
     };
     const columns = table.columnDefinitions.map((c) => c.name);
-    expect(columns).to.deep.equal(['Name', 'Ready', 'Brands', 'Snapshot', 'Status', 'Age']);
-    expect(table.rows[0]!.cells.slice(0, 5)).to.deep.equal(['published', 'True', 16, 's-1', '16 brands in snapshot s-1']);
+    expect(columns).to.deep.equal(['Name', 'Ready', 'Brands', 'Snapshot', 'Up', 'Down', 'Status', 'Age']);
+    expect(table.rows[0]!.cells.slice(0, 7)).to.deep.equal(['published', 'True', 16, 's-1', 12, 2, '16 brands in snapshot s-1']);
 
     const lowercase = { ...status, conditions: [{ ...status.conditions![0]!, reason: 'published ok' }] };
     const rejected = await objects.patchNamespacedCustomObjectStatus({ ...target, body: { status: lowercase } }, mergePatch).then(() => undefined, (error: unknown) => error);

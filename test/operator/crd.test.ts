@@ -160,6 +160,26 @@ describe('operator: the BrandCatalog CRD', () => {
     }
   });
 
+  it('keeps healthChecks.interval between 5 minutes and a week, and perHostRate a count per second or minute', () => {
+    const spec = (healthChecks: Schema) => catalog({ sources: [source({ inline: 'x' })], healthChecks });
+    for (const interval of ['5m', '6h', '1h30m', '168h']) expect(judge(spec({ interval })), interval).to.deep.equal([]);
+    for (const interval of ['4m59s', '30s', '169h']) expect(judge(spec({ interval })), interval).to.deep.equal(['$.spec.healthChecks.interval: healthChecks.interval must be between 5m and 168h (7 days)']);
+    for (const perHostRate of ['2/s', '30/m', '1/5s', '9999/s']) expect(judge(spec({ perHostRate })), perHostRate).to.deep.equal([]);
+    for (const perHostRate of ['0/s', '2', '2/0s', '2/h', '1.5/s', '2/ s']) expect(judge(spec({ perHostRate })), perHostRate).to.have.length(1);
+    expect(judge(spec({ concurrency: 0 }))).to.deep.equal(['/spec/healthChecks/concurrency must be >= 1']);
+    expect(judge(spec({ perHostConcurrency: 17 }))).to.deep.equal(['/spec/healthChecks/perHostConcurrency must be <= 16']);
+  });
+
+  it('leaves healthChecks out when absent (no checks), and fills its defaults when present', () => {
+    const validate = openApiAjv().compile(brandCatalogSchema());
+    const absent = catalog({ sources: [source({ inline: 'x' })] });
+    expect(validate(absent)).to.equal(true);
+    expect(absent.spec).to.not.have.property('healthChecks');
+    const empty = catalog({ sources: [source({ inline: 'x' })], healthChecks: {} });
+    expect(validate(empty)).to.equal(true);
+    expect(empty.spec.healthChecks).to.deep.equal({ enabled: true, interval: '6h', concurrency: 32, perHostRate: '2/s', perHostConcurrency: 2 });
+  });
+
   it('fills the defaults a minimal spec leaves out, as the API server will', () => {
     const minimal = catalog({ sources: [source({ inline: 'x' })] });
     const validate = openApiAjv().compile(brandCatalogSchema());

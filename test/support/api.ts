@@ -129,6 +129,7 @@ export class TestApi {
     try {
       services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, redis, clock, resolve: testResolver, lookup: options.lookup ?? testLookup, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }) });
       await services.activeCatalog.start(config.catalogPollMs, redis);
+      await services.endpointHealth.start(config.catalogPollMs, redis);
       if (options.dispatch) await services.dispatcher.start();
     } catch (error) {
       await mongo.close();

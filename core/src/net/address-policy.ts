@@ -1,6 +1,6 @@
 // Where Portico may send requests on a customer's or a source's behalf: the one server-side request forgery
-// policy, used when a webhook URL is accepted, by every outbound connection (catalog sources, logos and
-// favicons today; webhook deliveries when they are built), and re-checked at connect time, after DNS, so a public name that
+// policy, used when a webhook URL is accepted, by every outbound connection (webhook deliveries, catalog
+// sources, logos, favicons, endpoint health checks), and re-checked at connect time, after DNS, so a public name that
 // resolves to 10.0.0.1 is refused too. Only global unicast addresses pass; ipaddr.js names every
 // special-purpose range otherwise (loopback, private, link-local, metadata, 6to4, …), and process() unwraps
 // IPv4-mapped IPv6 so every spelling of an address meets the same check. ipaddr.js calls whatever it has no
@@ -72,15 +72,17 @@ export function assertPublicHost(host: string): void {
   if (ipaddr.isValid(bare) && !isPublicAddress(bare)) throw new RefusedAddressError(bare, bare);
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
 /**
  * A DNS lookup for sockets that fails unless every address of the name is public: a name with one private
  * address among public ones is refused, so rebinding between the answers cannot reach inside.
  */
-export function publicOnlyLookup(lookup: typeof dns.lookup = dns.lookup): LookupFunction {
+export function publicOnlyLookup(lookup: typeof dns.lookup = dns.lookup, admitted: ReadonlySet<string> = NONE): LookupFunction {
   return (hostname, options, callback) => {
     lookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);
-      const refused = addresses.find((a) => !isPublicAddress(a.address));
+      const refused = addresses.find((a) => !isPublicAddress(a.address) && !admitted.has(a.address));
       if (refused) return callback(new RefusedAddressError(hostname, refused.address), '', 0);
       if (options.all) return (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, addresses);
       const first = addresses[0];
@@ -94,10 +96,10 @@ type ConnectCallback = (error: Error | null, socket: Duplex) => void;
 type Connect = (options: http.ClientRequestArgs, callback?: ConnectCallback) => Duplex | null | undefined;
 
 /** Checks IP-literal hosts (net skips the lookup for them) and puts the policy's lookup on every other. */
-function guarded(connect: Connect, lookup: LookupFunction): Connect {
+function guarded(connect: Connect, lookup: LookupFunction, admitted: ReadonlySet<string>): Connect {
   return (options, callback) => {
     const host = bareHost(options.host ?? options.hostname ?? '');
-    if (isIP(host) !== 0 && !isPublicAddress(host)) {
+    if (isIP(host) !== 0 && !isPublicAddress(host) && !admitted.has(host)) {
       const socket = new Socket();
       const error = new RefusedAddressError(host, host);
       if (callback) {
@@ -113,13 +115,17 @@ function guarded(connect: Connect, lookup: LookupFunction): Connect {
 /**
  * An https agent that connects only to public addresses (checked at connect time, after DNS). There is no
  * http twin: plain http is admitted only where private destinations are too (development), without a filter.
+ *
+ * `admitted` names exact addresses to let through besides public ones. It exists for tests alone: a loopback
+ * stub server (127.0.0.1) stands in for public hosts, so that the code under test runs through this agent,
+ * and every other non-public address (127.0.0.2, 10.x, …) is still refused. Production never passes it.
  */
 export class PublicHttpsAgent extends https.Agent {
   private readonly connectPublic: Connect;
 
-  constructor(options: https.AgentOptions = {}, lookup: typeof dns.lookup = dns.lookup) {
+  constructor(options: https.AgentOptions = {}, lookup: typeof dns.lookup = dns.lookup, admitted: ReadonlySet<string> = NONE) {
     super(options);
-    this.connectPublic = guarded((o, cb) => super.createConnection(o, cb), publicOnlyLookup(lookup));
+    this.connectPublic = guarded((o, cb) => super.createConnection(o, cb), publicOnlyLookup(lookup, admitted), admitted);
   }
 
   override createConnection(options: https.RequestOptions, callback?: ConnectCallback): Duplex | null | undefined {

@@ -1,9 +1,9 @@
-// GET over https on Portico's behalf (catalog source lists, logos, favicons): through the public-only agent
+// GET over https on Portico's behalf (catalog source lists, logos, favicons, endpoint health): through the public-only agent
 // (core/src/net/address-policy.ts: every connection, redirect hops included, goes only to public addresses,
 // checked after DNS), with a byte limit, one deadline for the whole fetch including redirects, and a
 // redirect limit. Redirects are followed by hand, each hop checked like the first.
 // `https.request` is looked up on the module at call time (not imported by name), so test doubles see it.
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { assertPublicHost, PublicHttpsAgent, RefusedAddressError } from './address-policy.js';
 
@@ -21,6 +21,10 @@ export interface FetchOptions {
   userAgent: string;
   /** Keep the first maxBytes of a larger body instead of refusing it (pages scanned for links). */
   truncate?: boolean;
+  /** More request headers (the validators of a conditional request). */
+  headers?: Record<string, string>;
+  /** A public-only agent of the caller's own (its own socket limits); default: the shared one. */
+  agent?: PublicHttpsAgent;
 }
 
 export type FetchFailure = 'not-https' | 'refused-address' | 'timeout' | 'too-many-redirects' | 'http-status' | 'too-large' | 'fetch-failed';
@@ -30,6 +34,8 @@ export class FetchError extends Error {
   constructor(
     readonly reason: FetchFailure,
     message: string,
+    /** The socket's or TLS layer's error code behind a `fetch-failed` (ECONNREFUSED, CERT_HAS_EXPIRED, …). */
+    readonly code?: string,
   ) {
     super(message);
     this.name = 'FetchError';
@@ -40,6 +46,12 @@ export interface Fetched {
   bytes: Buffer;
   /** The URL that answered, after redirects: relative links in a page resolve against it. */
   url: URL;
+}
+
+export interface FetchedResponse extends Fetched {
+  /** The final answer's status (never a redirect); the body is read for 200 only. */
+  status: number;
+  headers: IncomingHttpHeaders;
 }
 
 export const publicHttpsAgent = new PublicHttpsAgent();
@@ -59,6 +71,16 @@ function checkTarget(url: URL): void {
 
 /** GET over https with the limits; follows redirects; 200 only. */
 export async function fetchHttps(start: string | URL, limits: FetchLimits, options: FetchOptions): Promise<Fetched> {
+  const { status, bytes, url } = await fetchHttpsResponse(start, limits, options);
+  if (status !== 200) throw new FetchError('http-status', `${url.host} answered ${status}`);
+  return { bytes, url };
+}
+
+/**
+ * GET over https with the limits; follows redirects; answers whatever final status the server gave (a 304 to a
+ * conditional request, a 404), with the body of a 200 only.
+ */
+export async function fetchHttpsResponse(start: string | URL, limits: FetchLimits, options: FetchOptions): Promise<FetchedResponse> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
   try {
@@ -66,7 +88,7 @@ export async function fetchHttps(start: string | URL, limits: FetchLimits, optio
     for (let hop = 0; ; hop++) {
       checkTarget(url);
       const answer = await requestOnce(url, limits, options, controller.signal);
-      if ('bytes' in answer) return { bytes: answer.bytes, url };
+      if ('status' in answer) return { ...answer, url };
       if (hop >= limits.maxRedirects) throw new FetchError('too-many-redirects', `more than ${limits.maxRedirects} redirects`);
       url = new URL(answer.location, url);
     }
@@ -78,10 +100,18 @@ export async function fetchHttps(start: string | URL, limits: FetchLimits, optio
   }
 }
 
-function requestOnce(url: URL, limits: FetchLimits, options: FetchOptions, signal: AbortSignal): Promise<{ bytes: Buffer } | { location: string }> {
+type Answer = { status: number; headers: IncomingHttpHeaders; bytes: Buffer } | { location: string };
+
+/**
+ * One request. A kept-alive connection the server closed just as it was reused fails with ECONNRESET before any
+ * answer: that request is sent once more on a fresh connection (Node's advice), not reported as a failure.
+ */
+function requestOnce(url: URL, limits: FetchLimits, options: FetchOptions, signal: AbortSignal, retryStale = true): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const headers = { accept: options.accept, 'user-agent': options.userAgent };
-    const request = https.request(url, { method: 'GET', agent: publicHttpsAgent, signal, headers }, (response: IncomingMessage) => {
+    const headers = { ...options.headers, accept: options.accept, 'user-agent': options.userAgent };
+    let answered = false;
+    const request = https.request(url, { method: 'GET', agent: options.agent ?? publicHttpsAgent, signal, headers }, (response: IncomingMessage) => {
+      answered = true;
       const status = response.statusCode ?? 0;
       if (REDIRECTS.has(status)) {
         response.resume();
@@ -89,8 +119,11 @@ function requestOnce(url: URL, limits: FetchLimits, options: FetchOptions, signa
         return location ? resolve({ location }) : reject(new FetchError('http-status', `redirect ${status} without Location`));
       }
       if (status !== 200) {
+        // Drained, so a kept-alive connection can serve the next request, but never more than a body's limit.
+        let drained = 0;
+        response.on('data', (chunk: Buffer) => (drained += chunk.length) > limits.maxBytes && request.destroy());
         response.resume();
-        return reject(new FetchError('http-status', `${url.host} answered ${status}`));
+        return resolve({ status, headers: response.headers, bytes: Buffer.alloc(0) });
       }
       const declared = Number(response.headers['content-length'] ?? 0);
       if (declared > limits.maxBytes && !options.truncate) {
@@ -99,7 +132,7 @@ function requestOnce(url: URL, limits: FetchLimits, options: FetchOptions, signa
       }
       const chunks: Buffer[] = [];
       let size = 0;
-      const done = () => resolve({ bytes: Buffer.concat(chunks) });
+      const done = () => resolve({ status, headers: response.headers, bytes: Buffer.concat(chunks) });
       response.on('data', (chunk: Buffer) => {
         if (size + chunk.length > limits.maxBytes) {
           if (options.truncate) chunks.push(chunk.subarray(0, limits.maxBytes - size));
@@ -115,7 +148,10 @@ function requestOnce(url: URL, limits: FetchLimits, options: FetchOptions, signa
       // A connection closed before the end of the body: refused, not waited on until the deadline.
       response.on('close', () => response.complete || size >= limits.maxBytes || reject(new FetchError('fetch-failed', 'the connection closed before the end of the body')));
     });
-    request.on('error', (error) => reject(fetchError(error)));
+    request.on('error', (error: Error & { code?: string }) => {
+      if (retryStale && !answered && request.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) resolve(requestOnce(url, limits, options, signal, false));
+      else reject(fetchError(error));
+    });
     request.end();
   });
 }
@@ -123,5 +159,6 @@ function requestOnce(url: URL, limits: FetchLimits, options: FetchOptions, signa
 function fetchError(error: Error): FetchError {
   if (error instanceof FetchError) return error;
   if (error instanceof RefusedAddressError) return new FetchError('refused-address', error.message);
-  return new FetchError('fetch-failed', `fetch failed: ${error.message}`);
+  const code = (error as { code?: unknown }).code;
+  return new FetchError('fetch-failed', `fetch failed: ${error.message}`, typeof code === 'string' ? code : undefined);
 }

@@ -62,6 +62,7 @@ export class CatalogController {
       this.logger,
     );
     this.workers = Array.from({ length: this.options.workers }, () => this.work(queue));
+    this.deps.health?.start();
     await this.informer.start();
   }
 
@@ -74,9 +75,12 @@ export class CatalogController {
     this.informer = undefined;
     informer?.stop();
     queue.shutDown();
-    this.stopping = Promise.all(this.workers).then(() => {
-      this.stopping = undefined;
-    });
+    // The endpoint checks stop after the reconciles (which tell them what to do), publishing what they had.
+    this.stopping = Promise.all(this.workers)
+      .then(() => this.deps.health?.stop())
+      .then(() => {
+        this.stopping = undefined;
+      });
     return this.stopping;
   }
 

@@ -1,12 +1,14 @@
 // reconcile(catalog): make the published catalog match one BrandCatalog, idempotently, in named steps:
-// a deleted catalog is finalized (its snapshots and the artwork only it used go); otherwise the finalizer is
-// ensured, a suspended catalog only says so, and a catalog that is due is loaded (every source fetched and
-// parsed), published (pipeline/publish.ts), and its outcome written to status and as an Event. It returns
-// when to look again; errors propagate to the caller, which records them and backs off.
+// a deleted catalog is finalized (its snapshots, endpoint health and the artwork only it used go); otherwise
+// the finalizer is ensured, the endpoint checks are told what the spec asks for (health/monitor.ts), a
+// suspended catalog only says so, and a catalog that is due is loaded (every source fetched and parsed),
+// published (pipeline/publish.ts), and its outcome written to status and as an Event. It returns when to
+// look again; errors propagate to the caller, which records them and backs off.
 import type { Logger } from 'pino';
 import type { CatalogRef, SnapshotStore } from '../../../core/src/catalog/snapshots.js';
 import type { Clock } from '../../../core/src/clock.js';
 import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
+import type { HealthMonitor } from '../health/monitor.js';
 import { parseDuration, type SourceSpec } from '../pipeline/catalog-spec.js';
 import { loadSource } from '../pipeline/index.js';
 import { publishCatalog, type PublishReport } from '../pipeline/publish.js';
@@ -30,6 +32,8 @@ export interface ReconcileDeps {
   /** https only, through the SSRF filter; the in-cluster controller never reads files. */
   fetchText: (url: string) => Promise<string>;
   announce?: (ref: CatalogRef, snapshotId: string) => Promise<void>;
+  /** The endpoint checks (spec.healthChecks); absent, none run. */
+  health?: HealthMonitor;
 }
 
 /** Milliseconds until the catalog should be reconciled again; undefined: only on change. */
@@ -54,6 +58,7 @@ export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps
     await deps.kube.setFinalizers(catalog, [...finalizers, FINALIZER]);
     return undefined; // the finalizer change comes back through the watch and enqueues the catalog again
   }
+  await followHealthChecks(catalog, deps);
   if (catalog.spec.suspend) return reportSuspended(catalog, deps);
   const wait = untilDue(catalog, deps.clock.now());
   if (wait > 0) return wait;
@@ -75,7 +80,13 @@ export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps
     throw error;
   }
   await reportPublished(catalog, conditions, report, deps);
+  await followHealthChecks(catalog, deps); // the checks follow the new snapshot's brands at once
   return parseDuration(catalog.spec.refreshInterval);
+}
+
+/** Endpoint health is an addition to the catalog: a failure to follow the spec is logged, never fatal to publishing. */
+async function followHealthChecks(catalog: BrandCatalogObject, deps: ReconcileDeps): Promise<void> {
+  await deps.health?.track(catalog).catch((error: unknown) => deps.logger.warn({ err: error, catalog: refOf(catalog) }, 'endpoint health checks could not follow the spec; next reconcile'));
 }
 
 const refOf = (catalog: BrandCatalogObject): CatalogRef => ({ namespace: catalog.metadata.namespace, name: catalog.metadata.name });
@@ -88,6 +99,7 @@ async function finalize(catalog: BrandCatalogObject, deps: ReconcileDeps): Promi
   const ref = refOf(catalog);
   const orphaned = await deps.store.orphanedArtwork(ref);
   for (const key of orphaned) await deps.storage.delete(key);
+  await deps.health?.forget(catalog);
   await deps.store.deleteCatalog(ref);
   deps.metrics.brandsPublished.remove({ catalog: keyOf(catalog) });
   deps.logger.info({ catalog: ref, objectsDeleted: orphaned.length }, 'catalog deleted: snapshots and artwork removed');

@@ -61,6 +61,12 @@ export const CLUSTER_RULES: Record<string, Schema> = {
       celRule("duration(self) >= duration('1m') && duration(self) <= duration('720h')", 'refreshInterval must be between 1m and 720h (30 days)'),
     ],
   },
+  'spec.healthChecks.interval': {
+    maxLength: 32,
+    'x-kubernetes-validations': [
+      celRule("duration(self) >= duration('5m') && duration(self) <= duration('168h')", 'healthChecks.interval must be between 5m and 168h (7 days)'),
+    ],
+  },
   'status.conditions': { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] },
   'status.sources': { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] },
 };
@@ -190,6 +196,8 @@ export function brandCatalogCrd(): Schema {
             { name: 'Ready', type: 'string', jsonPath: `${readyCondition}.status` },
             { name: 'Brands', type: 'integer', jsonPath: '.status.brandCount' },
             { name: 'Snapshot', type: 'string', jsonPath: '.status.currentSnapshot.id' },
+            { name: 'Up', type: 'integer', jsonPath: '.status.endpointsUp', priority: 1 },
+            { name: 'Down', type: 'integer', jsonPath: '.status.endpointsDown', priority: 1 },
             { name: 'Status', type: 'string', jsonPath: `${readyCondition}.message`, priority: 1 },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],

@@ -58,5 +58,11 @@ export const BrandCatalogStatus = Type.Object({
   currentSnapshot: Type.Optional(SnapshotStatus),
   lastSyncTime: Type.Optional(timestamp('When the sources were last read.')),
   nextSyncTime: Type.Optional(timestamp('When they will be read again (lastSyncTime + spec.refreshInterval, sooner after a failure).')),
+  // Endpoint health (spec.healthChecks), written at most once a minute while checks run; absent without them.
+  endpointsUp: Type.Optional(count('Brands of the active snapshot whose FHIR endpoint answered both its metadata and its SMART configuration.')),
+  endpointsDegraded: Type.Optional(count('Brands whose endpoint answered one of the two documents only.')),
+  endpointsDown: Type.Optional(count('Brands whose endpoint answered neither usefully (still listed in the catalog).')),
+  endpointsUnknown: Type.Optional(count('Brands not checked yet.')),
+  lastHealthSweepAt: Type.Optional(timestamp('When the last complete pass over every brand of the snapshot ended.')),
 });
 export type BrandCatalogStatus = Static<typeof BrandCatalogStatus>;

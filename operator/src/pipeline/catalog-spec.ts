@@ -9,6 +9,9 @@ import { parseDuration as parseDurationText } from '../../../core/src/duration.j
 import { checkDocument, describeProblems } from '../../../core/src/schema.js';
 import { SOURCE_FORMATS } from './types.js';
 
+/** count/period, both bounded so the rate is positive and finite: 1/9999m to 9999/s. */
+const RATE_PATTERN = '^([1-9][0-9]{0,3})/([1-9][0-9]{0,3})?(s|m)$';
+
 const KubernetesName = Type.String({ minLength: 1, maxLength: 63, pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' });
 
 export const SourceSpec = Type.Object(
@@ -25,6 +28,34 @@ export const SourceSpec = Type.Object(
 );
 export type SourceSpec = Static<typeof SourceSpec>;
 
+const DURATION = '^([0-9]+(s|m|h))+$';
+
+/**
+ * Live checks of each brand's FHIR endpoint (operator/src/health/). Absent means no checks: a catalog makes
+ * requests to thousands of hosts only when its maintainer asks for it. Present (even `{}`), the checks run with
+ * these defaults; `enabled: false` pauses them and keeps the settings.
+ */
+export const HealthChecksSpec = Type.Object(
+  {
+    enabled: Type.Boolean({ default: true, description: 'false pauses the checks (the last published outcomes stay); without healthChecks there are none.' }),
+    interval: Type.String({ pattern: DURATION, default: '6h', description: "How often each brand's endpoint is checked (5m to 168h); the checks are spread evenly over it." }),
+    concurrency: Type.Integer({ minimum: 1, maximum: 256, default: 32, description: 'Requests in flight at once, over all hosts.' }),
+    perHostRate: Type.String({
+      pattern: RATE_PATTERN,
+      maxLength: 16,
+      default: '2/s',
+      description: 'Requests per second (or other period) to one host, as count/period: 2/s, 30/m, 1/5s. Many brands share a host.',
+    }),
+    perHostConcurrency: Type.Integer({ minimum: 1, maximum: 16, default: 2, description: 'Requests in flight at once to one host.' }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "Live checks of each brand's FHIR endpoint (its metadata and SMART configuration), published to the API beside the snapshot. Absent: no checks; {} checks with the defaults.",
+  },
+);
+export type HealthChecksSpec = Static<typeof HealthChecksSpec>;
+
 export const BrandCatalogSpec = Type.Object(
   {
     sources: Type.Array(SourceSpec, { minItems: 1, maxItems: 50 }),
@@ -35,7 +66,7 @@ export const BrandCatalogSpec = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
-    refreshInterval: Type.String({ pattern: '^([0-9]+(s|m|h))+$', default: '24h' }),
+    refreshInterval: Type.String({ pattern: DURATION, default: '24h' }),
     suspend: Type.Boolean({ default: false }),
     rollout: Type.Object(
       {
@@ -44,6 +75,7 @@ export const BrandCatalogSpec = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    healthChecks: Type.Optional(HealthChecksSpec),
   },
   { additionalProperties: false },
 );
@@ -64,6 +96,21 @@ export function parseDuration(text: string): number {
 /** The bounds the CRD enforces with CEL (operator/src/crd/generate.ts), applied to files the same way. */
 export const MIN_REFRESH_MS = 60_000;
 export const MAX_REFRESH_MS = 720 * 3_600_000;
+export const MIN_HEALTH_INTERVAL_MS = 5 * 60_000;
+export const MAX_HEALTH_INTERVAL_MS = 168 * 3_600_000;
+
+/** A request rate: at most `count` per `periodMs`. */
+export interface Rate {
+  count: number;
+  periodMs: number;
+}
+
+/** A perHostRate ("2/s", "30/m", "1/5s", checked by the schema's pattern). */
+export function parseRate(text: string): Rate {
+  const match = new RegExp(RATE_PATTERN).exec(text);
+  if (!match) throw new Error(`"${text}" is not a rate such as 2/s, 30/m or 1/5s`);
+  return { count: Number(match[1]), periodMs: Number(match[2] || 1) * (match[3] === 'm' ? 60_000 : 1000) };
+}
 
 export interface CatalogFile {
   namespace: string;
@@ -87,6 +134,9 @@ export async function loadCatalogFile(file: string): Promise<CatalogFile> {
   }
   const interval = parseDuration(document.spec.refreshInterval);
   if (interval < MIN_REFRESH_MS || interval > MAX_REFRESH_MS) throw new Error('refreshInterval must be between 1m and 720h (30 days)');
+  const health = document.spec.healthChecks;
+  const healthInterval = health && parseDuration(health.interval);
+  if (healthInterval !== undefined && (healthInterval < MIN_HEALTH_INTERVAL_MS || healthInterval > MAX_HEALTH_INTERVAL_MS)) throw new Error('healthChecks.interval must be between 5m and 168h (7 days)');
   return { namespace: document.metadata.namespace ?? 'default', name: document.metadata.name, spec: document.spec, baseDir: path.dirname(path.resolve(file)) };
 }
 

@@ -96,6 +96,20 @@ describe('core: outbound address policy', () => {
       expect(connections).to.equal(before);
     });
 
+    it('admits the exact addresses a test names (a loopback stub standing in for public hosts), and nothing else', async () => {
+      const agent = new PublicHttpsAgent({}, fakeDns({ 'stub.test': ['127.0.0.1'], 'other.test': ['127.0.0.2'] }), new Set(['127.0.0.1']));
+      for (const host of ['stub.test', '127.0.0.1']) {
+        const before = connections;
+        expect(await get(host, agent), host).to.not.be.instanceOf(RefusedAddressError); // the listener hangs up: not TLS
+        expect(connections, host).to.equal(before + 1);
+      }
+      for (const host of ['other.test', '127.0.0.2', '::1']) {
+        const before = connections;
+        expect(await get(host, agent), host).to.be.instanceOf(RefusedAddressError);
+        expect(connections, host).to.equal(before);
+      }
+    });
+
     it('would connect where a plain agent does: the same listener is reached through one', async () => {
       const before = connections;
       expect(await get('127.0.0.1', new https.Agent())).to.be.instanceOf(Error); // the listener hangs up: not TLS

@@ -1,0 +1,206 @@
+// The endpoint checks of every BrandCatalog this operator leads: the reconciler tells it what each catalog's
+// spec asks for (track), and it runs one sweeper per catalog with checks, restarts one whose settings changed,
+// stops one whose checks were paused (`enabled: false`, `spec.suspend`) and removes the publication of one
+// whose `healthChecks` went away or that was deleted. Status (counts, the last complete pass) and the gauges
+// follow the sweepers' publications at a modest rate, never per check. Only the leader reconciles, so only
+// the leader checks.
+import type { Logger } from 'pino';
+import type { EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
+import { ENDPOINT_STATUSES } from '../../../core/src/catalog/model.js';
+import type { CatalogRef, SnapshotStore } from '../../../core/src/catalog/snapshots.js';
+import type { Clock } from '../../../core/src/clock.js';
+import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
+import { keyOf, type BrandCatalogObject, type KubeClient } from '../controller/kube.js';
+import type { OperatorMetrics } from '../controller/metrics.js';
+import { DEFAULT_TIMING, healthSettingsOf, sameSettings, type HealthSettings, type HealthTiming } from './settings.js';
+import { CatalogHealthSweeper, type HealthObserver, type HealthSummary } from './sweeper.js';
+
+export interface HealthMonitorDeps {
+  snapshots: SnapshotStore;
+  store: EndpointHealthStore;
+  kube: Pick<KubeClient, 'patchStatus'>;
+  clock: Clock;
+  logger: Logger;
+  metrics: OperatorMetrics;
+  /** A public-only agent sized for a catalog's settings (agent.ts; tests add their stub's CA and address). */
+  agentFor: (settings: HealthSettings) => PublicHttpsAgent;
+  announce?: (ref: CatalogRef, version: string) => Promise<void>;
+  timing?: Partial<HealthTiming>;
+  /** How often status and gauges follow the publications. */
+  statusEveryMs?: number;
+  /** How long to wait before trying again to start a catalog's checks that failed to start. */
+  retryMs?: number;
+}
+
+interface Tracked {
+  catalog: BrandCatalogObject;
+  sweeper: CatalogHealthSweeper;
+  /** The status fields last written, to write only changes. */
+  reported?: string;
+}
+
+const STATUS_FIELDS = ['endpointsUp', 'endpointsDegraded', 'endpointsDown', 'endpointsUnknown', 'lastHealthSweepAt'] as const;
+
+export class HealthMonitor {
+  private readonly tracked = new Map<string, Tracked>();
+  /** One change at a time per catalog: a restart finishes its stop before its start. */
+  private readonly queues = new Map<string, Promise<void>>();
+  private readonly retries = new Map<string, NodeJS.Timeout>();
+  private readonly timing: HealthTiming;
+  private readonly observer: HealthObserver;
+  private ticker: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: HealthMonitorDeps) {
+    this.timing = { ...DEFAULT_TIMING, ...deps.timing };
+    const { metrics } = deps;
+    this.observer = {
+      request: (document, result, seconds) => {
+        metrics.endpointRequests.inc({ document, result });
+        metrics.endpointRequestSeconds.observe({ document }, seconds);
+      },
+      check: (observed) => metrics.endpointChecks.inc({ outcome: observed.toLowerCase() }),
+      throttled: () => metrics.endpointThrottled.inc(),
+    };
+  }
+
+  /** Catalogs being checked now. */
+  get catalogs(): string[] {
+    return [...this.tracked.keys()];
+  }
+
+  /** Makes a catalog's checks match its spec; called by every reconcile, so it is cheap when nothing changed. */
+  track(catalog: BrandCatalogObject): Promise<void> {
+    const key = keyOf(catalog);
+    return this.serially(key, async () => {
+      if (this.stopped) return;
+      const settings = catalog.spec.suspend ? undefined : healthSettingsOf(catalog.spec);
+      const current = this.tracked.get(key);
+      if (current && settings && sameSettings(current.sweeper.settings, settings)) {
+        current.catalog = catalog;
+        await current.sweeper.followSnapshot(); // the reconcile may just have activated a snapshot
+        return;
+      }
+      if (current) await this.stopSweeper(key, current);
+      if (settings) return this.startSweeper(catalog, settings);
+      if (!catalog.spec.healthChecks) await this.unpublish(catalog); // not paused: no checks at all
+    });
+  }
+
+  /** A deleted catalog: its checks stop and its publication goes. */
+  forget(catalog: BrandCatalogObject): Promise<void> {
+    const key = keyOf(catalog);
+    return this.serially(key, async () => {
+      const current = this.tracked.get(key);
+      if (current) await this.stopSweeper(key, current);
+      await this.deps.store.deleteCatalog(refOf(catalog));
+      this.removeGauges(key);
+    });
+  }
+
+  /** Starts following the publications into status and gauges. */
+  start(): void {
+    this.stopped = false;
+    clearInterval(this.ticker);
+    this.ticker = setInterval(() => void this.report(), this.deps.statusEveryMs ?? 60_000);
+  }
+
+  /** Stops every catalog's checks, each publishing what it had, and writes their status a last time. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.ticker);
+    for (const timer of this.retries.values()) clearTimeout(timer);
+    await Promise.all([...this.queues.values()]);
+    const all = [...this.tracked.entries()];
+    await Promise.all(all.map(([, tracked]) => tracked.sweeper.stop()));
+    await this.report();
+    this.tracked.clear();
+  }
+
+  /** Writes each catalog's counts to its status when they changed, and sets the gauges. */
+  async report(): Promise<void> {
+    for (const [key, tracked] of this.tracked) {
+      const summary = tracked.sweeper.summary();
+      for (const status of ENDPOINT_STATUSES) this.deps.metrics.endpoints.set({ catalog: key, status }, summary.counts[status]);
+      if (summary.version === null) continue; // nothing published yet
+      const fields = statusFields(summary);
+      const text = JSON.stringify(fields);
+      if (text === tracked.reported) continue;
+      try {
+        await this.deps.kube.patchStatus(tracked.catalog, fields);
+        tracked.reported = text;
+      } catch (error) {
+        this.deps.logger.warn({ err: error, catalog: key }, 'endpoint health: status could not be written; next round');
+      }
+    }
+  }
+
+  private serially(key: string, step: () => Promise<void>): Promise<void> {
+    const run = (this.queues.get(key) ?? Promise.resolve()).then(step, step);
+    const settled = run.catch(() => {});
+    this.queues.set(key, settled);
+    void settled.then(() => this.queues.get(key) === settled && this.queues.delete(key));
+    return run;
+  }
+
+  private async startSweeper(catalog: BrandCatalogObject, settings: HealthSettings): Promise<void> {
+    const key = keyOf(catalog);
+    clearTimeout(this.retries.get(key));
+    this.retries.delete(key);
+    const ref = refOf(catalog);
+    const sweeper = new CatalogHealthSweeper({
+      ref,
+      snapshots: this.deps.snapshots,
+      store: this.deps.store,
+      settings,
+      timing: this.timing,
+      agent: this.deps.agentFor(settings),
+      clock: this.deps.clock,
+      logger: this.deps.logger,
+      observer: this.observer,
+      ...(this.deps.announce && { announce: (version: string) => this.deps.announce!(ref, version) }),
+    });
+    try {
+      await sweeper.start();
+    } catch (error) {
+      await sweeper.stop().catch(() => {});
+      this.deps.logger.warn({ err: error, catalog: key }, 'endpoint health checks could not start; trying again');
+      const retry = setTimeout(() => void this.track(catalog), this.deps.retryMs ?? 30_000);
+      retry.unref();
+      this.retries.set(key, retry);
+      return;
+    }
+    this.tracked.set(key, { catalog, sweeper });
+  }
+
+  private async stopSweeper(key: string, tracked: Tracked): Promise<void> {
+    this.tracked.delete(key);
+    await tracked.sweeper.stop();
+    this.removeGauges(key);
+  }
+
+  /** Removes the publication and the status counts of a catalog whose spec no longer asks for checks. */
+  private async unpublish(catalog: BrandCatalogObject): Promise<void> {
+    const status = (catalog.status ?? {}) as Record<string, unknown>;
+    if (await this.deps.store.pointer(refOf(catalog))) await this.deps.store.deleteCatalog(refOf(catalog));
+    if (STATUS_FIELDS.some((field) => status[field] !== undefined)) {
+      await this.deps.kube.patchStatus(catalog, Object.fromEntries(STATUS_FIELDS.map((field) => [field, null])));
+    }
+  }
+
+  private removeGauges(key: string): void {
+    for (const status of ENDPOINT_STATUSES) this.deps.metrics.endpoints.remove({ catalog: key, status });
+  }
+}
+
+const refOf = (catalog: BrandCatalogObject): CatalogRef => ({ namespace: catalog.metadata.namespace, name: catalog.metadata.name });
+
+function statusFields(summary: HealthSummary): Record<string, unknown> {
+  return {
+    endpointsUp: summary.counts.UP,
+    endpointsDegraded: summary.counts.DEGRADED,
+    endpointsDown: summary.counts.DOWN,
+    endpointsUnknown: summary.counts.UNKNOWN,
+    ...(summary.lastSweepAt && { lastHealthSweepAt: summary.lastSweepAt.toISOString() }),
+  };
+}
