@@ -233,7 +233,7 @@ export async function runSchemathesis(baseUrl: string, surface: Surface, options
     const command = ['schemathesis', ...args.map((a) => (/[^\w./:,=@+-]/.test(a) ? `'${a}'` : a))].join(' ').replaceAll(dir, '<tmp>');
     return { surface: surface.name, command, exitCode: code, durationMs, ...readReport(await read('json-'), await read('har-'), output) };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    if (!process.env.PORTICO_FUZZ_KEEP) await rm(dir, { recursive: true, force: true });
   }
 }
 

