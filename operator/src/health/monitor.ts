@@ -69,6 +69,11 @@ export class HealthMonitor {
     return [...this.tracked.keys()];
   }
 
+  /** The settings a catalog's checks run with now; undefined when they do not run. */
+  settingsOf(key: string): HealthSettings | undefined {
+    return this.tracked.get(key)?.sweeper.settings;
+  }
+
   /** Makes a catalog's checks match its spec; called by every reconcile, so it is cheap when nothing changed. */
   track(catalog: BrandCatalogObject): Promise<void> {
     const key = keyOf(catalog);
