@@ -153,8 +153,15 @@ async function main(): Promise<void> {
       });
       const cpu = process.cpuUsage();
       const started = performance.now();
+      const peak = { heapUsed: 0, rss: 0 };
+      const sampler = setInterval(() => {
+        const now = process.memoryUsage();
+        peak.heapUsed = Math.max(peak.heapUsed, now.heapUsed);
+        peak.rss = Math.max(peak.rss, now.rss);
+      }, 100);
       await sweeper.start();
       await finished;
+      clearInterval(sampler);
       const seconds = (performance.now() - started) / 1000;
       const used = process.cpuUsage(cpu);
       gc();
@@ -180,6 +187,8 @@ async function main(): Promise<void> {
         // What the sweeper itself holds for the catalog (its brands, outcomes, validators, schedule, limits).
         sweeperHeapMb: mb(alive.heapUsed - released),
         rssMb: mb(alive.rss),
+        peakHeapMb: mb(peak.heapUsed),
+        peakRssMb: mb(peak.rss),
         stubRequests: stub.requests,
         maxPeakConnectionsPerHost: stub.maxPeakConnections,
         maxPeakInFlightPerHost: stub.maxPeakInFlight,

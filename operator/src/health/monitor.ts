@@ -69,6 +69,11 @@ export class HealthMonitor {
     return [...this.tracked.keys()];
   }
 
+  /** The settings a catalog's checks run with now; undefined when they do not run. */
+  settingsOf(key: string): HealthSettings | undefined {
+    return this.tracked.get(key)?.sweeper.settings;
+  }
+
   /** Makes a catalog's checks match its spec; called by every reconcile, so it is cheap when nothing changed. */
   track(catalog: BrandCatalogObject): Promise<void> {
     const key = keyOf(catalog);
@@ -119,19 +124,24 @@ export class HealthMonitor {
 
   /** Writes each catalog's counts to its status when they changed, and sets the gauges. */
   async report(): Promise<void> {
-    for (const [key, tracked] of this.tracked) {
-      const summary = tracked.sweeper.summary();
-      for (const status of ENDPOINT_STATUSES) this.deps.metrics.endpoints.set({ catalog: key, status }, summary.counts[status]);
-      if (summary.version === null) continue; // nothing published yet
-      const fields = statusFields(summary);
-      const text = JSON.stringify(fields);
-      if (text === tracked.reported) continue;
-      try {
-        await this.deps.kube.patchStatus(tracked.catalog, fields);
-        tracked.reported = text;
-      } catch (error) {
-        this.deps.logger.warn({ err: error, catalog: key }, 'endpoint health: status could not be written; next round');
-      }
+    // Each catalog in its queue: a report never lands after the removal of the counts it would write.
+    await Promise.all([...this.tracked.keys()].map((key) => this.serially(key, () => this.reportOne(key))));
+  }
+
+  private async reportOne(key: string): Promise<void> {
+    const tracked = this.tracked.get(key);
+    if (!tracked) return;
+    const summary = tracked.sweeper.summary();
+    for (const status of ENDPOINT_STATUSES) this.deps.metrics.endpoints.set({ catalog: key, status }, summary.counts[status]);
+    if (summary.version === null) return; // nothing published yet
+    const fields = statusFields(summary);
+    const text = JSON.stringify(fields);
+    if (text === tracked.reported) return;
+    try {
+      await this.deps.kube.patchStatus(tracked.catalog, fields);
+      tracked.reported = text;
+    } catch (error) {
+      this.deps.logger.warn({ err: error, catalog: key }, 'endpoint health: status could not be written; next round');
     }
   }
 

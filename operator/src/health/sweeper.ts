@@ -73,6 +73,8 @@ export class CatalogHealthSweeper {
   private ticker: NodeJS.Timeout | undefined;
   private snapshotTimer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** start() completed: only then is what the sweeper holds whole enough to publish. */
+  private started = false;
   /** Brands not yet checked in the current pass. */
   private pass = new Set<string>();
   private lastSweepAt: Date | null = null;
@@ -106,6 +108,7 @@ export class CatalogHealthSweeper {
     }
     await this.followSnapshot();
     this.published = this.summarize(saved?.version ?? null);
+    this.started = true;
     logger.info({ catalog: this.key, brands: this.brands.size, resumed: this.records.size, version: saved?.version ?? null }, 'endpoint health checks started');
     this.arm();
     this.ticker = setInterval(() => void this.maybePublish(), Math.max(50, Math.min(this.deps.timing.publishDelayMs, 10_000)));
@@ -125,7 +128,7 @@ export class CatalogHealthSweeper {
     this.limiter.stop();
     await Promise.all(this.running);
     await this.publishing;
-    if (this.changed || this.touched) await this.publish().catch((error: unknown) => this.deps.logger.warn({ err: error, catalog: this.key }, 'endpoint health: the last outcomes could not be published'));
+    if (this.started && (this.changed || this.touched)) await this.publish().catch((error: unknown) => this.deps.logger.warn({ err: error, catalog: this.key }, 'endpoint health: the last outcomes could not be published'));
     this.deps.agent.destroy();
   }
 
@@ -223,12 +226,20 @@ export class CatalogHealthSweeper {
     } catch (error) {
       if (error instanceof LimiterStoppedError) return;
       this.deps.logger.error({ err: error, catalog: this.key, brand: brand.id }, 'endpoint health: a check failed unexpectedly');
-      if (!this.stopped && this.brands.get(brand.id) === brand) this.schedule(brand, this.deps.clock.now().getTime() + this.deps.timing.confirmDownMs);
+      const current = this.brands.get(brand.id);
+      if (!this.stopped && current) this.schedule(current, this.deps.clock.now().getTime() + this.deps.timing.confirmDownMs);
       return;
     }
-    if (this.stopped || this.brands.get(brand.id) !== brand) return; // it left the snapshot meanwhile
-    const [metadata, smart] = results;
     const now = this.deps.clock.now();
+    const current = this.brands.get(brand.id);
+    if (this.stopped) return;
+    if (current !== brand) {
+      // It left the snapshot meanwhile, or came back with another URL: then its new self needs a turn.
+      if (current && !this.due.has(current.id)) this.schedule(current, now.getTime());
+      this.arm();
+      return;
+    }
+    const [metadata, smart] = results;
     const record = afterCheck(previous, metadata, smart, now);
     this.deps.observer?.check(metadata.ok && smart.ok ? 'UP' : metadata.ok || smart.ok ? 'DEGRADED' : 'DOWN');
     this.records.set(brand.id, record);

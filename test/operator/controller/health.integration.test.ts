@@ -1,7 +1,8 @@
 // Endpoint health in the operator against a real Kubernetes API server: a BrandCatalog with healthChecks gets
 // its counts in status (and in metrics) from checks the leader makes (against a loopback stub standing in for
-// the brands' FHIR servers), the API shows the outcomes, `enabled: false` pauses the checks, removing
-// healthChecks removes the publication and the counts, and deleting the catalog removes everything.
+// the brands' FHIR servers), the API shows the outcomes, new settings restart the checks where they were,
+// `enabled: false` pauses them, removing healthChecks removes the publication and the counts, and deleting the
+// catalog removes everything.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
@@ -139,6 +140,15 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
     const working = await search('near=10001&status=up&limit=100');
     expect(working.map((b) => b.name)).to.include(names[0]!).and.not.include(names[4]!);
     for (const brand of working) expect(brand.endpoint.status).to.equal('UP');
+  });
+
+  it('restarts the checks with new settings from the last publication: nothing is checked again at once', async () => {
+    stub.reset();
+    await patch([{ op: 'replace', path: '/spec/healthChecks/concurrency', value: 8 }]);
+    await eventually('the new settings', () => health.settingsOf(`${namespace}/${name}`)?.concurrency === 8);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(stub.requests).to.have.length(0); // every brand keeps its turn, half an interval away at least
+    expect(await status()).to.include({ endpointsUp: 3, endpointsDown: 1 });
   });
 
   it('pauses with enabled: false, and removes the publication and the counts when healthChecks goes', async () => {
