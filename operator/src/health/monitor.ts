@@ -46,6 +46,9 @@ export class HealthMonitor {
   /** One change at a time per catalog: a restart finishes its stop before its start. */
   private readonly queues = new Map<string, Promise<void>>();
   private readonly retries = new Map<string, NodeJS.Timeout>();
+  // The newest object each live catalog was tracked with: a retry starts from what the catalog is now, and a
+  // deleted catalog (not here) is never retried.
+  private readonly latest = new Map<string, BrandCatalogObject>();
   private readonly timing: HealthTiming;
   private readonly observer: HealthObserver;
   private ticker: NodeJS.Timeout | undefined;
@@ -77,8 +80,10 @@ export class HealthMonitor {
   /** Makes a catalog's checks match its spec; called by every reconcile, so it is cheap when nothing changed. */
   track(catalog: BrandCatalogObject): Promise<void> {
     const key = keyOf(catalog);
+    this.latest.set(key, catalog);
     return this.serially(key, async () => {
       if (this.stopped) return;
+      this.cancelRetry(key); // this reconcile decides afresh
       const settings = catalog.spec.suspend ? undefined : healthSettingsOf(catalog.spec);
       const current = this.tracked.get(key);
       if (current && settings && sameSettings(current.sweeper.settings, settings)) {
@@ -95,7 +100,10 @@ export class HealthMonitor {
   /** A deleted catalog: its checks stop and its publication goes. */
   forget(catalog: BrandCatalogObject): Promise<void> {
     const key = keyOf(catalog);
+    this.latest.delete(key);
+    this.cancelRetry(key);
     return this.serially(key, async () => {
+      this.cancelRetry(key);
       const current = this.tracked.get(key);
       if (current) await this.stopSweeper(key, current);
       await this.deps.store.deleteCatalog(refOf(catalog));
@@ -115,6 +123,7 @@ export class HealthMonitor {
     this.stopped = true;
     clearInterval(this.ticker);
     for (const timer of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
     await Promise.all([...this.queues.values()]);
     const all = [...this.tracked.entries()];
     await Promise.all(all.map(([, tracked]) => tracked.sweeper.stop()));
@@ -155,8 +164,7 @@ export class HealthMonitor {
 
   private async startSweeper(catalog: BrandCatalogObject, settings: HealthSettings): Promise<void> {
     const key = keyOf(catalog);
-    clearTimeout(this.retries.get(key));
-    this.retries.delete(key);
+    this.cancelRetry(key);
     const ref = refOf(catalog);
     const sweeper = new CatalogHealthSweeper({
       ref,
@@ -175,12 +183,21 @@ export class HealthMonitor {
     } catch (error) {
       await sweeper.stop().catch(() => {});
       this.deps.logger.warn({ err: error, catalog: key }, 'endpoint health checks could not start; trying again');
-      const retry = setTimeout(() => void this.track(catalog), this.deps.retryMs ?? 30_000);
+      const retry = setTimeout(() => {
+        this.retries.delete(key);
+        const now = this.latest.get(key);
+        if (now) void this.track(now);
+      }, this.deps.retryMs ?? 30_000);
       retry.unref();
       this.retries.set(key, retry);
       return;
     }
     this.tracked.set(key, { catalog, sweeper });
+  }
+
+  private cancelRetry(key: string): void {
+    clearTimeout(this.retries.get(key));
+    this.retries.delete(key);
   }
 
   private async stopSweeper(key: string, tracked: Tracked): Promise<void> {

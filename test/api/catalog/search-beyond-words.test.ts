@@ -55,7 +55,7 @@ function edits(term: string, token: string): number {
 
 /** The fallback's rules written the plain way, over every brand: what it must return after the exact results. */
 function fuzzyOracle(brands: CatalogBrand[], q: string, exact: readonly CatalogBrand[], limit: number): CatalogBrand[] {
-  const terms = words(q);
+  const terms = [...new Set(words(q))];
   if (terms.length > MAX_FUZZY_WORDS) return [];
   const taken = new Set(exact);
   const ranked: { brand: CatalogBrand; rank: number; folded: string }[] = [];
@@ -157,7 +157,11 @@ describe('catalog: search beyond exact words (issue 12)', () => {
       }
     });
 
-    it(`ignores queries of more than ${MAX_FUZZY_WORDS} words`, () => {
+    it('treats a repeated word as one (it may match the same word again)', () => {
+      expect(index.search('tampa tampa generl generl', { limit: 25 })).to.deep.equal(index.search('tampa generl', { limit: 25 }));
+    });
+
+    it(`ignores queries of more than ${MAX_FUZZY_WORDS} distinct words`, () => {
       const long = 'tampa generl hospitl a b c d e f';
       expect(words(long).length).to.be.greaterThan(MAX_FUZZY_WORDS);
       expect(index.search(long, { limit: 25 }).brands).to.deep.equal([]);

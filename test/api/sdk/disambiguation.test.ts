@@ -18,6 +18,12 @@ describe('sdk: catalog disambiguation of look-alike names', () => {
     expect(disambiguations([a, b, c])).to.deep.equal(['fhir.mercy.net/a', 'fhir.mercy.net/b', 'Springfield, IL']);
   });
 
+  it('never gives two namesakes the same label, even across kinds (a portal host that is another FHIR host)', () => {
+    const a = buildBrand({ name: 'Mercy', portalUrl: 'https://mychart.mercy.org/MyChart', fhirBaseUrl: 'https://fhir.a.org/r4' });
+    const b = buildBrand({ name: 'Mercy', fhirBaseUrl: 'https://mychart.mercy.org/FHIR/api/R4' });
+    expect(disambiguations([a, b])).to.deep.equal(['fhir.a.org', 'mychart.mercy.org/FHIR/api/R4']);
+  });
+
   it('uses whichever of city and state a brand has', () => {
     const a = buildBrand({ name: 'Lakeside', state: 'MN' });
     const b = buildBrand({ name: 'Lakeside', city: 'Duluth' });

@@ -48,7 +48,7 @@ export interface SearchResult {
 const MIN_QUERY_LENGTH = 2;
 // Below this many tokens a linear walk of a brand's tokens beats a binary search.
 const LINEAR_SCAN_MAX = 32;
-/** The typo-tolerant fallback looks at queries of at most this many words (a pasted paragraph is not a typo). */
+/** The typo-tolerant fallback looks at queries of at most this many distinct words (a pasted paragraph is not a typo). */
 export const MAX_FUZZY_WORDS = 8;
 /** Ranks within a phase: tiers 0–3, and for the fallback up to 15 edits × 4 tiers. */
 const TIERS = 4;
@@ -129,9 +129,12 @@ export class BrandSearchIndex {
     const results: number[] = [];
     const identifier = isNpiShaped(text) ? text : addressOf(text);
     if (identifier !== null) this.take(results, this.identifierMatches(identifier, limit, query), query);
-    const terms = words(text);
+    const typed = words(text);
+    // A repeated word may match the same indexed word again (CONTRACT §6.1), so it adds no condition: matching
+    // each distinct word once gives the same results, and "health health …" costs what "health" does.
+    const terms = [...new Set(typed)];
     const ranges = terms.length === 0 ? undefined : this.prefixRanges(terms);
-    if (ranges && ranges.complete && results.length < limit) this.take(results, this.exactMatches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
+    if (ranges && ranges.complete && results.length < limit) this.take(results, this.exactMatches(typed.join(' '), terms, ranges.lo, ranges.hi, limit - results.length, query), query);
     const exact = results.length;
     // An address or a number is not misspelt words: the fallback is for names and places.
     if (ranges && identifier === null && results.length < limit && terms.length <= MAX_FUZZY_WORDS) this.take(results, this.fuzzyMatches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
@@ -199,7 +202,7 @@ export class BrandSearchIndex {
   }
 
   /** Every term a prefix of some word of the brand (CONTRACT §6.1), ranked by tier, or by distance near a point. */
-  private exactMatches(terms: readonly string[], lo: Uint32Array, hi: Uint32Array, limit: number, query: Query): TopKeys {
+  private exactMatches(phrase: string, terms: readonly string[], lo: Uint32Array, hi: Uint32Array, limit: number, query: Query): TopKeys {
     const { postingStart, postings, foldedNames } = this.layout;
     // Candidates come from the word reaching the fewest postings; the others are checked per candidate,
     // rarest first so that a non-match is found after as few checks as possible.
@@ -208,7 +211,6 @@ export class BrandSearchIndex {
     checkOrder.sort((a, b) => reach(a) - reach(b));
     const pivot = checkOrder[0]!;
 
-    const phrase = terms.join(' ');
     const rankOf = (b: number) => (!this.accepts(b, query) ? -1 : foldedNames[b]!.startsWith(phrase) ? 0 : this.tierOf(b, lo, hi, checkOrder));
     // Near a point, a common word reaches much of the catalog: walking outwards from the point and testing
     // each brand then stops after a few hundred, where measuring every candidate would not stop at all. When

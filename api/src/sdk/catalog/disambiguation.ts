@@ -36,11 +36,13 @@ export function disambiguations(brands: readonly CatalogBrand[]): (string | unde
   });
   for (const group of byName.values()) {
     if (group.length < 2) continue;
-    const candidates = group.map((i) => LABELS.map((label) => label(brands[i]!)));
+    const candidates = group.map((i) => LABELS.map((label) => label(brands[i]!)?.toLowerCase() ?? null));
     group.forEach((i, g) => {
-      const own = candidates[g]!;
-      const level = own.findIndex((label, l) => label !== null && candidates.every((other, o) => o === g || other[l]?.toLowerCase() !== label.toLowerCase()));
-      labels[i] = level >= 0 ? own[level]! : brands[i]!.fhirBaseUrl.replace(/^https?:\/\//, '');
+      // Unique against every label of the namesakes, not only the same kind: Epic serves a portal and another
+      // system's FHIR API from one host, so one brand's portal host can be another's FHIR host.
+      const taken = new Set(candidates.flatMap((other, o) => (o === g ? [] : other)));
+      const level = candidates[g]!.findIndex((label) => label !== null && !taken.has(label));
+      labels[i] = level >= 0 ? LABELS[level]!(brands[i]!)! : brands[i]!.fhirBaseUrl.replace(/^https?:\/\//, '');
     });
   }
   return labels;

@@ -57,8 +57,9 @@ export interface Answer<T> {
 const NO_SNAPSHOT = 'empty';
 
 export class CatalogService {
-  // The `status=` filter of the latest (index, health version, status): rebuilt when either moves, not per request.
-  private statusMasks: { index: CatalogIndex; version: string; masks: Map<EndpointStatus, Uint8Array> } | undefined;
+  // The `status=` filters of the latest (snapshot, health version): rebuilt when either moves, not per request.
+  // Keyed by the snapshot's id rather than its index, so a replaced index is not kept alive by this cache.
+  private statusMasks: { snapshotId: string; version: string; masks: Map<EndpointStatus, Uint8Array> } | undefined;
 
   constructor(
     private readonly catalog: ActiveCatalog,
@@ -79,7 +80,7 @@ export class CatalogService {
     const etag = tag(served?.snapshotId ?? NO_SNAPSHOT, `search\n${q}\n${platform ?? ''}\n${input.limit}\n${input.near ?? ''}\n${status ?? ''}\n${version}\n${origin}`);
     const endpointOf = (brand: CatalogBrand) => health.get(brand.id) ?? UNCHECKED;
     if (!served) return { value: { brands: [], exact: 0, endpointOf }, etag };
-    const only = status === undefined ? undefined : this.statusMask(served.index, version, status);
+    const only = status === undefined ? undefined : this.statusMask(served.snapshotId, served.index, version, status);
     const result = served.index.search(q, { limit: input.limit, ...(platform && { platform }), ...(near && { near }), ...(only && { only }) });
     return { value: { ...result, endpointOf }, etag };
   }
@@ -98,9 +99,9 @@ export class CatalogService {
     return point;
   }
 
-  private statusMask(index: CatalogIndex, version: string, status: EndpointStatus): Uint8Array {
+  private statusMask(snapshotId: string, index: CatalogIndex, version: string, status: EndpointStatus): Uint8Array {
     let cached = this.statusMasks;
-    if (cached?.index !== index || cached.version !== version) this.statusMasks = cached = { index, version, masks: new Map() };
+    if (cached?.snapshotId !== snapshotId || cached.version !== version) this.statusMasks = cached = { snapshotId, version, masks: new Map() };
     let mask = cached.masks.get(status);
     if (!mask) cached.masks.set(status, (mask = index.mask((brand) => (this.health.get(brand.id) ?? UNCHECKED).status === status)));
     return mask;
