@@ -115,15 +115,21 @@ describe('operator: endpoint health sweeps', function () {
     await eventually('three rounds of checks', () => brands.every((b) => stub.statsOf(new URL(b.fhirBaseUrl).hostname).requests >= 6), 20_000);
     // When each brand's checks began (the first of each check's two requests; one brand per host).
     const rounds = new Map(brands.map((b) => new URL(b.fhirBaseUrl).hostname).map((host) => [host, stub.statsOf(host).starts.map((t) => t - started).filter((_, i) => i % 2 === 0)]));
-    // Round one: 180 brands over 3 s, no half-second with more than twice its share (30) or less than 40% of it.
+    // Round one: 180 brands over 3 s, not a burst: no half-second holds more than a third of them (an even
+    // spread puts 30 in each). Only bounds a busy machine cannot break are asserted: lateness bunches checks up
+    // but cannot bring one forward; the exact placement is schedule.test.ts's, on the pure functions.
     // (Late ones fall into the last: client and stub share one event loop, and each new host costs a handshake.)
     const firstAt = Math.min(...[...rounds.values()].map((times) => times[0]!));
     const buckets = new Array(6).fill(0) as number[];
     for (const times of rounds.values()) buckets[Math.min(5, Math.floor((times[0]! - firstAt) / 500))]!++;
     console.log(`      first checks per half second: ${buckets.join(' ')}`);
-    for (const count of buckets) expect(count).to.be.within(12, 60);
-    // Round three follows round two by one interval, brand by brand.
-    for (const [host, times] of rounds) expect(times[2]! - times[1]!, host).to.be.within(interval - 150, interval + 300);
+    for (const count of buckets.slice(0, 5)) expect(count).to.be.at.most(60);
+    // Later rounds: a brand is never checked again sooner than half an interval after its last check, and on
+    // average one interval apart.
+    const gaps = [...rounds.values()].flatMap((times) => [times[1]! - times[0]!, times[2]! - times[1]!]);
+    for (const gap of gaps) expect(gap).to.be.at.least(interval / 2 - 50);
+    const mean = gaps.reduce((sum, gap) => sum + gap, 0) / gaps.length;
+    expect(mean).to.be.within(interval * 0.8, interval * 1.3);
   });
 
   it('resumes after a restart from the last publication: no burst, validators sent, 304s keep the outcomes', async () => {
@@ -147,7 +153,7 @@ describe('operator: endpoint health sweeps', function () {
     expect(stub.requests, 'requests just after the restart').to.have.length(0);
     const host = (b: CatalogBrand) => new URL(b.fhirBaseUrl).hostname;
     await eventually('every brand checked again', () => brands.every((b) => stub.statsOf(host(b)).requests >= 2), 10_000);
-    expect(performance.now() - resumedAt).to.be.below(interval * 1.5 + 1000);
+    expect(performance.now() - resumedAt).to.be.below(interval * 2 + 2000); // due within 1.5 intervals; slack for a busy machine
     // Each brand's first check after the restart (one brand per host): both requests conditional, answered 304.
     const firstChecks = brands.flatMap((b) => stub.requests.filter((r) => r.host === host(b)).slice(0, 2));
     expect(firstChecks).to.have.length(120);
