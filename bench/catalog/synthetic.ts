@@ -153,6 +153,10 @@ export function queryMix(brands: readonly CatalogBrand[], count: number, seed = 
     // near=<ZIP>: the nearest brands, and a first word ordered by distance.
     ['near, no words', () => (placed.length > 0 ? { q: '', near: pointNear(pick(random, placed)) } : undefined)],
     ['word near', () => (placed.length > 0 ? { q: pieces(pick(random, brands))[0] ?? '', near: pointNear(pick(random, placed)) } : undefined)],
+    ['typo near', () => {
+      const word = pieces(pick(random, brands)).find((p) => /^[a-z]{5,}$/i.test(p));
+      return word && placed.length > 0 ? { q: typo(random, word), near: pointNear(pick(random, placed)) } : undefined;
+    }],
     ['miss', () => {
       const junk = Array.from({ length: 5 }, () => pick(random, [...letters])).join('');
       return random() < 0.5 ? junk : `${pieces(pick(random, brands))[0]} ${junk}`;
