@@ -13,13 +13,13 @@ import { buildLayout } from '../../api/src/catalog/search/layout.js';
 import { allowedEdits, NearWords } from '../../api/src/catalog/search/near-words.js';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { loadAllRealBrands } from './real-brands.js';
-import { seededRandom, syntheticBrands } from './synthetic.js';
+import { seededRandom, syntheticBrands, typo } from './synthetic.js';
 
 // Per word, so that a fallback query of several words plus candidate gathering stays within 2 ms.
 const TARGETS = { p99Ms: 0.25, buildMs: 1000, memoryMb: 20 };
 const WORDS = Number(process.env.BENCH_WORDS ?? 5000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+const LETTERS = [...'abcdefghijklmnopqrstuvwxyz'];
 
 type Gc = () => void;
 
@@ -33,22 +33,6 @@ function memory(gc: Gc): number {
 
 const percentile = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const round = (value: number, digits = 3) => Number(value.toFixed(digits));
-
-/** One error at any position: a swap with the next letter, a deletion, an insertion or a replacement. */
-function typo(random: () => number, word: string): string {
-  const at = Math.floor(random() * word.length);
-  const letter = LETTERS[Math.floor(random() * LETTERS.length)]!;
-  switch (Math.floor(random() * 4)) {
-    case 0:
-      return at + 1 < word.length ? word.slice(0, at) + word[at + 1] + word[at] + word.slice(at + 2) : word.slice(0, at) + letter;
-    case 1:
-      return word.slice(0, at) + word.slice(at + 1);
-    case 2:
-      return word.slice(0, at) + letter + word.slice(at);
-    default:
-      return word.slice(0, at) + letter + word.slice(at + 1);
-  }
-}
 
 interface Word {
   kind: '1 error' | '2 errors' | 'non-word';
@@ -64,8 +48,8 @@ function queryWords(tokens: readonly string[], count: number, seed = 11): Word[]
     let word: Word;
     if (roll < 0.1) word = { kind: 'non-word', text: Array.from({ length: 4 + Math.floor(random() * 9) }, () => LETTERS[Math.floor(random() * 26)]).join('') };
     else {
-      const once = typo(random, long[Math.floor(random() * long.length)]!);
-      word = roll < 0.6 ? { kind: '1 error', text: once } : { kind: '2 errors', text: typo(random, once) };
+      const once = typo(random, long[Math.floor(random() * long.length)]!, 0, LETTERS);
+      word = roll < 0.6 ? { kind: '1 error', text: once } : { kind: '2 errors', text: typo(random, once, 0, LETTERS) };
     }
     if (word.text.length >= 4) words.push(word);
   }

@@ -90,13 +90,17 @@ export interface BenchQuery {
   near?: { lat: number; lon: number };
 }
 
-/** One typing error at a random position after the first letter: a swap, a deletion, an insertion or a substitution. */
-function typo(random: () => number, word: string): string {
-  const at = 1 + Math.floor(random() * (word.length - 2));
-  const letter = 'abcdefghijklmnopqrstuvwxyz'[Math.floor(random() * 26)]!;
+/**
+ * One typing error at a random position from `from` on: a swap with the next letter, a deletion, an insertion or
+ * a replacement (by one of `letters`). Shared by the benchmarks and the near-words test.
+ */
+export function typo(random: () => number, word: string, from = 0, letters: readonly string[] = ASCII_LETTERS): string {
+  const at = from + Math.floor(random() * (word.length - from));
+  const letter = letters[Math.floor(random() * letters.length)]!;
   switch (Math.floor(random() * 4)) {
     case 0:
-      return word.slice(0, at) + word[at + 1] + word[at] + word.slice(at + 2);
+      if (at + 1 < word.length) return word.slice(0, at) + word[at + 1] + word[at] + word.slice(at + 2);
+      return word.slice(0, at) + letter; // the last letter has no next one: replaced instead
     case 1:
       return word.slice(0, at) + word.slice(at + 1);
     case 2:
@@ -106,11 +110,8 @@ function typo(random: () => number, word: string): string {
   }
 }
 
-/**
- * What people type into a brand picker: a first word, a first word and the start of the next, a few
- * letters, two and one letters ("st m"), a whole name, a state, a city, and things that match nothing.
- * Typed as written (original case and punctuation), so folding is part of what is measured.
- */
+const ASCII_LETTERS = [...'abcdefghijklmnopqrstuvwxyz'];
+
 export function queryMix(brands: readonly CatalogBrand[], count: number, seed = 7): BenchQuery[] {
   const random = seededRandom(seed);
   const withCity = brands.filter((b) => b.city);
@@ -137,15 +138,15 @@ export function queryMix(brands: readonly CatalogBrand[], count: number, seed = 
     // The typo-tolerant fallback: a long word of the name with one or two errors, alone or with the next word.
     ['typo', () => {
       const word = pieces(pick(random, brands)).find((p) => /^[a-z]{5,}$/i.test(p));
-      return word && typo(random, word);
+      return word && typo(random, word, 1);
     }],
     ['typo + word', () => {
       const [a, b] = pieces(pick(random, brands));
-      return a && b && a.length >= 5 ? `${typo(random, a)} ${b}` : undefined;
+      return a && b && a.length >= 5 ? `${typo(random, a, 1)} ${b}` : undefined;
     }],
     ['2 typos', () => {
       const word = pieces(pick(random, brands)).find((p) => /^[a-z]{9,}$/i.test(p));
-      return word && typo(random, typo(random, word));
+      return word && typo(random, typo(random, word, 1), 1);
     }],
     ['host', () => new URL(pick(random, brands).fhirBaseUrl).host],
     ['url', () => pick(random, brands).fhirBaseUrl],
@@ -155,7 +156,7 @@ export function queryMix(brands: readonly CatalogBrand[], count: number, seed = 
     ['word near', () => (placed.length > 0 ? { q: pieces(pick(random, brands))[0] ?? '', near: pointNear(pick(random, placed)) } : undefined)],
     ['typo near', () => {
       const word = pieces(pick(random, brands)).find((p) => /^[a-z]{5,}$/i.test(p));
-      return word && placed.length > 0 ? { q: typo(random, word), near: pointNear(pick(random, placed)) } : undefined;
+      return word && placed.length > 0 ? { q: typo(random, word, 1), near: pointNear(pick(random, placed)) } : undefined;
     }],
     ['miss', () => {
       const junk = Array.from({ length: 5 }, () => pick(random, [...letters])).join('');

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { allowedEdits, NearWords } from '../../../api/src/catalog/search/near-words.js';
 import { buildLayout } from '../../../api/src/catalog/search/layout.js';
 import { loadRealBrands } from './real-brands.js';
+import { typo } from '../../../bench/catalog/synthetic.js';
 
 /** Optimal string alignment distance, the textbook table. */
 function distance(a: string, b: string): number {
@@ -45,22 +46,6 @@ function random(seed: number): () => number {
   };
 }
 
-/** One typing error anywhere, the first letter included: a swap, a deletion, an insertion or a replacement. */
-function typo(next: () => number, word: string, letters: readonly string[]): string {
-  const at = Math.floor(next() * word.length);
-  const letter = letters[Math.floor(next() * letters.length)]!;
-  switch (Math.floor(next() * 4)) {
-    case 0:
-      return word.slice(0, at) + (word[at + 1] ?? '') + word[at] + word.slice(at + 2);
-    case 1:
-      return word.slice(0, at) + word.slice(at + 1);
-    case 2:
-      return word.slice(0, at) + letter + word.slice(at);
-    default:
-      return word.slice(0, at) + letter + word.slice(at + 1);
-  }
-}
-
 /** Vocabulary words with one or two errors, words of the vocabulary as they are, and random words. */
 function queriesFor(tokens: readonly string[], next: () => number, letters: readonly string[], count: number): string[] {
   const long = tokens.filter((t) => t.length >= 3);
@@ -68,8 +53,8 @@ function queriesFor(tokens: readonly string[], next: () => number, letters: read
     if (q % 10 === 9) return Array.from({ length: 3 + Math.floor(next() * 12) }, () => letters[Math.floor(next() * letters.length)]).join('');
     const word = long[Math.floor(next() * long.length)]!;
     if (q % 10 === 8) return word;
-    const once = typo(next, word, letters);
-    return q % 2 === 0 ? typo(next, once, letters) : once;
+    const once = typo(next, word, 0, letters);
+    return q % 2 === 0 ? typo(next, once, 0, letters) : once;
   });
 }
 

@@ -198,8 +198,9 @@ describe('catalog: search beyond exact words (issue 12)', () => {
       expect(index.search('1234567890', { limit: 5 }).brands).to.deep.equal([]);
     });
 
-    it('keeps word matching for text that only looks like a host', () => {
+    it('keeps word matching, typos included, for text that only looks like a host', () => {
       expect(names(index.search('tampa.general', { limit: 5 }).brands)).to.include('Tampa General Hospital');
+      expect(names(index.search('tampa.generl', { limit: 5 }).brands)).to.include('Tampa General Hospital');
     });
   });
 

@@ -129,6 +129,7 @@ export class BrandSearchIndex {
     const results: number[] = [];
     const identifier = isNpiShaped(text) ? text : addressOf(text);
     if (identifier !== null) this.take(results, this.identifierMatches(identifier, limit, query), query);
+    const byIdentifier = results.length;
     const typed = words(text);
     // A repeated word may match the same indexed word again (CONTRACT §6.1), so it adds no condition: matching
     // each distinct word once gives the same results, and "health health …" costs what "health" does.
@@ -136,8 +137,9 @@ export class BrandSearchIndex {
     const ranges = terms.length === 0 ? undefined : this.prefixRanges(terms);
     if (ranges && ranges.complete && results.length < limit) this.take(results, this.exactMatches(typed.join(' '), terms, ranges.lo, ranges.hi, limit - results.length, query), query);
     const exact = results.length;
-    // An address or a number is not misspelt words: the fallback is for names and places.
-    if (ranges && identifier === null && results.length < limit && terms.length <= MAX_FUZZY_WORDS) this.take(results, this.fuzzyMatches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
+    // An address or a number that found brands is not misspelt words: the fallback is for names and places.
+    // One that found none may be words after all ("St.Marys", "Stanfrod.Health").
+    if (ranges && byIdentifier === 0 && results.length < limit && terms.length <= MAX_FUZZY_WORDS) this.take(results, this.fuzzyMatches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
     return this.result(results, exact, query.origin);
   }
 
