@@ -21,6 +21,8 @@ export interface StubAnswer {
   headers?: Record<string, string>;
   /** Answer after this long (a slow server). */
   delayMs?: number;
+  /** After the head, send one byte of body this often and never finish (a slow-drip error page). */
+  dripMs?: number;
 }
 
 /** How a host answers; undefined: as a well-behaved FHIR server (wellBehaved). */
@@ -151,6 +153,11 @@ export class FhirStub {
     const send = () => {
       if (res.destroyed) return finish();
       res.writeHead(answer.status, answer.headers);
+      if (answer.dripMs) {
+        const drip = setInterval(() => (res.destroyed ? clearInterval(drip) : res.write(' ')), answer.dripMs);
+        drip.unref();
+        return;
+      }
       res.end(answer.body);
     };
     if (answer.delayMs) setTimeout(send, answer.delayMs).unref();

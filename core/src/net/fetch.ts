@@ -119,8 +119,13 @@ function requestOnce(url: URL, limits: FetchLimits, options: FetchOptions, signa
         return location ? resolve({ location }) : reject(new FetchError('http-status', `redirect ${status} without Location`));
       }
       if (status !== 200) {
-        // Drained, so a kept-alive connection can serve the next request, but never more than a body's limit.
+        // Drained, so a kept-alive connection can serve the next request, but never more than a body's limit
+        // nor for longer than the fetch's own deadline (the caller's timer ends with the answer): a slow-drip
+        // error page must not hold one of the host's few sockets for ever.
         let drained = 0;
+        const drainDeadline = setTimeout(() => request.destroy(), limits.timeoutMs);
+        drainDeadline.unref();
+        response.on('close', () => clearTimeout(drainDeadline));
         response.on('data', (chunk: Buffer) => (drained += chunk.length) > limits.maxBytes && request.destroy());
         response.resume();
         return resolve({ status, headers: response.headers, bytes: Buffer.alloc(0) });

@@ -6,7 +6,7 @@ import nock from 'nock';
 import { afterCheck, type BrandRecord } from '../../../operator/src/health/outcome.js';
 import { probe, USER_AGENT } from '../../../operator/src/health/probe.js';
 import { CAPABILITY_STATEMENT, FhirStub, SMART_CONFIGURATION, type StubAnswer, type StubRequest } from '../../support/fhir-stub.js';
-import { PRIVATE_ADDRESS, settings, stubAgent } from '../../support/health.js';
+import { eventually, PRIVATE_ADDRESS, settings, stubAgent } from '../../support/health.js';
 import { testTls } from '../../support/tls.js';
 
 describe('operator: endpoint checks', function () {
@@ -88,6 +88,14 @@ describe('operator: endpoint checks', function () {
     expect(performance.now() - started).to.be.below(1500);
     expect(record.health.status).to.equal('DOWN');
     expect([record.metadata.reason, record.smart.reason]).to.deep.equal(['timeout', 'timeout']);
+  });
+
+  it('does not let a slow-drip error page hold a connection past the deadline', async () => {
+    stub.behaviour = () => ({ status: 404, dripMs: 50 });
+    const record = await check(stub.baseUrl('drip.fhir.test'), undefined, 400);
+    expect(record.health.status).to.equal('DOWN');
+    // Both answers came at once (404s); their bodies never end, and the drain gives up at the deadline.
+    await eventually('the dripping connections closed', () => stub.statsOf('drip.fhir.test').inFlight === 0, 5000);
   });
 
   it('refuses redirects to private addresses, by name or literal, before connecting; and a base URL that resolves to one', async () => {
