@@ -122,8 +122,11 @@ describe('operator: endpoint health sweeps', function () {
     for (const times of rounds.values()) buckets[Math.min(5, Math.floor((times[0]! - firstAt) / 500))]!++;
     console.log(`      first checks per half second: ${buckets.join(' ')}`);
     for (const count of buckets) expect(count).to.be.within(12, 60);
-    // Round three follows round two by one interval, brand by brand.
-    for (const [host, times] of rounds) expect(times[2]! - times[1]!, host).to.be.within(interval - 150, interval + 300);
+    // Round three follows round two by one interval, brand by brand: the median exactly, each within the lateness
+    // a loaded machine adds to a timer (a late check leaves a shorter gap to the next, which is on time).
+    const gaps = [...rounds.values()].map((times) => times[2]! - times[1]!).sort((a, b) => a - b);
+    expect(gaps[Math.floor(gaps.length / 2)]!).to.be.within(interval - 100, interval + 100);
+    for (const gap of gaps) expect(gap).to.be.within(interval - 600, interval + 600);
   });
 
   it('resumes after a restart from the last publication: no burst, validators sent, 304s keep the outcomes', async () => {
