@@ -1,7 +1,7 @@
 // Where Portico may send requests on a customer's or a source's behalf: the one server-side request forgery
 // policy, used when a webhook URL is accepted, by every outbound connection (webhook deliveries, catalog
-// sources, logos, favicons, endpoint health checks), and re-checked at connect time, after DNS, so a public name that
-// resolves to 10.0.0.1 is refused too. Only global unicast addresses pass; ipaddr.js names every
+// sources, logos, favicons, endpoint health checks), and re-checked at connect time, after DNS, so a public
+// name that resolves to 10.0.0.1 is refused too. Only global unicast addresses pass; ipaddr.js names every
 // special-purpose range otherwise (loopback, private, link-local, metadata, 6to4, …), and process() unwraps
 // IPv4-mapped IPv6 so every spelling of an address meets the same check. ipaddr.js calls whatever it has no
 // name for "unicast", which in IPv6 includes ranges that are nobody's public address: the deprecated

@@ -1,7 +1,7 @@
-// GET over https on Portico's behalf (catalog source lists, logos, favicons, endpoint health): through the public-only agent
-// (core/src/net/address-policy.ts: every connection, redirect hops included, goes only to public addresses,
-// checked after DNS), with a byte limit, one deadline for the whole fetch including redirects, and a
-// redirect limit. Redirects are followed by hand, each hop checked like the first.
+// GET over https on Portico's behalf (catalog source lists, logos, favicons, endpoint health): through the
+// public-only agent (core/src/net/address-policy.ts: every connection, redirect hops included, goes only to
+// public addresses, checked after DNS), with a byte limit, one deadline for the whole fetch including
+// redirects, and a redirect limit. Redirects are followed by hand, each hop checked like the first.
 // `https.request` is looked up on the module at call time (not imported by name), so test doubles see it.
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https from 'node:https';

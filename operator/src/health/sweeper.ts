@@ -277,6 +277,8 @@ export class CatalogHealthSweeper {
         health.set(id, record.health);
         state.push(stateRow(id, record));
       }
+      // What this publication holds, counted now: checks that end while it is written belong to the next one.
+      const summary = this.summarize(null);
       // Flags raised while the publication is written stay raised for the next one.
       this.changed = false;
       this.touched = false;
@@ -292,7 +294,7 @@ export class CatalogHealthSweeper {
       }
       this.expectedVersion = pointer.version;
       this.lastPublishAt = Date.now();
-      this.published = this.summarize(pointer.version);
+      this.published = { ...summary, version: pointer.version };
       await this.deps.announce?.(pointer.version).catch((error: unknown) => this.deps.logger.warn({ err: error, catalog: this.key }, 'endpoint health: the announcement failed; API replicas find it by polling'));
     })().finally(() => {
       this.publishing = null;
