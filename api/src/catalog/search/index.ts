@@ -18,6 +18,14 @@
 //   3. the rest: some word matched only the city or state.
 // Ties by folded name, then id (code-unit order, no locale), which is the internal brand number: results
 // are deterministic for a given snapshot whatever the order of the input.
+//
+// Issue 12 adds phases around those exact matches, each filling what the one before left of `limit` and
+// never returning a brand twice (the `taken` marks):
+//   1. a URL, host name or NPI: the brands it names (addresses.ts), by how closely;
+//   2. the exact word matches above;
+//   3. the typo-tolerant fallback (fuzzyMatches, near-words.ts): `exact` in the result marks where it begins.
+// With `near`, each phase orders by distance first (places.ts); every key is (step × RANKS + rank) × size + b,
+// an exact integer in a double. Without words, `near` alone gives the nearest brands.
 import type { CatalogBrand, PlatformType } from '../../../../core/src/catalog/model.js';
 import { words } from '../../../../core/src/catalog/fold.js';
 import { AddressIndex, addressOf, isNpiShaped, type AddressQuery } from './addresses.js';
