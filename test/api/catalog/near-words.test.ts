@@ -5,18 +5,7 @@ import { allowedEdits, NearWords } from '../../../api/src/catalog/search/near-wo
 import { buildLayout } from '../../../api/src/catalog/search/layout.js';
 import { loadRealBrands } from './real-brands.js';
 import { typo } from '../../../bench/catalog/synthetic.js';
-
-/** Optimal string alignment distance, the textbook table. */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
-    }
-  }
-  return d[a.length]![b.length]!;
-}
+import { osaDistance } from '../../support/osa.js';
 
 /** The rule written the plain way: "token edits", sorted, for every token within the word's allowance. */
 function bruteForce(tokens: readonly string[], word: string): string[] {
@@ -24,7 +13,7 @@ function bruteForce(tokens: readonly string[], word: string): string[] {
   return tokens.flatMap((token) => {
     // The distance is at least the difference in length: skipping those only saves time.
     if (Math.abs(token.length - word.length) > allowance) return [];
-    const d = distance(word, token);
+    const d = osaDistance(word, token);
     const cost = d + (token[0] === word[0] ? 0 : 1);
     return d > 0 && cost <= allowance ? [`${token} ${cost}`] : [];
   }).sort();

@@ -8,6 +8,7 @@ import { BrandSearchIndex, MAX_FUZZY_WORDS, type SearchResult } from '../../../a
 import { allowedEdits } from '../../../api/src/catalog/search/near-words.js';
 import { stateName } from '../../../core/src/catalog/states.js';
 import { buildBrand, loadRealBrands } from './real-brands.js';
+import { osaDistance } from '../../support/osa.js';
 
 const MADISON = { lat: 43.0731, lon: -89.4012 };
 const MILWAUKEE = { lat: 43.0389, lon: -87.9065 };
@@ -31,24 +32,12 @@ const synthetic = {
 const names = (brands: readonly CatalogBrand[]) => brands.map((b) => b.name);
 const fuzzyPart = (r: SearchResult) => r.brands.slice(r.exact);
 
-/** Optimal string alignment distance, the plain way. */
-function osa(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
-    }
-  }
-  return d[a.length]![b.length]!;
-}
-
 /** Edits from a query word to an indexed word under the fallback's rules: a typo in the first letter counts twice. */
 function edits(term: string, token: string): number {
   if (token.startsWith(term)) return 0;
   const max = allowedEdits(term.length);
   if (max === 0) return Infinity;
-  const d = osa(term, token);
+  const d = osaDistance(term, token);
   const cost = term[0] === token[0] ? d : d + 1;
   return d > 0 && cost <= max ? cost : Infinity;
 }
