@@ -19,7 +19,7 @@ export async function settled(db: Db, ms = 20_000): Promise<void> {
   await until('every event dispatched and no retry queued', async () => (await db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0 && (await db.collection('webhook_deliveries').countDocuments({})) === 0, ms);
 }
 
-export async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 10_000): Promise<T> {
+export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const value = await probe();

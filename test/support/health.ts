@@ -11,6 +11,7 @@ import { mergeSources, type LoadedSource } from '../../operator/src/pipeline/ind
 import { lookupFrom } from './api.js';
 import type { FhirStub } from './fhir-stub.js';
 import { testTls } from './tls.js';
+import { until } from './delivery.js';
 
 export const STUB_ADDRESS = '127.0.0.1';
 /** A second loopback address, for servers an SSRF must not reach. */
@@ -47,13 +48,5 @@ export function stubbedBrands(sources: LoadedSource[], stub: FhirStub): CatalogB
   });
 }
 
-/** Waits until `probe` returns something truthy. */
-export async function eventually<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** Waits for `probe` as delivery.ts's `until` does, with the longer default the health tests need. */
+export const eventually = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> => until(what, probe, ms);

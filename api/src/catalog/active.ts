@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { CatalogBrand } from '../../../core/src/catalog/model.js';
 import { CATALOG_CHANNEL, parseActivation } from '../../../core/src/catalog/announce.js';
 import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../core/src/catalog/snapshots.js';
-import { pubSubClient } from '../../../core/src/infra/redis.js';
+import { Follower } from './follow.js';
 import type { BrandSearchOptions, SearchResult } from './search/index.js';
 
 export interface CatalogIndex {
@@ -28,10 +28,7 @@ export interface ServedCatalog {
 export class ActiveCatalog {
   private current: ServedCatalog | null = null;
   private pointerSeen = false;
-  private refreshing: Promise<void> | null = null;
-  private again = false;
-  private timer: NodeJS.Timeout | undefined;
-  private subscriber: Redis | undefined;
+  private readonly follower = new Follower(() => this.load());
 
   constructor(
     private readonly store: SnapshotStore,
@@ -52,21 +49,7 @@ export class ActiveCatalog {
 
   /** Brings the served catalog up to the active pointer. Concurrent calls share one run (plus one rerun). */
   refresh(): Promise<void> {
-    if (this.refreshing) {
-      this.again = true;
-      return this.refreshing;
-    }
-    this.refreshing = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.load();
-        } while (this.again);
-      } finally {
-        this.refreshing = null;
-      }
-    })();
-    return this.refreshing;
+    return this.follower.refresh();
   }
 
   private async load(): Promise<void> {
@@ -88,23 +71,16 @@ export class ActiveCatalog {
   /** Loads now, then follows activations: Redis announcements when given, and polling every `pollMs`. */
   async start(pollMs: number, redis?: Redis): Promise<void> {
     await this.refresh();
-    const poll = () =>
-      this.refresh().catch((error: unknown) => this.logger.warn({ err: error, catalog: catalogKey(this.ref) }, 'catalog refresh failed; serving the previous snapshot'));
-    this.timer = setInterval(poll, pollMs);
-    this.timer.unref();
-    if (redis) {
-      const subscriber = pubSubClient(redis);
-      subscriber.on('message', (_channel: string, message: string) => {
-        if (parseActivation(message)?.catalog === catalogKey(this.ref)) void poll();
-      });
-      await subscriber.subscribe(CATALOG_CHANNEL);
-      this.subscriber = subscriber;
-    }
+    await this.follower.follow({
+      pollMs,
+      ...(redis && { redis }),
+      channel: CATALOG_CHANNEL,
+      concerns: (message) => parseActivation(message)?.catalog === catalogKey(this.ref),
+      onError: (error) => this.logger.warn({ err: error, catalog: catalogKey(this.ref) }, 'catalog refresh failed; serving the previous snapshot'),
+    });
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.subscriber?.quit().catch(() => {});
-    await this.refreshing?.catch(() => {});
+  stop(): Promise<void> {
+    return this.follower.stop();
   }
 }

@@ -8,7 +8,7 @@ import { HEALTH_CHANNEL, parseHealthPublication } from '../../../core/src/catalo
 import type { EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
 import type { EndpointHealth } from '../../../core/src/catalog/model.js';
 import { catalogKey, type CatalogRef } from '../../../core/src/catalog/snapshots.js';
-import { pubSubClient } from '../../../core/src/infra/redis.js';
+import { Follower } from './follow.js';
 
 /** The version while nothing is published: a constant, so ETags built from it stay stable. */
 export const NO_HEALTH_VERSION = '0';
@@ -22,10 +22,7 @@ const NOTHING: Loaded = { version: NO_HEALTH_VERSION, health: new Map() };
 
 export class ActiveEndpointHealth {
   private current: Loaded = NOTHING;
-  private refreshing: Promise<void> | null = null;
-  private again = false;
-  private timer: NodeJS.Timeout | undefined;
-  private subscriber: Redis | undefined;
+  private readonly follower = new Follower(() => this.load());
 
   constructor(
     private readonly store: EndpointHealthStore,
@@ -45,21 +42,7 @@ export class ActiveEndpointHealth {
 
   /** Brings the outcomes up to the latest publication. Concurrent calls share one run (plus one rerun). */
   refresh(): Promise<void> {
-    if (this.refreshing) {
-      this.again = true;
-      return this.refreshing;
-    }
-    this.refreshing = (async () => {
-      try {
-        do {
-          this.again = false;
-          await this.load();
-        } while (this.again);
-      } finally {
-        this.refreshing = null;
-      }
-    })();
-    return this.refreshing;
+    return this.follower.refresh();
   }
 
   private async load(): Promise<void> {
@@ -76,26 +59,22 @@ export class ActiveEndpointHealth {
 
   /** Loads now, then follows publications: Redis announcements when given, and polling every `pollMs`. */
   async start(pollMs: number, redis?: Redis): Promise<void> {
-    const poll = () =>
-      this.refresh().catch((error: unknown) => this.logger.warn({ err: error, catalog: catalogKey(this.ref) }, 'endpoint health refresh failed; showing the previous outcomes'));
+    const onError = (error: unknown) => this.logger.warn({ err: error, catalog: catalogKey(this.ref) }, 'endpoint health refresh failed; showing the previous outcomes');
     // Health is an addition to the catalog, never a reason not to serve: a failed first load is logged.
-    await poll();
-    this.timer = setInterval(poll, pollMs);
-    this.timer.unref();
-    if (redis) {
-      const subscriber = pubSubClient(redis);
-      subscriber.on('message', (_channel: string, message: string) => {
+    await this.refresh().catch(onError);
+    await this.follower.follow({
+      pollMs,
+      ...(redis && { redis }),
+      channel: HEALTH_CHANNEL,
+      concerns: (message) => {
         const announced = parseHealthPublication(message);
-        if (announced?.catalog === catalogKey(this.ref) && announced.version !== this.current.version) void poll();
-      });
-      await subscriber.subscribe(HEALTH_CHANNEL);
-      this.subscriber = subscriber;
-    }
+        return announced?.catalog === catalogKey(this.ref) && announced.version !== this.current.version;
+      },
+      onError,
+    });
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.subscriber?.quit().catch(() => {});
-    await this.refreshing?.catch(() => {});
+  stop(): Promise<void> {
+    return this.follower.stop();
   }
 }
