@@ -9,6 +9,8 @@ import type { Config } from './config.js';
 import { createAuth, requireAdminToken } from './http/auth.js';
 import { Problem } from './http/schemas.js';
 import { createIdempotency } from './http/idempotency.js';
+import { WriteAdmission } from './http/admission.js';
+import { withRequestDeadline } from './http/deadline.js';
 import { linkBuilder } from './http/links.js';
 import { RequestObserver } from './http/observe.js';
 import { ApiRouter, buildOpenApi } from './http/openapi.js';
@@ -45,7 +47,7 @@ export interface AppDeps {
 
 export interface PorticoApp {
   app: Koa;
-  /** The request listener for node:http: the catalog fast path, then Koa. */
+  /** The request listener for node:http: the catalog fast path, then Koa, under the request deadline. */
   handler: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
@@ -56,7 +58,9 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const lookup = (hash: string) => services.keys.findByHash(hash);
   const accountActive = async (accountId: string) => (await services.accounts.get(accountId))?.status === 'ACTIVE';
   const auth = createAuth(lookup, accountActive);
-  const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret, { logger });
+  // A write waits for its turn at most half the request deadline, leaving the other half for its work.
+  const admission = new WriteAdmission({ limit: config.maxConcurrentWrites, maxWaitMs: Math.floor(config.requestTimeoutMs / 2), registry });
+  const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret, { logger, admission });
   const link = linkBuilder(config.publicBaseUrl);
 
   const platform = new ApiRouter('/api/platform/v1').use(auth.requireKey('platform'));
@@ -121,5 +125,6 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     accountActive,
     observer,
   );
-  return { app, handler: (req, res) => void (fastPath(req, res) || keyed(req, res, () => koa(req, res)) || koa(req, res)) };
+  const handler = withRequestDeadline((req, res) => void (fastPath(req, res) || keyed(req, res, () => koa(req, res)) || koa(req, res)), { timeoutMs: config.requestTimeoutMs, logger, registry });
+  return { app, handler };
 }

@@ -29,6 +29,10 @@ export interface Config extends CoreConfig {
   /** The initiate token bucket per (customer account, app user) (CONTRACT §6.3). */
   readonly initiateRateLimit: RatePolicy;
   readonly shutdownTimeoutMs: number;
+  /** Every request is answered within this: 503 with Retry-After when its work is not done by then (http/deadline.ts). */
+  readonly requestTimeoutMs: number;
+  /** Write requests doing their work at once per process; the rest wait their turn (http/admission.ts). */
+  readonly maxConcurrentWrites: number;
   /** The gateway's per-connection index budget per replica, in MiB (0: every search reads the database). */
   readonly gatewayIndexMb: number;
 }
@@ -95,6 +99,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     webhooks: readWebhookSettings(read),
     initiateRateLimit: readRatePolicy(read, 'PORTICO_INITIATE_RATE_LIMIT', DEFAULT_INITIATE_RATE_LIMIT, 'initiate'),
     shutdownTimeoutMs: read.int('PORTICO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    requestTimeoutMs: read.int('PORTICO_REQUEST_TIMEOUT_MS', 5_000, 100, 600_000),
+    maxConcurrentWrites: read.int('PORTICO_MAX_CONCURRENT_WRITES', 32, 1, 10_000),
     gatewayIndexMb: read.int('PORTICO_GATEWAY_INDEX_MB', 128, 0, 65_536),
   };
   read.check();

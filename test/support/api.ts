@@ -116,6 +116,8 @@ export class TestApi {
       // for one operation among many concurrent ones; tests of the deadline itself set it back
       // (test/api/http/stalled-dependencies.test.ts).
       PORTICO_MONGODB_TIMEOUT_MS: '15000',
+      // Likewise the request deadline (production: 5 s): its own tests set it (test/api/http/request-deadline.test.ts).
+      PORTICO_REQUEST_TIMEOUT_MS: '60000',
       PORTICO_OBJECT_STORAGE: `file://${path.join(os.tmpdir(), `portico-test-objects-${database}`)}`,
       LOG_LEVEL: 'silent',
       MONGODB_URI: `${mongodbServer}${database}`,

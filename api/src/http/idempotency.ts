@@ -18,6 +18,7 @@ import { pino } from 'pino';
 import type { OperationPatch } from './openapi.js';
 import { principalOf } from './auth.js';
 import { renderProblem, toAppError } from './problem-middleware.js';
+import type { WriteAdmission } from './admission.js';
 
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /**
@@ -79,6 +80,8 @@ function readKey(ctx: Context): string | undefined {
 export interface IdempotencyOptions {
   logger?: Logger;
   leaseMs?: number;
+  /** Every route guarded by idempotent() is a write: each takes its turn here first (admission.ts). */
+  admission?: WriteAdmission;
 }
 
 export function createIdempotency(store: IdempotencyStore, clock: Clock, serverSecret: string, options: IdempotencyOptions = {}) {
@@ -117,7 +120,12 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
   }
 
   return function idempotent(): Middleware & { openapi: OperationPatch } {
+    const admission = options.admission;
     const middleware = async function idempotentMiddleware(ctx: Context, next: () => Promise<unknown>) {
+      return admission ? admission.run(() => once(ctx, next)) : once(ctx, next);
+    } as Middleware & { openapi: OperationPatch };
+    /** One execution per (credential, key). */
+    const once = async (ctx: Context, next: () => Promise<unknown>): Promise<unknown> => {
       const key = readKey(ctx);
       if (key === undefined) return next();
 
@@ -227,7 +235,8 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
       }
       // The operation's outcome is final from here: a store failure does not turn it into an error.
       await complete(scope, owner, sealWith(captureResponse(ctx)));
-    } as Middleware & { openapi: OperationPatch };
+      return undefined;
+    };
     middleware.openapi = {
       requestHeaders: [
         {

@@ -16,6 +16,7 @@ import type { RequestObserver } from './observe.js';
 import { requestIdFor } from './request-id.js';
 import { parseJsonBody, plainBodyLength, rawBodyOf } from './validate.js';
 import { unavailableDependency } from './problem-middleware.js';
+import { answeredByDeadline } from './deadline.js';
 
 /** What a route's answer is given. */
 export interface KeyedRequest {
@@ -63,8 +64,9 @@ export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountAc
       const match = route.method === req.method ? route.pattern.exec(path) : null;
       if (!match) continue;
       void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, lookup, accountActive, observer).then(
-        (served) => served || fallback(),
+        (served) => served || answeredByDeadline(req) || fallback(),
         (error: unknown) => {
+          if (answeredByDeadline(req)) return; // the client has its 503; the late failure goes nowhere
           if (res.headersSent) return res.destroy();
           if (unavailableDependency(error)) failures.set(req, error);
           fallback();
@@ -112,6 +114,10 @@ async function serve(route: KeyedRoute, params: string[], query: string, req: In
   const requestId = requestIdFor(headerOf(req, 'x-request-id'));
   const answer = await route.answer({ principal, params: params.map((p) => decodeURIComponent(p)), query, body, ifNoneMatch: headerOf(req, 'if-none-match'), req, requestId });
   if (!answer) return false;
+  if (answeredByDeadline(req)) {
+    observer.record({ method: route.method, route: route.route, status: 503, seconds: (performance.now() - started) / 1000, requestId, credentialId: record.keyId, finishedAs: answer.status });
+    return true;
+  }
   const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...answer.headers };
   let payload: string | Buffer | undefined;
   if (answer.status === 200) {

@@ -3,6 +3,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { answeredByDeadline } from './deadline.js';
 
 export interface ObservedRequest {
   method: string;
@@ -11,6 +12,8 @@ export interface ObservedRequest {
   seconds: number;
   requestId: string | undefined;
   credentialId?: string | undefined;
+  /** When the request deadline answered (status 503): what the work itself ended with, later. */
+  finishedAs?: number;
 }
 
 export class RequestObserver {
@@ -36,12 +39,12 @@ export class RequestObserver {
     });
   }
 
-  record({ method, route, status, seconds, requestId, credentialId }: ObservedRequest): void {
+  record({ method, route, status, seconds, requestId, credentialId, finishedAs }: ObservedRequest): void {
     const labels = { method, route, status: String(status) };
     this.requests.inc(labels);
     this.latency.observe(labels, seconds);
     if (this.logger.isLevelEnabled('info')) {
-      this.logger[status >= 500 ? 'warn' : 'info']({ requestId, method, route, status, ms: Math.round(seconds * 1e4) / 10, credentialId }, 'request');
+      this.logger[status >= 500 ? 'warn' : 'info']({ requestId, method, route, status, ms: Math.round(seconds * 1e4) / 10, credentialId, finishedAs }, 'request');
     }
   }
 
@@ -51,10 +54,13 @@ export class RequestObserver {
       try {
         await next();
       } finally {
+        // Answered 503 by the request deadline: that is what the client saw; the work's own status is kept beside it.
+        const late = answeredByDeadline(ctx.req);
         this.record({
           method: ctx.method,
           route: String((ctx as { _matchedRoute?: string })._matchedRoute ?? 'unmatched'),
-          status: ctx.status,
+          status: late ? 503 : ctx.status,
+          ...(late && { finishedAs: ctx.status }),
           seconds: (performance.now() - started) / 1000,
           requestId: ctx.state.requestId as string | undefined,
           credentialId: ctx.state.principal?.keyId,

@@ -1,0 +1,74 @@
+// The request deadline (PORTICO_REQUEST_TIMEOUT_MS): every request is answered within it. Each dependency call
+// has a deadline of its own, but a request makes several, and a failed idempotent request asks the database
+// once more whether its writes landed, so without this a client could wait several dependency deadlines. When
+// the work is not done in time the client gets 503 SERVICE_UNAVAILABLE with Retry-After at once, whatever the
+// database driver or the Redis client is still doing. The work is not cancelled: it may finish or not, and what
+// it did is decided exactly as for a request whose server crashed (the idempotency record's recovery points,
+// the outbox's staged events): a retry with the same Idempotency-Key meets 409 IDEMPOTENCY_KEY_IN_USE while
+// the work still runs, then its outcome.
+//
+// The 503 is written on the connection itself, which is then closed, as server.ts answers what node:http
+// refuses: the response object stays the work's, so the work goes on exactly as if it were still answering
+// (Koa and the idempotency middleware read the status it sets from that object, and record its outcome from
+// it), and what it finally writes goes nowhere.
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import { AppError, problemOf } from './errors.js';
+import { requestIdFor } from './request-id.js';
+
+/** Seconds a client is asked to wait: the work it started is usually decided by then. */
+export const DEADLINE_RETRY_AFTER_SECONDS = 2;
+
+/** Headers the handler may have set that still hold for the 503 (CORS: a browser may read the answer). */
+const KEPT_HEADERS = /^access-control-/;
+
+export interface DeadlineOptions {
+  timeoutMs: number;
+  logger: Logger;
+  registry: Registry;
+}
+
+const answered = new WeakSet<IncomingMessage>();
+
+/** Whether the deadline answered this request (its handler's late outcome went nowhere). */
+export function answeredByDeadline(req: IncomingMessage): boolean {
+  return answered.has(req);
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** `handler`, with every request answered 503 when it has not started its response within `timeoutMs`. */
+export function withRequestDeadline(handler: Handler, { timeoutMs, logger, registry }: DeadlineOptions): Handler {
+  const exceeded = new Counter({ name: 'portico_request_deadline_exceeded_total', help: 'Requests answered 503 by the request deadline while their work went on.', registers: [registry] });
+  return function deadline(req, res) {
+    const started = performance.now();
+    const timer = setTimeout(() => {
+      // A response under way (headers sent) is left to finish; a connection the client dropped needs no answer.
+      if (res.headersSent || res.writableEnded || !req.socket.writable) return;
+      answered.add(req);
+      exceeded.inc();
+      const path = (req.url ?? '/').split('?', 1)[0]!;
+      const requestId = String(res.getHeader('x-request-id') ?? requestIdFor(single(req.headers['x-request-id'])));
+      const problem = new AppError(
+        'SERVICE_UNAVAILABLE',
+        `The request did not finish within ${timeoutMs} ms. It may still complete: a retry with the same Idempotency-Key answers with its outcome once it is decided.`,
+        {},
+        { 'Retry-After': String(DEADLINE_RETRY_AFTER_SECONDS) },
+      );
+      const body = JSON.stringify(problemOf(problem, path));
+      const headers: Record<string, string | number> = {};
+      for (const name of res.getHeaderNames()) if (KEPT_HEADERS.test(name)) headers[name] = String(res.getHeader(name));
+      Object.assign(headers, { 'X-Request-Id': requestId, 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }, problem.headers);
+      const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+      req.socket.end(`HTTP/1.1 503 ${STATUS_CODES[503]}\r\n${head}\r\n${req.method === 'HEAD' ? '' : body}`);
+      logger.warn({ requestId, method: req.method, ms: Math.round(performance.now() - started) }, 'request deadline: answered 503; the work goes on and is settled like a crashed request');
+    }, timeoutMs);
+    res.once('close', () => clearTimeout(timer));
+    handler(req, res);
+  };
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
