@@ -28,6 +28,8 @@ export interface RunningRecord {
   targets: RecoveryPoint[];
   /** Handed back by its owner after a failure that changed nothing: the key is free for any request. */
   released?: boolean;
+  /** Counts the writes to the claim (a take-over names the one it judged, see takeOver). */
+  revision?: number;
 }
 
 /** A stored outcome, sealed (encrypted) by the middleware: the store never holds readable responses. */
@@ -43,8 +45,11 @@ export type IdempotencyRecord = RunningRecord | DoneRecord;
 export interface IdempotencyStore {
   /** Stores `running` unless a live record exists; returns that live record, or null when the claim won. */
   claim(scope: string, running: RunningRecord, now: number): Promise<IdempotencyRecord | null>;
-  /** Replaces `previousOwner`'s running claim (its lease expired, nothing of it happened) by `running`. */
-  takeOver(scope: string, previousOwner: string, running: RunningRecord): Promise<boolean>;
+  /**
+   * Replaces `previousOwner`'s running claim (its lease expired, nothing of it happened) by `running`; with
+   * `previousRevision`, only if the claim was not written since it was read at that revision.
+   */
+  takeOver(scope: string, previousOwner: string, running: RunningRecord, previousRevision?: number): Promise<boolean>;
   /** Appends a recovery point to the owner's claim and extends its lease; false when the claim is not the owner's. */
   addTarget(scope: string, owner: string, target: RecoveryPoint, leaseUntil: number): Promise<boolean>;
   /** Moves the owner's lease to `leaseUntil` (later while it runs, `now` to hand it to recovery at once). */
@@ -74,6 +79,8 @@ interface RecordDocument {
   releasedBy?: string;
   /** The fingerprint of the request that took the claim over (`fingerprint` stays the first claimant's). */
   claimFingerprint?: string;
+  /** +1 on every write to the claim; absent on records written before it existed (read as 0). */
+  revision?: number;
 }
 
 const CLAIM_ATTEMPTS = 5;
@@ -114,26 +121,32 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     throw new Error('idempotency: the claim kept changing hands');
   }
 
-  async takeOver(scope: string, previousOwner: string, running: RunningRecord): Promise<boolean> {
+  /**
+   * The revision condition closes a race: an owner whose lease ran out while it was still alive (its renewals
+   * failed: Redis or the database stalled) may record a recovery point, and write, between a retry's read of
+   * the expired claim and its take-over; a take-over judged on that read would then run the operation again.
+   */
+  async takeOver(scope: string, previousOwner: string, running: RunningRecord, previousRevision?: number): Promise<boolean> {
     const fields = { owner: running.owner, leaseUntil: new Date(running.leaseUntil), expiresAt: new Date(running.expiresAt), claimFingerprint: running.fingerprint };
-    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner: previousOwner }, { $set: fields, $unset: { releasedBy: '' } })) !== null;
+    const condition = { state: 'running' as const, owner: previousOwner, ...(previousRevision !== undefined && { revision: previousRevision === 0 ? { $exists: false } : previousRevision }) };
+    return (await updateOneWhere(this.collection, this.locks, scope, condition, { $set: fields, $unset: { releasedBy: '' }, $inc: { revision: 1 } })) !== null;
   }
 
   async addTarget(scope: string, owner: string, target: RecoveryPoint, leaseUntil: number): Promise<boolean> {
-    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $push: { targets: target }, $set: { leaseUntil: new Date(leaseUntil) } })) !== null;
+    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $push: { targets: target }, $set: { leaseUntil: new Date(leaseUntil) }, $inc: { revision: 1 } })) !== null;
   }
 
   async renew(scope: string, owner: string, leaseUntil: number): Promise<boolean> {
-    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { leaseUntil: new Date(leaseUntil) } })) !== null;
+    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { leaseUntil: new Date(leaseUntil) }, $inc: { revision: 1 } })) !== null;
   }
 
   async complete(scope: string, owner: string, done: DoneRecord): Promise<boolean> {
-    const update = { $set: { state: 'done' as const, fingerprint: done.fingerprint, sealed: done.sealed, expiresAt: new Date(done.expiresAt) }, $unset: { owner: '' as const, leaseUntil: '' as const, targets: '' as const, releasedBy: '' as const, claimFingerprint: '' as const } };
+    const update = { $set: { state: 'done' as const, fingerprint: done.fingerprint, sealed: done.sealed, expiresAt: new Date(done.expiresAt) }, $unset: { owner: '' as const, leaseUntil: '' as const, targets: '' as const, releasedBy: '' as const, claimFingerprint: '' as const }, $inc: { revision: 1 } };
     return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, update)) !== null;
   }
 
   async release(scope: string, owner: string): Promise<void> {
-    await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { releasedBy: owner } });
+    await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { releasedBy: owner }, $inc: { revision: 1 } });
   }
 
   reached(target: RecoveryPoint): Promise<boolean> {
@@ -158,5 +171,5 @@ function toDocument(scope: string, record: IdempotencyRecord): RecordDocument {
 function toRecord(doc: RecordDocument): IdempotencyRecord {
   if (doc.state === 'done') return { state: 'done', fingerprint: doc.fingerprint, sealed: doc.sealed ?? '', expiresAt: doc.expiresAt.getTime() };
   const released = doc.releasedBy !== undefined && doc.releasedBy === doc.owner;
-  return { state: 'running', fingerprint: doc.claimFingerprint ?? doc.fingerprint, owner: doc.owner ?? '', leaseUntil: doc.leaseUntil?.getTime() ?? 0, expiresAt: doc.expiresAt.getTime(), targets: doc.targets ?? [], ...(released && { released: true }) };
+  return { state: 'running', fingerprint: doc.claimFingerprint ?? doc.fingerprint, owner: doc.owner ?? '', leaseUntil: doc.leaseUntil?.getTime() ?? 0, expiresAt: doc.expiresAt.getTime(), targets: doc.targets ?? [], revision: doc.revision ?? 0, ...(released && { released: true }) };
 }

@@ -162,7 +162,8 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
           if (existing.fingerprint !== fingerprint) throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.');
           return;
         }
-        if (await store.takeOver(scope, existing.owner, running())) break;
+        // Only if the claim is as it was judged: an owner still alive may have recorded a recovery point since.
+        if (await store.takeOver(scope, existing.owner, running(), existing.revision ?? 0)) break;
         if (round >= 3) throw inUse(); // it keeps changing hands: let the client come back
       }
 
