@@ -1,16 +1,18 @@
 // Fault injection with real processes on loopback: two API replicas (`node dist/api/src/main.js`), one Redis
-// and one embedded database (FerretDB), all of this file's own. Under steady concurrent patient creations,
-// each with an Idempotency-Key and retried with it by its client (test/support/write-traffic.ts), each
+// and one embedded database (FerretDB), all of this file's own. Under steady concurrent writes, each with an
+// Idempotency-Key and retried with it by its client (test/support/write-traffic.ts): patient creations,
+// versioned deletions (DELETE with If-Match) and versioned webhook-endpoint updates (PATCH with If-Match), each
 // scenario injects one fault: (a) SIGKILL a replica while a request is in its writes (restarted after 3 s),
 // (b) SIGKILL Redis and start it again empty, (c) SIGSTOP Redis for 5 s, (d) SIGSTOP the database for 5 s,
 // (e) SIGKILL the database and start it again on its files. After each:
 //   - every attempt was answered within ANSWER_MS (a refused or cut connection only from a killed replica);
 //   - nothing answered 5xx other than 503, every 503 and 409 IDEMPOTENCY_KEY_IN_USE carried Retry-After,
-//     and every operation ended created (201) or, its response lost, 409 IDEMPOTENCY_KEY_EXECUTED;
-//   - no key executed twice: exactly one patient per created or executed operation, none for the others
-//     (counted in the database);
-//   - every patient has its patient.created event, committed or committed by the outbox's recovery, and no
-//     event was committed for a patient that does not exist;
+//     and every operation ended with its own success (201, 204, 200) or, its response lost, 409
+//     IDEMPOTENCY_KEY_EXECUTED: never 404 or 412, which a second execution of a delete or a patch would meet;
+//   - no key executed twice, counted in the database: exactly one patient per create; a deleted patient at
+//     version 2; each endpoint moved exactly one version per patch, and holds the last patch's description;
+//   - every patient has its patient.created event and every deleted one its patient.deleted event, committed
+//     or committed by the outbox's recovery, and no event was committed for a change that did not happen;
 //   - new operations succeed again within RECOVERY_MS of the dependency's return, and keep succeeding.
 // The table printed at the end says what was injected and what came of it. PORTICO_FAULT_LOGS=1 prints the
 // replicas' warnings and errors after every scenario (not only a failed one); PORTICO_FAULT_DUMP=<prefix>
@@ -23,15 +25,14 @@ import { Outbox } from '../../api/src/events/outbox.js';
 import { documentLocksFor } from '../../core/src/infra/locks.js';
 import { connectRedis } from '../../core/src/infra/redis.js';
 import { ADMIN_TOKEN } from '../support/api.js';
+import { WEBHOOKS } from '../support/webhooks.js';
 import { startPausableDatabase, startPausableRedis, type PausableServer } from '../support/pausable.js';
 import { startReplica, whenReady, type Replica } from '../support/replicas.js';
-import { WriteTraffic, type Attempt, type Operation } from '../support/write-traffic.js';
+import { WriteTraffic, type Attempt, type Operation, type PatchableEndpoint } from '../support/write-traffic.js';
 
 /**
- * The clients' deadline for an answer. The replicas run with the production deadline of 2.5 s per dependency
- * call; a stall is answered 503 within about that (the table reports the slowest 503; a bound that tight
- * would flake on a busy machine), but a request makes several calls, and while a database catches up after a
- * pause it answers each call in time and the request as a whole later.
+ * The clients' deadline for an answer: twice the replicas' request deadline (production: 5 s, every request
+ * answered by then), leaving room for a loaded machine's late timers (the table reports the slowest answer).
  */
 const ANSWER_MS = 10_000;
 /** New operations must succeed again within this of the dependency's return. */
@@ -44,6 +45,8 @@ const SUCCEEDED_AFTER_RECOVERY = 20;
 /** New operations per second, and how many may be undecided at once. */
 const RATE = 20;
 const MAX_IN_FLIGHT = 150;
+/** Webhook endpoints the patches change (one operation at a time each). */
+const ENDPOINTS = 40;
 /**
  * A client gives up on an operation after this: beyond the longest legitimate wait, a claim whose server
  * died (LEASE_MS, 30 s, in api/src/http/idempotency.ts) before recovery decides it.
@@ -58,6 +61,8 @@ interface Row {
   attempts: number;
   answered: number;
   operations: number;
+  /** Operations by kind: creates / deletes / patches. */
+  mix: string;
   created: number;
   executed: number;
   errors: string;
@@ -82,13 +87,21 @@ describe('faults: two API replicas under idempotent write traffic', function () 
   const rows: Row[] = [];
   const name = `faults_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
 
+  const endpoints: PatchableEndpoint[] = [];
+
   before(async () => {
     [database, redis] = await Promise.all([startPausableDatabase(), startPausableRedis()]);
-    for (const replica of ['replica-1', 'replica-2']) replicas.push(await startReplica({ name: replica, mongodbServer: database.url, database: name, redisUrl: redis.url }));
-    const admin = (path: string, body: unknown) =>
-      fetch(`${replicas[0]!.url}/api/admin/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<Record<string, string>>);
-    tenantId = (await admin('/customer-accounts', { name: 'Fault injection' })).id!;
-    credential = (await admin(`/customer-accounts/${tenantId}/api-keys`, { scopes: ['patient:read', 'patient:write'] })).key!;
+    // Loopback webhook URLs: the endpoints only exist to be patched (they subscribe to an event no scenario emits).
+    const env = { PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+    for (const replica of ['replica-1', 'replica-2']) replicas.push(await startReplica({ name: replica, mongodbServer: database.url, database: name, redisUrl: redis.url, env }));
+    const call = (method: string, path: string, key: string, body?: unknown) =>
+      fetch(replicas[0]!.url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then((r) => r.json() as Promise<Record<string, string>>);
+    tenantId = (await call('POST', '/api/admin/v1/customer-accounts', ADMIN_TOKEN, { name: 'Fault injection' })).id!;
+    credential = (await call('POST', `/api/admin/v1/customer-accounts/${tenantId}/api-keys`, ADMIN_TOKEN, { scopes: ['patient:read', 'patient:write', 'webhook:read', 'webhook:write'] })).key!;
+    for (let i = 0; i < ENDPOINTS; i++) {
+      const created = await call('POST', WEBHOOKS, credential, { url: `http://127.0.0.1:65000/fault-${i}`, eventTypes: ['app_user.tombstoned'] });
+      endpoints.push({ id: created.id!, version: created._version });
+    }
     client = await new MongoClient(database.url, { serverSelectionTimeoutMS: 30_000 }).connect();
     db = client.db(name);
   });
@@ -107,51 +120,99 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     for (const replica of replicas) replica.errors.length = replica.warnings.length = 0;
   });
 
+  interface Run {
+    operations: Operation[];
+    returnedAt: number;
+    /** Each endpoint's version before the traffic, as the database holds it. */
+    versionsBefore: Map<string, number>;
+  }
+
   /** Runs traffic, injects the fault, runs on after the dependency's return, and waits for every operation. */
-  async function underTraffic(fault: (traffic: WriteTraffic) => Promise<void>): Promise<{ operations: Operation[]; returnedAt: number }> {
+  async function underTraffic(fault: (traffic: WriteTraffic) => Promise<void>): Promise<Run> {
     await Promise.all(replicas.map((replica) => whenReady(replica)));
-    const traffic = new WriteTraffic({ replicas, credential, rate: RATE, maxInFlight: MAX_IN_FLIGHT, attemptTimeoutMs: ANSWER_MS, giveUpMs: GIVE_UP_MS });
+    // The versions as they are now (an earlier scenario's patch whose answer was lost moved one unseen).
+    const versionsBefore = await endpointVersions();
+    for (const endpoint of endpoints) endpoint.version = String(versionsBefore.get(endpoint.id));
+    const traffic = new WriteTraffic({ replicas, credential, rate: RATE, maxInFlight: MAX_IN_FLIGHT, attemptTimeoutMs: ANSWER_MS, giveUpMs: GIVE_UP_MS, endpoints });
     traffic.start();
     await sleep(STEADY_MS);
     await fault(traffic);
     const returnedAt = Date.now();
     await sleep(AFTER_MS);
     await traffic.stop();
-    return { operations: traffic.operations, returnedAt };
+    return { operations: traffic.operations, returnedAt, versionsBefore };
+  }
+
+  async function endpointVersions(): Promise<Map<string, number>> {
+    const docs = await db.collection<{ id: string; _version: number }>('webhook_endpoints').find({ id: { $in: endpoints.map((e) => e.id) } }, { projection: { id: 1, _version: 1 } }).toArray();
+    return new Map(docs.map((doc) => [doc.id, doc._version]));
   }
 
   /** The checks every scenario passes, after its row of the table. */
-  async function verify(scenario: string, injected: string, run: { operations: Operation[]; returnedAt: number }, killedReplica?: string): Promise<void> {
+  async function verify(scenario: string, injected: string, run: Run, killedReplica?: string): Promise<void> {
     const { operations, returnedAt } = run;
-    if (process.env.PORTICO_FAULT_DUMP) (await import('node:fs')).writeFileSync(`${process.env.PORTICO_FAULT_DUMP}-${scenario}.json`, JSON.stringify(run));
+    if (process.env.PORTICO_FAULT_DUMP) (await import('node:fs')).writeFileSync(`${process.env.PORTICO_FAULT_DUMP}-${scenario}.json`, JSON.stringify(run, (_key, value: unknown) => (value instanceof Map ? Object.fromEntries(value) : value)));
     const attempts = operations.flatMap((operation) => operation.attempts);
+    const decided = operations.filter((operation) => operation.result === 'created' || operation.result === 'executed');
+    const ofKind = (kind: Operation['kind']) => decided.filter((operation) => operation.kind === kind);
 
-    // Exactly once per key, counted in the database.
-    const emails = operations.map((operation) => operation.email);
-    const patients = await db.collection<{ id: string; email: string }>('patients').find({ tenantId, email: { $in: emails } }, { projection: { id: 1, email: 1 } }).toArray();
-    const byEmail = new Map<string, string[]>();
-    for (const patient of patients) byEmail.set(patient.email, [...(byEmail.get(patient.email) ?? []), patient.id]);
-    const duplicates = [...byEmail.values()].reduce((sum, ids) => sum + ids.length - 1, 0);
+    // Creates: exactly once per key, counted in the database by each operation's own email.
+    const creates = operations.filter((operation) => operation.kind === 'create');
+    const emails = creates.map((operation) => operation.email!);
+    type PatientDoc = { id: string; email: string; _version: number; deletedAt: Date | null; _changeId?: string; createdAt: Date };
+    const patients = await db.collection<PatientDoc>('patients').find({ tenantId, email: { $in: emails } }).toArray();
+    const byEmail = new Map<string, PatientDoc[]>();
+    for (const patient of patients) byEmail.set(patient.email, [...(byEmail.get(patient.email) ?? []), patient]);
+    const duplicated = [...byEmail.values()].filter((docs) => docs.length > 1);
+
+    // Deletes: the patient is deleted, by one change (version 2); patches: each endpoint moved one version per
+    // patch and holds the last patch's description.
+    const deletedIds = ofKind('delete').map((operation) => operation.patientId!);
+    const deleted = await db.collection<PatientDoc>('patients').find({ tenantId, id: { $in: deletedIds } }, { projection: { id: 1, _version: 1, deletedAt: 1 } }).toArray();
+    const wronglyDeleted = deleted.filter((patient) => patient.deletedAt === null || patient._version !== 2).map((patient) => ({ id: patient.id, version: patient._version, deleted: patient.deletedAt !== null }));
+    const versionsAfter = await endpointVersions();
+    const endpointDocs = new Map((await db.collection<{ id: string; description?: string }>('webhook_endpoints').find({ id: { $in: endpoints.map((e) => e.id) } }).toArray()).map((doc) => [doc.id, doc]));
+    const patchesOf = new Map<string, Operation[]>();
+    for (const operation of ofKind('patch')) patchesOf.set(operation.endpointId!, [...(patchesOf.get(operation.endpointId!) ?? []), operation]);
+    const wronglyPatched = endpoints
+      .map(({ id }) => {
+        const patches = patchesOf.get(id) ?? [];
+        const expected = run.versionsBefore.get(id)! + patches.length;
+        const last = patches.at(-1)?.description;
+        return { id, expected, actual: versionsAfter.get(id), description: endpointDocs.get(id)?.description, last };
+      })
+      .filter((endpoint) => endpoint.actual !== endpoint.expected || (endpoint.last !== undefined && endpoint.description !== endpoint.last));
 
     // Every change has its event, none is invented: recovery (as the dispatcher runs it, a day on) commits
     // what a killed or failed request left staged.
     checkRedis ??= await connectRedis(redis.url, 2_500);
     const later = new Date(Date.now() + 24 * 60 * 60_000 - 60_000);
     await new Outbox(db, await documentLocksFor(db, checkRedis), { now: () => later }).recoverStaged(later, 100_000);
-    const events = await db.collection<{ subject: string; status: string }>('outbox_events').find({ customerAccountId: tenantId, type: 'patient.created' }, { projection: { subject: 1, status: 1 } }).toArray();
-    const committed = new Map<string, number>();
-    for (const event of events) if (event.status !== 'staged') committed.set(event.subject, (committed.get(event.subject) ?? 0) + 1);
-    const missingEvents = patients.filter((patient) => committed.get(`patient:${patient.id}`) !== 1).map((patient) => patient.id);
-    const everyPatient = new Set((await db.collection<{ id: string }>('patients').find({ tenantId }, { projection: { id: 1 } }).toArray()).map((patient) => `patient:${patient.id}`));
-    const invented = [...committed.keys()].filter((subject) => !everyPatient.has(subject));
+    const committedOf = async (type: string) => {
+      const events = await db.collection<{ subject: string; status: string }>('outbox_events').find({ customerAccountId: tenantId, type }, { projection: { subject: 1, status: 1 } }).toArray();
+      const committed = new Map<string, number>();
+      for (const event of events) if (event.status !== 'staged') committed.set(event.subject, (committed.get(event.subject) ?? 0) + 1);
+      return committed;
+    };
+    const [created, deletions] = await Promise.all([committedOf('patient.created'), committedOf('patient.deleted')]);
+    const missingEvents = [
+      ...patients.filter((patient) => created.get(`patient:${patient.id}`) !== 1).map((patient) => `patient.created ${patient.id}`),
+      ...deletedIds.filter((id) => deletions.get(`patient:${id}`) !== 1).map((id) => `patient.deleted ${id}`),
+    ];
+    const everyPatient = await db.collection<PatientDoc>('patients').find({ tenantId }, { projection: { id: 1, deletedAt: 1 } }).toArray();
+    const invented = [
+      ...[...created.keys()].filter((subject) => !everyPatient.some((patient) => `patient:${patient.id}` === subject)),
+      ...[...deletions.keys()].filter((subject) => !everyPatient.some((patient) => `patient:${patient.id}` === subject && patient.deletedAt !== null)),
+    ];
 
     // Recovery: from the return until the end of the last failed new operation started after it; every new
     // operation started after that succeeded, and there must be enough of them to show it.
-    const afterReturn = attempts.filter((attempt) => attempt.first && attempt.start >= returnedAt);
-    const recoveredAt = Math.max(returnedAt, ...afterReturn.filter((attempt) => attempt.outcome !== 201).map((attempt) => attempt.end));
+    const afterReturn = operations.flatMap((operation) => operation.attempts.filter((attempt) => attempt.first && attempt.start >= returnedAt).map((attempt) => ({ attempt, expected: operation.expected })));
+    const recoveredAt = Math.max(returnedAt, ...afterReturn.filter(({ attempt, expected }) => attempt.outcome !== expected).map(({ attempt }) => attempt.end));
     const recoveryMs = recoveredAt - returnedAt;
-    const succeededAfter = afterReturn.filter((attempt) => attempt.start >= recoveredAt && attempt.outcome === 201).length;
+    const succeededAfter = afterReturn.filter(({ attempt, expected }) => attempt.start >= recoveredAt && attempt.outcome === expected).length;
     const unavailable = attempts.filter((attempt) => attempt.outcome === 503);
+    const duplicates = duplicated.reduce((sum, docs) => sum + docs.length - 1, 0) + wronglyDeleted.length + wronglyPatched.length;
 
     rows.push({
       scenario,
@@ -159,9 +220,10 @@ describe('faults: two API replicas under idempotent write traffic', function () 
       attempts: attempts.length,
       answered: attempts.filter((attempt) => typeof attempt.outcome === 'number').length,
       operations: operations.length,
+      mix: (['create', 'delete', 'patch'] as const).map((kind) => operations.filter((operation) => operation.kind === kind).length).join(' / '),
       created: operations.filter((operation) => operation.result === 'created').length,
       executed: operations.filter((operation) => operation.result === 'executed').length,
-      errors: errorSummary(attempts),
+      errors: errorSummary(operations),
       duplicates,
       missingEvents: missingEvents.length,
       maxLatencyMs: Math.max(...attempts.map((attempt) => attempt.end - attempt.start)),
@@ -174,17 +236,20 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     expect(late, 'attempts without an answer within the deadline').to.deep.equal([]);
     const cut = attempts.filter((attempt) => attempt.outcome === 'connection' && attempt.replica !== killedReplica);
     expect(cut, 'refused or cut connections from a replica that was not killed').to.deep.equal([]);
-    const unexpected = attempts.filter((attempt) => typeof attempt.outcome === 'number' && !expectedAnswer(attempt));
-    expect(unexpected, 'answers other than 201, 503, 409 IDEMPOTENCY_KEY_IN_USE/EXECUTED').to.deep.equal([]);
+    const unexpected = operations.flatMap((operation) => operation.attempts.filter((attempt) => typeof attempt.outcome === 'number' && !expectedAnswer(attempt, operation.expected)).map((attempt) => `${operation.kind} ${operation.key}: ${describeAttempt(attempt)}`));
+    expect(unexpected, 'answers other than the success, 503, 409 IDEMPOTENCY_KEY_IN_USE/EXECUTED').to.deep.equal([]);
     const undecided = operations.filter((operation) => operation.result !== 'created' && operation.result !== 'executed');
-    expect(undecided.map((operation) => ({ key: operation.key, result: operation.result, attempts: operation.attempts.map(describeAttempt) })), 'operations neither created nor executed').to.deep.equal([]);
-    expect(duplicates, 'operations executed more than once').to.equal(0);
-    const missing = operations.filter((operation) => byEmail.get(operation.email)?.length !== 1);
+    expect(undecided.map((operation) => ({ kind: operation.kind, key: operation.key, result: operation.result, attempts: operation.attempts.map(describeAttempt) })), 'operations neither done nor executed').to.deep.equal([]);
+    const twice = duplicated.map((docs) => ({ email: docs[0]!.email, patients: docs.map((doc) => ({ id: doc.id, changeId: doc._changeId, createdAt: doc.createdAt })), attempts: creates.find((operation) => operation.email === docs[0]!.email)?.attempts.map(describeAttempt) }));
+    expect(twice, 'creations executed more than once').to.deep.equal([]);
+    expect(wronglyDeleted, 'deleted patients not at version 2 (deleted once)').to.deep.equal([]);
+    expect(wronglyPatched, 'endpoints not moved one version per patch, or without the last patch').to.deep.equal([]);
+    const missing = ofKind('create').filter((operation) => byEmail.get(operation.email!)?.length !== 1);
     expect(missing.map((operation) => operation.key), 'created or executed operations without their patient').to.deep.equal([]);
-    const mismatched = operations.filter((operation) => operation.result === 'created' && byEmail.get(operation.email)?.[0] !== operation.patientId);
+    const mismatched = creates.filter((operation) => operation.result === 'created' && byEmail.get(operation.email!)?.[0]?.id !== operation.patientId);
     expect(mismatched.map((operation) => operation.key), 'a 201 that names another patient than the one stored').to.deep.equal([]);
-    expect(missingEvents, 'patients without exactly one committed patient.created event').to.deep.equal([]);
-    expect(invented, 'events committed for patients that do not exist').to.deep.equal([]);
+    expect(missingEvents, 'changes without exactly one committed event').to.deep.equal([]);
+    expect(invented, 'events committed for changes that did not happen').to.deep.equal([]);
     const unpaced = attempts.filter((attempt) => (attempt.outcome === 503 || attempt.code === 'IDEMPOTENCY_KEY_IN_USE') && !/^[1-9]\d*$/.test(attempt.retryAfter ?? ''));
     expect(unpaced.map(describeAttempt), '503 and 409 IDEMPOTENCY_KEY_IN_USE without Retry-After').to.deep.equal([]);
     expect(recoveryMs, 'time from the return until new operations succeed').to.be.at.most(RECOVERY_MS);
@@ -250,8 +315,8 @@ describe('faults: two API replicas under idempotent write traffic', function () 
   });
 });
 
-function expectedAnswer(attempt: Attempt): boolean {
-  if (attempt.outcome === 201 || attempt.outcome === 503) return true;
+function expectedAnswer(attempt: Attempt, success: number): boolean {
+  if (attempt.outcome === success || attempt.outcome === 503) return true;
   return attempt.outcome === 409 && (attempt.code === 'IDEMPOTENCY_KEY_IN_USE' || attempt.code === 'IDEMPOTENCY_KEY_EXECUTED');
 }
 
@@ -259,19 +324,21 @@ function describeAttempt(attempt: Attempt): string {
   return `${attempt.replica} ${attempt.outcome}${attempt.code ? ` ${attempt.code}` : ''} in ${attempt.end - attempt.start} ms`;
 }
 
-function errorSummary(attempts: Attempt[]): string {
+function errorSummary(operations: Operation[]): string {
   const counts = new Map<string, number>();
-  for (const attempt of attempts) {
-    if (attempt.outcome === 201) continue;
-    const label = attempt.outcome === 409 ? `409 ${attempt.code === 'IDEMPOTENCY_KEY_IN_USE' ? 'in use' : 'executed'}` : String(attempt.outcome);
-    counts.set(label, (counts.get(label) ?? 0) + 1);
+  for (const operation of operations) {
+    for (const attempt of operation.attempts) {
+      if (attempt.outcome === operation.expected) continue;
+      const label = attempt.outcome === 409 ? `409 ${attempt.code === 'IDEMPOTENCY_KEY_IN_USE' ? 'in use' : attempt.code === 'IDEMPOTENCY_KEY_EXECUTED' ? 'executed' : attempt.code}` : String(attempt.outcome);
+      counts.set(label, (counts.get(label) ?? 0) + 1);
+    }
   }
   return [...counts].map(([label, count]) => `${label}: ${count}`).join(', ') || 'none';
 }
 
 function printTable(rows: Row[]): void {
-  const header = ['', 'injected', 'attempts answered', 'operations', 'created', 'executed (response lost)', 'errors by status', 'duplicates', 'events missing', 'slowest answer', 'slowest 503', 'recovery'];
-  const lines = rows.map((row) => [row.scenario, row.injected, `${row.answered}/${row.attempts}`, String(row.operations), String(row.created), String(row.executed), row.errors, String(row.duplicates), String(row.missingEvents), `${(row.maxLatencyMs / 1000).toFixed(2)} s`, `${(row.max503Ms / 1000).toFixed(2)} s`, `${(row.recoveryMs / 1000).toFixed(2)} s`]);
+  const header = ['', 'injected', 'attempts answered', 'operations (create / delete / patch)', 'done', 'executed (response lost)', 'errors by status', 'duplicates', 'events missing', 'slowest answer', 'slowest 503', 'recovery'];
+  const lines = rows.map((row) => [row.scenario, row.injected, `${row.answered}/${row.attempts}`, `${row.operations} (${row.mix})`, String(row.created), String(row.executed), row.errors, String(row.duplicates), String(row.missingEvents), `${(row.maxLatencyMs / 1000).toFixed(2)} s`, `${(row.max503Ms / 1000).toFixed(2)} s`, `${(row.recoveryMs / 1000).toFixed(2)} s`]);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
   console.log(['', 'Fault injection (two API replicas, Redis, the embedded database; loopback):', format(header), format(widths.map((width) => '-'.repeat(width))), ...lines.map(format), ''].join('\n'));

@@ -1,10 +1,15 @@
-// Steady concurrent writes with idempotency keys, as careful clients behind a load balancer send them: new
-// patient creations start at a steady rate whatever became of the earlier ones (open loop, up to a bound
-// in flight), each under a key of its own; an attempt goes to the replicas in turn, and a retryable answer (503, 409 IDEMPOTENCY_KEY_IN_USE, 429, a refused or cut
-// connection) is retried with the same key and body on the next replica, after an exponential backoff with
-// jitter (250 ms doubling up to 4 s, never sooner than Retry-After), until the operation is decided or the
-// client gives up. Every attempt is recorded with its timing, so a
-// fault test can say what was answered, how, how fast, and when the service recovered.
+// Steady concurrent writes with idempotency keys, as careful clients behind a load balancer send them. New
+// operations start at a steady rate whatever became of the earlier ones (open loop, up to a bound in flight),
+// each under a key of its own, and are of three kinds:
+//   - create: POST /patients;
+//   - delete: DELETE /patients/{id} with If-Match "1", of a patient an earlier create made;
+//   - patch: PATCH /webhook-endpoints/{id} with If-Match of the version the client last saw, setting a
+//     description of its own, on an endpoint no other operation is changing meanwhile.
+// An attempt goes to the replicas in turn, and a retryable answer (503, 409 IDEMPOTENCY_KEY_IN_USE, 429, a
+// refused or cut connection) is retried with the same key, body and If-Match on the next replica, after an
+// exponential backoff with jitter (250 ms doubling up to 4 s, never sooner than Retry-After), until the
+// operation is decided or the client gives up. Every attempt is recorded with its timing, so a fault test can
+// say what was answered, how, how fast, and when the service recovered.
 import { randomUUID } from 'node:crypto';
 import type { Replica } from './replicas.js';
 
@@ -16,8 +21,9 @@ export interface Attempt {
   start: number;
   end: number;
   outcome: AttemptOutcome;
-  /** The problem's code, for an error status. */
+  /** The problem's code and detail, for an error status. */
   code?: string;
+  detail?: string;
   retryable: boolean;
   /** The first attempt of its key (a new operation, not a retry). */
   first: boolean;
@@ -25,20 +31,40 @@ export interface Attempt {
   retryAfter?: string;
 }
 
+/** created: the operation's own success (201, 204, 200); executed: 409 IDEMPOTENCY_KEY_EXECUTED. */
 export type KeyResult = 'created' | 'executed' | 'failed' | 'gave-up';
 
+export type OperationKind = 'create' | 'delete' | 'patch';
+
 export interface Operation {
+  kind: OperationKind;
   key: string;
-  /** Unique per operation: how the test finds what it created in the database. */
-  email: string;
+  method: 'POST' | 'DELETE' | 'PATCH';
+  path: string;
+  /** The status of a success. */
+  expected: number;
+  body?: string;
+  ifMatch?: string;
+  /** create: unique per operation, how the test finds what it created. */
+  email?: string;
+  /** create: the id a 201 named; delete: the patient deleted. */
+  patientId?: string;
+  /** patch: the endpoint, and the description it sets. */
+  endpointId?: string;
+  description?: string;
   attempts: Attempt[];
   result?: KeyResult;
-  patientId?: string;
+}
+
+/** A webhook endpoint the traffic patches, and the version its client last saw (undefined: unknown, not used). */
+export interface PatchableEndpoint {
+  id: string;
+  version: string | undefined;
 }
 
 export interface TrafficOptions {
   replicas: readonly Replica[];
-  /** A secret key with patient:write. */
+  /** A secret key with patient:write and webhook:write. */
   credential: string;
   /** New operations per second. */
   rate: number;
@@ -48,11 +74,17 @@ export interface TrafficOptions {
   attemptTimeoutMs: number;
   /** A client stops retrying an operation after this long. */
   giveUpMs: number;
+  /** The endpoints patch operations may change (each by one operation at a time). None: no patches. */
+  endpoints?: PatchableEndpoint[];
+  /** Shares of new operations that are deletes and patches (the rest are creates); default 0.2 each. */
+  mix?: { delete: number; patch: number };
 }
 
 const PATIENTS = '/api/platform/v1/patients';
+const ENDPOINTS = '/api/platform/v1/webhook-endpoints';
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 4_000;
+const SUCCESS: Record<OperationKind, number> = { create: 201, delete: 204, patch: 200 };
 
 export class WriteTraffic {
   readonly operations: Operation[] = [];
@@ -65,8 +97,14 @@ export class WriteTraffic {
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
   private turn = 0;
+  /** Patients created by this traffic and not yet chosen for a delete. */
+  private readonly deletable: string[] = [];
+  /** Endpoints no operation is changing now. */
+  private readonly idle: PatchableEndpoint[];
 
-  constructor(private readonly options: TrafficOptions) {}
+  constructor(private readonly options: TrafficOptions) {
+    this.idle = [...(options.endpoints ?? [])].filter((endpoint) => endpoint.version !== undefined);
+  }
 
   start(): void {
     this.timer = setInterval(() => {
@@ -74,8 +112,7 @@ export class WriteTraffic {
         this.heldBack++;
         return;
       }
-      const key = `fault-${randomUUID()}`;
-      const operation: Operation = { key, email: `${key}@example.org`, attempts: [] };
+      const operation = this.next();
       this.operations.push(operation);
       const done = this.complete(operation).finally(() => this.inFlight.delete(done));
       this.inFlight.add(done);
@@ -92,20 +129,38 @@ export class WriteTraffic {
     return this.operations.flatMap((operation) => operation.attempts);
   }
 
+  /** The next operation: a delete or a patch in their shares when one can be made, else a create. */
+  private next(): Operation {
+    const key = `fault-${randomUUID()}`;
+    const { delete: deletes, patch: patches } = this.options.mix ?? { delete: 0.2, patch: 0.2 };
+    const draw = Math.random();
+    if (draw < deletes && this.deletable.length > 0) {
+      const patientId = this.deletable.splice(Math.floor(Math.random() * this.deletable.length), 1)[0]!;
+      return { kind: 'delete', key, method: 'DELETE', path: `${PATIENTS}/${patientId}`, expected: SUCCESS.delete, ifMatch: '"1"', patientId, attempts: [] };
+    }
+    if (draw < deletes + patches && this.idle.length > 0) {
+      const endpoint = this.idle.splice(Math.floor(Math.random() * this.idle.length), 1)[0]!;
+      const description = `fault ${key}`;
+      return { kind: 'patch', key, method: 'PATCH', path: `${ENDPOINTS}/${endpoint.id}`, expected: SUCCESS.patch, body: JSON.stringify({ description }), ifMatch: `"${endpoint.version}"`, endpointId: endpoint.id, description, attempts: [] };
+    }
+    const email = `${key}@example.org`;
+    return { kind: 'create', key, method: 'POST', path: PATIENTS, expected: SUCCESS.create, body: JSON.stringify({ givenName: 'Fault', familyName: 'Injection', birthDate: '1984-02-29', email }), email, attempts: [] };
+  }
+
   private async complete(operation: Operation): Promise<void> {
-    const body = JSON.stringify({ givenName: 'Fault', familyName: 'Injection', birthDate: '1984-02-29', email: operation.email });
     const giveUpAt = Date.now() + this.options.giveUpMs;
     for (;;) {
       const replica = this.options.replicas[this.turn++ % this.options.replicas.length]!;
-      const { attempt, retryAfterMs, patientId } = await this.attempt(replica, operation, body);
+      const { attempt, retryAfterMs, answer } = await this.attempt(replica, operation);
       operation.attempts.push(attempt);
-      if (attempt.outcome === 201) {
+      if (attempt.outcome === operation.expected) {
         operation.result = 'created';
-        operation.patientId = patientId;
+        this.succeeded(operation, answer);
         return;
       }
       if (attempt.code === 'IDEMPOTENCY_KEY_EXECUTED') {
         operation.result = 'executed';
+        // A patch's new version is not known: its endpoint is not patched again (the test reads it afterwards).
         return;
       }
       if (!attempt.retryable) {
@@ -122,26 +177,38 @@ export class WriteTraffic {
     }
   }
 
-  private async attempt(replica: Replica, operation: Operation, body: string): Promise<{ attempt: Attempt; retryAfterMs: number; patientId?: string }> {
+  /** What a success makes possible: a created patient can be deleted, a patched endpoint patched again. */
+  private succeeded(operation: Operation, answer: { id?: string; _version?: string }): void {
+    if (operation.kind === 'create') {
+      operation.patientId = answer.id;
+      if (answer.id) this.deletable.push(answer.id);
+    } else if (operation.kind === 'patch' && answer._version !== undefined) {
+      this.idle.push({ id: operation.endpointId!, version: answer._version });
+    }
+  }
+
+  private async attempt(replica: Replica, operation: Operation): Promise<{ attempt: Attempt; retryAfterMs: number; answer: { id?: string; _version?: string } }> {
     const start = Date.now();
     const first = operation.attempts.length === 0;
-    const headers = { authorization: `Bearer ${this.options.credential}`, 'idempotency-key': operation.key, 'content-type': 'application/json' };
+    const headers: Record<string, string> = { authorization: `Bearer ${this.options.credential}`, 'idempotency-key': operation.key };
+    if (operation.body !== undefined) headers['content-type'] = 'application/json';
+    if (operation.ifMatch !== undefined) headers['if-match'] = operation.ifMatch;
     this.waitingOn.set(replica.name, (this.waitingOn.get(replica.name) ?? 0) + 1);
     this.lastStartOn.set(replica.name, start);
     try {
-      const res = await fetch(replica.url + PATIENTS, { method: 'POST', headers, body, signal: AbortSignal.timeout(this.options.attemptTimeoutMs) });
+      const res = await fetch(replica.url + operation.path, { method: operation.method, headers, body: operation.body, signal: AbortSignal.timeout(this.options.attemptTimeoutMs) });
       const text = await res.text();
-      const parsed = /json/.test(res.headers.get('content-type') ?? '') ? (JSON.parse(text) as { id?: string; code?: string; retryable?: boolean }) : {};
+      const parsed = /json/.test(res.headers.get('content-type') ?? '') && text !== '' ? (JSON.parse(text) as { id?: string; _version?: string; code?: string; detail?: string; retryable?: boolean }) : {};
       const header = res.headers.get('retry-after');
       const retryAfter = Number(header ?? 0);
       return {
-        attempt: { replica: replica.name, start, end: Date.now(), outcome: res.status, first, retryable: res.status >= 400 && parsed.retryable === true, ...(res.status >= 400 && { code: parsed.code }), ...(header !== null && { retryAfter: header }) },
+        attempt: { replica: replica.name, start, end: Date.now(), outcome: res.status, first, retryable: res.status >= 400 && parsed.retryable === true, ...(res.status >= 400 && { code: parsed.code, detail: parsed.detail }), ...(header !== null && { retryAfter: header }) },
         retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, MAX_BACKOFF_MS) : 0,
-        patientId: parsed.id,
+        answer: parsed,
       };
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';
-      return { attempt: { replica: replica.name, start, end: Date.now(), outcome: timedOut ? 'timeout' : 'connection', first, retryable: true }, retryAfterMs: 0 };
+      return { attempt: { replica: replica.name, start, end: Date.now(), outcome: timedOut ? 'timeout' : 'connection', first, retryable: true }, retryAfterMs: 0, answer: {} };
     } finally {
       this.waitingOn.set(replica.name, this.waitingOn.get(replica.name)! - 1);
     }
