@@ -15,6 +15,7 @@ import {
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
+import { until } from '../support/until.js';
 
 const VERSION = 'v1';
 const PLURAL = 'gadgets';
@@ -54,38 +55,30 @@ describe('operator: the test Kubernetes API server', function () {
 
   it('delivers ADDED to a watch on custom objects', async () => {
     const objects = kubeconfig.makeApiClient(CustomObjectsApi);
-    const name = `watched-${randomBytes(3).toString('hex')}`;
-    const seen: string[] = [];
-    let abort: AbortController | undefined;
-    const added = new Promise<void>((resolve, reject) => {
-      void new Watch(kubeconfig)
-        .watch(
-          `/apis/${group}/${VERSION}/namespaces/${namespace}/${PLURAL}`,
-          {},
-          (phase, object: { metadata?: { name?: string } }) => {
-            seen.push(`${phase} ${object.metadata?.name}`);
-            if (phase === 'ADDED' && object.metadata?.name === name) resolve();
-          },
-          (error: unknown) => reject(error ?? new Error(`the watch ended before ADDED ${name}; saw: ${seen.join(', ')}`)),
-        )
-        .then((controller) => {
-          abort = controller;
-          return objects.createNamespacedCustomObject({
-            group,
-            version: VERSION,
-            namespace,
-            plural: PLURAL,
-            body: { apiVersion: `${group}/${VERSION}`, kind: 'Gadget', metadata: { name }, spec: { size: 1 } },
-          });
-        })
-        .catch(reject);
+    const gadget = (name: string) => ({ group, version: VERSION, namespace, plural: PLURAL, body: { apiVersion: `${group}/${VERSION}`, kind: 'Gadget', metadata: { name }, spec: { size: 1 } } });
+    const suffix = randomBytes(3).toString('hex');
+    // Watches are served from the API server's watch cache of the resource, which starts only once its CRD
+    // is Established: until then a watch is answered 429 "storage is (re)initializing". A watch is known to
+    // be registered with a ready cache when it delivers an object that existed before it (a synthetic ADDED,
+    // or the real one if the cache had not seen it yet); only then is the watched object created.
+    const existing = `existing-${suffix}`;
+    await objects.createNamespacedCustomObject(gadget(existing));
+    const endings: string[] = [];
+    const watch = await until(`a watch that delivers ADDED ${existing}`, () => openWatch(kubeconfig, `/apis/${group}/${VERSION}/namespaces/${namespace}/${PLURAL}`, existing, endings), {
+      intervalMs: 200,
+      diagnose: () => `watches that ended first: ${endings.join('; ')}`,
     });
     try {
-      await added;
+      const name = `watched-${suffix}`;
+      await objects.createNamespacedCustomObject(gadget(name));
+      await until(`ADDED ${name}`, () => {
+        if (watch.seen.includes(`ADDED ${name}`)) return true;
+        if (watch.ended) throw new Error(`the watch ended (${watch.ended}) before ADDED ${name}; saw: ${watch.seen.join(', ')}`);
+        return false;
+      });
     } finally {
-      abort?.abort();
+      watch.stop();
     }
-    expect(seen).to.include(`ADDED ${name}`);
   });
 
   it('keeps Leases with optimistic concurrency, as leader election needs', async () => {
@@ -159,11 +152,43 @@ async function createGadgetDefinition(kubeconfig: KubeConfig, group: string): Pr
     },
   };
   await extensions.createCustomResourceDefinition({ body });
-  const deadline = Date.now() + 30_000;
-  for (;;) {
+  let conditions: unknown;
+  await until(`CRD ${body.metadata!.name} to be Established`, async () => {
     const crd = await extensions.readCustomResourceDefinition({ name: body.metadata!.name! });
-    if (crd.status?.conditions?.some((condition) => condition.type === 'Established' && condition.status === 'True')) return;
-    if (Date.now() > deadline) throw new Error(`CRD ${body.metadata!.name} not Established: ${JSON.stringify(crd.status?.conditions)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+    conditions = crd.status?.conditions;
+    return crd.status?.conditions?.some((condition) => condition.type === 'Established' && condition.status === 'True');
+  }, { timeoutMs: 30_000, diagnose: () => `conditions: ${JSON.stringify(conditions)}` });
+}
+
+interface OpenWatch {
+  /** `<type> <name>` for each event; an ERROR's whole Status object. */
+  seen: string[];
+  /** Why the watch ended, once it has. */
+  ended?: string;
+  stop(): void;
+}
+
+/**
+ * Starts a watch (no resourceVersion: the current objects first, as ADDED) and resolves with it once it
+ * delivers ADDED `expected`, or with undefined if it ends before that, noting how in `endings`.
+ */
+function openWatch(kubeconfig: KubeConfig, path: string, expected: string, endings: string[]): Promise<OpenWatch | undefined> {
+  return new Promise((resolve, reject) => {
+    const watch: OpenWatch = { seen: [], stop: () => void started.then((controller) => controller.abort()) };
+    const started = new Watch(kubeconfig).watch(
+      path,
+      {},
+      (phase, object: { metadata?: { name?: string } }) => {
+        watch.seen.push(phase === 'ERROR' ? `ERROR ${JSON.stringify(object)}` : `${phase} ${object.metadata?.name}`);
+        if (phase === 'ADDED' && object.metadata?.name === expected) resolve(watch);
+      },
+      (error: unknown) => {
+        const status = (error as { statusCode?: number } | null)?.statusCode;
+        watch.ended = error ? `${status ?? ''} ${String(error)}`.trim() : 'closed by the server';
+        endings.push(`${watch.ended}${watch.seen.length > 0 ? ` after ${watch.seen.join(', ')}` : ''}`);
+        resolve(undefined);
+      },
+    );
+    started.catch(reject);
+  });
 }

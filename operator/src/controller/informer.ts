@@ -1,7 +1,10 @@
-// List-then-watch of BrandCatalogs with the safety nets a long-lived watch needs: a watch that ends is
-// resumed from the last resourceVersion, one that expired (410 Gone) is replaced by a fresh list, one that
-// goes silent past the watchdog is restarted, and a periodic relist catches anything missed (deletions
-// included, by comparing with the cache).
+// List-then-watch of BrandCatalogs, going on after a watch ends as client-go's reflector does
+// (tools/cache/reflector.go): a watch that closes is resumed from the last resourceVersion; one the server ends
+// with 410 Gone (an ERROR event or the answer to its start) is replaced by a fresh list and a watch from the
+// list's resourceVersion; 429 Too Many Requests (a busy server, a watch cache still starting) backs off and
+// resumes; any other ERROR event or failed start backs off and relists, since only a list tells what the
+// watch may have missed. A watch that goes silent past the watchdog is restarted, and a periodic relist
+// catches anything missed (deletions included, by comparing with the cache).
 import type { Logger } from 'pino';
 import { keyOf, statusOf, type BrandCatalogObject, type KubeClient } from './kube.js';
 
@@ -54,6 +57,7 @@ export class CatalogInformer {
 
   stop(): void {
     this.stopped = true;
+    this.generation++;
     clearInterval(this.relistTimer);
     clearTimeout(this.watchdog);
     this.abort?.abort();
@@ -86,20 +90,19 @@ export class CatalogInformer {
     this.abort?.abort();
     this.stats.watches++;
     this.armWatchdog(generation);
-    this.abort = await this.kube.watchCatalogs(
+    let delivered = false;
+    const end = (how: WatchEnd) => {
+      if (generation !== this.generation || this.stopped) return;
+      this.generation++; // the rest of an ending stream is not heard
+      this.next(how, delivered);
+    };
+    const abort = await this.kube.watchCatalogs(
       this.resourceVersion,
       (type, object) => {
         if (generation !== this.generation) return;
         this.armWatchdog(generation);
-        if (type === 'ERROR') {
-          if ((object as { code?: number }).code === 410) {
-            this.stats.expired++;
-            this.generation++; // the ending stream must not restart a watch from the expired position
-            this.logger.info('informer: watch expired (410 Gone); relisting');
-            void this.relist().catch((error: unknown) => this.retry(error));
-          }
-          return;
-        }
+        if (type === 'ERROR') return end({ status: (object as { code?: number } | undefined)?.code ?? 0, error: object });
+        delivered = true;
         this.failedWatches = 0;
         const catalog = object as BrandCatalogObject;
         if (catalog.metadata?.resourceVersion) this.resourceVersion = catalog.metadata.resourceVersion;
@@ -112,20 +115,24 @@ export class CatalogInformer {
           this.handlers.onChange(catalog);
         }
       },
-      (error) => {
-        if (generation !== this.generation || this.stopped) return;
-        const status = statusOf(error) ?? (error as { statusCode?: number } | null)?.statusCode;
-        if (status === 410 || /too old|Gone/i.test(String(error ?? ''))) {
-          this.stats.expired++;
-          void this.relist().catch((e: unknown) => this.retry(e));
-          return;
-        }
-        // Ended streams are normal (server timeouts); errors back off so a 403 or 5xx is not hammered.
-        const delay = error ? Math.min(30_000, 200 * 2 ** this.failedWatches++) : 200;
-        if (error) this.logger.warn({ err: error, retryInMs: delay }, 'informer: watch failed; restarting it');
-        setTimeout(() => void this.watch().catch((e: unknown) => this.retry(e)), delay).unref();
-      },
+      (error) => end({ status: statusOf(error) ?? (error as { statusCode?: number } | null)?.statusCode, error }),
     );
+    // A watch that ended, was replaced or stopped while it started is not kept.
+    if (generation === this.generation && !this.stopped) this.abort = abort;
+    else abort.abort();
+  }
+
+  /** Goes on after a watch ended: relists or watches again, now or after a backoff (see afterWatch). */
+  private next(how: WatchEnd, delivered: boolean): void {
+    const { relist, backOff } = afterWatch(how, delivered);
+    if (how.status === 410) this.stats.expired++;
+    const delay = backOff ? Math.min(30_000, 200 * 2 ** this.failedWatches++) : 0;
+    if (how.error || how.status !== undefined) {
+      this.logger[how.status === 410 ? 'info' : 'warn']({ err: how.error, status: how.status, retryInMs: delay }, `informer: watch ended; ${relist ? 'relisting' : 'watching again'}`);
+    }
+    const go = () => void (relist ? this.relist() : this.watch()).catch((error: unknown) => this.retry(error));
+    if (delay === 0) go();
+    else setTimeout(go, delay).unref();
   }
 
   private armWatchdog(generation: number): void {
@@ -143,4 +150,24 @@ export class CatalogInformer {
     this.logger.warn({ err: error }, 'informer: list or watch failed; retrying');
     if (!this.stopped) setTimeout(() => void this.relist().catch((e: unknown) => this.retry(e)), 1000).unref();
   }
+}
+
+/** How a watch ended: the HTTP status of its ERROR event or of the answer to its start, and what was said. */
+interface WatchEnd {
+  /** Absent when the stream closed or the connection failed; 0 for an ERROR event without a code. */
+  status?: number;
+  error?: unknown;
+}
+
+/**
+ * What client-go's reflector does next. 410: the position is gone, relist at once. 429: the position is
+ * fine but the server is busy, back off and resume from it. Any other status: back off and relist (a watch
+ * has no other way to learn what it missed). A closed stream or a broken connection: resume, backing off
+ * if nothing at all came through (a server or proxy closing every watch at once must not be hammered).
+ */
+function afterWatch({ status, error }: WatchEnd, delivered: boolean): { relist: boolean; backOff: boolean } {
+  if (status === 410) return { relist: true, backOff: false };
+  if (status === 429) return { relist: false, backOff: true };
+  if (status !== undefined) return { relist: true, backOff: true };
+  return { relist: false, backOff: Boolean(error) || !delivered };
 }
