@@ -58,12 +58,16 @@ export class ManualTime extends ManualClock implements Scheduler {
     throw new Error('ManualTime moves with tick() or next()');
   }
 
-  /** Moves to the earliest timer and fires it; false when no timer waits. */
+  /**
+   * Moves to the earliest timer and fires every timer due at that instant, then lets what they set off settle;
+   * false when no timer waits. (Settling between two of them could let real I/O in, which would not happen
+   * within one instant.)
+   */
   async next(): Promise<boolean> {
     await settle();
-    const timer = this.earliest();
-    if (!timer) return false;
-    this.fire(timer);
+    const due = this.earliest()?.due;
+    if (due === undefined) return false;
+    for (let timer = this.earliest(); timer?.due === due; timer = this.earliest()) this.fire(timer);
     await settle();
     return true;
   }
