@@ -6,9 +6,9 @@ import { Redis } from 'ioredis';
 import { MongoNetworkError } from 'mongodb';
 import { ADMIN_TOKEN, TestApi, withTestApi, type Tenant } from '../../support/api.js';
 import { ManualClock } from '../../support/clock.js';
-import { until } from '../../support/until.js';
 import { buildEndpoint, buildPatient } from '../../support/factories.js';
 import { testRedisUrl } from '../../support/services.js';
+import { until } from '../../support/until.js';
 import { LEASE_MS } from '../../../api/src/http/idempotency.js';
 import type { IdempotencyStore } from '../../../api/src/http/idempotency-store.js';
 
