@@ -76,6 +76,13 @@ export class HealthMonitor {
     return [...this.tracked.keys()];
   }
 
+  /** Requests to the brands' servers under way now, over every catalog checked. */
+  get requestsInFlight(): number {
+    let count = 0;
+    for (const { sweeper } of this.tracked.values()) count += sweeper.requestsInFlight;
+    return count;
+  }
+
   /** The settings a catalog's checks run with now; undefined when they do not run. */
   settingsOf(key: string): HealthSettings | undefined {
     return this.tracked.get(key)?.sweeper.settings;
