@@ -24,8 +24,8 @@ interface Timer {
   everyMs: number | undefined;
 }
 
-/** Lets every promise continuation queued so far run (what a timer set off, short of real I/O). */
-export const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+/** Lets the promise work queued so far run (what a timer set off), short of waiting for real I/O. */
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * A clock and the timers of the code under test on one timeline that moves only when the test says so. A
@@ -46,11 +46,6 @@ export class ManualTime extends ManualClock implements Scheduler {
 
   every(ms: number, callback: () => void): Cancel {
     return this.add(ms, callback, ms);
-  }
-
-  /** Timers waiting to fire. */
-  get pending(): number {
-    return this.timers.length;
   }
 
   /** Moving time without firing what falls due would lose timers: use tick(). */
