@@ -14,7 +14,10 @@ import { until } from '../support/until.js';
 
 const run = promisify(execFile);
 
-describe('cli: portico admin', () => {
+describe('cli: portico admin', function () {
+  // Each test starts the command line several times (a Node process that connects to the database and Redis):
+  // seconds apiece when the machine is busy, which mocha's default 30 s per test does not always cover.
+  this.timeout(180_000);
   const database = `t_cli_${randomUUID().slice(0, 8)}`;
   let env: Record<string, string>;
   const portico = (...args: string[]) => run(process.execPath, [path.join(repoRoot(), 'bin/portico.js'), ...args], { env });
