@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ADMIN_TOKEN, TestApi } from '../support/api.js';
 import { GRANTS } from '../support/apps.js';
+import { settled } from '../support/delivery.js';
 import { buildPatient } from '../support/factories.js';
 import { leaksOf, normalised, requestText, tokensOf, type Exchange } from '../support/isolation-scan.js';
 import { buildWorld, Factory, TENANTS, type TenantName, type World } from '../support/isolation-world.js';
@@ -507,9 +508,10 @@ for (const redis of [true, false]) {
         expect((await api.request('GET', `${P}/app-users/${t.shared.appUser!.deleted}`, { key: t.sk })).body.state).to.equal('TOMBSTONED');
         expect((await api.request('GET', `${S}/app-users/${t.user.appUserId}/lifecycle`, { key: t.app.pk })).body.state).to.equal('ACTIVE');
       }
-      // Deliveries: every event at a tenant's path is that tenant's, carries nothing of the other, and verifies
-      // with the shared endpoint's original secret (no one rotated it).
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Deliveries, once every event is dispatched and no retry is queued (every delivery made): every event at
+      // a tenant's path is that tenant's, carries nothing of the other, and verifies with the shared endpoint's
+      // original secret (no one rotated it).
+      await settled(api.mongo.db, 60_000);
       const wrong: string[] = [];
       for (const name of TENANTS) {
         const t = world.tenants[name];

@@ -18,9 +18,10 @@ import { GROUP, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/
 import { BRAND_DATA } from '../support/brand-data.js';
 import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
 import { renderChart } from '../support/chart.js';
-import { builtImage, eventually, IMAGE_BUILD_TIMEOUT_MS, requireRoot, runContainer, untilServing, type BuiltImage, type Container } from '../support/image.js';
+import { builtImage, IMAGE_BUILD_TIMEOUT_MS, requireRoot, runContainer, untilServing, type BuiltImage, type Container } from '../support/image.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
 import { freePort, mongoUri, testRedisUrl } from '../support/services.js';
+import { until } from '../support/until.js';
 
 /** The chart's values for a minimal install (charts/portico/ci/). */
 const VALUES = ['charts/portico/ci/minimal-values.yaml'];
@@ -137,10 +138,10 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
 
     const coordination = kubeconfig.makeApiClient(CoordinationV1Api);
     const holder = async () => (await coordination.readNamespacedLease({ namespace, name: leaseOf(rbac) }).catch(() => undefined))?.spec?.holderIdentity;
-    await eventually('the operator to hold the Lease', async () => {
+    await until('the operator to hold the Lease', async () => {
       notRefused();
       return (await holder()) === pod;
-    }, 30_000, logs);
+    }, { timeoutMs: 30_000, intervalMs: 200, diagnose: logs });
 
     const custom = kubeconfig.makeApiClient(CustomObjectsApi);
     await custom.createNamespacedCustomObject({
@@ -162,7 +163,7 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
         },
       },
     });
-    const ready = await eventually(
+    const ready = await until(
       'the BrandCatalog to be Ready',
       async () => {
         notRefused();
@@ -170,8 +171,7 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
         const conditions = (object.status?.conditions ?? []) as { type: string; status: string }[];
         return conditions.some((c) => c.type === 'Ready' && c.status === 'True') && object;
       },
-      60_000,
-      logs,
+      { timeoutMs: 60_000, intervalMs: 200, diagnose: logs },
     );
     const status = ready.status as { brandCount: number; logos: { rendered: number }; observedGeneration: number };
     expect(status.brandCount).to.equal(304 + 1);
@@ -180,10 +180,10 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
 
     const core = kubeconfig.makeApiClient(CoreV1Api);
     const published = async () => (await core.listNamespacedEvent({ namespace })).items.some((e) => e.involvedObject.name === 'brands' && e.reason === 'Published');
-    await eventually('a Published Event', async () => {
+    await until('a Published Event', async () => {
       notRefused();
       return published();
-    }, 20_000, logs);
+    }, { timeoutMs: 20_000, intervalMs: 200, diagnose: logs });
 
     await started.kill('TERM');
     const code = await Promise.race([started.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 15_000))]);

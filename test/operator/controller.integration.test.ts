@@ -20,21 +20,11 @@ import { TestApi } from '../support/api.js';
 import { BRAND_DATA } from '../support/brand-data.js';
 import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
+import { until } from '../support/until.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const VENDOR = 'https://endpoints.vendor.example';
 
-let last: unknown;
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    last = value;
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `; last seen: ${JSON.stringify(last).slice(0, 2000)}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 describe('operator: controller against a real Kubernetes API server', function () {
   this.timeout(120_000);
@@ -106,14 +96,20 @@ describe('operator: controller against a real Kubernetes API server', function (
   const create = (body: object) => custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, body });
   const read = async (name: string) => (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name })) as BrandCatalogObject;
   const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 6)}`;
-  const ready = (name: string, snapshotOtherThan?: string) =>
-    until(`${name} to be Ready`, async () => {
-      const object = await read(name);
-      const status = object.status as { conditions?: { type: string; status: string }[]; currentSnapshot?: { id: string } } | undefined;
-      const isReady = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && status.currentSnapshot?.id !== snapshotOtherThan;
-      last = object;
-      return isReady ? object : undefined;
-    });
+  const ready = (name: string, snapshotOtherThan?: string) => {
+    let last: unknown;
+    return until(
+      `${name} to be Ready`,
+      async () => {
+        const object = await read(name);
+        const status = object.status as { conditions?: { type: string; status: string }[]; currentSnapshot?: { id: string } } | undefined;
+        const isReady = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && status.currentSnapshot?.id !== snapshotOtherThan;
+        last = object;
+        return isReady ? object : undefined;
+      },
+      { diagnose: () => `last seen: ${JSON.stringify(last).slice(0, 2000)}` },
+    );
+  };
   const inlineCsv = (name: string) => ({ name: 'list', format: 'csv', inline: `name,fhirBaseUrl\n${name},https://fhir.${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.example/r4\n` });
   /** The HL7 example bundle (a brand with a data: logo) as a ConfigMap source of its own. */
   async function hl7ConfigMap(): Promise<{ name: string; format: string; configMapRef: { name: string; key: string }; priority: number }> {

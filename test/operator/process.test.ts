@@ -13,6 +13,7 @@ import { GROUP, PLURAL, VERSION } from '../../operator/src/controller/kube.js';
 import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
 import { freePort, mongoUri } from '../support/services.js';
+import { until } from '../support/until.js';
 
 describe('operator: the portico-operator run process', function () {
   this.timeout(60_000);
@@ -56,15 +57,15 @@ describe('operator: the portico-operator run process', function () {
         namespace,
         body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'BrandCatalog', metadata: { name: 'brands', namespace }, spec: { sources: [{ name: 'list', format: 'csv', inline: 'name,fhirBaseUrl,state\nProcess Clinic,https://fhir.process.example/r4,VT\n' }] } },
       });
-      for (let i = 0; ; i++) {
-        const object = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name: 'brands' })) as { status?: { brandCount?: number; conditions?: { type: string; status: string }[] } };
-        if (object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) {
-          expect(object.status.brandCount).to.equal(1);
-          break;
-        }
-        if (i > 300) throw new Error(`not Ready; operator output:\n${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      const object = await until(
+        'the BrandCatalog to be Ready',
+        async () => {
+          const current = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name: 'brands' })) as { status?: { brandCount?: number; conditions?: { type: string; status: string }[] } };
+          return current.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && current;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, diagnose: () => `operator output:\n${output}` },
+      );
+      expect(object.status?.brandCount).to.equal(1);
       const lease = await kubeconfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: 'portico-catalog-operator' });
       expect(lease.spec?.holderIdentity).to.equal('operator-0');
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).to.equal(200);

@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { CRD_FILE, CRD_NAME } from '../../operator/src/crd/generate.js';
+import { until } from './until.js';
 
 /** Creates the CRD, or replaces whatever version of it is there, and waits until its resources are served. */
 export async function installBrandCatalogCrd(kubeconfig: KubeConfig): Promise<V1CustomResourceDefinition> {
@@ -19,11 +20,14 @@ export async function installBrandCatalogCrd(kubeconfig: KubeConfig): Promise<V1
     const current = await extensions.readCustomResourceDefinition({ name: CRD_NAME });
     await extensions.replaceCustomResourceDefinition({ name: CRD_NAME, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion! } } });
   }
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const current = await extensions.readCustomResourceDefinition({ name: CRD_NAME });
-    if (current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return current;
-    if (Date.now() > deadline) throw new Error(`${CRD_NAME} not Established: ${JSON.stringify(current.status?.conditions)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let conditions: unknown;
+  return until(
+    `${CRD_NAME} to be Established`,
+    async () => {
+      const current = await extensions.readCustomResourceDefinition({ name: CRD_NAME });
+      conditions = current.status?.conditions;
+      return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') && current;
+    },
+    { timeoutMs: 30_000, intervalMs: 100, diagnose: () => `conditions: ${JSON.stringify(conditions)}` },
+  );
 }

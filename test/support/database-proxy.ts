@@ -11,8 +11,11 @@ export interface DatabaseProxy {
    * accepts (any chunk by default) onwards.
    */
   hold(from?: (chunk: Buffer) => boolean): void;
-  /** Sends everything held on to the server, and forwards again. */
-  release(): void;
+  /**
+   * Sends everything held on to the server, and forwards again; resolves once the server has answered what
+   * was held (for a client that hung up meanwhile: once the server, done with it, closed the connection).
+   */
+  release(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -57,14 +60,22 @@ export async function startDatabaseProxy(target: string): Promise<DatabaseProxy>
     hold(from = () => true) {
       holding = from;
     },
-    release() {
+    async release() {
       holding = undefined;
+      const answered: Promise<void>[] = [];
       for (const link of links) {
         if (!link.held) continue;
+        answered.push(
+          new Promise<void>((resolve) => {
+            link.outbound.once('close', () => resolve());
+            if (!link.closed) link.outbound.once('data', () => resolve());
+          }),
+        );
         for (const chunk of link.held) link.outbound.write(chunk);
         link.held = undefined;
         if (link.closed) finish(link);
       }
+      await Promise.all(answered);
     },
     async close() {
       for (const link of links) link.outbound.destroy();

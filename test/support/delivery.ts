@@ -1,6 +1,7 @@
 // Shared by the webhook delivery tests.
 import type { Db } from 'mongodb';
 import nock from 'nock';
+import { until } from './until.js';
 
 export const PATIENTS = '/api/platform/v1/patients';
 export { WEBHOOKS } from './webhooks.js';
@@ -16,16 +17,6 @@ export function withRealSockets(): void {
 
 /** Waits until every committed event in the database is dispatched and no retry is queued: every attempt they needed was made. */
 export async function settled(db: Db, ms = 20_000): Promise<void> {
-  await until('every event dispatched and no retry queued', async () => (await db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0 && (await db.collection('webhook_deliveries').countDocuments({})) === 0, ms);
-}
-
-export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until('every event dispatched and no retry queued', async () => (await db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0 && (await db.collection('webhook_deliveries').countDocuments({})) === 0, { timeoutMs: ms });
 }
 

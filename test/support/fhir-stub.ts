@@ -59,12 +59,16 @@ interface HostStats {
   connections: number;
   peakConnections: number;
   requests: number;
-  /** performance.now() of each request's arrival, in order. */
+  /** Requests answered (a head sent; not those whose client left first). */
+  answered: number;
+  /** When each request arrived (by `now`), in order. */
   starts: number[];
 }
 
 export class FhirStub {
   behaviour: StubBehaviour = () => undefined;
+  /** What arrivals are stamped with: a test whose client runs on manual time stamps them with that clock. */
+  now: () => number = () => performance.now();
   /** Every request, in arrival order (unless `record` is off: benchmarks). */
   readonly requests: StubRequest[] = [];
   private readonly stats = new Map<string, HostStats>();
@@ -95,7 +99,7 @@ export class FhirStub {
   statsOf(host: string): HostStats {
     let stats = this.stats.get(host);
     if (!stats) {
-      stats = { inFlight: 0, peakInFlight: 0, connections: 0, peakConnections: 0, requests: 0, starts: [] };
+      stats = { inFlight: 0, peakInFlight: 0, connections: 0, peakConnections: 0, requests: 0, answered: 0, starts: [] };
       this.stats.set(host, stats);
     }
     return stats;
@@ -139,7 +143,7 @@ export class FhirStub {
     if (this.record) this.requests.push(request);
     const stats = this.statsOf(host);
     stats.requests++;
-    stats.starts.push(performance.now());
+    stats.starts.push(this.now());
     stats.inFlight++;
     stats.peakInFlight = Math.max(stats.peakInFlight, stats.inFlight);
     let done = false;
@@ -152,6 +156,7 @@ export class FhirStub {
     const answer = this.behaviour(request) ?? wellBehaved(request);
     const send = () => {
       if (res.destroyed) return finish();
+      stats.answered++;
       res.writeHead(answer.status, answer.headers);
       if (answer.dripMs) {
         const drip = setInterval(() => (res.destroyed ? clearInterval(drip) : res.write(' ')), answer.dripMs);

@@ -11,7 +11,6 @@ import { mergeSources, type LoadedSource } from '../../operator/src/pipeline/ind
 import { lookupFrom } from './api.js';
 import type { FhirStub } from './fhir-stub.js';
 import { testTls } from './tls.js';
-import { until } from './delivery.js';
 
 export const STUB_ADDRESS = '127.0.0.1';
 /** A second loopback address, for servers an SSRF must not reach. */
@@ -47,6 +46,3 @@ export function stubbedBrands(sources: LoadedSource[], stub: FhirStub): CatalogB
     return { ...brand, logo: null, fhirBaseUrl: `https://${stubHost(url.hostname)}:${stub.port}${url.pathname === '/' ? '' : url.pathname}` };
   });
 }
-
-/** Waits for `probe` as delivery.ts's `until` does, with the longer default the health tests need. */
-export const eventually = <T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> => until(what, probe, ms);

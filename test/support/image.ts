@@ -10,6 +10,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isAlive, ownerOf, removeAbandonedDirs } from './abandoned.js';
+import { until } from './until.js';
 import { promisify } from 'node:util';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 
@@ -234,27 +235,15 @@ async function removeAbandoned(): Promise<void> {
 }
 
 
-/** Polls `probe` every 200 ms until it returns a value; fails after `ms` naming what it waited for. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, ms: number, diagnose: () => string = () => ''): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}\n${diagnose()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 /** Waits for `url` to answer 200; fails at once, with the container's output, if the container exits. */
 export async function untilServing(container: Container, url: string, ms: number): Promise<void> {
-  await eventually(
+  await until(
     `${url} to answer 200`,
     async () => {
       if (container.exitCode() !== undefined) throw new Error(`the container exited (${container.exitCode()}) before ${url} answered:\n${container.logs().slice(-4000)}`);
       return (await statusOf(url)) === 200;
     },
-    ms,
-    () => `container output:\n${container.logs().slice(-4000)}`,
+    { timeoutMs: ms, intervalMs: 200, diagnose: () => `container output:\n${container.logs().slice(-4000)}` },
   );
 }
 

@@ -6,6 +6,7 @@
 // draft-04; OpenAPI's `nullable` becomes a `null` type, and descriptions are dropped.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { until } from './until.js';
 
 type Schema = { [key: string]: unknown };
 
@@ -31,33 +32,33 @@ const COMPONENTS = '#/components/schemas/';
 export async function writeKubeconformSchemas(getJson: (serverPath: string) => Promise<unknown>, kinds: readonly KindRef[], dir: string, timeoutMs = 30_000): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const unique = [...new Map(kinds.map((k) => [`${k.apiVersion} ${k.kind}`, k])).values()];
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const index = (await getJson('/openapi/v3')) as { paths: Record<string, { serverRelativeURL: string }> };
-    const documents = new Map<string, Promise<Record<string, Schema> | undefined>>();
-    const documentOf = (apiVersion: string) => {
-      const key = apiVersion.includes('/') ? `apis/${apiVersion}` : `api/${apiVersion}`;
-      const entry = index.paths[key];
-      if (!documents.has(key)) documents.set(key, entry ? getJson(entry.serverRelativeURL).then((d) => (d as { components: { schemas: Record<string, Schema> } }).components.schemas) : Promise.resolve(undefined));
-      return documents.get(key)!;
-    };
-    const found = await Promise.all(unique.map(async (ref) => ({ ref, schemas: await documentOf(ref.apiVersion), name: schemaName(ref, await documentOf(ref.apiVersion)) })));
-    const missing = found.filter((f) => f.name === undefined).map((f) => `${f.ref.apiVersion} ${f.ref.kind}`);
-    if (missing.length > 0) {
-      if (Date.now() > deadline) throw new Error(`the API server's OpenAPI v3 documents do not describe ${missing.join(', ')}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      continue;
-    }
-    return Promise.all(
-      found.map(async ({ ref, schemas, name }) => {
-        const definitions: Record<string, Schema> = {};
-        for (const reachable of reachableFrom(name!, schemas!)) definitions[reachable] = toJsonSchema(schemas![reachable]!);
-        const file = path.join(dir, kubeconformFileName(ref));
-        await writeFile(file, JSON.stringify({ ...toJsonSchema(schemas![name!]!), definitions }));
-        return file;
-      }),
-    );
-  }
+  let missing: string[] = [];
+  const described = await until(
+    "every kind in the API server's OpenAPI v3 documents",
+    async () => {
+      const index = (await getJson('/openapi/v3')) as { paths: Record<string, { serverRelativeURL: string }> };
+      const documents = new Map<string, Promise<Record<string, Schema> | undefined>>();
+      const documentOf = (apiVersion: string) => {
+        const key = apiVersion.includes('/') ? `apis/${apiVersion}` : `api/${apiVersion}`;
+        const entry = index.paths[key];
+        if (!documents.has(key)) documents.set(key, entry ? getJson(entry.serverRelativeURL).then((d) => (d as { components: { schemas: Record<string, Schema> } }).components.schemas) : Promise.resolve(undefined));
+        return documents.get(key)!;
+      };
+      const found = await Promise.all(unique.map(async (ref) => ({ ref, schemas: await documentOf(ref.apiVersion), name: schemaName(ref, await documentOf(ref.apiVersion)) })));
+      missing = found.filter((f) => f.name === undefined).map((f) => `${f.ref.apiVersion} ${f.ref.kind}`);
+      return missing.length === 0 && found;
+    },
+    { timeoutMs, intervalMs: 250, diagnose: () => `not described: ${missing.join(', ')}` },
+  );
+  return Promise.all(
+    described.map(async ({ ref, schemas, name }) => {
+      const definitions: Record<string, Schema> = {};
+      for (const reachable of reachableFrom(name!, schemas!)) definitions[reachable] = toJsonSchema(schemas![reachable]!);
+      const file = path.join(dir, kubeconformFileName(ref));
+      await writeFile(file, JSON.stringify({ ...toJsonSchema(schemas![name!]!), definitions }));
+      return file;
+    }),
+  );
 }
 
 /** The name of the component schema that describes the kind, if the document has one. */

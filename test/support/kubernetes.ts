@@ -15,6 +15,7 @@ import path from 'node:path';
 import { buildGoTool, type GoTool } from '../../core/src/infra/go-tool.js';
 import { removeAbandonedDirs } from './abandoned.js';
 import { freePort } from './services.js';
+import { until } from './until.js';
 
 const KUBE_APISERVER: GoTool = {
   source: 'kube-apiserver',
@@ -190,15 +191,16 @@ function stop(child: ChildProcess): Promise<void> {
 }
 
 async function waitUntil(run: Launch, label: string, child: ChildProcess, logFile: string, timeoutMs: number, ready: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (run.stopped) throw new Error(`the test Kubernetes API server was stopped while ${label} was starting`);
-    if (child.exitCode === 127) throw new Error(`${label} is not installed: run \`bash scripts/ensure-tools.sh\` (Debian: apt-get install etcd-server) or set PORTICO_ETCD to an etcd binary`);
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${label} exited (${child.exitCode ?? child.signalCode}):\n${tail(logFile)}`);
-    if (await ready()) return;
-    if (Date.now() > deadline) throw new Error(`${label} was not ready within ${timeoutMs / 1000} s:\n${tail(logFile)}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  await until(
+    `${label} to be ready`,
+    async () => {
+      if (run.stopped) throw new Error(`the test Kubernetes API server was stopped while ${label} was starting`);
+      if (child.exitCode === 127) throw new Error(`${label} is not installed: run \`bash scripts/ensure-tools.sh\` (Debian: apt-get install etcd-server) or set PORTICO_ETCD to an etcd binary`);
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${label} exited (${child.exitCode ?? child.signalCode}):\n${tail(logFile)}`);
+      return ready();
+    },
+    { timeoutMs, intervalMs: 200, diagnose: () => tail(logFile) },
+  );
 }
 
 /** The status of GET /readyz, or 0 when the server does not answer yet (its certificate is not known yet). */

@@ -4,6 +4,7 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { until } from './until.js';
 
 export interface Received {
   /** The request path: tests give each endpoint a path of its own on a shared receiver. */
@@ -32,7 +33,6 @@ export class Receiver {
   maxOpen = 0;
   private answer: (request: Received, index: number) => Answer = () => ({ status: 204 });
   private readonly hanging = new Set<ServerResponse>();
-  private waiters: (() => void)[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -62,19 +62,8 @@ export class Receiver {
   }
 
   /** Resolves once `count` requests (in all) have arrived; rejects after `ms`. */
-  async waitFor(count: number, ms = 10_000): Promise<Received[]> {
-    const deadline = Date.now() + ms;
-    while (this.received.length < count) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`expected ${count} deliveries within ${ms} ms, got ${this.received.length}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(left, 200));
-        this.waiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
+  async waitFor(count: number, ms?: number): Promise<Received[]> {
+    await until(`${count} deliveries`, () => this.received.length >= count, { timeoutMs: ms, diagnose: () => `got ${this.received.length}` });
     return this.received;
   }
 
@@ -89,12 +78,8 @@ export class Receiver {
   }
 
   /** Resolves once `count` requests have arrived at `path`. */
-  async waitAt(path: string, count: number, ms = 10_000): Promise<Received[]> {
-    const deadline = Date.now() + ms;
-    while (this.at(path).length < count) {
-      if (Date.now() > deadline) throw new Error(`expected ${count} deliveries at ${path} within ${ms} ms, got ${this.at(path).length}`);
-      await this.waitFor(this.received.length + 1, Math.max(1, deadline - Date.now())).catch(() => undefined);
-    }
+  async waitAt(path: string, count: number, ms?: number): Promise<Received[]> {
+    await until(`${count} deliveries at ${path}`, () => this.at(path).length >= count, { timeoutMs: ms, diagnose: () => `got ${this.at(path).length}` });
     return this.at(path);
   }
 
@@ -107,7 +92,6 @@ export class Receiver {
   private handle(request: Received, res: ServerResponse): void {
     const index = this.received.length;
     this.received.push(request);
-    for (const wake of this.waiters.splice(0)) wake();
     const answer = this.answer(request, index);
     this.open++;
     this.maxOpen = Math.max(this.maxOpen, this.open);

@@ -7,6 +7,7 @@ import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { ADMIN_TOKEN } from './api.js';
 import { startGuarded, type GuardedProcess } from './pausable.js';
 import { freePort } from './services.js';
+import { until } from './until.js';
 
 export interface Replica extends GuardedProcess {
   readonly name: string;
@@ -31,11 +32,7 @@ export const isReady = async (url: string) => (await fetch(`${url}/readyz`, { si
 
 /** Resolves once the replica is ready (30 s at most). */
 export async function whenReady(replica: Replica): Promise<void> {
-  const until = Date.now() + 30_000;
-  while (!(await isReady(replica.url))) {
-    if (Date.now() > until) throw new Error(`${replica.name} is not ready after 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  await until(`${replica.name} to be ready`, () => isReady(replica.url), { timeoutMs: 30_000, intervalMs: 200, diagnose: () => replica.errors.slice(-5).join('\n') });
 }
 
 export async function startReplica({ name, mongodbServer, database, redisUrl, env = {} }: ReplicaOptions): Promise<Replica> {

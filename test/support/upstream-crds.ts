@@ -7,6 +7,7 @@ import { ApiException, ApiextensionsV1Api, loadYaml, type KubeConfig, type V1Cus
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { run } from './chart.js';
+import { until } from './until.js';
 
 export interface UpstreamCrd {
   module: string;
@@ -48,13 +49,16 @@ export async function installUpstreamCrds(kubeconfig: KubeConfig): Promise<V1Cus
         const current = await extensions.readCustomResourceDefinition({ name });
         await extensions.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion! } } });
       }
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        const current = await extensions.readCustomResourceDefinition({ name });
-        if (current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return current;
-        if (Date.now() > deadline) throw new Error(`${name} not Established: ${JSON.stringify(current.status?.conditions)}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      let conditions: unknown;
+      return until(
+        `${name} to be Established`,
+        async () => {
+          const current = await extensions.readCustomResourceDefinition({ name });
+          conditions = current.status?.conditions;
+          return current.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') && current;
+        },
+        { timeoutMs: 30_000, intervalMs: 100, diagnose: () => `conditions: ${JSON.stringify(conditions)}` },
+      );
     }),
   );
 }

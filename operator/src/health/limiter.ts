@@ -4,6 +4,7 @@
 // pause, and no one-second window sees more than the rate). A few hosts serve thousands of brands each (eClinicalWorks' healow,
 // Oracle Health, Veradigm), so a host whose limits are reached waits without holding a global slot: the other
 // hosts' requests go ahead, taken round-robin, never stuck behind the busiest host's queue.
+import { systemScheduler, type Cancel, type Scheduler } from '../../../core/src/clock.js';
 import type { Rate } from '../pipeline/catalog-spec.js';
 
 export interface LimiterSettings {
@@ -59,8 +60,8 @@ interface Host {
   refilledAt: number;
   /** Waiting in the ready line. */
   listed: boolean;
-  /** Waiting for a token. */
-  timer: NodeJS.Timeout | undefined;
+  /** Waiting for a token: cancels the wait. */
+  timer: Cancel | undefined;
   /** Times this host's limits held its queue back. */
   blocks: number;
 }
@@ -68,7 +69,8 @@ interface Host {
 export interface LimiterHooks {
   /** A request waited for its host's limits (not only for a global slot). */
   onThrottled?: () => void;
-  now?: () => number;
+  /** What tokens refill by and waits are timed with (the system's timers by default). */
+  scheduler?: Scheduler;
 }
 
 /** Keeps one small record per host it has seen (its bucket must outlive idle moments to hold the rate). */
@@ -78,12 +80,14 @@ export class HostLimiter {
   private active = 0;
   private stopped = false;
   private readonly msPerToken: number;
+  private readonly scheduler: Scheduler;
 
   constructor(
     private readonly settings: LimiterSettings,
     private readonly hooks: LimiterHooks = {},
   ) {
     this.msPerToken = settings.perHostRate.periodMs / settings.perHostRate.count;
+    this.scheduler = hooks.scheduler ?? systemScheduler;
   }
 
   /** Requests running now, over all hosts. */
@@ -122,7 +126,7 @@ export class HostLimiter {
   stop(): void {
     this.stopped = true;
     for (const host of this.hosts.values()) {
-      clearTimeout(host.timer);
+      host.timer?.();
       for (const task of host.queue.drain()) task.fail(new LimiterStoppedError());
     }
   }
@@ -137,7 +141,7 @@ export class HostLimiter {
   }
 
   private now(): number {
-    return this.hooks.now?.() ?? performance.now();
+    return this.scheduler.monotonic();
   }
 
   /** Puts a host with work in the ready line, unless it is there, waits for a token, or is at its cap. */
@@ -179,11 +183,11 @@ export class HostLimiter {
 
   private waitForToken(host: Host): void {
     const wait = Math.max(1, Math.ceil((1 - host.tokens) * this.msPerToken));
-    host.timer = setTimeout(() => {
+    host.timer = this.scheduler.after(wait, () => {
       host.timer = undefined;
       this.list(host);
       this.pump();
-    }, wait);
+    });
   }
 
   private start(host: Host, task: Task): void {

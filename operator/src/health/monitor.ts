@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
 import { ENDPOINT_STATUSES } from '../../../core/src/catalog/model.js';
 import type { CatalogRef, SnapshotStore } from '../../../core/src/catalog/snapshots.js';
-import type { Clock } from '../../../core/src/clock.js';
+import { systemScheduler, type Cancel, type Clock, type Scheduler } from '../../../core/src/clock.js';
 import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
 import { keyOf, type BrandCatalogObject, type KubeClient } from '../controller/kube.js';
 import type { OperatorMetrics } from '../controller/metrics.js';
@@ -20,6 +20,8 @@ export interface HealthMonitorDeps {
   store: EndpointHealthStore;
   kube: Pick<KubeClient, 'patchStatus'>;
   clock: Clock;
+  /** The monitor's timers and its sweepers' (the system's by default). */
+  scheduler?: Scheduler;
   logger: Logger;
   metrics: OperatorMetrics;
   /** A public-only agent sized for a catalog's settings (agent.ts; tests add their stub's CA and address). */
@@ -45,17 +47,19 @@ export class HealthMonitor {
   private readonly tracked = new Map<string, Tracked>();
   /** One change at a time per catalog: a restart finishes its stop before its start. */
   private readonly queues = new Map<string, Promise<void>>();
-  private readonly retries = new Map<string, NodeJS.Timeout>();
+  private readonly retries = new Map<string, Cancel>();
   // The newest object each live catalog was tracked with: a retry starts from what the catalog is now, and a
   // deleted catalog (not here) is never retried.
   private readonly latest = new Map<string, BrandCatalogObject>();
   private readonly timing: HealthTiming;
   private readonly observer: HealthObserver;
-  private ticker: NodeJS.Timeout | undefined;
+  private readonly scheduler: Scheduler;
+  private cancelTicker: Cancel | undefined;
   private stopped = false;
 
   constructor(private readonly deps: HealthMonitorDeps) {
     this.timing = { ...DEFAULT_TIMING, ...deps.timing };
+    this.scheduler = deps.scheduler ?? systemScheduler;
     const { metrics } = deps;
     this.observer = {
       request: (document, result, seconds) => {
@@ -70,6 +74,13 @@ export class HealthMonitor {
   /** Catalogs being checked now. */
   get catalogs(): string[] {
     return [...this.tracked.keys()];
+  }
+
+  /** Requests to the brands' servers under way now, over every catalog checked. */
+  get requestsInFlight(): number {
+    let count = 0;
+    for (const { sweeper } of this.tracked.values()) count += sweeper.requestsInFlight;
+    return count;
   }
 
   /** The settings a catalog's checks run with now; undefined when they do not run. */
@@ -114,15 +125,15 @@ export class HealthMonitor {
   /** Starts following the publications into status and gauges. */
   start(): void {
     this.stopped = false;
-    clearInterval(this.ticker);
-    this.ticker = setInterval(() => void this.report(), this.deps.statusEveryMs ?? 60_000);
+    this.cancelTicker?.();
+    this.cancelTicker = this.scheduler.every(this.deps.statusEveryMs ?? 60_000, () => void this.report());
   }
 
   /** Stops every catalog's checks, each publishing what it had, and writes their status a last time. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.ticker);
-    for (const timer of this.retries.values()) clearTimeout(timer);
+    this.cancelTicker?.();
+    for (const cancel of this.retries.values()) cancel();
     this.retries.clear();
     await Promise.all([...this.queues.values()]);
     const all = [...this.tracked.entries()];
@@ -174,6 +185,7 @@ export class HealthMonitor {
       timing: this.timing,
       agent: this.deps.agentFor(settings),
       clock: this.deps.clock,
+      scheduler: this.scheduler,
       logger: this.deps.logger,
       observer: this.observer,
       ...(this.deps.announce && { announce: (version: string) => this.deps.announce!(ref, version) }),
@@ -183,12 +195,15 @@ export class HealthMonitor {
     } catch (error) {
       await sweeper.stop().catch(() => {});
       this.deps.logger.warn({ err: error, catalog: key }, 'endpoint health checks could not start; trying again');
-      const retry = setTimeout(() => {
-        this.retries.delete(key);
-        const now = this.latest.get(key);
-        if (now) void this.track(now);
-      }, this.deps.retryMs ?? 30_000);
-      retry.unref();
+      const retry = this.scheduler.after(
+        this.deps.retryMs ?? 30_000,
+        () => {
+          this.retries.delete(key);
+          const now = this.latest.get(key);
+          if (now) void this.track(now);
+        },
+        { unref: true },
+      );
       this.retries.set(key, retry);
       return;
     }
@@ -196,7 +211,7 @@ export class HealthMonitor {
   }
 
   private cancelRetry(key: string): void {
-    clearTimeout(this.retries.get(key));
+    this.retries.get(key)?.();
     this.retries.delete(key);
   }
 

@@ -8,7 +8,7 @@ import type { EndpointHealthStore, HealthPointer } from '../../../core/src/catal
 import { countStatuses } from '../../../core/src/catalog/endpoint-health.js';
 import type { EndpointHealth, EndpointStatus } from '../../../core/src/catalog/model.js';
 import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../core/src/catalog/snapshots.js';
-import type { Clock } from '../../../core/src/clock.js';
+import { systemScheduler, type Cancel, type Clock, type Scheduler } from '../../../core/src/clock.js';
 import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
 import { DueQueue } from './due-queue.js';
 import { HostLimiter, LimiterStoppedError } from './limiter.js';
@@ -33,6 +33,8 @@ export interface SweeperDeps {
   /** A public-only agent for this catalog's checks (its socket limits follow the settings). */
   agent: PublicHttpsAgent;
   clock: Clock;
+  /** The sweeper's timers and its limits' (the system's by default). */
+  scheduler?: Scheduler;
   logger: Logger;
   announce?: (version: string) => Promise<void>;
   observer?: HealthObserver;
@@ -69,9 +71,10 @@ export class CatalogHealthSweeper {
   private touched = false;
   private lastPublishAt = 0;
   private publishing: Promise<void> | null = null;
-  private dueTimer: NodeJS.Timeout | undefined;
-  private ticker: NodeJS.Timeout | undefined;
-  private snapshotTimer: NodeJS.Timeout | undefined;
+  private readonly scheduler: Scheduler;
+  private cancelDue: Cancel | undefined;
+  private cancelTicker: Cancel | undefined;
+  private cancelSnapshotPoll: Cancel | undefined;
   private stopped = false;
   /** start() completed: only then is what the sweeper holds whole enough to publish. */
   private started = false;
@@ -83,12 +86,18 @@ export class CatalogHealthSweeper {
 
   constructor(private readonly deps: SweeperDeps) {
     this.key = catalogKey(deps.ref);
-    this.limiter = new HostLimiter(deps.settings, { onThrottled: () => deps.observer?.throttled() });
+    this.scheduler = deps.scheduler ?? systemScheduler;
+    this.limiter = new HostLimiter(deps.settings, { onThrottled: () => deps.observer?.throttled(), scheduler: this.scheduler });
     this.published = { counts: countStatuses([]), lastSweepAt: null, version: null };
   }
 
   get settings(): HealthSettings {
     return this.deps.settings;
+  }
+
+  /** Requests to the brands' servers under way now. */
+  get requestsInFlight(): number {
+    return this.limiter.inFlight;
   }
 
   /** The last publication's counts (UNKNOWN: brands of the snapshot without an outcome). */
@@ -111,10 +120,10 @@ export class CatalogHealthSweeper {
     this.started = true;
     logger.info({ catalog: this.key, brands: this.brands.size, resumed: this.records.size, version: saved?.version ?? null }, 'endpoint health checks started');
     this.arm();
-    this.ticker = setInterval(() => void this.maybePublish(), Math.max(50, Math.min(this.deps.timing.publishDelayMs, 10_000)));
-    this.snapshotTimer = setInterval(
-      () => void this.followSnapshot().catch((error: unknown) => logger.warn({ err: error, catalog: this.key }, 'endpoint health: the snapshot could not be read; keeping the brands')),
+    this.cancelTicker = this.scheduler.every(Math.max(50, Math.min(this.deps.timing.publishDelayMs, 10_000)), () => void this.maybePublish());
+    this.cancelSnapshotPoll = this.scheduler.every(
       this.deps.timing.snapshotPollMs,
+      () => void this.followSnapshot().catch((error: unknown) => logger.warn({ err: error, catalog: this.key }, 'endpoint health: the snapshot could not be read; keeping the brands')),
     );
   }
 
@@ -122,9 +131,9 @@ export class CatalogHealthSweeper {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    clearTimeout(this.dueTimer);
-    clearInterval(this.ticker);
-    clearInterval(this.snapshotTimer);
+    this.cancelDue?.();
+    this.cancelTicker?.();
+    this.cancelSnapshotPoll?.();
     this.limiter.stop();
     await Promise.all(this.running);
     await this.publishing;
@@ -189,12 +198,12 @@ export class CatalogHealthSweeper {
 
   /** Wakes up when the earliest brand is due (at least once a minute, so clock jumps are noticed). */
   private arm(): void {
-    clearTimeout(this.dueTimer);
+    this.cancelDue?.();
     if (this.stopped) return;
     const next = this.due.peek();
     if (next === undefined) return;
     const wait = Math.min(Math.max(0, next - this.deps.clock.now().getTime()), 60_000);
-    this.dueTimer = setTimeout(() => this.dispatch(), wait);
+    this.cancelDue = this.scheduler.after(wait, () => this.dispatch());
   }
 
   private dispatch(): void {
@@ -260,7 +269,7 @@ export class CatalogHealthSweeper {
 
   private async maybePublish(): Promise<void> {
     if (this.stopped || this.publishing) return;
-    const stale = this.touched && Date.now() - this.lastPublishAt >= this.deps.timing.refreshPublishMs;
+    const stale = this.touched && this.deps.clock.now().getTime() - this.lastPublishAt >= this.deps.timing.refreshPublishMs;
     if (!this.changed && !stale) return;
     await this.publish().catch((error: unknown) => this.deps.logger.warn({ err: error, catalog: this.key }, 'endpoint health could not be published; retrying'));
   }
@@ -293,7 +302,7 @@ export class CatalogHealthSweeper {
         throw error;
       }
       this.expectedVersion = pointer.version;
-      this.lastPublishAt = Date.now();
+      this.lastPublishAt = this.deps.clock.now().getTime();
       this.published = { ...summary, version: pointer.version };
       await this.deps.announce?.(pointer.version).catch((error: unknown) => this.deps.logger.warn({ err: error, catalog: this.key }, 'endpoint health: the announcement failed; API replicas find it by polling'));
     })().finally(() => {

@@ -16,7 +16,8 @@ import { CatalogHealthSweeper } from '../../../operator/src/health/sweeper.js';
 import { TestApi } from '../../support/api.js';
 import { realSources } from '../../support/catalog.js';
 import { FhirStub } from '../../support/fhir-stub.js';
-import { eventually, settings, stubAgent, stubbedBrands } from '../../support/health.js';
+import { settings, stubAgent, stubbedBrands } from '../../support/health.js';
+import { until } from '../../support/until.js';
 
 describe('api: published endpoint health', function () {
   this.timeout(60_000);
@@ -76,19 +77,20 @@ describe('api: published endpoint health', function () {
       logger: pino({ level: 'silent' }),
       announce: (version) => announceHealth(api.redis!, ref, version),
     });
+    const checksFrom = Date.now();
     await sweeper.start();
-    await eventually('every brand checked and published', () => sweeper!.summary().counts.UNKNOWN === 0 && sweeper!.summary().version);
+    await until('every brand checked and published', () => sweeper!.summary().counts.UNKNOWN === 0 && sweeper!.summary().version);
     for (const served of [api, replica]) {
       // A publication with every brand, this one or a later one (the sweeper republishes as outcomes age):
       // waiting for one exact version could miss it on a busy machine.
-      await eventually(`${served === api ? 'the announced' : 'the polled'} publication`, () => brands.every((b) => (served.services.endpointHealth.get(b.id)?.status ?? 'UNKNOWN') !== 'UNKNOWN'), 15_000);
+      await until(`${served === api ? 'the announced' : 'the polled'} publication`, () => brands.every((b) => (served.services.endpointHealth.get(b.id)?.status ?? 'UNKNOWN') !== 'UNKNOWN'));
       // Never seen answering, so DOWN at once (only a DOWN after UP or DEGRADED waits for a confirming check).
       expect(served.services.endpointHealth.get(down.id)).to.deep.include({ status: 'DOWN', fhirVersion: null, smartConfiguration: false });
     }
     expect(api.services.endpointHealth.get(degraded.id)).to.deep.include({ status: 'DEGRADED', fhirVersion: '4.0.1', smartConfiguration: false });
     const up = brands.find((b) => b !== down && b !== degraded && new URL(b.fhirBaseUrl).hostname !== new URL(degraded.fhirBaseUrl).hostname)!;
     expect(api.services.endpointHealth.get(up.id)).to.deep.include({ status: 'UP', fhirVersion: '4.0.1', smartConfiguration: true });
-    expect(Date.parse(api.services.endpointHealth.get(up.id)!.checkedAt!)).to.be.closeTo(Date.now(), 30_000);
+    expect(Date.parse(api.services.endpointHealth.get(up.id)!.checkedAt!)).to.be.within(checksFrom, Date.now());
     // The snapshot is the one activated before the checks: health never rebuilt it.
     expect(api.services.activeCatalog.get()!.snapshotId).to.equal(snapshotId);
     expect((await api.services.snapshots.list(api.config.catalog)).map((h) => h.id)).to.deep.equal([snapshotId]);
@@ -103,9 +105,9 @@ describe('api: published endpoint health', function () {
     await activate([...staying, joining]);
     // The operator follows the snapshot: the leaver's entry goes in the next publication, while the joiner's
     // first check (a slow server) is still under way.
-    await eventually('the leaver dropped', () => api.services.endpointHealth.version !== before && api.services.endpointHealth.get(leaving!.id) === undefined, 10_000);
+    await until('the leaver dropped', () => api.services.endpointHealth.version !== before && api.services.endpointHealth.get(leaving!.id) === undefined);
     expect(api.services.endpointHealth.get(joining.id)).to.equal(undefined); // UNKNOWN
-    await eventually('the joiner checked', () => api.services.endpointHealth.get(joining.id), 10_000);
+    await until('the joiner checked', () => api.services.endpointHealth.get(joining.id));
     expect(api.services.endpointHealth.get(joining.id)).to.deep.include({ status: 'DEGRADED', fhirVersion: '4.0.1', smartConfiguration: false });
   });
 });

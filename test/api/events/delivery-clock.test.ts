@@ -5,9 +5,10 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { TestApi, type Tenant } from '../../support/api.js';
 import { ManualClock } from '../../support/clock.js';
-import { DELIVERY_ENV, PATIENTS, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
+import { DELIVERY_ENV, PATIENTS, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
 import { buildPatient } from '../../support/factories.js';
 import { Receiver, verifyDelivery } from '../../support/receivers.js';
+import { until } from '../../support/until.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

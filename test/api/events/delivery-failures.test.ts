@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import { TestApi, lookupFrom, testResolver, type Tenant } from '../../support/api.js';
 import { buildPatient } from '../../support/factories.js';
 import { Receiver, type Answer } from '../../support/receivers.js';
-import { DELIVERY_ENV, PATIENTS, settled, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
+import { DELIVERY_ENV, PATIENTS, settled, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
+import { until } from '../../support/until.js';
 
 type Attempt = { attempt: number; status: string; responseStatus: number | null; error: string | null; attemptedAt: string | null; nextAttemptAt: string | null; eventType: string };
 

@@ -3,9 +3,10 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { TestApi, type Tenant } from '../../support/api.js';
-import { DELIVERY_ENV, PATIENTS, settled, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
+import { DELIVERY_ENV, PATIENTS, settled, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
 import { buildPatient } from '../../support/factories.js';
 import { Receiver, verifyDelivery } from '../../support/receivers.js';
+import { until } from '../../support/until.js';
 
 const merge = { 'content-type': 'application/merge-patch+json' };
 

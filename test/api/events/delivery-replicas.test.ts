@@ -8,10 +8,11 @@ import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../../core/src/infra/repo-root.js';
 import { ADMIN_TOKEN, TestApi } from '../../support/api.js';
-import { DELIVERY_ENV, PATIENTS, settled, until, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
+import { DELIVERY_ENV, PATIENTS, settled, WEBHOOKS, withRealSockets } from '../../support/delivery.js';
 import { buildPatient } from '../../support/factories.js';
 import { Receiver } from '../../support/receivers.js';
 import { freePort, mongoUri, testRedisUrl } from '../../support/services.js';
+import { until } from '../../support/until.js';
 
 describe('events: webhook delivery across replicas and crashes', function () {
   this.timeout(60_000);
@@ -57,7 +58,7 @@ describe('events: webhook delivery across replicas and crashes', function () {
       const tenant = await primary.tenant();
       await primary.request('POST', WEBHOOKS, { key: tenant.key, body: { url: hanging.url('/hangs'), eventTypes: ['patient.created'] } });
       for (let i = 0; i < 40; i++) expect((await (i % 2 ? replica : primary).request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).status).to.equal(201);
-      await until('every event dispatched', async () => (await primary.mongo.db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0, 60_000);
+      await until('every event dispatched', async () => (await primary.mongo.db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0, { timeoutMs: 60_000 });
       const ids = hanging.at('/hangs').map((r) => r.headers['webhook-id']);
       expect(ids).to.have.length(40);
       expect(new Set(ids).size).to.equal(40);

@@ -7,8 +7,8 @@ import { Outbox, type Recovery } from '../../../api/src/events/outbox.js';
 import { PatientRepository } from '../../../api/src/platform/patients/repository.js';
 import { DependencyUnavailableError } from '../../../core/src/errors.js';
 import { ManualClock } from '../../support/clock.js';
-import { until } from '../../support/delivery.js';
 import { withTestDatabase, type TestDatabase } from '../../support/database.js';
+import { until } from '../../support/until.js';
 
 describe('events: the durable outbox', () => {
   let database: TestDatabase;

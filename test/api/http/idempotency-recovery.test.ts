@@ -8,6 +8,7 @@ import { ADMIN_TOKEN, TestApi, withTestApi, type Tenant } from '../../support/ap
 import { ManualClock } from '../../support/clock.js';
 import { buildEndpoint, buildPatient } from '../../support/factories.js';
 import { testRedisUrl } from '../../support/services.js';
+import { until } from '../../support/until.js';
 import { LEASE_MS } from '../../../api/src/http/idempotency.js';
 import type { IdempotencyStore } from '../../../api/src/http/idempotency-store.js';
 
@@ -23,12 +24,10 @@ function send(api: TestApi, method: string, path: string, credential: string, id
   return fetch(api.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
 }
 
-async function until(condition: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Requests the API has finished handling (their clients may have left first), as its metrics count them. */
+async function handled(api: TestApi): Promise<number> {
+  const metric = await api.services.registry.getSingleMetric('http_requests_total')!.get();
+  return metric.values.reduce((sum, { value }) => sum + value, 0);
 }
 
 /** Replaces one method of the running API's idempotency store until restored. */
@@ -96,7 +95,7 @@ describe('http: idempotency across faults', () => {
         else expect(soon.status).to.equal(201);
         expect(await countPatients(api, tenant)).to.equal(before + 1);
 
-        await until(async () => (await api.mongo.db.collection('idempotency_records').countDocuments({ state: 'running' })) === 0, 'the background completion');
+        await until('the background completion', async () => (await api.mongo.db.collection('idempotency_records').countDocuments({ state: 'running' })) === 0);
         const later = await send(api, 'POST', PATIENTS, tenant.key, key, body);
         expect(later.status).to.equal(201);
         expect(later.headers.get('idempotent-replayed')).to.equal('true');
@@ -124,7 +123,7 @@ describe('http: idempotency across faults', () => {
       });
       after(restore);
       const first = await send(api, 'POST', PATIENTS, tenant.key, key, body);
-      await until(async () => failures >= 2, 'the first background attempt');
+      await until('the first background attempt', () => failures >= 2);
       expect(first.status).to.equal(201);
       clock.advance(LEASE_MS + 1_000);
       const retry = await send(api, 'POST', PATIENTS, tenant.key, key, body);
@@ -157,7 +156,7 @@ describe('http: idempotency across faults', () => {
         const first = await send(api, 'POST', PATIENTS, tenant.key, key, body);
         expect(first.status).to.equal(503);
         expect(await countPatients(api, tenant)).to.equal(before);
-        await until(async () => releases >= 2 && (await api.mongo.db.collection('idempotency_records').countDocuments({ releasedBy: { $exists: true } })) > 0, 'the background hand-back');
+        await until('the background hand-back', async () => releases >= 2 && (await api.mongo.db.collection('idempotency_records').countDocuments({ releasedBy: { $exists: true } })) > 0);
         const retry = await send(api, 'POST', PATIENTS, tenant.key, key, body);
         expect(retry.status).to.equal(201);
         expect(await countPatients(api, tenant)).to.equal(before + 1);
@@ -191,7 +190,7 @@ describe('http: idempotency across faults', () => {
       const controller = new AbortController();
       request(controller.signal).catch(() => {});
       try {
-        await until(async () => entered && (await reached()), 'the request to reach the step');
+        await until('the request to reach the step', async () => entered && (await reached()));
       } finally {
         controller.abort();
         restoreRenew();
@@ -262,8 +261,9 @@ describe('http: idempotency across faults', () => {
       const retryText = await retry.text();
       expect(await countPatients(api, tenant)).to.equal(before + 1);
 
+      const finished = await handled(api);
       wake(); // the stalled execution resumes: its claim is gone, so it must not write
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await until('the woken request to end', async () => (await handled(api)) > finished);
       expect(await countPatients(api, tenant)).to.equal(before + 1);
       const replay = await send(api, 'POST', PATIENTS, tenant.key, key, body);
       expect(replay.headers.get('idempotent-replayed')).to.equal('true');

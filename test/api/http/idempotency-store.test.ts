@@ -101,10 +101,7 @@ describe('http: MongoDB idempotency store', () => {
           await step(behind).catch(() => (failed = true));
           expect(failed, 'the held write times out').to.equal(true);
         },
-        async () => {
-          proxy.release();
-          await new Promise((resolve) => setTimeout(resolve, 500)); // the held write is applied meanwhile
-        },
+        () => proxy.release(), // resolves once the database has answered the held write: it is applied
       );
     } finally {
       proxy.release();
@@ -127,6 +124,8 @@ describe('http: MongoDB idempotency store', () => {
       await store.release(scope, a.owner);
       expect(await store.takeOver(scope, a.owner, b)).to.equal(true);
       await land();
+      const raw = await database.db.collection('idempotency_records').findOne({ _id: scope as never });
+      expect(raw?.releasedBy, 'the late hand-back landed').to.equal(a.owner);
       // B's claim is untouched: still B's, live, and not released (A's hand-back names A).
       const record = await store.claim(scope, running(now), now);
       expect(record).to.include({ state: 'running', owner: b.owner, fingerprint: b.fingerprint, leaseUntil: b.leaseUntil });

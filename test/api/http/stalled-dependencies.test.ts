@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { TestApi, type RequestOptions, type Response, type Tenant } from '../../support/api.js';
 import { buildEndpoint, buildPatient } from '../../support/factories.js';
 import { startPausableDatabase, startPausableRedis, whilePaused, type PausableServer } from '../../support/pausable.js';
+import { until } from '../../support/until.js';
 
 /** Far beyond every deadline: a request still unanswered then is hanging, and fails its test (not the suite). */
 const HANG_MS = 10_000;
@@ -33,12 +34,12 @@ function expectUnavailable(res: Response, dependency: string): void {
 
 /** The answer of `request` once it has `status`, asking again until RECOVERY_MS have passed. */
 async function once(status: number, request: () => Promise<Response>): Promise<Response> {
-  const until = Date.now() + RECOVERY_MS;
-  for (;;) {
-    const res = await request();
-    if (res.status === status || Date.now() > until) return res;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  let last: Response | undefined;
+  return until(`a ${status}`, async () => ((last = await request()).status === status ? last : undefined), {
+    timeoutMs: RECOVERY_MS,
+    intervalMs: 250,
+    diagnose: () => `last answer: ${last?.status} ${last?.text.slice(0, 500)}`,
+  });
 }
 
 const PATIENTS = '/api/platform/v1/patients';

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { TestApi } from '../../support/api.js';
 import { appOf } from '../../support/apps.js';
 import { publishTo, realSources } from '../../support/catalog.js';
-import { until } from '../../support/delivery.js';
+import { until } from '../../support/until.js';
 
 describe('sdk: connect sessions across replicas', () => {
   let primary: TestApi;

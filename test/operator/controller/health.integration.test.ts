@@ -2,13 +2,16 @@
 // its counts in status (and in metrics) from checks the leader makes (against a loopback stub standing in for
 // the brands' FHIR servers), the API shows the outcomes, new settings restart the checks where they were,
 // `enabled: false` pauses them, removing healthChecks removes the publication and the counts, and deleting the
-// catalog removes everything.
+// catalog removes everything. The checks run on manual time (their clock and timers), moved on by the test:
+// what is due when is read from that clock, and "nothing is checked before its turn" is shown by moving it up
+// to the turn, not by sleeping on a busy machine's clock.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import nock from 'nock';
 import { pino } from 'pino';
 import { systemClock } from '../../../core/src/clock.js';
+import type { EndpointHealth } from '../../../core/src/catalog/model.js';
 import { documentLocksFor } from '../../../core/src/infra/locks.js';
 import { GROUP, KubeClient, PLURAL, VERSION, type BrandCatalogObject } from '../../../operator/src/controller/kube.js';
 import { OperatorMetrics } from '../../../operator/src/controller/metrics.js';
@@ -18,9 +21,11 @@ import { HealthMonitor } from '../../../operator/src/health/monitor.js';
 import { TestApi } from '../../support/api.js';
 import { brandFile, csvField } from '../../support/brand-data.js';
 import { installBrandCatalogCrd } from '../../support/brandcatalog-crd.js';
+import { ManualTime } from '../../support/clock.js';
 import { FhirStub } from '../../support/fhir-stub.js';
-import { eventually, stubAgent } from '../../support/health.js';
+import { stubAgent } from '../../support/health.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../support/kubernetes.js';
+import { until } from '../../support/until.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 
@@ -36,6 +41,10 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
   let health: HealthMonitor;
   let store: EndpointHealthStore;
   const name = 'checked';
+  /** The checks' clock and timers. */
+  const time = new ManualTime();
+  /** The catalog's healthChecks.interval. */
+  const INTERVAL = 5 * 60_000;
 
   before(async function () {
     this.timeout(KUBERNETES_START_TIMEOUT_MS);
@@ -47,7 +56,7 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
     nock.restore(); // the checks' real sockets
     stub = await FhirStub.start();
     api = await TestApi.start({ env: { PORTICO_CATALOG: `${namespace}/${name}` } });
-    store = new EndpointHealthStore(api.mongo.db, await documentLocksFor(api.mongo.db), systemClock);
+    store = new EndpointHealthStore(api.mongo.db, await documentLocksFor(api.mongo.db), time);
   });
   after(async () => {
     await instance?.stop();
@@ -63,11 +72,12 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
       snapshots: api.services.snapshots,
       store,
       kube,
-      clock: systemClock,
+      clock: time,
+      scheduler: time,
       logger,
       metrics,
       agentFor: (settings) => stubAgent(settings),
-      timing: { catchUpMs: 0, publishDelayMs: 100, refreshPublishMs: 1000, snapshotPollMs: 200 },
+      timing: { catchUpMs: 0, publishDelayMs: 100, refreshPublishMs: 1000, snapshotPollMs: 60_000 },
       statusEveryMs: 200,
     });
     return startOperator({
@@ -83,6 +93,22 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
   const read = async () => (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name })) as BrandCatalogObject;
   const patch = (body: object[]) => custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body });
   const status = async () => ((await read()).status ?? {}) as Record<string, unknown>;
+  const answered = () => until('the checks under way to be answered', () => health.requestsInFlight === 0, { intervalMs: 1 });
+  /**
+   * Moves the checks' time on, timer by timer and each time once the requests under way are answered, until
+   * `probe` holds; the operator's reconciles and the API run on real time meanwhile.
+   */
+  const advanceUntil = <T>(what: string, probe: () => Promise<T | false | undefined>): Promise<T> =>
+    until(
+      what,
+      async () => {
+        await answered();
+        const value = await probe();
+        if (!value) await time.next();
+        return value;
+      },
+      { intervalMs: 1 },
+    );
 
   it('checks the brands while leading and writes the counts to status and metrics; the API shows the outcomes', async () => {
     // Real brand names (Oracle Health's list), their endpoints on the stub: three healthy, one without a SMART
@@ -98,6 +124,7 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
     stub.behaviour = (request) =>
       request.host === 'down.fhir.test' ? { status: 500 } : request.host === 'degraded.fhir.test' && request.path.endsWith('/smart-configuration') ? { status: 404 } : undefined;
 
+    const sweptFrom = time.monotonic();
     instance = start();
     await custom.createNamespacedCustomObject({
       group: GROUP,
@@ -108,15 +135,15 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
         apiVersion: `${GROUP}/${VERSION}`,
         kind: 'BrandCatalog',
         metadata: { name, namespace },
-        spec: { sources: [{ name: 'oracle-names', format: 'csv', inline: csv }], refreshInterval: '1h', healthChecks: { interval: '5m', perHostRate: '50/s' } },
+        spec: { sources: [{ name: 'oracle-names', format: 'csv', inline: csv }], refreshInterval: '1h', healthChecks: { interval: `${INTERVAL / 60_000}m`, perHostRate: '50/s' } },
       },
     });
-    const counted = await eventually('endpoint counts in status', async () => {
+    const counted = await advanceUntil('endpoint counts in status', async () => {
       const current = await status();
       return current.endpointsUp === 3 && current.lastHealthSweepAt !== undefined && current;
     });
     expect(counted).to.include({ brandCount: 5, endpointsUp: 3, endpointsDegraded: 1, endpointsDown: 1, endpointsUnknown: 0 });
-    expect(Date.parse(counted.lastHealthSweepAt as string)).to.be.closeTo(Date.now(), 60_000);
+    expect(Date.parse(counted.lastHealthSweepAt as string)).to.be.within(sweptFrom, time.monotonic());
 
     const exposition = await metrics.registry.metrics();
     const catalog = `${namespace}/${name}`;
@@ -145,23 +172,31 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
   it('restarts the checks with new settings from the last publication: nothing is checked again at once', async () => {
     stub.reset();
     await patch([{ op: 'replace', path: '/spec/healthChecks/concurrency', value: 8 }]);
-    await eventually('the new settings', () => health.settingsOf(`${namespace}/${name}`)?.concurrency === 8);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(stub.requests).to.have.length(0); // every brand keeps its turn, half an interval away at least
+    await until('the new settings', () => health.settingsOf(`${namespace}/${name}`)?.concurrency === 8);
+    // Every brand keeps its turn, half an interval after its last check at least: time moves up to the first
+    // brand's, every timer due meanwhile fires, and no brand is asked.
+    const published = (await store.load({ namespace, name })) as { health: Map<string, EndpointHealth> };
+    const firstTurn = Math.min(...[...published.health.values()].map((h) => Date.parse(h.checkedAt!))) + INTERVAL / 2;
+    expect(firstTurn - time.monotonic(), 'time left before the first turn').to.be.above(1);
+    await time.tick(firstTurn - 1 - time.monotonic());
+    await answered();
+    expect(stub.requests).to.have.length(0);
     expect(await status()).to.include({ endpointsUp: 3, endpointsDown: 1 });
   });
 
   it('pauses with enabled: false, and removes the publication and the counts when healthChecks goes', async () => {
     await patch([{ op: 'replace', path: '/spec/healthChecks/enabled', value: false }]);
-    await eventually('the checks paused', () => health.catalogs.length === 0);
+    await until('the checks paused', () => health.catalogs.length === 0);
     stub.reset();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // One and a half intervals: checks still running would have asked every brand by then.
+    await time.tick(INTERVAL * 1.5 + 1);
+    await answered();
     expect(stub.requests).to.have.length(0);
     expect((await status()).endpointsUp).to.equal(3); // the last counts stay while paused
     expect(await store.pointer({ namespace, name })).to.not.equal(null); // kept while paused
 
     await patch([{ op: 'remove', path: '/spec/healthChecks' }]);
-    await eventually('the counts removed from status', async () => (await status()).endpointsUp === undefined);
+    await until('the counts removed from status', async () => (await status()).endpointsUp === undefined);
     expect(await store.pointer({ namespace, name })).to.equal(null);
     await api.services.endpointHealth.refresh();
     expect(api.services.endpointHealth.version).to.equal('0');
@@ -169,9 +204,9 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
 
   it('deletes the publication with the catalog', async () => {
     await patch([{ op: 'add', path: '/spec/healthChecks', value: {} }]);
-    await eventually('published again', async () => (await store.pointer({ namespace, name })) !== null);
+    await advanceUntil('published again', async () => (await store.pointer({ namespace, name })) !== null);
     await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name });
-    await eventually('the catalog gone', async () => read().then(() => false, () => true));
+    await until('the catalog gone', async () => read().then(() => false, () => true));
     expect(await store.pointer({ namespace, name })).to.equal(null);
     const chunks = await api.mongo.db.collection('catalog_endpoint_health_chunks').countDocuments({ catalog: `${namespace}/${name}` });
     expect(chunks).to.equal(0);

@@ -7,6 +7,7 @@ import { OperatorMetrics } from '../../../operator/src/controller/metrics.js';
 import { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
 import type { BrandCatalogObject } from '../../../operator/src/controller/kube.js';
 import type { HealthMonitorDeps } from '../../../operator/src/health/monitor.js';
+import { ManualTime } from '../../support/clock.js';
 
 const checked = (spec: Record<string, unknown> = {}) =>
   ({
@@ -17,14 +18,21 @@ const checked = (spec: Record<string, unknown> = {}) =>
 
 describe('operator: endpoint health monitor lifecycle', () => {
   let failures: number;
+  /** Starts tried (each reads the last publication first). */
+  let starts: number;
   let monitor: HealthMonitor;
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 200));
+  let time: ManualTime;
+  /** Past the retry's wait; what the retry set off has settled (the fakes answer at once). */
+  const afterRetryWait = () => time.tick(50);
 
   beforeEach(() => {
     failures = 1; // the first start fails (its database read), later ones work
+    starts = 0;
+    time = new ManualTime();
     const store = {
       deleteOrphans: async () => 0,
       loadWithState: async () => {
+        starts++;
         if (failures-- > 0) throw new Error('database unavailable');
         return null;
       },
@@ -35,7 +43,8 @@ describe('operator: endpoint health monitor lifecycle', () => {
       snapshots: { active: async () => null, load: async () => null },
       store,
       kube: { patchStatus: async () => {} },
-      clock: { now: () => new Date() },
+      clock: time,
+      scheduler: time,
       logger: pino({ level: 'silent' }),
       metrics: new OperatorMetrics(),
       agentFor: () => new PublicHttpsAgent(),
@@ -49,23 +58,29 @@ describe('operator: endpoint health monitor lifecycle', () => {
   it('retries a failed start', async () => {
     await monitor.track(checked());
     expect(monitor.catalogs).to.deep.equal([]);
-    await settle();
+    await time.tick(49);
+    expect(starts, 'tries before the retry is due').to.equal(1);
+    await time.tick(1);
+    expect(starts).to.equal(2);
     expect(monitor.catalogs).to.deep.equal(['ns/c']);
   });
 
   it('does not retry for a catalog deleted meanwhile', async () => {
     await monitor.track(checked());
     await monitor.forget(checked());
-    await settle();
+    await afterRetryWait();
+    expect(starts, 'tries').to.equal(1);
     expect(monitor.catalogs).to.deep.equal([]);
   });
 
   it('retries with the catalog as it is now: not at all once healthChecks is gone or it is suspended', async () => {
     for (const now of [{ healthChecks: undefined }, { suspend: true }]) {
       failures = 1;
+      starts = 0;
       await monitor.track(checked());
       await monitor.track(checked(now));
-      await settle();
+      await afterRetryWait();
+      expect(starts, `tries (${JSON.stringify(now)})`).to.equal(1);
       expect(monitor.catalogs, JSON.stringify(now)).to.deep.equal([]);
     }
   });

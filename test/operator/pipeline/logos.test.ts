@@ -3,6 +3,7 @@
 // artwork published and served by the API as PNG and WebP.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import nock from 'nock';
@@ -96,8 +97,10 @@ describe('operator: logo pre-rendering', () => {
       const result = await only(dataUrl(Buffer.from(svg), 'image/svg+xml'));
       expect(result).to.include({ rendered: 1, failed: 0 });
       expect(await centre((await stored([...result.logos.values()][0]!.assets['512'])).body)).to.deep.equal(BLUE);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(wire.connections()).to.equal(0);
+      // A connection of our own, once the tripwire has accepted it (and so every one attempted before it: the
+      // accept queue is first in, first out), must be the only one it saw.
+      await new Promise<void>((resolve) => connect(wire.port, '127.0.0.1').on('error', () => {}).once('close', () => resolve()));
+      expect(wire.connections()).to.equal(1);
       await wire.close();
     });
 
