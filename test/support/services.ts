@@ -11,6 +11,8 @@ import { removeUnpackedImage } from './image.js';
 import { GUARD, stopTestKubernetes } from './kubernetes.js';
 import { stopTestS3 } from './s3.js';
 
+const NOT_STARTED = 'test services are not started (a *.unit.test.ts file runs without them: name it *.test.ts to use them)';
+
 let database: EmbeddedDatabase | undefined;
 let redis: ChildProcess | undefined;
 let redisUrl: string | undefined;
@@ -32,12 +34,12 @@ export async function stopTestServices(): Promise<void> {
 }
 
 export function mongoUri(): string {
-  if (!database) throw new Error('test services are not started');
+  if (!database) throw new Error(NOT_STARTED);
   return database.uri;
 }
 
 export function testRedisUrl(): string {
-  if (!redisUrl) throw new Error('test services are not started');
+  if (!redisUrl) throw new Error(NOT_STARTED);
   return redisUrl;
 }
 
