@@ -53,7 +53,7 @@ async function inParallel<T>(items: T[], width: number, task: (item: T) => Promi
 
 async function main(): Promise<void> {
   const config = benchConfig('portico-bench-objects');
-  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
+  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, cacheDir: config.cacheDir });
   const mongo = await connectMongo(embedded.uri, `bench_${process.pid}`, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
   await mongo.db.dropDatabase();
   const services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, clock: systemClock });

@@ -15,7 +15,7 @@ import { connectMongo } from '../core/src/infra/mongo.js';
 
 async function main(): Promise<void> {
   const config = benchConfig('portico-bench-webhooks');
-  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
+  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, cacheDir: config.cacheDir });
   const mongo = await connectMongo(embedded.uri, `bench_webhooks_${process.pid}`, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs }, { monitorCommands: true });
   // Database commands by name and collection, with their time: what a delivery costs the database.
   const commands = new Map<string, { count: number; ms: number }>();

@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   // database would run on its own machine, and the API process (which finds it running) has its core alone.
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn' });
   if (availableParallelism() >= 2 && spawnSync('taskset', ['--version']).status === 0) spawnSync('taskset', ['-cp', `0-${availableParallelism() - 2}`, String(process.pid)]);
-  const database = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
+  const database = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, cacheDir: config.cacheDir });
   const { api, child } = await startServer();
   const receivers = await Promise.all(Array.from({ length: RECEIVERS + 1 }, () => Receiver.start()));
   try {

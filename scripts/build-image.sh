@@ -10,20 +10,26 @@
 # layer, BASE_EPOCH below; layers are tars sorted by name with fixed owners and modes. Debian's snapshot archive
 # is not reachable from every build machine, so the base is not pinned to a date: it is cached under a key of
 # its package list and options and reused until PORTICO_IMAGE_REFRESH_BASE=1 (a rebuild then picks up trixie's
-# point releases and security updates; .tools/image/base-packages.txt lists the versions).
+# point releases and security updates; .tools/image/base-packages.txt lists the versions). The base and the
+# production node_modules are cached once per machine, for every clone, in the tool cache
+# (scripts/lib/tool-cache.sh: ~/.cache/portico/image-base/<key>, image-modules/<key>).
 #
-# Output (git-ignored): .tools/image/oci (OCI layout, tag = package.json version), .tools/image/portico.tar
-# (docker-archive, portico:<version>), .tools/image/image.env (what the tests and the README read).
+# Output (git-ignored, per clone): .tools/image/oci (OCI layout, tag = package.json version),
+# .tools/image/portico.tar (docker-archive, portico:<version>), .tools/image/image.env (what the tests and the
+# README read).
 # Environment: PORTICO_IMAGE_DIR (output folder), PORTICO_IMAGE_NAME (default portico), SOURCE_DATE_EPOCH,
 # PORTICO_IMAGE_SOURCE (the source URL label; default package.json repository.url, else git's origin),
-# PORTICO_IMAGE_REFRESH_BASE=1. Needs root (mmdebstrap's root mode) or working user namespaces.
+# PORTICO_IMAGE_REFRESH_BASE=1, PORTICO_CACHE_DIR (the tool cache). Needs root (mmdebstrap's root mode) or working user namespaces.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
+# shellcheck source=lib/tool-cache.sh
+source "$root/scripts/lib/tool-cache.sh"
+cache="$(tool_cache_dir)"
 cd "$root"
 out="${PORTICO_IMAGE_DIR:-$root/.tools/image}"
 name="${PORTICO_IMAGE_NAME:-portico}"
-mkdir -p "$out/cache"
+mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 started=$(date +%s)
 
@@ -87,45 +93,59 @@ BASE_OPTIONS=(
 # without privileges) and apt's configuration and state (mmdebstrap used it from outside; it is not installed).
 BASE_DELETE=('./dev/?*' './etc/apt' './var/lib/apt' './var/cache/apt' './var/log/apt')
 BASE_HISTORY="mmdebstrap --variant=essential --include=$BASE_PACKAGES $BASE_SUITE"
-base_key="$( (printf '%s\n' "$BASE_EPOCH" "$BASE_SUITE" "${BASE_MIRRORS[@]}" "${BASE_OPTIONS[@]}" "${BASE_DELETE[@]}" "$BASE_HISTORY") | sha256sum | cut -c1-16)"
-base="$out/cache/base-$base_key"
-if [ "${PORTICO_IMAGE_REFRESH_BASE:-}" = 1 ] || [ ! -f "$base/ready" ]; then
-  echo "build-image: building the Debian $BASE_SUITE base with mmdebstrap (about a minute; cached as base-$base_key)…" >&2
-  rm -rf "$base" "$base.tmp"
-  mkdir -p "$base.tmp"
+architecture="$(dpkg --print-architecture)"
+# Keyed by what goes into it (epoch, suite, mirrors, options, what is deleted, the history line) and the
+# architecture; not by the day it was built, which is what PORTICO_IMAGE_REFRESH_BASE=1 is for.
+base_key="$( (printf '%s\n' "$BASE_EPOCH" "$BASE_SUITE" "${BASE_MIRRORS[@]}" "${BASE_OPTIONS[@]}" "${BASE_DELETE[@]}" "$BASE_HISTORY" "$architecture") | tool_cache_key)"
+base="$cache/image-base/$base_key"
+build_base() {
+  local temporary="$1"
+  echo "build-image: building the Debian $BASE_SUITE base with mmdebstrap (about a minute; cached as $base)…" >&2
   SOURCE_DATE_EPOCH=$BASE_EPOCH mmdebstrap --quiet "${BASE_OPTIONS[@]}" --format=tar "$BASE_SUITE" - "${BASE_MIRRORS[@]}" |
-    tar --delete --wildcards "${BASE_DELETE[@]}" >"$base.tmp/rootfs.tar"
-  tar -xOf "$base.tmp/rootfs.tar" ./var/lib/dpkg/status |
-    awk '/^Package:/ { p = $2 } /^Version:/ { print p " " $2 }' | sort >"$base.tmp/base-packages.txt"
-  stat -c %s "$base.tmp/rootfs.tar" >"$base.tmp/rootfs.size"
+    tar --delete --wildcards "${BASE_DELETE[@]}" >"$temporary/rootfs.tar"
+  tar -xOf "$temporary/rootfs.tar" ./var/lib/dpkg/status |
+    awk '/^Package:/ { p = $2 } /^Version:/ { print p " " $2 }' | sort >"$temporary/base-packages.txt"
+  stat -c %s "$temporary/rootfs.tar" >"$temporary/rootfs.size"
   # Cached as a compressed layer in an OCI layout, so a warm build compresses only the app.
-  umoci init --layout "$base.tmp/oci"
-  umoci new --image "$base.tmp/oci:base"
-  umoci raw add-layer --image "$base.tmp/oci:base" --history.created "$(date -u -d "@$BASE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)" \
-    --history.created_by "$BASE_HISTORY" "$base.tmp/rootfs.tar"
-  rm "$base.tmp/rootfs.tar"
-  touch "$base.tmp/ready"
-  mv "$base.tmp" "$base"
-  # Older bases (another package list) are dropped.
-  find "$out/cache" -maxdepth 1 -name 'base-*' ! -name "base-$base_key" -exec rm -rf {} +
+  umoci init --layout "$temporary/oci"
+  umoci new --image "$temporary/oci:base"
+  umoci raw add-layer --image "$temporary/oci:base" --history.created "$(date -u -d "@$BASE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)" \
+    --history.created_by "$BASE_HISTORY" "$temporary/rootfs.tar"
+  rm "$temporary/rootfs.tar"
+  touch "$temporary/ready"
+}
+if [ "${PORTICO_IMAGE_REFRESH_BASE:-}" = 1 ]; then
+  # Under the entry's lock: no other clone is copying from it (they hold it shared while they do, below).
+  tool_cache_lock "$base"
+  rm -rf "$base"
+  tool_cache_unlock
 fi
+tool_cache_build "$base" ready build_base
 
 # --- The app: production node_modules (cached by lockfile) and the compiled code ------------------------
 npm run build --silent
-modules_key="$(cat package-lock.json scripts/stage-app.sh | sha256sum | cut -c1-16)"
-modules="$out/cache/modules-$modules_key"
-if [ ! -d "$modules/node_modules" ]; then
-  echo "build-image: installing production dependencies (npm ci --omit=dev; cached as modules-$modules_key)…" >&2
-  rm -rf "$modules" "$modules.tmp"
-  bash scripts/stage-app.sh modules "$modules.tmp"
-  mv "$modules.tmp" "$modules"
-  find "$out/cache" -maxdepth 1 -name 'modules-*' ! -name "modules-$modules_key" -exec rm -rf {} +
-fi
+# Keyed by the lockfile, by stage-app.sh (it decides what is installed and trimmed), and by the npm and the
+# platform that choose the optional packages (sharp's prebuilt libvips for this OS and CPU).
+modules_key="$( (cat package-lock.json scripts/stage-app.sh; npm --version; node -p 'process.platform + " " + process.arch') | tool_cache_key)"
+modules="$cache/image-modules/$modules_key"
+build_modules() {
+  echo "build-image: installing production dependencies (npm ci --omit=dev; cached as $modules)…" >&2
+  bash scripts/stage-app.sh modules "$1"
+}
+tool_cache_build "$modules" node_modules build_modules
 stage="$out/stage"
 rm -rf "$stage"
 mkdir -p "$stage/app"
 bash scripts/stage-app.sh app "$stage/app"
-cp -al "$modules/node_modules" "$stage/app/node_modules"
+# The base is read under its lock, shared, so that a PORTICO_IMAGE_REFRESH_BASE=1 in another clone waits.
+exec {base_lock}>"$base.lock"
+flock -s "$base_lock"
+if [ ! -f "$base/ready" ]; then
+  echo "build-image: another clone is refreshing the Debian base ($base): run again" >&2
+  exit 1
+fi
+# Hard links where the cache is on the same file system (tar only reads them).
+cp -al "$modules/node_modules" "$stage/app/node_modules" 2>/dev/null || cp -a "$modules/node_modules" "$stage/app/node_modules"
 # Owned by root and read-only to the app's user; every time is SOURCE_DATE_EPOCH; sorted; no pax times.
 tar --create --file="$stage/app.tar" --directory="$stage" --format=gnu --sort=name \
   --owner=0 --group=0 --numeric-owner --mode='a+rX,u+w,go-w' --mtime="@$SOURCE_DATE_EPOCH" app

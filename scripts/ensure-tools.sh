@@ -4,8 +4,10 @@
 # the embedded database (tools/devdb) and kube-apiserver. Safe to run on every test run.
 # Also the Helm chart's tools (issue 10): Debian's mmdebstrap, umoci, skopeo and runc, which build and run the
 # container image, and, through scripts/ensure-k8s-tools.sh, helm, kubeconform, helm-docs, helm-unittest and
-# kubectl built into .tools/bin.
-# And Schemathesis (issue 11) in a Python virtual environment under .tools, through scripts/ensure-fuzz-tools.sh.
+# kubectl. And Schemathesis (issue 11) in a Python virtual environment, through scripts/ensure-fuzz-tools.sh.
+# What is built is built once per machine, in the tool cache (scripts/lib/tool-cache.sh:
+# ${PORTICO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/portico}), and linked from this clone's .tools: in a new
+# clone on a machine that has run it before, it builds nothing and takes a few seconds.
 set -euo pipefail
 
 if ! command -v go >/dev/null 2>&1; then

@@ -121,7 +121,7 @@ async function main(): Promise<void> {
   const hostCount = new Set(brands.map((b) => new URL(b.fhirBaseUrl).host)).size;
 
   const config = loadConfig({ PORTICO_MONGODB_TIMEOUT_MS: '30000', ...process.env, LOG_LEVEL: 'warn' });
-  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
+  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, cacheDir: config.cacheDir });
   const mongo = await connectMongo(embedded.uri, `bench_health_${process.pid}`, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
   const results: Record<string, number>[] = [];
   console.log(`health sweep: ${brands.length} brands on ${hostCount} hosts; limits ${JSON.stringify({ ...SETTINGS, intervalMs: undefined })}; ${os.availableParallelism()} cores`);

@@ -58,7 +58,7 @@ const vmHwmMb = (): number | null => {
 /** The import itself (child process): prints one JSON line. */
 async function child(): Promise<void> {
   const config = loadConfig({ PORTICO_MONGODB_TIMEOUT_MS: '30000', ...process.env, LOG_LEVEL: 'warn' }); // bulk work on the embedded database: see bench/config.ts
-  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir });
+  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, cacheDir: config.cacheDir });
   const mongo = await connectMongo(embedded.uri, `bench_import_${process.pid}`, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'portico-bench-import-'));
   try {

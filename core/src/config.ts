@@ -3,6 +3,7 @@
 // each program keeps exactly one place that does.
 import path from 'node:path';
 import type { CatalogRef } from './catalog/snapshots.js';
+import { toolCacheDir } from './infra/tool-cache.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -20,6 +21,8 @@ export interface CoreConfig {
   readonly mongodbLongTimeoutMs: number;
   readonly devdbPort: number;
   readonly dataDir: string;
+  /** The per-machine tool cache (infra/tool-cache.ts), where the embedded database is built. */
+  readonly cacheDir: string;
   /** Unset: one replica; shared state lives in process. */
   readonly redisUrl: string | undefined;
   /** Deadline of every Redis command (and of connecting): a Redis that is down or stalls answers 503. */
@@ -112,6 +115,7 @@ export function readCoreConfig(read: EnvReader): CoreConfig {
     mongodbLongTimeoutMs,
     devdbPort: read.int('PORTICO_DEVDB_PORT', 27017, 1, 65535),
     dataDir,
+    cacheDir: toolCacheDir({ PORTICO_CACHE_DIR: read.str('PORTICO_CACHE_DIR'), XDG_CACHE_HOME: read.str('XDG_CACHE_HOME'), HOME: read.str('HOME') }),
     redisUrl,
     redisTimeoutMs: read.int('PORTICO_REDIS_TIMEOUT_MS', 2500, 100, 120_000),
     objectStorage,

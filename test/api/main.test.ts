@@ -8,7 +8,7 @@ import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { startEmbeddedDatabase } from '../../core/src/infra/devdb.js';
-import { freePort, mongoUri, testRedisUrl } from '../support/services.js';
+import { freePort, mongoUri, testRedisUrl, testToolCache } from '../support/services.js';
 
 
 function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string; listening: Promise<void> } {
@@ -80,7 +80,7 @@ describe('the API process', () => {
 
   it('shares an embedded database that is already running instead of starting another', async () => {
     const port = Number(new URL(mongoUri()).port);
-    const second = await startEmbeddedDatabase({ port, dataDir: path.join(repoRoot(), '.data') });
+    const second = await startEmbeddedDatabase({ port, dataDir: path.join(repoRoot(), '.data'), cacheDir: testToolCache() });
     expect(second.owned).to.equal(false);
     expect(second.uri).to.equal(mongoUri());
     await second.stop(); // a no-op for a server this caller did not start

@@ -1,5 +1,6 @@
 // The Helm chart (charts/portico) from tests: rendering it, and running the chart's tools (helm, kubectl,
-// kubeconform, helm-docs, helm-unittest, built into .tools/bin by scripts/ensure-k8s-tools.sh), each with a
+// kubeconform, helm-docs, helm-unittest: built once per machine into the tool cache by
+// scripts/ensure-k8s-tools.sh, which links them into this clone's .tools/bin), each with a
 // deadline, against the test Kubernetes API server through a kubeconfig written for them.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
@@ -86,7 +87,7 @@ export const kubectl = (args: string[], options?: RunOptions) => run(tool('kubec
 let stateDir: string | undefined;
 
 /**
- * The tools' environment: Helm's plugins (helm-unittest) from .tools; Helm's configuration, cache and data and
+ * The tools' environment: Helm's plugins (helm-unittest) from .tools (a link into the tool cache); Helm's configuration, cache and data and
  * kubectl's discovery cache in a folder of this test run (removed when it exits), so the tests neither read nor
  * write ~/.config/helm or ~/.kube; and no kubeconfig but the one a command names.
  */

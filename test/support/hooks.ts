@@ -1,5 +1,6 @@
-// Mocha root hooks: real services up once for the run; no test may reach beyond loopback.
-import nock from 'nock';
+// Mocha root hooks of the integration run (.mocharc.json): real services up once for the run; no test may
+// reach beyond loopback. The unit tests run under ./unit-hooks.ts instead.
+import { allowLoopbackOnly } from './loopback-only.js';
 import { startTestServices, stopTestServices } from './services.js';
 
 export async function mochaGlobalSetup(): Promise<void> {
@@ -12,7 +13,6 @@ export async function mochaGlobalTeardown(): Promise<void> {
 
 export const mochaHooks = {
   beforeAll(): void {
-    nock.disableNetConnect();
-    nock.enableNetConnect((host) => /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/.test(host));
+    allowLoopbackOnly();
   },
 };

@@ -1,9 +1,10 @@
 // The container image for its tests: built by scripts/build-image.sh (the Debian base and the production
-// dependencies are cached in .tools/image, so a build after the first takes seconds), read from its OCI
-// layout, unpacked once per test run, and run under runc as a kubelet would run the chart's pods: read-only
-// root, writable /tmp and /data, every capability dropped, the image's user, entrypoint and environment. The
-// containers share the host's network namespace, so they reach the test database, Redis and Kubernetes API
-// server on 127.0.0.1. The unpacked root file system is removed with the other test services.
+// dependencies are cached once per machine in the tool cache, so a build after the first takes seconds in any
+// clone), read from its OCI layout, unpacked once per test run, and run under runc as a kubelet would run the
+// chart's pods: read-only root, writable /tmp and /data, every capability dropped, the image's user,
+// entrypoint and environment. The containers share the host's network namespace, so they reach the test
+// database, Redis and Kubernetes API server on 127.0.0.1. The unpacked root file system is removed with the
+// other test services.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';

@@ -1,5 +1,5 @@
 // A real Kubernetes API server for the operator's tests: Debian's etcd (scripts/ensure-tools.sh) and
-// kube-apiserver built from tools/kube-apiserver into .tools/bin, both on free loopback ports with their
+// kube-apiserver built from tools/kube-apiserver into the per-machine tool cache, both on free loopback ports with their
 // state in a temporary folder. Started by the first test that asks for it, stopped with the other test
 // services. There is no controller-manager, scheduler or kubelet: objects are stored, validated and watched,
 // but nothing reconciles them (no pods run, no garbage collection, deleted namespaces stay Terminating).
@@ -14,14 +14,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildGoTool, type GoTool } from '../../core/src/infra/go-tool.js';
 import { removeAbandonedDirs } from './abandoned.js';
-import { freePort } from './services.js';
+import { freePort, testToolCache } from './services.js';
 import { until } from './until.js';
 
 const KUBE_APISERVER: GoTool = {
   source: 'kube-apiserver',
   binary: 'portico-kube-apiserver',
   label: 'the test Kubernetes API server',
-  buildNote: 'the first build compiles kube-apiserver v1.37.2: about 9 minutes on 2 cores, then cached in .tools',
+  buildNote: 'the first build on this machine compiles kube-apiserver v1.37.2: about 9 minutes on 2 cores, then cached for every clone',
   fallback: 'The Kubernetes tests need Go 1.26+ (tools/kube-apiserver/go.mod).',
 };
 
@@ -86,7 +86,7 @@ export async function stopTestKubernetes(): Promise<void> {
 }
 
 async function launch(run: Launch): Promise<Cluster> {
-  const binary = await buildGoTool(KUBE_APISERVER, (message) => process.stderr.write(`  ${message}\n`));
+  const binary = await buildGoTool(KUBE_APISERVER, testToolCache(), (message) => process.stderr.write(`  ${message}\n`));
   await removeAbandonedDirs(DIR_PREFIX); // a run killed before its teardown leaves its folder (its servers exit with it)
   const dir = await mkdtemp(path.join(tmpdir(), `${DIR_PREFIX}${process.pid}-`));
   run.dir = dir;

@@ -1,4 +1,4 @@
-// The oracles of the typo-tolerant search (test/api/catalog/near-words.test.ts, search-beyond-words.test.ts)
+// The oracles of the typo-tolerant search (test/api/catalog/near-words.unit.test.ts, search-beyond-words.test.ts)
 // count typing errors the plain way, to check the fast structures against.
 
 /** Optimal string alignment distance, the textbook table. */

@@ -1,9 +1,10 @@
-// A real S3 protocol server for the tests: tools/s3d (gofakes3, in memory), built into .tools/bin like the
+// A real S3 protocol server for the tests: tools/s3d (gofakes3, in memory), built into the tool cache like the
 // embedded database, started by the first test that asks for it and stopped with the other test services.
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { buildGoTool, startGoTool, stopChild, type GoTool } from '../../core/src/infra/go-tool.js';
+import { testToolCache } from './services.js';
 
 const S3D: GoTool = {
   source: 's3d',
@@ -45,7 +46,7 @@ async function launch(): Promise<{ endpoint: string; child: ChildProcessWithoutN
   // them) so that it never goes looking further, e.g. at an instance metadata service off this machine.
   process.env.AWS_ACCESS_KEY_ID ??= 'portico-test';
   process.env.AWS_SECRET_ACCESS_KEY ??= 'portico-test-secret';
-  const binary = await buildGoTool(S3D);
+  const binary = await buildGoTool(S3D, testToolCache());
   const { child, ready } = await startGoTool(binary, ['-listen', '127.0.0.1:0', '-exit-on-stdin-eof'], S3D.label);
   return { endpoint: ready, child };
 }

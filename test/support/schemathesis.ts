@@ -1,6 +1,7 @@
-// Schemathesis (PyPI, pinned and installed into .tools by scripts/ensure-fuzz-tools.sh) against a test API's
-// served /openapi.json: real data to aim at (seedFuzzData), and one `schemathesis run` per surface with that
-// surface's credential (runSchemathesis), whose JSON report is read back into a summary.
+// Schemathesis (PyPI, pinned, installed into the tool cache and linked as .tools/venv-schemathesis by
+// scripts/ensure-fuzz-tools.sh) against a test API's served /openapi.json: real data to aim at (seedFuzzData),
+// and one `schemathesis run` per surface with that surface's credential (runSchemathesis), whose JSON report is
+// read back into a summary.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';

@@ -7,9 +7,12 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../../core/src/infra/devdb.js';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { toolCacheDir } from '../../core/src/infra/tool-cache.js';
 import { removeUnpackedImage } from './image.js';
 import { GUARD, stopTestKubernetes } from './kubernetes.js';
 import { stopTestS3 } from './s3.js';
+
+const NOT_STARTED = 'test services are not started (a *.unit.test.ts file runs without them: name it *.test.ts to use them)';
 
 let database: EmbeddedDatabase | undefined;
 let redis: ChildProcess | undefined;
@@ -19,6 +22,7 @@ export async function startTestServices(): Promise<void> {
   database = await startEmbeddedDatabase({
     port: Number(process.env.PORTICO_DEVDB_PORT ?? 27017),
     dataDir: process.env.PORTICO_DATA_DIR ?? path.join(repoRoot(), '.data'),
+    cacheDir: testToolCache(),
   });
   redisUrl = process.env.REDIS_URL ?? (await startRedis());
 }
@@ -31,13 +35,18 @@ export async function stopTestServices(): Promise<void> {
   await database?.stop();
 }
 
+/** The per-machine tool cache the test services are built into, where the scripts put theirs. */
+export function testToolCache(): string {
+  return toolCacheDir(process.env);
+}
+
 export function mongoUri(): string {
-  if (!database) throw new Error('test services are not started');
+  if (!database) throw new Error(NOT_STARTED);
   return database.uri;
 }
 
 export function testRedisUrl(): string {
-  if (!redisUrl) throw new Error('test services are not started');
+  if (!redisUrl) throw new Error(NOT_STARTED);
   return redisUrl;
 }
 

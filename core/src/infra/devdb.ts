@@ -1,10 +1,11 @@
 // The embedded MongoDB-compatible database: FerretDB (SQLite backend) wrapped by tools/devdb, built with
-// `go build` into .tools/bin when missing or out of date, started on demand and shared: whichever process
+// `go build` into the per-machine tool cache when missing (./go-tool.ts), started on demand and shared: whichever process
 // needs it first starts it, later ones reuse the running server, and the starter stops it when it exits.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { buildGoTool, startGoTool, stopChild, type GoTool } from './go-tool.js';
+import { toolCacheDir } from './tool-cache.js';
 
 const DEVDB: GoTool = {
   source: 'devdb',
@@ -24,6 +25,8 @@ export interface EmbeddedDatabase {
 export interface EmbeddedDatabaseOptions {
   port: number;
   dataDir: string;
+  /** The tool cache the binary is built into (CoreConfig.cacheDir). */
+  cacheDir: string;
   log?: (message: string) => void;
 }
 
@@ -34,7 +37,7 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
     log(`using the embedded database already running at ${uri}`);
     return { uri, owned: false, stop: async () => {} };
   }
-  const binary = await buildDevDb(log);
+  const binary = await buildDevDb(log, options.cacheDir);
   const dir = path.join(options.dataDir, 'devdb');
   await mkdir(dir, { recursive: true });
   const args = ['-listen', `127.0.0.1:${options.port}`, '-dir', dir, '-exit-on-stdin-eof'];
@@ -60,7 +63,10 @@ async function answers(uri: string): Promise<boolean> {
   }
 }
 
-/** Builds tools/devdb unless the binary matches the current sources; returns the binary's path. */
-export function buildDevDb(log: (message: string) => void = () => {}): Promise<string> {
-  return buildGoTool(DEVDB, log);
+/**
+ * Builds tools/devdb unless the tool cache holds it for the current sources; returns the binary's path. Without
+ * a cache folder: the default one (~/.cache/portico, as if PORTICO_CACHE_DIR and XDG_CACHE_HOME were unset).
+ */
+export function buildDevDb(log: (message: string) => void = () => {}, cacheDir = toolCacheDir({})): Promise<string> {
+  return buildGoTool(DEVDB, cacheDir, log);
 }

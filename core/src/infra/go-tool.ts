@@ -1,19 +1,21 @@
-// Portico's small Go programs (tools/<name>: the embedded database, the test S3 server): built with
-// `go build` into .tools/bin when missing or out of date, spawned, and awaited until they print `ready …`.
+// Portico's small Go programs (tools/<name>: the embedded database, the test S3 server, the test Kubernetes API
+// server): built with `go build` into the per-machine tool cache (./tool-cache.ts) when missing, spawned, and
+// awaited until they print `ready …`.
 import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { repoRoot } from './repo-root.js';
+import { cacheKey, ensureCacheEntry } from './tool-cache.js';
 
 const run = promisify(execFile);
 
 export interface GoTool {
   /** Folder under tools/ holding go.mod, go.sum and the sources. */
   source: string;
-  /** File name of the binary in .tools/bin. */
+  /** File name of the binary (and of its folder in the tool cache). */
   binary: string;
   /** What the tool is, for messages: "the embedded database". */
   label: string;
@@ -23,38 +25,39 @@ export interface GoTool {
   fallback: string;
 }
 
-/** Builds the tool unless the binary matches the current sources; returns the binary's path. */
-export async function buildGoTool(tool: GoTool, log: (message: string) => void = () => {}): Promise<string> {
-  const root = repoRoot();
-  const source = path.join(root, 'tools', tool.source);
-  const binary = path.join(root, '.tools', 'bin', tool.binary);
-  const stampFile = `${binary}.stamp`;
-  const stamp = sourceHash(source);
-  if (existsSync(binary) && existsSync(stampFile) && (await readFile(stampFile, 'utf8')) === stamp) return binary;
-
-  log(`building ${tool.label} (go build tools/${tool.source}; ${tool.buildNote})…`);
-  await mkdir(path.dirname(binary), { recursive: true });
-  // Built under a private name and renamed, so a concurrent build or a reader never sees half a binary.
-  const temporary = `${binary}.${process.pid}.tmp`;
-  try {
-    // Go's own build cache (~/.cache/go-build) is deliberately shared: a fresh clone on the same machine
-    // (CI's case) then links kube-apiserver in about a minute instead of compiling it for ten.
-    await run('go', ['build', '-trimpath', '-o', temporary, '.'], { cwd: source, maxBuffer: 16 * 1024 * 1024 });
-  } catch (error) {
-    const detail = (error as { stderr?: string; code?: string }).code === 'ENOENT' ? 'Go is not installed (https://go.dev/dl)' : String((error as { stderr?: string }).stderr ?? error);
+/**
+ * Builds the tool into the tool cache under `cacheDir` unless it is there for the current sources, Go release and
+ * platform (another clone of this machine may have built it); returns the binary's path.
+ */
+export async function buildGoTool(tool: GoTool, cacheDir: string, log: (message: string) => void = () => {}): Promise<string> {
+  const source = path.join(repoRoot(), 'tools', tool.source);
+  const fail = (error: unknown): never => {
+    const detail = (error as { code?: string }).code === 'ENOENT' ? 'Go is not installed (https://go.dev/dl)' : String((error as { stderr?: string }).stderr ?? error);
     throw new Error(`cannot build ${tool.label}: ${detail}. ${tool.fallback}`);
-  }
-  await rename(temporary, binary);
-  await writeFile(stampFile, stamp);
-  return binary;
+  };
+  const builtFrom = await goBuiltFrom(source).catch(fail);
+  const entry = path.join(cacheDir, tool.binary, cacheKey(builtFrom));
+  return ensureCacheEntry(entry, tool.binary, async (temporary) => {
+    log(`building ${tool.label} (go build tools/${tool.source}; ${tool.buildNote}) into ${entry}…`);
+    // Go's own build cache (~/.cache/go-build) is shared too: a changed tools/<name> or a new Go release then
+    // links kube-apiserver in about a minute instead of compiling it for ten.
+    await run('go', ['build', '-trimpath', '-o', path.join(temporary, tool.binary), '.'], { cwd: source, maxBuffer: 16 * 1024 * 1024 }).catch(fail);
+    await writeFile(path.join(temporary, 'built-from'), builtFrom);
+  });
 }
 
-/** go.mod, go.sum, then every .go file by name: what `go build` reads. */
-function sourceHash(source: string): string {
+/**
+ * What decides the binary `go build -trimpath` makes from a folder under tools/, which its cache key hashes
+ * (scripts/lib/tool-cache.sh's go_built_from writes the same text): the Go release that builds it (asked in the
+ * folder, so a go.mod toolchain line counts), the target platform, cgo (and so the libc it needs) and GOFLAGS;
+ * then go.mod, go.sum and every .go file by hash and name, all that `go build` reads there (go.sum fixes the
+ * dependencies).
+ */
+export async function goBuiltFrom(source: string): Promise<string> {
+  const { stdout: goEnv } = await run('go', ['env', 'GOVERSION', 'GOOS', 'GOARCH', 'CGO_ENABLED', 'GOFLAGS'], { cwd: source });
   const goFiles = readdirSync(source).filter((file) => file.endsWith('.go')).sort();
-  const hash = createHash('sha256');
-  for (const file of ['go.mod', 'go.sum', ...goFiles]) hash.update(readFileSync(path.join(source, file)));
-  return hash.digest('hex');
+  const files = ['go.mod', 'go.sum', ...goFiles].map((file) => `${createHash('sha256').update(readFileSync(path.join(source, file))).digest('hex')}  ${file}\n`);
+  return `go build -trimpath\n${goEnv}${files.join('')}`;
 }
 
 /** Spawns the binary and resolves with the rest of its `ready <…>` line once it prints one. */

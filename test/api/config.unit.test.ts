@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../api/src/config.js';
 
@@ -36,6 +37,7 @@ describe('config: loadConfig', () => {
       webhookAllowPrivateUrls: false,
     });
     expect(config.dataDir).to.equal(path.resolve('.data'));
+    expect(config.cacheDir).to.equal(path.join(os.homedir(), '.cache', 'portico'));
     expect(config.objectStorage).to.equal(`file://${path.join(path.resolve('.data'), 'objects')}`);
     expect(config.catalog).to.deep.equal({ namespace: 'default', name: 'default' });
   });
@@ -54,6 +56,7 @@ describe('config: loadConfig', () => {
       LOG_LEVEL: 'DEBUG',
       PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       PORTICO_DEVDB_PORT: '27555',
+      PORTICO_CACHE_DIR: '/var/cache/portico',
     });
     expect(config).to.include({
       port: 9090,
@@ -69,6 +72,7 @@ describe('config: loadConfig', () => {
       logLevel: 'debug',
       webhookAllowPrivateUrls: true,
       devdbPort: 27555,
+      cacheDir: '/var/cache/portico',
     });
     expect(config.catalog).to.deep.equal({ namespace: 'health', name: 'main-catalog' });
   });
