@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { buildDevDb } from '../../core/src/infra/devdb.js';
-import { freePort } from './services.js';
+import { freePort, testToolCache } from './services.js';
 
 /**
  * Runs "$@" with stdin from /dev/null and prints its pid; when the stdin it was given closes, resumes and
@@ -52,7 +52,7 @@ export async function startPausableRedis(): Promise<PausableServer> {
 }
 
 export async function startPausableDatabase(): Promise<PausableServer> {
-  const [port, binary, dir] = await Promise.all([freePort(), buildDevDb(), mkdtemp(path.join(os.tmpdir(), 'portico-pausable-devdb-'))]);
+  const [port, binary, dir] = await Promise.all([freePort(), buildDevDb(undefined, testToolCache()), mkdtemp(path.join(os.tmpdir(), 'portico-pausable-devdb-'))]);
   const server = await startGuarded({ command: binary, args: ['-listen', `127.0.0.1:${port}`, '-dir', dir], ready: /ready \S+/ });
   const stop = server.stop.bind(server);
   return Object.assign(server, {

@@ -1,4 +1,4 @@
-// In-memory AppUserStore for unit tests of the lifecycle (test/api/app-users/service.test.ts), built on
+// In-memory AppUserStore for unit tests of the lifecycle (test/api/app-users/service.unit.test.ts), built on
 // MemoryVersioned, the same rules VersionedCollection enforces in the database.
 import type { ChangeTarget } from '../events/outbox.js';
 import { MemoryVersioned } from '../infra/memory-versioned.js';
