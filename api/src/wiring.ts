@@ -128,7 +128,7 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   // The dispatcher works in the background and scans and purges whole collections: its stores have the
   // deadline of long operations. Requests use the others.
   const dispatcherStores = { outbox: new Outbox(longDb, locks, clock), deliveries: new DeliveryStore(longDb, locks) };
-  for (const store of [outbox, dispatcherStores.outbox]) store.onCommit((ids) => signals.announce({ events: ids }));
+  for (const store of [outbox, dispatcherStores.outbox]) store.onCommit((ids, events) => signals.announce({ events: ids }, events));
   const dispatcher = new Dispatcher({
     ...dispatcherStores,
     endpoints,

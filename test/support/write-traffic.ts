@@ -214,3 +214,29 @@ export class WriteTraffic {
     }
   }
 }
+
+/**
+ * Creations a second the service completes with `clients` clients each sending its next as soon as the last is
+ * answered, over `ms`: its capacity on this machine as it is now.
+ */
+export async function measureCapacity(replicas: readonly Replica[], credential: string, { clients = 16, ms = 4_000 } = {}): Promise<number> {
+  let completed = 0;
+  let turn = 0;
+  const until = Date.now() + ms;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (Date.now() < until) {
+        const key = `capacity-${randomUUID()}`;
+        const replica = replicas[turn++ % replicas.length]!;
+        const res = await fetch(replica.url + PATIENTS, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${credential}`, 'idempotency-key': key, 'content-type': 'application/json' },
+          body: JSON.stringify({ givenName: 'Capacity', familyName: 'Probe', email: `${key}@example.org` }),
+        }).catch(() => undefined);
+        await res?.text();
+        if (res?.status === 201) completed++;
+      }
+    }),
+  );
+  return completed / (ms / 1000);
+}

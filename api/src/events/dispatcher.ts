@@ -20,7 +20,7 @@ import { localPermits, type Permits } from './permits.js';
 import type { Outbox, StoredEvent } from './outbox.js';
 import { parseRetryAfter, retryDelay } from './schedule.js';
 import { signatureHeader } from './signing.js';
-import type { WorkSignals } from './signals.js';
+import type { KnownEvents, WorkSignals } from './signals.js';
 import { DeliveryRecorder } from './recorder.js';
 
 export const PER_ENDPOINT_IN_FLIGHT = 10;
@@ -80,7 +80,7 @@ export class Dispatcher {
 
   async start(): Promise<void> {
     this.running = true;
-    this.unsubscribe = await this.deps.signals.onAny((work) => this.wake(work));
+    this.unsubscribe = await this.deps.signals.onAny((work, known) => this.wake(work, known));
     this.pollTimer = setInterval(() => void this.poll(), this.deps.settings.pollMs);
     this.pollTimer.unref();
     void this.poll();
@@ -126,9 +126,9 @@ export class Dispatcher {
     await this.recorder.flush();
   }
 
-  private wake(work: { events?: string[]; deliveries?: string[] }): void {
+  private wake(work: { events?: string[]; deliveries?: string[] }, known?: KnownEvents): void {
     if (!this.running) return;
-    for (const id of work.events ?? []) this.track(this.dispatchEvent(id));
+    for (const id of work.events ?? []) this.track(this.dispatchEvent(id, known?.get(id)));
     for (const id of work.deliveries ?? []) this.track(this.runDelivery(id));
   }
 
@@ -167,13 +167,17 @@ export class Dispatcher {
    * while attempts wait for their endpoints' room, so no other replica takes the event meanwhile; if it is
    * lost all the same, attempts not yet made are left to the replica that took it.
    */
-  private async dispatchEvent(id: string): Promise<void> {
+  private async dispatchEvent(id: string, known?: Pick<StoredEvent, 'type' | 'customerAccountId' | 'targetEndpointId'>): Promise<void> {
     if (this.working.has(id)) return;
     this.working.add(id);
     let lost = false;
     let heartbeat: NodeJS.Timeout | undefined;
     let done = false;
     try {
+      // An event this process committed, that no endpoint is to hear (the common case of an account without
+      // endpoints): settled in one write instead of a claim and a mark (four database calls and two locks).
+      // If a dispatcher holds it or it is done already, the claim below decides as always.
+      if (known && (await this.targetsOf(known)).length === 0 && (await this.deps.outbox.settleUntargeted(id, this.deps.clock.now()))) return;
       const event = await this.deps.outbox.claim(id, this.id, this.lease(), this.deps.clock.now());
       if (!event) return;
       heartbeat = setInterval(() => {
@@ -206,7 +210,7 @@ export class Dispatcher {
   }
 
   /** The endpoints an event goes to: the one it names, or the account's ACTIVE endpoints that subscribe to it. */
-  private async targetsOf(event: StoredEvent): Promise<WebhookEndpoint[]> {
+  private async targetsOf(event: Pick<StoredEvent, 'type' | 'customerAccountId' | 'targetEndpointId'>): Promise<WebhookEndpoint[]> {
     const live = await this.deps.endpoints.allLive(event.customerAccountId);
     if (event.targetEndpointId) return live.filter((e) => e.id === event.targetEndpointId && e.status === 'ACTIVE');
     return live.filter((e) => e.status === 'ACTIVE' && (e.eventTypes.includes('*') || (e.eventTypes as string[]).includes(event.type)));

@@ -123,7 +123,7 @@ type Verdict = 'happened' | 'ruled-out' | 'unknown';
 
 export class Outbox implements EventOutbox {
   private readonly collection: Collection<OutboxDocument>;
-  private readonly listeners: ((ids: string[]) => void)[] = [];
+  private readonly listeners: ((ids: string[], events?: readonly DomainEvent[]) => void)[] = [];
   private readonly stageMs: number;
   private readonly maxRecheckMs: number;
   private readonly abandonMs: number;
@@ -147,8 +147,11 @@ export class Outbox implements EventOutbox {
     await through(this.collection, indexes).createIndex({ customerAccountId: 1, occurredAt: 1, _id: 1 });
   }
 
-  /** Called with the ids of events as they are committed in this process (the dispatcher wakes on it). */
-  onCommit(listener: (ids: string[]) => void): void {
+  /**
+   * Called with the ids of events as they are committed in this process (the dispatcher wakes on it), and the
+   * events themselves when this process made them (so the dispatcher need not read them to know their type).
+   */
+  onCommit(listener: (ids: string[], events?: readonly DomainEvent[]) => void): void {
     this.listeners.push(listener);
   }
 
@@ -187,7 +190,7 @@ export class Outbox implements EventOutbox {
     // Inside an idempotent request (webhook test events) the first event is the request's recovery point.
     const mark = await markPlainWrite('outbox_events', events[0]!.id);
     await this.collection.insertMany(events.map((e) => ({ ...toDocument(e, 'pending', this.clock.now()), ...mark })));
-    this.notify(events.map((e) => e.id));
+    this.notify(events.map((e) => e.id), events);
   }
 
   private async commit(events: DomainEvent[]): Promise<void> {
@@ -197,11 +200,11 @@ export class Outbox implements EventOutbox {
       // Recovery abandoned a change that took longer than abandonMs and dropped the event; it did happen.
       if (!committed && !(await this.collection.findOne({ _id: event.id }))) await this.collection.insertOne(toDocument(event, 'pending', committedAt));
     }
-    this.notify(events.map((e) => e.id));
+    this.notify(events.map((e) => e.id), events);
   }
 
-  private notify(ids: string[]): void {
-    for (const listener of this.listeners) listener(ids);
+  private notify(ids: string[], events?: readonly DomainEvent[]): void {
+    for (const listener of this.listeners) listener(ids, events);
   }
 
   // ——— for the dispatcher ———
@@ -210,6 +213,15 @@ export class Outbox implements EventOutbox {
   async claim(id: string, owner: string, until: Date, now: Date): Promise<StoredEvent | null> {
     const doc = await updateOneWhere(this.collection, this.locks, id, { status: 'pending', $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] }, { $set: { leaseOwner: owner, leaseUntil: until }, $inc: { claims: 1 } });
     return doc && toStored(doc);
+  }
+
+  /**
+   * A committed event no endpoint is to hear: done in one write (what a claim, no attempt and markDispatched
+   * come to), unless a dispatcher holds it or it is done already; false then.
+   */
+  async settleUntargeted(id: string, now: Date): Promise<boolean> {
+    const done = await updateOneWhere(this.collection, this.locks, id, { status: 'pending', $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] }, { $set: { status: 'dispatched', dispatchedAt: this.clock.now(), leaseOwner: null, leaseUntil: null } });
+    return done !== null;
   }
 
   /** Extends `owner`'s lease on the event; false when it no longer holds it. */

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { outsideChangeScope } from '../infra/change-scope.js';
 import { pubSubClient } from '../../../core/src/infra/redis.js';
+import type { DomainEvent } from './outbox.js';
 
 export const WORK_CHANNEL = 'portico:webhook-work';
 
@@ -15,24 +16,28 @@ export interface Work {
   deliveries?: string[];
 }
 
+/** What this process knows of events it committed itself (never sent to other replicas). */
+export type KnownEvents = ReadonlyMap<string, Pick<DomainEvent, 'type' | 'customerAccountId' | 'targetEndpointId'>>;
+
 export class WorkSignals {
-  private readonly listeners: ((work: Work) => void)[] = [];
+  private readonly listeners: ((work: Work, known?: KnownEvents) => void)[] = [];
   /** Tells this process's own announcements apart when Redis echoes them back. */
   private readonly origin = randomUUID();
 
   constructor(private readonly redis?: Redis) {}
 
-  announce(work: Work): void {
+  announce(work: Work, known?: readonly DomainEvent[]): void {
+    const local = known && new Map(known.map((event) => [event.id, event]));
     // The local dispatcher's work is its own, not the announcing request's (infra/change-scope.ts).
     outsideChangeScope(() => {
-      for (const listener of this.listeners) listener(work);
+      for (const listener of this.listeners) listener(work, local);
     });
     // Lost announcements are found by the dispatchers' polling.
     if (this.listeners.length === 0) this.redis?.publish(WORK_CHANNEL, JSON.stringify({ ...work, origin: this.origin })).catch(() => {});
   }
 
   /** Work announced by any replica, this one's at once; resolves once subscribed. Returns the unsubscribe. */
-  async onAny(listener: (work: Work) => void): Promise<() => Promise<void>> {
+  async onAny(listener: (work: Work, known?: KnownEvents) => void): Promise<() => Promise<void>> {
     this.listeners.push(listener);
     const local = async () => {
       this.listeners.splice(this.listeners.indexOf(listener), 1);
