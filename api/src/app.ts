@@ -49,6 +49,8 @@ export interface PorticoApp {
   app: Koa;
   /** The request listener for node:http: the catalog fast path, then Koa, under the request deadline. */
   handler: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Resolves once no write is at work: also those whose clients the request deadline answered. */
+  writesDone(): Promise<void>;
 }
 
 export function createApp({ config, services, clock, logger, version = PORTICO_VERSION }: AppDeps): PorticoApp {
@@ -58,7 +60,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const lookup = (hash: string) => services.keys.findByHash(hash);
   const accountActive = async (accountId: string) => (await services.accounts.get(accountId))?.status === 'ACTIVE';
   const auth = createAuth(lookup, accountActive);
-  // A write waits for its turn at most half the request deadline, leaving the other half for its work.
+  // A write waits for its turn until half its request's deadline at most (deadline.ts), leaving the rest for its work.
   const admission = new WriteAdmission({ limit: config.maxConcurrentWrites, maxWaitMs: Math.floor(config.requestTimeoutMs / 2), registry });
   const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret, { logger, admission });
   const link = linkBuilder(config.publicBaseUrl);
@@ -126,5 +128,5 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     observer,
   );
   const handler = withRequestDeadline((req, res) => void (fastPath(req, res) || keyed(req, res, () => koa(req, res)) || koa(req, res)), { timeoutMs: config.requestTimeoutMs, logger, registry });
-  return { app, handler };
+  return { app, handler, writesDone: () => admission.idle() };
 }

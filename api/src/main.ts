@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   await services.endpointHealth.start(config.catalogPollMs, redis);
   if (config.webhooks.dispatch) await services.dispatcher.start();
 
-  const { handler } = createApp({ config, services, clock: systemClock, logger });
+  const { handler, writesDone } = createApp({ config, services, clock: systemClock, logger });
   const server = createApiServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
+    const shutdownBy = Date.now() + config.shutdownTimeoutMs;
     const force = setTimeout(() => {
       logger.warn('in-flight requests did not finish in time; closing anyway');
       server.closeAllConnections();
@@ -43,6 +44,12 @@ async function main(): Promise<void> {
       server.close(() => resolve());
       server.closeIdleConnections();
     });
+    // Writes the request deadline answered early may still be at work, their connections already closed: they
+    // finish before the database connections go, rather than stop part-way (then recovered like a crash).
+    // Within the same shutdown timeout as the requests (the chart's grace period counts on that).
+    const left = Math.max(0, shutdownBy - Date.now());
+    const abandoned = await Promise.race([writesDone().then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), left).unref())]);
+    if (abandoned) logger.warn('writes still at work did not finish in time; closing anyway (their idempotency records and staged events settle them)');
     clearTimeout(force);
     await services.close();
     await connections.close();

@@ -52,7 +52,7 @@ export async function startPausableRedis(): Promise<PausableServer> {
 }
 
 export async function startPausableDatabase(): Promise<PausableServer> {
-  const [port, binary, dir] = await Promise.all([freePort(), buildDevDb(undefined, testToolCache()), mkdtemp(path.join(os.tmpdir(), 'portico-pausable-devdb-'))]);
+  const [port, binary, dir] = await Promise.all([freePort(), buildDevDb(() => {}, testToolCache()), mkdtemp(path.join(os.tmpdir(), 'portico-pausable-devdb-'))]);
   const server = await startGuarded({ command: binary, args: ['-listen', `127.0.0.1:${port}`, '-dir', dir], ready: /ready \S+/ });
   const stop = server.stop.bind(server);
   return Object.assign(server, {

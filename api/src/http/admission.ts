@@ -41,26 +41,41 @@ export class WriteAdmission {
     }
   }
 
-  /** Runs `work` in its turn; throws 503 SERVICE_UNAVAILABLE (nothing done) when the turn does not come in time. */
-  async run<T>(work: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in its turn; throws 503 SERVICE_UNAVAILABLE (nothing done) when the turn does not come in time:
+   * within maxWaitMs, and by `startBy` (a performance.now() instant: the request's own deadline leaves it only
+   * so long), and while `abandoned` says nobody waits for the answer any more.
+   */
+  async run<T>(work: () => Promise<T>, { startBy, abandoned }: { startBy?: number; abandoned?: () => boolean } = {}): Promise<T> {
     let started = false;
+    const refusal = () => {
+      this.refused?.inc();
+      return new AppError('SERVICE_UNAVAILABLE', 'The service is busy with other writes; nothing was done. Try again shortly.', {}, { 'Retry-After': String(ADMISSION_RETRY_AFTER_SECONDS) });
+    };
+    const waitMs = Math.min(this.options.maxWaitMs, startBy === undefined ? Infinity : startBy - performance.now());
+    if (waitMs <= 0) throw refusal();
     // Aborts only a write still waiting: p-queue also gives up on a running task when its signal aborts, and a
     // running write keeps its slot until its work ends.
     const waiting = new AbortController();
-    const timer = setTimeout(() => waiting.abort(), this.options.maxWaitMs);
+    const timer = setTimeout(() => waiting.abort(), waitMs);
     // Run in the caller's async context, not that of the write whose end freed the slot.
     const task = AsyncResource.bind(() => {
-      started = true;
       clearTimeout(timer);
+      if (abandoned?.()) throw refusal();
+      started = true;
       return work();
     });
     try {
       return await this.queue.add(task, { signal: waiting.signal });
     } catch (error) {
-      if (started) throw error;
-      this.refused?.inc();
-      throw new AppError('SERVICE_UNAVAILABLE', 'The service is busy with other writes; nothing was done. Try again shortly.', {}, { 'Retry-After': String(ADMISSION_RETRY_AFTER_SECONDS) });
+      if (started || error instanceof AppError) throw error;
+      throw refusal();
     }
+  }
+
+  /** Resolves once no write works or waits (a shutdown lets writes the request deadline abandoned finish). */
+  idle(): Promise<void> {
+    return this.queue.onIdle();
   }
 
   /** Writes doing their work, and waiting (for tests and metrics). */

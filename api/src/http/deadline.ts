@@ -10,12 +10,14 @@
 // The 503 is written on the connection itself, which is then closed, as server.ts answers what node:http
 // refuses: the response object stays the work's, so the work goes on exactly as if it were still answering
 // (Koa and the idempotency middleware read the status it sets from that object, and record its outcome from
-// it), and what it finally writes goes nowhere.
+// it), and what it finally writes goes nowhere. Work that has not started by then never starts: a write still
+// waiting for its turn (admission.ts) is dropped, and may wait only until half the deadline has passed.
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { AppError, problemOf } from './errors.js';
-import { requestIdFor } from './request-id.js';
+import { requestIdOf } from './request-id.js';
 
 /** Seconds a client is asked to wait: the work it started is usually decided by then. */
 export const DEADLINE_RETRY_AFTER_SECONDS = 2;
@@ -30,10 +32,17 @@ export interface DeadlineOptions {
 }
 
 const answered = new WeakSet<IncomingMessage>();
+/** When (performance.now()) each request under a deadline reaches half of it: the latest a write may start. */
+const halfway = new WeakMap<IncomingMessage, number>();
 
 /** Whether the deadline answered this request (its handler's late outcome went nowhere). */
 export function answeredByDeadline(req: IncomingMessage): boolean {
   return answered.has(req);
+}
+
+/** The latest moment (performance.now()) this request's write may start, if it runs under a deadline. */
+export function latestWriteStart(req: IncomingMessage): number | undefined {
+  return halfway.get(req);
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -43,32 +52,31 @@ export function withRequestDeadline(handler: Handler, { timeoutMs, logger, regis
   const exceeded = new Counter({ name: 'portico_request_deadline_exceeded_total', help: 'Requests answered 503 by the request deadline while their work went on.', registers: [registry] });
   return function deadline(req, res) {
     const started = performance.now();
+    halfway.set(req, started + timeoutMs / 2);
     const timer = setTimeout(() => {
-      // A response under way (headers sent) is left to finish; a connection the client dropped needs no answer.
-      if (res.headersSent || res.writableEnded || !req.socket.writable) return;
+      // A response under way (headers sent) is left to finish; a connection the client dropped needs no answer;
+      // and one that is still answering an earlier request on this connection (pipelining) is left to that.
+      const socket = req.socket as Socket & { _httpMessage?: ServerResponse | null };
+      if (res.headersSent || res.writableEnded || !socket.writable || (socket._httpMessage != null && socket._httpMessage !== res)) return;
       answered.add(req);
       exceeded.inc();
       const path = (req.url ?? '/').split('?', 1)[0]!;
-      const requestId = String(res.getHeader('x-request-id') ?? requestIdFor(single(req.headers['x-request-id'])));
-      const problem = new AppError(
-        'SERVICE_UNAVAILABLE',
-        `The request did not finish within ${timeoutMs} ms. It may still complete: a retry with the same Idempotency-Key answers with its outcome once it is decided.`,
-        {},
-        { 'Retry-After': String(DEADLINE_RETRY_AFTER_SECONDS) },
-      );
+      const requestId = requestIdOf(req);
+      const outcome = req.headers['idempotency-key'] === undefined
+        ? 'It may still complete: without an Idempotency-Key, read the resource to learn whether it did.'
+        : 'It may still complete: a retry with the same Idempotency-Key answers with its outcome once it is decided.';
+      const problem = new AppError('SERVICE_UNAVAILABLE', `The request did not finish within ${timeoutMs} ms. ${outcome}`, {}, { 'Retry-After': String(DEADLINE_RETRY_AFTER_SECONDS) });
       const body = JSON.stringify(problemOf(problem, path));
       const headers: Record<string, string | number> = {};
       for (const name of res.getHeaderNames()) if (KEPT_HEADERS.test(name)) headers[name] = String(res.getHeader(name));
       Object.assign(headers, { 'X-Request-Id': requestId, 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }, problem.headers);
       const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-      req.socket.end(`HTTP/1.1 503 ${STATUS_CODES[503]}\r\n${head}\r\n${req.method === 'HEAD' ? '' : body}`);
+      // Nothing more is read from the connection: a request pipelined behind this one would run with nobody to answer.
+      socket.pause();
+      socket.end(`HTTP/1.1 503 ${STATUS_CODES[503]}\r\n${head}\r\n${req.method === 'HEAD' ? '' : body}`);
       logger.warn({ requestId, method: req.method, ms: Math.round(performance.now() - started) }, 'request deadline: answered 503; the work goes on and is settled like a crashed request');
     }, timeoutMs);
     res.once('close', () => clearTimeout(timer));
     handler(req, res);
   };
-}
-
-function single(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value.join(', ') : value;
 }

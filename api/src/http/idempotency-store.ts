@@ -42,14 +42,17 @@ export interface DoneRecord {
 
 export type IdempotencyRecord = RunningRecord | DoneRecord;
 
+/** What a take-over judged of a running claim: whose it was and how it stood. */
+export type Judged = Pick<RunningRecord, 'owner' | 'leaseUntil' | 'revision'>;
+
 export interface IdempotencyStore {
   /** Stores `running` unless a live record exists; returns that live record, or null when the claim won. */
   claim(scope: string, running: RunningRecord, now: number): Promise<IdempotencyRecord | null>;
   /**
-   * Replaces `previousOwner`'s running claim (its lease expired, nothing of it happened) by `running`; with
-   * `previousRevision`, only if the claim was not written since it was read at that revision.
+   * Replaces the running claim `judged` (as read: its lease expired or it was handed back, and nothing of it
+   * happened) by `running`, only if the claim was not written since it was read.
    */
-  takeOver(scope: string, previousOwner: string, running: RunningRecord, previousRevision?: number): Promise<boolean>;
+  takeOver(scope: string, judged: Judged, running: RunningRecord): Promise<boolean>;
   /** Appends a recovery point to the owner's claim and extends its lease; false when the claim is not the owner's. */
   addTarget(scope: string, owner: string, target: RecoveryPoint, leaseUntil: number): Promise<boolean>;
   /** Moves the owner's lease to `leaseUntil` (later while it runs, `now` to hand it to recovery at once). */
@@ -122,13 +125,16 @@ export class MongoIdempotencyStore implements IdempotencyStore {
   }
 
   /**
-   * The revision condition closes a race: an owner whose lease ran out while it was still alive (its renewals
-   * failed: Redis or the database stalled) may record a recovery point, and write, between a retry's read of
-   * the expired claim and its take-over; a take-over judged on that read would then run the operation again.
+   * Conditional on the claim being as it was judged, which closes a race: an owner whose lease ran out while it
+   * was still alive (its renewals failed: Redis or the database stalled) may record a recovery point, and write,
+   * between a retry's read of the expired claim and its take-over; a take-over judged on that read would then
+   * run the operation again. Every write to a claim increments `revision`; the lease is compared too, which
+   * every recovery point and renewal moves, also those of a replica older than `revision` (a rolling upgrade).
    */
-  async takeOver(scope: string, previousOwner: string, running: RunningRecord, previousRevision?: number): Promise<boolean> {
+  async takeOver(scope: string, judged: Judged, running: RunningRecord): Promise<boolean> {
     const fields = { owner: running.owner, leaseUntil: new Date(running.leaseUntil), expiresAt: new Date(running.expiresAt), claimFingerprint: running.fingerprint };
-    const condition = { state: 'running' as const, owner: previousOwner, ...(previousRevision !== undefined && { revision: previousRevision === 0 ? { $exists: false } : previousRevision }) };
+    const revision = judged.revision ?? 0;
+    const condition = { state: 'running' as const, owner: judged.owner, leaseUntil: new Date(judged.leaseUntil), revision: revision === 0 ? { $exists: false } : revision };
     return (await updateOneWhere(this.collection, this.locks, scope, condition, { $set: fields, $unset: { releasedBy: '' }, $inc: { revision: 1 } })) !== null;
   }
 

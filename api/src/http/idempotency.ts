@@ -19,6 +19,7 @@ import type { OperationPatch } from './openapi.js';
 import { principalOf } from './auth.js';
 import { renderProblem, toAppError } from './problem-middleware.js';
 import type { WriteAdmission } from './admission.js';
+import { answeredByDeadline, latestWriteStart } from './deadline.js';
 
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /**
@@ -122,7 +123,8 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
   return function idempotent(): Middleware & { openapi: OperationPatch } {
     const admission = options.admission;
     const middleware = async function idempotentMiddleware(ctx: Context, next: () => Promise<unknown>) {
-      return admission ? admission.run(() => once(ctx, next)) : once(ctx, next);
+      // A write starts by half its request's deadline at the latest, and never once the deadline has answered.
+      return admission ? admission.run(() => once(ctx, next), { startBy: latestWriteStart(ctx.req), abandoned: () => answeredByDeadline(ctx.req) }) : once(ctx, next);
     } as Middleware & { openapi: OperationPatch };
     /** One execution per (credential, key). */
     const once = async (ctx: Context, next: () => Promise<unknown>): Promise<unknown> => {
@@ -163,7 +165,7 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
           return;
         }
         // Only if the claim is as it was judged: an owner still alive may have recorded a recovery point since.
-        if (await store.takeOver(scope, existing.owner, running(), existing.revision ?? 0)) break;
+        if (await store.takeOver(scope, existing, running())) break;
         if (round >= 3) throw inUse(); // it keeps changing hands: let the client come back
       }
 

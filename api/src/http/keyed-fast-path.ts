@@ -13,7 +13,7 @@ import { principalFor, type AccountCheck, type KeyLookup, type Principal } from 
 import type { ValidateFunction } from 'ajv';
 import type { Representation } from './conditional.js';
 import type { RequestObserver } from './observe.js';
-import { requestIdFor } from './request-id.js';
+import { requestIdOf } from './request-id.js';
 import { parseJsonBody, plainBodyLength, rawBodyOf } from './validate.js';
 import { unavailableDependency } from './problem-middleware.js';
 import { answeredByDeadline } from './deadline.js';
@@ -63,10 +63,17 @@ export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountAc
     for (const route of routes) {
       const match = route.method === req.method ? route.pattern.exec(path) : null;
       if (!match) continue;
+      const started = performance.now();
+      /** The deadline answered while the fast path worked: the 503 is what the client saw, counted here. */
+      const late = (finishedAs: number) => observer.record({ method: route.method, route: route.route, status: 503, seconds: (performance.now() - started) / 1000, requestId: requestIdOf(req), finishedAs });
       void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, lookup, accountActive, observer).then(
-        (served) => served || answeredByDeadline(req) || fallback(),
+        (served) => {
+          if (served) return;
+          if (answeredByDeadline(req)) return late(0); // Koa would answer it: its answer would go nowhere
+          fallback();
+        },
         (error: unknown) => {
-          if (answeredByDeadline(req)) return; // the client has its 503; the late failure goes nowhere
+          if (answeredByDeadline(req)) return late(500); // the client has its 503; the late failure goes nowhere
           if (res.headersSent) return res.destroy();
           if (unavailableDependency(error)) failures.set(req, error);
           fallback();
@@ -111,7 +118,7 @@ async function serve(route: KeyedRoute, params: string[], query: string, req: In
     }
     if (!route.body.check(body)) return false;
   }
-  const requestId = requestIdFor(headerOf(req, 'x-request-id'));
+  const requestId = requestIdOf(req);
   const answer = await route.answer({ principal, params: params.map((p) => decodeURIComponent(p)), query, body, ifNoneMatch: headerOf(req, 'if-none-match'), req, requestId });
   if (!answer) return false;
   if (answeredByDeadline(req)) {

@@ -12,7 +12,10 @@ export interface ObservedRequest {
   seconds: number;
   requestId: string | undefined;
   credentialId?: string | undefined;
-  /** When the request deadline answered (status 503): what the work itself ended with, later. */
+  /**
+   * When the request deadline answered (status 503): what the work itself ended with, later (0: it had no answer
+   * of its own yet, the fast path handing it to Koa; 500: it failed).
+   */
   finishedAs?: number;
 }
 

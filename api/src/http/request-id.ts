@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 
 const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -6,10 +7,23 @@ const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
 /** A well-formed incoming X-Request-Id is echoed; anything else gets a new one. */
 export const requestIdFor = (incoming: string | undefined): string => (incoming !== undefined && WELL_FORMED.test(incoming) ? incoming : randomUUID());
 
+const assigned = new WeakMap<IncomingMessage, string>();
+
+/** The request's id, the same wherever it is asked for (the fast paths, Koa, the request deadline). */
+export function requestIdOf(req: IncomingMessage): string {
+  let id = assigned.get(req);
+  if (id === undefined) {
+    const incoming = req.headers['x-request-id'];
+    id = requestIdFor(Array.isArray(incoming) ? incoming.join(', ') : incoming);
+    assigned.set(req, id);
+  }
+  return id;
+}
+
 /** Every response carries X-Request-Id. */
 export function requestId(): Middleware {
   return async function requestIdMiddleware(ctx, next) {
-    const id = requestIdFor(ctx.get('X-Request-Id'));
+    const id = requestIdOf(ctx.req);
     ctx.state.requestId = id;
     ctx.set('X-Request-Id', id);
     await next();

@@ -5,7 +5,6 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { buildGoTool, startGoTool, stopChild, type GoTool } from './go-tool.js';
-import { toolCacheDir } from './tool-cache.js';
 
 const DEVDB: GoTool = {
   source: 'devdb',
@@ -63,10 +62,7 @@ async function answers(uri: string): Promise<boolean> {
   }
 }
 
-/**
- * Builds tools/devdb unless the tool cache holds it for the current sources; returns the binary's path. Without
- * a cache folder: the default one (~/.cache/portico, as if PORTICO_CACHE_DIR and XDG_CACHE_HOME were unset).
- */
-export function buildDevDb(log: (message: string) => void = () => {}, cacheDir = toolCacheDir({})): Promise<string> {
+/** Builds tools/devdb unless the tool cache (`cacheDir`, from the caller's configuration) holds it for the current sources; returns the binary's path. */
+export function buildDevDb(log: (message: string) => void, cacheDir: string): Promise<string> {
   return buildGoTool(DEVDB, cacheDir, log);
 }

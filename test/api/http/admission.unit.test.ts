@@ -64,6 +64,30 @@ describe('http: the admission of writes', () => {
     expect(admission.load).to.deep.equal({ running: 0, waiting: 0 });
   });
 
+  it('refuses at once a write whose request has no time left to wait (startBy passed), without running it', async () => {
+    const admission = new WriteAdmission({ limit: 4, maxWaitMs: 60_000 });
+    let ran = false;
+    const refused = await admission.run(async () => (ran = true), { startBy: performance.now() - 1 }).then(() => undefined, (error: unknown) => error);
+    expect(refused).to.include({ code: 'SERVICE_UNAVAILABLE' });
+    expect(ran).to.equal(false);
+  });
+
+  it('drops a waiting write whose client was answered meanwhile (abandoned), without running it, and runs the next', async () => {
+    const admission = new WriteAdmission({ limit: 1, maxWaitMs: 60_000 });
+    const log: string[] = [];
+    const holder = held(log, 'holder');
+    const running = admission.run(holder.work);
+    let answered = false;
+    const dropped = admission.run(held(log, 'dropped').work, { abandoned: () => answered }).then(() => undefined, (error: unknown) => error);
+    const next = admission.run(async () => 'next');
+    answered = true;
+    holder.finish();
+    await running;
+    expect(await dropped).to.include({ code: 'SERVICE_UNAVAILABLE' });
+    expect(await next).to.equal('next');
+    expect(log).to.deep.equal(['start holder', 'end holder']);
+  });
+
   it('frees the slot of a write that fails, and passes its error on as it is', async () => {
     const admission = new WriteAdmission({ limit: 1, maxWaitMs: 60_000 });
     const failure = new Error('the write failed');

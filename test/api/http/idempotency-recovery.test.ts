@@ -6,11 +6,11 @@ import { Redis } from 'ioredis';
 import { MongoNetworkError } from 'mongodb';
 import { ADMIN_TOKEN, TestApi, withTestApi, type Tenant } from '../../support/api.js';
 import { ManualClock } from '../../support/clock.js';
+import { patchStore } from '../../support/idempotency.js';
 import { buildEndpoint, buildPatient } from '../../support/factories.js';
 import { testRedisUrl } from '../../support/services.js';
 import { until } from '../../support/until.js';
 import { LEASE_MS } from '../../../api/src/http/idempotency.js';
-import type { IdempotencyStore } from '../../../api/src/http/idempotency-store.js';
 
 const PATIENTS = '/api/platform/v1/patients';
 const newKey = () => `idem-${randomUUID()}`;
@@ -28,16 +28,6 @@ function send(api: TestApi, method: string, path: string, credential: string, id
 async function handled(api: TestApi): Promise<number> {
   const metric = await api.services.registry.getSingleMetric('http_requests_total')!.get();
   return metric.values.reduce((sum, { value }) => sum + value, 0);
-}
-
-/** Replaces one method of the running API's idempotency store until restored. */
-function patchStore<K extends keyof IdempotencyStore>(api: TestApi, name: K, replacement: (original: IdempotencyStore[K]) => IdempotencyStore[K]): () => void {
-  const store = api.services.idempotencyStore as unknown as Record<string, unknown>;
-  const original = (store[name] as (...args: unknown[]) => unknown).bind(store) as IdempotencyStore[K];
-  store[name] = replacement(original);
-  return () => {
-    delete store[name];
-  };
 }
 
 describe('http: idempotency across faults', () => {

@@ -44,8 +44,9 @@ describe('http: MongoDB idempotency store', () => {
     expect(seen).to.deep.include({ state: 'running', owner: mine.owner, leaseUntil: now + 60_000, targets: [point] });
 
     const next = running(now);
-    expect(await store.takeOver(scope, 'someone else', next)).to.equal(false);
-    expect(await store.takeOver(scope, mine.owner, next)).to.equal(true);
+    const judged = seen as RunningRecord;
+    expect(await store.takeOver(scope, { ...judged, owner: 'someone else' }, next)).to.equal(false);
+    expect(await store.takeOver(scope, judged, next)).to.equal(true);
     expect(await store.complete(scope, mine.owner, { state: 'done', fingerprint: 'f', sealed: 's', expiresAt: now + DAY })).to.equal(false);
     await store.release(scope, mine.owner);
     expect(await store.complete(scope, next.owner, { state: 'done', fingerprint: 'f', sealed: 's', expiresAt: now + DAY })).to.equal(true);
@@ -77,12 +78,41 @@ describe('http: MongoDB idempotency store', () => {
     await store.release(scope, 'someone else');
     expect(await store.claim(scope, running(now), now)).to.include({ owner: first.owner, leaseUntil: first.leaseUntil });
     await store.release(scope, first.owner);
-    expect(await store.claim(scope, running(now), now)).to.include({ owner: first.owner, released: true });
+    const judged = (await store.claim(scope, running(now), now)) as RunningRecord;
+    expect(judged).to.include({ owner: first.owner, released: true });
     const next = running(now);
-    expect(await store.takeOver(scope, first.owner, next)).to.equal(true);
+    expect(await store.takeOver(scope, judged, next)).to.equal(true);
     const taken = await store.claim(scope, running(now), now);
     expect(taken).to.include({ owner: next.owner });
     expect(taken).to.not.have.property('released');
+  });
+
+  it('takes a claim over only as it was judged: not once a recovery point, a renewal or an older replica wrote to it since', async () => {
+    const now = Date.now();
+    const scope = randomUUID();
+    const a = running(now - 60_000, { leaseUntil: now - 1 });
+    await store.claim(scope, a, now - 60_000);
+    const judged = (await store.claim(scope, running(now), now)) as RunningRecord;
+    // The owner, still alive, records a recovery point after the read: the take-over judged on the read fails.
+    expect(await store.addTarget(scope, a.owner, point, now + 30_000)).to.equal(true);
+    expect(await store.takeOver(scope, judged, running(now))).to.equal(false);
+    // A renewal by a replica that predates revisions moves only the lease: that is seen too.
+    const again = (await store.claim(scope, running(now), now)) as RunningRecord;
+    await database.db.collection('idempotency_records').updateOne({ _id: scope as never }, { $set: { leaseUntil: new Date(now + 45_000) } });
+    expect(await store.takeOver(scope, again, running(now))).to.equal(false);
+    const current = (await store.claim(scope, running(now), now)) as RunningRecord;
+    const b = running(now);
+    expect(await store.takeOver(scope, current, b)).to.equal(true);
+    expect(await store.claim(scope, running(now), now)).to.include({ owner: b.owner });
+  });
+
+  it('takes over a claim written before revisions existed', async () => {
+    const now = Date.now();
+    const scope = randomUUID();
+    await database.db.collection('idempotency_records').insertOne({ _id: scope as never, state: 'running', fingerprint: 'f', owner: 'old', leaseUntil: new Date(now - 1), expiresAt: new Date(now + DAY), targets: [] });
+    const judged = (await store.claim(scope, running(now), now)) as RunningRecord;
+    expect(judged).to.include({ owner: 'old', revision: 0 });
+    expect(await store.takeOver(scope, judged, running(now))).to.equal(true);
   });
 
   /**
@@ -122,7 +152,7 @@ describe('http: MongoDB idempotency store', () => {
       await store.claim(scope, a, now);
       await late((behind) => behind.release(scope, a.owner));
       await store.release(scope, a.owner);
-      expect(await store.takeOver(scope, a.owner, b)).to.equal(true);
+      expect(await store.takeOver(scope, (await store.claim(scope, running(now), now)) as RunningRecord, b)).to.equal(true);
       await land();
       const raw = await database.db.collection('idempotency_records').findOne({ _id: scope as never });
       expect(raw?.releasedBy, 'the late hand-back landed').to.equal(a.owner);
@@ -141,9 +171,9 @@ describe('http: MongoDB idempotency store', () => {
       const scope = randomUUID();
       const a = running(now - 60_000, { leaseUntil: now - 1 });
       await store.claim(scope, a, now - 60_000);
-      await late((behind) => behind.takeOver(scope, a.owner, running(now)));
+      await late((behind) => behind.takeOver(scope, a, running(now)));
       const d = running(now);
-      expect(await store.takeOver(scope, a.owner, d)).to.equal(true);
+      expect(await store.takeOver(scope, a, d)).to.equal(true);
       expect(await store.complete(scope, d.owner, { state: 'done', fingerprint: 'f', sealed: 'the outcome', expiresAt: now + DAY })).to.equal(true);
       await land();
       expect(await store.claim(scope, running(now), now)).to.include({ state: 'done', fingerprint: 'f', sealed: 'the outcome' });

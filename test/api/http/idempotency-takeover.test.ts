@@ -8,21 +8,11 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { TestApi, withTestApi, type Tenant } from '../../support/api.js';
 import { ManualClock } from '../../support/clock.js';
+import { patchStore } from '../../support/idempotency.js';
 import { buildPatient } from '../../support/factories.js';
 import { LEASE_MS } from '../../../api/src/http/idempotency.js';
-import type { IdempotencyStore } from '../../../api/src/http/idempotency-store.js';
 
 const PATIENTS = '/api/platform/v1/patients';
-
-/** Replaces one method of the running API's idempotency store until restored. */
-function patchStore<K extends keyof IdempotencyStore>(api: TestApi, name: K, replacement: (original: IdempotencyStore[K]) => IdempotencyStore[K]): () => void {
-  const store = api.services.idempotencyStore as unknown as Record<string, unknown>;
-  const original = (store[name] as (...args: unknown[]) => unknown).bind(store) as IdempotencyStore[K];
-  store[name] = replacement(original);
-  return () => {
-    delete store[name];
-  };
-}
 
 function signal(): { promise: Promise<void>; fire: () => void } {
   let fire!: () => void;

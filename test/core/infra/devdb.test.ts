@@ -2,6 +2,7 @@
 // as MongoDB does. FerretDB's own _id index is on an expression its lookups never use, so without the
 // devdb's extra index every read by _id — every point read Portico makes — scanned the whole collection.
 import { expect } from 'chai';
+import { until } from '../../support/until.js';
 import { randomUUID } from 'node:crypto';
 import { withTestDatabase, type TestDatabase } from '../../support/database.js';
 
@@ -18,11 +19,8 @@ describe('core: the embedded database', () => {
       await collection.findOne({ _id: 'absent' });
       return JSON.stringify(((await collection.find({ _id: 'absent' }).explain()) as { queryPlanner?: unknown }).queryPlanner);
     };
-    const deadline = Date.now() + 10_000;
-    while (!/USING INDEX \S+__id_lookup/.test(await plan())) {
-      if (Date.now() > deadline) expect.fail(`still a table scan: ${await plan()}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    let last = '';
+    await until('lookups by _id to use the index', async () => /USING INDEX \S+__id_lookup/.test((last = await plan())), { intervalMs: 100, diagnose: () => `still a table scan: ${last}` });
     expect(await collection.findOne({ _id: 'absent' })).to.equal(null);
   });
 });

@@ -2,6 +2,7 @@
 // (core/src/infra/tool-cache.ts, go-tool.ts) must find the same entries, and an entry must appear whole and be
 // built once when two processes, of either side, want it at the same time.
 import { expect } from 'chai';
+import { until } from '../../support/until.js';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -67,7 +68,7 @@ describe('tool cache', () => {
       // The script's build takes a second; TypeScript asks while it runs and must wait for it, not build again.
       const script = spawn('bash', ['-c', `set -euo pipefail; source "${LIBRARY}"; slow() { echo script >>"${builds}"; sleep 1; echo built >"$1/program"; }; tool_cache_build "${entry}" program slow`], { stdio: 'inherit' });
       const scriptDone = new Promise<number | null>((resolve) => script.once('exit', resolve));
-      while (!existsSync(builds)) await new Promise((resolve) => setTimeout(resolve, 20));
+      await until('the script’s build to start', () => existsSync(builds), { intervalMs: 20 });
       expect(existsSync(entry), 'the entry while it is being built').to.equal(false);
       const program = await ensureCacheEntry(entry, 'program', async (temporary) => {
         await writeFile(builds, 'typescript\n', { flag: 'a' });

@@ -6,7 +6,7 @@
 // answers it from the same function and owns every problem response (a throw here never escapes).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestObserver } from '../../http/observe.js';
-import { requestIdFor } from '../../http/request-id.js';
+import { requestIdOf } from '../../http/request-id.js';
 import { ROUTES, type CatalogAnswer, type CatalogAnswers, type CatalogRequest } from './answers.js';
 
 const PREFIX = ROUTES.search;
@@ -21,8 +21,7 @@ export function catalogFastPath(answers: CatalogAnswers, observer: RequestObserv
     try {
       answer = answerFor(answers, req, url);
       if (!answer) return false;
-      const incomingId = req.headers['x-request-id'];
-      requestId = requestIdFor(Array.isArray(incomingId) ? incomingId.join(', ') : incomingId);
+      requestId = requestIdOf(req);
       const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...answer.headers };
       if (answer.body !== undefined) headers['Content-Length'] = Buffer.byteLength(answer.body);
       res.writeHead(answer.status, headers);
