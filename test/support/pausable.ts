@@ -28,6 +28,8 @@ export interface GuardedProcess {
   restart(): Promise<void>;
   /** Stops it for good (SIGTERM, SIGKILL after 10 s). */
   stop(): Promise<void>;
+  /** The process's own id (not its guard's), as it is now: for reading its CPU time. */
+  readonly pid: number;
 }
 
 export interface PausableServer extends GuardedProcess {
@@ -85,6 +87,9 @@ export async function startGuarded(command: GuardedCommand): Promise<GuardedProc
     }
   };
   return {
+    get pid() {
+      return current.pid;
+    },
     pause: () => signal('SIGSTOP'),
     resume: () => signal('SIGCONT'),
     async kill() {

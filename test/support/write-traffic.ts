@@ -119,6 +119,26 @@ export class WriteTraffic {
     }, 1000 / this.options.rate);
   }
 
+  /**
+   * Runs `clients` clients, each starting its next operation as soon as the last is decided, for `ms`: the
+   * operations done a second (each kind's own success), which is the service's capacity for this mix.
+   */
+  async closedLoop(clients: number, ms: number): Promise<number> {
+    const until = Date.now() + ms;
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (Date.now() < until) {
+          const operation = this.next();
+          this.operations.push(operation);
+          await this.complete(operation);
+          if (operation.result === 'created') done++;
+        }
+      }),
+    );
+    return done / (ms / 1000);
+  }
+
   /** No new operations; resolves once every started one is decided or given up. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
@@ -213,30 +233,4 @@ export class WriteTraffic {
       this.waitingOn.set(replica.name, this.waitingOn.get(replica.name)! - 1);
     }
   }
-}
-
-/**
- * Creations a second the service completes with `clients` clients each sending its next as soon as the last is
- * answered, over `ms`: its capacity on this machine as it is now.
- */
-export async function measureCapacity(replicas: readonly Replica[], credential: string, { clients = 16, ms = 4_000 } = {}): Promise<number> {
-  let completed = 0;
-  let turn = 0;
-  const until = Date.now() + ms;
-  await Promise.all(
-    Array.from({ length: clients }, async () => {
-      while (Date.now() < until) {
-        const key = `capacity-${randomUUID()}`;
-        const replica = replicas[turn++ % replicas.length]!;
-        const res = await fetch(replica.url + PATIENTS, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${credential}`, 'idempotency-key': key, 'content-type': 'application/json' },
-          body: JSON.stringify({ givenName: 'Capacity', familyName: 'Probe', email: `${key}@example.org` }),
-        }).catch(() => undefined);
-        await res?.text();
-        if (res?.status === 201) completed++;
-      }
-    }),
-  );
-  return completed / (ms / 1000);
 }
