@@ -101,7 +101,7 @@ describe('cli: portico admin', function () {
       // Pub/sub delivers the invalidation before PUBLISH returns to the command line; the replica reads it a
       // moment later. The wait ends before the cached key would expire, so only the invalidation explains a 401.
       let status = 0;
-      await until('the replica to refuse the revoked key', async () => (status = (await list()).status) === 401, { timeoutMs: Math.max(1, cachedAt + KEY_CACHE_TTL_MS - Date.now() - 1000), diagnose: () => `last status: ${status}` });
+      await until('the replica to refuse the revoked key', async () => (status = (await list()).status) === 401, { before: cachedAt + KEY_CACHE_TTL_MS - 1000, diagnose: () => `last status: ${status}` });
     });
   });
 

@@ -51,19 +51,23 @@ describe('accounts: suspension', () => {
   };
   /**
    * The replica applies the change once the invalidation arrives over Redis (CONTRACT §8: within a second, which
-   * a loaded test machine cannot time). The wait gives up at half the shortest lifetime of the replica's cached
-   * entries (10 s), so only the invalidation can explain the change it sees, not an entry expiring.
+   * a loaded test machine cannot time). The wait must end before the replica's cached entries (10 s, the
+   * shortest lifetime among them) could have expired since they were cached, so only the invalidation can
+   * explain the change it sees.
    */
-  const onReplica = async (expected: Record<string, number>) => {
+  const onReplica = async (expected: Record<string, number>, cachedAt: number) => {
     let seen: Record<string, number> | undefined;
-    await until('the replica to apply the change', async () => JSON.stringify((seen = await statuses(replica))) === JSON.stringify(expected), { timeoutMs: 5_000, intervalMs: 20, diagnose: () => `last seen: ${JSON.stringify(seen)}` });
+    await until('the replica to apply the change', async () => JSON.stringify((seen = await statuses(replica))) === JSON.stringify(expected), { before: cachedAt + 9_000, intervalMs: 20, diagnose: () => `last seen: ${JSON.stringify(seen)}` });
   };
 
   it('refuses every credential of a suspended account on every replica, and reactivation restores them', async () => {
+    const cachedAt = Date.now();
     expect(await statuses(replica)).to.deep.equal(working); // the replica has everything cached now
+    // What the replica caches of the suspended account from here on, it cached after this.
+    const suspendedAt = Date.now();
     await setStatus('SUSPENDED');
     expect(await statuses(primary)).to.deep.equal(refused);
-    await onReplica(refused);
+    await onReplica(refused, cachedAt);
     const denied = await replica.request('GET', `/api/platform/v1/patients/${patientId}`, { key: tenant.key });
     expect(denied.body).to.include({ code: 'PLATFORM_ACCESS_DENIED' });
     const unauthorized = await replica.request('GET', '/api/sdk/v1/app-users/patient-sus/lifecycle', { key: app.pk });
@@ -73,7 +77,7 @@ describe('accounts: suspension', () => {
 
     await setStatus('ACTIVE');
     expect(await statuses(primary)).to.deep.equal(working);
-    await onReplica(working);
+    await onReplica(working, suspendedAt);
   });
 
   it('answers 404 for an unknown account and 400 for an unknown status', async () => {

@@ -51,6 +51,7 @@ describe('sdk: catalog hot swap', () => {
   for (const redis of [false, true]) {
     it(`picks up a snapshot activated by another process (${redis ? 'Redis announcement, before the first poll' : 'polling only'})`, async () => {
       const api = await TestApi.start({ redis, env: { PORTICO_CATALOG_POLL_MS: redis ? '60000' : '1000' } });
+      const firstPoll = Date.now() + 60_000;
       try {
         const announcer = redis ? await connectRedis(testRedisUrl()) : undefined;
         // Published the way the operator does it: straight into MongoDB, not through this API's objects.
@@ -62,9 +63,9 @@ describe('sdk: catalog hot swap', () => {
           storage: api.services.storage,
           ...(announcer && { announce: (id: string) => announceActivation(announcer, api.config.catalog, id) }),
         });
-        // With Redis the poll interval is a minute (the most the configuration allows), and the wait gives up
-        // well before it: only the announcement can explain the swap.
-        await until('the new snapshot served', () => api.services.activeCatalog.get()?.snapshotId === report.snapshot.id, { timeoutMs: 30_000 });
+        // With Redis the poll interval is a minute (the most the configuration allows), and the swap must be seen
+        // before the first poll could have come: only the announcement can explain it.
+        await until('the new snapshot served', () => api.services.activeCatalog.get()?.snapshotId === report.snapshot.id, { timeoutMs: 30_000, ...(redis && { before: firstPoll }) });
         expect((await api.request('GET', SEARCH)).body.count).to.be.greaterThan(0);
         await announcer?.quit();
       } finally {
