@@ -1,7 +1,7 @@
 // Write throughput benchmark (`node dist/bench/writes.js`, part of `npm run bench`): what the fault suite's
 // load is made of, measured instead of asserted. Two API replicas as real processes (`node
 // dist/api/src/main.js`, production deadlines), Redis and the embedded database, all on loopback as the fault
-// suite runs them; 16 clients send idempotent writes back to back in the suite's mix (patient creations,
+// suite runs them; BENCH_WRITE_CLIENTS clients (16) send idempotent writes back to back in the suite's mix (patient creations,
 // versioned deletions, versioned webhook-endpoint updates: test/support/write-traffic.ts). Each round reports
 // writes a second, latency, and CPU milliseconds per write by process, which a busy machine disturbs less than
 // throughput; BENCH_WRITE_ROUNDS rounds (3) of BENCH_WRITE_SECONDS (10) after a warm-up.
@@ -16,7 +16,7 @@ import { WriteTraffic, type PatchableEndpoint } from '../test/support/write-traf
 
 const ROUNDS = Number(process.env.BENCH_WRITE_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_WRITE_SECONDS ?? 10);
-const CLIENTS = 16;
+const CLIENTS = Number(process.env.BENCH_WRITE_CLIENTS ?? 16);
 
 /** CPU time (user + system) of a process so far, in milliseconds (Linux). */
 function cpuMs(pid: number): number {
