@@ -1,4 +1,4 @@
-// The tenant-isolation matrix (issue 11): every operation the API serves in /openapi.json × every variant of
+// The tenant-isolation matrix: every operation the API serves in /openapi.json × every variant of
 // its identifier (the owner's, another tenant's, unknown, malformed, deleted) × every kind of credential,
 // against two tenants with real data built through the API. Each cell must answer the contract's status
 // (CONTRACT §1-§8: 401 for a missing or wrong-kind credential, 403 PLATFORM_ACCESS_DENIED for a missing scope

@@ -1,4 +1,4 @@
-// Schema fuzzing (issue 11): Schemathesis, pinned in scripts/ensure-fuzz-tools.sh, against the served
+// Schema fuzzing: Schemathesis, pinned in scripts/ensure-fuzz-tools.sh, against the served
 // /openapi.json of a real API (MongoDB, Redis), one run per surface with that surface's real credential and
 // real ids to aim at. Each run must end with no failure of any check: no 5xx, every response of a documented
 // status, content type, headers and schema, invalid input refused, valid input accepted (save what only the

@@ -1,8 +1,7 @@
 // Wake-ups for dispatchers: events committed and deliveries queued by requests in this process reach the
 // local dispatcher at once; only a replica that runs no dispatcher (PORTICO_WEBHOOK_DISPATCH=false) tells the
 // others over Redis pub/sub. Woken too, another replica's dispatcher would only race the local one for each
-// event (a lock, a read and a refused claim each: a sixth of the database calls a patient creation costs,
-// issue 20). Polling is the backstop for work whose replica died.
+// event (a lock, a read and a refused claim each: a sixth of the database calls a patient creation costs). Polling is the backstop for work whose replica died.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { outsideChangeScope } from '../infra/change-scope.js';

@@ -5,8 +5,8 @@
 // Why: after an outage every client retries at once, on top of new traffic. Let all of it through and the
 // database queues the work instead, each request's calls wait behind everyone else's, calls pass their
 // deadlines part-way through requests, and the work those requests already did is wasted: the service then
-// completes far fewer writes a second than it can, and the backlog takes tens of seconds to clear (issue 20's
-// fault runs: 17–20 s). Queued here instead, a request either runs with the database answering promptly or
+// completes far fewer writes a second than it can, and the backlog takes tens of seconds to clear (the fault
+// suite measured 17–20 s). Queued here instead, a request either runs with the database answering promptly or
 // is refused at once at no cost, so the service completes as many writes a second as the database allows
 // and a backlog clears at that rate. A slot is held until the work ends, also when the request deadline
 // (deadline.ts) answered the client sooner, so abandoned work still counts against the limit.

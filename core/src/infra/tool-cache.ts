@@ -1,4 +1,4 @@
-// The per-machine tool cache (issue 20): what is built for development and the tests (the Go programs under
+// The per-machine tool cache: what is built for development and the tests (the Go programs under
 // tools/ here; helm and its friends, Schemathesis and the image's Debian base through the scripts) is built once
 // per machine, not once per clone, under <cache>/<tool>/<key>/. scripts/lib/tool-cache.sh is the same protocol
 // in bash, and test/core/infra/tool-cache.test.ts checks that both name the same folders.

@@ -77,7 +77,7 @@ function fuzzyOracle(brands: CatalogBrand[], q: string, exact: readonly CatalogB
   return ranked.slice(0, Math.max(0, limit - exact.length)).map((r) => r.brand);
 }
 
-describe('catalog: search beyond exact words (issue 12)', () => {
+describe('catalog: search beyond exact words', () => {
   let brands: CatalogBrand[];
   let index: BrandSearchIndex;
 

@@ -1,5 +1,5 @@
 // The health monitor's lifecycle without a cluster: a catalog whose checks failed to start is retried from
-// what the catalog is now, and never once it is deleted or no longer asks for checks (review of issue 12).
+// what the catalog is now, and never once it is deleted or no longer asks for checks.
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { HealthMonitor } from '../../../operator/src/health/monitor.js';

@@ -98,7 +98,7 @@ describe('operator pipeline: identifiers and place in the merge', () => {
   it('leaves the new fields out of brands that have none, so their snapshot content is what it was', () => {
     const brand = merged(source('a', [row({ portalUrl: 'https://mychart.lakeside.example' })]));
     expect(Object.keys(brand)).to.deep.equal(['id', 'name', 'aliases', 'platformType', 'fhirBaseUrl', 'city', 'state', 'portalUrl']);
-    // The content hash of the brand as the snapshot stores it, written out field by field as before issue 12.
+    // The content hash of the brand as the snapshot stores it, written out field by field as the snapshot format of before the search fields.
     const before = { id: brand.id, name: 'Lakeside Health', aliases: [], platformType: 'EPIC' as PlatformType, fhirBaseUrl: URL_A, city: null, state: null, portalUrl: 'https://mychart.lakeside.example', logo: null };
     expect(contentHashOf([{ ...brand, logo: null }])).to.equal(contentHashOf([before]));
   });

@@ -1,4 +1,4 @@
-// Find by address or identifier (issue 12): a `q` that is a URL or a host name finds the brands whose FHIR
+// Find by address or identifier: a `q` that is a URL or a host name finds the brands whose FHIR
 // base URL or portal host match it; a 10-digit `q` finds the brands whose source rows carried it as an NPI
 // (the operator keeps only valid NPIs, so an invalid one finds nothing here and is searched as a word).
 //

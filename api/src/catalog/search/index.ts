@@ -258,7 +258,7 @@ export class BrandSearchIndex {
   }
 
   /**
-   * The typo-tolerant fallback (issue 12): brands where every term is a prefix of one of their words or
+   * The typo-tolerant fallback: brands where every term is a prefix of one of their words or
    * within a few edits of one (near-words.ts), and at least one needed the edits. Ranked by total edits,
    * then tier (1–3 as for exact matches), then name and id; near a point, by distance first.
    */

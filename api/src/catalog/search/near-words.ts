@@ -1,5 +1,5 @@
-// The indexed words within a few typing errors of a query word, for the catalog's typo-tolerant fallback
-// (issue 12). Errors are counted as optimal string alignment (OSA) over UTF-16 code units: an inserted, deleted
+// The indexed words within a few typing errors of a query word, for the catalog's typo-tolerant fallback.
+// Errors are counted as optimal string alignment (OSA) over UTF-16 code units: an inserted, deleted
 // or replaced character, or two adjacent characters swapped, each count as one.
 //
 // The rule, as the README states it: a word of 4–7 letters may be 1 error from an
@@ -22,7 +22,7 @@
 // (first letter replaced or inserted, by any letter) by binary search in the tokens sorted by everything after
 // their first letter.
 
-/** Errors allowed for a query word of `length` letters: none under 4, 1 up to 7, 2 from 8 (issue 12). */
+/** Errors allowed for a query word of `length` letters: none under 4, 1 up to 7, 2 from 8. */
 export function allowedEdits(length: number): number {
   return length < 4 ? 0 : length < 8 ? 1 : 2;
 }

@@ -1,4 +1,4 @@
-// Where brands are, for `near=<ZIP>` (issue 12): distances from a point, and the nearest brands of the whole
+// Where brands are, for `near=<ZIP>`: distances from a point, and the nearest brands of the whole
 // catalog when no words are given. Built once per snapshot from each brand's `location` (its ZIP code's
 // centroid, else its city's: the operator derives it), in the index's brand numbering.
 //

@@ -1,4 +1,4 @@
-// Telling look-alikes apart (issue 12): where brands in one response share a name, each gets a short label a
+// Telling look-alikes apart: where brands in one response share a name, each gets a short label a
 // picker can show after the name ("ExampleHealth — Madison, WI", "ExampleHealth — ehpmadison.example.com").
 //
 // Each brand takes the first of these that no other brand of the same name in the response has: its place
