@@ -59,8 +59,8 @@ export interface IdempotencyStore {
   renew(scope: string, owner: string, leaseUntil: number): Promise<boolean>;
   /** Replaces the owner's running claim with the outcome; false when the claim is not the owner's. */
   complete(scope: string, owner: string, done: DoneRecord): Promise<boolean>;
-  /** Hands a running claim back (released, its lease no longer counts), only if it is still the owner's. */
-  release(scope: string, owner: string): Promise<void>;
+  /** Hands a running claim back (released, its lease no longer counts), only if it is still the owner's; whether it was. */
+  release(scope: string, owner: string): Promise<boolean>;
   /** Whether the change a recovery point announced happened. */
   reached(target: RecoveryPoint): Promise<boolean>;
   /** Deletes up to `limit` expired records; how many. */
@@ -151,8 +151,8 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, update)) !== null;
   }
 
-  async release(scope: string, owner: string): Promise<void> {
-    await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { releasedBy: owner }, $inc: { revision: 1 } });
+  async release(scope: string, owner: string): Promise<boolean> {
+    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { releasedBy: owner }, $inc: { revision: 1 } })) !== null;
   }
 
   reached(target: RecoveryPoint): Promise<boolean> {

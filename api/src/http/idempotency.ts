@@ -11,7 +11,7 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, ra
 import type { Context, Middleware } from 'koa';
 import type { Clock } from '../../../core/src/clock.js';
 import { AppError, invalidField } from './errors.js';
-import type { DoneRecord, IdempotencyStore, RunningRecord } from './idempotency-store.js';
+import type { DoneRecord, IdempotencyRecord, IdempotencyStore, RunningRecord } from './idempotency-store.js';
 import { runInChangeScope, type ChangeScope, type RecoveryPoint } from '../infra/change-scope.js';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
@@ -32,6 +32,8 @@ export const LEASE_MS = 30_000;
 const SETTLE_MS = 15_000;
 /** Delays of the background attempts of a step on the store (recording an outcome, handing a claim back) that failed at first. */
 const STORE_RETRIES_MS = [250, 500, 1_000, 2_000, 2_000, 5_000, 5_000, 15_000, 30_000];
+/** How many answers of the store an unanswered claim's hand-back waits for (found nothing each time) before it stops. */
+const HAND_BACK_ANSWERS = 4;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 /** What readKey accepts, for /openapi.json: KEY_SHAPE, or KEY_SHAPE in double quotes (`""` is no key). */
 const KEY_HEADER_PATTERN = `^(?!""$)(?:${KEY_SHAPE.source.slice(1, -1)}|"${KEY_SHAPE.source.slice(1, -1)}")$`;
@@ -108,6 +110,30 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
     }
   }
 
+  /**
+   * A claim whose insert went unanswered may still land: a stalled database reads it when it resumes, after
+   * this request gave up. Nothing ran under it, yet it would hold the key for a whole lease (LEASE_MS), every
+   * retry meeting IDEMPOTENCY_KEY_IN_USE, well after the database was back. It is handed back in the
+   * background instead: attempts while the store fails, and a few more once it answers (the insert may land
+   * after the first answer), until one finds the claim and releases it. Conditional on the owner, so a claim
+   * that never landed, or that another request holds, is left alone.
+   */
+  function handBackUnanswered(scope: string, owner: string): void {
+    let answered = 0;
+    const attempt = async (index: number): Promise<void> => {
+      try {
+        if (await store.release(scope, owner)) return;
+        answered++;
+      } catch {
+        // still away: the next attempt
+      }
+      const delay = STORE_RETRIES_MS[index + 1];
+      if (delay === undefined || answered >= HAND_BACK_ANSWERS) return;
+      setTimeout(() => void attempt(index + 1), delay).unref();
+    };
+    setTimeout(() => void attempt(0), STORE_RETRIES_MS[0]).unref();
+  }
+
   /** Records an outcome (the response is sent regardless). */
   function complete(scope: string, owner: string, done: DoneRecord): Promise<void> {
     return persist(scope, 'recording the outcome', async () => {
@@ -143,7 +169,13 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
       // ——— claim, or answer from the record ———
       for (let round = 1; ; round++) {
         const at = now();
-        const existing = await store.claim(scope, running(), at);
+        let existing: IdempotencyRecord | null;
+        try {
+          existing = await store.claim(scope, running(), at);
+        } catch (error) {
+          handBackUnanswered(scope, owner);
+          throw error;
+        }
         if (!existing) break;
         // A claim handed back after a failure that changed nothing binds the key to nothing: a corrected
         // request may use it at once (its recovery points are still asked below, in case a write landed late).

@@ -157,6 +157,41 @@ describe('http: idempotency across faults', () => {
     });
   });
 
+  describe('the claim itself goes unanswered', () => {
+    let api: TestApi;
+    let tenant: Tenant;
+    const clock = new ManualClock();
+    withTestApi((started) => ({ api, tenant } = started), { clock });
+
+    it('hands back a claim that landed after its request gave up, so a retry executes once the store answers (not after the lease)', async () => {
+      const key = newKey();
+      const body = buildPatient();
+      const before = await countPatients(api, tenant);
+      // What a stalled database does: the claim is written, but its answer never reaches the request (503).
+      // The clock stands still, so the lease never ends: only the hand-back can free the key.
+      let claims = 0;
+      const restore = patchStore(api, 'claim', (claim) => async (...args) => {
+        const existing = await claim(...args);
+        if (claims++ === 0) throw new MongoNetworkError('connection timed out (injected)');
+        return existing;
+      });
+      try {
+        const first = await send(api, 'POST', PATIENTS, tenant.key, key, body);
+        expect(first.status).to.equal(503);
+        expect(await api.mongo.db.collection('idempotency_records').countDocuments({ state: 'running', releasedBy: { $exists: false } })).to.be.at.least(1);
+        const retry = await until('a retry that executes', async () => {
+          const res = await send(api, 'POST', PATIENTS, tenant.key, key, body);
+          if (res.status === 409) expect(await res.json()).to.include({ code: 'IDEMPOTENCY_KEY_IN_USE' });
+          return res.status === 409 ? undefined : res;
+        }, { intervalMs: 200 });
+        expect(retry.status).to.equal(201);
+        expect(await countPatients(api, tenant)).to.equal(before + 1);
+      } finally {
+        restore();
+      }
+    });
+  });
+
   describe('the server dies during the request', () => {
     let api: TestApi;
     let tenant: Tenant;
