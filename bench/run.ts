@@ -155,20 +155,25 @@ async function firstSearch(target: Row): Promise<void> {
   console.log(`Gateway: the first search (building the connection's index from the embedded database) took ${Math.round(performance.now() - started)} ms; total ${answer.total}`);
 }
 
-/** Clinical ingest: 1000-entry bundles of new observations posted one after another, timed from here. */
+/**
+ * Clinical ingest: 1000-entry bundles of new observations posted one after another, each sent a second time
+ * at once (every id then exists: the re-ingest that used to lock the embedded database), timed from here.
+ */
 async function ingestRuns(seed: Seed, child: ChildProcess): Promise<void> {
   const rows = [];
   for (let run = 0; run < INGEST_RUNS; run++) {
     const body = JSON.stringify(observationBundle(spreadObservations(1000)));
-    const before = await cpuOf(child);
-    const started = performance.now();
-    const res = await fetch(`${seed.api}/api/platform/v1/connections/${seed.clinical.ingestConnectionId}/observations`, { method: 'POST', headers: { authorization: `Bearer ${seed.clinical.clinicalKey}`, 'content-type': 'application/json' }, body });
-    const answer = await res.text();
-    const ms = performance.now() - started;
-    if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${answer}`);
-    rows.push({ run: run + 1, 'bundle MB': Number((body.length / 1e6).toFixed(2)), 'wall ms': Math.round(ms), 'server CPU ms': Math.round(((await cpuOf(child)) - before) / 1000), answer, goal: '≤ 1000 ms', verdict: ms <= 1000 ? 'met' : 'MISSED' });
+    for (const ids of ['new', 'existing']) {
+      const before = await cpuOf(child);
+      const started = performance.now();
+      const res = await fetch(`${seed.api}/api/platform/v1/connections/${seed.clinical.ingestConnectionId}/observations`, { method: 'POST', headers: { authorization: `Bearer ${seed.clinical.clinicalKey}`, 'content-type': 'application/json' }, body });
+      const answer = await res.text();
+      const ms = performance.now() - started;
+      if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${answer}`);
+      rows.push({ run: run + 1, ids, 'bundle MB': Number((body.length / 1e6).toFixed(2)), 'wall ms': Math.round(ms), 'server CPU ms': Math.round(((await cpuOf(child)) - before) / 1000), answer, goal: '≤ 1000 ms', verdict: ms <= 1000 ? 'met' : 'MISSED' });
+    }
   }
-  console.log('Clinical ingest of a 1000-entry bundle (new observations, embedded database):');
+  console.log('Clinical ingest of a 1000-entry bundle, new observations then the same bundle again (embedded database):');
   console.table(rows);
 }
 

@@ -72,6 +72,8 @@ export type Services = Awaited<ReturnType<typeof buildServices>>;
 
 /** How long /readyz waits for each dependency (they are asked at once): it answers within 2 s. */
 export const READINESS_DEADLINE_MS = 1500;
+/** What /readyz reads a document of: a collection every deployment has, so the read reaches storage. */
+const READINESS_COLLECTION = 'customer_accounts';
 
 export async function buildServices({ config, db, longDb = db, redis, clock, resolve = systemResolver, lookup, logger = pino({ level: 'silent' }) }: Connections) {
   const caches = await CacheHub.create(redis, (error) => logger.warn({ err: error }, 'a cache invalidation could not be published; other replicas converge within the TTL'));
@@ -143,7 +145,7 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   });
   const readiness: Readiness = {
     check: async () => {
-      const [mongodb, redisAnswers] = await Promise.all([pingMongo(db, READINESS_DEADLINE_MS), redis && pingRedis(redis, READINESS_DEADLINE_MS)]);
+      const [mongodb, redisAnswers] = await Promise.all([pingMongo(db, READINESS_DEADLINE_MS, READINESS_COLLECTION), redis && pingRedis(redis, READINESS_DEADLINE_MS)]);
       return { mongodb, ...(redisAnswers !== undefined && { redis: redisAnswers }), catalog: activeCatalog.ready };
     },
   };

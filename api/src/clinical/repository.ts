@@ -62,8 +62,14 @@ export class ObservationRepository implements ObservationStore {
       existing = new Set(list.map((e) => idOf(observations[e.index]!)));
     }
     if (existing.size > 0) {
+      // updateMany, though an _id matches at most one document: the embedded database (FerretDB 1.x on
+      // SQLite) keeps the SQLite connection of a single-document update's lookup open until the whole
+      // command ends, so one command of more than ~100 updateOne statements on existing documents held its
+      // 100-connection pool and waited forever for one more, locking the database for every request
+      // (README, Operations). An updateMany statement reads its lookup to the end, which
+      // releases the connection at once. On MongoDB the two are the same write.
       await this.longCollection.bulkWrite(
-        observations.filter((o) => existing.has(idOf(o))).map((o) => ({ updateOne: { filter: { _id: idOf(o) }, update: { $set: fields(o), $setOnInsert: { firstIngestedAt: at } }, upsert: true } })),
+        observations.filter((o) => existing.has(idOf(o))).map((o) => ({ updateMany: { filter: { _id: idOf(o) }, update: { $set: fields(o), $setOnInsert: { firstIngestedAt: at } }, upsert: true } })),
         { ordered: false },
       );
     }

@@ -89,9 +89,16 @@ export async function connectMongo(uri: string, database: string, deadlines: Mon
 }
 
 /** Whether the database answers a ping within `deadlineMs`. */
-export async function pingMongo(db: Db, deadlineMs = 1500): Promise<boolean> {
+/**
+ * Whether the database answers within `deadlineMs`. With `collection`, a read of one document by _id from it
+ * as well: a server can answer `ping` while its storage no longer answers queries (the embedded database
+ * with its SQLite pool held, README, Operations), and a readiness check must see that.
+ */
+export async function pingMongo(db: Db, deadlineMs = 1500, collection?: string): Promise<boolean> {
   return answersWithin(async () => {
-    await db.command({ ping: 1 }, { signal: AbortSignal.timeout(deadlineMs) });
+    const signal = AbortSignal.timeout(deadlineMs);
+    await db.command({ ping: 1 }, { signal });
+    if (collection !== undefined) await db.collection<{ _id: string }>(collection).findOne({ _id: 'readiness-probe' }, { projection: { _id: 1 }, signal });
     return true;
   }, deadlineMs);
 }

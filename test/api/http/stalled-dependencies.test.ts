@@ -7,7 +7,9 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { TestApi, type RequestOptions, type Response, type Tenant } from '../../support/api.js';
 import { buildEndpoint, buildPatient } from '../../support/factories.js';
+import { command, startDatabaseProxy, type DatabaseProxy } from '../../support/database-proxy.js';
 import { startPausableDatabase, startPausableRedis, whilePaused, type PausableServer } from '../../support/pausable.js';
+import { mongoUri } from '../../support/services.js';
 import { until } from '../../support/until.js';
 
 /** Far beyond every deadline: a request still unanswered then is hanging, and fails its test (not the suite). */
@@ -133,6 +135,34 @@ describe('http: a paused database', function () {
       expectUnavailable(res, 'mongodb');
       expect(res.body.details.checks).to.include({ mongodb: false });
     });
+    expect((await once(200, () => call(api, 'GET', '/readyz'))).body.checks).to.include({ mongodb: true });
+  });
+});
+
+// The embedded database could answer `ping` while its storage answered nothing (its SQLite connections all
+// held: README, Operations); /readyz stayed 200 for as long. It reads a document now.
+describe('http: a database that answers ping but no query', function () {
+  this.timeout(60_000);
+  let proxy: DatabaseProxy;
+  let api: TestApi;
+
+  before(async () => {
+    proxy = await startDatabaseProxy(mongoUri());
+    api = await TestApi.start({ mongodbServer: proxy.url, env: DEADLINES });
+  });
+  after(async () => {
+    await proxy?.release();
+    await api?.close();
+    await proxy?.close();
+  });
+
+  it('answers /readyz with 503 naming mongodb, and 200 once queries are answered again', async () => {
+    expect((await call(api, 'GET', '/readyz')).status).to.equal(200);
+    proxy.hold(command('find'));
+    const res = await call(api, 'GET', '/readyz');
+    expectUnavailable(res, 'mongodb');
+    expect(res.body.details.checks).to.include({ mongodb: false });
+    await proxy.release();
     expect((await once(200, () => call(api, 'GET', '/readyz'))).body.checks).to.include({ mongodb: true });
   });
 });
