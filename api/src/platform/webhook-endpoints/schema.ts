@@ -15,7 +15,7 @@ const EventTypes = Type.Array(EventType, {
 const Url = Type.String({
   maxLength: MAX_URL_LENGTH,
   description:
-    'Absolute https URL without user-info or fragment; its host must not be or resolve to a loopback, private, link-local, multicast, unspecified or otherwise reserved address (checked at create/patch and again at delivery). A host that does not resolve is refused.',
+    'Absolute https URL without user-info or fragment, on port 443 or a port from 1024 to 65535; its host must not be or resolve to a loopback, private, link-local, multicast, unspecified or otherwise reserved address (checked at create/patch and again at delivery). A host that does not resolve is refused.',
 });
 const Description = Text(0, 500);
 export const Status = Type.Union([Type.Literal('ACTIVE'), Type.Literal('PAUSED'), Type.Literal('DISABLED')], {

@@ -8,6 +8,8 @@ import { bareHost, isPublicAddress } from '../../../../core/src/net/address-poli
 import { invalidField, serviceUnavailable } from '../../http/errors.js';
 
 export const MAX_URL_LENGTH = 2048;
+/** The lowest port a webhook URL may name besides 443. */
+const MIN_PORT = 1024;
 /** A lookup slower than this is a DNS problem, not the client's: 503. */
 export const RESOLVE_TIMEOUT_MS = 3000;
 /** Answers that say the name has no address (the client's URL is wrong); anything else is transient. */
@@ -41,6 +43,9 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<s
   if (url.username || url.password) throw refuse('must not contain user information');
   if (url.hash) throw refuse('must not contain a fragment');
   if (url.hostname === '') throw refuse('must name a host');
+  // Not a well-known service's port (ssh, smtp, …) on someone else's host: 443 or an unprivileged port.
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  if (port !== 443 && (port < MIN_PORT || port > 65_535)) throw refuse(`must use port 443 or a port from ${MIN_PORT} to 65535`);
   const normalised = url.toString();
   if (normalised.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters`);
   if (policy.allowPrivate) return normalised;

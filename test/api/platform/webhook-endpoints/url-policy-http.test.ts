@@ -133,7 +133,7 @@ describe('platform: webhook endpoints — URL policy', () => {
     });
     after(() => dev.close());
 
-    for (const url of ['http://127.0.0.1:9/x', 'https://10.0.0.1/in', 'https://internal.example.test/in', 'http://[::1]:8080/in']) {
+    for (const url of ['http://127.0.0.1:9999/x', 'https://10.0.0.1/in', 'https://internal.example.test/in', 'http://[::1]:8080/in']) {
       it(`admits ${url}`, async () => {
         const res = await dev.request('POST', BASE, { key: owner.key, body: buildEndpoint({ url }) });
         expect(res.status, res.text).to.equal(201);

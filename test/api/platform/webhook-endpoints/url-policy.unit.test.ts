@@ -56,6 +56,14 @@ describe('platform: webhook URL policy', () => {
       expect(await checkWebhookUrl('https://[2606:4700:4700::1111]/hook', strict)).to.equal('https://[2606:4700:4700::1111]/hook');
     });
 
+    it('admits port 443 and ports 1024 to 65535, and refuses any other port', async () => {
+      for (const url of ['https://public.test:443/', 'https://public.test:1024/', 'https://public.test:6379/', 'https://public.test:65535/']) expect(await checkWebhookUrl(url, strict)).to.be.a('string');
+      for (const url of ['https://public.test:0/', 'https://public.test:22/', 'https://public.test:25/', 'https://public.test:80/', 'https://public.test:1023/', 'https://93.184.215.14:25/']) await expectRefused(url);
+      // Also where private addresses are allowed (development): http's default port is 80.
+      for (const url of ['http://127.0.0.1/in', 'http://127.0.0.1:22/in']) await expectRefused(url, lax);
+      expect(await checkWebhookUrl('http://127.0.0.1:8080/in', lax)).to.equal('http://127.0.0.1:8080/in');
+    });
+
     it('looks up the host name without brackets or port', async () => {
       lookups.length = 0;
       await checkWebhookUrl('https://public.test:9443/x', strict);
@@ -103,7 +111,7 @@ describe('platform: webhook URL policy', () => {
         expect(await checkWebhookUrl('http://localhost:3000/hook', lax)).to.equal('http://localhost:3000/hook');
         expect(await checkWebhookUrl('https://internal.test/hook', lax)).to.equal('https://internal.test/hook');
         expect(await checkWebhookUrl('http://[::1]:9000/', lax)).to.equal('http://[::1]:9000/');
-        expect(await checkWebhookUrl('http://169.254.169.254/', lax)).to.equal('http://169.254.169.254/');
+        expect(await checkWebhookUrl('http://169.254.169.254:8080/', lax)).to.equal('http://169.254.169.254:8080/');
       });
 
       it('still refuses other schemes and user information', async () => {
