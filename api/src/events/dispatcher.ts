@@ -28,6 +28,11 @@ const USER_AGENT = `Portico-Webhooks/${PORTICO_VERSION}`;
 const POLL_BATCH = 200;
 const RETENTION_MS = 30 * 24 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
+/**
+ * How often a pass also measures the backlog for the gauges: four more scans of whole collections on the
+ * embedded database, which after an outage, beside the scans that find work, kept it too busy to recover.
+ */
+const BACKLOG_EVERY_MS = 30_000;
 
 export interface DispatcherDeps {
   outbox: Outbox;
@@ -61,8 +66,10 @@ export class Dispatcher {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly recorder: DeliveryRecorder;
   private pollTimer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   private lastPrune = 0;
+  private lastBacklog = Number.NEGATIVE_INFINITY;
   private readonly attempts: Counter<'outcome'>;
   private readonly latency: Histogram<'outcome'>;
   private readonly depth: Gauge;
@@ -74,14 +81,16 @@ export class Dispatcher {
     const registers = [deps.registry];
     this.attempts = new Counter({ name: 'portico_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'] as const, registers });
     this.latency = new Histogram({ name: 'portico_webhook_attempt_duration_seconds', help: 'Webhook delivery attempt latency, by outcome.', labelNames: ['outcome'] as const, buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15], registers });
-    this.depth = new Gauge({ name: 'portico_webhook_queue_depth', help: 'Committed events not yet dispatched plus deliveries waiting for a retry (as of the last poll).', registers });
-    this.oldestDue = new Gauge({ name: 'portico_webhook_oldest_due_age_seconds', help: 'How long the longest-waiting due work has waited (as of the last poll).', registers });
+    this.depth = new Gauge({ name: 'portico_webhook_queue_depth', help: 'Committed events not yet dispatched plus deliveries waiting for a retry (measured at most every 30 s).', registers });
+    this.oldestDue = new Gauge({ name: 'portico_webhook_oldest_due_age_seconds', help: 'How long the longest-waiting due work has waited (measured at most every 30 s).', registers });
   }
 
   async start(): Promise<void> {
     this.running = true;
     this.unsubscribe = await this.deps.signals.onAny((work, known) => this.wake(work, known));
-    this.pollTimer = setInterval(() => void this.poll(), this.deps.settings.pollMs);
+    // A tick while a pass still runs is skipped: on a slow database (the pass's scans read whole collections
+    // on FerretDB) overlapping passes would add scans to what slowed it, and never catch up.
+    this.pollTimer = setInterval(() => void (this.polling ?? this.poll()), this.deps.settings.pollMs);
     this.pollTimer.unref();
     void this.poll();
   }
@@ -97,8 +106,14 @@ export class Dispatcher {
     await this.recorder.flush();
   }
 
-  /** One backstop pass (also what tests call after moving an injected clock). */
+  /** One backstop pass (also what tests call after moving an injected clock), after the one running if any: passes never overlap. */
   async poll(): Promise<void> {
+    while (this.polling) await this.polling;
+    this.polling = this.pass().finally(() => (this.polling = undefined));
+    return this.polling;
+  }
+
+  private async pass(): Promise<void> {
     if (!this.running) return;
     const now = this.deps.clock.now();
     try {
@@ -106,9 +121,12 @@ export class Dispatcher {
       if (recovered.abandoned > 0) this.deps.logger.warn({ abandoned: recovered.abandoned }, 'staged outbox events abandoned: their change was neither recorded nor ruled out within a day');
       for (const id of await this.deps.outbox.unclaimed(now, POLL_BATCH)) this.track(this.dispatchEvent(id));
       for (const id of await this.deps.deliveries.due(now, POLL_BATCH)) this.track(this.runDelivery(id));
-      const [events, queue] = await Promise.all([this.deps.outbox.backlog(now), this.deps.deliveries.backlog(now)]);
-      this.depth.set(events.pending + queue.queued);
-      this.oldestDue.set(Math.max(events.oldestMs, queue.oldestDueMs) / 1000);
+      if (now.getTime() - this.lastBacklog >= BACKLOG_EVERY_MS) {
+        this.lastBacklog = now.getTime();
+        const [events, queue] = await Promise.all([this.deps.outbox.backlog(now), this.deps.deliveries.backlog(now)]);
+        this.depth.set(events.pending + queue.queued);
+        this.oldestDue.set(Math.max(events.oldestMs, queue.oldestDueMs) / 1000);
+      }
       if (now.getTime() - this.lastPrune > PRUNE_EVERY_MS) {
         this.lastPrune = now.getTime();
         const before = new Date(now.getTime() - RETENTION_MS);

@@ -88,7 +88,6 @@ export async function connectMongo(uri: string, database: string, deadlines: Mon
   };
 }
 
-/** Whether the database answers a ping within `deadlineMs`. */
 /**
  * Whether the database answers within `deadlineMs`. With `collection`, a read of one document by _id from it
  * as well: a server can answer `ping` while its storage no longer answers queries (the embedded database
