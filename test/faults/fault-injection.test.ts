@@ -49,10 +49,9 @@ const SUCCEEDED_AFTER_RECOVERY = 20;
  * service recovers from a fault is a matter of its headroom: the operations that failed during an outage of t
  * seconds at r a second come back on top of new ones and clear at (capacity − r) a second. Run near capacity
  * (20 a second on two cores beside two busy processes, where the service completes about 25) the suite measured
- * saturation: 17–20 s. At a third of capacity it still failed 2 of 5 runs beside two busy processes
- * and 1 of 3 alone: after an outage the service sometimes stays slow at the load it carried before, until the
- * load stops (a metastable state whose cause is not found yet; README, Fault injection). A quarter is
- * what it holds today; raise LOAD_SHARE once that is fixed. The capacity measured at the start holds while the
+ * saturation: 17–20 s. A quarter leaves room for an outage's retries on a machine whose speed varies while the
+ * suite runs; five runs in a row beside two busy processes passed at a quarter and at a third (recovery at most
+ * 1 s and 7.4 s: README, Fault injection). The capacity measured at the start holds while the
  * load beside the suite is steady (busy processes), not beside other tests whose load comes and goes: npm test
  * runs the suite alone (scripts/test.sh).
  */
