@@ -71,9 +71,12 @@ export function withRequestDeadline(handler: Handler, { timeoutMs, logger, regis
       for (const name of res.getHeaderNames()) if (KEPT_HEADERS.test(name)) headers[name] = String(res.getHeader(name));
       Object.assign(headers, { 'X-Request-Id': requestId, 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }, problem.headers);
       const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
-      // Nothing more is read from the connection: a request pipelined behind this one would run with nobody to answer.
+      // Nothing more is read from the connection: a request pipelined behind this one would run with nobody to
+      // answer. Closed once the answer is written: paused, it would never read the client's end of it (the
+      // server keeps connections half-open), and the work's own response is never written (Koa sees the socket
+      // unwritable), so nothing else would ever close it.
       socket.pause();
-      socket.end(`HTTP/1.1 503 ${STATUS_CODES[503]}\r\n${head}\r\n${req.method === 'HEAD' ? '' : body}`);
+      socket.end(`HTTP/1.1 503 ${STATUS_CODES[503]}\r\n${head}\r\n${req.method === 'HEAD' ? '' : body}`, () => socket.destroy());
       logger.warn({ requestId, method: req.method, ms: Math.round(performance.now() - started) }, 'request deadline: answered 503; the work goes on and is settled like a crashed request');
     }, timeoutMs);
     res.once('close', () => clearTimeout(timer));
