@@ -116,7 +116,9 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
    * retry meeting IDEMPOTENCY_KEY_IN_USE, well after the database was back. It is handed back in the
    * background instead: attempts while the store fails, and a few more once it answers (the insert may land
    * after the first answer), until one finds the claim and releases it. Conditional on the owner, so a claim
-   * that never landed, or that another request holds, is left alone.
+   * that never landed, or that another request holds, is left alone. One that lands after the last attempt
+   * (HAND_BACK_ANSWERS answers, a few seconds) holds the key until its lease ends, as before. The same goes
+   * for a take-over that went unanswered.
    */
   function handBackUnanswered(scope: string, owner: string): void {
     let answered = 0;
@@ -197,7 +199,14 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
           return;
         }
         // Only if the claim is as it was judged: an owner still alive may have recorded a recovery point since.
-        if (await store.takeOver(scope, existing, running())) break;
+        let taken: boolean;
+        try {
+          taken = await store.takeOver(scope, existing, running());
+        } catch (error) {
+          handBackUnanswered(scope, owner); // like an unanswered claim: it may have landed
+          throw error;
+        }
+        if (taken) break;
         if (round >= 3) throw inUse(); // it keeps changing hands: let the client come back
       }
 
