@@ -8,12 +8,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Clock } from '../../../core/src/clock.js';
 import { PORTICO_VERSION } from '../../../core/src/version.js';
 import type { WebhookSettings } from '../config.js';
 import type { WebhookEndpoint, WebhookEndpointStore } from '../platform/webhook-endpoints/repository.js';
 import { attemptDelivery, type AttemptAgents, type AttemptResult } from './attempt.js';
+import { DispatcherMetrics } from './dispatcher-metrics.js';
 import { deliveryId, newAttemptId, type AttemptRecord, type DeliveryStore, type QueuedDelivery, type Trigger } from './deliveries.js';
 import { Lanes } from './lanes.js';
 import { localPermits, type Permits } from './permits.js';
@@ -28,11 +29,6 @@ const USER_AGENT = `Portico-Webhooks/${PORTICO_VERSION}`;
 const POLL_BATCH = 200;
 const RETENTION_MS = 30 * 24 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
-/**
- * How often a pass also measures the backlog for the gauges: four more scans of whole collections on the
- * embedded database, which after an outage, beside the scans that find work, kept it too busy to recover.
- */
-const BACKLOG_EVERY_MS = 30_000;
 
 export interface DispatcherDeps {
   outbox: Outbox;
@@ -69,27 +65,18 @@ export class Dispatcher {
   private polling: Promise<void> | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   private lastPrune = 0;
-  private lastBacklog = Number.NEGATIVE_INFINITY;
-  private readonly attempts: Counter<'outcome'>;
-  private readonly latency: Histogram<'outcome'>;
-  private readonly depth: Gauge;
-  private readonly oldestDue: Gauge;
+  private readonly metrics: DispatcherMetrics;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.lanes = new Lanes(PER_ENDPOINT_IN_FLIGHT, deps.settings.concurrency);
     this.recorder = new DeliveryRecorder({ ...deps, onDisabled: (endpoint, reason) => this.track(this.disabled(endpoint, reason)) });
-    const registers = [deps.registry];
-    this.attempts = new Counter({ name: 'portico_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'] as const, registers });
-    this.latency = new Histogram({ name: 'portico_webhook_attempt_duration_seconds', help: 'Webhook delivery attempt latency, by outcome.', labelNames: ['outcome'] as const, buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15], registers });
-    this.depth = new Gauge({ name: 'portico_webhook_queue_depth', help: 'Committed events not yet dispatched plus deliveries waiting for a retry (measured at most every 30 s).', registers });
-    this.oldestDue = new Gauge({ name: 'portico_webhook_oldest_due_age_seconds', help: 'How long the longest-waiting due work has waited (measured at most every 30 s).', registers });
+    this.metrics = new DispatcherMetrics(deps.registry);
   }
 
   async start(): Promise<void> {
     this.running = true;
     this.unsubscribe = await this.deps.signals.onAny((work, known) => this.wake(work, known));
-    // A tick while a pass still runs is skipped: on a slow database (the pass's scans read whole collections
-    // on FerretDB) overlapping passes would add scans to what slowed it, and never catch up.
+    // A tick while a pass runs is skipped: on a slow database, passes that overlapped added scans to what slowed it.
     this.pollTimer = setInterval(() => void (this.polling ?? this.poll()), this.deps.settings.pollMs);
     this.pollTimer.unref();
     void this.poll();
@@ -102,7 +89,10 @@ export class Dispatcher {
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     await this.unsubscribe?.();
-    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
+    // A pass under way starts nothing once stopped; what it started is waited for with the rest.
+    const grace = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.race([this.polling, grace]);
+    await Promise.race([Promise.allSettled([...this.inFlight]), grace]);
     await this.recorder.flush();
   }
 
@@ -119,14 +109,9 @@ export class Dispatcher {
     try {
       const recovered = await this.deps.outbox.recoverStaged(now);
       if (recovered.abandoned > 0) this.deps.logger.warn({ abandoned: recovered.abandoned }, 'staged outbox events abandoned: their change was neither recorded nor ruled out within a day');
-      for (const id of await this.deps.outbox.unclaimed(now, POLL_BATCH)) this.track(this.dispatchEvent(id));
-      for (const id of await this.deps.deliveries.due(now, POLL_BATCH)) this.track(this.runDelivery(id));
-      if (now.getTime() - this.lastBacklog >= BACKLOG_EVERY_MS) {
-        this.lastBacklog = now.getTime();
-        const [events, queue] = await Promise.all([this.deps.outbox.backlog(now), this.deps.deliveries.backlog(now)]);
-        this.depth.set(events.pending + queue.queued);
-        this.oldestDue.set(Math.max(events.oldestMs, queue.oldestDueMs) / 1000);
-      }
+      for (const id of await this.deps.outbox.unclaimed(now, POLL_BATCH)) if (this.running) this.track(this.dispatchEvent(id));
+      for (const id of await this.deps.deliveries.due(now, POLL_BATCH)) if (this.running) this.track(this.runDelivery(id));
+      await this.metrics.backlog(now, this.deps);
       if (now.getTime() - this.lastPrune > PRUNE_EVERY_MS) {
         this.lastPrune = now.getTime();
         const before = new Date(now.getTime() - RETENTION_MS);
@@ -318,8 +303,7 @@ export class Dispatcher {
     const result = await attemptDelivery({ url: endpoint.url, body, headers }, this.deps.agents, this.deps.settings.timeoutMs);
     const gone = result.status === 410;
     const outcome = gone ? 'gone' : result.outcome;
-    this.attempts.inc({ outcome });
-    this.latency.observe({ outcome }, result.durationMs / 1000);
+    this.metrics.attempted(outcome, result.durationMs);
     this.deps.logger.info({ eventId: event.id, endpointId: endpoint.id, attempt: job.attempt, outcome, responseStatus: result.status, ms: result.durationMs }, 'webhook attempt');
 
     let next: Date | undefined;
