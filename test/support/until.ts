@@ -17,14 +17,24 @@ export interface UntilOptions {
   before?: number;
 }
 
+const NO_ANSWER = Symbol('no answer');
+
 export async function until<T>(what: string, probe: () => T | undefined | false | null | Promise<T | undefined | false | null>, options: UntilOptions = {}): Promise<T> {
   const { timeoutMs = 20_000, intervalMs = 50, diagnose, before = Infinity } = options;
-  const deadline = Math.min(Date.now() + timeoutMs, before);
+  const started = Date.now();
+  const deadline = Math.min(started + timeoutMs, before);
+  const failure = (why: string) => new Error(`${why} waiting for ${what}${diagnose ? `\n${diagnose()}` : ''}`);
   for (;;) {
-    const value = await probe();
-    if (value && Date.now() < before) return value;
-    if (value) throw new Error(`${what} was seen only after the moment it could prove anything (${before - Date.now()} ms)${diagnose ? `\n${diagnose()}` : ''}`);
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${diagnose ? `\n${diagnose()}` : ''}`);
+    // A probe that hangs (a request nobody answers) is bounded by the same deadline as the wait.
+    let timer: NodeJS.Timeout | undefined;
+    const answer = await Promise.race([
+      Promise.resolve().then(probe),
+      new Promise<typeof NO_ANSWER>((resolve) => (timer = setTimeout(() => resolve(NO_ANSWER), Math.max(0, deadline - Date.now())))),
+    ]).finally(() => clearTimeout(timer));
+    if (answer === NO_ANSWER) throw failure(`the probe had not answered after ${Date.now() - started} ms`);
+    if (answer && Date.now() < before) return answer;
+    if (answer) throw new Error(`${what} was seen only after the moment it could prove anything (${before - Date.now()} ms)${diagnose ? `\n${diagnose()}` : ''}`);
+    if (Date.now() > deadline) throw failure(`timed out after ${Date.now() - started} ms${deadline === before ? ' (the moment the condition could still prove something)' : ''}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

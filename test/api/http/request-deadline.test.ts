@@ -103,6 +103,8 @@ describe('http: the request deadline and the admission of writes', function () {
     expect((await post(randomUUID(), buildPatient())).status).to.equal(201);
     database.pause();
     const holding = post(first.key, first.patient);
+    // The second is sent once the first holds the one slot, not beside it (either could be admitted first).
+    await until('the first write to hold the slot', async () => (await metric('portico_writes_in_flight')) === 1);
     const refused = await post(second.key, second.patient);
     expect(refused.status, refused.text).to.equal(503);
     expect(refused.body).to.include({ code: 'SERVICE_UNAVAILABLE', retryable: true });
