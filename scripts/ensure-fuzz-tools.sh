@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs, idempotently, Schemathesis (PyPI) for the schema fuzzing test (test/fuzz/schemathesis.test.ts, issue 11)
+# Installs, idempotently, Schemathesis (PyPI) for the schema fuzzing test (test/fuzz/schemathesis.test.ts)
 # into a Python virtual environment in the per-machine tool cache (scripts/lib/tool-cache.sh:
 # ~/.cache/portico/schemathesis/<key>/venv), linked from this clone as .tools/venv-schemathesis. The version is
 # pinned below; a new environment is made only when the pin or the Python that makes it changes, so a fresh

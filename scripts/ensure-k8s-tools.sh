@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds, idempotently, the Kubernetes and Helm command-line tools for the Helm chart (issue 10) from the Go
+# Builds, idempotently, the Kubernetes and Helm command-line tools for the Helm chart from the Go
 # module proxy (no GitHub release downloads): helm, kubeconform, helm-docs, the helm-unittest plugin and kubectl.
 # Versions are pinned below (kubectl in tools/kubectl/go.mod). Each is built once per machine into the tool
 # cache (scripts/lib/tool-cache.sh: ~/.cache/portico/<tool>/<key>/) and linked from this clone's git-ignored

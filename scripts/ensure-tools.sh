@@ -2,9 +2,9 @@
 # Installs, idempotently, what the tests start for real: Debian's redis-server and etcd-server (the store
 # behind the test Kubernetes API server, tools/kube-apiserver), and checks for the Go toolchain that builds
 # the embedded database (tools/devdb) and kube-apiserver. Safe to run on every test run.
-# Also the Helm chart's tools (issue 10): Debian's mmdebstrap, umoci, skopeo and runc, which build and run the
+# Also the Helm chart's tools: Debian's mmdebstrap, umoci, skopeo and runc, which build and run the
 # container image, and, through scripts/ensure-k8s-tools.sh, helm, kubeconform, helm-docs, helm-unittest and
-# kubectl. And Schemathesis (issue 11) in a Python virtual environment, through scripts/ensure-fuzz-tools.sh.
+# kubectl. And Schemathesis in a Python virtual environment, through scripts/ensure-fuzz-tools.sh.
 # What is built is built once per machine, in the tool cache (scripts/lib/tool-cache.sh:
 # ${PORTICO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/portico}), and linked from this clone's .tools: in a new
 # clone on a machine that has run it before, it builds nothing and takes a few seconds.

@@ -1,4 +1,4 @@
-# The per-machine tool cache (issue 20), sourced by the scripts; core/src/infra/tool-cache.ts is the same
+# The per-machine tool cache, sourced by the scripts; core/src/infra/tool-cache.ts is the same
 # protocol in TypeScript (test/core/infra/tool-cache.test.ts checks that both name the same folders).
 #
 # What the tests need built (the Go programs under tools/, helm and its friends, Schemathesis' venv, the image's

@@ -1,4 +1,4 @@
-// Issue 12's search, in the index: the typo-tolerant fallback, find by address or NPI, near a point, and the
+// Search beyond exact words, in the index: the typo-tolerant fallback, find by address or NPI, near a point, and the
 // `only` filter. Real brand names throughout (test/api/catalog/real-brands.ts), plus a few synthetic brands
 // pinning down what the real lists lack (NPIs, portals, locations; the HTTP tests use the import pipeline).
 import { expect } from 'chai';

@@ -1,4 +1,4 @@
-// Issue 12 over HTTP, on real lists published through the operator's pipeline (Oracle Health's bundle gives
+// Search beyond exact words over HTTP, on real lists published through the operator's pipeline (Oracle Health's bundle gives
 // ZIP codes, MEDHOST's Lantern list NPIs): find by address and NPI, typos, near=<ZIP>, look-alike names,
 // the status filter, and what each does to validation and caching.
 import { expect } from 'chai';

@@ -19,7 +19,7 @@
 // Ties by folded name, then id (code-unit order, no locale), which is the internal brand number: results
 // are deterministic for a given snapshot whatever the order of the input.
 //
-// Issue 12 adds phases around those exact matches, each filling what the one before left of `limit` and
+// Around those exact matches come other phases, each filling what the one before left of `limit` and
 // never returning a brand twice (the `taken` marks):
 //   1. a URL, host name or NPI: the brands it names (addresses.ts), by how closely;
 //   2. the exact word matches above;
