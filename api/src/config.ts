@@ -59,7 +59,11 @@ export interface WebhookSettings {
 const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
 const DEFAULT_INITIATE_RATE_LIMIT = '10/60s';
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = defaultRandomSecret): Config {
+/**
+ * `servesRequests: false` for a process that signs no cursor and seals no idempotency record (`portico admin`):
+ * it needs no shared PORTICO_CURSOR_SECRET beside REDIS_URL.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = defaultRandomSecret, { servesRequests = true }: { servesRequests?: boolean } = {}): Config {
   const read = new EnvReader(env);
   const core = readCoreConfig(read);
 
@@ -80,7 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
 
   const configuredCursorSecret = read.str('PORTICO_CURSOR_SECRET');
   if (configuredCursorSecret !== undefined && configuredCursorSecret.length < 32) read.problem('PORTICO_CURSOR_SECRET must be at least 32 characters');
-  if (core.redisUrl !== undefined && configuredCursorSecret === undefined) {
+  if (servesRequests && core.redisUrl !== undefined && configuredCursorSecret === undefined) {
     read.problem("PORTICO_CURSOR_SECRET is required when REDIS_URL is set: replicas must share it to honour each other's cursors and idempotency records");
   }
 

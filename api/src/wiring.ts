@@ -7,7 +7,8 @@ import { AdminService } from './admin/service.js';
 import { AppRepository } from './apps/repository.js';
 import { AppUserRepository } from './app-users/repository.js';
 import { AppUserService } from './app-users/service.js';
-import { MemoryRateLimiter, RedisRateLimiter } from './infra/rate-limit.js';
+import { MemoryRateLimiter, RedisRateLimiter, type RatePolicy } from './infra/rate-limit.js';
+import { EndpointOperationLimits, RECOVER_POLICY, TEST_POLICY } from './platform/webhook-endpoints/operation-limits.js';
 import { SessionRepository } from './sdk/connect-sessions/repository.js';
 import { ObservationRepository } from './clinical/repository.js';
 import { IngestService } from './platform/clinical/service.js';
@@ -111,7 +112,9 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   // Tokens that tell every replica's gateway a connection, a user's connections, an app or an ingest changed.
   const generations = redis ? new RedisGenerations(redis, logger) : new LocalGenerations();
   const users = new AppUserService({ users: appUsers, outbox, generations, clock });
-  const limiter = redis ? new RedisRateLimiter(redis, config.initiateRateLimit) : new MemoryRateLimiter(config.initiateRateLimit, clock);
+  const limiterFor = (policy: RatePolicy) => (redis ? new RedisRateLimiter(redis, policy) : new MemoryRateLimiter(policy, clock));
+  const limiter = limiterFor(config.initiateRateLimit);
+  const endpointLimits = new EndpointOperationLimits({ db, locks, recover: limiterFor(RECOVER_POLICY), test: limiterFor(TEST_POLICY), clock });
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
   // Expired records go (FerretDB has no TTL index): a bounded sweep every few minutes, in the background
   // (it scans the collection on FerretDB), so with the deadline of long operations.
@@ -187,6 +190,6 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     ingest: new IngestService({ users: appUsers, observations, generations, clock }),
     gateway: new GatewayService({ users: appUsers, apps, observations, generations, indexes: new ConnectionIndexes((id) => observations.all(id), config.gatewayIndexMb * 1024 * 1024), cursors: new CursorCodec(config.cursorSecret), clock, logger }),
     connectSessions: new ConnectSessionService({ sessions, users, limiter, policy: config.initiateRateLimit, brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined, clock }),
-    webhookDeliveryService: new WebhookDeliveryService({ endpoints, deliveries, events: outbox, signals, cursors: new CursorCodec(config.cursorSecret), clock }),
+    webhookDeliveryService: new WebhookDeliveryService({ endpoints, deliveries, events: outbox, signals, cursors: new CursorCodec(config.cursorSecret), clock, limits: endpointLimits }),
   };
 }

@@ -165,6 +165,10 @@ describe('config: loadConfig', () => {
     expectRejected({ REDIS_URL: 'redis://cache:6379' }, 'PORTICO_CURSOR_SECRET');
   });
 
+  it('does not demand it of a process that serves no requests (portico admin)', () => {
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' }, fixedSecret, { servesRequests: false }).redisUrl).to.equal('redis://cache:6379');
+  });
+
   for (const [variable, value] of invalid) {
     it(`rejects ${variable}=${JSON.stringify(value)} with a ConfigError naming it`, () => {
       // REDIS_URL also demands a shared cursor secret; give one so that only the value under test is wrong.

@@ -127,7 +127,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (group !== 'admin') throw new UsageError(`unknown command "${group}"`);
 
-  const config = loadConfig();
+  const config = loadConfig(undefined, undefined, { servesRequests: false });
   // With Redis, running replicas hear about revocations at once; without it their caches expire within 10 s.
   const connections = await openConnections(config, (m) => console.error(m));
   try {

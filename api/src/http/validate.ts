@@ -193,11 +193,51 @@ export function parseJsonBody(raw: Buffer): unknown {
   } catch {
     throw badRequest('The request body is not valid UTF-8.', [{ in: 'body', name: '', detail: 'malformed UTF-8' }]);
   }
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw badRequest('The request body is not valid JSON.', [{ in: 'body', name: '', detail: 'malformed JSON' }]);
   }
+  // UTF-8 cannot carry a lone surrogate, but a \u escape can ("\ud800"): JSON.parse keeps it, and it would be
+  // stored as U+FFFD, not as sent. Only a body with such an escape is walked.
+  if (SURROGATE_ESCAPE.test(text)) {
+    const path = unpairedSurrogate(value);
+    if (path !== undefined) throw badRequest('The request body holds a string with an unpaired UTF-16 surrogate; text must be Unicode.', [{ in: 'body', name: path, detail: 'unpaired surrogate' }]);
+  }
+  return value;
+}
+
+/** A \u escape of a surrogate code unit (D800–DFFF), either half. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/**
+ * The path of a string (value or member name) in `value` that is not well-formed UTF-16, if any. Iterative,
+ * and a path is only spelt out for the string found: a body may nest as deep as its size allows.
+ */
+function unpairedSurrogate(value: unknown): string | undefined {
+  /** Where each visited container or member sits: its parent's entry and its key there. */
+  const places: { parent: number; key: string | number }[] = [{ parent: -1, key: '' }];
+  const pathOf = (place: number, name?: string): string => {
+    const keys: (string | number)[] = name === undefined ? [] : [name];
+    for (let at = place; at > 0; at = places[at]!.parent) keys.push(places[at]!.key);
+    return keys.reverse().reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`), '');
+  };
+  const pending: [unknown, number][] = [[value, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, place] = next;
+    if (typeof item === 'string') {
+      if (!item.isWellFormed()) return pathOf(place);
+    } else if (Array.isArray(item)) {
+      item.forEach((member, i) => pending.push([member, places.push({ parent: place, key: i }) - 1]));
+    } else if (item !== null && typeof item === 'object') {
+      for (const [name, member] of Object.entries(item)) {
+        if (!name.isWellFormed()) return pathOf(place, name);
+        pending.push([member, places.push({ parent: place, key: name }) - 1]);
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Adds what a failed check found to `errors` (at most `limit` described); returns how many it left out. */

@@ -69,6 +69,11 @@ export function rateLimitHeaders(policy: RatePolicy, decision: RateDecision): Re
   return headers;
 }
 
+/** 429 with Retry-After and the RateLimit fields; never stored by idempotency (the bucket refills). */
+export function rateLimited(detail: string, policy: RatePolicy, decision: RateDecision): AppError {
+  return new AppError('RATE_LIMITED', detail, { retryAfterSeconds: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) }, rateLimitHeaders(policy, decision), { storable: false });
+}
+
 /**
  * The bucket refills linearly and is full after `resetMs`, so the token after `remaining` arrives when the
  * tokens still missing beyond it have yet to come: resetMs less their refill time. None comes to a full bucket.

@@ -236,6 +236,26 @@ describe('http: problem details', () => {
       expect(ok.body).to.include({ givenName: 'Zoë', familyName: '李 😀' });
     });
 
+    it('refuses an escaped unpaired surrogate anywhere in a body with 400 naming where it is, creating nothing', async () => {
+      const before = await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
+      const bad: [string, string, string][] = [
+        ['a lone high surrogate in a field', '{"givenName":"Ad\\ud800a","familyName":"Lovelace"}', 'givenName'],
+        ['a lone low surrogate in a nested array', '{"givenName":"Ada","familyName":"Lovelace","identifiers":[{"system":"x","value":"\\udc00"}]}', 'identifiers[0].value'],
+        ['two high surrogates', '{"givenName":"\\ud83d\\ud83d","familyName":"Lovelace"}', 'givenName'],
+        ['a lone surrogate in a member name', '{"givenName":"Ada","familyName":"Lovelace","\\ud800":1}', '\ud800'],
+      ];
+      for (const [what, raw, name] of bad) {
+        const res = await post({ 'content-type': 'application/json' }, raw);
+        expectProblem(res, 400, 'BAD_REQUEST', PATIENTS);
+        expect(res.body.details.errors, what).to.deep.equal([{ in: 'body', name, detail: 'unpaired surrogate' }]);
+      }
+      expect(await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId })).to.equal(before);
+      // A pair written as escapes is one character, read as sent; so is an escaped backslash before "ud800".
+      const ok = await post({ 'content-type': 'application/json' }, '{"givenName":"Ada \\ud83d\\ude00","familyName":"Love\\\\ud800lace"}');
+      expect(ok.status, ok.text).to.equal(201);
+      expect(ok.body).to.include({ givenName: 'Ada 😀', familyName: 'Love\\ud800lace' });
+    });
+
     it('gives one fixed title per code, whatever the detail', async () => {
       const malformed = await post({ 'content-type': 'application/json' }, '{');
       const invalid = await api.request('POST', PATIENTS, { key: tenant.key, body: { ...buildPatient(), sex: 'M' } });

@@ -57,7 +57,7 @@ export function webhookDeliveryRoutes(api: ApiRouter, { webhookEndpoints, webhoo
     {
       operationId: 'recoverWebhookDeliveries',
       summary: 'Queue again the events an endpoint missed',
-      description: `Every event since \`since\` (at most 14 days ago) that this endpoint should have received and did not — failed, or skipped while it was PAUSED or DISABLED — is queued again with its original \`webhook-id\` (trigger RECOVER). Events still on their way are left to arrive. The endpoint must be ACTIVE, else 409. ${notFoundNote}`,
+      description: `Every event since \`since\` (at most 14 days ago) that this endpoint should have received and did not — failed, or skipped while it was PAUSED or DISABLED — is queued again with its original \`webhook-id\` (trigger RECOVER). Events still on their way are left to arrive. The endpoint must be ACTIVE, else 409. One recover runs at a time per endpoint: another meanwhile is 409 \`CONFLICT\` with \`Retry-After\` (not replayed under its Idempotency-Key); and at most 10 run per endpoint an hour (a token bucket shared by replicas): past that, 429 \`RATE_LIMITED\` with \`Retry-After\`, \`RateLimit-Policy\` and \`RateLimit\`. ${notFoundNote}`,
       tags,
       responses: { 202: { description: 'Queued.', schema: RecoverResult } },
     },
@@ -98,7 +98,7 @@ export function webhookDeliveryRoutes(api: ApiRouter, { webhookEndpoints, webhoo
     {
       operationId: 'testWebhookEndpoint',
       summary: 'Send a test event',
-      description: `Sends a \`webhook.test\` event (\`data: {webhookEndpointId}\`) to this endpoint alone, whatever its \`eventTypes\`, through the usual delivery path (signed, retried, in the attempt log with trigger MANUAL). The endpoint must be ACTIVE, else 409. ${notFoundNote}`,
+      description: `Sends a \`webhook.test\` event (\`data: {webhookEndpointId}\`) to this endpoint alone, whatever its \`eventTypes\`, through the usual delivery path (signed, retried, in the attempt log with trigger MANUAL). The endpoint must be ACTIVE, else 409. At most 10 test events per endpoint a minute: past that, 429 \`RATE_LIMITED\` with \`Retry-After\`, \`RateLimit-Policy\` and \`RateLimit\`. ${notFoundNote}`,
       tags,
       responses: { 202: { description: 'Queued for delivery.', schema: TestSent } },
     },

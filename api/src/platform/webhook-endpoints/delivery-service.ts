@@ -8,6 +8,7 @@ import type { WorkSignals } from '../../events/signals.js';
 import type { Principal } from '../../http/auth.js';
 import type { CursorCodec } from '../../http/cursor.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
+import type { EndpointOperationLimits } from './operation-limits.js';
 import type { WebhookEndpoint, WebhookEndpointStore } from './repository.js';
 
 const LOG_ROUTE = 'webhook-endpoints.deliveries';
@@ -23,6 +24,8 @@ export interface WebhookDeliveryServiceDeps {
   signals: Pick<WorkSignals, 'announce'>;
   cursors: CursorCodec;
   clock: Clock;
+  /** Recover one at a time and 10 an hour, test 10 a minute, per endpoint. */
+  limits: Pick<EndpointOperationLimits, 'recover' | 'test'>;
 }
 
 export interface AttemptLogPage {
@@ -52,6 +55,7 @@ export class WebhookDeliveryService {
   /** Sends a `webhook.test` event to this endpoint alone, through the usual delivery path. */
   async sendTest(principal: Principal, id: string): Promise<{ eventId: string }> {
     const endpoint = await this.activeEndpoint(principal, id, 'only an ACTIVE endpoint receives a test event');
+    await this.deps.limits.test(principal.accountId, endpoint.id);
     const event: DomainEvent = { ...this.deps.events.event(TEST_EVENT_TYPE, principal.accountId, `webhook_endpoint:${endpoint.id}`, { webhookEndpointId: endpoint.id }), targetEndpointId: endpoint.id };
     await this.deps.events.append([event]);
     return { eventId: event.id };
@@ -67,6 +71,11 @@ export class WebhookDeliveryService {
     if (since.getTime() < now.getTime() - RECOVER_WINDOW_MS) throw invalidField('body', 'since', 'must be at most 14 days ago');
     if (since > now) throw invalidField('body', 'since', 'must not be in the future');
     const endpoint = await this.activeEndpoint(principal, id, 'only an ACTIVE endpoint can recover events; set its status to ACTIVE first');
+    return this.deps.limits.recover(principal.accountId, endpoint.id, () => this.requeue(principal, endpoint, since, now));
+  }
+
+  /** recover's work: every missed event since `since` queued again. */
+  private async requeue(principal: Principal, endpoint: WebhookEndpoint, since: Date, now: Date): Promise<{ events: number }> {
     // Nothing from before the endpoint existed; read in pages, so a busy account's fortnight is never in memory at once.
     const from = since > endpoint.createdAt ? since : endpoint.createdAt;
     let queued = 0;

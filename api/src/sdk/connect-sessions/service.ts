@@ -8,7 +8,7 @@ import type { AppUserService } from '../../app-users/service.js';
 import type { Connection } from '../../app-users/repository.js';
 import type { Principal } from '../../http/auth.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
-import { rateLimitHeaders, type RateDecision, type RateLimiter, type RatePolicy } from '../../infra/rate-limit.js';
+import { rateLimited, rateLimitHeaders, type RateLimiter, type RatePolicy } from '../../infra/rate-limit.js';
 import type { ConnectSession, SessionStore } from './repository.js';
 import type { InitiateSession } from './schema.js';
 import { UUID } from '../../http/ids.js';
@@ -34,7 +34,7 @@ export class ConnectSessionService {
   async initiate(principal: Principal, input: InitiateSession): Promise<{ session: ConnectSession; rateHeaders: Record<string, string> }> {
     const rate = await this.deps.limiter.take(`${principal.accountId}\n${input.appUserId}`);
     const rateHeaders = rateLimitHeaders(this.deps.policy, rate);
-    if (!rate.allowed) throw new RateLimited(rate, rateHeaders);
+    if (!rate.allowed) throw rateLimited('Too many connect sessions initiated for this app user; retry after the time given.', this.deps.policy, rate);
     if (!this.deps.brandExists(input.brandId)) throw invalidField('body', 'brandId', 'is not a brand of the catalog');
     await this.deps.users.provision(principal.accountId, input.appUserId);
     const now = this.deps.clock.now();
@@ -70,12 +70,5 @@ export class ConnectSessionService {
     const connection = await this.deps.users.connect(principal.accountId, session.appUserId, { appId: session.appId, brandId: session.brandId, sessionId: session.id, connectionId });
     await this.deps.sessions.complete(session.id, connectionId, this.deps.clock.now());
     return { connection, appUserId: session.appUserId };
-  }
-}
-
-/** 429 with Retry-After and the RateLimit fields; never replayed by idempotency (the bucket refills). */
-export class RateLimited extends AppError {
-  constructor(rate: RateDecision, headers: Record<string, string>) {
-    super('RATE_LIMITED', 'Too many connect sessions initiated for this app user; retry after the time given.', { retryAfterSeconds: Math.max(1, Math.ceil(rate.retryAfterMs / 1000)) }, headers, { storable: false });
   }
 }
