@@ -14,9 +14,7 @@
 #
 # The schema fuzzing (test/fuzz: two minutes, mostly in Schemathesis's own process) runs in a second lane beside the
 # other tests, with an embedded database and a Redis of its own (PORTICO_DEVDB_PORT + 1, a data folder of its own),
-# its output held back and printed after the first lane's. With it go three long files that need nothing of the
-# first lane's (the API image, the command line, the isolation matrix: about three minutes), which kept the first lane
-# at twelve minutes and the second at four. Every run goes on when another fails; the status is a
+# its output held back and printed after the first lane's. Every run goes on when another fails; the status is a
 # failure if any failed. The reporter adds each run's counts and file times to a totals file, and the last lines
 # are the totals of the whole `npm test`.
 set -uo pipefail
@@ -35,14 +33,10 @@ faults=$?
 
 port="${PORTICO_DEVDB_PORT:-27017}"
 data="${PORTICO_DATA_DIR:-.data}"
-# Quoted throughout: mocha expands the patterns itself.
-side_files=('dist/test/fuzz/**/*.test.js' 'dist/test/image/image.test.js' 'dist/test/api/cli.test.js' 'dist/test/api/isolation-matrix.test.js')
-ignored=(--ignore 'dist/test/**/*.unit.test.js' --ignore 'dist/test/faults/**')
-for file in "${side_files[@]}"; do ignored+=(--ignore "$file"); done
 PORTICO_TEST_TOTALS="$side_totals" PORTICO_DEVDB_PORT="$((port + 1))" PORTICO_DATA_DIR="$data/side-lane" \
-  npx mocha "${side_files[@]}" >"$side_output" 2>&1 &
+  npx mocha 'dist/test/fuzz/**/*.test.js' >"$side_output" 2>&1 &
 side_lane=$!
-PORTICO_TEST_TOTALS="$totals" npx mocha "${ignored[@]}" 'dist/test/**/*.test.js'
+PORTICO_TEST_TOTALS="$totals" npx mocha --ignore 'dist/test/**/*.unit.test.js' --ignore 'dist/test/faults/**' --ignore 'dist/test/fuzz/**' 'dist/test/**/*.test.js'
 rest=$?
 wait "$side_lane"
 side=$?
