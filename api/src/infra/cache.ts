@@ -4,7 +4,8 @@
 // an invalidation is not cached (it is marked stale), so an invalidation is never undone by a slow reader;
 // misses that come together share one load.
 import type { Redis } from 'ioredis';
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { lruCache } from './lru.js';
 import { pubSubClient } from '../../../core/src/infra/redis.js';
 
 const CHANNEL = 'portico:cache-invalidate';
@@ -25,7 +26,7 @@ export class SharedCache<V extends object> {
     options: CacheOptions,
     private readonly broadcast: (name: string, key: string) => void,
   ) {
-    this.entries = new LRUCache<string, V>({ max: options.max, ttl: options.ttlMs });
+    this.entries = lruCache<string, V>(options.max, { ttl: options.ttlMs });
   }
 
   /** The cached value, or the loaded one (cached when `keep` says so; null is never cached). */

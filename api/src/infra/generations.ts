@@ -12,7 +12,7 @@
 // between), a reader that loaded during the write keeps stale data until its cache's TTL.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { LRUCache } from 'lru-cache';
+import { lruCache } from './lru.js';
 import type { Logger } from 'pino';
 
 export interface Generations {
@@ -28,7 +28,7 @@ export interface Generations {
 
 /** One process (no Redis): tokens in memory; an evicted key simply has no token. */
 export class LocalGenerations implements Generations {
-  private readonly tokens = new LRUCache<string, string>({ max: 1_000_000 });
+  private readonly tokens = lruCache<string, string>(1_000_000);
 
   async read(keys: string[]): Promise<(string | undefined)[]> {
     return keys.map((key) => this.tokens.get(key));

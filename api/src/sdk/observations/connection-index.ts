@@ -201,7 +201,8 @@ export class ConnectionIndexes {
     ttlMs = 10 * 60_000,
   ) {
     this.maxBytesPerConnection = Math.floor(maxBytes / 4);
-    this.indexes = new LRUCache({ max: 100_000, maxSize: Math.max(1, maxBytes), sizeCalculation: (value) => (value instanceof ConnectionIndex ? Math.max(1, value.bytes) : 64), ttl: ttlMs });
+    // Bounded by bytes alone (a `max` would allocate for every entry it allows up front: lru.ts).
+    this.indexes = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (value) => (value instanceof ConnectionIndex ? Math.max(1, value.bytes) : 64), ttl: ttlMs });
   }
 
   /**

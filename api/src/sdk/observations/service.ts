@@ -11,7 +11,7 @@
 // every replica.
 import type { Logger } from 'pino';
 import type { Clock } from '../../../../core/src/clock.js';
-import { LRUCache } from 'lru-cache';
+import { lruCache } from '../../infra/lru.js';
 import type { AppUser, AppUserStore, ConnectionRecord } from '../../app-users/repository.js';
 import type { App, AppStore } from '../../apps/repository.js';
 import type { Generations } from '../../infra/generations.js';
@@ -72,7 +72,7 @@ export interface SearchPage {
 
 export class GatewayService {
   /** Connections searched in the last CHECKS_TTL_MS, at most 10,000 (each holds a user and an app's grants). */
-  private readonly checks = new LRUCache<string, Checked>({ max: 10_000, ttl: CHECKS_TTL_MS });
+  private readonly checks = lruCache<string, Checked>(10_000, { ttl: CHECKS_TTL_MS });
 
   constructor(private readonly deps: GatewayDeps) {}
 

@@ -1,0 +1,13 @@
+// Least-recently-used caches bounded by their number of entries, whose memory grows with what they hold.
+// lru-cache's `max` allocates its bookkeeping for every entry it may ever hold when the cache is made (a
+// million-entry cache costs 16 MB and 0.2 s before it holds anything, and each API process, command-line run and
+// test server makes several); a bound on the entries' total size, each counting one, is the same bound without
+// that cost.
+import { LRUCache } from 'lru-cache';
+
+export type LruOptions<K extends {}, V extends {}> = Omit<LRUCache.Options<K, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation' | 'maxEntrySize'>;
+
+/** A cache of at most `entries` entries, the least recently used evicted first. */
+export function lruCache<K extends {}, V extends {}>(entries: number, options: LruOptions<K, V> = {}): LRUCache<K, V> {
+  return new LRUCache<K, V>({ ...options, maxSize: entries, sizeCalculation: () => 1 });
+}
