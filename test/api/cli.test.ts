@@ -116,12 +116,23 @@ describe('cli: portico admin', function () {
     expect((await fails(['admin', 'issue-key', '--account', randomUUID(), '--scopes', 'patient:read'])).stderr).to.include('NOT_FOUND');
   });
 
-  it('explains its usage and exits 2 on a usage error', async () => {
+  it('explains its usage and exits 2 on a usage error, before it connects to anything', async () => {
     expect((await portico('--help')).stdout).to.include('portico admin create-account');
-    for (const args of [['admin'], ['admin', 'frobnicate'], ['admin', 'create-account'], ['nonsense'], ['admin', 'create-app', '--account', 'a', '--name', 'n', '--grants', '{not json']]) {
-      const failure = await fails(args);
-      expect(failure.code, args.join(' ')).to.equal(2);
-      expect(failure.stderr).to.include('Usage:');
+    // Nothing listens on port 1: a command that tried to connect would fail there (exit 1), not with its usage,
+    // and bad input is refused there just as it is beside a database.
+    const connected = env;
+    env = { ...env, MONGODB_URI: 'mongodb://127.0.0.1:1/nothing', REDIS_URL: 'redis://127.0.0.1:1' };
+    try {
+      for (const args of [['admin'], ['admin', 'frobnicate'], ['admin', 'create-account'], ['nonsense'], ['admin', 'create-app', '--account', 'a', '--name', 'n', '--grants', '{not json']]) {
+        const failure = await fails(args);
+        expect(failure.code, args.join(' ')).to.equal(2);
+        expect(failure.stderr).to.include('Usage:');
+      }
+      const badScope = await fails(['admin', 'issue-key', '--account', 'a', '--scopes', 'everything']);
+      expect(badScope.code).to.equal(1);
+      expect(badScope.stderr).to.include('BAD_REQUEST');
+    } finally {
+      env = connected;
     }
   });
 });

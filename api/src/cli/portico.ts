@@ -5,13 +5,9 @@ import { CreateAccount, CreateApp, CreateKey, UpdateAccount, UpdateApp } from '.
 import { presentApp } from '../admin/presenter.js';
 import type { AdminService } from '../admin/service.js';
 import { systemClock } from '../../../core/src/clock.js';
-import { loadConfig } from '../config.js';
 import { AppError } from '../http/errors.js';
 import { assertValid } from '../http/validate.js';
 import { KEY_CACHE_TTL_MS } from '../credentials/repository.js';
-import { openConnections } from '../../../core/src/infra/connections.js';
-import { buildServices } from '../wiring.js';
-import { runDispatcher } from './dispatch.js';
 
 const USAGE = `Usage:
   portico serve                                   start the API (same as npm start)
@@ -60,37 +56,55 @@ function revocationNotice(keyId: string, redis: boolean): string | undefined {
   );
 }
 
-async function runAdmin(admin: AdminService, command: string | undefined, values: Record<string, string | undefined>, redis: boolean): Promise<unknown> {
+type AdminRun = (admin: AdminService, redis: boolean) => Promise<unknown>;
+
+/**
+ * The admin command, its options checked and its input validated: a usage error or bad input is answered
+ * before anything is loaded or connected.
+ */
+function planAdmin(command: string | undefined, values: Record<string, string | undefined>): AdminRun {
   switch (command) {
     case 'create-account': {
       const { name } = assertValid(CreateAccount, { name: required(values, 'name') });
-      const account = await admin.createAccount(name);
-      return { id: account.id, name: account.name };
+      return async (admin) => {
+        const account = await admin.createAccount(name);
+        return { id: account.id, name: account.name };
+      };
     }
     case 'update-account': {
+      const accountId = required(values, 'account');
       const { status } = assertValid(UpdateAccount, { status: required(values, 'status') });
-      const account = await admin.setAccountStatus(required(values, 'account'), status);
-      return { id: account.id, name: account.name, status: account.status };
+      return async (admin) => {
+        const account = await admin.setAccountStatus(accountId, status);
+        return { id: account.id, name: account.name, status: account.status };
+      };
     }
     case 'issue-key': {
+      const accountId = required(values, 'account');
       const input = assertValid(CreateKey, { scopes: required(values, 'scopes').split(',').map((s) => s.trim()), ...(values.name && { name: values.name }) });
-      return admin.issueKey(required(values, 'account'), input);
+      return (admin) => admin.issueKey(accountId, input);
     }
     case 'revoke-key': {
       const keyId = required(values, 'key-id');
-      await admin.revokeKey(keyId);
-      const notice = revocationNotice(keyId, redis);
-      if (notice) console.error(notice);
-      return { revoked: keyId };
+      return async (admin, redis) => {
+        await admin.revokeKey(keyId);
+        const notice = revocationNotice(keyId, redis);
+        if (notice) console.error(notice);
+        return { revoked: keyId };
+      };
     }
     case 'create-app': {
+      const accountId = required(values, 'account');
       const input = assertValid(CreateApp, { name: required(values, 'name'), grants: parseJson('grants', values.grants, DEFAULT_GRANTS) });
-      const { app, ...keys } = await admin.createApp(required(values, 'account'), input.name, input.grants);
-      return { ...presentApp(app), ...keys };
+      return async (admin) => {
+        const { app, ...keys } = await admin.createApp(accountId, input.name, input.grants);
+        return { ...presentApp(app), ...keys };
+      };
     }
     case 'update-app': {
+      const appId = required(values, 'app');
       const input = assertValid(UpdateApp, { status: required(values, 'status'), ...(values.grants && { grants: parseJson('grants', values.grants, undefined) }) });
-      return presentApp(await admin.updateApp(required(values, 'app'), input));
+      return async (admin) => presentApp(await admin.updateApp(appId, input));
     }
     default:
       throw new UsageError(command ? `unknown admin command "${command}"` : 'an admin command is required');
@@ -122,17 +136,20 @@ async function main(argv: string[]): Promise<number> {
     return -1; // the server keeps the process alive
   }
   if (group === 'dispatch') {
-    await runDispatcher();
+    await (await import('./dispatch.js')).runDispatcher();
     return -1; // the dispatcher keeps the process alive
   }
   if (group !== 'admin') throw new UsageError(`unknown command "${group}"`);
 
+  const run = planAdmin(command, values as Record<string, string | undefined>);
+  // Loaded only now: a usage error or `--help` answers without the service's modules.
+  const [{ loadConfig }, { openConnections }, { buildServices }] = await Promise.all([import('../config.js'), import('../../../core/src/infra/connections.js'), import('../wiring.js')]);
   const config = loadConfig(undefined, undefined, { servesRequests: false });
   // With Redis, running replicas hear about revocations at once; without it their caches expire within 10 s.
   const connections = await openConnections(config, (m) => console.error(m));
   try {
     const services = await buildServices({ config, db: connections.mongo.db, longDb: connections.mongo.longDb, redis: connections.redis, clock: systemClock });
-    const result = await runAdmin(services.admin, command, values as Record<string, string | undefined>, connections.redis !== undefined);
+    const result = await run(services.admin, connections.redis !== undefined);
     console.log(JSON.stringify(result, null, 2));
     await services.close();
     return 0;

