@@ -1,4 +1,4 @@
-// The unit run (`npm run test:unit`, and the first of `npm test`'s two runs: scripts/test.sh): every
+// The unit run (`npm run test:unit`, and in `npm test` the first part of its second lane: scripts/test.sh): every
 // test/**/*.unit.test.ts, as built in dist/ (only files whose source exists, so a renamed test's old output in an
 // incrementally built dist/ is not run), under ./test/support/unit-hooks, which starts no service and fails
 // any test that starts a process. Every other test runs under .mocharc.json.

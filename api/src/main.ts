@@ -7,6 +7,7 @@ import { createApiServer } from './http/server.js';
 import { publishDemoCatalog } from './catalog/demo.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildServices } from './wiring.js';
+import { warmObservationSchema } from './clinical/fhir-schema.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
   await services.endpointHealth.start(config.catalogPollMs, redis);
   if (config.webhooks.dispatch) await services.dispatcher.start();
 
+  warmObservationSchema();
   const { handler, writesDone } = createApp({ config, services, clock: systemClock, logger });
   const server = createApiServer(handler);
   server.keepAliveTimeout = 65_000;

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { hashKey } from '../../api/src/credentials/keys.js';
-import { KEY_CACHE_TTL_MS } from '../../api/src/credentials/repository.js';
+import { KEY_CACHE_TTL_MS } from '../../api/src/credentials/keys.js';
 import { mongoUri, testRedisUrl } from '../support/services.js';
 import { TestApi } from '../support/api.js';
 import { until } from '../support/until.js';

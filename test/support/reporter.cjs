@@ -1,6 +1,6 @@
 // Mocha's spec reporter plus, at the end, the slowest test files (wall time of each file's suites, hooks
 // included; PORTICO_TEST_SLOWEST=<n>, default 15, 0 for none) and one plain closing line ("N passed, N failed,
-// N skipped") that CI can read. `npm test` runs mocha three times (scripts/test.sh): with PORTICO_TEST_TOTALS
+// N skipped") that CI can read. `npm test` runs mocha four times (scripts/test.sh): with PORTICO_TEST_TOTALS
 // naming a file, each run adds its counts and file times to it and reports the totals so far, and
 // test/support/test-totals.cjs prints those of the whole `npm test` last.
 const Mocha = require('mocha');

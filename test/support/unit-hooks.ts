@@ -1,5 +1,5 @@
 // Mocha root hooks of the unit run (.mocharc.unit.cjs: every *.unit.test.js, in `npm run test:unit` and as the
-// first part of `npm test`): no service is started, and starting any process fails the test that tried, so a
+// first part of `npm test`'s second lane): no service is started, and starting any process fails the test that tried, so a
 // file named as a unit test cannot quietly come to need the database, Redis, Kubernetes, the image or a tool.
 // A test that needs them is a plain *.test.ts. Must be loaded before anything that keeps a reference to a
 // child_process function (this file imports nothing that does).

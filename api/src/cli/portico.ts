@@ -7,7 +7,7 @@ import type { AdminService } from '../admin/service.js';
 import { systemClock } from '../../../core/src/clock.js';
 import { AppError } from '../http/errors.js';
 import { assertValid } from '../http/validate.js';
-import { KEY_CACHE_TTL_MS } from '../credentials/repository.js';
+import { KEY_CACHE_TTL_MS } from '../credentials/keys.js';
 
 const USAGE = `Usage:
   portico serve                                   start the API (same as npm start)
@@ -72,16 +72,16 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
       };
     }
     case 'update-account': {
-      const accountId = required(values, 'account');
       const { status } = assertValid(UpdateAccount, { status: required(values, 'status') });
+      const accountId = required(values, 'account');
       return async (admin) => {
         const account = await admin.setAccountStatus(accountId, status);
         return { id: account.id, name: account.name, status: account.status };
       };
     }
     case 'issue-key': {
-      const accountId = required(values, 'account');
       const input = assertValid(CreateKey, { scopes: required(values, 'scopes').split(',').map((s) => s.trim()), ...(values.name && { name: values.name }) });
+      const accountId = required(values, 'account');
       return (admin) => admin.issueKey(accountId, input);
     }
     case 'revoke-key': {
@@ -94,16 +94,16 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
       };
     }
     case 'create-app': {
-      const accountId = required(values, 'account');
       const input = assertValid(CreateApp, { name: required(values, 'name'), grants: parseJson('grants', values.grants, DEFAULT_GRANTS) });
+      const accountId = required(values, 'account');
       return async (admin) => {
         const { app, ...keys } = await admin.createApp(accountId, input.name, input.grants);
         return { ...presentApp(app), ...keys };
       };
     }
     case 'update-app': {
-      const appId = required(values, 'app');
       const input = assertValid(UpdateApp, { status: required(values, 'status'), ...(values.grants && { grants: parseJson('grants', values.grants, undefined) }) });
+      const appId = required(values, 'app');
       return async (admin) => presentApp(await admin.updateApp(appId, input));
     }
     default:

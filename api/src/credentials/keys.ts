@@ -22,3 +22,16 @@ export function generateKey(kind: KeyKind): string {
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 export const kindOf = (key: string): KeyKind | undefined => (KEY_SHAPE.test(key) ? (key.slice(0, 2) as KeyKind) : undefined);
+
+/**
+ * How long a replica may keep a key's record cached. Every revocation is announced over Redis when it is
+ * configured; a revocation made where no Redis carries it (the command line without REDIS_URL) reaches
+ * running replicas only when this runs out.
+ */
+export const KEY_CACHE_TTL_MS = 10_000;
+
+/**
+ * How long a replica remembers that a key is unknown: a flood of made-up keys costs one database read per key
+ * per this time, not one per request (README, Abuse limits).
+ */
+export const KEY_MISS_TTL_MS = 5_000;
