@@ -59,7 +59,8 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
 
   const lookup = (hash: string) => services.keys.findByHash(hash);
   const accountActive = async (accountId: string) => (await services.accounts.get(accountId))?.status === 'ACTIVE';
-  const auth = createAuth(lookup, accountActive);
+  const appActive = async (appId: string) => (await services.apps.get(appId))?.status === 'ACTIVE';
+  const auth = createAuth(lookup, accountActive, appActive);
   // A write waits for its turn until half its request's deadline at most (deadline.ts), leaving the rest for its work.
   const admission = new WriteAdmission({ limit: config.maxConcurrentWrites, maxWaitMs: Math.floor(config.requestTimeoutMs / 2), registry });
   const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret, { logger, admission });
@@ -125,6 +126,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     ],
     lookup,
     accountActive,
+    appActive,
     observer,
   );
   const handler = withRequestDeadline((req, res) => void (fastPath(req, res) || keyed(req, res, () => koa(req, res)) || koa(req, res)), { timeoutMs: config.requestTimeoutMs, logger, registry });

@@ -28,6 +28,8 @@ export interface Config extends CoreConfig {
   readonly webhooks: WebhookSettings;
   /** The initiate token bucket per (customer account, app user) (CONTRACT §6.3). */
   readonly initiateRateLimit: RatePolicy;
+  /** The initiate token bucket per publishable key, whatever the app user (README, Abuse limits). */
+  readonly initiateKeyRateLimit: RatePolicy;
   readonly shutdownTimeoutMs: number;
   /** Every request is answered within this: 503 with Retry-After when its work is not done by then (http/deadline.ts). */
   readonly requestTimeoutMs: number;
@@ -58,6 +60,7 @@ export interface WebhookSettings {
 
 const DEFAULT_RETRY_SCHEDULE = '5s,5m,30m,2h,5h,10h,10h';
 const DEFAULT_INITIATE_RATE_LIMIT = '10/60s';
+const DEFAULT_INITIATE_KEY_RATE_LIMIT = '60/60s';
 
 /**
  * `servesRequests: false` for a process that signs no cursor and seals no idempotency record (`portico admin`):
@@ -102,6 +105,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     trustProxy: read.bool('PORTICO_TRUST_PROXY'),
     webhooks: readWebhookSettings(read),
     initiateRateLimit: readRatePolicy(read, 'PORTICO_INITIATE_RATE_LIMIT', DEFAULT_INITIATE_RATE_LIMIT, 'initiate'),
+    initiateKeyRateLimit: readRatePolicy(read, 'PORTICO_INITIATE_KEY_RATE_LIMIT', DEFAULT_INITIATE_KEY_RATE_LIMIT, 'initiate-key'),
     shutdownTimeoutMs: read.int('PORTICO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: read.int('PORTICO_REQUEST_TIMEOUT_MS', 5_000, 100, 600_000),
     maxConcurrentWrites: read.int('PORTICO_MAX_CONCURRENT_WRITES', 32, 1, 10_000),

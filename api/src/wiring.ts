@@ -16,6 +16,7 @@ import { GatewayService } from './sdk/observations/service.js';
 import { ConnectionIndexes } from './sdk/observations/connection-index.js';
 import { LocalGenerations, RedisGenerations } from './infra/generations.js';
 import { ConnectSessionService } from './sdk/connect-sessions/service.js';
+import { InitiateLimits } from './sdk/connect-sessions/initiate-limits.js';
 import { AuthorizationService } from './authz/check.js';
 import { TupleRepository } from './authz/tuples.js';
 import type { Clock } from '../../core/src/clock.js';
@@ -36,7 +37,8 @@ import { documentLocksFor } from '../../core/src/infra/locks.js';
 import { pingMongo } from '../../core/src/infra/mongo.js';
 import { pingRedis } from '../../core/src/infra/redis.js';
 import type { Readiness } from './ops/routes.js';
-import { ApiKeyRepository, KEY_CACHE_TTL_MS } from './credentials/repository.js';
+import { ApiKeyRepository } from './credentials/repository.js';
+import { KEY_CACHE_TTL_MS, KEY_MISS_TTL_MS } from './credentials/keys.js';
 import { attemptAgents } from './events/attempt.js';
 import { DeliveryStore } from './events/deliveries.js';
 import { Dispatcher, PER_ENDPOINT_IN_FLIGHT } from './events/dispatcher.js';
@@ -84,8 +86,9 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     // 10 s, like keys: bounds how long `portico admin update-account` run without REDIS_URL takes to reach running replicas.
     accounts: new CustomerAccountRepository(db, locks, caches.cache('accounts', { max: 10_000, ttlMs: 10_000 })),
     // Short: a revocation made where no Redis carries it (the command line) still lands within 10 s.
-    keys: new ApiKeyRepository(db, locks, caches.cache('api-keys', { max: 10_000, ttlMs: KEY_CACHE_TTL_MS })),
-    apps: new AppRepository(db, locks),
+    keys: new ApiKeyRepository(db, locks, caches.cache('api-keys', { max: 10_000, ttlMs: KEY_CACHE_TTL_MS, missTtlMs: KEY_MISS_TTL_MS })),
+    // 10 s, like accounts: how long `portico admin update-app` run without REDIS_URL takes to reach running replicas.
+    apps: new AppRepository(db, locks, caches.cache('apps', { max: 10_000, ttlMs: 10_000 })),
     tuples: new TupleRepository(db, locks, caches.cache('authz', { max: 100_000, ttlMs: minute })),
     patients: new PatientRepository(db, locks, caches.cache('patients', { max: 50_000, ttlMs: minute })),
     endpoints: new WebhookEndpointRepository(db, locks, caches.cache('webhook-endpoints', { max: 10_000, ttlMs: minute })),
@@ -113,7 +116,10 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   const generations = redis ? new RedisGenerations(redis, logger) : new LocalGenerations();
   const users = new AppUserService({ users: appUsers, outbox, generations, clock });
   const limiterFor = (policy: RatePolicy) => (redis ? new RedisRateLimiter(redis, policy) : new MemoryRateLimiter(policy, clock));
-  const limiter = limiterFor(config.initiateRateLimit);
+  const initiateLimits = new InitiateLimits({
+    perUser: { limiter: limiterFor(config.initiateRateLimit), policy: config.initiateRateLimit },
+    perKey: { limiter: limiterFor(config.initiateKeyRateLimit), policy: config.initiateKeyRateLimit },
+  });
   const endpointLimits = new EndpointOperationLimits({ db, locks, recover: limiterFor(RECOVER_POLICY), test: limiterFor(TEST_POLICY), clock });
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
   // Expired records go (FerretDB has no TTL index): a bounded sweep every few minutes, in the background
@@ -189,7 +195,7 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     users,
     ingest: new IngestService({ users: appUsers, observations, generations, clock }),
     gateway: new GatewayService({ users: appUsers, apps, observations, generations, indexes: new ConnectionIndexes((id) => observations.all(id), config.gatewayIndexMb * 1024 * 1024), cursors: new CursorCodec(config.cursorSecret), clock, logger }),
-    connectSessions: new ConnectSessionService({ sessions, users, limiter, policy: config.initiateRateLimit, brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined, clock }),
+    connectSessions: new ConnectSessionService({ sessions, users, limits: initiateLimits, apps, brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined, clock }),
     webhookDeliveryService: new WebhookDeliveryService({ endpoints, deliveries, events: outbox, signals, cursors: new CursorCodec(config.cursorSecret), clock, limits: endpointLimits }),
   };
 }

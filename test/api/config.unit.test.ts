@@ -154,8 +154,11 @@ describe('config: loadConfig', () => {
     expect(tuned).to.include({ mongodbTimeoutMs: 4000, mongodbLongTimeoutMs: 120_000, redisTimeoutMs: 1000 });
   });
 
-  it('limits initiate to 10 per 60 s unless told otherwise, and reads the rate', () => {
+  it('limits initiate to 10 per 60 s per app user and 60 per 60 s per key unless told otherwise, and reads the rates', () => {
     expect(loadConfig({}, fixedSecret).initiateRateLimit).to.deep.equal({ capacity: 10, windowMs: 60_000, name: 'initiate' });
+    expect(loadConfig({}, fixedSecret).initiateKeyRateLimit).to.deep.equal({ capacity: 60, windowMs: 60_000, name: 'initiate-key' });
+    expect(loadConfig({ PORTICO_INITIATE_KEY_RATE_LIMIT: '600/10m' }, fixedSecret).initiateKeyRateLimit).to.deep.equal({ capacity: 600, windowMs: 600_000, name: 'initiate-key' });
+    expectRejected({ PORTICO_INITIATE_KEY_RATE_LIMIT: '60' }, 'PORTICO_INITIATE_KEY_RATE_LIMIT');
     for (const [raw, capacity, windowMs] of [['5/1m', 5, 60_000], ['100/1h', 100, 3_600_000], ['1/1s', 1, 1_000], ['10000/24h', 10_000, 86_400_000], ['3/1m30s', 3, 90_000]] as const) {
       expect(loadConfig({ PORTICO_INITIATE_RATE_LIMIT: raw }, fixedSecret).initiateRateLimit, raw).to.deep.equal({ capacity, windowMs, name: 'initiate' });
     }

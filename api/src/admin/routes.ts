@@ -82,7 +82,7 @@ export function adminRoutes(api: ApiRouter, admin: AdminService, idempotent: () 
   const updateApp = validate({ params: AppParams, body: UpdateApp, bodyMediaTypes: ['application/merge-patch+json'] });
   api.patch(
     '/apps/:id',
-    { operationId: 'adminUpdateApp', summary: 'Suspend, reactivate or re-grant an app', tags, responses: { 200: { description: 'The app.', schema: App } } },
+    { operationId: 'adminUpdateApp', summary: 'Suspend, reactivate or re-grant an app', description: 'A `SUSPENDED` app\'s `pk_` and `ak_` keys get 401 on every route, the same 401 as an unknown key, and its connect sessions cannot be completed (409) until it is `ACTIVE` again; every replica hears of the change over Redis at once.', tags, responses: { 200: { description: 'The app.', schema: App } } },
     updateApp,
     idempotent(),
     async (ctx) => {

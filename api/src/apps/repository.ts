@@ -1,7 +1,9 @@
 // apps: a customer account's client applications and the grants their install holds (used by the
-// observation gateway). Changes go through VersionedCollection.
+// observation gateway, and by every request made with an app's keys: a suspended app's are refused). Reads
+// come through a replicated cache; changes go through VersionedCollection, which invalidates it.
 import type { Db } from 'mongodb';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';
+import type { SharedCache } from '../infra/cache.js';
 import { VersionedCollection } from '../infra/versioned-collection.js';
 import { through } from '../../../core/src/infra/mongo.js';
 
@@ -29,6 +31,7 @@ export type AppChanges = Partial<Pick<App, 'status' | 'grants'>>;
 /** What services need of apps; AppRepository (MongoDB) and FakeAppStore (tests). */
 export interface AppStore {
   insert(app: App): Promise<void>;
+  /** May come from a cache. */
   get(id: string): Promise<App | null>;
   /** Applies the changes whatever the current version; null when there is no such app. */
   update(id: string, changes: AppChanges, at: Date): Promise<App | null>;
@@ -39,8 +42,12 @@ type AppDocument = Omit<App, 'id' | 'version'> & { _id: string; _version: number
 export class AppRepository implements AppStore {
   private readonly documents: VersionedCollection<AppDocument>;
 
-  constructor(db: Db, locks: DocumentLocks) {
-    this.documents = new VersionedCollection(db.collection<AppDocument>('apps'), locks);
+  constructor(
+    db: Db,
+    locks: DocumentLocks,
+    private readonly cache?: SharedCache<App>,
+  ) {
+    this.documents = new VersionedCollection(db.collection<AppDocument>('apps'), locks, (id) => cache?.invalidate(id));
   }
 
   /** `indexes`: the database handle index builds go through (they can take long). */
@@ -54,8 +61,11 @@ export class AppRepository implements AppStore {
   }
 
   async get(id: string): Promise<App | null> {
-    const doc = await this.documents.find(id);
-    return doc && toApp(doc);
+    const load = async () => {
+      const doc = await this.documents.find(id);
+      return doc && toApp(doc);
+    };
+    return this.cache ? this.cache.getOrLoad(id, load) : load();
   }
 
   async update(id: string, changes: AppChanges, at: Date): Promise<App | null> {

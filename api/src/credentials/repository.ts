@@ -7,12 +7,6 @@ import { updateOneWhere } from '../../../core/src/infra/where.js';
 import { markPlainWrite } from '../infra/change-scope.js';
 import { through } from '../../../core/src/infra/mongo.js';
 
-/**
- * How long a replica may keep a key's record cached. Every revocation is announced over Redis when it is
- * configured; a revocation made where no Redis carries it (the command line without REDIS_URL) reaches
- * running replicas only when this runs out.
- */
-export const KEY_CACHE_TTL_MS = 10_000;
 
 export interface ApiKeyRecord {
   keyId: string;
@@ -56,6 +50,8 @@ export class ApiKeyRepository implements ApiKeyStore {
   async insert(hash: string, record: ApiKeyRecord): Promise<void> {
     // Inside an idempotent request, the insert is its recovery point (infra/change-scope.ts).
     await this.collection.insertOne({ _id: hash, ...record, ...(await markPlainWrite('api_keys', hash)) });
+    // Its hash may be remembered as unknown (KEY_MISS_TTL_MS); only a guess could have put it there, but forget it.
+    this.cache?.invalidate(hash);
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {

@@ -23,7 +23,7 @@ export interface Principal {
 /** Resolves a presented key to its live record (null when unknown or revoked). */
 export type KeyLookup = (hash: string) => Promise<ApiKeyRecord | null>;
 
-/** Whether a customer account is ACTIVE (its credentials work); from the replicated account cache. */
+/** Whether a customer account (or an app) is ACTIVE, its credentials working; from a replicated cache. */
 export type AccountCheck = (accountId: string) => Promise<boolean>;
 
 type Documented = Middleware & { openapi: OperationPatch };
@@ -35,6 +35,8 @@ function unauthorized(detail: string, tokenSent: boolean): AppError {
   return new AppError('UNAUTHORIZED', detail, {}, { 'WWW-Authenticate': challenge });
 }
 
+const unusableKey = () => unauthorized('The API key is unknown, revoked or suspended.', true);
+
 /** The bearer value, undefined when there is no Authorization header; 401 when it is not a Bearer credential. */
 function bearerOf(ctx: Context): string | undefined {
   const header = ctx.get('Authorization');
@@ -44,7 +46,7 @@ function bearerOf(ctx: Context): string | undefined {
   return match[1];
 }
 
-export function createAuth(lookup: KeyLookup, accountActive: AccountCheck) {
+export function createAuth(lookup: KeyLookup, accountActive: AccountCheck, appActive: AccountCheck) {
   function requireKey(surface: Surface): Documented {
     const expected = KIND_OF_SURFACE[surface];
     const middleware = async function requireKeyMiddleware(ctx: Context, next: () => Promise<unknown>) {
@@ -52,14 +54,15 @@ export function createAuth(lookup: KeyLookup, accountActive: AccountCheck) {
       if (key === undefined) throw unauthorized('An API key is required: send "Authorization: Bearer <key>".', false);
       if (kindOf(key) !== expected) throw unauthorized(`This operation takes a ${expected}_ key.`, true);
       const record = await lookup(hashKey(key));
-      if (!record || record.revokedAt !== null || record.kind !== expected) {
-        throw unauthorized('The API key is unknown or revoked.', true);
-      }
-      // A suspended account's every credential is refused (CONTRACT §8): 403 on the platform, 401 on the SDK.
+      // On the SDK surface an unknown or revoked key, a suspended account's and a suspended app's get the
+      // same answer, so that a key's answer tells nothing of what it belongs to (README, Abuse limits). The
+      // platform keeps 403 for a suspended account: its keys are secret, their holder the account itself.
+      if (!record || record.revokedAt !== null || record.kind !== expected) throw unusableKey();
       if (!(await accountActive(record.accountId))) {
         if (surface === 'platform') throw new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
-        throw unauthorized("The API key's customer account is suspended.", true);
+        throw unusableKey();
       }
+      if (record.appId !== null && !(await appActive(record.appId))) throw unusableKey();
       ctx.state.principal = principalFor(record);
       await next();
     } as Documented;

@@ -54,7 +54,7 @@ export interface KeyedRoute {
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
-export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountActive: AccountCheck, observer: RequestObserver) {
+export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountActive: AccountCheck, appActive: AccountCheck, observer: RequestObserver) {
   return function fastPath(req: IncomingMessage, res: ServerResponse, fallback: () => void): boolean {
     const url = req.url;
     if ((req.method !== 'GET' && req.method !== 'POST') || url === undefined) return false;
@@ -66,7 +66,7 @@ export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountAc
       const started = performance.now();
       /** The deadline answered while the fast path worked: the 503 is what the client saw, counted here. */
       const late = (finishedAs: number) => observer.record({ method: route.method, route: route.route, status: 503, seconds: (performance.now() - started) / 1000, requestId: requestIdOf(req), finishedAs });
-      void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, lookup, accountActive, observer).then(
+      void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, { lookup, accountActive, appActive }, observer).then(
         (served) => {
           if (served) return;
           if (answeredByDeadline(req)) return late(0); // Koa would answer it: its answer would go nowhere
@@ -99,12 +99,13 @@ export function fastPathFailures(): Middleware {
   };
 }
 
-async function serve(route: KeyedRoute, params: string[], query: string, req: IncomingMessage, res: ServerResponse, lookup: KeyLookup, accountActive: AccountCheck, observer: RequestObserver): Promise<boolean> {
+async function serve(route: KeyedRoute, params: string[], query: string, req: IncomingMessage, res: ServerResponse, checks: { lookup: KeyLookup; accountActive: AccountCheck; appActive: AccountCheck }, observer: RequestObserver): Promise<boolean> {
   const started = performance.now();
   const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
   if (key === undefined || kindOf(key) !== route.kind) return false;
-  const record = await lookup(hashKey(key));
-  if (!record || record.revokedAt !== null || record.kind !== route.kind || !(await accountActive(record.accountId))) return false;
+  const record = await checks.lookup(hashKey(key));
+  if (!record || record.revokedAt !== null || record.kind !== route.kind || !(await checks.accountActive(record.accountId))) return false;
+  if (record.appId !== null && !(await checks.appActive(record.appId))) return false;
   const principal = principalFor(record);
   if (route.scope !== undefined && !principal.scopes.has(route.scope)) return false;
   let body: unknown;

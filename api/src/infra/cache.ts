@@ -14,10 +14,16 @@ const ALL = '*';
 export interface CacheOptions {
   max: number;
   ttlMs: number;
+  /**
+   * How long a key found to have no value is remembered as such (default: not at all), so that the same miss
+   * repeated costs one load; at most `max` of them, apart from the values, so misses never evict values.
+   */
+  missTtlMs?: number;
 }
 
 export class SharedCache<V extends object> {
   private readonly entries: LRUCache<string, V>;
+  private readonly misses: LRUCache<string, true> | undefined;
   /** Loads in flight by key; an invalidation marks the key's load stale, so its result is not kept. */
   private readonly loading = new Map<string, { stale: boolean; value: Promise<V | null> }>();
 
@@ -27,12 +33,14 @@ export class SharedCache<V extends object> {
     private readonly broadcast: (name: string, key: string) => void,
   ) {
     this.entries = lruCache<string, V>(options.max, { ttl: options.ttlMs });
+    this.misses = options.missTtlMs ? lruCache<string, true>(options.max, { ttl: options.missTtlMs }) : undefined;
   }
 
-  /** The cached value, or the loaded one (cached when `keep` says so; null is never cached). */
+  /** The cached value, or the loaded one (cached when `keep` says so; null only when misses are remembered). */
   async getOrLoad(key: string, load: () => Promise<V | null>, keep: (value: V) => boolean = () => true): Promise<V | null> {
     const hit = this.entries.get(key);
     if (hit !== undefined) return hit;
+    if (this.misses?.get(key)) return null;
     // Callers that miss together share one load; one that started before an invalidation is not joined.
     const flying = this.loading.get(key);
     if (flying) return flying.value;
@@ -41,6 +49,7 @@ export class SharedCache<V extends object> {
     try {
       const loaded = await entry.value;
       if (loaded !== null && keep(loaded) && !entry.stale) this.entries.set(key, loaded);
+      if (loaded === null && !entry.stale) this.misses?.set(key, true);
       return loaded;
     } finally {
       if (this.loading.get(key) === entry) this.loading.delete(key);
@@ -62,11 +71,13 @@ export class SharedCache<V extends object> {
   evict(key: string): void {
     if (key === ALL) return this.clear();
     this.entries.delete(key);
+    this.misses?.delete(key);
     this.forgetLoad(key);
   }
 
   clear(): void {
     this.entries.clear();
+    this.misses?.clear();
     for (const key of [...this.loading.keys()]) this.forgetLoad(key);
   }
 

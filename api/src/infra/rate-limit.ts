@@ -31,6 +31,8 @@ export interface RateDecision {
 export interface RateLimiter {
   /** Takes a token from `key`'s bucket when it has one. */
   take(key: string): Promise<RateDecision>;
+  /** The bucket as it stands, taking nothing: `allowed` says whether a take now would be. */
+  peek(key: string): Promise<RateDecision>;
 }
 
 const MAX_CAPACITY = 10_000;
@@ -54,6 +56,25 @@ export function parseRatePolicy(text: string, name: string): RatePolicy | undefi
  * token bucket is the next token, not the whole window), plus `Retry-After` on a refusal, equal to `t`.
  */
 export function rateLimitHeaders(policy: RatePolicy, decision: RateDecision): Record<string, string> {
+  return rateLimitFields([{ policy, decision }]);
+}
+
+/**
+ * The same fields for several policies a request is counted against: each field a list with one member per
+ * policy, and Retry-After the longest wait of those that refused.
+ */
+export function rateLimitFields(limits: { policy: RatePolicy; decision: RateDecision }[]): Record<string, string> {
+  const fields = limits.map(({ policy, decision }) => singlePolicyFields(policy, decision));
+  const headers: Record<string, string> = {
+    'RateLimit-Policy': fields.map((f) => f['RateLimit-Policy']).join(', '),
+    RateLimit: fields.map((f) => f['RateLimit']).join(', '),
+  };
+  const waits = fields.flatMap((f) => (f['Retry-After'] === undefined ? [] : [Number(f['Retry-After'])]));
+  if (waits.length > 0) headers['Retry-After'] = String(Math.max(...waits));
+  return headers;
+}
+
+function singlePolicyFields(policy: RatePolicy, decision: RateDecision): Record<string, string> {
   const name = sfString(policy.name);
   const headers: Record<string, string> = {
     'RateLimit-Policy': `${name};q=${policy.capacity};w=${Math.max(1, Math.ceil(policy.windowMs / 1000))}`,
@@ -104,8 +125,8 @@ interface Bucket {
 // Refill is fractional: tolerate the last bits of floating-point error when asking for a whole token.
 const EPSILON = 1e-9;
 
-/** One request at `now`: refill since the bucket's time (never backwards), then take a token if one is there. */
-function takeToken(policy: RatePolicy, bucket: Bucket | undefined, now: number): { bucket: Bucket; decision: RateDecision } {
+/** One request at `now`: refill since the bucket's time (never backwards), then take a token if one is there (`take` false: only look). */
+function takeToken(policy: RatePolicy, bucket: Bucket | undefined, now: number, take = true): { bucket: Bucket; decision: RateDecision } {
   let tokens = policy.capacity;
   let at = now;
   if (bucket) {
@@ -113,7 +134,7 @@ function takeToken(policy: RatePolicy, bucket: Bucket | undefined, now: number):
     tokens = Math.min(policy.capacity, bucket.tokens + ((at - bucket.at) * policy.capacity) / policy.windowMs);
   }
   const allowed = tokens >= 1 - EPSILON;
-  if (allowed) tokens = Math.max(0, tokens - 1);
+  if (allowed && take) tokens = Math.max(0, tokens - 1);
   const perToken = policy.windowMs / policy.capacity;
   const lag = at - now;
   return {
@@ -156,6 +177,10 @@ export class MemoryRateLimiter implements RateLimiter {
     return decision;
   }
 
+  async peek(key: string): Promise<RateDecision> {
+    return takeToken(this.policy, this.buckets.get(bucketId(key)), this.clock.now().getTime(), false).decision;
+  }
+
   /**
    * A bucket untouched for a window is full, and the least recently used come first, so full buckets gather
    * at the front: dropping them there costs O(1) per take. Beyond maxKeys live buckets go too (their
@@ -173,7 +198,8 @@ export class MemoryRateLimiter implements RateLimiter {
 
 // takeToken in Lua, atomic per bucket. Time is the Redis server's (TIME: seconds, microseconds), so every
 // replica reads the same clock. A refusal writes nothing; a take stores the bucket until it would be full
-// again (an absent bucket is a full one). Returns {allowed, remaining, resetMs, retryAfterMs}, integers.
+// again (an absent bucket is a full one); ARGV[3] 0 only looks. Returns {allowed, remaining, resetMs,
+// retryAfterMs}, integers.
 const TAKE = `
 if redis.replicate_commands then redis.replicate_commands() end
 local capacity = tonumber(ARGV[1])
@@ -187,18 +213,21 @@ if stored[1] and stored[2] then
   at = math.max(last, now)
   tokens = math.min(capacity, tonumber(stored[1]) + (at - last) * capacity / window)
 end
+local take = tonumber(ARGV[3]) == 1
 local allowed = 0
 if tokens >= 1 - 1e-9 then
   allowed = 1
-  tokens = math.max(0, tokens - 1)
+  if take then tokens = math.max(0, tokens - 1) end
 end
 local perToken = window / capacity
 local lag = at - now
 local reset = math.max(0, math.ceil(lag + (capacity - tokens) * perToken - 1e-6))
 local retry = 0
 if allowed == 1 then
-  redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%.17g', at))
-  redis.call('PEXPIRE', KEYS[1], math.max(1, reset))
+  if take then
+    redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', string.format('%.17g', at))
+    redis.call('PEXPIRE', KEYS[1], math.max(1, reset))
+  end
 else
   retry = math.max(1, math.ceil(lag + (1 - tokens) * perToken - 1e-6))
 end
@@ -206,7 +235,7 @@ return {allowed, math.floor(tokens + 1e-9), reset, retry}`;
 
 /** ioredis sends EVALSHA and falls back to EVAL on NOSCRIPT for commands made with defineCommand. */
 const COMMAND = 'porticoRateLimitTake';
-type TakeCommand = (key: string, capacity: number, windowMs: number) => Promise<unknown>;
+type TakeCommand = (key: string, capacity: number, windowMs: number, take: 0 | 1) => Promise<unknown>;
 
 /** Shared by every replica through Redis. A Redis that errs or does not answer in time is a 503, never a guess. */
 export class RedisRateLimiter implements RateLimiter {
@@ -223,9 +252,17 @@ export class RedisRateLimiter implements RateLimiter {
     redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: TAKE });
   }
 
-  async take(key: string): Promise<RateDecision> {
+  take(key: string): Promise<RateDecision> {
+    return this.run(key, 1);
+  }
+
+  peek(key: string): Promise<RateDecision> {
+    return this.run(key, 0);
+  }
+
+  private async run(key: string, take: 0 | 1): Promise<RateDecision> {
     const command = (this.redis as unknown as Record<typeof COMMAND, TakeCommand>)[COMMAND];
-    const reply = await withDeadline(() => command.call(this.redis, this.prefix + bucketId(key), this.policy.capacity, this.policy.windowMs), this.timeoutMs);
+    const reply = await withDeadline(() => command.call(this.redis, this.prefix + bucketId(key), this.policy.capacity, this.policy.windowMs, take), this.timeoutMs);
     if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((n) => typeof n === 'number')) {
       throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
     }

@@ -51,4 +51,34 @@ describe('SharedCache', () => {
     expect((await both).map((r) => r.status)).to.deep.equal(['rejected', 'rejected']);
     expect((await cache.getOrLoad('a', async () => ({ value: 4 })))?.value).to.equal(4);
   });
+
+  it('keeps no miss unless asked to, and forgets a remembered miss on invalidation', async () => {
+    const hub = await CacheHub.create();
+    const plain = hub.cache<Box>('plain', { max: 10, ttlMs: 60_000 });
+    const remembering = hub.cache<Box>('remembering', { max: 2, ttlMs: 60_000, missTtlMs: 60_000 });
+    let loads = 0;
+    const none = async () => ((loads += 1), null);
+    await plain.getOrLoad('a', none);
+    await plain.getOrLoad('a', none);
+    expect(loads).to.equal(2);
+    loads = 0;
+    await remembering.getOrLoad('a', none);
+    expect(await remembering.getOrLoad('a', none)).to.equal(null);
+    expect(loads).to.equal(1);
+    remembering.invalidate('a');
+    expect((await remembering.getOrLoad('a', async () => ({ value: 5 })))?.value).to.equal(5);
+    // Misses are held apart from values: more misses than `max` evict misses, never the values.
+    for (const key of ['m1', 'm2', 'm3']) await remembering.getOrLoad(key, none);
+    expect((await remembering.getOrLoad('a', async () => ({ value: 6 })))?.value).to.equal(5);
+  });
+
+  it('does not remember a miss whose load an invalidation overtook', async () => {
+    const cache = (await CacheHub.create()).cache<Box>('boxes', { max: 10, ttlMs: 60_000, missTtlMs: 60_000 });
+    const gate = deferred<null>();
+    const first = cache.getOrLoad('a', () => gate.promise);
+    cache.invalidate('a'); // the value was written meanwhile
+    gate.resolve(null);
+    expect(await first).to.equal(null);
+    expect((await cache.getOrLoad('a', async () => ({ value: 7 })))?.value).to.equal(7);
+  });
 });

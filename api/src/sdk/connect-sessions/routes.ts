@@ -1,6 +1,7 @@
 // Connect sessions: initiate on the SDK surface (publishable key), complete on the platform surface
 // (secret key), both through ConnectSessionService.
 import { principalOf, requireScope } from '../../http/auth.js';
+import { AppError } from '../../http/errors.js';
 import type { ApiRouter } from '../../http/openapi.js';
 import { validate } from '../../http/validate.js';
 import type { PlatformContext } from '../../platform/context.js';
@@ -18,11 +19,20 @@ export function connectSessionRoutes(sdk: ApiRouter, { sessions, requireKey, ide
       operationId: 'initiateConnectSession',
       summary: 'Initiate a connect session for an app user and a brand',
       description:
-        'A never-seen app user is provisioned `LIMITED` (emits `app_user.limited`). The session stays `PENDING` for 30 minutes, until your backend completes it with `POST /api/platform/v1/connect-sessions/{id}/complete`. An unknown brand is 400; a `TOMBSTONED` user is 409. Rate limited per (customer account, appUserId) by a token bucket shared by every replica (`PORTICO_INITIATE_RATE_LIMIT`, default 10 per 60 s): the 201 and the 429 carry `RateLimit-Policy` and `RateLimit` (IETF draft), and an empty bucket is 429 `RATE_LIMITED` with `Retry-After`. A body that fails validation takes no token; a well-formed request refused afterwards (unknown brand 400, TOMBSTONED 409) has taken one.',
+        'A never-seen app user is provisioned `LIMITED` (emits `app_user.limited`). The session stays `PENDING` for 30 minutes, until your backend completes it with `POST /api/platform/v1/connect-sessions/{id}/complete`. An unknown brand is 400; a `TOMBSTONED` user is 409. Rate limited by two token buckets shared by every replica: one per (customer account, appUserId), the appUserId case-folded (`PORTICO_INITIATE_RATE_LIMIT`, default 10 per 60 s, policy `initiate`), and one per publishable key (`PORTICO_INITIATE_KEY_RATE_LIMIT`, default 60 per 60 s, policy `initiate-key`). An empty bucket is 429 `RATE_LIMITED` with `Retry-After`; a user\'s empty bucket takes nothing from the key\'s. The request is checked first and takes no token when refused for it (a body that fails validation, an unknown brand); a `TOMBSTONED` user\'s 409 has taken them. Every answer to a request with a valid publishable key, success or error, carries `RateLimit-Policy` and `RateLimit` (IETF draft) for both buckets, or for the key\'s alone when the body names no valid appUserId; a 401 has no bucket to show.',
       tags,
       responses: { 201: { description: 'Initiated.', schema: Session, headers: ['RateLimit-Policy', 'RateLimit', 'Cache-Control'] } },
     },
     requireKey('sdk-publishable'),
+    async (ctx, next) => {
+      // A request refused before its tokens were taken (a body that fails validation, an Idempotency-Key
+      // conflict) still shows the key's bucket.
+      try {
+        await next();
+      } catch (error) {
+        throw error instanceof AppError ? await sessions.withRateFields(error, principalOf(ctx)) : error;
+      }
+    },
     initiate,
     idempotent(),
     async (ctx) => {
@@ -42,7 +52,7 @@ export function completeSessionRoute(platform: ApiRouter, { connectSessions, ide
       operationId: 'completeConnectSession',
       summary: 'Complete a connect session: the patient authorised at the brand',
       description:
-        'The session is claimed first (of two completes at once, one gets 409; one that died part-way is finished by the next complete after 30 s, with the same connection id). Creates the connection (emits `connection.created`) and makes the app user `ACTIVE` (emits `app_user.activated` on its first connection). Completing twice, an expired session or a `TOMBSTONED` user is 409 `CONFLICT`; another account\'s or an unknown session is 404. An app user holds at most 100 live connections (409 `LIMIT_EXCEEDED`).',
+        'The session is claimed first (of two completes at once, one gets 409; one that died part-way is finished by the next complete after 30 s, with the same connection id). Creates the connection (emits `connection.created`) and makes the app user `ACTIVE` (emits `app_user.activated` on its first connection). Completing twice, an expired session, a session of a suspended app or a `TOMBSTONED` user is 409 `CONFLICT`; another account\'s or an unknown session is 404. An app user holds at most 100 live connections (409 `LIMIT_EXCEEDED`).',
       tags,
       responses: { 200: { description: 'The connection.', schema: CompletedSession } },
     },

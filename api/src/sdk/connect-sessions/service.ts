@@ -1,14 +1,16 @@
 // Connect sessions (CONTRACT §6.3): an app initiates one for its user and a brand (publishable key; the
 // user becomes LIMITED if it was never seen), the patient authorises at the brand's portal, and the
 // customer's backend completes it (secret key), which makes the connection and activates the user.
-// Initiate is rate limited per (account, appUserId) by a token bucket shared by replicas.
+// Initiate is rate limited per (account, appUserId) and per publishable key by token buckets shared by replicas
+// (initiate-limits.ts); a suspended app's sessions cannot be completed.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserService } from '../../app-users/service.js';
 import type { Connection } from '../../app-users/repository.js';
 import type { Principal } from '../../http/auth.js';
 import { AppError, invalidField, notFound } from '../../http/errors.js';
-import { rateLimited, rateLimitHeaders, type RateLimiter, type RatePolicy } from '../../infra/rate-limit.js';
+import type { InitiateLimits } from './initiate-limits.js';
+import type { AppStore } from '../../apps/repository.js';
 import type { ConnectSession, SessionStore } from './repository.js';
 import type { InitiateSession } from './schema.js';
 import { UUID } from '../../http/ids.js';
@@ -20,8 +22,8 @@ const CLAIM_MS = 30_000;
 export interface ConnectSessionServiceDeps {
   sessions: SessionStore;
   users: AppUserService;
-  limiter: RateLimiter;
-  policy: RatePolicy;
+  limits: InitiateLimits;
+  apps: AppStore;
   /** Whether the served catalog has the brand. */
   brandExists: (brandId: string) => boolean;
   clock: Clock;
@@ -30,12 +32,37 @@ export interface ConnectSessionServiceDeps {
 export class ConnectSessionService {
   constructor(private readonly deps: ConnectSessionServiceDeps) {}
 
-  /** The session and the RateLimit header fields of the bucket's decision (a 429 carries them too). */
+  /**
+   * The session and the RateLimit fields of the buckets it took its tokens from. The request is checked
+   * before it takes any (an unknown brand is a 400 that takes none); an answer refused after it took them
+   * (a TOMBSTONED user's 409) carries the same fields.
+   */
   async initiate(principal: Principal, input: InitiateSession): Promise<{ session: ConnectSession; rateHeaders: Record<string, string> }> {
-    const rate = await this.deps.limiter.take(`${principal.accountId}\n${input.appUserId}`);
-    const rateHeaders = rateLimitHeaders(this.deps.policy, rate);
-    if (!rate.allowed) throw rateLimited('Too many connect sessions initiated for this app user; retry after the time given.', this.deps.policy, rate);
-    if (!this.deps.brandExists(input.brandId)) throw invalidField('body', 'brandId', 'is not a brand of the catalog');
+    if (!this.deps.brandExists(input.brandId)) throw await this.withRateFields(invalidField('body', 'brandId', 'is not a brand of the catalog'), principal, input.appUserId);
+    const rateHeaders = await this.deps.limits.take(principal, input.appUserId);
+    try {
+      return { session: await this.start(principal, input), rateHeaders };
+    } catch (error) {
+      if (error instanceof AppError) Object.assign(error.headers, rateHeaders);
+      throw error;
+    }
+  }
+
+  /**
+   * The error with the buckets' fields as they stand (it took no token): every answer to an initiate with a
+   * valid key carries them, unless Redis cannot say (then the error goes as it is: it is the answer).
+   */
+  async withRateFields(error: AppError, principal: Principal, appUserId?: string): Promise<AppError> {
+    if (error.headers['RateLimit'] !== undefined) return error;
+    try {
+      Object.assign(error.headers, await this.deps.limits.peek(principal, appUserId));
+    } catch {
+      // the fields are a courtesy; the refusal stands without them
+    }
+    return error;
+  }
+
+  private async start(principal: Principal, input: InitiateSession): Promise<ConnectSession> {
     await this.deps.users.provision(principal.accountId, input.appUserId);
     const now = this.deps.clock.now();
     const session: ConnectSession = {
@@ -51,7 +78,7 @@ export class ConnectSessionService {
       connectionId: null,
     };
     await this.deps.sessions.insert(session);
-    return { session, rateHeaders };
+    return session;
   }
 
   async complete(principal: Principal, id: string): Promise<{ connection: Connection; appUserId: string }> {
@@ -61,6 +88,9 @@ export class ConnectSessionService {
     const now = this.deps.clock.now();
     if (session.status === 'COMPLETED') throw completed();
     if (session.status === 'PENDING' && now >= session.expiresAt) throw new AppError('CONFLICT', 'The connect session has expired; initiate a new one.', { expiresAt: session.expiresAt.toISOString() });
+    // A suspended app's sessions wait: completing one would connect an app that may not act.
+    const app = await this.deps.apps.get(session.appId);
+    if (app?.status !== 'ACTIVE') throw new AppError('CONFLICT', "The connect session's app is suspended; it can be completed once the app is active again.", { appStatus: app?.status ?? null });
     // The session is claimed first, with the id its connection will have: of two completes one claims it
     // (the other is 409), and a complete that died part-way is taken over once its claim lapses, with the
     // same connection id, so it never makes a second connection.

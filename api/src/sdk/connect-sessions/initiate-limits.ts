@@ -1,0 +1,58 @@
+// The two token buckets an initiate counts against (README, Abuse limits): one per (customer account, app
+// user), whose appUserId is case-folded so that "RL-x" and "rl-x" share it, and one per publishable key, so
+// that one key cannot provision app users without end by inventing new ids. Every answer to an initiate made
+// with a valid key carries the RateLimit fields of both: taken when the request took its tokens, looked at
+// (taking nothing) when it was refused before.
+import type { Principal } from '../../http/auth.js';
+import { AppError } from '../../http/errors.js';
+import { rateLimitFields, type RateDecision, type RateLimiter, type RatePolicy } from '../../infra/rate-limit.js';
+
+export interface InitiateLimitsDeps {
+  perUser: { limiter: RateLimiter; policy: RatePolicy };
+  perKey: { limiter: RateLimiter; policy: RatePolicy };
+}
+
+/** An appUserId is ASCII (`A-Z a-z 0-9 . _ : @ -`), so case folding it is lower-casing it. */
+export const caseFolded = (appUserId: string): string => appUserId.toLowerCase();
+
+export class InitiateLimits {
+  constructor(private readonly deps: InitiateLimitsDeps) {}
+
+  /**
+   * Takes a token from the user's bucket, then from the key's, and returns the fields of both. An empty bucket
+   * is a 429 carrying them; a user's empty bucket takes nothing from the key's, so one busy user does not
+   * spend the app's tokens.
+   */
+  async take(principal: Principal, appUserId: string): Promise<Record<string, string>> {
+    const { perUser, perKey } = this.deps;
+    const user = await perUser.limiter.take(userBucket(principal, appUserId));
+    const key = user.allowed ? await perKey.limiter.take(keyBucket(principal)) : await perKey.limiter.peek(keyBucket(principal));
+    const fields = this.fields(user, key);
+    if (!user.allowed) throw refused('Too many connect sessions initiated for this app user; retry after the time given.', user, fields);
+    if (!key.allowed) throw refused('Too many connect sessions initiated with this publishable key; retry after the time given.', key, fields);
+    return fields;
+  }
+
+  /** The fields as the buckets stand, taking nothing: the user's only when the request named one. */
+  async peek(principal: Principal, appUserId?: string): Promise<Record<string, string>> {
+    const { perUser, perKey } = this.deps;
+    const [user, key] = await Promise.all([appUserId === undefined ? undefined : perUser.limiter.peek(userBucket(principal, appUserId)), perKey.limiter.peek(keyBucket(principal))]);
+    return this.fields(user, key);
+  }
+
+  private fields(user: RateDecision | undefined, key: RateDecision): Record<string, string> {
+    const { perUser, perKey } = this.deps;
+    const fields = rateLimitFields([...(user ? [{ policy: perUser.policy, decision: user }] : []), { policy: perKey.policy, decision: key }]);
+    // Retry-After belongs to a refusal (the 429 sets it); an answer refused for another reason does not wait.
+    delete fields['Retry-After'];
+    return fields;
+  }
+}
+
+const userBucket = (principal: Principal, appUserId: string) => `${principal.accountId}\n${caseFolded(appUserId)}`;
+const keyBucket = (principal: Principal) => `key\n${principal.keyId}`;
+
+function refused(detail: string, decision: RateDecision, fields: Record<string, string>): AppError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+  return new AppError('RATE_LIMITED', detail, { retryAfterSeconds }, { ...fields, 'Retry-After': String(retryAfterSeconds) }, { storable: false });
+}
