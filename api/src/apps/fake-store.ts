@@ -13,6 +13,10 @@ export class FakeAppStore implements AppStore {
     return strip(this.apps.get(id));
   }
 
+  async find(id: string): Promise<App | null> {
+    return this.get(id);
+  }
+
   async update(id: string, changes: AppChanges, at: Date): Promise<App | null> {
     return strip(this.apps.update(id, 'any', changes, at));
   }

@@ -31,8 +31,13 @@ export type AppChanges = Partial<Pick<App, 'status' | 'grants'>>;
 /** What services need of apps; AppRepository (MongoDB) and FakeAppStore (tests). */
 export interface AppStore {
   insert(app: App): Promise<void>;
-  /** May come from a cache. */
+  /** May come from a cache (what authenticating a key asks). */
   get(id: string): Promise<App | null>;
+  /**
+   * As stored now, never from the cache: for reads that must see a change as soon as its generation token
+   * moves (the gateway's checks), which the cache's invalidation, sent over pub/sub, may reach later.
+   */
+  find(id: string): Promise<App | null>;
   /** Applies the changes whatever the current version; null when there is no such app. */
   update(id: string, changes: AppChanges, at: Date): Promise<App | null>;
 }
@@ -61,11 +66,12 @@ export class AppRepository implements AppStore {
   }
 
   async get(id: string): Promise<App | null> {
-    const load = async () => {
-      const doc = await this.documents.find(id);
-      return doc && toApp(doc);
-    };
-    return this.cache ? this.cache.getOrLoad(id, load) : load();
+    return this.cache ? this.cache.getOrLoad(id, () => this.find(id)) : this.find(id);
+  }
+
+  async find(id: string): Promise<App | null> {
+    const doc = await this.documents.find(id);
+    return doc && toApp(doc);
   }
 
   async update(id: string, changes: AppChanges, at: Date): Promise<App | null> {

@@ -7,7 +7,6 @@ import { updateOneWhere } from '../../../core/src/infra/where.js';
 import { markPlainWrite } from '../infra/change-scope.js';
 import { through } from '../../../core/src/infra/mongo.js';
 
-
 export interface ApiKeyRecord {
   keyId: string;
   kind: KeyKind;

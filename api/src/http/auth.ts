@@ -35,7 +35,8 @@ function unauthorized(detail: string, tokenSent: boolean): AppError {
   return new AppError('UNAUTHORIZED', detail, {}, { 'WWW-Authenticate': challenge });
 }
 
-const unusableKey = () => unauthorized('The API key is unknown, revoked or suspended.', true);
+/** The one 401 of an unusable key: on the SDK surface it names suspension too, which the platform answers with 403. */
+const unusableKey = (surface: Surface) => unauthorized(surface === 'platform' ? 'The API key is unknown or revoked.' : 'The API key is unknown, revoked or suspended.', true);
 
 /** The bearer value, undefined when there is no Authorization header; 401 when it is not a Bearer credential. */
 function bearerOf(ctx: Context): string | undefined {
@@ -57,12 +58,12 @@ export function createAuth(lookup: KeyLookup, accountActive: AccountCheck, appAc
       // On the SDK surface an unknown or revoked key, a suspended account's and a suspended app's get the
       // same answer, so that a key's answer tells nothing of what it belongs to (README, Abuse limits). The
       // platform keeps 403 for a suspended account: its keys are secret, their holder the account itself.
-      if (!record || record.revokedAt !== null || record.kind !== expected) throw unusableKey();
+      if (!record || record.revokedAt !== null || record.kind !== expected) throw unusableKey(surface);
       if (!(await accountActive(record.accountId))) {
         if (surface === 'platform') throw new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
-        throw unusableKey();
+        throw unusableKey(surface);
       }
-      if (record.appId !== null && !(await appActive(record.appId))) throw unusableKey();
+      if (record.appId !== null && !(await appActive(record.appId))) throw unusableKey(surface);
       ctx.state.principal = principalFor(record);
       await next();
     } as Documented;

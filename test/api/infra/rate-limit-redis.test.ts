@@ -59,6 +59,16 @@ describe('infra: RedisRateLimiter', () => {
     expect(await limiters[0]!.take('acct-2:user-1')).to.include({ allowed: true, remaining: 9 });
   });
 
+  it('looks at a bucket without taking from it or storing one (peek)', async () => {
+    const limiter = new RedisRateLimiter(replicaA, DAILY, { prefix });
+    expect(await limiter.peek('acct-peek')).to.include({ allowed: true, remaining: 10 });
+    expect(await replicaA.keys(`${prefix}*`)).to.deep.equal([]);
+    for (let i = 0; i < 10; i++) await limiter.take('acct-peek');
+    expect(await limiter.peek('acct-peek')).to.include({ allowed: false, remaining: 0 });
+    expect(await limiter.peek('acct-peek')).to.include({ allowed: false, remaining: 0 });
+    await replicaA.del(await onlyKey());
+  });
+
   it('names a bucket by a digest of bounded length, and lets it expire when it would be full again', async () => {
     const limiter = new RedisRateLimiter(replicaA, DAILY, { prefix });
     const decision = await limiter.take(`acct-1:${'u'.repeat(128)}`);

@@ -1,7 +1,7 @@
 // The token bucket in process (time from an injected clock), the policy syntax, and the RateLimit fields a
 // client reads. The Redis bucket, shared by replicas, is in rate-limit-redis.test.ts.
 import { expect } from 'chai';
-import { MemoryRateLimiter, parseRatePolicy, rateLimitHeaders, type RateDecision, type RatePolicy } from '../../../api/src/infra/rate-limit.js';
+import { MemoryRateLimiter, parseRatePolicy, rateLimitFields, rateLimitHeaders, type RateDecision, type RatePolicy } from '../../../api/src/infra/rate-limit.js';
 import { ManualClock } from '../../support/clock.js';
 
 const INITIATE: RatePolicy = { capacity: 10, windowMs: 60_000, name: 'initiate' }; // a token every 6 s
@@ -73,6 +73,14 @@ describe('infra: MemoryRateLimiter', () => {
     expect((await takeMany(limiter, 'k', 3)).at(-1)).to.include({ remaining: 7, resetMs: 18_000 });
     clock.advance(5_000); // 7 + 5/6 tokens, then one taken
     expect(await limiter.take('k')).to.deep.equal({ allowed: true, remaining: 6, resetMs: 19_000, retryAfterMs: 0 });
+  });
+
+  it('looks at a bucket without taking from it (peek)', async () => {
+    const limiter = new MemoryRateLimiter(INITIATE, new ManualClock());
+    expect(await limiter.peek('k')).to.include({ allowed: true, remaining: 10 });
+    await takeMany(limiter, 'k', 10);
+    expect(await limiter.peek('k')).to.deep.equal({ allowed: false, remaining: 0, resetMs: 60_000, retryAfterMs: 6_000 });
+    expect(await limiter.peek('k')).to.deep.equal({ allowed: false, remaining: 0, resetMs: 60_000, retryAfterMs: 6_000 });
   });
 
   it('keeps one bucket per key', async () => {
@@ -165,5 +173,18 @@ describe('infra: rateLimitHeaders (draft-ietf-httpapi-ratelimit-headers-10)', ()
       'RateLimit-Policy': '"a \\"b\\" \\\\c";q=5;w=1',
       RateLimit: '"a \\"b\\" \\\\c";r=5',
     });
+  });
+});
+
+describe('infra: rateLimitFields (several policies)', () => {
+  it('lists one member per policy, in order, and waits for the longest refusal', () => {
+    const user: RatePolicy = { capacity: 10, windowMs: 60_000, name: 'initiate' };
+    const key: RatePolicy = { capacity: 60, windowMs: 60_000, name: 'initiate-key' };
+    const fields = rateLimitFields([
+      { policy: user, decision: { allowed: false, remaining: 0, resetMs: 60_000, retryAfterMs: 6_000 } },
+      { policy: key, decision: { allowed: false, remaining: 0, resetMs: 60_000, retryAfterMs: 1_000 } },
+    ]);
+    expect(fields).to.deep.equal({ 'RateLimit-Policy': '"initiate";q=10;w=60, "initiate-key";q=60;w=60', RateLimit: '"initiate";r=0;t=6, "initiate-key";r=0;t=1', 'Retry-After': '6' });
+    expect(rateLimitFields([{ policy: key, decision: { allowed: true, remaining: 60, resetMs: 0, retryAfterMs: 0 } }])).to.deep.equal({ 'RateLimit-Policy': '"initiate-key";q=60;w=60', RateLimit: '"initiate-key";r=60' });
   });
 });

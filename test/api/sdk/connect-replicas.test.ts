@@ -33,8 +33,9 @@ describe('sdk: connect sessions across replicas', () => {
     expect(statuses.filter((s) => s === 429)).to.have.length(20);
     const refused = answers.find((a) => a.status === 429)!;
     expect(Number(refused.headers.get('retry-after'))).to.be.within(1, 60);
-    // The user's bucket is empty; the key's (60 a minute) still has tokens: a refused user takes none of them.
-    expect(refused.headers.get('ratelimit')).to.match(/^"initiate";r=0;t=\d+, "initiate-key";r=50;t=\d+$/);
+    // The user's bucket is empty; the key's (60 a minute) still has tokens (how many depends on when the winners
+    // took theirs): a refused user takes none of them.
+    expect(refused.headers.get('ratelimit')).to.match(/^"initiate";r=0;t=\d+, "initiate-key";r=(5\d|60)(;t=\d+)?$/);
     // Another user of the same account has a bucket of its own.
     expect((await replica.request('POST', '/api/sdk/v1/connect-sessions', { key: app.pk, body: { appUserId: `${appUserId}-other`, brandId } })).status).to.equal(201);
   });

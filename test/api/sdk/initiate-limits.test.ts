@@ -47,6 +47,7 @@ describe('sdk: initiate limits, suspended apps and unusable keys', () => {
     expect(refused.body.detail).to.include('publishable key');
     expect(Number(refused.headers.get('retry-after'))).to.be.at.least(1);
     expect(remaining(refused, 'initiate-key')).to.equal(0);
+    expect(remaining(refused, 'initiate'), 'the user bucket the key refused took nothing from').to.equal(3);
     expect(await api.mongo.db.collection('app_users').countDocuments({ appUserId: 'user-6' })).to.equal(0);
     expect((await initiate(other, 'user-6')).status).to.equal(201);
   });
@@ -81,6 +82,13 @@ describe('sdk: initiate limits, suspended apps and unusable keys', () => {
     const conflict = await initiate(app, 'gone');
     expect(conflict.status).to.equal(409);
     expect([remaining(conflict, 'initiate'), remaining(conflict, 'initiate-key')]).to.deep.equal([1, 4]);
+    // A replayed answer takes nothing, and shows the buckets as they stand.
+    const headers = { 'Idempotency-Key': `replayed-${Date.now()}` };
+    const first = await api.request('POST', `${SDK}/connect-sessions`, { key: app.pk, body: { appUserId: 'replayed', brandId }, headers });
+    const replay = await api.request('POST', `${SDK}/connect-sessions`, { key: app.pk, body: { appUserId: 'replayed', brandId }, headers });
+    expect([first.status, replay.status]).to.deep.equal([201, 201]);
+    expect(replay.headers.get('idempotent-replayed')).to.equal('true');
+    expect([remaining(replay, 'initiate'), remaining(replay, 'initiate-key')]).to.deep.equal([remaining(first, 'initiate'), remaining(first, 'initiate-key')]);
   });
 
   it('refuses a suspended app’s keys everywhere and its sessions’ completion, until it is active again', async () => {
@@ -97,12 +105,14 @@ describe('sdk: initiate limits, suspended apps and unusable keys', () => {
     expect(await statuses()).to.deep.equal([201, 200, 200]);
     await setStatus('SUSPENDED');
     expect(await statuses()).to.deep.equal([401, 401, 401]);
-    const complete = await api.request('POST', `/api/platform/v1/connect-sessions/${pending.body.id}/complete`, { key: tenant.key });
+    // Under an Idempotency-Key too: the 409 is not kept, so the same request succeeds once the app is active.
+    const headers = { 'Idempotency-Key': `complete-${pending.body.id}` };
+    const complete = await api.request('POST', `/api/platform/v1/connect-sessions/${pending.body.id}/complete`, { key: tenant.key, headers });
     expect(complete.status).to.equal(409);
     expect(complete.body.details).to.deep.equal({ appStatus: 'SUSPENDED' });
     await setStatus('ACTIVE');
     expect(await statuses()).to.deep.equal([201, 200, 200]);
-    expect((await api.request('POST', `/api/platform/v1/connect-sessions/${pending.body.id}/complete`, { key: tenant.key })).status).to.equal(200);
+    expect((await api.request('POST', `/api/platform/v1/connect-sessions/${pending.body.id}/complete`, { key: tenant.key, headers })).status).to.equal(200);
   });
 
   it('answers an unknown, a revoked and a suspended key with one and the same 401', async () => {

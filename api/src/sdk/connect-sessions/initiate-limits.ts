@@ -19,18 +19,21 @@ export class InitiateLimits {
   constructor(private readonly deps: InitiateLimitsDeps) {}
 
   /**
-   * Takes a token from the user's bucket, then from the key's, and returns the fields of both. An empty bucket
-   * is a 429 carrying them; a user's empty bucket takes nothing from the key's, so one busy user does not
-   * spend the app's tokens.
+   * Takes a token from the user's bucket and one from the key's, and returns the fields of both; an empty bucket
+   * is a 429 carrying them. Neither bucket pays for the other's refusal: an empty key bucket (anyone holding
+   * the public key can empty it) is seen first and takes nothing from the user's, and an empty user bucket
+   * takes nothing from the key's. Only a request that finds the key's last token taken between its look and
+   * its take (two Redis calls apart) has spent a user token for nothing.
    */
   async take(principal: Principal, appUserId: string): Promise<Record<string, string>> {
     const { perUser, perKey } = this.deps;
+    const looked = await perKey.limiter.peek(keyBucket(principal));
+    if (!looked.allowed) throw this.refusal(await perUser.limiter.peek(userBucket(principal, appUserId)), looked);
     const user = await perUser.limiter.take(userBucket(principal, appUserId));
-    const key = user.allowed ? await perKey.limiter.take(keyBucket(principal)) : await perKey.limiter.peek(keyBucket(principal));
-    const fields = this.fields(user, key);
-    if (!user.allowed) throw refused('Too many connect sessions initiated for this app user; retry after the time given.', user, fields);
-    if (!key.allowed) throw refused('Too many connect sessions initiated with this publishable key; retry after the time given.', key, fields);
-    return fields;
+    if (!user.allowed) throw this.refusal(user, looked);
+    const key = await perKey.limiter.take(keyBucket(principal));
+    if (!key.allowed) throw this.refusal(user, key);
+    return this.fields(user, key);
   }
 
   /** The fields as the buckets stand, taking nothing: the user's only when the request named one. */
@@ -38,6 +41,14 @@ export class InitiateLimits {
     const { perUser, perKey } = this.deps;
     const [user, key] = await Promise.all([appUserId === undefined ? undefined : perUser.limiter.peek(userBucket(principal, appUserId)), perKey.limiter.peek(keyBucket(principal))]);
     return this.fields(user, key);
+  }
+
+  /** A 429 naming the bucket that refused (the user's first), waiting for every empty one. */
+  private refusal(user: RateDecision, key: RateDecision): AppError {
+    const waitMs = Math.max(user.allowed ? 0 : user.retryAfterMs, key.allowed ? 0 : key.retryAfterMs);
+    const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
+    const detail = !user.allowed ? 'Too many connect sessions initiated for this app user; retry after the time given.' : 'Too many connect sessions initiated with this publishable key; retry after the time given.';
+    return new AppError('RATE_LIMITED', detail, { retryAfterSeconds }, { ...this.fields(user, key), 'Retry-After': String(retryAfterSeconds) }, { storable: false });
   }
 
   private fields(user: RateDecision | undefined, key: RateDecision): Record<string, string> {
@@ -51,8 +62,3 @@ export class InitiateLimits {
 
 const userBucket = (principal: Principal, appUserId: string) => `${principal.accountId}\n${caseFolded(appUserId)}`;
 const keyBucket = (principal: Principal) => `key\n${principal.keyId}`;
-
-function refused(detail: string, decision: RateDecision, fields: Record<string, string>): AppError {
-  const retryAfterSeconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-  return new AppError('RATE_LIMITED', detail, { retryAfterSeconds }, { ...fields, 'Retry-After': String(retryAfterSeconds) }, { storable: false });
-}

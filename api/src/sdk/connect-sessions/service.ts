@@ -16,6 +16,8 @@ import type { InitiateSession } from './schema.js';
 import { UUID } from '../../http/ids.js';
 
 export const SESSION_TTL_MS = 30 * 60_000;
+/** Errors whose buckets were already looked at (withRateFields). */
+const looked = new WeakSet<AppError>();
 /** How long a complete holds its session before another may take it over (it died part-way). */
 const CLAIM_MS = 30_000;
 
@@ -53,13 +55,19 @@ export class ConnectSessionService {
    * valid key carries them, unless Redis cannot say (then the error goes as it is: it is the answer).
    */
   async withRateFields(error: AppError, principal: Principal, appUserId?: string): Promise<AppError> {
-    if (error.headers['RateLimit'] !== undefined) return error;
-    try {
-      Object.assign(error.headers, await this.deps.limits.peek(principal, appUserId));
-    } catch {
-      // the fields are a courtesy; the refusal stands without them
-    }
+    if (error.headers['RateLimit'] !== undefined || looked.has(error)) return error;
+    looked.add(error); // one look per error: a Redis that did not answer is not asked twice
+    Object.assign(error.headers, await this.rateFields(principal, appUserId));
     return error;
+  }
+
+  /** The buckets' fields as they stand, taking nothing; none when Redis cannot say. */
+  async rateFields(principal: Principal, appUserId?: string): Promise<Record<string, string>> {
+    try {
+      return await this.deps.limits.peek(principal, appUserId);
+    } catch {
+      return {}; // the fields are a courtesy; the answer stands without them
+    }
   }
 
   private async start(principal: Principal, input: InitiateSession): Promise<ConnectSession> {
@@ -89,8 +97,9 @@ export class ConnectSessionService {
     if (session.status === 'COMPLETED') throw completed();
     if (session.status === 'PENDING' && now >= session.expiresAt) throw new AppError('CONFLICT', 'The connect session has expired; initiate a new one.', { expiresAt: session.expiresAt.toISOString() });
     // A suspended app's sessions wait: completing one would connect an app that may not act.
-    const app = await this.deps.apps.get(session.appId);
-    if (app?.status !== 'ACTIVE') throw new AppError('CONFLICT', "The connect session's app is suspended; it can be completed once the app is active again.", { appStatus: app?.status ?? null });
+    const app = await this.deps.apps.find(session.appId);
+    // Not stored by idempotency: the same request succeeds once the app is active again.
+    if (app?.status !== 'ACTIVE') throw new AppError('CONFLICT', "The connect session's app is suspended; it can be completed once the app is active again.", { appStatus: app?.status ?? null }, {}, { storable: false });
     // The session is claimed first, with the id its connection will have: of two completes one claims it
     // (the other is 409), and a complete that died part-way is taken over once its claim lapses, with the
     // same connection id, so it never makes a second connection.

@@ -124,7 +124,7 @@ export class GatewayService {
     const record = await this.deps.users.connection(principal.accountId, connectionId);
     if (!record) return null;
     const mine = record.appId === principal.appId;
-    const [user, found] = mine ? await Promise.all([this.deps.users.find(principal.accountId, record.appUserId), this.deps.apps.get(record.appId)]) : [null, null];
+    const [user, found] = mine ? await Promise.all([this.deps.users.find(principal.accountId, record.appUserId), this.deps.apps.find(record.appId)]) : [null, null];
     const checked: Checked = { tokens: tokens ?? ['', ''], record, user, app: found };
     if (mine && tokens) this.checks.set(connectionId, checked);
     return checked;
