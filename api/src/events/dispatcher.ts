@@ -10,22 +10,20 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../../../core/src/clock.js';
-import { PORTICO_VERSION } from '../../../core/src/version.js';
 import type { WebhookSettings } from '../config.js';
 import type { WebhookEndpoint, WebhookEndpointStore } from '../platform/webhook-endpoints/repository.js';
-import { attemptDelivery, type AttemptAgents, type AttemptResult } from './attempt.js';
+import type { AttemptAgents } from './attempt.js';
+import { attemptJob, type Job, type JobAttemptDeps } from './job-attempt.js';
 import { DispatcherMetrics } from './dispatcher-metrics.js';
-import { deliveryId, newAttemptId, type AttemptRecord, type DeliveryStore, type QueuedDelivery, type Trigger } from './deliveries.js';
+import { deliveryId, newAttemptId, type DeliveryStore, type QueuedDelivery } from './deliveries.js';
 import { Lanes } from './lanes.js';
 import { localPermits, type Permits } from './permits.js';
 import type { Outbox, StoredEvent } from './outbox.js';
-import { parseRetryAfter, retryDelay } from './schedule.js';
-import { signatureHeader } from './signing.js';
+import type { Trigger } from './deliveries.js';
 import type { KnownEvents, WorkSignals } from './signals.js';
 import { DeliveryRecorder } from './recorder.js';
 
 export const PER_ENDPOINT_IN_FLIGHT = 10;
-const USER_AGENT = `Portico-Webhooks/${PORTICO_VERSION}`;
 const POLL_BATCH = 200;
 const RETENTION_MS = 30 * 24 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
@@ -45,14 +43,6 @@ export interface DispatcherDeps {
   random?: () => number;
 }
 
-interface Job {
-  event: StoredEvent;
-  endpoint: WebhookEndpoint;
-  attempt: number;
-  trigger: Trigger;
-  logId: string;
-}
-
 export class Dispatcher {
   readonly id = `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`;
   private running = false;
@@ -66,11 +56,13 @@ export class Dispatcher {
   private unsubscribe: (() => Promise<void>) | undefined;
   private lastPrune = 0;
   private readonly metrics: DispatcherMetrics;
+  private readonly attemptDeps: JobAttemptDeps;
 
   constructor(private readonly deps: DispatcherDeps) {
     this.lanes = new Lanes(PER_ENDPOINT_IN_FLIGHT, deps.settings.concurrency);
     this.recorder = new DeliveryRecorder({ ...deps, onDisabled: (endpoint, reason) => this.track(this.disabled(endpoint, reason)) });
     this.metrics = new DispatcherMetrics(deps.registry);
+    this.attemptDeps = { ...deps, metrics: this.metrics, recorder: this.recorder };
   }
 
   async start(): Promise<void> {
@@ -222,7 +214,7 @@ export class Dispatcher {
   private async attemptFirst(job: Job): Promise<void> {
     const endpoint = await this.current(job.endpoint);
     if (!endpoint) return; // paused, disabled or deleted since the event was fanned out: it receives nothing
-    const { record, next } = await this.attempt({ ...job, endpoint });
+    const { record, next } = await attemptJob({ ...job, endpoint }, this.attemptDeps);
     this.recorder.log(record);
     if (next) await this.queue({ ...pick(job), attempt: job.attempt + 1, nextAttemptAt: next, logId: newAttemptId(), id: deliveryId(job.event.id, endpoint.id), createdAt: this.deps.clock.now() });
   }
@@ -248,7 +240,7 @@ export class Dispatcher {
           if (event) await this.deps.deliveries.settle({ ...this.recorder.pending(delivery), status: 'FAILED', error: 'not attempted: the endpoint no longer receives deliveries' });
           return;
         }
-        const { record, next } = await this.attempt({ event, endpoint: current, attempt: delivery.attempt, trigger: delivery.trigger, logId: delivery.logId });
+        const { record, next } = await attemptJob({ event, endpoint: current, attempt: delivery.attempt, trigger: delivery.trigger, logId: delivery.logId }, this.attemptDeps);
         await this.deps.deliveries.settle(record);
         if (next) {
           const again: QueuedDelivery = { ...delivery, attempt: delivery.attempt + 1, nextAttemptAt: next, logId: newAttemptId(), trigger: 'SCHEDULED' };
@@ -284,52 +276,6 @@ export class Dispatcher {
     }, delay);
     timer.unref();
     this.timers.set(delivery.id, timer);
-  }
-
-  /** One attempt: signed afresh, sent, recorded; the next attempt's time if it failed and may be retried. */
-  private async attempt(job: Job): Promise<{ record: AttemptRecord; next: Date | undefined; result: AttemptResult }> {
-    const { event, endpoint } = job;
-    const attemptedAt = this.deps.clock.now();
-    const body = JSON.stringify({ id: event.id, type: event.type, timestamp: event.occurredAt.toISOString(), customerAccountId: event.customerAccountId, data: event.data });
-    const timestamp = Math.floor(attemptedAt.getTime() / 1000);
-    const secrets = [endpoint.secret, ...(endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > attemptedAt ? [endpoint.previousSecret] : [])];
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': USER_AGENT,
-      'webhook-id': event.id,
-      'webhook-timestamp': String(timestamp),
-      'webhook-signature': signatureHeader(secrets, event.id, timestamp, body),
-    };
-    const result = await attemptDelivery({ url: endpoint.url, body, headers }, this.deps.agents, this.deps.settings.timeoutMs);
-    const gone = result.status === 410;
-    const outcome = gone ? 'gone' : result.outcome;
-    this.metrics.attempted(outcome, result.durationMs);
-    this.deps.logger.info({ eventId: event.id, endpointId: endpoint.id, attempt: job.attempt, outcome, responseStatus: result.status, ms: result.durationMs }, 'webhook attempt');
-
-    let next: Date | undefined;
-    if (result.outcome !== 'succeeded' && !gone) {
-      const delay = retryDelay(job.attempt, this.deps.settings.retryScheduleMs, this.deps.random);
-      const asked = parseRetryAfter(result.retryAfter, attemptedAt);
-      if (delay !== undefined) next = new Date(attemptedAt.getTime() + Math.max(delay, asked ?? 0));
-    }
-    this.recorder.outcome(endpoint, { at: attemptedAt, succeeded: result.outcome === 'succeeded' }, gone);
-    const record: AttemptRecord = {
-      id: job.logId,
-      accountId: endpoint.accountId,
-      endpointId: endpoint.id,
-      eventId: event.id,
-      eventType: event.type,
-      attempt: job.attempt,
-      trigger: job.trigger,
-      status: result.outcome === 'succeeded' ? 'SUCCEEDED' : 'FAILED',
-      responseStatus: result.status,
-      durationMs: result.durationMs,
-      error: result.error,
-      attemptedAt,
-      nextAttemptAt: next ?? null,
-      createdAt: attemptedAt,
-    };
-    return { record, next, result };
   }
 
   /** An endpoint was disabled: its queued deliveries stop, and the account's other endpoints hear of it. */
