@@ -29,7 +29,8 @@
 import type { CatalogBrand, PlatformType } from '../../../../core/src/catalog/model.js';
 import { words } from '../../../../core/src/catalog/fold.js';
 import { AddressIndex, addressOf, isNpiShaped, type AddressQuery } from './addresses.js';
-import { buildLayout, FIELD_ALIAS, FIELD_NAME, platformNumber, type IndexLayout } from './layout.js';
+import { buildLayout, platformNumber, type IndexLayout } from './layout.js';
+import { fuzzyRank, MAX_RANKED_EDITS, prefixRange, tierOf, TIERS } from './tokens.js';
 import { NearWords } from './near-words.js';
 import type { GeoPoint } from '../../../../core/src/catalog/geo.js';
 import { originOf, PlaceIndex, TopKeys, type Origin } from './places.js';
@@ -54,13 +55,9 @@ export interface SearchResult {
 
 /** Shorter queries (after trimming) find nothing (seed §8). */
 const MIN_QUERY_LENGTH = 2;
-// Below this many tokens a linear walk of a brand's tokens beats a binary search.
-const LINEAR_SCAN_MAX = 32;
 /** The typo-tolerant fallback looks at queries of at most this many distinct words (a pasted paragraph is not a typo). */
 export const MAX_FUZZY_WORDS = 8;
-/** Ranks within a phase: tiers 0–3, and for the fallback up to 15 edits × 4 tiers. */
-const TIERS = 4;
-const MAX_RANKED_EDITS = 15;
+/** Ranks within a phase (tokens.ts): tiers 0–3, and for the fallback up to 15 edits × 4 tiers. */
 const RANKS = (MAX_RANKED_EDITS + 1) * TIERS;
 /** Near a point, candidates reaching more postings than this are found by walking outwards from the point instead. */
 const WALK_ABOVE_REACH = 2000;
@@ -203,7 +200,7 @@ export class BrandSearchIndex {
     const hi = new Uint32Array(terms.length);
     let complete = true;
     terms.forEach((term, i) => {
-      const [from, to] = this.prefixRange(term);
+      const [from, to] = prefixRange(this.layout, term);
       lo[i] = from;
       hi[i] = to;
       if (from === to) complete = false;
@@ -221,7 +218,7 @@ export class BrandSearchIndex {
     checkOrder.sort((a, b) => reach(a) - reach(b));
     const pivot = checkOrder[0]!;
 
-    const rankOf = (b: number) => (!this.accepts(b, query) ? -1 : foldedNames[b]!.startsWith(phrase) ? 0 : this.tierOf(b, lo, hi, checkOrder));
+    const rankOf = (b: number) => (!this.accepts(b, query) ? -1 : foldedNames[b]!.startsWith(phrase) ? 0 : tierOf(this.layout, b, lo, hi, checkOrder));
     // Near a point, a common word reaches much of the catalog: walking outwards from the point and testing
     // each brand then stops after a few hundred, where measuring every candidate would not stop at all. When
     // the matches turn out sparse (the walk tests as many brands as there are candidates), the candidates win.
@@ -249,7 +246,7 @@ export class BrandSearchIndex {
       let tier = 0;
       if (!foldedNames[b]!.startsWith(phrase)) {
         if (!byDistance && size + b >= worst) continue; // only tier 0 could have beaten the current results
-        tier = this.tierOf(b, lo, hi, checkOrder);
+        tier = tierOf(this.layout, b, lo, hi, checkOrder);
         if (tier < 0) continue;
       }
       top.offer(this.keyOf(b, tier, query));
@@ -296,7 +293,7 @@ export class BrandSearchIndex {
     if (nearReach === 0) return top; // no word has a near word: every match is exact, already found
     const rankOf = (b: number) => {
       if (!this.accepts(b, query)) return -1;
-      const rank = this.fuzzyRank(b, lo, hi, nearIds, nearEdits);
+      const rank = fuzzyRank(this.layout, b, lo, hi, nearIds, nearEdits);
       return rank >= TIERS ? rank : -1; // rank < TIERS: no edits, an exact match
     };
     if (query.origin !== undefined && Math.min(pivotReach, nearReach) > WALK_ABOVE_REACH) {
@@ -336,127 +333,18 @@ export class BrandSearchIndex {
     return top;
   }
 
-  /** edits × TIERS + tier for brand b, or -1 when some term matches none of its words. */
-  private fuzzyRank(b: number, lo: Uint32Array, hi: Uint32Array, nearIds: Uint32Array[], nearEdits: Uint8Array[]): number {
-    const { brandTokenStart, brandTokens, brandTokenFields } = this.layout;
-    const first = brandTokenStart[b]!;
-    const last = brandTokenStart[b + 1]!;
-    let total = 0;
-    let allInName = true;
-    let allInNameOrAlias = true;
-    for (let w = 0; w < lo.length; w++) {
-      let best = Infinity;
-      let fields = 0;
-      // Exact prefix first: it costs no edit.
-      for (let i = this.firstTokenAtLeast(first, last, lo[w]!); i < last && brandTokens[i]! < hi[w]!; i++) {
-        best = 0;
-        fields |= brandTokenFields[i]!;
-      }
-      if (best > 0) {
-        const ids = nearIds[w]!;
-        for (let k = 0; k < ids.length; k++) {
-          const e = nearEdits[w]![k]!;
-          if (e > best) continue;
-          const i = this.firstTokenAtLeast(first, last, ids[k]!);
-          if (i === last || brandTokens[i] !== ids[k]) continue;
-          if (e < best) {
-            best = e;
-            fields = 0;
-          }
-          fields |= brandTokenFields[i]!;
-        }
-      }
-      if (best === Infinity) return -1;
-      total += best;
-      if ((fields & FIELD_NAME) === 0) {
-        allInName = false;
-        if ((fields & FIELD_ALIAS) === 0) allInNameOrAlias = false;
-      }
-    }
-    const tier = allInName ? 1 : allInNameOrAlias ? 2 : 3;
-    return total === 0 ? tier : Math.min(total, MAX_RANKED_EDITS) * TIERS + tier;
-  }
-
-  /** The first position in brandTokens[first, last) whose token id is ≥ token. */
-  private firstTokenAtLeast(first: number, last: number, token: number): number {
-    const brandTokens = this.layout.brandTokens;
-    let i = first;
-    if (last - first > LINEAR_SCAN_MAX) {
-      let end = last;
-      while (i < end) {
-        const mid = (i + end) >>> 1;
-        if (brandTokens[mid]! < token) i = mid + 1;
-        else end = mid;
-      }
-      return i;
-    }
-    while (i < last && brandTokens[i]! < token) i++;
-    return i;
-  }
-
-  /**
-   * 1, 2 or 3 (see the header) when every query word matches some field of brand b, else -1. Tier 0 is
-   * decided by the caller. Each word is checked against the brand's own ascending token ids.
-   */
-  private tierOf(b: number, lo: Uint32Array, hi: Uint32Array, checkOrder: readonly number[]): number {
-    const { brandTokenStart, brandTokens, brandTokenFields } = this.layout;
-    const first = brandTokenStart[b]!;
-    const last = brandTokenStart[b + 1]!;
-    let allInName = true;
-    let allInNameOrAlias = true;
-    for (const w of checkOrder) {
-      const to = hi[w]!;
-      let fields = 0;
-      // A brand merged from thousands of rows (one shared multi-tenant URL) has as many tokens: skip to the
-      // range by binary search rather than walking every one of them for every query that reaches it.
-      for (let i = this.firstTokenAtLeast(first, last, lo[w]!); i < last; i++) {
-        const token = brandTokens[i]!;
-        if (token >= to) break; // ascending: no later token can be in range
-        fields |= brandTokenFields[i]!;
-      }
-      if (fields === 0) return -1;
-      if ((fields & FIELD_NAME) === 0) {
-        allInName = false;
-        if ((fields & FIELD_ALIAS) === 0) allInNameOrAlias = false;
-      }
-    }
-    return allInName ? 1 : allInNameOrAlias ? 2 : 3;
-  }
-
-  /** [lo, hi): the ids of the tokens that start with prefix, by two binary searches over the sorted tokens. */
-  private prefixRange(prefix: string): [number, number] {
-    const tokens = this.layout.tokens;
-    let lo = 0;
-    let hi = tokens.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (tokens[mid]! < prefix) lo = mid + 1;
-      else hi = mid;
-    }
-    // From lo on, tokens that start with prefix come first (they sort right after it), then the rest.
-    const from = lo;
-    hi = tokens.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (tokens[mid]!.startsWith(prefix)) lo = mid + 1;
-      else hi = mid;
-    }
-    return [from, lo];
-  }
-
   private nextGeneration(): number {
-    if (this.generation === 0xffffffff) {
-      this.seen.fill(0);
-      this.generation = 0;
-    }
-    return ++this.generation;
+    return (this.generation = nextMark(this.seen, this.generation));
   }
 
   private nextTakenMark(): number {
-    if (this.takenGeneration === 0xffffffff) {
-      this.taken.fill(0);
-      this.takenGeneration = 0;
-    }
-    return ++this.takenGeneration;
+    return (this.takenGeneration = nextMark(this.taken, this.takenGeneration));
   }
+}
+
+/** The mark after `current` for per-query marks over brand numbers, clearing them once the marks would wrap. */
+function nextMark(marks: Uint32Array, current: number): number {
+  if (current !== 0xffffffff) return current + 1;
+  marks.fill(0);
+  return 1;
 }
