@@ -28,7 +28,7 @@ export interface Config extends CoreConfig {
   readonly webhooks: WebhookSettings;
   /** The initiate token bucket per (customer account, app user) (CONTRACT §6.3). */
   readonly initiateRateLimit: RatePolicy;
-  /** The initiate token bucket per publishable key, whatever the app user (README, Abuse limits). */
+  /** The initiate token bucket per publishable key, whatever the app user (docs/api.md, Abuse limits). */
   readonly initiateKeyRateLimit: RatePolicy;
   readonly shutdownTimeoutMs: number;
   /** Every request is answered within this: 503 with Retry-After when its work is not done by then (http/deadline.ts). */

@@ -21,7 +21,7 @@ const USAGE = `Usage:
 
 Scopes: patient:read patient:write webhook:read webhook:write app_user:read app_user:write clinical:write
 Default grants: {"resourceTypes":["Observation"],"loincCodes":["*"],"confidentiality":["N","L","M"],"sensitivity":[],"lookbackDays":null}
-Output is JSON on stdout; keys are shown once. Configuration comes from the environment (see README).`;
+Output is JSON on stdout; keys are shown once. Configuration comes from the environment (see docs/deployment.md).`;
 
 const DEFAULT_GRANTS = { resourceTypes: ['Observation'], loincCodes: ['*'], confidentiality: ['N', 'L', 'M'], sensitivity: [], lookbackDays: null };
 

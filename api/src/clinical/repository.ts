@@ -66,7 +66,7 @@ export class ObservationRepository implements ObservationStore {
       // SQLite) keeps the SQLite connection of a single-document update's lookup open until the whole
       // command ends, so one command of more than ~100 updateOne statements on existing documents held its
       // 100-connection pool and waited forever for one more, locking the database for every request
-      // (README, Operations). An updateMany statement reads its lookup to the end, which
+      // (docs/operations.md). An updateMany statement reads its lookup to the end, which
       // releases the connection at once. On MongoDB the two are the same write.
       await this.longCollection.bulkWrite(
         observations.filter((o) => existing.has(idOf(o))).map((o) => ({ updateMany: { filter: { _id: idOf(o) }, update: { $set: fields(o), $setOnInsert: { firstIngestedAt: at } }, upsert: true } })),

@@ -32,6 +32,6 @@ export const KEY_CACHE_TTL_MS = 10_000;
 
 /**
  * How long a replica remembers that a key is unknown: a flood of made-up keys costs one database read per key
- * per this time, not one per request (README, Abuse limits).
+ * per this time, not one per request (docs/api.md, Abuse limits).
  */
 export const KEY_MISS_TTL_MS = 5_000;

@@ -1,4 +1,4 @@
-// One delivery attempt of an event to one endpoint (README, Receiving webhooks): the Standard Webhooks request,
+// One delivery attempt of an event to one endpoint (docs/api.md, Receiving webhooks): the Standard Webhooks request,
 // signed afresh for this attempt (with the previous secret too while a rotation's overlap lasts), sent with the
 // delivery deadline, counted and logged, and turned into the attempt log's record and the time of the next
 // attempt when it failed and may be retried (the schedule, or later when the receiver's Retry-After asks).

@@ -56,7 +56,7 @@ export function createAuth(lookup: KeyLookup, accountActive: AccountCheck, appAc
       if (kindOf(key) !== expected) throw unauthorized(`This operation takes a ${expected}_ key.`, true);
       const record = await lookup(hashKey(key));
       // On the SDK surface an unknown or revoked key, a suspended account's and a suspended app's get the
-      // same answer, so that a key's answer tells nothing of what it belongs to (README, Abuse limits). The
+      // same answer, so that a key's answer tells nothing of what it belongs to (docs/api.md, Abuse limits). The
       // platform keeps 403 for a suspended account: its keys are secret, their holder the account itself.
       if (!record || record.revokedAt !== null || record.kind !== expected) throw unusableKey(surface);
       if (!(await accountActive(record.accountId))) {

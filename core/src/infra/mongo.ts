@@ -91,7 +91,7 @@ export async function connectMongo(uri: string, database: string, deadlines: Mon
 /**
  * Whether the database answers within `deadlineMs`. With `collection`, a read of one document by _id from it
  * as well: a server can answer `ping` while its storage no longer answers queries (the embedded database
- * with its SQLite pool held, README, Operations), and a readiness check must see that.
+ * with its SQLite pool held, docs/operations.md), and a readiness check must see that.
  */
 export async function pingMongo(db: Db, deadlineMs = 1500, collection?: string): Promise<boolean> {
   return answersWithin(async () => {

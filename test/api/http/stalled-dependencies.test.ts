@@ -140,7 +140,7 @@ describe('http: a paused database', function () {
 });
 
 // The embedded database could answer `ping` while its storage answered nothing (its SQLite connections all
-// held: README, Operations); /readyz stayed 200 for as long. It reads a document now.
+// held: docs/operations.md); /readyz stayed 200 for as long. It reads a document now.
 describe('http: a database that answers ping but no query', function () {
   this.timeout(60_000);
   let proxy: DatabaseProxy;

@@ -1,4 +1,4 @@
-// The abuse limits on the SDK surface's keys (README, Abuse limits): initiate counts against a bucket per
+// The abuse limits on the SDK surface's keys (docs/api.md, Abuse limits): initiate counts against a bucket per
 // (account, case-folded appUserId) and one per publishable key, checks the request before it takes a token,
 // and shows both buckets on every answer; a suspended app's keys are refused and its sessions cannot be
 // completed; unknown, revoked and suspended keys get one and the same 401.

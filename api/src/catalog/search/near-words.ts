@@ -2,7 +2,7 @@
 // Errors are counted as optimal string alignment (OSA) over UTF-16 code units: an inserted, deleted
 // or replaced character, or two adjacent characters swapped, each count as one.
 //
-// The rule, as the README states it: a word of 4–7 letters may be 1 error from an
+// The rule, as docs/api.md states it: a word of 4–7 letters may be 1 error from an
 // indexed word, one of 8 or more 2, a shorter word none; and an error in the first letter counts as two, as in
 // Meilisearch's typo tolerance. People seldom mistype the letter they start with, and a 1-error budget spent
 // there turns "rampa" into "tampa". A token's cost is therefore its distance, plus one when its first letter

@@ -1,4 +1,4 @@
-// The two token buckets an initiate counts against (README, Abuse limits): one per (customer account, app
+// The two token buckets an initiate counts against (docs/api.md, Abuse limits): one per (customer account, app
 // user), whose appUserId is case-folded so that "RL-x" and "rl-x" share it, and one per publishable key, so
 // that one key cannot provision app users without end by inventing new ids. Every answer to an initiate made
 // with a valid key carries the RateLimit fields of both: taken when the request took its tokens, looked at
