@@ -15,11 +15,10 @@ import type { WebhookEndpoint, WebhookEndpointStore } from '../platform/webhook-
 import type { AttemptAgents } from './attempt.js';
 import { attemptJob, type Job, type JobAttemptDeps } from './job-attempt.js';
 import { DispatcherMetrics } from './dispatcher-metrics.js';
-import { deliveryId, newAttemptId, type DeliveryStore, type QueuedDelivery } from './deliveries.js';
+import { deliveryId, newAttemptId, type DeliveryStore, type QueuedDelivery, type Trigger } from './deliveries.js';
 import { Lanes } from './lanes.js';
 import { localPermits, type Permits } from './permits.js';
 import type { Outbox, StoredEvent } from './outbox.js';
-import type { Trigger } from './deliveries.js';
 import type { KnownEvents, WorkSignals } from './signals.js';
 import { DeliveryRecorder } from './recorder.js';
 

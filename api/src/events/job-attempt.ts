@@ -7,7 +7,7 @@ import type { Clock } from '../../../core/src/clock.js';
 import { PORTICO_VERSION } from '../../../core/src/version.js';
 import type { WebhookSettings } from '../config.js';
 import type { WebhookEndpoint } from '../platform/webhook-endpoints/repository.js';
-import { attemptDelivery, type AttemptAgents, type AttemptResult } from './attempt.js';
+import { attemptDelivery, type AttemptAgents } from './attempt.js';
 import type { AttemptRecord, Trigger } from './deliveries.js';
 import type { DispatcherMetrics } from './dispatcher-metrics.js';
 import type { StoredEvent } from './outbox.js';
@@ -38,7 +38,7 @@ export interface JobAttemptDeps {
 }
 
 /** One attempt: signed afresh, sent, recorded; the next attempt's time if it failed and may be retried. */
-export async function attemptJob(job: Job, deps: JobAttemptDeps): Promise<{ record: AttemptRecord; next: Date | undefined; result: AttemptResult }> {
+export async function attemptJob(job: Job, deps: JobAttemptDeps): Promise<{ record: AttemptRecord; next: Date | undefined }> {
   const { event, endpoint } = job;
   const attemptedAt = deps.clock.now();
   const body = JSON.stringify({ id: event.id, type: event.type, timestamp: event.occurredAt.toISOString(), customerAccountId: event.customerAccountId, data: event.data });
@@ -80,4 +80,5 @@ export async function attemptJob(job: Job, deps: JobAttemptDeps): Promise<{ reco
     nextAttemptAt: next ?? null,
     createdAt: attemptedAt,
   };
-  return { record, next, result };}
+  return { record, next };
+}

@@ -24,7 +24,7 @@ export interface Principal {
 export type KeyLookup = (hash: string) => Promise<ApiKeyRecord | null>;
 
 /** Whether a customer account (or an app) is ACTIVE, its credentials working; from a replicated cache. */
-export type AccountCheck = (accountId: string) => Promise<boolean>;
+export type ActiveCheck = (accountId: string) => Promise<boolean>;
 
 type Documented = Middleware & { openapi: OperationPatch };
 
@@ -47,7 +47,7 @@ function bearerOf(ctx: Context): string | undefined {
   return match[1];
 }
 
-export function createAuth(lookup: KeyLookup, accountActive: AccountCheck, appActive: AccountCheck) {
+export function createAuth(lookup: KeyLookup, accountActive: ActiveCheck, appActive: ActiveCheck) {
   function requireKey(surface: Surface): Documented {
     const expected = KIND_OF_SURFACE[surface];
     const middleware = async function requireKeyMiddleware(ctx: Context, next: () => Promise<unknown>) {

@@ -9,7 +9,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import { hashKey, kindOf, type KeyKind } from '../credentials/keys.js';
-import { principalFor, type AccountCheck, type KeyLookup, type Principal } from './auth.js';
+import { principalFor, type ActiveCheck, type KeyLookup, type Principal } from './auth.js';
 import type { ValidateFunction } from 'ajv';
 import type { Representation } from './conditional.js';
 import type { RequestObserver } from './observe.js';
@@ -54,7 +54,7 @@ export interface KeyedRoute {
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
-export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountActive: AccountCheck, appActive: AccountCheck, observer: RequestObserver) {
+export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountActive: ActiveCheck, appActive: ActiveCheck, observer: RequestObserver) {
   return function fastPath(req: IncomingMessage, res: ServerResponse, fallback: () => void): boolean {
     const url = req.url;
     if ((req.method !== 'GET' && req.method !== 'POST') || url === undefined) return false;
@@ -99,7 +99,7 @@ export function fastPathFailures(): Middleware {
   };
 }
 
-async function serve(route: KeyedRoute, params: string[], query: string, req: IncomingMessage, res: ServerResponse, checks: { lookup: KeyLookup; accountActive: AccountCheck; appActive: AccountCheck }, observer: RequestObserver): Promise<boolean> {
+async function serve(route: KeyedRoute, params: string[], query: string, req: IncomingMessage, res: ServerResponse, checks: { lookup: KeyLookup; accountActive: ActiveCheck; appActive: ActiveCheck }, observer: RequestObserver): Promise<boolean> {
   const started = performance.now();
   const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
   if (key === undefined || kindOf(key) !== route.kind) return false;

@@ -133,6 +133,16 @@ describe('sdk: initiate limits, suspended apps and unusable keys', () => {
         answers.add(JSON.stringify({ body, challenge: res.headers.get('www-authenticate'), limits: res.headers.get('ratelimit') }));
       }
     }
+    // The apps' secret keys on the gateway (its node:http fast path, then Koa), the revoked app's ak_ revoked too.
+    const revokedAk = (await api.services.keys.findByHash(hashKey(revokedApp.ak)))!.keyId;
+    expect((await api.admin('DELETE', `/api-keys/${revokedAk}`)).status).to.equal(204);
+    const secretKeys = { unknown: generateKey('ak'), revoked: revokedApp.ak, suspendedAccount: ofSuspendedAccount.ak, suspendedApp: ofSuspendedApp.ak };
+    for (const [name, key] of Object.entries(secretKeys)) {
+      const res = await api.request('POST', `${SDK}/observations/_search`, { key, body: { connectionId: '00000000-0000-4000-8000-000000000000' } });
+      expect(res.status, `ak_ ${name}`).to.equal(401);
+      const { requestId: _requestId, instance: _instance, ...body } = res.body as Record<string, unknown>;
+      answers.add(JSON.stringify({ body, challenge: res.headers.get('www-authenticate'), limits: res.headers.get('ratelimit') }));
+    }
     expect([...answers]).to.have.length(1);
   });
 

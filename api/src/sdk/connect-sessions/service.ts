@@ -16,8 +16,6 @@ import type { InitiateSession } from './schema.js';
 import { UUID } from '../../http/ids.js';
 
 export const SESSION_TTL_MS = 30 * 60_000;
-/** Errors whose buckets were already looked at (withRateFields). */
-const looked = new WeakSet<AppError>();
 /** How long a complete holds its session before another may take it over (it died part-way). */
 const CLAIM_MS = 30_000;
 
@@ -40,7 +38,7 @@ export class ConnectSessionService {
    * (a TOMBSTONED user's 409) carries the same fields.
    */
   async initiate(principal: Principal, input: InitiateSession): Promise<{ session: ConnectSession; rateHeaders: Record<string, string> }> {
-    if (!this.deps.brandExists(input.brandId)) throw await this.withRateFields(invalidField('body', 'brandId', 'is not a brand of the catalog'), principal, input.appUserId);
+    if (!this.deps.brandExists(input.brandId)) throw invalidField('body', 'brandId', 'is not a brand of the catalog');
     const rateHeaders = await this.deps.limits.take(principal, input.appUserId);
     try {
       return { session: await this.start(principal, input), rateHeaders };
@@ -55,8 +53,7 @@ export class ConnectSessionService {
    * valid key carries them, unless Redis cannot say (then the error goes as it is: it is the answer).
    */
   async withRateFields(error: AppError, principal: Principal, appUserId?: string): Promise<AppError> {
-    if (error.headers['RateLimit'] !== undefined || looked.has(error)) return error;
-    looked.add(error); // one look per error: a Redis that did not answer is not asked twice
+    if (error.headers['RateLimit'] !== undefined) return error;
     Object.assign(error.headers, await this.rateFields(principal, appUserId));
     return error;
   }
