@@ -1,7 +1,8 @@
 // Fault injection with real processes on loopback: two API replicas (`node dist/api/src/main.js`), one Redis
 // and one embedded database (FerretDB), all of this file's own. Under steady concurrent writes, each with an
 // Idempotency-Key and retried with it by its client (test/support/write-traffic.ts): patient creations,
-// versioned deletions (DELETE with If-Match) and versioned webhook-endpoint updates (PATCH with If-Match), each
+// versioned deletions (DELETE with If-Match), versioned webhook-endpoint updates (PATCH with If-Match) and
+// re-ingests of one bundle of observations into connections whose ids all exist already, each
 // scenario injects one fault: (a) SIGKILL a replica while a request is in its writes (restarted after 3 s),
 // (b) SIGKILL Redis and start it again empty, (c) SIGSTOP Redis for 5 s, (d) SIGSTOP the database for 5 s,
 // (e) SIGKILL the database and start it again on its files. After each:
@@ -11,6 +12,7 @@
 //     IDEMPOTENCY_KEY_EXECUTED: never 404 or 412, which a second execution of a delete or a patch would meet;
 //   - no key executed twice, counted in the database: exactly one patient per create; a deleted patient at
 //     version 2; each endpoint moved exactly one version per patch, and holds the last patch's description;
+//   - each connection shows one whole bundle, one of its ingests' (never part of one, nor of two);
 //   - every patient has its patient.created event and every deleted one its patient.deleted event, committed
 //     or committed by the outbox's recovery, and no event was committed for a change that did not happen;
 //   - new operations succeed again within RECOVERY_MS of the dependency's return, and keep succeeding.
@@ -29,6 +31,9 @@ import { WEBHOOKS } from '../support/webhooks.js';
 import { startPausableDatabase, startPausableRedis, type PausableServer } from '../support/pausable.js';
 import { startReplica, whenReady, type Replica } from '../support/replicas.js';
 import { WriteTraffic, type Attempt, type Operation, type PatchableEndpoint } from '../support/write-traffic.js';
+import { ObservationRepository } from '../../api/src/clinical/repository.js';
+import { manyObservations } from '../support/observations.js';
+import { connectionsFor } from '../support/fault-connections.js';
 
 /**
  * The clients' deadline for an answer: twice the replicas' request deadline (production: 5 s, every request
@@ -63,6 +68,9 @@ const MIN_RATE = 4;
 const MAX_IN_FLIGHT = 150;
 /** Webhook endpoints the patches change (one operation at a time each). */
 const ENDPOINTS = 40;
+/** Connections the ingests write to (one operation at a time each), and the observations of every bundle. */
+const CONNECTIONS = 8;
+const BUNDLE = 20;
 /**
  * A client gives up on an operation after this: beyond the longest legitimate wait, a claim whose server
  * died (LEASE_MS, 30 s, in api/src/http/idempotency.ts) before recovery decides it.
@@ -77,7 +85,7 @@ interface Row {
   attempts: number;
   answered: number;
   operations: number;
-  /** Operations by kind: creates / deletes / patches. */
+  /** Operations by kind: creates / deletes / patches / ingests. */
   mix: string;
   created: number;
   executed: number;
@@ -104,6 +112,8 @@ describe('faults: two API replicas under idempotent write traffic', function () 
   const name = `faults_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
 
   const endpoints: PatchableEndpoint[] = [];
+  const connectionIds: string[] = [];
+  const resources = manyObservations(BUNDLE);
   let capacity = 0;
   let rate = MAX_RATE;
 
@@ -115,17 +125,19 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     const call = (method: string, path: string, key: string, body?: unknown) =>
       fetch(replicas[0]!.url + path, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) }).then((r) => r.json() as Promise<Record<string, string>>);
     tenantId = (await call('POST', '/api/admin/v1/customer-accounts', ADMIN_TOKEN, { name: 'Fault injection' })).id!;
-    credential = (await call('POST', `/api/admin/v1/customer-accounts/${tenantId}/api-keys`, ADMIN_TOKEN, { scopes: ['patient:read', 'patient:write', 'webhook:read', 'webhook:write'] })).key!;
+    credential = (await call('POST', `/api/admin/v1/customer-accounts/${tenantId}/api-keys`, ADMIN_TOKEN, { scopes: ['patient:read', 'patient:write', 'webhook:read', 'webhook:write', 'app_user:write', 'clinical:write'] })).key!;
     for (let i = 0; i < ENDPOINTS; i++) {
       const created = await call('POST', WEBHOOKS, credential, { url: `http://127.0.0.1:65000/fault-${i}`, eventTypes: ['app_user.tombstoned'] });
       endpoints.push({ id: created.id!, version: created._version });
     }
     client = await new MongoClient(database.url, { serverSelectionTimeoutMS: 30_000 }).connect();
     db = client.db(name);
+    connectionIds.push(...(await connectionsFor(db, replicas[0]!.url, credential, tenantId, CONNECTIONS)));
+    await Promise.all(connectionIds.map(async (id) => expect((await call('POST', `/api/platform/v1/connections/${id}/observations`, credential, { resourceType: 'Bundle', type: 'collection', entry: resources.map((resource) => ({ resource })) })).ingested).to.equal(BUNDLE)));
     // The service's capacity for the suite's own mix, once warm: 16 clients back to back, 2 s, then 4 s measured.
     const closedLoop = async (ms: number) => {
       await refreshEndpoints();
-      return new WriteTraffic({ replicas, credential, rate: 1, maxInFlight: 1, attemptTimeoutMs: ANSWER_MS, giveUpMs: GIVE_UP_MS, endpoints }).closedLoop(16, ms);
+      return new WriteTraffic({ replicas, credential, rate: 1, maxInFlight: 1, attemptTimeoutMs: ANSWER_MS, giveUpMs: GIVE_UP_MS, endpoints, ingest: { connectionIds, resources } }).closedLoop(16, ms);
     };
     await closedLoop(2_000);
     capacity = await closedLoop(4_000);
@@ -158,7 +170,7 @@ describe('faults: two API replicas under idempotent write traffic', function () 
   async function underTraffic(fault: (traffic: WriteTraffic) => Promise<void>): Promise<Run> {
     await Promise.all(replicas.map((replica) => whenReady(replica)));
     const versionsBefore = await refreshEndpoints();
-    const traffic = new WriteTraffic({ replicas, credential, rate, maxInFlight: MAX_IN_FLIGHT, attemptTimeoutMs: ANSWER_MS, giveUpMs: GIVE_UP_MS, endpoints });
+    const traffic = new WriteTraffic({ replicas, credential, rate, maxInFlight: MAX_IN_FLIGHT, attemptTimeoutMs: ANSWER_MS, giveUpMs: GIVE_UP_MS, endpoints, ingest: { connectionIds, resources } });
     traffic.start();
     await sleep(STEADY_MS);
     await fault(traffic);
@@ -215,6 +227,19 @@ describe('faults: two API replicas under idempotent write traffic', function () 
       })
       .filter((endpoint) => endpoint.actual !== endpoint.expected || (endpoint.last !== undefined && endpoint.description !== endpoint.last));
 
+    // Ingests: each connection shows exactly the bundle's observations, all from one ingest of that connection.
+    const ingestsOf = new Map<string, Set<string>>();
+    for (const operation of operations.filter((o) => o.kind === 'ingest' && o.attempts.length > 0)) ingestsOf.set(operation.connectionId!, (ingestsOf.get(operation.connectionId!) ?? new Set()).add(operation.key));
+    const observations = new ObservationRepository(db);
+    const wronglyIngested: { connectionId: string; observations: number; resources: number; notes: string[] }[] = [];
+    for (const connectionId of connectionIds) {
+      const shown = (await observations.current(connectionId)) as unknown as { resourceId: string; resource: { note?: { text: string }[] } }[];
+      const notes = [...new Set(shown.map((doc) => doc.resource.note?.[0]?.text ?? 'none'))];
+      const whole = shown.length === BUNDLE && new Set(shown.map((doc) => doc.resourceId)).size === BUNDLE && notes.length === 1;
+      const ours = notes[0] === 'none' || ingestsOf.get(connectionId)?.has(notes[0]!) === true; // the first bundle's, or an ingest's
+      if (!whole || !ours) wronglyIngested.push({ connectionId, observations: shown.length, resources: new Set(shown.map((doc) => doc.resourceId)).size, notes: notes.slice(0, 5) });
+    }
+
     // Every change has its event, none is invented: recovery (as the dispatcher runs it, a day on) commits
     // what a killed or failed request left staged.
     checkRedis ??= await connectRedis(redis.url, 2_500);
@@ -244,7 +269,7 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     const recoveryMs = recoveredAt - returnedAt;
     const succeededAfter = afterReturn.filter(({ attempt, expected }) => attempt.start >= recoveredAt && attempt.outcome === expected).length;
     const unavailable = attempts.filter((attempt) => attempt.outcome === 503);
-    const duplicates = duplicated.reduce((sum, docs) => sum + docs.length - 1, 0) + wronglyDeleted.length + wronglyPatched.length;
+    const duplicates = duplicated.reduce((sum, docs) => sum + docs.length - 1, 0) + wronglyDeleted.length + wronglyPatched.length + wronglyIngested.length;
 
     rows.push({
       scenario,
@@ -252,7 +277,7 @@ describe('faults: two API replicas under idempotent write traffic', function () 
       attempts: attempts.length,
       answered: attempts.filter((attempt) => typeof attempt.outcome === 'number').length,
       operations: operations.length,
-      mix: (['create', 'delete', 'patch'] as const).map((kind) => operations.filter((operation) => operation.kind === kind).length).join(' / '),
+      mix: (['create', 'delete', 'patch', 'ingest'] as const).map((kind) => operations.filter((operation) => operation.kind === kind).length).join(' / '),
       created: operations.filter((operation) => operation.result === 'created').length,
       executed: operations.filter((operation) => operation.result === 'executed').length,
       errors: errorSummary(operations),
@@ -276,6 +301,7 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     expect(twice, 'creations executed more than once').to.deep.equal([]);
     expect(wronglyDeleted, 'deleted patients not at version 2 (deleted once)').to.deep.equal([]);
     expect(wronglyPatched, 'endpoints not moved one version per patch, or without the last patch').to.deep.equal([]);
+    expect(wronglyIngested, 'connections that do not show one whole bundle of one of their ingests').to.deep.equal([]);
     const missing = ofKind('create').filter((operation) => byEmail.get(operation.email!)?.length !== 1);
     expect(missing.map((operation) => operation.key), 'created or executed operations without their patient').to.deep.equal([]);
     const mismatched = creates.filter((operation) => operation.result === 'created' && byEmail.get(operation.email!)?.[0]?.id !== operation.patientId);
@@ -369,7 +395,7 @@ function errorSummary(operations: Operation[]): string {
 }
 
 function printTable(rows: Row[], load: string): void {
-  const header = ['', 'injected', 'attempts answered', 'operations (create / delete / patch)', 'done', 'executed (response lost)', 'errors by status', 'duplicates', 'events missing', 'slowest answer', 'slowest 503', 'recovery'];
+  const header = ['', 'injected', 'attempts answered', 'operations (create / delete / patch / ingest)', 'done', 'executed (response lost)', 'errors by status', 'duplicates', 'events missing', 'slowest answer', 'slowest 503', 'recovery'];
   const lines = rows.map((row) => [row.scenario, row.injected, `${row.answered}/${row.attempts}`, `${row.operations} (${row.mix})`, String(row.created), String(row.executed), row.errors, String(row.duplicates), String(row.missingEvents), `${(row.maxLatencyMs / 1000).toFixed(2)} s`, `${(row.max503Ms / 1000).toFixed(2)} s`, `${(row.recoveryMs / 1000).toFixed(2)} s`]);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const format = (cells: string[]) => `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;

@@ -1,10 +1,13 @@
 // Steady concurrent writes with idempotency keys, as careful clients behind a load balancer send them. New
 // operations start at a steady rate whatever became of the earlier ones (open loop, up to a bound in flight),
-// each under a key of its own, and are of three kinds:
+// each under a key of its own, and are of four kinds:
 //   - create: POST /patients;
 //   - delete: DELETE /patients/{id} with If-Match "1", of a patient an earlier create made;
 //   - patch: PATCH /webhook-endpoints/{id} with If-Match of the version the client last saw, setting a
-//     description of its own, on an endpoint no other operation is changing meanwhile.
+//     description of its own, on an endpoint no other operation is changing meanwhile;
+//   - ingest: POST /connections/{id}/observations of one bundle of the same observations every time (a
+//     re-ingest of ids that exist), each operation's bundle with a note of its own on every observation, to a
+//     connection no other operation is writing to meanwhile (as one sync job per connection would).
 // An attempt goes to the replicas in turn, and a retryable answer (503, 409 IDEMPOTENCY_KEY_IN_USE, 429, a
 // refused or cut connection) is retried with the same key, body and If-Match on the next replica, after an
 // exponential backoff with jitter (250 ms doubling up to 4 s, never sooner than Retry-After), until the
@@ -34,7 +37,7 @@ export interface Attempt {
 /** created: the operation's own success (201, 204, 200); executed: 409 IDEMPOTENCY_KEY_EXECUTED. */
 export type KeyResult = 'created' | 'executed' | 'failed' | 'gave-up';
 
-export type OperationKind = 'create' | 'delete' | 'patch';
+export type OperationKind = 'create' | 'delete' | 'patch' | 'ingest';
 
 export interface Operation {
   kind: OperationKind;
@@ -52,6 +55,8 @@ export interface Operation {
   /** patch: the endpoint, and the description it sets. */
   endpointId?: string;
   description?: string;
+  /** ingest: the connection written to (the note on its observations is the operation's key). */
+  connectionId?: string;
   attempts: Attempt[];
   result?: KeyResult;
 }
@@ -76,15 +81,17 @@ export interface TrafficOptions {
   giveUpMs: number;
   /** The endpoints patch operations may change (each by one operation at a time). None: no patches. */
   endpoints?: PatchableEndpoint[];
-  /** Shares of new operations that are deletes and patches (the rest are creates); default 0.2 each. */
-  mix?: { delete: number; patch: number };
+  /** The connections ingest operations write to, and the observations each bundle holds. None: no ingests. */
+  ingest?: { connectionIds: string[]; resources: Record<string, unknown>[] };
+  /** Shares of new operations that are deletes, patches and ingests (the rest are creates); default 0.2, 0.2, 0.1. */
+  mix?: { delete: number; patch: number; ingest?: number };
 }
 
 const PATIENTS = '/api/platform/v1/patients';
 const ENDPOINTS = '/api/platform/v1/webhook-endpoints';
 const FIRST_BACKOFF_MS = 250;
 const MAX_BACKOFF_MS = 4_000;
-const SUCCESS: Record<OperationKind, number> = { create: 201, delete: 204, patch: 200 };
+const SUCCESS: Record<OperationKind, number> = { create: 201, delete: 204, patch: 200, ingest: 200 };
 
 export class WriteTraffic {
   readonly operations: Operation[] = [];
@@ -101,9 +108,12 @@ export class WriteTraffic {
   private readonly deletable: string[] = [];
   /** Endpoints no operation is changing now. */
   private readonly idle: PatchableEndpoint[];
+  /** Connections no ingest is writing to now. */
+  private readonly idleConnections: string[];
 
   constructor(private readonly options: TrafficOptions) {
     this.idle = [...(options.endpoints ?? [])].filter((endpoint) => endpoint.version !== undefined);
+    this.idleConnections = [...(options.ingest?.connectionIds ?? [])];
   }
 
   start(): void {
@@ -149,11 +159,18 @@ export class WriteTraffic {
     return this.operations.flatMap((operation) => operation.attempts);
   }
 
-  /** The next operation: a delete or a patch in their shares when one can be made, else a create. */
+  /** The next operation: a delete, a patch or an ingest in their shares when one can be made, else a create. */
   private next(): Operation {
     const key = `fault-${randomUUID()}`;
-    const { delete: deletes, patch: patches } = this.options.mix ?? { delete: 0.2, patch: 0.2 };
+    const { delete: deletes, patch: patches, ingest: ingests = 0.1 } = this.options.mix ?? { delete: 0.2, patch: 0.2 };
     const draw = Math.random();
+    const ingest = this.options.ingest;
+    if (ingest && draw >= 1 - ingests && this.idleConnections.length > 0) {
+      const connectionId = this.idleConnections.splice(Math.floor(Math.random() * this.idleConnections.length), 1)[0]!;
+      const entry = ingest.resources.map((resource) => ({ resource: { ...resource, note: [{ text: key }] } }));
+      const body = JSON.stringify({ resourceType: 'Bundle', type: 'collection', entry });
+      return { kind: 'ingest', key, method: 'POST', path: `/api/platform/v1/connections/${connectionId}/observations`, expected: SUCCESS.ingest, body, connectionId, attempts: [] };
+    }
     if (draw < deletes && this.deletable.length > 0) {
       const patientId = this.deletable.splice(Math.floor(Math.random() * this.deletable.length), 1)[0]!;
       return { kind: 'delete', key, method: 'DELETE', path: `${PATIENTS}/${patientId}`, expected: SUCCESS.delete, ifMatch: '"1"', patientId, attempts: [] };
@@ -168,6 +185,16 @@ export class WriteTraffic {
   }
 
   private async complete(operation: Operation): Promise<void> {
+    try {
+      await this.decide(operation);
+    } finally {
+      // However it ended, the connection's writer is done with it (one that gave up may still be at work in
+      // the service: the connection's lease keeps the next bundle waiting for it there).
+      if (operation.connectionId !== undefined) this.idleConnections.push(operation.connectionId);
+    }
+  }
+
+  private async decide(operation: Operation): Promise<void> {
     const giveUpAt = Date.now() + this.options.giveUpMs;
     for (;;) {
       const replica = this.options.replicas[this.turn++ % this.options.replicas.length]!;

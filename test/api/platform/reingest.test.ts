@@ -68,6 +68,9 @@ describe('platform: re-ingesting observations that exist', function () {
       expect(statuses.length).to.be.greaterThan(0);
       expect(statuses.filter((status) => status !== 201 && status !== 200)).to.deep.equal([]);
 
+      // Readers see the last round at once; its replacements are written in place after the answer.
+      expect((await api.services.observations.current(connectionId)).every((doc) => (doc.resource as { note?: { text: string }[] }).note?.[0]?.text === 'round 2')).to.equal(true);
+      await api.services.observations.settled();
       const stored = await observations.find({ connectionId }).toArray();
       expect(stored).to.have.length(count);
       expect(stored.every((doc) => doc.resource.note?.[0]?.text === 'round 2')).to.equal(true);

@@ -72,8 +72,8 @@ export class ConnectionIndex {
   }
 
   /**
-   * Builds the index of `documents` (any order; one that comes twice counts once, its last copy), read
-   * after the connection's `obs:` token was `token`; null once it would exceed `maxBytes`.
+   * Builds the index of `documents` (any order; one that comes twice counts once, its last copy with its first
+   * copy's firstIngestedAt, as ObservationStore.all() gives them), read after the connection's `obs:` token was `token`; null once it would exceed `maxBytes`.
    */
   static async build(documents: AsyncIterable<ObservationDocument>, maxBytes: number, token = ''): Promise<ConnectionIndex | null> {
     const byId = new Map<string, { entry: IndexedObservation; doc: ObservationDocument; bytes: number }>();
@@ -81,9 +81,10 @@ export class ConnectionIndex {
     for await (const doc of documents) {
       const entry = { id: doc._id, resourceId: doc.resourceId, sortDate: doc.sortDate.getTime(), tail: entryTail(doc.resourceId, doc.resource) };
       const size = ENTRY_OVERHEAD_BYTES + entry.tail.length;
-      bytes += size - (byId.get(doc._id)?.bytes ?? 0);
+      const earlier = byId.get(doc._id);
+      bytes += size - (earlier?.bytes ?? 0);
       if (bytes > maxBytes) return null;
-      byId.set(doc._id, { entry, doc: { ...doc, resource: {} }, bytes: size });
+      byId.set(doc._id, { entry, doc: { ...doc, resource: {}, firstIngestedAt: earlier?.doc.firstIngestedAt ?? doc.firstIngestedAt }, bytes: size });
     }
     const loaded = [...byId.values()].sort((a, b) => compare(a.entry, b.entry));
     const n = loaded.length;

@@ -11,6 +11,10 @@ export interface CodingIndex {
 export interface ObservationDocument {
   /** `${connectionId}/${resourceId}` */
   _id: string;
+  /** The bundle generation that first wrote it (api/src/clinical/bundle-heads.ts); absent before generations. */
+  seq?: number;
+  /** The generation whose version it holds: a replacement by an earlier one never lands over it. */
+  rev?: number;
   connectionId: string;
   accountId: string;
   resourceId: string;
@@ -24,7 +28,7 @@ export interface ObservationDocument {
   confidentiality: string;
   /** v3-ActCode sensitivity codes, [] when none. */
   sensitivity: string[];
-  /** Set on insert, never changed by an upsert: a paging walk sees only what existed when it began. */
+  /** Set when first written, never changed by a replacement: a paging walk sees only what existed when it began. */
   firstIngestedAt: Date;
   resource: Record<string, unknown>;
 }

@@ -137,7 +137,7 @@ export class GatewayService {
     if (index) return index.search(grants, walk.params, now, asOf, walk.after, limit);
     const filter = observationFilter(walk.connectionId, grants, walk.params, now, asOf);
     const after = walk.after && afterPosition(walk.params.sort, { sortDate: new Date(walk.after.sortDate), id: walk.after.id });
-    const { items, total } = await this.deps.observations.page(filter, after, observationSort(walk.params.sort), limit);
+    const { items, total } = await this.deps.observations.page(walk.connectionId, filter, after, observationSort(walk.params.sort), limit);
     return { total, items: items.map((doc) => ({ id: doc._id, resourceId: doc.resourceId, sortDate: doc.sortDate.getTime(), tail: entryTail(doc.resourceId, doc.resource) })) };
   }
 
