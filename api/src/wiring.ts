@@ -127,6 +127,8 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   const sweeper = new MongoIdempotencyStore(longDb, locks);
   const sweep = setInterval(() => {
     sweeper.sweep(clock.now().getTime(), 1_000).catch((error: unknown) => logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'));
+    // Ingested bundles' records no reader needs any more (docs/operations.md, "Clinical ingest").
+    repositories.observations.tidyAll().catch((error: unknown) => logger.warn({ err: error }, 'observations: bundle records could not be tidied; next round'));
   }, 5 * minute);
   sweep.unref();
   // The ZIP table loads now (about 0.1 s), not on a first near= search.

@@ -113,6 +113,11 @@ describe('faults: two API replicas under idempotent write traffic', function () 
 
   const endpoints: PatchableEndpoint[] = [];
   const connectionIds: string[] = [];
+  /** The keys of every ingest sent to each connection so far, in any scenario or the capacity measurement. */
+  const ingestsOf = new Map<string, Set<string>>();
+  const noteIngests = (operations: Operation[]) => {
+    for (const operation of operations.filter((o) => o.kind === 'ingest' && o.attempts.length > 0)) ingestsOf.set(operation.connectionId!, (ingestsOf.get(operation.connectionId!) ?? new Set()).add(operation.key));
+  };
   const resources = manyObservations(BUNDLE);
   let capacity = 0;
   let rate = MAX_RATE;
@@ -137,7 +142,10 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     // The service's capacity for the suite's own mix, once warm: 16 clients back to back, 2 s, then 4 s measured.
     const closedLoop = async (ms: number) => {
       await refreshEndpoints();
-      return new WriteTraffic({ replicas, credential, rate: 1, maxInFlight: 1, attemptTimeoutMs: ANSWER_MS, giveUpMs: GIVE_UP_MS, endpoints, ingest: { connectionIds, resources } }).closedLoop(16, ms);
+      const traffic = new WriteTraffic({ replicas, credential, rate: 1, maxInFlight: 1, attemptTimeoutMs: ANSWER_MS, giveUpMs: GIVE_UP_MS, endpoints, ingest: { connectionIds, resources } });
+      const done = await traffic.closedLoop(16, ms);
+      noteIngests(traffic.operations);
+      return done;
     };
     await closedLoop(2_000);
     capacity = await closedLoop(4_000);
@@ -227,9 +235,9 @@ describe('faults: two API replicas under idempotent write traffic', function () 
       })
       .filter((endpoint) => endpoint.actual !== endpoint.expected || (endpoint.last !== undefined && endpoint.description !== endpoint.last));
 
-    // Ingests: each connection shows exactly the bundle's observations, all from one ingest of that connection.
-    const ingestsOf = new Map<string, Set<string>>();
-    for (const operation of operations.filter((o) => o.kind === 'ingest' && o.attempts.length > 0)) ingestsOf.set(operation.connectionId!, (ingestsOf.get(operation.connectionId!) ?? new Set()).add(operation.key));
+    // Ingests: each connection shows exactly the bundle's observations, all from one ingest of that connection
+    // (of this scenario or an earlier one).
+    noteIngests(operations);
     const observations = new ObservationRepository(db);
     const wronglyIngested: { connectionId: string; observations: number; resources: number; notes: string[] }[] = [];
     for (const connectionId of connectionIds) {

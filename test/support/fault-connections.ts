@@ -12,6 +12,7 @@ import { openObjectStorage } from '../../core/src/object-storage/index.js';
 import { parseSource } from '../../operator/src/pipeline/index.js';
 import { publishCatalog } from '../../operator/src/pipeline/publish.js';
 import { ADMIN_TOKEN } from './api.js';
+import { GRANTS } from './apps.js';
 import { until } from './until.js';
 
 const BRAND = { name: 'Fault Injection Clinic', fhirBaseUrl: 'https://fhir.fault-injection.example/r4' };
@@ -33,7 +34,7 @@ export async function connectionsFor(db: Db, url: string, credential: string, ac
     const found = await call('GET', `/api/sdk/v1/catalog/brands?q=${encodeURIComponent(BRAND.fhirBaseUrl)}`, undefined);
     return found.status === 200 ? (found.body.brands?.[0]?.id as string | undefined) : undefined;
   });
-  const app = await call('POST', `/api/admin/v1/customer-accounts/${accountId}/apps`, ADMIN_TOKEN, { name: 'Fault injection app' });
+  const app = await call('POST', `/api/admin/v1/customer-accounts/${accountId}/apps`, ADMIN_TOKEN, { name: 'Fault injection app', grants: GRANTS });
   if (app.status !== 201) throw new Error(`cannot create the app: ${JSON.stringify(app.body)}`);
   const connections: string[] = [];
   for (let i = 0; i < count; i++) {

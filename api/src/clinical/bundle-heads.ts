@@ -9,11 +9,12 @@
 //   _changes   the change ids of the last commits by generation modulo CHANGE_RING (a request's recovery point)
 //   next       the last generation handed out
 //   writer     {token, until}: the lease of the one bundle being written (bundles of a connection go one at a time)
-//   abandoned  [{gen, at}]: generations handed out and never committed (their writer died or lost its lease):
-//              what they wrote stays invisible, and is deleted once no writer of theirs can still be at work
+//   abandoned  [{gen, at, cleaned?}]: generations handed out and never committed (their writer died or lost its
+//              lease): what they wrote stays invisible, and is deleted once no writer of theirs can still be at
+//              work (cleaned); the entry stays for as long as a retry may ask whether the generation committed
 //   pending    [{gen, at}]: committed bundles that replace observations and are still being applied in place
 //              (readers lay the bundle's record over what they read, clinical/repository.ts)
-//   kept       [{gen, at}]: applied bundles whose record is kept a while for readers that began before
+//   kept       [{gen, at}]: committed bundles, applied, whose record is kept a while for readers that began before
 //   applier    {token, until}: the lease of the one process applying pending bundles, in the order committed (a
 //              replacement is a write by _id alone, the only lookup the embedded database does not scan for, so
 //              the order is kept by applying one bundle after another, not by a condition on each write)
@@ -29,6 +30,7 @@ import type { Collection, Db } from 'mongodb';
 import { AppError } from '../http/errors.js';
 import { currentChangeScope } from '../infra/change-scope.js';
 import { CHANGE_RING } from '../infra/versioned-collection.js';
+import { REPLAY_WINDOW_MS } from '../http/idempotency.js';
 
 export const HEADS = 'observation_heads';
 
@@ -44,12 +46,21 @@ const WAIT_FOR_WRITER_MS = 3_000;
  * that generation can be at work, and no reader that began before the bundle was applied is still reading.
  */
 export const KEPT_MS = 15 * 60_000;
+/**
+ * How long a generation that never committed stays listed: beyond the idempotency replay window, so that a retry
+ * of its request learns from the head that it did not commit (committedGeneration).
+ */
+export const ABANDONED_LISTED_MS = REPLAY_WINDOW_MS + 60 * 60_000;
 /** How long an applier's lease lasts; it is renewed before each batch of replacements. */
 export const APPLIER_LEASE_MS = 10_000;
 
 export interface Generation {
   gen: number;
   at: Date;
+  /** An abandoned generation's leftovers are deleted. */
+  cleaned?: boolean;
+  /** A kept generation replaced observations (it was pending). */
+  replaced?: boolean;
 }
 
 export interface HeadDocument {
@@ -82,7 +93,7 @@ export interface WriterLease {
   connectionId: string;
   gen: number;
   token: string;
-  /** The generations abandoned when the lease was taken (their leftovers may be in the way). */
+  /** The generations abandoned, and not yet cleaned, when the lease was taken (their leftovers may be in the way). */
   abandoned: number[];
 }
 
@@ -128,17 +139,17 @@ export class BundleHeads {
 
   /**
    * Makes the lease's generation visible, with the request's change id as its recovery point, listing it as
-   * pending when it replaces observations (they are applied in place after); false (nothing committed) when the
-   * lease was taken over.
+   * pending when it replaces observations (they are applied in place after), else as kept; false (nothing
+   * committed) when the lease was taken over.
    */
   async commit(lease: WriterLease, replaces: boolean, at: Date): Promise<boolean> {
     const scope = currentChangeScope();
-    if (scope) await scope.recoveryPoint({ collection: HEADS, id: lease.connectionId, version: lease.gen, changeId: scope.changeId });
+    if (scope) await scope.recoveryPoint({ collection: HEADS, id: lease.connectionId, version: lease.gen, changeId: scope.changeId, generation: true });
     const result = await this.collection.updateOne(
       { _id: lease.connectionId, 'writer.token': lease.token },
       {
         $set: { _version: lease.gen, writer: null, stamp: randomUUID(), ...(scope && { [`_changes.${lease.gen % CHANGE_RING}`]: scope.changeId }) },
-        ...(replaces && { $push: { pending: { gen: lease.gen, at } } }),
+        $push: { [replaces ? 'pending' : 'kept']: { gen: lease.gen, at } },
       },
     );
     return result.modifiedCount === 1;
@@ -181,13 +192,24 @@ export class BundleHeads {
     return this.changeLists(connectionId, (head) => {
       const pending = head.pending.filter((p) => p.gen !== gen);
       if (pending.length === head.pending.length) return null;
-      return { pending, kept: [...head.kept.filter((k) => k.gen !== gen), { gen, at }] };
+      return { pending, kept: [...head.kept.filter((k) => k.gen !== gen), { gen, at, replaced: true }] };
     });
   }
 
-  /** Stops listing kept and abandoned generations whose records and leftovers are gone. */
+  /** Stops listing kept generations (their records are gone) and abandoned ones (listed long enough). */
   forget(connectionId: string, kept: number[], abandoned: number[]): Promise<void> {
     return this.changeLists(connectionId, (head) => ({ kept: head.kept.filter((k) => !kept.includes(k.gen)), abandoned: head.abandoned.filter((a) => !abandoned.includes(a.gen)) }));
+  }
+
+  /** Notes that abandoned generations' leftovers are deleted. */
+  cleaned(connectionId: string, gens: number[]): Promise<void> {
+    return this.changeLists(connectionId, (head) => ({ abandoned: head.abandoned.map((a) => (gens.includes(a.gen) ? { ...a, cleaned: true } : a)) }));
+  }
+
+  /** The heads that list kept or abandoned generations (for the periodic tidy: a small document per connection). */
+  async listing(): Promise<HeadDocument[]> {
+    const heads = await this.collection.find({}, { projection: { _id: 1, kept: 1, abandoned: 1 } }).toArray();
+    return heads.filter((head) => (head.kept ?? []).length > 0 || head.abandoned.length > 0);
   }
 
   /** The head as it is (for cleanup and tests). */
@@ -227,6 +249,7 @@ export class BundleHeads {
       { $set: { next: head.next + 1, writer: { token, until }, abandoned, stamp: randomUUID() } },
     );
     if (taken.modifiedCount !== 1) return null;
-    return { connectionId, gen: head.next + 1, token, abandoned: abandoned.map((a) => a.gen) };
+    return { connectionId, gen: head.next + 1, token, abandoned: abandoned.filter((a) => !a.cleaned).map((a) => a.gen) };
   }
 }
+

@@ -26,7 +26,7 @@ import { outsideChangeScope } from '../infra/change-scope.js';
 import type { NormalizedObservation } from './observations.js';
 import type { ObservationDocument } from '../sdk/observations/document.js';
 import { through } from '../../../core/src/infra/mongo.js';
-import { BundleHeads, KEPT_MS, type Visibility, type WriterLease } from './bundle-heads.js';
+import { ABANDONED_LISTED_MS, BundleHeads, KEPT_MS, WRITER_LEASE_MS, type Visibility, type WriterLease } from './bundle-heads.js';
 
 export interface IngestTarget {
   accountId: string;
@@ -76,6 +76,7 @@ export function recordObservations(record: BundleRecord): StoredFields[] {
 export const BUNDLES = 'observation_bundles';
 
 const lostLease = () => new AppError('SERVICE_UNAVAILABLE', 'The bundle took too long to write and another took its place; send it again.', {}, { 'Retry-After': '1' }, { storable: false });
+const interrupted = () => new AppError('SERVICE_UNAVAILABLE', 'The bundle could not be written whole (the database was interrupted); send it again.', {}, { 'Retry-After': '1' }, { storable: false });
 const movedOn = () => new AppError('SERVICE_UNAVAILABLE', "The connection's observations changed while they were read; retry.", {}, { 'Retry-After': '1' }, { storable: false });
 
 /** Reads of the database that a search gives up after, when bundles keep being committed under it. */
@@ -129,7 +130,7 @@ export class ObservationRepository implements ObservationStore {
     try {
       await this.removeLeftovers(lease);
       await this.renewed(lease);
-      await this.records.insertOne({ _id: `${connectionId}/${gen}`, connectionId, gen, at, observations: JSON.stringify(stored) });
+      await this.writeRecord({ _id: `${connectionId}/${gen}`, connectionId, gen, at, observations: JSON.stringify(stored) });
       await this.renewed(lease);
       // Most of a bundle is usually new: one unordered insert of everything; the ids that exist fail it, and a
       // unique _id decides, so two ingests racing on one id never duplicate it.
@@ -142,7 +143,9 @@ export class ObservationRepository implements ObservationStore {
         const again = stored.filter((fields) => leftovers.has(idOf(fields.resourceId)));
         if (again.length > 0) {
           await this.renewed(lease);
-          await this.longCollection.bulkWrite(again.map((fields) => ({ updateMany: { filter: { _id: idOf(fields.resourceId) }, update: { $set: { ...fields, seq: gen, rev: gen, firstIngestedAt: at } } } })), { ordered: false });
+          // seq only moves forward: a write of this bundle that lands late, after another took its lease over and
+          // wrote the same leftover, does not hide what that one committed.
+          await this.longCollection.bulkWrite(again.map((fields) => ({ updateMany: { filter: { _id: idOf(fields.resourceId) }, update: { $set: { ...fields, rev: gen, firstIngestedAt: at }, $max: { seq: gen } } } })), { ordered: false });
         }
         reclaimed = again.length;
         for (const id of leftovers) existing.delete(id);
@@ -152,13 +155,17 @@ export class ObservationRepository implements ObservationStore {
       if (!committed) throw lostLease();
       const replacing = stored.filter((fields) => existing.has(idOf(fields.resourceId)));
       this.afterCommit(connectionId, async () => {
-        if (replaced > 0) await this.applyPending(connectionId, new Map([[gen, replacing]]));
-        else await this.records.deleteOne({ _id: `${connectionId}/${gen}` }); // no reader needs it
+        // This bundle's replacements, and those of any bundle whose applier stopped.
+        if (replaced > 0 || (await this.heads.visibility(connectionId)).pending.length > 0) await this.applyPending(connectionId, new Map([[gen, replacing]]));
         await this.tidy(connectionId);
       });
       return { ingested: observations.length - replaced, updated: replaced };
+    } catch (error) {
+      // A duplicate _id that escapes is a write that landed twice around an interruption, not the client's
+      // conflict: nothing is committed, and the bundle can be sent again.
+      throw (error as { code?: unknown }).code === 11000 ? interrupted() : error;
     } finally {
-      if (!committed) await this.heads.release(lease).catch(() => undefined); // else the lease runs out
+      if (!committed) await this.heads.release(lease).catch(() => this.releaseLater(lease));
     }
   }
 
@@ -178,22 +185,29 @@ export class ObservationRepository implements ObservationStore {
 
   async *all(connectionId: string): AsyncIterable<ObservationDocument> {
     const before = await this.heads.visibility(connectionId);
-    const held: ObservationDocument[] = [];
+    // When each document read was first written (also those not shown): what a record laid over keeps.
+    const firstWritten = new Map<string, Date>();
     for await (const doc of this.longCollection.find({ connectionId }).sort({ connectionId: 1, sortDate: 1, _id: 1 })) {
       const seq = doc.seq ?? 0;
       if (before.abandoned.includes(seq)) continue;
-      if (seq <= before.committed) yield doc;
-      else held.push(doc); // first written by a bundle not committed when the read began: shown if it is now
+      firstWritten.set(doc._id, doc.firstIngestedAt);
+      if (seq <= before.committed) yield doc; // later ones come whole from their records, below
     }
     const after = await this.heads.visibility(connectionId);
     if (after.pending.length > 0) this.afterCommit(connectionId, () => this.applyPending(connectionId)); // its applier may have stopped
-    for (const doc of held) if (doc.seq! <= after.committed && !after.abandoned.includes(doc.seq!)) yield doc;
-    // The bundles that were being applied while the documents were read, in the order they were committed.
+    // The bundles being applied when the read began, and every bundle committed while it went on, in the order
+    // they were committed: the read may have met any part of them.
     const gens = [...new Set([...before.pending.map((p) => p.gen), ...[...after.pending, ...after.kept].map((g) => g.gen).filter((gen) => gen > before.committed)])].sort((a, b) => a - b);
     for (const gen of gens) {
       const record = await this.records.findOne({ _id: `${connectionId}/${gen}` });
       if (!record) throw movedOn(); // applied and forgotten while this read went on (it took longer than KEPT_MS)
-      for (const fields of recordObservations(record)) yield { ...fields, _id: `${connectionId}/${fields.resourceId}`, firstIngestedAt: record.at };
+      for (const fields of recordObservations(record)) {
+        const _id = `${connectionId}/${fields.resourceId}`;
+        // One the read did not meet (a replacement moved it in the index order) is looked up.
+        const first = firstWritten.get(_id) ?? (await this.longCollection.findOne({ _id }, { projection: { firstIngestedAt: 1, seq: 1 } }))?.firstIngestedAt ?? record.at;
+        firstWritten.set(_id, first);
+        yield { ...fields, _id, firstIngestedAt: first };
+      }
     }
   }
 
@@ -209,6 +223,36 @@ export class ObservationRepository implements ObservationStore {
     while (this.background.size > 0) await Promise.all([...this.background]);
   }
 
+  /**
+   * Inserts a bundle's record. Its _id is new (the generation is this writer's alone), so one that exists is this
+   * same insert landing twice: the driver retries a write whose connection broke (the database restarting), and
+   * the first attempt may have landed.
+   */
+  private async writeRecord(record: BundleRecord): Promise<void> {
+    try {
+      await this.records.insertOne(record);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 11000) throw error;
+      const found = await this.records.findOne({ _id: record._id });
+      if (found?.observations !== record.observations) throw error;
+    }
+  }
+
+  /**
+   * Gives a lease back once the database answers again (a failed write usually means it is away): the next bundle
+   * of the connection need not wait for the lease to run out. Stops once it would have run out anyway.
+   */
+  private releaseLater(lease: WriterLease): void {
+    const giveUpAt = performance.now() + WRITER_LEASE_MS;
+    const attempt = (pause: number) => {
+      if (performance.now() + pause > giveUpAt) return;
+      setTimeout(() => {
+        this.heads.release(lease).catch(() => attempt(Math.min(pause * 2, 2_000)));
+      }, pause).unref();
+    };
+    attempt(250);
+  }
+
   /** Inserts the documents that are new; the _ids of those that exist. */
   private async insertNew(docs: ObservationDocument[]): Promise<Set<string>> {
     try {
@@ -217,7 +261,8 @@ export class ObservationRepository implements ObservationStore {
     } catch (error) {
       const failures = (error as { writeErrors?: { code: number; index: number }[] | { code: number; index: number } }).writeErrors;
       const list = failures === undefined ? [] : Array.isArray(failures) ? failures : [failures];
-      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw error;
+      // Anything but duplicates (or duplicates without saying which) is an interrupted write: retry the bundle.
+      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw (error as { code?: unknown }).code === 11000 ? interrupted() : error;
       return new Set(list.map((e) => docs[e.index]!._id));
     }
   }
@@ -292,16 +337,17 @@ export class ObservationRepository implements ObservationStore {
     const { connectionId } = lease;
     const head = await this.heads.head(connectionId);
     const old = this.clock.now().getTime() - KEPT_MS;
-    const expired = (head?.abandoned ?? []).filter((a) => a.at.getTime() <= old).map((a) => a.gen);
+    const expired = (head?.abandoned ?? []).filter((a) => !a.cleaned && a.at.getTime() <= old).map((a) => a.gen);
     if (expired.length === 0) return;
     for (const gen of expired) {
       const record = await this.records.findOne({ _id: `${connectionId}/${gen}` });
       if (!record) continue; // it died before its record, so before anything else
       const marked = await this.marked(lease, recordObservations(record).map((fields) => `${connectionId}/${fields.resourceId}`), [gen]);
+      await this.renewed(lease);
       if (marked.length > 0) await this.longCollection.bulkWrite(marked.map((_id) => ({ deleteMany: { filter: { _id } } })), { ordered: false });
       await this.records.deleteOne({ _id: record._id });
     }
-    await this.heads.forget(connectionId, [], expired);
+    await this.heads.cleaned(connectionId, expired);
   }
 
   /** Which of the documents `ids` were first written by one of `gens`: read by _id, a few at once. */
@@ -328,18 +374,28 @@ export class ObservationRepository implements ObservationStore {
     });
   }
 
-  /** Deletes the records of bundles applied long enough ago that no reader that began before can need them. */
-  private async tidy(connectionId: string): Promise<void> {
+  /**
+   * Deletes the records of bundles applied long enough ago that no reader that began before can need them, and
+   * stops listing generations abandoned long ago. After each commit, and for every connection now and then
+   * (tidyAll), so the last bundles of a connection that gets no more are tidied too.
+   */
+  async tidy(connectionId: string): Promise<void> {
     const head = await this.heads.head(connectionId);
-    const old = this.clock.now().getTime() - KEPT_MS;
-    const kept = (head?.kept ?? []).filter((k) => k.at.getTime() <= old).map((k) => k.gen);
-    if (kept.length === 0) return;
+    const now = this.clock.now().getTime();
+    const kept = (head?.kept ?? []).filter((k) => k.at.getTime() <= now - KEPT_MS).map((k) => k.gen);
+    const abandoned = (head?.abandoned ?? []).filter((a) => a.cleaned && a.at.getTime() <= now - ABANDONED_LISTED_MS).map((a) => a.gen);
+    if (kept.length === 0 && abandoned.length === 0) return;
     for (const gen of kept) await this.records.deleteOne({ _id: `${connectionId}/${gen}` });
-    await this.heads.forget(connectionId, kept, []);
+    await this.heads.forget(connectionId, kept, abandoned);
+  }
+
+  /** tidy() for every connection that lists kept or abandoned generations; a failure is left for the next round. */
+  async tidyAll(): Promise<void> {
+    for (const head of await this.heads.listing()) await this.tidy(head._id).catch((error: unknown) => this.onBackgroundError(error, head._id));
   }
 }
 
 /** Whether a bundle committed after generation `committed` has replaced observations (it may be applied in part). */
 function replacedSince(visibility: Visibility, committed: number): boolean {
-  return [...visibility.pending, ...visibility.kept].some((g) => g.gen > committed);
+  return [...visibility.pending, ...visibility.kept.filter((k) => k.replaced)].some((g) => g.gen > committed);
 }

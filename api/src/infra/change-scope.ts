@@ -17,6 +17,11 @@ export interface RecoveryPoint {
   changeId: string;
   version?: number;
   field?: string;
+  /**
+   * `version` is a generation of a document that commits generations one at a time and lists those that never
+   * committed in `abandoned` (a connection's head, api/src/clinical/bundle-heads.ts): committedGeneration decides.
+   */
+  generation?: boolean;
 }
 
 /** The field plain (unversioned) writes carry the change id in. */
@@ -62,6 +67,17 @@ export async function markPlainWrite(collection: string, id: string, field = CHA
 export async function recoveryPointReached(db: Db, point: RecoveryPoint): Promise<boolean> {
   const doc = await db.collection<{ _id: string } & Record<string, unknown>>(point.collection).findOne({ _id: point.id });
   if (!doc) return false;
+  if (point.generation && point.version !== undefined) return committedGeneration(doc as { _version?: number; abandoned?: { gen: number }[] }, point.version);
   if (point.version !== undefined) return changeRecorded(doc as { _version?: number; _changes?: Record<string, string> }, point.version, point.changeId);
   return doc[point.field ?? CHANGE_FIELD] === point.changeId;
+}
+
+/**
+ * Whether generation `gen` of such a document committed: every generation up to `_version` either committed or
+ * is listed in `abandoned` (its writer lists all those handed out since the last commit when it takes over), and
+ * abandoned ones stay listed for longer than a retry can ask. (A `_changes` ring alone would forget a commit
+ * after CHANGE_RING later ones.)
+ */
+export function committedGeneration(doc: { _version?: number; abandoned?: { gen: number }[] } | null, gen: number): boolean {
+  return doc !== null && (doc._version ?? 0) >= gen && !(doc.abandoned ?? []).some((a) => a.gen === gen);
 }

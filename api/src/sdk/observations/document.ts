@@ -13,7 +13,7 @@ export interface ObservationDocument {
   _id: string;
   /** The bundle generation that first wrote it (api/src/clinical/bundle-heads.ts); absent before generations. */
   seq?: number;
-  /** The generation whose version it holds: a replacement by an earlier one never lands over it. */
+  /** The generation whose version it holds (for diagnosis: replacements are ordered by the applier's lease). */
   rev?: number;
   connectionId: string;
   accountId: string;
