@@ -17,7 +17,8 @@
 // reads the whole collection for any other filter, even _id with one more condition (200 such updates took
 // 30 s beside 3,000 documents, against 0.5 s by _id alone), so a bundle costs about the same whatever it replaces.
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db, Filter, Sort } from 'mongodb';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { Binary, type Collection, type Db, type Filter, type Sort } from 'mongodb';
 import type { Clock } from '../../../core/src/clock.js';
 import { systemClock } from '../../../core/src/clock.js';
 import { BEGINNING } from './dates.js';
@@ -51,8 +52,9 @@ export type StoredFields = Omit<ObservationDocument, '_id' | 'firstIngestedAt' |
 
 /**
  * A bundle's record: what it writes, kept until it is applied and no reader needs it. The observations are one
- * JSON string (dates as ISO strings): the embedded database converts a document field by field, and a bundle
- * as fields cost as much to store as its observations did (0.7 s for 1000), as one string 30 times less.
+ * gzipped JSON document (dates as ISO strings): the embedded database converts a document field by field, and a
+ * bundle as fields cost as much to store as its observations did (0.7 s for 1000); as one string, 60 ms for
+ * 0.9 MB; gzipped (2 ms at level 1), 5 ms.
  */
 export interface BundleRecord {
   /** `${connectionId}/${gen}` */
@@ -60,12 +62,16 @@ export interface BundleRecord {
   connectionId: string;
   gen: number;
   at: Date;
-  observations: string;
+  observations: Binary;
+}
+
+function packObservations(stored: StoredFields[]): Binary {
+  return new Binary(gzipSync(JSON.stringify(stored), { level: 1 }));
 }
 
 /** The observations of a record, as they were before it was written. */
 export function recordObservations(record: BundleRecord): StoredFields[] {
-  return (JSON.parse(record.observations) as StoredFields[]).map((fields) => ({
+  return (JSON.parse(gunzipSync(record.observations.buffer).toString('utf8')) as StoredFields[]).map((fields) => ({
     ...fields,
     sortDate: new Date(fields.sortDate),
     updatedAt: new Date(fields.updatedAt),
@@ -130,7 +136,7 @@ export class ObservationRepository implements ObservationStore {
     try {
       await this.removeLeftovers(lease);
       await this.renewed(lease);
-      await this.writeRecord({ _id: `${connectionId}/${gen}`, connectionId, gen, at, observations: JSON.stringify(stored) });
+      await this.writeRecord({ _id: `${connectionId}/${gen}`, connectionId, gen, at, observations: packObservations(stored) });
       await this.renewed(lease);
       // Most of a bundle is usually new: one unordered insert of everything; the ids that exist fail it, and a
       // unique _id decides, so two ingests racing on one id never duplicate it.
@@ -234,7 +240,7 @@ export class ObservationRepository implements ObservationStore {
     } catch (error) {
       if ((error as { code?: unknown }).code !== 11000) throw error;
       const found = await this.records.findOne({ _id: record._id });
-      if (found?.observations !== record.observations) throw error;
+      if (!found || !Buffer.from(found.observations.buffer).equals(Buffer.from(record.observations.buffer))) throw error;
     }
   }
 
