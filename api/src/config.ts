@@ -26,7 +26,7 @@ export interface Config extends CoreConfig {
   /** Development and tests only: admits http and private/loopback webhook hosts. */
   readonly webhookAllowPrivateUrls: boolean;
   readonly webhooks: WebhookSettings;
-  /** The initiate token bucket per (customer account, app user) (CONTRACT §6.3). */
+  /** The initiate bucket per (customer account, app user): docs/api.md, "Connecting a patient's health system". */
   readonly initiateRateLimit: RatePolicy;
   /** The initiate token bucket per publishable key, whatever the app user (docs/api.md, Abuse limits). */
   readonly initiateKeyRateLimit: RatePolicy;
@@ -39,7 +39,7 @@ export interface Config extends CoreConfig {
   readonly gatewayIndexMb: number;
 }
 
-/** Webhook delivery (CONTRACT §7). */
+/** Webhook delivery (docs/api.md, "Receiving webhooks"). */
 export interface WebhookSettings {
   /** Run the dispatcher in this API process (every replica does by default). */
   readonly dispatch: boolean;

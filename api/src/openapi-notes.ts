@@ -1,4 +1,4 @@
-// Choices made where the seed and CONTRACT.md are silent, published in /openapi.json's description so that
+// Choices made where the interface was silent, published in /openapi.json's description so that
 // clients can rely on them.
 export const OPENAPI_NOTES = [
   'Portico: the platform surface (`/api/platform/v1`, secret `sk_` keys), the SDK surface (`/api/sdk/v1`) and the internal admin surface (`/api/admin/v1`, only when PORTICO_ADMIN_TOKEN is set). Errors are problem details (RFC 9457) with `code`, `details` and `retryable`.',

@@ -100,7 +100,8 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   };
   const outbox = new Outbox(db, locks, clock);
   const deliveries = new DeliveryStore(db, locks);
-  // Idempotency records live beside the data they protect (CONTRACT §4), with or without Redis.
+  // Idempotency records live beside the data they protect (docs/api.md, "Rules every operation follows"), with or
+  // without Redis.
   const idempotencyStore = new MongoIdempotencyStore(db, locks);
   // Loaded in the background (start-up and polling), a whole snapshot at a time.
   const snapshots = new SnapshotStore(longDb, locks, clock);

@@ -1,11 +1,11 @@
 // The tenant-isolation matrix: every operation the API serves in /openapi.json × every variant of
 // its identifier (the owner's, another tenant's, unknown, malformed, deleted) × every kind of credential,
 // against two tenants with real data built through the API. Each cell must answer the contract's status
-// (CONTRACT §1-§8: 401 for a missing or wrong-kind credential, 403 PLATFORM_ACCESS_DENIED for a missing scope
-// and for any patient the key may not read, 404 for what is absent, deleted or another tenant's); another
-// tenant's id must be answered byte for byte like an unknown one; the denials the contract makes uniform must
-// be identical; no response may carry a field of a tenant other than the caller's; and nothing of the other
-// tenant may change, nor its events reach anyone else's endpoint.
+// (docs/api.md, "Rules every operation follows": 401 for a missing or wrong-kind credential, 403
+// PLATFORM_ACCESS_DENIED for a missing scope and for any patient the key may not read, 404 for what is absent,
+// deleted or another tenant's); another tenant's id must be answered byte for byte like an unknown one; the denials
+// the contract makes uniform must be identical; no response may carry a field of a tenant other than the caller's;
+// and nothing of the other tenant may change, nor its events reach anyone else's endpoint.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { ADMIN_TOKEN, TestApi } from '../support/api.js';
@@ -172,7 +172,10 @@ const stateIs = (c: Caller, t: Target): Outcome => {
   const expected = live(c, t) ? 'ACTIVE' : mine(c, t) && t.state === 'deleted' ? 'TOMBSTONED' : 'UNLINKED';
   return { status: 200, check: (body, value) => (body?.state === expected && body?.appUserId === value ? undefined : `expected ${expected} for ${value}, got ${JSON.stringify(body)}`) };
 };
-/** Per-caller answers (CONTRACT §5.1, §6.2): `Cache-Control: private, no-cache`, and `Vary: Authorization`. */
+/**
+ * Per-caller answers (docs/api.md, "Rules every operation follows"): `Cache-Control: private, no-cache`, and `Vary:
+ * Authorization`.
+ */
 const privateTo = (inner: Outcome, vary = true): Outcome => ({
   ...inner,
   check: (body, value, x) => {
@@ -232,7 +235,7 @@ function gate(c: Case, caller: Caller): Outcome | undefined {
   const kind = { platform: 'sk', publishable: 'pk', 'secret-app': 'ak', admin: 'admin' }[c.surface as string];
   if (kind === undefined) return undefined;
   if (caller.kind !== kind || caller.dead === 'revoked') return ofStatus(401);
-  // A suspended account's every credential: 403 on the platform surface, 401 on the SDK (CONTRACT §8).
+  // A suspended account's every credential: 403 on the platform surface, 401 on the SDK (docs/api.md, "suspension").
   if (caller.dead === 'suspended') return c.surface === 'platform' ? { status: 403, details: {} } : ofStatus(401);
   if (c.surface === 'platform' && caller.lacking) return { status: 403, details: { requiredScope: c.scope } };
   return undefined;
@@ -299,8 +302,8 @@ function cellsOf(cases: Case[]): Cell[] {
 
 /**
  * The denials past the credential check again, with a precondition that would match anything (`If-None-Match:
- * *` on a read, `If-Match: *` on a change): preconditions come after authorization and existence (CONTRACT
- * §3), so the answer must be the same, byte for byte.
+ * *` on a read, `If-Match: *` on a change): preconditions come after authorization and existence (docs/api.md,
+ * "Rules every operation follows"), so the answer must be the same, byte for byte.
  */
 function twinsOf(cells: Cell[]): Cell[] {
   return cells
@@ -316,7 +319,8 @@ async function run(world: World, cell: Cell): Promise<void> {
     const fresh = cell.case.mutates === true && gate(cell.case, cell.caller) === undefined;
     if (cell.case.param && cell.target.variant !== '-' && cell.value === undefined) cell.value = await valueOf(world, cell.case.param, cell.target, fresh);
     // Every change carries an idempotency key, the same for every credential of the operation and variant:
-    // its scope is the credential, so no cell may be answered with another's outcome (CONTRACT §4).
+    // its scope is the credential, so no cell may be answered with another's outcome (docs/api.md, "Rules every
+    // operation follows").
     const key: Record<string, string> = method === 'GET' ? {} : { 'idempotency-key': `matrix:${cell.case.op.replace(/ /g, ':')}:${cell.target.variant}${cell.twinOf ? ':if' : ''}` };
     cell.exchange = await send(world.api, method, cell.case.request(cell.value, world), tokenOf(world, cell.caller, cell.case.scope), { ...key, ...cell.headers });
   } catch (error) {
@@ -396,9 +400,9 @@ function identityGroups(cells: Cell[]): Map<string, Cell[]> {
     }
     // Another tenant's (or app's) id is answered exactly like an unknown one: nothing tells them apart.
     if ((foreign(cell) || cell.target.variant === 'unknown') && cell.expected.status >= 400 && !(cell.case.surface === 'admin')) add(`${op} as ${cell.caller.name}: another tenant's id answered like an unknown one`, cell);
-    // One 404 for absent, deleted and another tenant's (CONTRACT §2), whoever asks.
+    // One 404 for absent, deleted and another tenant's (docs/api.md, "Rules every operation follows"), whoever asks.
     if (x.status === 404) add(`${op}: every 404`, cell);
-    // One uniform 403 (CONTRACT §2, §5.1), per `details`.
+    // One uniform 403 (docs/api.md, "Rules every operation follows"), per `details`.
     if (x.status === 403) add(`${op}: every 403 with details ${detailsOf(x)}`, cell);
     // A refused credential says nothing about the identifier.
     if (x.status === 401) add(`${op} as ${cell.caller.name}: every 401`, cell);

@@ -48,7 +48,7 @@ describe('operator: the BrandCatalog CRD', () => {
     expect(parseYaml(committed)).to.deep.equal(brandCatalogCrd());
   });
 
-  it('names the resource as CONTRACT §9 does, with status, printer columns and a short name', () => {
+  it('names the resource as docs/operator.md does, with status, printer columns and a short name', () => {
     const { spec } = brandCatalogCrd() as { spec: Schema & { versions: Schema[] } };
     expect(spec).to.deep.include({ group: 'catalog.portico.dev', scope: 'Namespaced' });
     expect(spec.names).to.deep.include({ kind: 'BrandCatalog', plural: 'brandcatalogs', singular: 'brandcatalog', shortNames: ['bcat'] });

@@ -1,7 +1,7 @@
-// The app-user lifecycle (CONTRACT §6.3): UNLINKED → LIMITED (first initiate) → ACTIVE (first completed
-// connection) → LIMITED (last connection revoked); any state → TOMBSTONED (terminal). Each transition is one
-// conditional update of the user's document on the version just read, staged in the outbox with its events
-// (outbox.record), so a crash never loses or invents one, and concurrent transitions on one user end in one
+// The app-user lifecycle (docs/api.md, "Connecting a patient's health system"): UNLINKED → LIMITED (first initiate) →
+// ACTIVE (first completed connection) → LIMITED (last connection revoked); any state → TOMBSTONED (terminal). Each
+// transition is one conditional update of the user's document on the version just read, staged in the outbox with its
+// events (outbox.record), so a crash never loses or invents one, and concurrent transitions on one user end in one
 // consistent state: the loser of a race re-reads and decides again.
 import type { Clock } from '../../../core/src/clock.js';
 import type { DomainEvent, EventOutbox } from '../events/outbox.js';

@@ -1,10 +1,10 @@
-// The webhook dispatcher (CONTRACT §7). Every API replica runs one (and `portico dispatch` runs one alone).
-// Committed events come from the outbox: a dispatcher claims one by lease, finds the account's endpoints that
-// should hear it, and makes each first attempt at once, at most 10 in flight per endpoint. A failed attempt
-// that has retries left goes to the retry queue (deliveries.ts), which the dispatcher that queued it works
-// through with timers; the event is then done. Wake-ups come in process and over Redis (signals.ts); a poll
-// is the backstop for what no wake-up announced: events left by a dispatcher that died (its lease ends),
-// deliveries due on a replica that restarted, events staged by a process that died before committing.
+// The webhook dispatcher (docs/api.md, "Receiving webhooks"). Every API replica runs one (and `portico dispatch` runs
+// one alone). Committed events come from the outbox: a dispatcher claims one by lease, finds the account's endpoints
+// that should hear it, and makes each first attempt at once, at most 10 in flight per endpoint. A failed attempt that
+// has retries left goes to the retry queue (deliveries.ts), which the dispatcher that queued it works through with
+// timers; the event is then done. Wake-ups come in process and over Redis (signals.ts); a poll is the backstop for
+// what no wake-up announced: events left by a dispatcher that died (its lease ends), deliveries due on a replica that
+// restarted, events staged by a process that died before committing.
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';

@@ -20,7 +20,7 @@ import { changeRecorded } from '../infra/versioned-collection.js';
 import { markPlainWrite } from '../infra/change-scope.js';
 import { through } from '../../../core/src/infra/mongo.js';
 
-/** The event types an endpoint can subscribe to (CONTRACT §5.2). */
+/** The event types an endpoint can subscribe to (docs/api.md, "Receiving webhooks"). */
 export const EVENT_TYPES = [
   'patient.created',
   'patient.deleted',
@@ -44,7 +44,7 @@ export interface DomainEvent {
   customerAccountId: string;
   /** The resource the event is about, e.g. "patient:<id>". */
   subject: string;
-  /** Identifiers and non-clinical state only: receivers log payloads (CONTRACT §7). */
+  /** Identifiers and non-clinical state only: receivers log payloads (docs/api.md, "Receiving webhooks"). */
   data: Record<string, unknown>;
   occurredAt: Date;
   /** Delivered to this endpoint only, whatever it subscribes to (webhook.test). */

@@ -1,9 +1,9 @@
-// The per-endpoint cap across replicas (CONTRACT §7: at most 10 attempts in flight per endpoint). Each
-// replica's Lanes keep its own attempts to 10; with Redis, an attempt also holds one of the endpoint's 10
-// shared permits: a sorted set of holders scored by when their hold lapses (an attempt's deadline plus a
-// margin, so a replica that dies mid-attempt frees its permits by itself). Time comes from Redis, so
-// replicas with skewed clocks agree. When Redis does not answer in time the attempt goes ahead under the
-// local cap alone (logged once): deliveries never stop because shared state is unreachable.
+// The per-endpoint cap across replicas (at most 10 attempts in flight per endpoint: docs/api.md, "Receiving
+// webhooks"). Each replica's Lanes keep its own attempts to 10; with Redis, an attempt also holds one of the
+// endpoint's 10 shared permits: a sorted set of holders scored by when their hold lapses (an attempt's deadline plus
+// a margin, so a replica that dies mid-attempt frees its permits by itself). Time comes from Redis, so replicas with
+// skewed clocks agree. When Redis does not answer in time the attempt goes ahead under the local cap alone (logged
+// once): deliveries never stop because shared state is unreachable.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';

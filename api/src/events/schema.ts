@@ -1,4 +1,4 @@
-// The webhook request Portico makes (CONTRACT §7), for /openapi.json's `webhooks` section.
+// The webhook request Portico makes (docs/api.md, "Receiving webhooks"), for /openapi.json's `webhooks` section.
 import { Type } from '@sinclair/typebox';
 import type { WebhookDoc } from '../http/openapi.js';
 import { EVENT_TYPES, TEST_EVENT_TYPE } from './outbox.js';

@@ -10,7 +10,7 @@ export const ERROR_CODES = {
   NOT_FOUND: { status: 404, title: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   IDEMPOTENCY_KEY_IN_USE: { status: 409, title: 'Idempotency key in use' },
-  /** Not in CONTRACT §2 (silent on it; recorded in openapi-notes.ts): executed, response lost, never retryable. */
+  /** Added to the interface's codes (openapi-notes.ts): executed, response lost, never retryable. */
   IDEMPOTENCY_KEY_EXECUTED: { status: 409, title: 'Idempotency key executed' },
   CONFLICT: { status: 409, title: 'Conflict' },
   LIMIT_EXCEEDED: { status: 409, title: 'Limit exceeded' },

@@ -1,15 +1,15 @@
-// Where idempotency records live: in MongoDB, beside the data they protect (CONTRACT §4), so that they survive
-// any process or store failing. One document per (credential, key) scope, `_id` = the scope hash. claim() is an
-// insert (a unique _id decides, on MongoDB and FerretDB alike, so exactly one claim wins); every later step is a
-// conditional write on the claim's owner (core/src/infra/where.ts), so a claim that was taken over can no longer
-// touch the record. On the embedded database, though, a conditional write is checked under its lock and then made
-// by _id, so one whose request gave up on it (a deadline) may land later on whatever record is there by then.
-// Every write is therefore shaped so that landing late does no harm: a claim is handed back by naming its owner
-// in `releasedBy` (it counts only while that owner still holds the claim), never deleted; a take-over changes the
-// owner, lease and claimant's fingerprint but never the state or the recovery points (a take-over landing on a
-// finished record leaves its outcome alone, and one landing on a newer claim only makes the next request ask all
-// of that claim's recovery points). No Redis: it would only be a cache in front of a primary-key read, and never
-// a copy that correctness may depend on.
+// Where idempotency records live: in MongoDB, beside the data they protect (docs/api.md, "Rules every operation
+// follows"), so that they survive any process or store failing. One document per (credential, key) scope, `_id` = the
+// scope hash. claim() is an insert (a unique _id decides, on MongoDB and FerretDB alike, so exactly one claim wins);
+// every later step is a conditional write on the claim's owner (core/src/infra/where.ts), so a claim that was taken
+// over can no longer touch the record. On the embedded database, though, a conditional write is checked under its
+// lock and then made by _id, so one whose request gave up on it (a deadline) may land later on whatever record is
+// there by then. Every write is therefore shaped so that landing late does no harm: a claim is handed back by naming
+// its owner in `releasedBy` (it counts only while that owner still holds the claim), never deleted; a take-over
+// changes the owner, lease and claimant's fingerprint but never the state or the recovery points (a take-over landing
+// on a finished record leaves its outcome alone, and one landing on a newer claim only makes the next request ask all
+// of that claim's recovery points). No Redis: it would only be a cache in front of a primary-key read, and never a
+// copy that correctness may depend on.
 import type { Collection, Db } from 'mongodb';
 import { MongoServerError } from 'mongodb';
 import type { DocumentLocks } from '../../../core/src/infra/locks.js';

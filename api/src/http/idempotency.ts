@@ -1,5 +1,6 @@
-// Idempotency-Key (CONTRACT §4): one execution per (credential, key); executed outcomes are replayed
-// byte-for-byte for 24 hours. Requests rejected before execution are not stored, so they can be retried.
+// Idempotency-Key (docs/api.md, "Rules every operation follows"): one execution per (credential, key); executed
+// outcomes are replayed byte-for-byte for 24 hours. Requests rejected before execution are not stored, so they can be
+// retried.
 //
 // Exactly once across crashes: the claim is a durable record (idempotency-store.ts) and the handler runs in
 // a change scope (infra/change-scope.ts) whose writes first append their recovery points to the claim and

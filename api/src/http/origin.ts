@@ -11,8 +11,8 @@ export interface Origin {
 }
 
 /**
- * Where absolute links point (CONTRACT §6.1): PUBLIC_BASE_URL; else the request's well-formed Host (400
- * otherwise) and scheme, and X-Forwarded-Proto/-Host only when the deployment trusts its proxy.
+  * Where absolute links point (docs/api.md, "The catalog search"): PUBLIC_BASE_URL; else the request's well-formed
+  * Host (400 otherwise) and scheme, and X-Forwarded-Proto/-Host only when the deployment trusts its proxy.
  */
 export function requestOrigin(publicBaseUrl: string | undefined, headers: IncomingHttpHeaders, encrypted: boolean, trustProxy = false): Origin {
   if (publicBaseUrl !== undefined) return { origin: publicBaseUrl, vary: [] };

@@ -107,8 +107,9 @@ export class RedisGenerations implements Generations {
 /**
  * Runs `change` between two bumps of `keys`. A failure of the first is the answer (nothing was written). A
  * change that fails may still have been written: the keys are bumped again and the change's own error is
- * thrown. A change that succeeded is reported as such even if the second bump fails (CONTRACT §4: an
- * executed operation is never reported as a retryable failure); that bump is retried in the background.
+  * thrown. A change that succeeded is reported as such even if the second bump fails (docs/api.md, "Rules every
+  * operation follows": an executed operation is never reported as a retryable failure); that bump is retried in the
+  * background.
  */
 export async function changing<T>(generations: Generations | undefined, keys: string[], change: () => Promise<T>): Promise<T> {
   if (!generations || keys.length === 0) return change();

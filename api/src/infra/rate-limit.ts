@@ -1,7 +1,7 @@
-// Token buckets for rate limits such as initiate's (CONTRACT §6.3): a bucket per partition holds `capacity`
-// tokens and refills continuously at `capacity` per window; a request takes one token or is refused. With
-// Redis every replica shares one bucket through one atomic script timed by the Redis server's clock, so
-// replicas with skewed clocks agree; without Redis the buckets live in this process, timed by the injected
+// Token buckets for rate limits such as initiate's (docs/api.md, "Connecting a patient's health system"): a bucket
+// per partition holds `capacity` tokens and refills continuously at `capacity` per window; a request takes one token
+// or is refused. With Redis every replica shares one bucket through one atomic script timed by the Redis server's
+// clock, so replicas with skewed clocks agree; without Redis the buckets live in this process, timed by the injected
 // clock. Both run the same arithmetic: takeToken below and TAKE in Lua mirror each other line for line.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';

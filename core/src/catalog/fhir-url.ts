@@ -1,4 +1,4 @@
-// The identity of a FHIR system (CONTRACT §9): the operator deduplicates brands by it, and the API reads a
+// The identity of a FHIR system (docs/operator.md): the operator deduplicates brands by it, and the API reads a
 // FHIR base URL typed into a catalog search the same way, so the two always agree on what "the same URL" is.
 
 const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;

@@ -1,4 +1,4 @@
-// The BrandCatalog resource's status (CONTRACT §9), written once like the spec: the controller's type for
+// The BrandCatalog resource's status (docs/operator.md), written once like the spec: the controller's type for
 // what it writes, and the CRD's status schema (generate.ts). Every field is optional because a new resource
 // has no status until the controller first reconciles it.
 import { Type, type Static } from '@sinclair/typebox';

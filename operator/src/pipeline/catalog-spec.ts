@@ -1,4 +1,4 @@
-// The BrandCatalog resource's spec (CONTRACT §9), written once: the same schema validates files given to
+// The BrandCatalog resource's spec (docs/operator.md), written once: the same schema validates files given to
 // the command line and, later, generates the CRD's openAPIV3Schema.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Normalisation shared by every source format: the FHIR system identity (CONTRACT §9, in core), names, and the
+// Normalisation shared by every source format: the FHIR system identity (docs/operator.md, in core), names, and the
 // platform type a well-known FHIR host or path gives away. US states are core's (core/src/catalog/states.ts).
 import { withoutTrailingSlashes } from '../../../core/src/catalog/fhir-url.js';
 import type { PlatformType } from '../../../core/src/catalog/model.js';

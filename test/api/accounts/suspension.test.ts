@@ -1,7 +1,7 @@
-// Account suspension (CONTRACT §8): PATCH /customer-accounts/{id} {status}; while SUSPENDED every credential
-// of the account — sk_, pk_, ak_ — is refused on every route, on the node:http fast paths too (403
-// PLATFORM_ACCESS_DENIED on the platform surface, 401 on the SDK surface), and on the other replica as soon
-// as the invalidation arrives over Redis; another tenant is untouched, and reactivation restores everything.
+// Account suspension (docs/api.md, "suspension"): PATCH /customer-accounts/{id} {status}; while SUSPENDED every
+// credential of the account — sk_, pk_, ak_ — is refused on every route, on the node:http fast paths too (403
+// PLATFORM_ACCESS_DENIED on the platform surface, 401 on the SDK surface), and on the other replica as soon as the
+// invalidation arrives over Redis; another tenant is untouched, and reactivation restores everything.
 import { expect } from 'chai';
 import { TestApi, type Tenant } from '../../support/api.js';
 import { appOf, connectionOf, type AppKeys } from '../../support/apps.js';
@@ -50,10 +50,10 @@ describe('accounts: suspension', () => {
     expect(res.body).to.include({ id: tenant.accountId, status });
   };
   /**
-   * The replica applies the change once the invalidation arrives over Redis (CONTRACT §8: within a second, which
-   * a loaded test machine cannot time). The wait must end before the replica's cached entries (10 s, the
-   * shortest lifetime among them) could have expired since they were cached, so only the invalidation can
-   * explain the change it sees.
+    * The replica applies the change once the invalidation arrives over Redis (docs/api.md, "suspension": within a
+    * second, which a loaded test machine cannot time). The wait must end before the replica's cached entries (10 s,
+    * the shortest lifetime among them) could have expired since they were cached, so only the invalidation can
+    * explain the change it sees.
    */
   const onReplica = async (expected: Record<string, number>, cachedAt: number) => {
     let seen: Record<string, number> | undefined;

@@ -16,12 +16,12 @@ const synthetic = {
 };
 
 const names = (brands: CatalogBrand[]) => brands.map((b) => b.name);
-/** The exact matches of a result (CONTRACT §6.1), without what the typo-tolerant fallback added. */
+/** The exact matches of a result (docs/api.md, "The catalog search"), without what the typo-tolerant fallback added. */
 const exactOf = (result: SearchResult) => result.brands.slice(0, result.exact);
 
 /**
- * The rules of CONTRACT §6.1 written the plain way, over every brand: the index must return exactly what
- * this returns, in the same order.
+  * The rules of docs/api.md, "The catalog search" written the plain way, over every brand: the index must return
+  * exactly what this returns, in the same order.
  */
 function oracle(brands: CatalogBrand[], q: string, platform: PlatformType | undefined, limit: number): CatalogBrand[] {
   const trimmed = q.trim();

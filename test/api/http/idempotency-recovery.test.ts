@@ -1,5 +1,6 @@
-// Exactly once across faults (CONTRACT §4): idempotency records survive Redis losing everything, a store that
-// fails between a change and recording its outcome, a server that dies there, and replicas racing on a key.
+// Exactly once across faults (docs/api.md, "Rules every operation follows"): idempotency records survive Redis losing
+// everything, a store that fails between a change and recording its outcome, a server that dies there, and replicas
+// racing on a key.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';

@@ -1,5 +1,5 @@
-// Absolute links without PUBLIC_BASE_URL (CONTRACT §6.1): the origin comes from a well-formed Host, from
-// X-Forwarded-Proto/-Host only when PORTICO_TRUST_PROXY=true, and such responses vary on what they used.
+// Absolute links without PUBLIC_BASE_URL (docs/api.md, "The catalog search"): the origin comes from a well-formed
+// Host, from X-Forwarded-Proto/-Host only when PORTICO_TRUST_PROXY=true, and such responses vary on what they used.
 import { expect } from 'chai';
 import http from 'node:http';
 import { TestApi } from '../../support/api.js';

@@ -26,7 +26,7 @@ const NPI_SHAPE = /^\d{10}$/;
 export interface AddressQuery {
   /** Lower-case host name. */
   host: string;
-  /** The FHIR system identity the query names (CONTRACT §9 normalisation). */
+  /** The FHIR system identity the query names (docs/operator.md). */
   fhirBaseUrl: string;
 }
 

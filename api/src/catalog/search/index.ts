@@ -1,8 +1,8 @@
-// In-memory brand search for GET /catalog/brands (CONTRACT §6.1). The catalog is a snapshot: the index is
-// built once per snapshot and then only read, at high request rates, so build-time work is traded freely
-// for query-time speed. The layout is described in layout.ts.
+// In-memory brand search for GET /catalog/brands (docs/api.md, "The catalog search"). The catalog is a snapshot: the
+// index is built once per snapshot and then only read, at high request rates, so build-time work is traded freely for
+// query-time speed. The layout is described in layout.ts.
 //
-// Matching (CONTRACT §6.1):
+// Matching (docs/api.md, "The catalog search"):
 // - q is trimmed; under MIN_QUERY_LENGTH characters → no results. It is folded and split into words as
 //   core/src/catalog/fold.ts describes.
 // - Every query word must be a prefix of some indexed word of the brand (word-start matching), so "mass gen"
@@ -53,7 +53,7 @@ export interface SearchResult {
   distanceKm?: (number | null)[];
 }
 
-/** Shorter queries (after trimming) find nothing (seed §8). */
+/** Shorter queries (after trimming) find nothing (docs/api.md, "The catalog search"). */
 const MIN_QUERY_LENGTH = 2;
 /** The typo-tolerant fallback looks at queries of at most this many distinct words (a pasted paragraph is not a typo). */
 export const MAX_FUZZY_WORDS = 8;
@@ -136,8 +136,9 @@ export class BrandSearchIndex {
     if (identifier !== null) this.take(results, this.identifierMatches(identifier, limit, query), query);
     const byIdentifier = results.length;
     const typed = words(text);
-    // A repeated word may match the same indexed word again (CONTRACT §6.1), so it adds no condition: matching
-    // each distinct word once gives the same results, and "health health …" costs what "health" does.
+    // A repeated word may match the same indexed word again (docs/api.md, "The catalog search"), so it adds no
+    // condition: matching each distinct word once gives the same results, and "health health …" costs what "health"
+    // does.
     const terms = [...new Set(typed)];
     const ranges = terms.length === 0 ? undefined : this.prefixRanges(terms);
     if (ranges && ranges.complete && results.length < limit) this.take(results, this.exactMatches(typed.join(' '), terms, ranges.lo, ranges.hi, limit - results.length, query), query);
@@ -208,7 +209,10 @@ export class BrandSearchIndex {
     return { lo, hi, complete };
   }
 
-  /** Every term a prefix of some word of the brand (CONTRACT §6.1), ranked by tier, or by distance near a point. */
+  /**
+   * Every term a prefix of some word of the brand (docs/api.md, "The catalog search"), ranked by tier, or by distance
+   * near a point.
+   */
   private exactMatches(phrase: string, terms: readonly string[], lo: Uint32Array, hi: Uint32Array, limit: number, query: Query): TopKeys {
     const { postingStart, postings, foldedNames } = this.layout;
     // Candidates come from the word reaching the fewest postings; the others are checked per candidate,

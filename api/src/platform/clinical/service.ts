@@ -1,8 +1,8 @@
-// Clinical ingest (CONTRACT §5.3): a FHIR R4 Bundle of up to 1000 Observations for one live connection of
-// the account, validated whole before anything is written (clinical/observations.ts), then upserted by
-// Observation.id within the connection. A revoke that lands between the liveness check and the write leaves
-// the bundle stored under the revoked connection, where no search reaches it (the gateway serves live
-// connections only): the ingest counts as made just before the revoke.
+// Clinical ingest (docs/api.md, "Clinical records and the observation gateway"): a FHIR R4 Bundle of up to 1000
+// Observations for one live connection of the account, validated whole before anything is written
+// (clinical/observations.ts), then upserted by Observation.id within the connection. A revoke that lands between the
+// liveness check and the write leaves the bundle stored under the revoked connection, where no search reaches it (the
+// gateway serves live connections only): the ingest counts as made just before the revoke.
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserStore } from '../../app-users/repository.js';
 import type { ObservationStore } from '../../clinical/repository.js';

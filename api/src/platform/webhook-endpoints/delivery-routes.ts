@@ -1,4 +1,4 @@
-// Deliveries to one endpoint: the attempt log, recover, rotate-secret and test (CONTRACT §7).
+// Deliveries to one endpoint: the attempt log, recover, rotate-secret and test (docs/api.md, "Receiving webhooks").
 import { principalOf, requireScope } from '../../http/auth.js';
 import { ifMatch, preconditionOf, strongEtag } from '../../http/conditional.js';
 import { PRIVATE_NO_CACHE } from '../../http/caching.js';

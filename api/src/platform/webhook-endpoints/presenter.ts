@@ -27,7 +27,7 @@ export function presentWebhookEndpoint(endpoint: WebhookEndpoint, link: LinkBuil
 // assembled from each one's memoised JSON.
 const endpointJson = new JsonMemo(presentWebhookEndpoint);
 
-/** The list envelope (seed §2.4) as JSON text. */
+/** The list envelope (docs/api.md, "Rules every operation follows") as JSON text. */
 export function presentWebhookEndpointPage(items: WebhookEndpoint[], nextCursor: string | null, selfHref: string, link: LinkBuilder): string {
   const pagination = JSON.stringify({ nextCursor, hasMore: nextCursor !== null });
   return `{"data":[${items.map((e) => endpointJson.json(e, link)).join(',')}],"pagination":${pagination},"_links":${JSON.stringify({ self: { href: selfHref } })}}`;

@@ -5,7 +5,7 @@ import type { SearchAnswer } from './service.js';
 
 export const logoPath = (brandId: string) => `/api/sdk/v1/catalog/brands/${brandId}/logo`;
 
-/** A brand as clients see it (seed §2.3, plus aliases). `origin` makes logoUrl absolute. */
+/** A brand as clients see it (/openapi.json, `Brand`, with aliases). `origin` makes logoUrl absolute. */
 export function presentBrand(brand: CatalogBrand, origin: string) {
   return {
     id: brand.id,

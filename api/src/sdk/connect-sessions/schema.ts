@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { APP_USER_ID } from '../../http/ids.js';
 import { Timestamp } from '../../http/schemas.js';
 
-/** CONTRACT §5.3: 1–128 characters from [A-Za-z0-9._:@-]. */
+/** docs/api.md, "Connecting a patient's health system": 1–128 characters from [A-Za-z0-9._:@-]. */
 export const AppUserId = Type.String({ pattern: APP_USER_ID.source, description: "Your app's own id for the user (1–128 of `A-Z a-z 0-9 . _ : @ -`).", examples: ['user-8f3a2c'] });
 
 export const InitiateSession = Type.Object(

@@ -1,6 +1,6 @@
-// Connect sessions (CONTRACT §6.3): an app initiates one for its user and a brand (publishable key; the
-// user becomes LIMITED if it was never seen), the patient authorises at the brand's portal, and the
-// customer's backend completes it (secret key), which makes the connection and activates the user.
+// Connect sessions (docs/api.md, "Connecting a patient's health system"): an app initiates one for its user and a
+// brand (publishable key; the user becomes LIMITED if it was never seen), the patient authorises at the brand's
+// portal, and the customer's backend completes it (secret key), which makes the connection and activates the user.
 // Initiate is rate limited per (account, appUserId) and per publishable key by token buckets shared by replicas
 // (initiate-limits.ts); a suspended app's sessions cannot be completed.
 import { randomUUID } from 'node:crypto';

@@ -1,7 +1,7 @@
-// The app-user lifecycle probe (seed §4.10, CONTRACT §6.2): built for SDKs polling every second. It reads
-// the state through the per-replica cache every transition invalidates (one read by _id on a miss), and
-// writes nothing, emits nothing and takes no token from the initiate bucket. The entity tag is the state
-// itself, so a 304 means exactly "the state has not moved".
+// The app-user lifecycle probe (docs/api.md, "Connecting a patient's health system"): built for SDKs polling every
+// second. It reads the state through the per-replica cache every transition invalidates (one read by _id on a miss),
+// and writes nothing, emits nothing and takes no token from the initiate bucket. The entity tag is the state itself,
+// so a 304 means exactly "the state has not moved".
 import { principalOf } from '../../http/auth.js';
 import { IF_NONE_MATCH } from '../../http/conditional.js';
 import { invalidField } from '../../http/errors.js';

@@ -1,5 +1,6 @@
 // How an ingested Observation is stored: one document per resource in the `observations` collection, with
-// the fields the gateway's search reads (CONTRACT §6.4) derived once at ingest.
+// the fields the gateway's search reads (docs/api.md, "Clinical records and the observation gateway") derived once at
+// ingest.
 
 export interface CodingIndex {
   /** `${system}|${code}`, or `|${code}` for a coding without a system. */

@@ -1,8 +1,8 @@
-// The gateway's search (CONTRACT §6.4) as a predicate over one connection's in-memory index
-// (connection-index.ts): the same clauses observationFilter (query.ts) gives the database, clause for
-// clause, so either evaluation keeps exactly the same observations. test/api/sdk/observations/query.test.ts
-// runs both over one data set and compares every result. The predicate reads the index's columns by
-// position: dates as numbers in typed arrays, labels as the number of their distinct set.
+// The gateway's search (docs/api.md, "Clinical records and the observation gateway") as a predicate over one
+// connection's in-memory index (connection-index.ts): the same clauses observationFilter (query.ts) gives the
+// database, clause for clause, so either evaluation keeps exactly the same observations.
+// test/api/sdk/observations/query.test.ts runs both over one data set and compares every result. The predicate reads
+// the index's columns by position: dates as numbers in typed arrays, labels as the number of their distinct set.
 import type { CodingIndex } from './document.js';
 import { parseDateParam, parseToken, type DateParam, type Grants, type SearchParams, type TokenClause } from './query.js';
 

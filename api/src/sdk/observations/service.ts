@@ -1,14 +1,13 @@
-// The observation gateway (seed §4.6, CONTRACT §6.4). Before any clinical data is read, in order: the key's
-// scope; app-tenant residency (the connection is live, the key's app's and its account's: else one
-// identical 404); the install (the app is not suspended); the subject (the app user is ACTIVE); the resource
+// The observation gateway (docs/api.md, "Clinical records and the observation gateway"). Before any clinical data is
+// read, in order: the key's scope; app-tenant residency (the connection is live, the key's app's and its account's:
+// else one identical 404); the install (the app is not suspended); the subject (the app user is ACTIVE); the resource
 // type (Observation granted). Then the install's LOINC, label and look-back grants filter with the caller's
-// parameters before anything is counted or paged, so `total` and paging see exactly what the caller may see:
-// over the connection's in-memory index (connection-index.ts) or, for a connection too large to index, in
-// the database query (the same clauses: matcher.ts and query.ts). Every denial is logged with the request
-// id, key id and reason. The connection, the user and the app are cached per replica with the generation
-// tokens read before them (infra/generations.ts; one Redis MGET per search), and every revoke, tombstone,
-// PATCH /apps or ingest replaces a token before its request is answered: it applies to the next search on
-// every replica.
+// parameters before anything is counted or paged, so `total` and paging see exactly what the caller may see: over the
+// connection's in-memory index (connection-index.ts) or, for a connection too large to index, in the database query
+// (the same clauses: matcher.ts and query.ts). Every denial is logged with the request id, key id and reason. The
+// connection, the user and the app are cached per replica with the generation tokens read before them
+// (infra/generations.ts; one Redis MGET per search), and every revoke, tombstone, PATCH /apps or ingest replaces a
+// token before its request is answered: it applies to the next search on every replica.
 import type { Logger } from 'pino';
 import type { Clock } from '../../../../core/src/clock.js';
 import { lruCache } from '../../infra/lru.js';

@@ -171,7 +171,7 @@ describe('platform: patients — DELETE preconditions and races', () => {
   withTestApi((started) => ({ api, tenant } = started));
   const createPatient = async () => (await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).body as { id: string };
 
-  it('honours If-Match (CONTRACT §3): 412 for a stale or weak tag and nothing changes; 400 when malformed; 204 on a match', async () => {
+  it('honours If-Match (docs/api.md, "Rules every operation follows"): 412 for a stale or weak tag and nothing changes; 400 when malformed; 204 on a match', async () => {
     const { id } = await createPatient();
     for (const [tag, status] of [['"7"', 412], ['W/"1"', 412], ['garbage', 400]] as const) {
       const res = await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key, headers: { 'if-match': tag } });
