@@ -2,8 +2,8 @@
 // in-process state), and the same API's Koa stack alone (no catalog fast path), side by side in one process so
 // all three get the same CPU. Seeds one tenant with a patient read over and over (served from the caches),
 // COLD patients read once each (the database path), 60 webhook endpoints, and the catalog built from every
-// real brand list through the operator's pipeline; prints what the driver needs as one JSON line and answers
-// `cpu` messages with process.cpuUsage() so the driver can charge CPU time to each target.
+// brand list fixture (test/fixtures/brands) through the operator's pipeline; prints what the driver needs as one
+// JSON line and answers `cpu` messages with process.cpuUsage() so the driver can charge CPU time to each target.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';

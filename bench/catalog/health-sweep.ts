@@ -1,16 +1,16 @@
-// Benchmark of a full endpoint health sweep of the real catalog: every brand the operator builds from
-// ../shared/data/brands (loadAllRealBrands: its own parsers and merge, about 30,000 brands on about 1,900
-// hosts, eClinicalWorks' healow alone carrying 5,266) checked by the operator's CatalogHealthSweeper through
-// its public-only agent, with the per-host limits, against a stub HTTPS server in a child process standing in
-// for every host (host names mapped under fhir.test, so the stub's certificate is verified as in production;
-// the stub's own CPU is not counted). Every brand is due at once (no catch-up window), so the sweep runs as
-// fast as the limits allow; outcomes are published to the embedded database as in production (a database of
-// its own, dropped afterwards). Reports sweep time, checks/s, CPU time per check, memory after GC, and what the
-// stub saw per host: requests, peak concurrent requests and connections, peak requests in any second. The heap
-// after GC is the whole process's (it also holds the 30,000 brands twice: loaded, and in the snapshot the
-// sweeper read); the sweeper's own share is what a GC frees once it is stopped and dropped.
-// `node --expose-gc dist/bench/catalog/health-sweep.js` (BENCH_ROUNDS=3, BENCH_HEALTH_RATE=<requests/s per
-// host>, default 500, BENCH_HEALTH_PER_HOST=2, BENCH_HEALTH_CONCURRENCY=32).
+// Benchmark of a full endpoint health sweep of the whole fixture catalog: every brand the operator builds from
+// the brand list fixtures in test/fixtures/brands (loadAllRealBrands: its own parsers and merge, about 32,000
+// brands on about 2,300 hosts, Oracle Health's patient host 5,583 of them and eClinicalWorks' healow 5,266)
+// checked by the operator's CatalogHealthSweeper through its public-only agent, with the per-host limits,
+// against a stub HTTPS server in a child process standing in for every host (host names mapped under fhir.test,
+// so the stub's certificate is verified as in production; the stub's own CPU is not counted). Every brand is due
+// at once (no catch-up window), so the sweep runs as fast as the limits allow; outcomes are published to the
+// embedded database as in production (a database of its own, dropped afterwards). Reports sweep time, checks/s,
+// CPU time per check, memory after GC, and what the stub saw per host: requests, peak concurrent requests and
+// connections, peak requests in any second. The heap after GC is the whole process's (it also holds the 32,000
+// brands twice: loaded, and in the snapshot the sweeper read); the sweeper's own share is what a GC frees once
+// it is stopped and dropped. `node --expose-gc dist/bench/catalog/health-sweep.js` (BENCH_ROUNDS=3,
+// BENCH_HEALTH_RATE=<requests/s per host>, default 500, BENCH_HEALTH_PER_HOST=2, BENCH_HEALTH_CONCURRENCY=32).
 import { fork } from 'node:child_process';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';

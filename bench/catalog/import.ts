@@ -1,4 +1,4 @@
-// Benchmark of a full catalog import: every list in ../shared/data/brands that the operator reads
+// Benchmark of a full catalog import: every brand list fixture (test/fixtures/brands) that the operator reads
 // (loadAllRealSources: its own parsers, nothing parsed for the benchmark alone) plus the four HL7 example
 // bundles, read, parsed, merged and published through publishCatalog into the embedded database
 // (a database of its own, dropped afterwards) with file object storage in a temporary directory; then the
@@ -21,7 +21,7 @@ import { connectMongo } from '../../core/src/infra/mongo.js';
 import { FileObjectStorage } from '../../core/src/object-storage/index.js';
 import { parseSource, type LoadedSource } from '../../operator/src/pipeline/index.js';
 import { publishCatalog, type PublishReport } from '../../operator/src/pipeline/publish.js';
-import { BRANDS_DIR, loadAllRealSources } from './real-brands.js';
+import { loadAllRealSources, readBrandFile } from './real-brands.js';
 
 const TARGETS = { seconds: 20, rssMb: 400 };
 
@@ -42,7 +42,7 @@ function hl7Bundles(firstPriority: number): LoadedSource[] {
     name: `hl7-example${i}`,
     priority: firstPriority + i,
     platformType: 'OTHER',
-    parsed: parseSource('smart-brands-bundle', readFileSync(path.join(BRANDS_DIR, 'smart-app-launch-examples', `Bundle-example${i}.json`), 'utf8')),
+    parsed: parseSource('smart-brands-bundle', readBrandFile(`smart-app-launch-examples/Bundle-example${i}.json`)),
   }));
 }
 
@@ -127,12 +127,12 @@ const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
 async function main(): Promise<void> {
   const r = await runChild();
   const peak = Math.max(r.maxRssMb, r.vmHwmMb ?? 0);
-  console.log(`full catalog import: ${r.sources} sources (every list in shared/data/brands in a format the operator reads, through its own parsers, + 4 HL7 example bundles), ${r.rows} rows → ${r.first.brandCount} brands (${r.first.duplicatesMerged} duplicates merged)`);
+  console.log(`full catalog import: ${r.sources} sources (every brand list fixture in a format the operator reads, through its own parsers, + 4 HL7 example bundles), ${r.rows} rows → ${r.first.brandCount} brands (${r.first.duplicatesMerged} duplicates merged)`);
   console.log(`node ${process.version}, ${os.availableParallelism()} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}, embedded database (its own process, not in the RSS), file object storage`);
   const logos = r.first.logos;
   const reasons = Object.entries(logos.reasons).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
-  // The real lists carry no artwork: the logo work is the HL7 bundles' references alone.
-  console.log(`logo work included: the HL7 bundles' logo references only (the real lists carry none), favicon fallback off, 4 sizes × PNG + WebP`);
+  // The lists carry no artwork: the logo work is the HL7 bundles' references alone.
+  console.log(`logo work included: the HL7 bundles' logo references only (the lists carry none), favicon fallback off, 4 sizes × PNG + WebP`);
   console.log(`  ${logos.rendered} brands got a rendered logo from ${logos.artworks.rendered} artworks (data: URLs); ${logos.failed} references failed (${reasons}: https: logos on example hosts, unreachable offline)`);
   console.log(`  re-import rendered ${r.again.artworks.rendered} and reused ${r.again.artworks.reused} artworks; snapshot ${r.again.created ? 'NEW' : 'reused'}`);
   console.table([

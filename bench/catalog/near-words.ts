@@ -1,6 +1,6 @@
 // Micro-benchmark of the typo-tolerant fallback's word lookup (api/src/catalog/search/near-words.ts), in
 // process: build time, memory after GC, and latency per query word, over the vocabulary of (a) every brand
-// buildable from the real public lists, (b) a generated 100k-brand catalog, and (c) random letter strings,
+// buildable from the brand list fixtures, (b) a generated 100k-brand catalog, and (c) random letter strings,
 // a vocabulary with no shared structure that is larger than either (a stress case, not a target).
 // Query words are vocabulary words of 4 letters or more with one or two random errors anywhere, the first
 // letter included, and random non-words; shorter words are allowed no errors and cost nothing.
@@ -11,8 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildLayout } from '../../api/src/catalog/search/layout.js';
 import { allowedEdits, NearWords } from '../../api/src/catalog/search/near-words.js';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
-import { loadAllRealBrands } from './real-brands.js';
+import { BRANDS_DIR, loadAllRealBrands } from './real-brands.js';
 import { seededRandom, syntheticBrands, typo } from './synthetic.js';
 
 // Per word, so that a fallback query of several words plus candidate gathering stays within 2 ms.
@@ -123,7 +122,7 @@ function randomTokens(count: number, seed = 5): string[] {
 async function main(gc: Gc): Promise<void> {
   const { brands: real } = await loadAllRealBrands();
   const sets = [
-    benchSet('real (all public lists)', buildLayout(real).tokens, gc),
+    benchSet('fixture lists (test/fixtures/brands)', buildLayout(real).tokens, gc),
     benchSet('synthetic 100k brands', buildLayout(syntheticBrands(real, 100_000)).tokens, gc),
     benchSet('random letters (stress)', randomTokens(120_000), gc),
   ];
@@ -142,7 +141,7 @@ async function main(gc: Gc): Promise<void> {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  if (!existsSync(path.join(repoRoot(), '..', 'shared', 'data', 'brands'))) throw new Error('brand data not found next to the checkout');
+  if (!existsSync(BRANDS_DIR)) throw new Error(`brand list fixtures not found: ${BRANDS_DIR}`);
   if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc: memory is measured after collection');
   await main(globalThis.gc as Gc);
 }

@@ -1,5 +1,5 @@
 // Benchmark of the catalog search index (api/src/catalog/search), in process: build time, memory, and
-// query latency over a realistic query mix, for (a) every brand buildable from the real public lists and
+// query latency over a realistic query mix, for (a) every brand buildable from the brand list fixtures and
 // (b) a generated 100k-brand catalog. `node dist/bench/catalog/search-index.js` (add --expose-gc for the
 // most exact memory figures; without it the benchmark obtains gc through V8 flags when it can).
 import { existsSync } from 'node:fs';
@@ -9,8 +9,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { CatalogBrand } from '../../core/src/catalog/model.js';
 import { BrandSearchIndex } from '../../api/src/catalog/search/index.js';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
-import { loadAllRealBrands } from './real-brands.js';
+import { BRANDS_DIR, loadAllRealBrands } from './real-brands.js';
 import { queryMix, syntheticBrands, type BenchQuery } from './synthetic.js';
 
 const TARGETS = { p99Ms: 2, buildMs: 2000, memoryMb: 150 };
@@ -121,7 +120,7 @@ export async function runSearchIndexBench(): Promise<Record<string, unknown>> {
   start = performance.now();
   const synthetic = syntheticBrands(real, SYNTHETIC_SIZE);
   const generateMs = performance.now() - start;
-  const realResult = benchSet('real (all public lists, grouped by FHIR URL)', real, gc);
+  const realResult = benchSet('fixture lists (test/fixtures/brands, grouped by FHIR URL)', real, gc);
   const syntheticResult = benchSet(`synthetic ${SYNTHETIC_SIZE / 1000}k`, synthetic, gc);
   const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
   return {
@@ -167,6 +166,6 @@ function printTable(result: Record<string, unknown>): void {
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  if (!existsSync(path.join(repoRoot(), '..', 'shared', 'data', 'brands'))) throw new Error('brand data not found next to the checkout');
+  if (!existsSync(BRANDS_DIR)) throw new Error(`brand list fixtures not found: ${BRANDS_DIR}`);
   printTable(await runSearchIndexBench());
 }

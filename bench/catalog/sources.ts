@@ -1,9 +1,7 @@
-// The catalog the throughput benchmark serves: every real list (bench/catalog/real-brands.ts) plus the
+// The catalog the throughput benchmark serves: every fixture list (bench/catalog/real-brands.ts) plus the
 // HL7 example brands, whose inline logos give the logo redirect something to point at.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseSource, type LoadedSource } from '../../operator/src/pipeline/index.js';
-import { BRANDS_DIR, loadAllRealSources } from './real-brands.js';
+import { loadAllRealSources, readBrandFile } from './real-brands.js';
 
 export function benchCatalogSources(): LoadedSource[] {
   const examples = [1, 2, 3, 4].map(
@@ -11,7 +9,7 @@ export function benchCatalogSources(): LoadedSource[] {
       name: `hl7-example-${n}`,
       priority: 0,
       platformType: 'OTHER',
-      parsed: parseSource('smart-brands-bundle', readFileSync(path.join(BRANDS_DIR, `smart-app-launch-examples/Bundle-example${n}.json`), 'utf8')),
+      parsed: parseSource('smart-brands-bundle', readBrandFile(`smart-app-launch-examples/Bundle-example${n}.json`)),
     }),
   );
   return [...examples, ...loadAllRealSources()];

@@ -172,9 +172,9 @@ describe('image: built by scripts/build-image.sh', function () {
       const ready = (await (await fetch(`${base}/readyz`)).json()) as { checks: Record<string, boolean> };
       expect(ready.checks).to.deep.include({ mongodb: true, redis: true, catalog: true });
 
-      const search = (await (await fetch(`${base}/api/sdk/v1/catalog/brands?q=abbeville%20gen`)).json()) as { brands: { name: string }[] };
-      expect(search.brands[0]).to.include({ name: 'Abbeville General Hospital' });
-      expect(search).to.deep.equal((await api.request('GET', '/api/sdk/v1/catalog/brands?q=abbeville%20gen')).body); // the same answer as the API in this process
+      const search = (await (await fetch(`${base}/api/sdk/v1/catalog/brands?q=larkmoor%20gen`)).json()) as { brands: { name: string }[] };
+      expect(search.brands[0]).to.include({ name: 'Larkmoor General Hospital' });
+      expect(search).to.deep.equal((await api.request('GET', '/api/sdk/v1/catalog/brands?q=larkmoor%20gen')).body); // the same answer as the API in this process
       // A logo comes from the objects under /data: the mount is read through.
       const withLogo = (await (await fetch(`${base}/api/sdk/v1/catalog/brands?q=examplelabs`)).json()) as { brands: { logoUrl: string }[] };
       const logo = await fetch(withLogo.brands[0]!.logoUrl);

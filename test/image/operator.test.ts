@@ -8,14 +8,13 @@
 // only https from public addresses (core/src/net/address-policy.ts), on purpose.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { MongoClient } from 'mongodb';
 import { GROUP, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/src/controller/kube.js';
-import { BRAND_DATA } from '../support/brand-data.js';
+import { brandFile } from '../support/brand-data.js';
 import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
 import { renderChart } from '../support/chart.js';
 import { builtImage, IMAGE_BUILD_TIMEOUT_MS, requireRoot, runContainer, untilServing, type BuiltImage, type Container } from '../support/image.js';
@@ -92,7 +91,7 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
     await writeFile(path.join(secrets, 'namespace'), namespace, { mode: 0o644 });
 
     for (const [name, file] of [['epic-r4', 'epic-legacy-2022/epic_endpoints_r4.json'], ['hl7-example', 'smart-app-launch-examples/Bundle-example1.json']] as const) {
-      await core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { 'bundle.json': readFileSync(path.join(BRAND_DATA, file), 'utf8') } } });
+      await core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { 'bundle.json': brandFile(file) } } });
     }
   });
 

@@ -5,8 +5,6 @@
 // (stopped after it) and creates the catalogs it needs.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import nock from 'nock';
 import { pino } from 'pino';
@@ -17,7 +15,7 @@ import { FINALIZER, GROUP, KubeClient, microTime, PLURAL, VERSION, type BrandCat
 import { OperatorMetrics } from '../../operator/src/controller/metrics.js';
 import { startOperator as startInstance, type OperatorInstance } from '../../operator/src/controller/operator.js';
 import { TestApi } from '../support/api.js';
-import { BRAND_DATA } from '../support/brand-data.js';
+import { brandFile } from '../support/brand-data.js';
 import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
 import { until } from '../support/until.js';
@@ -44,7 +42,7 @@ describe('operator: controller against a real Kubernetes API server', function (
     await core.createNamespace({ body: { metadata: { name: namespace } } });
     custom = kubeconfig.makeApiClient(CustomObjectsApi);
     api = await TestApi.start({ env: { PORTICO_CATALOG: `${namespace}/brands` } });
-    nock(VENDOR).persist().get('/epic-r4.json').reply(200, readFileSync(path.join(BRAND_DATA, 'epic-legacy-2022/epic_endpoints_r4.json')));
+    nock(VENDOR).persist().get('/epic-r4.json').reply(200, brandFile('epic-legacy-2022/epic_endpoints_r4.json'));
   });
 
   afterEach(async () => {
@@ -114,7 +112,7 @@ describe('operator: controller against a real Kubernetes API server', function (
   /** The HL7 example bundle (a brand with a data: logo) as a ConfigMap source of its own. */
   async function hl7ConfigMap(): Promise<{ name: string; format: string; configMapRef: { name: string; key: string }; priority: number }> {
     const name = unique('hl7-example');
-    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { 'bundle.json': readFileSync(path.join(BRAND_DATA, 'smart-app-launch-examples/Bundle-example1.json'), 'utf8') } } });
+    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { 'bundle.json': brandFile('smart-app-launch-examples/Bundle-example1.json') } } });
     return { name: 'hl7', format: 'smart-brands-bundle', configMapRef: { name, key: 'bundle.json' }, priority: 10 };
   }
 

@@ -11,7 +11,7 @@ import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { importCatalogFile } from '../../operator/src/import-file.js';
 import { loadCatalogFile } from '../../operator/src/pipeline/catalog-spec.js';
 import { TestApi } from '../support/api.js';
-import { BRAND_DATA } from '../support/brand-data.js';
+import { brandFile } from '../support/brand-data.js';
 import { mongoUri } from '../support/services.js';
 
 const run = promisify(execFile);
@@ -101,11 +101,14 @@ describe('operator: importing BrandCatalog files', () => {
         (error: { code: number; stdout: string; stderr: string }) => error,
       );
 
-    it('prints a summary of a real list, exits 3 when a collapse is held back, 1 on a broken source', async () => {
+    it('prints a summary of a vendor-sized list (the Oracle Health fixture), exits 3 when a collapse is held back, 1 on a broken source', async () => {
       const database = `t_import_${Date.now().toString(36)}`;
       databases.push(database);
+      // The fixture is stored compressed; the operator reads the plain file, as a vendor's list would be.
+      const list = path.join(dir, 'millennium_patient_r4_endpoints.json');
+      await writeFile(list, brandFile('oracle-health/millennium_patient_r4_endpoints.json'));
       const oracle = path.join(dir, 'oracle.yaml');
-      await writeFile(oracle, `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  rollout: {minBrandRatioPercent: 50}\n  sources:\n    - {name: oracle, format: fhir-endpoint-bundle, platformType: CERNER, url: "file:${path.join(BRAND_DATA, 'oracle-health/millennium_patient_r4_endpoints.json')}"}\n`);
+      await writeFile(oracle, `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  rollout: {minBrandRatioPercent: 50}\n  sources:\n    - {name: oracle, format: fhir-endpoint-bundle, platformType: CERNER, url: "file:${list}"}\n`);
       const first = await cli(oracle, database);
       expect(first.code, first.stderr).to.equal(0);
       expect(first.stdout).to.match(/catalog tests\/real/).and.match(/1359 rows read, 0 rejected/).and.match(/brands: 1359/).and.match(/active/);

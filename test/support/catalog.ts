@@ -1,4 +1,4 @@
-// Real brand lists (../shared/data/brands, read at test time) turned into catalog sources, and a helper
+// The brand list fixtures (test/fixtures/brands, see its SOURCES.md) turned into catalog sources, and a helper
 // that publishes them into a test API's catalog through the operator's own pipeline.
 import type { PlatformType } from '../../core/src/catalog/model.js';
 import { parseSource, type LoadedSource, type SourceFormat } from '../../operator/src/pipeline/index.js';
@@ -10,7 +10,10 @@ export function realSource(name: string, format: SourceFormat, file: string, pla
   return { name, priority, platformType, parsed: parseSource(format, brandFile(file)) };
 }
 
-/** Oracle Health's patient endpoints, Epic's (legacy) R4 list, and an HL7 example brand with a logo. */
+/**
+ * Oracle Health's patient endpoints and Epic's (legacy) R4 list, both synthetic stand-ins of the same shape, and
+ * an HL7 example brand with a logo (a copy).
+ */
 export const realSources = (): LoadedSource[] => [
   realSource('oracle', 'fhir-endpoint-bundle', 'oracle-health/millennium_patient_r4_endpoints.json', 'CERNER', 10),
   realSource('epic', 'fhir-endpoint-bundle', 'epic-legacy-2022/epic_endpoints_r4.json', 'EPIC', 20),

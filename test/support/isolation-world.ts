@@ -265,7 +265,7 @@ async function strangers(api: TestApi, world: World): Promise<Strangers> {
   return { revoked: { sk: revokedSk.body.key, ak: revokedApp.ak }, suspended: { accountId: account.body.id, sk: sk.body.key, pk: suspendedApp.pk, ak: suspendedApp.ak } };
 }
 
-/** Publishes the real brand lists plus one brand, then the lists alone: that brand's id is a removed brand. */
+/** Publishes the brand list fixtures plus one brand, then the lists alone: that brand's id is a removed brand. */
 async function catalog(api: TestApi): Promise<World['brands']> {
   const removedUrl = 'https://fhir.leakcheck-removed.example.test/r4';
   const extra: LoadedSource = { name: 'removed', priority: 1, platformType: 'OTHER', parsed: parseSource('csv', `name,fhirBaseUrl,city,state\nLeakcheck Removed Health,${removedUrl},Springfield,IL\n`) };

@@ -1,4 +1,4 @@
-// The endpoint health an API replica shows: the operator's checks of real brands (moved onto a loopback stub)
+// The endpoint health an API replica shows: the operator's checks of listed brands (moved onto a loopback stub)
 // reach a replica through the Redis announcement (its polling slowed to a minute, so nothing else could
 // explain it) and a replica without Redis by polling, with no new snapshot; brands that leave the snapshot
 // drop out of the publication, a brand that joins is UNKNOWN (no entry) until its first check.

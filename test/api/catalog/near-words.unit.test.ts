@@ -1,5 +1,5 @@
 // The words within a few typing errors of a query word: NearWords agrees with a plain edit-distance table and
-// the first-letter rule on every query over the real vocabulary and random ones, and the rule's edges hold.
+// the first-letter rule on every query over the fixture lists' vocabulary and random ones, and the rule's edges hold.
 import { expect } from 'chai';
 import { allowedEdits, NearWords } from '../../../api/src/catalog/search/near-words.js';
 import { buildLayout } from '../../../api/src/catalog/search/layout.js';
@@ -111,7 +111,7 @@ describe('catalog: words within a few typing errors', () => {
     expect(() => NearWords.build(['mercy', 'mercy'])).to.throw(TypeError);
   });
 
-  it('agrees with the rule written the plain way over the real vocabulary', () => {
+  it('agrees with the rule written the plain way over the fixture lists’ vocabulary', () => {
     const tokens = buildLayout(loadRealBrands()).tokens;
     expect(tokens.length).to.be.greaterThan(2000);
     expectBruteForceAgreement(tokens, queriesFor(tokens, random(7), [...'abcdefghijklmnopqrstuvwxyz0123456789'], 300));

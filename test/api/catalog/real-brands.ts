@@ -1,11 +1,10 @@
-// Builds CatalogBrand objects from the real Epic and Oracle Health brand lists in /work/shared/data/brands,
-// read at test time (the data stays outside the repository). A deliberately small adapter, not the import
-// pipeline: enough shape for the search index to be tested against real names, aliases and places.
+// Builds CatalogBrand objects from the Epic brands (2026) fixture: its Epic rows grouped by FHIR base URL and its
+// Oracle Health rows (test/fixtures/brands/epic-brands-2026, synthetic: see test/fixtures/brands/SOURCES.md). A
+// deliberately small adapter, not the import pipeline: enough shape for the search index to be tested against
+// a catalog-sized list of names, aliases and places.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { CatalogBrand, PlatformType } from '../../../core/src/catalog/model.js';
-import { BRAND_DATA } from '../../support/brand-data.js';
+import { brandFile } from '../../support/brand-data.js';
 
 interface EpicGroup {
   fhirBaseUrl: string;
@@ -22,7 +21,7 @@ interface SmartEndpoint {
   state?: string;
 }
 
-const readJson = <T>(file: string): T => JSON.parse(readFileSync(path.join(BRAND_DATA, file), 'utf8')) as T;
+const readJson = <T>(file: string): T => JSON.parse(brandFile(file)) as T;
 
 /** https, lower-case host, no trailing slash: enough to key brands by FHIR system here. */
 function normaliseUrl(raw: string): string {

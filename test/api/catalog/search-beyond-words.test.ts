@@ -1,6 +1,6 @@
 // Search beyond exact words, in the index: the typo-tolerant fallback, find by address or NPI, near a point, and the
-// `only` filter. Real brand names throughout (test/api/catalog/real-brands.ts), plus a few synthetic brands
-// pinning down what the real lists lack (NPIs, portals, locations; the HTTP tests use the import pipeline).
+// `only` filter. The fixture lists' brand names throughout (test/api/catalog/real-brands.ts), plus a few brands of
+// the test's own pinning down what those lack (NPIs, portals, locations; the HTTP tests use the import pipeline).
 import { expect } from 'chai';
 import type { CatalogBrand } from '../../../core/src/catalog/model.js';
 import { words } from '../../../core/src/catalog/fold.js';
@@ -87,13 +87,13 @@ describe('catalog: search beyond exact words', () => {
   });
 
   describe('typo-tolerant fallback', () => {
-    it('finds a real brand through a typo, marked as such, after every exact result', () => {
+    it('finds a listed brand through a typo, marked as such, after every exact result', () => {
       const expected: Record<string, string> = {
-        'tampa generl hospital': 'Tampa General Hospital',
-        'tapma general': 'Tampa General Hospital',
-        'tampa genreal hospitl': 'Tampa General Hospital',
-        // Through its alias "Massachusetts General Hospital".
-        'massachusets general': 'Mass General Brigham',
+        'talby generl hospital': 'Talby General Hospital',
+        'tably general': 'Talby General Hospital',
+        'talby genreal hospitl': 'Talby General Hospital',
+        // Through its state, Massachusetts.
+        'massachusets general': 'Mass General Alderway',
       };
       for (const [q, name] of Object.entries(expected)) {
         const result = index.search(q, { limit: 25 });
@@ -103,7 +103,7 @@ describe('catalog: search beyond exact words', () => {
     });
 
     it('never changes the exact results, only fills after them', () => {
-      for (const q of ['providence', 'mass gen', 'abbeville', 'tampa general']) {
+      for (const q of ['providence', 'mass gen', 'larkmoor', 'talby general']) {
         const full = index.search(q, { limit: 100 });
         const exactOnly = index.search(q, { limit: full.exact });
         expect(full.exact, q).to.be.greaterThan(0);
@@ -119,20 +119,20 @@ describe('catalog: search beyond exact words', () => {
     });
 
     it('gives words under four letters no edits', () => {
-      // "tmpa" (4) may be one edit from "tampa"; "tpa" (3) must be a prefix.
-      expect(names(index.search('tpa general', { limit: 25 }).brands)).to.not.include('Tampa General Hospital');
-      expect(names(index.search('tmpa general', { limit: 25 }).brands)).to.include('Tampa General Hospital');
+      // "tlby" (4) may be one edit from "talby"; "tby" (3) must be a prefix.
+      expect(names(index.search('tby general', { limit: 25 }).brands)).to.not.include('Talby General Hospital');
+      expect(names(index.search('tlby general', { limit: 25 }).brands)).to.include('Talby General Hospital');
     });
 
     it('counts a typo in the first letter as two edits', () => {
-      // "rampa" (5 letters, 1 edit allowed) is one substitution from "tampa", in the first letter.
-      expect(names(index.search('rampa general', { limit: 25 }).brands)).to.not.include('Tampa General Hospital');
+      // "ralby" (5 letters, 1 edit allowed) is one substitution from "talby", in the first letter.
+      expect(names(index.search('ralby general', { limit: 25 }).brands)).to.not.include('Talby General Hospital');
       // "jassachusetts" (13 letters, 2 allowed): the first-letter substitution costs both.
-      expect(names(index.search('jassachusetts general', { limit: 25 }).brands)).to.include('Mass General Brigham');
+      expect(names(index.search('jassachusetts general', { limit: 25 }).brands)).to.include('Mass General Alderway');
     });
 
-    it('agrees with a plain implementation of the rules on real typos', () => {
-      const queries = ['tampa generl', 'providance', 'childrens hospitl', 'univeristy medical', 'mercy helth', 'kadlek', 'st marys regionl', 'sanford helth', 'memorail hermann', 'baptsit health'];
+    it('agrees with a plain implementation of the rules on typos of listed names', () => {
+      const queries = ['talby generl', 'providance', 'childrens hospitl', 'univeristy medical', 'mercy helth', 'toliver', 'st marys regionl', 'sanford helth', 'memorail hermann', 'baptsit health'];
       // Deterministic typos of every 97th brand's first long name word: a swap, a deletion, a substitution.
       for (let i = 0; i < brands.length; i += 97) {
         const word = words(brands[i]!.name).find((w) => w.length >= 5);
@@ -147,11 +147,11 @@ describe('catalog: search beyond exact words', () => {
     });
 
     it('treats a repeated word as one (it may match the same word again)', () => {
-      expect(index.search('tampa tampa generl generl', { limit: 25 })).to.deep.equal(index.search('tampa generl', { limit: 25 }));
+      expect(index.search('talby talby generl generl', { limit: 25 })).to.deep.equal(index.search('talby generl', { limit: 25 }));
     });
 
     it(`ignores queries of more than ${MAX_FUZZY_WORDS} distinct words`, () => {
-      const long = 'tampa generl hospitl a b c d e f';
+      const long = 'talby generl hospitl a b c d e f';
       expect(words(long).length).to.be.greaterThan(MAX_FUZZY_WORDS);
       expect(index.search(long, { limit: 25 }).brands).to.deep.equal([]);
     });
@@ -174,7 +174,7 @@ describe('catalog: search beyond exact words', () => {
       expect(names(index.search('example-x.com', { limit: 10 }).brands)[0]).to.equal('Dogwood Medical');
     });
 
-    it('finds real brands by a real FHIR base URL and host', () => {
+    it('finds listed brands by their FHIR base URL and host', () => {
       const real = brands.find((b) => b.fhirBaseUrl.startsWith('https://fhir-myrecord.cerner.com/r4/'))!;
       expect(index.search(real.fhirBaseUrl, { limit: 5 }).brands[0]).to.equal(real);
       const onHost = index.search('fhir-myrecord.cerner.com', { limit: 100 }).brands;
@@ -188,8 +188,8 @@ describe('catalog: search beyond exact words', () => {
     });
 
     it('keeps word matching, typos included, for text that only looks like a host', () => {
-      expect(names(index.search('tampa.general', { limit: 5 }).brands)).to.include('Tampa General Hospital');
-      expect(names(index.search('tampa.generl', { limit: 5 }).brands)).to.include('Tampa General Hospital');
+      expect(names(index.search('talby.general', { limit: 5 }).brands)).to.include('Talby General Hospital');
+      expect(names(index.search('talby.generl', { limit: 5 }).brands)).to.include('Talby General Hospital');
     });
   });
 
@@ -207,7 +207,7 @@ describe('catalog: search beyond exact words', () => {
     it('alone, returns the nearest brands of the whole catalog', () => {
       const result = index.search('', { limit: 2, near: CHICAGO });
       expect(names(result.brands)).to.deep.equal(['Zinnia Care Chicago', 'Zinnia Care Milwaukee']);
-      // Only the synthetic brands have a location here: the rest follow in rank order, without a distance.
+      // Only the test's own brands have a location here: the rest follow in rank order, without a distance.
       const all = index.search('', { limit: 100, near: MADISON });
       expect(names(all.brands).slice(0, 3)).to.deep.equal(['Zinnia Care Madison', 'Zinnia Care Milwaukee', 'Zinnia Care Chicago']);
       expect(all.distanceKm!.slice(3).every((d) => d === null)).to.equal(true);
@@ -215,8 +215,8 @@ describe('catalog: search beyond exact words', () => {
     });
   });
 
-  describe('near a point, over a placed real catalog', () => {
-    // Every real brand placed deterministically across the contiguous US, so distances rarely tie.
+  describe('near a point, over a placed catalog of the listed brands', () => {
+    // Every listed brand placed deterministically across the contiguous US, so distances rarely tie.
     const placedBrands = () =>
       loadRealBrands().map((brand, i) => ({ ...brand, location: { lat: 25 + ((i * 7919) % 2400) / 100, lon: -124 + ((i * 104729) % 5700) / 100, from: 'zip' as const } }));
     const distance = (a: { lat: number; lon: number }, b: { lat: number; lon: number }) => {
@@ -230,7 +230,7 @@ describe('catalog: search beyond exact words', () => {
       const near = BrandSearchIndex.build(placed);
       const point = { lat: 39.1, lon: -94.6 };
       const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-      for (const q of ['health', 'medical center', 'kadlec', 'st', 'helth', 'providance']) {
+      for (const q of ['health', 'medical center', 'tolliver', 'st', 'helth', 'providance']) {
         const plain = near.search(q, { limit: 100_000 });
         const byDistance = (list: CatalogBrand[]) =>
           [...list].sort((a, b) => Math.round(distance(point, a.location!) * 100) - Math.round(distance(point, b.location!) * 100) || cmp(words(a.name).join(' '), words(b.name).join(' ')) || cmp(a.id, b.id));

@@ -1,6 +1,6 @@
-// Search beyond exact words over HTTP, on real lists published through the operator's pipeline (Oracle Health's bundle gives
-// ZIP codes, MEDHOST's Lantern list NPIs): find by address and NPI, typos, near=<ZIP>, look-alike names,
-// the status filter, and what each does to validation and caching.
+// Search beyond exact words over HTTP, on the brand list fixtures published through the operator's pipeline (the
+// Oracle Health bundle gives ZIP codes, MEDHOST's Lantern list NPIs): find by address and NPI, typos, near=<ZIP>,
+// look-alike names, the status filter, and what each does to validation and caching.
 import { expect } from 'chai';
 import { distanceKm, zipCentroid } from '../../../core/src/catalog/geo.js';
 import { TestApi } from '../../support/api.js';
@@ -21,7 +21,7 @@ interface Shown {
   endpoint: { status: string };
 }
 
-describe('sdk: catalog search by address, NPI, typo and ZIP code (real lists)', () => {
+describe('sdk: catalog search by address, NPI, typo and ZIP code (list fixtures)', () => {
   let api: TestApi;
   const search = async (query: string, headers: Record<string, string> = {}) => api.request('GET', `${BASE}/brands?${query}`, { headers });
   const brandsOf = async (query: string): Promise<Shown[]> => {
@@ -98,7 +98,7 @@ describe('sdk: catalog search by address, NPI, typo and ZIP code (real lists)', 
   });
 
   it('labels brands that share a name in one response', async () => {
-    // Real look-alikes: several Oracle Health systems publish the same organisation name.
+    // Look-alikes: several Oracle Health systems publish the same organisation name (the fixture as the real list).
     const brands = await brandsOf('q=hospital&limit=100');
     const byName = new Map<string, Shown[]>();
     for (const brand of brands) byName.set(brand.name.toLowerCase(), [...(byName.get(brand.name.toLowerCase()) ?? []), brand]);

@@ -65,7 +65,7 @@ describe(`sdk: catalog fast path (${publicBaseUrl ? 'PUBLIC_BASE_URL set' : 'ori
 
   it('gives byte-identical answers for lookups, searches and logo redirects (PNG and WebP), including 304s and errors', async () => {
     const search = (await api.request('GET', '/api/sdk/v1/catalog/brands?q=examplelabs')).body.brands[0];
-    const plain = (await api.request('GET', '/api/sdk/v1/catalog/brands?q=abbeville')).body.brands[0];
+    const plain = (await api.request('GET', '/api/sdk/v1/catalog/brands?q=larkmoor')).body.brands[0];
     const etag = (await both(`/api/sdk/v1/catalog/brands/${plain.id}`)).fast.headers.get('etag')!;
     const paths: [string, Record<string, string>?][] = [
       [`/api/sdk/v1/catalog/brands/${plain.id}`],
@@ -109,7 +109,7 @@ describe(`sdk: catalog fast path (${publicBaseUrl ? 'PUBLIC_BASE_URL set' : 'ori
   });
 
   it('echoes a well-formed X-Request-Id and counts its requests under the Koa route templates', async () => {
-    const brand = (await api.request('GET', '/api/sdk/v1/catalog/brands?q=abbeville')).body.brands[0];
+    const brand = (await api.request('GET', '/api/sdk/v1/catalog/brands?q=larkmoor')).body.brands[0];
     const res = await fetch(`${api.url}/api/sdk/v1/catalog/brands/${brand.id}`, { headers: { 'x-request-id': 'trace-123' } });
     expect(res.headers.get('x-request-id')).to.equal('trace-123');
     const metrics = await (await fetch(`${api.url}/metrics`)).text();

@@ -1,11 +1,11 @@
-// The public catalog over real brand lists: search, lookup, logos, edge caching.
+// The public catalog over the brand list fixtures (test/support/catalog.ts): search, lookup, logos, edge caching.
 import { expect } from 'chai';
 import { TestApi } from '../../support/api.js';
 import { publishTo, realSources } from '../../support/catalog.js';
 
 const BASE = '/api/sdk/v1/catalog';
 
-describe('sdk: catalog search, lookup and logos on real brand lists', () => {
+describe('sdk: catalog search, lookup and logos on the brand list fixtures', () => {
   let api: TestApi;
   before(async () => {
     api = await TestApi.start();
@@ -17,11 +17,11 @@ describe('sdk: catalog search, lookup and logos on real brand lists', () => {
   const names = async (query: string) => ((await search(query)).body.brands as { name: string }[]).map((b) => b.name);
 
   describe('GET /catalog/brands', () => {
-    it('finds real brands by word starts, best match first, with every field of a brand', async () => {
-      const res = await search('q=abbeville%20gen');
+    it('finds listed brands by word starts, best match first, with every field of a brand', async () => {
+      const res = await search('q=larkmoor%20gen');
       expect(res.status).to.equal(200);
       expect(res.body.count).to.equal(res.body.brands.length);
-      expect(res.body.brands[0]).to.include({ name: 'Abbeville General Hospital', platformType: 'CERNER', state: 'LA' });
+      expect(res.body.brands[0]).to.include({ name: 'Larkmoor General Hospital', platformType: 'CERNER', state: 'LA' });
       expect(res.body.brands[0]).to.have.all.keys('id', 'name', 'aliases', 'platformType', 'fhirBaseUrl', 'city', 'state', 'portalUrl', 'logoUrl', 'endpoint', 'fuzzy');
       expect(res.body.brands[0].fuzzy).to.equal(false);
       // No health checks in this catalog: every endpoint is UNKNOWN.
@@ -42,23 +42,23 @@ describe('sdk: catalog search, lookup and logos on real brand lists', () => {
     it('matches a state by code and by full name alike', async () => {
       const byCode = await names('q=mercy%20ks&limit=100');
       const byName = await names('q=mercy%20kansas&limit=100');
-      expect(byCode).to.include('MERCY HOSPITAL INC');
+      expect(byCode).to.include('MERCY REGIONAL HOSPITAL INC');
       // "kansas" also starts a word of the city "Kansas City": those brands come on top of the state's.
       expect(byName).to.include.members(byCode);
-      expect(byName).to.include("The Children's Mercy Hospital");
+      expect(byName).to.include("Mercy Children's Hospital");
     });
 
     it('finds a brand by the name of a duplicate merged into it (alias), below name matches', async () => {
-      // Bronson's seven organisations share one FHIR system, named after its host (bronsonhg).
-      const res = await search('q=kalamazoo%20foot');
-      expect(res.body.brands[0]).to.include({ name: 'Bronson Healthcare Group', fhirBaseUrl: 'https://hygieia.bronsonhg.org/FHIRProxy/api/FHIR/R4' });
-      expect(res.body.brands[0].aliases).to.include('Kalamazoo Foot Surgery');
+      // Harrowgate's seven organisations share one FHIR system, named after its host (harrowgatehg).
+      const res = await search('q=wexford%20foot');
+      expect(res.body.brands[0]).to.include({ name: 'Harrowgate Healthcare Group', fhirBaseUrl: 'https://epicproxy.harrowgatehg.example/FHIRProxy/api/FHIR/R4' });
+      expect(res.body.brands[0].aliases).to.include('Wexford Foot Surgery');
     });
 
     it('ignores case, diacritics and punctuation, and takes a one-letter last word', async () => {
       expect(await names('q=ST.%20MARY%27S')).to.deep.equal(await names('q=st%20marys'));
-      expect(await names('q=abbevílle')).to.include('Abbeville General Hospital');
-      expect(await names('q=abbeville%20g')).to.include('Abbeville General Hospital');
+      expect(await names('q=lárkmoor')).to.include('Larkmoor General Hospital');
+      expect(await names('q=larkmoor%20g')).to.include('Larkmoor General Hospital');
     });
 
     it('is deterministic: the same query gives the same order', async () => {
@@ -128,7 +128,7 @@ describe('sdk: catalog search, lookup and logos on real brand lists', () => {
 
   describe('GET /catalog/brands/{brandId}', () => {
     it('returns the brand found by search, edge-cached with an ETag', async () => {
-      const found = (await search('q=abbeville')).body.brands[0];
+      const found = (await search('q=larkmoor')).body.brands[0];
       const res = await api.request('GET', `${BASE}/brands/${found.id}`);
       expect(res.status).to.equal(200);
       const { fuzzy: _fuzzy, ...brand } = found;
@@ -171,7 +171,7 @@ describe('sdk: catalog search, lookup and logos on real brand lists', () => {
     });
 
     it('is 404 for a brand without artwork (logoUrl null) and for an unknown brand; 400 for an unknown size', async () => {
-      const plain = (await search('q=abbeville')).body.brands[0];
+      const plain = (await search('q=larkmoor')).body.brands[0];
       expect(plain.logoUrl).to.equal(null);
       expect((await api.request('GET', `${BASE}/brands/${plain.id}/logo`)).status).to.equal(404);
       expect((await api.request('GET', `${BASE}/brands/bnope/logo`)).status).to.equal(404);

@@ -71,7 +71,7 @@ describe('catalog: snapshot store', () => {
     expect(await store.diff(from, to)).to.deep.equal({ added: ['b4'], removed: ['b3'], changed: ['b2'] });
   });
 
-  it('gives real brands the same ids when their lists are published again, alone or with others', async () => {
+  it('gives listed brands the same ids when their lists are published again, alone or with others', async () => {
     const oracleOnly = [realSource('oracle', 'fhir-endpoint-bundle', 'oracle-health/millennium_patient_r4_endpoints.json', 'CERNER', 10)];
     await publishTo(api, oracleOnly);
     const first = await api.services.snapshots.load((await api.services.snapshots.active(api.config.catalog))!.snapshotId);

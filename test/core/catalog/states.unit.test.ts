@@ -15,7 +15,7 @@ describe('core: US states', () => {
     ];
     for (const [raw, code] of cases) it(`maps ${JSON.stringify(raw)} to ${String(code)}`, () => expect(stateCode(raw)).to.equal(code));
 
-    it('maps every full state name in Oracle’s 2023 bundle', () => {
+    it('maps every full state name in the Oracle Health 2023 bundle (synthetic: GeoNames’ state names)', () => {
       type Bundle = { entry: { resource: { contained?: { address?: { state?: string }[] }[] } }[] };
       const states = (JSON.parse(brandFile('oracle-health-legacy-2023/millennium_patient_r4_endpoints.json')) as Bundle).entry
         .flatMap((e) => e.resource.contained ?? [])

@@ -111,7 +111,7 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
     );
 
   it('checks the brands while leading and writes the counts to status and metrics; the API shows the outcomes', async () => {
-    // Real brand names (Oracle Health's list), their endpoints on the stub: three healthy, one without a SMART
+    // Brand names from the Oracle Health list fixture, their endpoints on the stub: three healthy, one without a SMART
     // configuration, one failing.
     const names = (JSON.parse(brandFile('oracle-health/millennium_patient_r4_endpoints.json')) as { entry: { resource: { resourceType: string; name?: string } }[] }).entry
       .map((e) => e.resource)

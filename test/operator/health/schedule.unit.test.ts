@@ -1,5 +1,6 @@
-// When brands are checked: each at a fixed place in the interval (spread evenly over the real catalog's
-// brands), one interval apart, and never-checked or overdue brands ramped in over the catch-up window.
+// When brands are checked: each at a fixed place in the interval (spread evenly over the fixture catalog's
+// brands: bench/catalog/real-brands.ts), one interval apart, and never-checked or overdue brands ramped in over
+// the catch-up window.
 import { expect } from 'chai';
 import { loadAllRealBrands } from '../../../bench/catalog/real-brands.js';
 import { confirmDue, nextDue, phaseOf } from '../../../operator/src/health/schedule.js';
@@ -13,7 +14,7 @@ describe('operator: endpoint check schedule', function () {
     ids = (await loadAllRealBrands()).brands.map((b) => b.id);
   });
 
-  it('spreads the real catalog evenly over the interval: every 10-minute slot of 6 hours within 15% of its share', () => {
+  it('spreads the fixture catalog evenly over the interval: every 10-minute slot of 6 hours within 15% of its share', () => {
     expect(ids.length).to.be.above(25_000);
     const slots = new Array(36).fill(0) as number[];
     for (const id of ids) slots[Math.floor(phaseOf('default/default', id) * 36)]!++;

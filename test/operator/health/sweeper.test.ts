@@ -1,4 +1,4 @@
-// A catalog's endpoint checks end to end against a loopback stub, over real brand lists moved onto it: a host
+// A catalog's endpoint checks end to end against a loopback stub, over the brand list fixtures moved onto it: a host
 // carrying 2,000 eClinicalWorks brands is never asked more than its limits allow while other hosts go ahead,
 // checks are spread over the interval and then one interval apart, and a restarted operator resumes from its
 // last publication (no burst, validators sent, 304s keeping the outcomes). The sweepers run on manual time
@@ -36,7 +36,8 @@ describe('operator: endpoint health sweeps', function () {
   before(async () => {
     nock.restore(); // real sockets through the operator's agent
     stub = await FhirStub.start();
-    // Epic's 2022 R4 list: one brand per host, but for a few (Kaiser's eight share one).
+    // The Epic 2022 R4 list (synthetic, test/fixtures/brands): one brand per host, but for a few (the eight of
+    // fhir.summitridge.example share one).
     const hosts = new Set<string>();
     epic = stubbedBrands([realSource('epic', 'fhir-endpoint-bundle', 'epic-legacy-2022/epic_endpoints_r4.json', 'EPIC')], stub).filter((b) => {
       const name = host(b);

@@ -226,8 +226,8 @@ describe('operator pipeline: deduplication and merge', () => {
     });
   });
 
-  describe('real catalogs', () => {
-    it('all 156 Lantern lists: 67,645 rows → 28,308 brands (its speed is measured by bench/catalog/import.ts)', () => {
+  describe('catalog-sized lists (test/fixtures/brands)', () => {
+    it('all 156 Lantern lists: 67,645 rows → 29,352 brands (its speed is measured by bench/catalog/import.ts)', () => {
       const sources = lanternFiles().map((file) => loaded(file, parseSource('lantern-endpoints', lanternFile(file))));
       const result = mergeSources(sources);
       expect(sources).to.have.length(156);
@@ -235,7 +235,7 @@ describe('operator pipeline: deduplication and merge', () => {
       expect(total('rows')).to.equal(67_645);
       // 855 rows without a name, 20 named rows whose URL identifies no FHIR system (relative paths, tabs).
       expect(total('rejected')).to.equal(875);
-      expect(result.brands).to.have.length(28_308);
+      expect(result.brands).to.have.length(29_352);
       expect(result.duplicatesMerged).to.equal(total('kept') - result.brands.length);
       expect(new Set(result.brands.map((b) => b.id)).size).to.equal(result.brands.length);
       // athenahealth's two lists name the same system: one brand, not two.
@@ -269,7 +269,7 @@ describe('operator pipeline: deduplication and merge', () => {
       expect(JSON.stringify(athena).length).to.be.lessThan(4_096);
     });
 
-    it('Oracle patient + Epic R4 (2022) + Epic brands (2026, as CSV) → 2,272 brands', () => {
+    it('Oracle patient + Epic R4 (2022) + Epic brands (2026, as CSV) → 2,272 brands (synthetic lists of the real ones’ shape)', () => {
       const { csv, rows: csvRows } = epicBrands2026Csv();
       const brandsCsv = parseSource('csv', csv);
       expect(brandsCsv).to.include({ rejected: 0 });
@@ -289,35 +289,34 @@ describe('operator pipeline: deduplication and merge', () => {
       const counts = (platform: PlatformType) => result.brands.filter((b) => b.platformType === platform).length;
       expect([counts('EPIC'), counts('CERNER')]).to.deep.equal([910, 1_362]);
 
-      // Bronson: named by the 2022 list (higher priority) after the host, hygieia.bronsonhg.org, rather than
-      // after its first organisation; located by the 2026 one; every name searchable.
-      const bronson = result.brands.find((b) => b.fhirBaseUrl === 'https://hygieia.bronsonhg.org/FHIRProxy/api/FHIR/R4')!;
-      expect(bronson).to.include({ name: 'Bronson Healthcare Group', state: 'MI', city: null });
-      expect(bronson.aliases).to.include.members(['Adult & Pediatric Ear, Nose & Throat – Kalamazoo', 'Bronson', 'West Michigan Cancer Center']);
-      expect(bronson.aliases).to.have.length(13);
-      // The 2026 list's "Bronson" matches the host as well, but a better source's name always wins.
-      expect(bronson.aliases[0]).to.equal('Adult & Pediatric Ear, Nose & Throat – Kalamazoo');
+      // Harrowgate: named by the 2022 list (higher priority) after the host, epicproxy.harrowgatehg.example, rather
+      // than after its first organisation; located by the 2026 one; every name searchable.
+      const harrowgate = result.brands.find((b) => b.fhirBaseUrl === 'https://epicproxy.harrowgatehg.example/FHIRProxy/api/FHIR/R4')!;
+      expect(harrowgate).to.include({ name: 'Harrowgate Healthcare Group', state: 'MI', city: null });
+      expect(harrowgate.aliases).to.include.members(['Bayshore Ear, Nose & Throat – Wexford', 'Harrowgate', 'Lakeshore Cancer Center']);
+      expect(harrowgate.aliases).to.have.length(13);
+      // The 2026 list's "Harrowgate" matches the host as well, but a better source's name always wins.
+      expect(harrowgate.aliases[0]).to.equal('Bayshore Ear, Nose & Throat – Wexford');
       expect(result.aliasesCapped).to.equal(0);
     });
 
-    it('Epic brands (2026) alone: 1,243 rows → 762 FHIR systems (SOURCES.md’s 761 also folds one /FHIR vs /fhir path pair)', () => {
+    it('Epic brands (2026) alone: 1,243 rows → 762 FHIR systems (the 761 groups of the DERIVED file also fold one /FHIR vs /fhir path pair)', () => {
       const { csv } = epicBrands2026Csv();
       const epicOnly = { ...parseSource('csv', csv) };
       epicOnly.rows = epicOnly.rows.filter((r) => r.platformType === 'EPIC');
       expect(epicOnly.rows).to.have.length(1_243);
       const { brands } = mergeSources([loaded('epic-brands-2026', epicOnly)]);
       expect(brands).to.have.length(762);
-      const northwell = brands.filter((b) => b.fhirBaseUrl.startsWith('https://call.api.northwell.io/epic-proxy/api/'));
-      expect(northwell.map((b) => b.fhirBaseUrl).sort()).to.deep.equal([
-        'https://call.api.northwell.io/epic-proxy/api/FHIR/R4',
-        'https://call.api.northwell.io/epic-proxy/api/fhir/R4',
+      const pair = brands.filter((b) => b.fhirBaseUrl.startsWith('https://api.brackenridge.example/epic-gateway/api/'));
+      expect(pair.map((b) => b.fhirBaseUrl).sort()).to.deep.equal([
+        'https://api.brackenridge.example/epic-gateway/api/FHIR/R4',
+        'https://api.brackenridge.example/epic-gateway/api/fhir/R4',
       ]);
-      const providence = brands.find((b) => b.fhirBaseUrl === 'https://haikuwa.providence.org/fhirproxy/api/FHIR/R4')!;
-      expect(providence.aliases).to.have.length(41);
-      // Named after the host, where the first row used to name them "Barrett Hospital and Healthcare" and
-      // "Advanced Vascular Surgery".
-      expect(providence.name).to.equal('Providence Health & Services');
-      expect(brands.find((b) => b.fhirBaseUrl === 'https://hygieia.bronsonhg.org/FHIRProxy/api/FHIR/R4')!.name).to.equal('Bronson');
+      const network = brands.find((b) => b.fhirBaseUrl === 'https://mychartwa.wrenhaven.example/fhirproxy/api/FHIR/R4')!;
+      expect(network.aliases).to.have.length(41);
+      // Named after the host, where the first row would name it "Abbot Ridge Hospital and Healthcare".
+      expect(network.name).to.equal('Wrenhaven Health & Services');
+      expect(brands.find((b) => b.fhirBaseUrl === 'https://epicproxy.harrowgatehg.example/FHIRProxy/api/FHIR/R4')!.name).to.equal('Harrowgate');
     });
   });
 });

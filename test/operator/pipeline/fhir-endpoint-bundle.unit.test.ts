@@ -20,15 +20,16 @@ describe('operator pipeline: fhir-endpoint-bundle source', () => {
       expect(parsed).to.include({ rejected: 0 });
       expect(parsed.rows).to.have.length(1_359);
       expect(parsed.rows[0]).to.deep.equal({
-        name: 'Oscar Matthews, MD',
-        fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/-KzIoYV6gk-ILcHOWbsH2m9KsSdDgi12/',
-        city: 'Newport Beach',
+        name: 'Avery Lindqvist, MD',
+        fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/-0QmVw3sYt7LkPz2Hc9RaXe4NbJu5GdFi/',
+        city: 'Santa Barbara',
         state: 'CA',
-        postalCode: '92663',
+        postalCode: '93101',
       });
-      // SOURCES.md: 45 rows repeat an earlier name, e.g. "Tenet HealthSystem Medical" ×6, each its own tenant.
+      // 45 rows repeat an earlier name, e.g. "Brightwater Health Partners" ×6, each its own tenant (as in
+      // the real list the fixture stands for: test/fixtures/brands/SOURCES.md).
       expect(parsed.rows.length - new Set(parsed.rows.map((r) => r.name)).size).to.equal(45);
-      expect(parsed.rows.filter((r) => r.name === 'Tenet HealthSystem Medical')).to.have.length(6);
+      expect(parsed.rows.filter((r) => r.name === 'Brightwater Health Partners')).to.have.length(6);
       expect(parsed.rows.every((r) => r.state !== undefined && /^[A-Z]{2}$/.test(r.state))).to.equal(true);
     });
 
@@ -44,13 +45,13 @@ describe('operator pipeline: fhir-endpoint-bundle source', () => {
       const withNpis = patient.rows.filter((r) => r.npis !== undefined);
       expect(withNpis).to.have.length(30);
       expect(withNpis.flatMap((r) => r.npis)).to.have.length(74);
-      expect(withNpis[0]).to.deep.include({ name: 'Vishen, R K MD', npis: ['1912011511'], postalCode: '32073', city: 'Orange Park', state: 'FL' });
+      expect(withNpis[0]).to.deep.include({ name: 'Okafor, T J MD', npis: ['2445107693'], postalCode: '32244', city: 'Jacksonville', state: 'FL' });
       const provider = parse('oracle-health/millennium_provider_r4_endpoints.json');
       expect(provider.rejected).to.equal(0);
       const npis = provider.rows.flatMap((r) => r.npis ?? []);
       expect(npis).to.have.length(125);
-      expect(npis).to.not.include('1068480986'); // the list's one NPI that fails the check digit
-      // 3 of 1,359 patient rows have no known ZIP code; their rows are kept all the same.
+      expect(npis).to.not.include('2665900620'); // the list's one NPI that fails the check digit
+      // 3 of 1,359 patient rows have no known ZIP code (Puerto Rico's: GeoNames lacks them); the rows are kept.
       expect(patient.rows.filter((r) => r.postalCode === undefined)).to.have.length(3);
       expect(patient.rows.every((r) => r.postalCode === undefined || /^\d{5}$/.test(r.postalCode))).to.equal(true);
     });
@@ -59,7 +60,7 @@ describe('operator pipeline: fhir-endpoint-bundle source', () => {
       expect(parse('oracle-health/millennium_provider_r4_endpoints.json').rows).to.have.length(1_451);
       const soarian = parse('oracle-health/soarian_patient_r4_endpoints.json');
       expect(soarian.rows).to.have.length(7);
-      expect(soarian.rows.map((r) => r.name)).to.include('R0SE - Soarian Clinicals Public Sandbox');
+      expect(soarian.rows.map((r) => r.name)).to.include('Soarian Test Tenant (Sandbox)');
     });
   });
 
@@ -68,43 +69,44 @@ describe('operator pipeline: fhir-endpoint-bundle source', () => {
       const parsed = parse('oracle-health-legacy-2023/millennium_patient_r4_endpoints.json');
       expect(parsed).to.include({ rejected: 0 });
       expect(parsed.rows).to.have.length(1_652);
-      expect(parsed.rows[0]).to.include({ name: 'Oscar Matthews, MD', city: 'Newport Beach', state: 'California', postalCode: '92663' });
-      // This shape writes ZIP+4 ("32073-3035"); the row keeps the five-digit ZIP code.
-      expect(parsed.rows[1]).to.include({ name: 'Vishen, R K MD', postalCode: '32073' });
-      expect(parsed.rows.filter((r) => r.postalCode !== undefined)).to.have.length(1_642);
+      expect(parsed.rows[0]).to.include({ name: 'Avery Lindqvist, MD', city: 'Santa Barbara', state: 'California', postalCode: '93101' });
+      // This shape writes ZIP+4 ("32244-…"); the row keeps the five-digit ZIP code.
+      expect(parsed.rows[1]).to.include({ name: 'Okafor, T J MD', postalCode: '32244' });
+      // The rest have none, a foreign one, or one that is no ZIP code ("6504", "…?", Puerto Rico's).
+      expect(parsed.rows.filter((r) => r.postalCode !== undefined)).to.have.length(1_640);
       expect(parsed.rows.length - new Set(parsed.rows.map((r) => r.name)).size).to.equal(117);
       const { brands } = mergeSources([loaded('oracle-2023', parsed)]);
       expect(brands).to.have.length(1_652);
-      const oscar = brands.find((b) => b.name === 'Oscar Matthews, MD');
-      expect(oscar).to.include({ state: 'CA', city: 'Newport Beach', fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/-KzIoYV6gk-ILcHOWbsH2m9KsSdDgi12' });
+      const first = brands.find((b) => b.name === 'Avery Lindqvist, MD');
+      expect(first).to.include({ state: 'CA', city: 'Santa Barbara', fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/-0QmVw3sYt7LkPz2Hc9RaXe4NbJu5GdFi' });
       const statesGiven = parsed.rows.filter((r) => r.state !== undefined);
       expect(statesGiven.filter((r) => stateCode(r.state!) === undefined)).to.deep.equal([]);
     });
   });
 
   describe('Epic’s deprecated endpoint lists (contained Organization, managingOrganization without "#")', () => {
-    it('R4: 316 endpoints on 304 FHIR systems; Bronson’s seven organisations become one brand', () => {
+    it('R4: 316 endpoints on 304 FHIR systems; Harrowgate’s seven organisations become one brand', () => {
       const parsed = parse('epic-legacy-2022/epic_endpoints_r4.json');
       expect(parsed).to.include({ rejected: 0 });
       expect(parsed.rows).to.have.length(316);
       expect(parsed.rows[0]).to.deep.equal({
-        name: 'Kaiser Permanente – Georgia',
-        fhirBaseUrl: 'https://fhir.kp.org/service/ptnt_care/EpicEdiFhirRoutingSvc/v2014/esb-envlbl/200/api/FHIR/R4/',
+        name: 'Summit Ridge Health – Georgia',
+        fhirBaseUrl: 'https://fhir.summitridge.example/services/patient-care/FhirRouting/v2015/env/200/api/FHIR/R4/',
       });
       const { brands, duplicatesMerged } = mergeSources([loaded('epic-r4', parsed, { platformType: 'EPIC' })]);
       expect(brands).to.have.length(304);
       expect(duplicatesMerged).to.equal(12);
-      const bronson = brands.filter((b) => b.fhirBaseUrl.startsWith('https://hygieia.bronsonhg.org/'));
-      expect(bronson).to.have.length(1);
-      expect(bronson[0]).to.deep.include({
-        fhirBaseUrl: 'https://hygieia.bronsonhg.org/FHIRProxy/api/FHIR/R4',
-        // The name that matches the host (bronsonhg), not the list's first organisation.
-        name: 'Bronson Healthcare Group',
+      const harrowgate = brands.filter((b) => b.fhirBaseUrl.startsWith('https://epicproxy.harrowgatehg.example/'));
+      expect(harrowgate).to.have.length(1);
+      expect(harrowgate[0]).to.deep.include({
+        fhirBaseUrl: 'https://epicproxy.harrowgatehg.example/FHIRProxy/api/FHIR/R4',
+        // The name that matches the host (harrowgatehg), not the list's first organisation.
+        name: 'Harrowgate Healthcare Group',
         platformType: 'EPIC',
       });
-      expect(bronson[0]!.aliases).to.deep.equal([
-        'Adult & Pediatric Ear, Nose & Throat – Kalamazoo', 'Family Health Center (Michigan)', 'Kalamazoo College Student Health Center',
-        'Kalamazoo Foot Surgery', 'Nephrology Center - Southwest Michigan', 'Western Michigan University School of Medicine',
+      expect(harrowgate[0]!.aliases).to.deep.equal([
+        'Bayshore Ear, Nose & Throat – Wexford', 'Lakeshore Family Health Center', 'Lakeshore Medical School Clinics',
+        'Nephrology Associates - Northern Michigan', 'Wexford Community College Health Service', 'Wexford Foot Surgery',
       ]);
     });
 

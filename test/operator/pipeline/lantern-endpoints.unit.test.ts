@@ -58,12 +58,12 @@ describe('operator pipeline: lantern-endpoints source', () => {
     expect(testClinic[0]!.platformType).to.equal('ALTERA');
   });
 
-  it('Epic’s R4 list: 477 rows on 450 FHIR systems (UCSF Health and UCSF Benioff Children’s share one)', () => {
+  it('Epic’s R4 list: 477 rows on 450 FHIR systems (Harrowgate Healthcare Group and Wexford Foot Surgery share one)', () => {
     const { brands } = mergeSources([loaded('epic', parse('Epic_Systems_Corporation_1_EndpointSources.json'))]);
     expect(brands).to.have.length(450);
-    const ucsf = brands.filter((b) => [b.name, ...b.aliases].some((n) => /UCSF Benioff/.test(n)));
-    expect(ucsf).to.have.length(1);
-    expect([ucsf[0]!.name, ...ucsf[0]!.aliases].some((n) => /^UCSF Health$/.test(n))).to.equal(true);
+    const harrowgate = brands.filter((b) => [b.name, ...b.aliases].some((n) => /Wexford Foot Surgery/.test(n)));
+    expect(harrowgate).to.have.length(1);
+    expect([harrowgate[0]!.name, ...harrowgate[0]!.aliases].some((n) => /^Harrowgate Healthcare Group$/.test(n))).to.equal(true);
   });
 
   it('MEDHOST: keeps the NPIID of 138 of 140 rows (the other two carry none); every one checks out', () => {
@@ -81,16 +81,17 @@ describe('operator pipeline: lantern-endpoints source', () => {
     const cerner = parse('Cerner_Corporation_EndpointSources.json');
     expect(cerner.rejected).to.equal(0);
     expect(cerner.rows).to.have.length(3_305);
-    // SOURCES.md: 3,297 rows carry a zip. Twelve are not a known ZIP code, six values each written twice: Bermuda's
-    // "PG05", Cayman's "KY1-1010", "6850" (a Connecticut ZIP that lost its leading zero), "79761?", and two Puerto
-    // Rico ZIP+4 codes, which GeoNames' US file does not have.
-    expect(cerner.rows.filter((r) => r.postalCode !== undefined)).to.have.length(3_285);
+    // The (synthetic) file: 3,297 rows carry a zip. Sixteen are not a known ZIP code, eight values each written
+    // twice (once per R4 and DSTU2 endpoint): Bermuda's "PG04", Cayman's "KY1-1205", "6504" (a Connecticut ZIP that
+    // lost its leading zero), "78615?", and four Puerto Rico codes (three ZIP+4, one nine digits without the dash),
+    // which GeoNames' US file does not have.
+    expect(cerner.rows.filter((r) => r.postalCode !== undefined)).to.have.length(3_281);
     const cernerZips = new Map(rawEndpoints('Cerner_Corporation_EndpointSources.json').map((e) => [e.URL, e.OrganizationZipCode]));
     const zip4 = cerner.rows.filter((r) => /^\d{5}-\d{4}$/.test(cernerZips.get(r.fhirBaseUrl) ?? ''));
     expect(zip4.length).to.be.above(1_000);
     const reduced = zip4.filter((r) => r.postalCode === cernerZips.get(r.fhirBaseUrl)!.slice(0, 5));
-    expect(zip4.filter((r) => !reduced.includes(r)).map((r) => cernerZips.get(r.fhirBaseUrl))).to.deep.equal(['00907-1924', '00918-1477', '00907-1924', '00918-1477']);
-    for (const raw of ['PG05', 'KY1-1010', '6850', '79761?']) {
+    expect(zip4.filter((r) => !reduced.includes(r)).map((r) => cernerZips.get(r.fhirBaseUrl))).to.deep.equal(['00907-1095', '00907-5953', '00717-8291', '00907-1095', '00907-5953', '00717-8291']);
+    for (const raw of ['PG04', 'KY1-1205', '6504', '78615?', '009614414']) {
       const row = cerner.rows.find((r) => cernerZips.get(r.fhirBaseUrl) === raw);
       expect(row, raw).to.not.equal(undefined);
       expect(row, raw).to.not.have.property('postalCode');

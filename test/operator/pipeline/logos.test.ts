@@ -2,9 +2,7 @@
 // stands in for the internet), the favicon fallback, content-addressed reuse, and the HL7 example bundles'
 // artwork published and served by the API as PNG and WebP.
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import path from 'node:path';
 import { Readable } from 'node:stream';
 import nock from 'nock';
 import sharp from 'sharp';
@@ -17,7 +15,7 @@ import { parseSource, type LoadedSource } from '../../../operator/src/pipeline/i
 import { iconLinks, inertSvg, largestIconImage, LogoError, renderCounters, sniffImageType, storeLogos, type LogoRequest, type LogoSettings } from '../../../operator/src/pipeline/logos.js';
 import { publishCatalog } from '../../../operator/src/pipeline/publish.js';
 import { TestApi } from '../../support/api.js';
-import { BRAND_DATA } from '../../support/brand-data.js';
+import { brandFile } from '../../support/brand-data.js';
 import { bmpEntry, bombPng, centre, everyFormat, ico, png, tempStorage, tripwire } from './logo-fixtures.js';
 
 let serial = 0;
@@ -235,7 +233,7 @@ describe('operator: logo pre-rendering', () => {
         name: `hl7-example${i}`,
         priority: i,
         platformType: 'OTHER',
-        parsed: parseSource('smart-brands-bundle', readFileSync(path.join(BRAND_DATA, 'smart-app-launch-examples', `Bundle-example${i}.json`), 'utf8')),
+        parsed: parseSource('smart-brands-bundle', brandFile(`smart-app-launch-examples/Bundle-example${i}.json`)),
       }));
     const publish = (sources: LoadedSource[], faviconFallback: boolean) =>
       publishCatalog({ ref: api.config.catalog, spec: { rollout: { retainSnapshots: 3, minBrandRatioPercent: 0 }, logos: { sizes: [...LOGO_SIZES], faviconFallback } }, sources, store: api.services.snapshots, storage: api.services.storage });

@@ -103,7 +103,7 @@ describe('operator pipeline: identifiers and place in the merge', () => {
     expect(contentHashOf([{ ...brand, logo: null }])).to.equal(contentHashOf([before]));
   });
 
-  describe('the real catalog (Oracle Health’s four bundles, Epic’s two 2022 lists, the 156 Lantern lists)', () => {
+  describe('the whole fixture catalog (the four Oracle Health bundles, the two Epic 2022 lists, the 156 Lantern lists)', () => {
     const sources = () => [
       ['oracle-health/millennium_patient_r4_endpoints.json', 'CERNER'],
       ['oracle-health/millennium_provider_r4_endpoints.json', 'CERNER'],
@@ -114,17 +114,18 @@ describe('operator pipeline: identifiers and place in the merge', () => {
     ].map(([file, platformType], i) => loaded(file!, parseSource('fhir-endpoint-bundle', brandFile(file!)), { priority: i, platformType: platformType as PlatformType }))
       .concat(lanternFiles().map((file, i) => loaded(file, parseSource('lantern-endpoints', lanternFile(file)), { priority: 10 + i })));
 
-    it('29,960 brands: 207 with NPIs (337 in all), 12,770 with a ZIP code and located by it, 1 by its city, 17,189 unplaced', () => {
+    it('31,191 brands: 210 with NPIs (337 in all), 12,876 with a ZIP code and located by it, 2 by their city, 18,313 unplaced', () => {
       const { brands, npisCapped } = mergeSources(sources());
       const count = (test: (b: MergedBrand) => boolean) => brands.filter(test).length;
-      expect(brands).to.have.length(29_960);
-      expect(count((b) => b.npis !== undefined)).to.equal(207);
+      expect(brands).to.have.length(31_191);
+      expect(count((b) => b.npis !== undefined)).to.equal(210);
       expect(brands.reduce((n, b) => n + (b.npis?.length ?? 0), 0)).to.equal(337);
       expect(npisCapped).to.equal(0);
-      expect(count((b) => b.postalCode !== undefined)).to.equal(12_770);
-      expect(count((b) => b.location?.from === 'zip')).to.equal(12_770);
-      expect(count((b) => b.location?.from === 'city')).to.equal(1);
-      expect(count((b) => b.location === undefined)).to.equal(17_189);
+      expect(count((b) => b.postalCode !== undefined)).to.equal(12_876);
+      expect(count((b) => b.location?.from === 'zip')).to.equal(12_876);
+      // The 2023 bundle's two US rows whose ZIP code is none ("6504" for 06504, "…?"), which no other list gives.
+      expect(count((b) => b.location?.from === 'city')).to.equal(2);
+      expect(count((b) => b.location === undefined)).to.equal(18_313);
       // The brands with a city and a state that stay unplaced are Puerto Rico's, which the GeoNames US file lacks.
       expect(new Set(brands.filter((b) => b.city !== null && b.state !== null && b.location === undefined).map((b) => b.state))).to.deep.equal(new Set(['PR']));
       // Every ZIP code is in the brand's state.
