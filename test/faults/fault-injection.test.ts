@@ -56,7 +56,7 @@ const SUCCEEDED_AFTER_RECOVERY = 20;
  * (20 a second on two cores beside two busy processes, where the service completes about 25) the suite measured
  * saturation: 17–20 s. A quarter leaves room for an outage's retries on a machine whose speed varies while the
  * suite runs; five runs in a row beside two busy processes passed at a quarter and at a third (recovery at most
- * 1 s and 7.4 s: docs/testing.md, Fault injection). The capacity measured at the start holds while the
+ * 1 s and 7.4 s: docs/testing.md, "Fault injection"). The capacity measured at the start holds while the
  * load beside the suite is steady (busy processes), not beside other tests whose load comes and goes: npm test
  * runs the suite alone (scripts/test.sh).
  */
