@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { adminRoutes } from './admin/routes.js';
 import type { Clock } from '../../core/src/clock.js';
 import type { Config } from './config.js';
-import { createAuth, requireAdminToken } from './http/auth.js';
+import { createAuth, createAuthenticate, requireAdminToken } from './http/auth.js';
 import { Problem } from './http/schemas.js';
 import { createIdempotency } from './http/idempotency.js';
 import { WriteAdmission } from './http/admission.js';
@@ -60,7 +60,9 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const lookup = (hash: string) => services.keys.findByHash(hash);
   const accountActive = async (accountId: string) => (await services.accounts.get(accountId))?.status === 'ACTIVE';
   const appActive = async (appId: string) => (await services.apps.get(appId))?.status === 'ACTIVE';
-  const auth = createAuth(lookup, accountActive, appActive);
+  // One credential check for the Koa routes and the node:http fast path.
+  const authenticate = createAuthenticate(lookup, accountActive, appActive);
+  const auth = createAuth(authenticate);
   // A write waits for its turn until half its request's deadline at most (deadline.ts), leaving the rest for its work.
   const admission = new WriteAdmission({ limit: config.maxConcurrentWrites, maxWaitMs: Math.floor(config.requestTimeoutMs / 2), registry });
   const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret, { logger, admission });
@@ -124,9 +126,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
       { route: PATIENT_ROUTE, method: 'GET', pattern: /^\/api\/platform\/v1\/patients\/([^/]+)$/, kind: 'sk', scope: 'patient:read', answer: ({ principal, params: [id], ifNoneMatch }) => patientAnswer(services.patientService, principal, id!, ifNoneMatch, link) },
       ...gatewayFastRoutes(sdkContext),
     ],
-    lookup,
-    accountActive,
-    appActive,
+    authenticate,
     observer,
   );
   const handler = withRequestDeadline((req, res) => void (fastPath(req, res) || keyed(req, res, () => koa(req, res)) || koa(req, res)), { timeoutMs: config.requestTimeoutMs, logger, registry });

@@ -38,34 +38,58 @@ function unauthorized(detail: string, tokenSent: boolean): AppError {
 /** The one 401 of an unusable key: on the SDK surface it names suspension too, which the platform answers with 403. */
 const unusableKey = (surface: Surface) => unauthorized(surface === 'platform' ? 'The API key is unknown or revoked.' : 'The API key is unknown, revoked or suspended.', true);
 
+const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
+
 /** The bearer value, undefined when there is no Authorization header; 401 when it is not a Bearer credential. */
 function bearerOf(ctx: Context): string | undefined {
   const header = ctx.get('Authorization');
   if (header === '') return undefined;
-  const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(header);
+  const match = BEARER.exec(header);
   if (!match) throw unauthorized('The Authorization header must be "Bearer <key>".', true);
   return match[1];
 }
 
-export function createAuth(lookup: KeyLookup, accountActive: ActiveCheck, appActive: ActiveCheck) {
+/** Why a presented credential does not authenticate. */
+export type Refusal = 'missing' | 'not-bearer' | 'wrong-kind' | 'unusable' | 'account-suspended';
+
+/**
+ * The one credential check, for the Koa routes (requireKey) and the node:http fast path alike: the principal
+ * of a usable key of `kind` in `authorization` (the header's value, '' or undefined when absent), or why not.
+ * Usable: known, not revoked, of that kind, its account ACTIVE and, for an app's key, its app ACTIVE.
+ */
+export type Authenticate = (authorization: string | undefined, kind: KeyKind) => Promise<Principal | Refusal>;
+
+export function createAuthenticate(lookup: KeyLookup, accountActive: ActiveCheck, appActive: ActiveCheck): Authenticate {
+  return async function authenticate(authorization, kind) {
+    if (authorization === undefined || authorization === '') return 'missing';
+    const key = BEARER.exec(authorization)?.[1];
+    if (key === undefined) return 'not-bearer';
+    if (kindOf(key) !== kind) return 'wrong-kind';
+    const record = await lookup(hashKey(key));
+    if (!record || record.revokedAt !== null || record.kind !== kind) return 'unusable';
+    if (!(await accountActive(record.accountId))) return 'account-suspended';
+    if (record.appId !== null && !(await appActive(record.appId))) return 'unusable';
+    return principalFor(record);
+  };
+}
+
+export function createAuth(authenticate: Authenticate) {
   function requireKey(surface: Surface): Documented {
     const expected = KIND_OF_SURFACE[surface];
     const middleware = async function requireKeyMiddleware(ctx: Context, next: () => Promise<unknown>) {
-      const key = bearerOf(ctx);
-      if (key === undefined) throw unauthorized('An API key is required: send "Authorization: Bearer <key>".', false);
-      if (kindOf(key) !== expected) throw unauthorized(`This operation takes a ${expected}_ key.`, true);
-      const record = await lookup(hashKey(key));
+      const outcome = await authenticate(ctx.get('Authorization'), expected);
+      if (typeof outcome !== 'string') {
+        ctx.state.principal = outcome;
+        return next();
+      }
+      if (outcome === 'missing') throw unauthorized('An API key is required: send "Authorization: Bearer <key>".', false);
+      if (outcome === 'not-bearer') throw unauthorized('The Authorization header must be "Bearer <key>".', true);
+      if (outcome === 'wrong-kind') throw unauthorized(`This operation takes a ${expected}_ key.`, true);
       // On the SDK surface an unknown or revoked key, a suspended account's and a suspended app's get the
       // same answer, so that a key's answer tells nothing of what it belongs to (docs/api.md, Abuse limits). The
       // platform keeps 403 for a suspended account: its keys are secret, their holder the account itself.
-      if (!record || record.revokedAt !== null || record.kind !== expected) throw unusableKey(surface);
-      if (!(await accountActive(record.accountId))) {
-        if (surface === 'platform') throw new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
-        throw unusableKey(surface);
-      }
-      if (record.appId !== null && !(await appActive(record.appId))) throw unusableKey(surface);
-      ctx.state.principal = principalFor(record);
-      await next();
+      if (outcome === 'account-suspended' && surface === 'platform') throw new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
+      throw unusableKey(surface);
     } as Documented;
     middleware.openapi = { security: SECURITY_OF_SURFACE[surface] };
     return middleware;

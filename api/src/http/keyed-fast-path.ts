@@ -8,8 +8,8 @@
 // twice: Koa renders that failure (503) as it is (fastPathFailures()).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
-import { hashKey, kindOf, type KeyKind } from '../credentials/keys.js';
-import { principalFor, type ActiveCheck, type KeyLookup, type Principal } from './auth.js';
+import type { KeyKind } from '../credentials/keys.js';
+import type { Authenticate, Principal } from './auth.js';
 import type { ValidateFunction } from 'ajv';
 import type { Representation } from './conditional.js';
 import type { RequestObserver } from './observe.js';
@@ -52,9 +52,7 @@ export interface KeyedRoute {
   answer(request: KeyedRequest): Promise<Representation | undefined>;
 }
 
-const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
-
-export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountActive: ActiveCheck, appActive: ActiveCheck, observer: RequestObserver) {
+export function keyedFastPath(routes: KeyedRoute[], authenticate: Authenticate, observer: RequestObserver) {
   return function fastPath(req: IncomingMessage, res: ServerResponse, fallback: () => void): boolean {
     const url = req.url;
     if ((req.method !== 'GET' && req.method !== 'POST') || url === undefined) return false;
@@ -66,7 +64,7 @@ export function keyedFastPath(routes: KeyedRoute[], lookup: KeyLookup, accountAc
       const started = performance.now();
       /** The deadline answered while the fast path worked: the 503 is what the client saw, counted here. */
       const late = (finishedAs: number) => observer.record({ method: route.method, route: route.route, status: 503, seconds: (performance.now() - started) / 1000, requestId: requestIdOf(req), finishedAs });
-      void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, { lookup, accountActive, appActive }, observer).then(
+      void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, authenticate, observer).then(
         (served) => {
           if (served) return;
           if (answeredByDeadline(req)) return late(0); // Koa would answer it: its answer would go nowhere
@@ -99,14 +97,11 @@ export function fastPathFailures(): Middleware {
   };
 }
 
-async function serve(route: KeyedRoute, params: string[], query: string, req: IncomingMessage, res: ServerResponse, checks: { lookup: KeyLookup; accountActive: ActiveCheck; appActive: ActiveCheck }, observer: RequestObserver): Promise<boolean> {
+async function serve(route: KeyedRoute, params: string[], query: string, req: IncomingMessage, res: ServerResponse, authenticate: Authenticate, observer: RequestObserver): Promise<boolean> {
   const started = performance.now();
-  const key = BEARER.exec(req.headers.authorization ?? '')?.[1];
-  if (key === undefined || kindOf(key) !== route.kind) return false;
-  const record = await checks.lookup(hashKey(key));
-  if (!record || record.revokedAt !== null || record.kind !== route.kind || !(await checks.accountActive(record.accountId))) return false;
-  if (record.appId !== null && !(await checks.appActive(record.appId))) return false;
-  const principal = principalFor(record);
+  // The same check as the Koa routes' (auth.ts); any refusal is Koa's to answer.
+  const principal = await authenticate(req.headers.authorization, route.kind);
+  if (typeof principal === 'string') return false;
   if (route.scope !== undefined && !principal.scopes.has(route.scope)) return false;
   let body: unknown;
   if (route.body) {
@@ -123,7 +118,7 @@ async function serve(route: KeyedRoute, params: string[], query: string, req: In
   const answer = await route.answer({ principal, params: params.map((p) => decodeURIComponent(p)), query, body, ifNoneMatch: headerOf(req, 'if-none-match'), req, requestId });
   if (!answer) return false;
   if (answeredByDeadline(req)) {
-    observer.record({ method: route.method, route: route.route, status: 503, seconds: (performance.now() - started) / 1000, requestId, credentialId: record.keyId, finishedAs: answer.status });
+    observer.record({ method: route.method, route: route.route, status: 503, seconds: (performance.now() - started) / 1000, requestId, credentialId: principal.keyId, finishedAs: answer.status });
     return true;
   }
   const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...answer.headers };
@@ -135,7 +130,7 @@ async function serve(route: KeyedRoute, params: string[], query: string, req: In
   }
   res.writeHead(answer.status, headers);
   res.end(payload);
-  observer.record({ method: route.method, route: route.route, status: answer.status, seconds: (performance.now() - started) / 1000, requestId, credentialId: record.keyId });
+  observer.record({ method: route.method, route: route.route, status: answer.status, seconds: (performance.now() - started) / 1000, requestId, credentialId: principal.keyId });
   return true;
 }
 
