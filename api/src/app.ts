@@ -27,8 +27,8 @@ import { ingestRoutes } from './platform/clinical/routes.js';
 import { completeSessionRoute, connectSessionRoutes } from './sdk/connect-sessions/routes.js';
 import type { SdkContext } from './sdk/context.js';
 import { lifecycleRoutes } from './sdk/lifecycle/routes.js';
-import { lifecycleAnswer, LIFECYCLE_ROUTE } from './sdk/lifecycle/answer.js';
-import { patientAnswer, PATIENT_ROUTE } from './platform/patients/answer.js';
+import { lifecycleAnswer } from './sdk/lifecycle/answer.js';
+import { patientAnswer } from './platform/patients/answer.js';
 import { fastPathFailures, keyedFastPath } from './http/keyed-fast-path.js';
 import { gatewayFastRoutes, gatewayRoutes } from './sdk/observations/routes.js';
 import { catalogCors, catalogRoutes } from './sdk/catalog/routes.js';
@@ -122,10 +122,11 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   // observation gateway's search.
   const keyed = keyedFastPath(
     [
-      { route: LIFECYCLE_ROUTE, method: 'GET', pattern: /^\/api\/sdk\/v1\/app-users\/([^/]+)\/lifecycle$/, kind: 'pk', answer: ({ principal, params: [id], ifNoneMatch }) => lifecycleAnswer(services.users, principal, id!, ifNoneMatch) },
-      { route: PATIENT_ROUTE, method: 'GET', pattern: /^\/api\/platform\/v1\/patients\/([^/]+)$/, kind: 'sk', scope: 'patient:read', answer: ({ principal, params: [id], ifNoneMatch }) => patientAnswer(services.patientService, principal, id!, ifNoneMatch, link) },
+      { operationId: 'probeAppUserLifecycle', kind: 'pk', answer: ({ principal, params: [id], ifNoneMatch }) => lifecycleAnswer(services.users, principal, id!, ifNoneMatch) },
+      { operationId: 'getPatient', kind: 'sk', scope: 'patient:read', answer: ({ principal, params: [id], ifNoneMatch }) => patientAnswer(services.patientService, principal, id!, ifNoneMatch, link) },
       ...gatewayFastRoutes(sdkContext),
     ],
+    routers.flatMap((router) => router.table()),
     authenticate,
     observer,
   );

@@ -33,11 +33,8 @@ export interface KeyedRequest {
 }
 
 export interface KeyedRoute {
-  /** The Koa route template, for metrics and logs. */
-  route: string;
-  method: 'GET' | 'POST';
-  /** Matches the path (no query string); its groups are the route's parameters. */
-  pattern: RegExp;
+  /** The Koa route it answers for: its method and path come from the router's own table (routeTable()). */
+  operationId: string;
   kind: KeyKind;
   scope?: string;
   /**
@@ -52,7 +49,31 @@ export interface KeyedRoute {
   answer(request: KeyedRequest): Promise<Representation | undefined>;
 }
 
-export function keyedFastPath(routes: KeyedRoute[], authenticate: Authenticate, observer: RequestObserver) {
+/** A Koa route as its router registered it: `/api/sdk/v1/app-users/:appUserId/lifecycle`. */
+export interface TableRoute {
+  operationId: string;
+  method: string;
+  path: string;
+}
+
+/** A keyed route with its method, template (for metrics and logs) and path pattern, from the router's table. */
+interface Resolved extends KeyedRoute {
+  route: string;
+  method: 'GET' | 'POST';
+  /** Matches the path (no query string); its groups are the route's parameters. */
+  pattern: RegExp;
+}
+
+function resolve(route: KeyedRoute, table: TableRoute[]): Resolved {
+  const entry = table.find((t) => t.operationId === route.operationId);
+  const method = entry?.method.toUpperCase();
+  if (!entry || (method !== 'GET' && method !== 'POST')) throw new Error(`the fast path answers for ${route.operationId}, which no router serves by GET or POST`);
+  const pattern = new RegExp(`^${entry.path.split('/').map((segment) => (segment.startsWith(':') ? '([^/]+)' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('\\/')}$`);
+  return { ...route, route: entry.path, method, pattern };
+}
+
+export function keyedFastPath(keyedRoutes: KeyedRoute[], table: TableRoute[], authenticate: Authenticate, observer: RequestObserver) {
+  const routes = keyedRoutes.map((route) => resolve(route, table));
   return function fastPath(req: IncomingMessage, res: ServerResponse, fallback: () => void): boolean {
     const url = req.url;
     if ((req.method !== 'GET' && req.method !== 'POST') || url === undefined) return false;
@@ -97,7 +118,7 @@ export function fastPathFailures(): Middleware {
   };
 }
 
-async function serve(route: KeyedRoute, params: string[], query: string, req: IncomingMessage, res: ServerResponse, authenticate: Authenticate, observer: RequestObserver): Promise<boolean> {
+async function serve(route: Resolved, params: string[], query: string, req: IncomingMessage, res: ServerResponse, authenticate: Authenticate, observer: RequestObserver): Promise<boolean> {
   const started = performance.now();
   // The same check as the Koa routes' (auth.ts); any refusal is Koa's to answer.
   const principal = await authenticate(req.headers.authorization, route.kind);

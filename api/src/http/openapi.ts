@@ -75,6 +75,11 @@ export class ApiRouter {
     return this.add('delete', path, doc, chain);
   }
 
+  /** Its routes as registered: operation, method and full path template (what the node:http fast path answers for). */
+  table(): { operationId: string; method: string; path: string }[] {
+    return this.operations.map((o) => ({ operationId: o.doc.operationId, method: o.method, path: o.path }));
+  }
+
   /** Shares guards between the routes of a surface; documented like the route's own guards. */
   use(...guards: Documented[]): this {
     this.shared.push(...guards);

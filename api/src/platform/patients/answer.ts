@@ -6,8 +6,6 @@ import type { LinkBuilder } from '../../http/links.js';
 import { presentPatient } from './presenter.js';
 import type { PatientService } from './service.js';
 
-export const PATIENT_ROUTE = '/api/platform/v1/patients/:id';
-
 /** The profile's representation; throws the service's 403/404 (problem responses are Koa's). */
 export async function patientAnswer(patients: PatientService, principal: Principal, id: string, ifNoneMatch: string | undefined, link: LinkBuilder): Promise<Representation> {
   const patient = await patients.get(principal, id);

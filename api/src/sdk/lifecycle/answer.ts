@@ -5,8 +5,6 @@ import { PRIVATE_NO_CACHE } from '../../http/caching.js';
 import { representation, strongEtag, type Representation } from '../../http/conditional.js';
 import { APP_USER_ID } from '../../http/ids.js';
 
-export const LIFECYCLE_ROUTE = '/api/sdk/v1/app-users/:appUserId/lifecycle';
-
 /** The state's representation; undefined for a malformed appUserId (the Koa route answers 400). */
 export async function lifecycleAnswer(users: AppUserService, principal: Principal, appUserId: string, ifNoneMatch: string | undefined): Promise<Representation | undefined> {
   if (!APP_USER_ID.test(appUserId)) return undefined;

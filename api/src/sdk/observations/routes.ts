@@ -65,25 +65,19 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
  * link's cursor; anything else, and every denial, is left to the Koa routes above (which log it).
  */
 export function gatewayFastRoutes({ gateway, publicBaseUrl, trustProxy }: Pick<SdkContext, 'gateway' | 'publicBaseUrl' | 'trustProxy'>): KeyedRoute[] {
-  const pattern = /^\/api\/sdk\/v1\/observations\/_search$/;
-  const route = '/api/sdk/v1/observations/_search';
   const readQuery = queryReader(SearchQuery);
   const search = async (principal: Parameters<GatewayService['search']>[0], requestId: string, input: Parameters<GatewayService['search']>[2], req: IncomingMessage) =>
     searchAnswer(await gateway.search(principal, requestId, input, { logDenials: false }), req, publicBaseUrl, trustProxy);
   return [
     {
-      route,
-      method: 'POST',
-      pattern,
+      operationId: 'searchObservations',
       kind: 'ak',
       scope: 'observation:read',
       body: { check: acceptAjv.compile(SearchBody), mediaTypes: MEDIA_TYPES, maxBytes: MAX_BODY_BYTES },
       answer: ({ principal, requestId, body, req }) => search(principal, requestId, { body: body as SearchBody }, req),
     },
     {
-      route,
-      method: 'GET',
-      pattern,
+      operationId: 'continueObservationSearch',
       kind: 'ak',
       scope: 'observation:read',
       answer: async ({ principal, requestId, query, req }) => {
