@@ -1,58 +1,30 @@
 // Fairness for deliveries: at most `perLane` attempts in flight per endpoint and `total` in the process. An
 // endpoint that hangs on every request fills its own lane and nothing else, so healthy endpoints keep their
-// pace.
-
-class Semaphore {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(private readonly limit: number) {}
-
-  get idle(): boolean {
-    return this.active === 0 && this.waiting.length === 0;
-  }
-
-  async acquire(): Promise<void> {
-    if (this.active < this.limit) {
-      this.active++;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.active--;
-  }
-}
+// pace. The counting is p-limit's (a well-kept library, instead of a semaphore of our own).
+import pLimit, { type LimitFunction } from 'p-limit';
 
 export class Lanes {
-  private readonly lanes = new Map<string, Semaphore>();
-  private readonly overall: Semaphore;
+  private readonly lanes = new Map<string, LimitFunction>();
+  private readonly overall: LimitFunction;
 
   constructor(
     private readonly perLane: number,
     total: number,
   ) {
-    this.overall = new Semaphore(total);
+    this.overall = pLimit(total);
   }
 
-  /** Runs `task` once its lane and the process have room. */
+  /** Runs `task` once its lane and the process have room (a lane's turn is held while it waits for the process). */
   async run<T>(lane: string, task: () => Promise<T>): Promise<T> {
-    let semaphore = this.lanes.get(lane);
-    if (!semaphore) this.lanes.set(lane, (semaphore = new Semaphore(this.perLane)));
-    await semaphore.acquire();
+    let limit = this.lanes.get(lane);
+    if (!limit) this.lanes.set(lane, (limit = pLimit(this.perLane)));
     try {
-      await this.overall.acquire();
-      try {
-        return await task();
-      } finally {
-        this.overall.release();
-      }
+      return await limit(() => this.overall(task));
     } finally {
-      semaphore.release();
-      if (semaphore.idle) this.lanes.delete(lane);
+      // p-limit counts the task done just after it settles: look once it has, and forget a lane left idle.
+      setImmediate(() => {
+        if (limit.activeCount === 0 && limit.pendingCount === 0 && this.lanes.get(lane) === limit) this.lanes.delete(lane);
+      });
     }
   }
 }

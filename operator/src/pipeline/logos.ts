@@ -6,6 +6,7 @@
 // reference, site or source bytes are handled once per run. Failures are counted by reason, never fatal:
 // the brand is published without artwork. Parsing untrusted bytes (sniffing, SVG, ICO, a home page's links)
 // runs in the artwork parser's worker threads under a deadline; overrunning it is the reason `parse-timeout`.
+import pLimit, { type LimitFunction } from 'p-limit';
 import { availableParallelism } from 'node:os';
 import { LOGO_SIZES, type BrandLogo, type LogoFormat, type LogoSize } from '../../../core/src/catalog/model.js';
 import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
@@ -67,31 +68,14 @@ type Renditions = Pick<BrandLogo, 'assets' | 'webp'>;
 
 const MAX_ERRORS = 10;
 
-/** A counting semaphore: at most `limit` holders at once. */
-class Gate {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  constructor(private readonly limit: number) {}
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    else this.active++;
-    try {
-      return await task();
-    } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.active--;
-    }
-  }
-}
-
 /** One storeLogos call: its settings, what it found, and the work it shares between brands. */
 interface LogoRun {
   storage: ObjectStorage;
   sizes: LogoSize[];
   limits: FetchLimits;
   faviconFallback: boolean;
-  renderGate: Gate;
+  /** At most `concurrency` renderings at once (p-limit). */
+  renderGate: LimitFunction;
   /** The artwork parser, and sharp's measurements, for sniffing and looking at favicons. */
   inspection: Inspection;
   results: LogoResults;
@@ -108,7 +92,7 @@ export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[]
     sizes: [...new Set(settings.sizes?.length ? settings.sizes : LOGO_SIZES)].sort((a, b) => a - b),
     limits: { ...LOGO_FETCH_LIMITS, ...settings.limits },
     faviconFallback: settings.faviconFallback ?? false,
-    renderGate: new Gate(concurrency),
+    renderGate: pLimit(concurrency),
     inspection: { parser: settings.parser ?? sharedArtworkParser(), measure: measureImage },
     results: { logos: new Map(), rendered: 0, fallback: 0, failed: 0, artworks: { rendered: 0, reused: 0 }, reasons: {}, errors: [] },
     byReference: new Map(),
@@ -165,7 +149,7 @@ async function renderOrReuse(run: LogoRun, bytes: Buffer, type: ImageType, hash:
   if (present.every(Boolean)) {
     run.results.artworks.reused++;
   } else {
-    const renditions = await run.renderGate.run(() => renderArtwork(bytes, type, run.sizes, run.inspection.parser));
+    const renditions = await run.renderGate(() => renderArtwork(bytes, type, run.sizes, run.inspection.parser));
     await Promise.all(renditions.map(({ size, format, body }) => storageCall('storing the rendition', () => run.storage.put(renditionKey(hash, size, format), body, CONTENT_TYPES[format]))));
     run.results.artworks.rendered++;
   }

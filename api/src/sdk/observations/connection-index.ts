@@ -12,6 +12,7 @@
 // positions a search matches are kept for the next page of the same search (and the same search again):
 // `total` needs all of them, and the index never changes, so a walk counts once, not once per page.
 import { createHash } from 'node:crypto';
+import pLimit from 'p-limit';
 import { LRUCache } from 'lru-cache';
 import { codeKeys, observationMatcher, type Columns, type LabelSet } from './matcher.js';
 import type { CodingIndex, ObservationDocument } from './document.js';
@@ -192,7 +193,8 @@ export class ConnectionIndexes {
   private readonly indexes: LRUCache<string, ConnectionIndex | Oversized>;
   /** Builds in flight by connection; a search joins one only if it began under the token it read. */
   private readonly building = new Map<string, { token: string; index: Promise<ConnectionIndex | null> }>();
-  private readonly slots = new Slots(2);
+  /** At most two builds at a time (p-limit); the rest wait in order. */
+  private readonly builds = pLimit(2);
   private readonly maxBytesPerConnection: number;
 
   /** `maxBytes` 0: no indexes (every search reads the database). */
@@ -227,16 +229,13 @@ export class ConnectionIndexes {
     }
   }
 
-  private async build(connectionId: string, token: string): Promise<ConnectionIndex | null> {
-    await this.slots.take();
-    try {
+  private build(connectionId: string, token: string): Promise<ConnectionIndex | null> {
+    return this.builds(async () => {
       const index = await ConnectionIndex.build(this.load(connectionId), this.maxBytesPerConnection, token);
       // The newest build wins: one that began under an older token finishes later only if it was slower.
       if (this.building.get(connectionId)?.token === token || !this.indexes.has(connectionId)) this.indexes.set(connectionId, index ?? OVERSIZED);
       return index;
-    } finally {
-      this.slots.give();
-    }
+    });
   }
 }
 
@@ -245,27 +244,6 @@ interface Oversized {
   oversized: true;
 }
 const OVERSIZED: Oversized = Object.freeze({ oversized: true });
-
-/** At most `count` holders at a time; the rest wait in order. */
-class Slots {
-  private readonly waiting: (() => void)[] = [];
-
-  constructor(private free: number) {}
-
-  async take(): Promise<void> {
-    if (this.free > 0) {
-      this.free--;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  give(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.free++;
-  }
-}
 
 /** The sort order of the database: sortDate, then _id (ids are ASCII, so code-unit order is byte order). */
 function compare(a: Position, b: Position): number {
