@@ -187,6 +187,21 @@ export class BundleHeads {
     await this.collection.updateOne({ _id: connectionId, 'applier.token': token }, { $set: { applier: null } });
   }
 
+  /**
+   * Gives a lease back once the database answers again (a failed write usually means it is away): the next bundle
+   * of the connection need not wait for the lease to run out. Stops once it would have run out anyway.
+   */
+  releaseWhenAnswering(lease: WriterLease): void {
+    const giveUpAt = performance.now() + WRITER_LEASE_MS;
+    const attempt = (pause: number) => {
+      if (performance.now() + pause > giveUpAt) return;
+      setTimeout(() => {
+        this.release(lease).catch(() => attempt(Math.min(pause * 2, 2_000)));
+      }, pause).unref();
+    };
+    attempt(250);
+  }
+
   /** A pending bundle is applied: it moves to the kept ones (at `at`). */
   applied(connectionId: string, gen: number, at: Date): Promise<void> {
     return this.changeLists(connectionId, (head) => {

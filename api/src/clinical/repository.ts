@@ -17,17 +17,16 @@
 // reads the whole collection for any other filter, even _id with one more condition (200 such updates took
 // 30 s beside 3,000 documents, against 0.5 s by _id alone), so a bundle costs about the same whatever it replaces.
 import { randomUUID } from 'node:crypto';
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { Binary, type Collection, type Db, type Filter, type Sort } from 'mongodb';
+import type { Collection, Db, Filter, Sort } from 'mongodb';
 import type { Clock } from '../../../core/src/clock.js';
 import { systemClock } from '../../../core/src/clock.js';
 import { BEGINNING } from './dates.js';
-import { AppError } from '../http/errors.js';
 import { outsideChangeScope } from '../infra/change-scope.js';
 import type { NormalizedObservation } from './observations.js';
 import type { ObservationDocument } from '../sdk/observations/document.js';
 import { through } from '../../../core/src/infra/mongo.js';
-import { ABANDONED_LISTED_MS, BundleHeads, KEPT_MS, WRITER_LEASE_MS, type Visibility, type WriterLease } from './bundle-heads.js';
+import { ABANDONED_LISTED_MS, BundleHeads, KEPT_MS, type Visibility, type WriterLease } from './bundle-heads.js';
+import { BUNDLES, insertRecord, interrupted, lostLease, movedOn, packObservations, recordObservations, type BundleRecord, type StoredFields } from './bundle-records.js';
 
 export interface IngestTarget {
   accountId: string;
@@ -46,44 +45,6 @@ export interface ObservationStore {
    */
   all(connectionId: string): AsyncIterable<ObservationDocument>;
 }
-
-/** An observation as a bundle writes it: everything but its _id and firstIngestedAt. */
-export type StoredFields = Omit<ObservationDocument, '_id' | 'firstIngestedAt' | 'seq' | 'rev'> & { updatedAt: Date };
-
-/**
- * A bundle's record: what it writes, kept until it is applied and no reader needs it. The observations are one
- * gzipped JSON document (dates as ISO strings): the embedded database converts a document field by field, and a
- * bundle as fields cost as much to store as its observations did (0.7 s for 1000); as one string, 60 ms for
- * 0.9 MB; gzipped (2 ms at level 1), 5 ms.
- */
-export interface BundleRecord {
-  /** `${connectionId}/${gen}` */
-  _id: string;
-  connectionId: string;
-  gen: number;
-  at: Date;
-  observations: Binary;
-}
-
-function packObservations(stored: StoredFields[]): Binary {
-  return new Binary(gzipSync(JSON.stringify(stored), { level: 1 }));
-}
-
-/** The observations of a record, as they were before it was written. */
-export function recordObservations(record: BundleRecord): StoredFields[] {
-  return (JSON.parse(gunzipSync(record.observations.buffer).toString('utf8')) as StoredFields[]).map((fields) => ({
-    ...fields,
-    sortDate: new Date(fields.sortDate),
-    updatedAt: new Date(fields.updatedAt),
-    date: fields.date && { start: new Date(fields.date.start), end: new Date(fields.date.end) },
-  }));
-}
-
-export const BUNDLES = 'observation_bundles';
-
-const lostLease = () => new AppError('SERVICE_UNAVAILABLE', 'The bundle took too long to write and another took its place; send it again.', {}, { 'Retry-After': '1' }, { storable: false });
-const interrupted = () => new AppError('SERVICE_UNAVAILABLE', 'The bundle could not be written whole (the database was interrupted); send it again.', {}, { 'Retry-After': '1' }, { storable: false });
-const movedOn = () => new AppError('SERVICE_UNAVAILABLE', "The connection's observations changed while they were read; retry.", {}, { 'Retry-After': '1' }, { storable: false });
 
 /** Reads of the database that a search gives up after, when bundles keep being committed under it. */
 const PAGE_ATTEMPTS = 3;
@@ -136,7 +97,7 @@ export class ObservationRepository implements ObservationStore {
     try {
       await this.removeLeftovers(lease);
       await this.renewed(lease);
-      await this.writeRecord({ _id: `${connectionId}/${gen}`, connectionId, gen, at, observations: packObservations(stored) });
+      await insertRecord(this.records, { _id: `${connectionId}/${gen}`, connectionId, gen, at, observations: packObservations(stored) });
       await this.renewed(lease);
       // Most of a bundle is usually new: one unordered insert of everything; the ids that exist fail it, and a
       // unique _id decides, so two ingests racing on one id never duplicate it.
@@ -171,7 +132,7 @@ export class ObservationRepository implements ObservationStore {
       // conflict: nothing is committed, and the bundle can be sent again.
       throw (error as { code?: unknown }).code === 11000 ? interrupted() : error;
     } finally {
-      if (!committed) await this.heads.release(lease).catch(() => this.releaseLater(lease));
+      if (!committed) await this.heads.release(lease).catch(() => this.heads.releaseWhenAnswering(lease));
     }
   }
 
@@ -227,36 +188,6 @@ export class ObservationRepository implements ObservationStore {
   /** Resolves once the work after every commit made here so far is done (or has failed). */
   async settled(): Promise<void> {
     while (this.background.size > 0) await Promise.all([...this.background]);
-  }
-
-  /**
-   * Inserts a bundle's record. Its _id is new (the generation is this writer's alone), so one that exists is this
-   * same insert landing twice: the driver retries a write whose connection broke (the database restarting), and
-   * the first attempt may have landed.
-   */
-  private async writeRecord(record: BundleRecord): Promise<void> {
-    try {
-      await this.records.insertOne(record);
-    } catch (error) {
-      if ((error as { code?: unknown }).code !== 11000) throw error;
-      const found = await this.records.findOne({ _id: record._id });
-      if (!found || !Buffer.from(found.observations.buffer).equals(Buffer.from(record.observations.buffer))) throw error;
-    }
-  }
-
-  /**
-   * Gives a lease back once the database answers again (a failed write usually means it is away): the next bundle
-   * of the connection need not wait for the lease to run out. Stops once it would have run out anyway.
-   */
-  private releaseLater(lease: WriterLease): void {
-    const giveUpAt = performance.now() + WRITER_LEASE_MS;
-    const attempt = (pause: number) => {
-      if (performance.now() + pause > giveUpAt) return;
-      setTimeout(() => {
-        this.heads.release(lease).catch(() => attempt(Math.min(pause * 2, 2_000)));
-      }, pause).unref();
-    };
-    attempt(250);
   }
 
   /** Inserts the documents that are new; the _ids of those that exist. */

@@ -14,7 +14,7 @@ import { manyObservations, observationBundle } from '../../support/observations.
 import { until } from '../../support/until.js';
 import type { WriterLease } from '../../../api/src/clinical/bundle-heads.js';
 import { APPLIER_LEASE_MS, KEPT_MS, WRITER_LEASE_MS } from '../../../api/src/clinical/bundle-heads.js';
-import { BUNDLES, type StoredFields } from '../../../api/src/clinical/repository.js';
+import { BUNDLES, type StoredFields } from '../../../api/src/clinical/bundle-records.js';
 import { LEASE_MS } from '../../../api/src/http/idempotency.js';
 
 const PLATFORM = '/api/platform/v1';

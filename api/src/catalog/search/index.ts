@@ -136,9 +136,8 @@ export class BrandSearchIndex {
     if (identifier !== null) this.take(results, this.identifierMatches(identifier, limit, query), query);
     const byIdentifier = results.length;
     const typed = words(text);
-    // A repeated word may match the same indexed word again (docs/api.md, "The catalog search"), so it adds no
-    // condition: matching each distinct word once gives the same results, and "health health …" costs what "health"
-    // does.
+    // A repeated word may match the same indexed word again, so it adds no condition: matching each distinct
+    // word once gives the same results, and "health health …" costs what "health" does.
     const terms = [...new Set(typed)];
     const ranges = terms.length === 0 ? undefined : this.prefixRanges(terms);
     if (ranges && ranges.complete && results.length < limit) this.take(results, this.exactMatches(typed.join(' '), terms, ranges.lo, ranges.hi, limit - results.length, query), query);
@@ -209,10 +208,7 @@ export class BrandSearchIndex {
     return { lo, hi, complete };
   }
 
-  /**
-   * Every term a prefix of some word of the brand (docs/api.md, "The catalog search"), ranked by tier, or by distance
-   * near a point.
-   */
+  /** Every term a prefix of some word of the brand, ranked by tier, or by distance near a point. */
   private exactMatches(phrase: string, terms: readonly string[], lo: Uint32Array, hi: Uint32Array, limit: number, query: Query): TopKeys {
     const { postingStart, postings, foldedNames } = this.layout;
     // Candidates come from the word reaching the fewest postings; the others are checked per candidate,
