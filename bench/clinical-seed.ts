@@ -4,7 +4,7 @@
 // for the driver's ingest runs.
 import { randomUUID } from 'node:crypto';
 import type { Services } from '../api/src/wiring.js';
-import { bloodPressure, glucose, hba1c, heartRate, hemoglobin, observationBundle } from '../test/support/observations.js';
+import { bloodPressure, glucose, hba1c, heartRate, hemoglobin, observationBundle } from '../testkit/observations.js';
 
 export const OBSERVATIONS = Number(process.env.BENCH_OBSERVATIONS ?? 10_000);
 const KINDS = [heartRate, bloodPressure, glucose, hba1c, hemoglobin];

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { measure, type Measurement, type Target } from './autocannon.js';
 import type { Seed } from './server.js';
 import { spreadObservations } from './clinical-seed.js';
-import { observationBundle } from '../test/support/observations.js';
+import { observationBundle } from '../testkit/observations.js';
 
 const INGEST_RUNS = Number(process.env.BENCH_INGEST_RUNS ?? 3);
 

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../api/src/config.js';
 import { startEmbeddedDatabase } from '../core/src/infra/devdb.js';
-import { Receiver } from '../test/support/receivers.js';
+import { Receiver } from '../testkit/receivers.js';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1000);
 const RECEIVERS = 10;

@@ -2,17 +2,17 @@
 // load is made of, measured instead of asserted. Two API replicas as real processes (`node
 // dist/api/src/main.js`, production deadlines), Redis and the embedded database, all on loopback as the fault
 // suite runs them; BENCH_WRITE_CLIENTS clients (16) send idempotent writes back to back in the suite's mix (patient creations,
-// versioned deletions, versioned webhook-endpoint updates: test/support/write-traffic.ts). Each round reports
+// versioned deletions, versioned webhook-endpoint updates: testkit/write-traffic.ts). Each round reports
 // writes a second, latency, and CPU milliseconds per write by process, which a busy machine disturbs less than
 // throughput; BENCH_WRITE_ROUNDS rounds (3) of BENCH_WRITE_SECONDS (10) after a warm-up.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { ADMIN_TOKEN } from '../test/support/api.js';
-import { startPausableDatabase, startPausableRedis } from '../test/support/pausable.js';
-import { startReplica, whenReady, type Replica } from '../test/support/replicas.js';
-import { WEBHOOKS } from '../test/support/webhooks.js';
-import { WriteTraffic, type PatchableEndpoint } from '../test/support/write-traffic.js';
+import { ADMIN_TOKEN } from '../testkit/api.js';
+import { startPausableDatabase, startPausableRedis } from '../testkit/pausable.js';
+import { startReplica, whenReady, type Replica } from '../testkit/replicas.js';
+import { WEBHOOKS } from '../testkit/webhooks.js';
+import { WriteTraffic, type PatchableEndpoint } from '../testkit/write-traffic.js';
 
 const ROUNDS = Number(process.env.BENCH_WRITE_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_WRITE_SECONDS ?? 10);

@@ -3,7 +3,7 @@
 // The settings every Portico process shares are parsed by core (readCoreConfig); the rest are the API's.
 import { ConfigError, EnvReader, readCoreConfig, type CoreConfig, type LogLevel } from '../../core/src/config.js';
 import { parseDuration } from '../../core/src/duration.js';
-import { parseRatePolicy, type RatePolicy } from './infra/rate-limit.js';
+import { parseRatePolicy, type RatePolicy } from './shared/infra/rate-limit.js';
 
 export { ConfigError, type LogLevel };
 
@@ -31,9 +31,9 @@ export interface Config extends CoreConfig {
   /** The initiate token bucket per publishable key, whatever the app user (docs/api.md, Abuse limits). */
   readonly initiateKeyRateLimit: RatePolicy;
   readonly shutdownTimeoutMs: number;
-  /** Every request is answered within this: 503 with Retry-After when its work is not done by then (http/deadline.ts). */
+  /** Every request is answered within this: 503 with Retry-After when its work is not done by then (shared/http/deadline.ts). */
   readonly requestTimeoutMs: number;
-  /** Write requests doing their work at once per process; the rest wait their turn (http/admission.ts). */
+  /** Write requests doing their work at once per process; the rest wait their turn (shared/http/admission.ts). */
   readonly maxConcurrentWrites: number;
   /** The gateway's per-connection index budget per replica, in MiB (0: every search reads the database). */
   readonly gatewayIndexMb: number;

@@ -3,11 +3,11 @@ import { systemClock } from '../../core/src/clock.js';
 import { openConnections } from '../../core/src/infra/connections.js';
 import { createLogger } from '../../core/src/infra/logger.js';
 import { createApp } from './app.js';
-import { createApiServer } from './http/server.js';
-import { publishDemoCatalog } from './catalog/demo.js';
+import { createApiServer } from './shared/http/server.js';
+import { publishDemoCatalog } from './features/catalog/demo.js';
 import { ConfigError, loadConfig } from './config.js';
 import { buildServices } from './wiring.js';
-import { warmObservationSchema } from './clinical/fhir-schema.js';
+import { warmObservationSchema } from './features/clinical/fhir-schema.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();

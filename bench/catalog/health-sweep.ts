@@ -26,10 +26,10 @@ import { connectMongo } from '../../core/src/infra/mongo.js';
 import { healthAgent } from '../../operator/src/health/agent.js';
 import { DEFAULT_TIMING, type HealthSettings } from '../../operator/src/health/settings.js';
 import { CatalogHealthSweeper } from '../../operator/src/health/sweeper.js';
-import { FhirStub } from '../../test/support/fhir-stub.js';
-import { healthLookup, STUB_ADDRESS, stubHost } from '../../test/support/health.js';
-import { testTls } from '../../test/support/tls.js';
-import { loadAllRealBrands } from './real-brands.js';
+import { FhirStub } from '../../testkit/fhir-stub.js';
+import { healthLookup, STUB_ADDRESS, stubHost } from '../../testkit/health.js';
+import { testTls } from '../../testkit/tls.js';
+import { loadAllRealBrands } from '../../testkit/real-brands.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SETTINGS: HealthSettings = {

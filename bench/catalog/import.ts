@@ -21,7 +21,7 @@ import { connectMongo } from '../../core/src/infra/mongo.js';
 import { FileObjectStorage } from '../../core/src/object-storage/index.js';
 import { parseSource, type LoadedSource } from '../../operator/src/pipeline/index.js';
 import { publishCatalog, type PublishReport } from '../../operator/src/pipeline/publish.js';
-import { loadAllRealSources, readBrandFile } from './real-brands.js';
+import { loadAllRealSources, readBrandFile } from '../../testkit/real-brands.js';
 
 const TARGETS = { seconds: 20, rssMb: 400 };
 

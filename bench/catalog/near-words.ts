@@ -1,4 +1,4 @@
-// Micro-benchmark of the typo-tolerant fallback's word lookup (api/src/catalog/search/near-words.ts), in
+// Micro-benchmark of the typo-tolerant fallback's word lookup (api/src/features/catalog/search/near-words.ts), in
 // process: build time, memory after GC, and latency per query word, over the vocabulary of (a) every brand
 // buildable from the brand list fixtures, (b) a generated 100k-brand catalog, and (c) random letter strings,
 // a vocabulary with no shared structure that is larger than either (a stress case, not a target).
@@ -9,10 +9,10 @@ import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildLayout } from '../../api/src/catalog/search/layout.js';
-import { allowedEdits, NearWords } from '../../api/src/catalog/search/near-words.js';
-import { BRANDS_DIR, loadAllRealBrands } from './real-brands.js';
-import { seededRandom, syntheticBrands, typo } from './synthetic.js';
+import { buildLayout } from '../../api/src/features/catalog/search/layout.js';
+import { allowedEdits, NearWords } from '../../api/src/features/catalog/search/near-words.js';
+import { BRANDS_DIR, loadAllRealBrands } from '../../testkit/real-brands.js';
+import { seededRandom, syntheticBrands, typo } from '../../testkit/synthetic-brands.js';
 
 // Per word, so that a fallback query of several words plus candidate gathering stays within 2 ms.
 const TARGETS = { p99Ms: 0.25, buildMs: 1000, memoryMb: 20 };

@@ -8,9 +8,9 @@ import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { CatalogBrand } from '../../core/src/catalog/model.js';
-import { BrandSearchIndex } from '../../api/src/catalog/search/index.js';
-import { BRANDS_DIR, loadAllRealBrands } from './real-brands.js';
-import { queryMix, syntheticBrands, type BenchQuery } from './synthetic.js';
+import { BrandSearchIndex } from '../../api/src/features/catalog/search/index.js';
+import { BRANDS_DIR, loadAllRealBrands } from '../../testkit/real-brands.js';
+import { queryMix, syntheticBrands, type BenchQuery } from '../../testkit/synthetic-brands.js';
 
 const TARGETS = { p99Ms: 2, buildMs: 2000, memoryMb: 150 };
 const SYNTHETIC_SIZE = 100_000;

@@ -1,7 +1,7 @@
-// The catalog the throughput benchmark serves: every fixture list (bench/catalog/real-brands.ts) plus the
+// The catalog the throughput benchmark serves: every fixture list (testkit/real-brands.ts) plus the
 // HL7 example brands, whose inline logos give the logo redirect something to point at.
 import { parseSource, type LoadedSource } from '../../operator/src/pipeline/index.js';
-import { loadAllRealSources, readBrandFile } from './real-brands.js';
+import { loadAllRealSources, readBrandFile } from '../../testkit/real-brands.js';
 
 export function benchCatalogSources(): LoadedSource[] {
   const examples = [1, 2, 3, 4].map(

@@ -8,14 +8,14 @@
 // and nothing of the other tenant may change, nor its events reach anyone else's endpoint.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { ADMIN_TOKEN, TestApi } from '../support/api.js';
-import { GRANTS } from '../support/apps.js';
-import { settled } from '../support/delivery.js';
-import { buildPatient } from '../support/factories.js';
-import { leaksOf, normalised, requestText, tokensOf, type Exchange } from '../support/isolation-scan.js';
-import { buildWorld, Factory, TENANTS, type TenantName, type World } from '../support/isolation-world.js';
-import { heartRate, observationBundle } from '../support/observations.js';
-import { Receiver, verifyDelivery } from '../support/receivers.js';
+import { ADMIN_TOKEN, TestApi } from '../../testkit/api.js';
+import { GRANTS } from '../../testkit/apps.js';
+import { settled } from '../../testkit/delivery.js';
+import { buildPatient } from '../../testkit/factories.js';
+import { leaksOf, normalised, requestText, tokensOf, type Exchange } from '../../testkit/isolation-scan.js';
+import { buildWorld, Factory, TENANTS, type TenantName, type World } from '../../testkit/isolation-world.js';
+import { heartRate, observationBundle } from '../../testkit/observations.js';
+import { Receiver, verifyDelivery } from '../../testkit/receivers.js';
 
 const P = '/api/platform/v1';
 const S = '/api/sdk/v1';

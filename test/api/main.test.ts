@@ -8,7 +8,7 @@ import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { startEmbeddedDatabase } from '../../core/src/infra/devdb.js';
-import { freePort, mongoUri, testRedisUrl, testToolCache } from '../support/services.js';
+import { freePort, mongoUri, testRedisUrl, testToolCache } from '../../testkit/services.js';
 
 
 function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string; listening: Promise<void> } {

@@ -11,7 +11,7 @@ import { loadConfig } from '../../api/src/config.js';
 import { loadOperatorConfig } from '../../operator/src/config.js';
 import { CRD_FILE } from '../../operator/src/crd/generate.js';
 import { chartCrdTemplate, chartCrdTemplatePath } from '../../operator/src/crd/chart-template.js';
-import { CHART_DIR, ciValuesFiles, helm, renderChart, run, tool } from '../support/chart.js';
+import { CHART_DIR, ciValuesFiles, helm, renderChart, run, tool } from '../../testkit/chart.js';
 
 const BRANDCATALOG_SERVED = ['catalog.portico.dev/v1alpha1/BrandCatalog'];
 type Labelled = KubernetesObject & { spec?: Record<string, unknown> };

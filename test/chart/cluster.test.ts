@@ -1,4 +1,4 @@
-// The Helm chart against the real Kubernetes API server the tests start (test/support/kubernetes.ts): strict
+// The Helm chart against the real Kubernetes API server the tests start (testkit/kubernetes.ts): strict
 // server-side dry runs in a namespace that enforces the restricted Pod Security level, kubeconform against
 // schemas generated from that server's OpenAPI document, helm install / upgrade / uninstall (no --wait: no
 // kubelet or controllers run there, so nothing would ever become ready), and what the operator's
@@ -9,11 +9,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
-import { CHART_DIR, ciValuesFiles, helm, kubectl, mapLimit, renderChart, run, toManifest, tool, writeKubeconfig } from '../support/chart.js';
-import { writeKubeconformSchemas } from '../support/kubeconform-schemas.js';
-import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
-import { installUpstreamCrds } from '../support/upstream-crds.js';
+import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';
+import { CHART_DIR, ciValuesFiles, helm, kubectl, mapLimit, renderChart, run, toManifest, tool, writeKubeconfig } from '../../testkit/chart.js';
+import { writeKubeconformSchemas } from '../../testkit/kubeconform-schemas.js';
+import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../testkit/kubernetes.js';
+import { installUpstreamCrds } from '../../testkit/upstream-crds.js';
 
 const BRANDCATALOG_SERVED = ['catalog.portico.dev/v1alpha1/BrandCatalog'];
 const GROUP = 'catalog.portico.dev';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../api/src/config.js';
 import { FileObjectStorage, InvalidObjectKeyError, ObjectStorageSpecError, openObjectStorage, parseS3Spec, S3ObjectStorage, type ObjectStorage } from '../../core/src/object-storage/index.js';
-import { testS3Bucket } from '../support/s3.js';
+import { testS3Bucket } from '../../testkit/s3.js';
 
 const API_ASSETS = '/api/sdk/v1/catalog/assets/';
 const newKey = (extension = '.png') => `logos/${randomUUID()}${extension}`;

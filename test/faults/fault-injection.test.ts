@@ -1,6 +1,6 @@
 // Fault injection with real processes on loopback: two API replicas (`node dist/api/src/main.js`), one Redis
 // and one embedded database (FerretDB), all of this file's own. Under steady concurrent writes, each with an
-// Idempotency-Key and retried with it by its client (test/support/write-traffic.ts): patient creations,
+// Idempotency-Key and retried with it by its client (testkit/write-traffic.ts): patient creations,
 // versioned deletions (DELETE with If-Match), versioned webhook-endpoint updates (PATCH with If-Match) and
 // re-ingests of one bundle of observations into connections whose ids all exist already, each
 // scenario injects one fault: (a) SIGKILL a replica while a request is in its writes (restarted after 3 s),
@@ -23,17 +23,17 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
 import type { Redis } from 'ioredis';
-import { Outbox } from '../../api/src/events/outbox.js';
+import { Outbox } from '../../api/src/features/webhooks/events/outbox.js';
 import { documentLocksFor } from '../../core/src/infra/locks.js';
 import { connectRedis } from '../../core/src/infra/redis.js';
-import { ADMIN_TOKEN } from '../support/api.js';
-import { WEBHOOKS } from '../support/webhooks.js';
-import { startPausableDatabase, startPausableRedis, type PausableServer } from '../support/pausable.js';
-import { startReplica, whenReady, type Replica } from '../support/replicas.js';
-import { WriteTraffic, type Attempt, type Operation, type PatchableEndpoint } from '../support/write-traffic.js';
-import { ObservationRepository } from '../../api/src/clinical/repository.js';
-import { manyObservations } from '../support/observations.js';
-import { connectionsFor } from '../support/fault-connections.js';
+import { ADMIN_TOKEN } from '../../testkit/api.js';
+import { WEBHOOKS } from '../../testkit/webhooks.js';
+import { startPausableDatabase, startPausableRedis, type PausableServer } from '../../testkit/pausable.js';
+import { startReplica, whenReady, type Replica } from '../../testkit/replicas.js';
+import { WriteTraffic, type Attempt, type Operation, type PatchableEndpoint } from '../../testkit/write-traffic.js';
+import { ObservationRepository } from '../../api/src/features/clinical/repository.js';
+import { manyObservations } from '../../testkit/observations.js';
+import { connectionsFor } from '../../testkit/fault-connections.js';
 
 /**
  * The clients' deadline for an answer: twice the replicas' request deadline (production: 5 s, every request
@@ -73,7 +73,7 @@ const CONNECTIONS = 8;
 const BUNDLE = 20;
 /**
  * A client gives up on an operation after this: beyond the longest legitimate wait, a claim whose server
- * died (LEASE_MS, 30 s, in api/src/http/idempotency.ts) before recovery decides it.
+ * died (LEASE_MS, 30 s, in api/src/shared/http/idempotency.ts) before recovery decides it.
  */
 const GIVE_UP_MS = 60_000;
 

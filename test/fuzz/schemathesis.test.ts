@@ -2,12 +2,12 @@
 // /openapi.json of a real API (MongoDB, Redis), one run per surface with that surface's real credential and
 // real ids to aim at. Each run must end with no failure of any check: no 5xx, every response of a documented
 // status, content type, headers and schema, invalid input refused, valid input accepted (save what only the
-// server's state decides, listed in test/support/schemathesis.ts), and the stateful phase over the links it
+// server's state decides, listed in testkit/schemathesis.ts), and the stateful phase over the links it
 // infers. The example budget and the seed are fixed so a CI run stays within a few minutes and reproduces;
 // PORTICO_FUZZ_EXAMPLES and PORTICO_FUZZ_SEED change them for a longer or another run.
 import { expect } from 'chai';
-import { TestApi } from '../support/api.js';
-import { ensureSchemathesis, FUZZ_SURFACES, runSchemathesis, seedFuzzData, surfacesFor, type FuzzData, type FuzzOptions, type FuzzResult } from '../support/schemathesis.js';
+import { TestApi } from '../../testkit/api.js';
+import { ensureSchemathesis, FUZZ_SURFACES, runSchemathesis, seedFuzzData, surfacesFor, type FuzzData, type FuzzOptions, type FuzzResult } from '../../testkit/schemathesis.js';
 
 const OPTIONS: FuzzOptions = {
   seed: Number(process.env.PORTICO_FUZZ_SEED ?? 20261123),

@@ -1,7 +1,7 @@
-# Schemathesis extension hooks for Portico's own string formats (api/src/http/schemas.ts Text()): free text
+# Schemathesis extension hooks for Portico's own string formats (api/src/shared/http/schemas.ts Text()): free text
 # without control characters (Cc), format characters (Cf) except ZWNJ/ZWJ, surrogates (Cs) and line or
 # paragraph separators (Zl, Zp); `text-not-blank` also shows something other than spaces and joiners.
-# Loaded through SCHEMATHESIS_HOOKS by test/support/schemathesis.ts.
+# Loaded through SCHEMATHESIS_HOOKS by testkit/schemathesis.ts.
 import schemathesis
 from hypothesis import strategies as st
 

@@ -11,10 +11,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { catalogKey } from '../../core/src/catalog/snapshots.js';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
-import { TestApi } from '../support/api.js';
-import { publishTo, realSources } from '../support/catalog.js';
-import { buildImage, builtImage, IMAGE_BUILD_TIMEOUT_MS, requireRoot, runContainer, unpackImage, untilServing, type BuiltImage, type Container } from '../support/image.js';
-import { freePort, testRedisUrl } from '../support/services.js';
+import { TestApi } from '../../testkit/api.js';
+import { publishTo, realSources } from '../../testkit/catalog.js';
+import { buildImage, builtImage, IMAGE_BUILD_TIMEOUT_MS, requireRoot, runContainer, unpackImage, untilServing, type BuiltImage, type Container } from '../../testkit/image.js';
+import { freePort, testRedisUrl } from '../../testkit/services.js';
 
 const run = promisify(execFile);
 const pkg = JSON.parse(readFileSync(path.join(repoRoot(), 'package.json'), 'utf8')) as { version: string; license: string };

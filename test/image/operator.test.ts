@@ -14,13 +14,13 @@ import path from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { MongoClient } from 'mongodb';
 import { GROUP, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/src/controller/kube.js';
-import { brandFile } from '../support/brand-data.js';
-import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
-import { renderChart } from '../support/chart.js';
-import { builtImage, IMAGE_BUILD_TIMEOUT_MS, requireRoot, runContainer, untilServing, type BuiltImage, type Container } from '../support/image.js';
-import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
-import { freePort, mongoUri, testRedisUrl } from '../support/services.js';
-import { until } from '../support/until.js';
+import { brandFile } from '../../testkit/brand-data.js';
+import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';
+import { renderChart } from '../../testkit/chart.js';
+import { builtImage, IMAGE_BUILD_TIMEOUT_MS, requireRoot, runContainer, untilServing, type BuiltImage, type Container } from '../../testkit/image.js';
+import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../testkit/kubernetes.js';
+import { freePort, mongoUri, testRedisUrl } from '../../testkit/services.js';
+import { until } from '../../testkit/until.js';
 
 /** The chart's values for a minimal install (charts/portico/ci/). */
 const VALUES = ['charts/portico/ci/minimal-values.yaml'];

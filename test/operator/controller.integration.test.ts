@@ -14,11 +14,11 @@ import { CatalogInformer } from '../../operator/src/controller/informer.js';
 import { FINALIZER, GROUP, KubeClient, microTime, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/src/controller/kube.js';
 import { OperatorMetrics } from '../../operator/src/controller/metrics.js';
 import { startOperator as startInstance, type OperatorInstance } from '../../operator/src/controller/operator.js';
-import { TestApi } from '../support/api.js';
-import { brandFile } from '../support/brand-data.js';
-import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
-import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
-import { until } from '../support/until.js';
+import { TestApi } from '../../testkit/api.js';
+import { brandFile } from '../../testkit/brand-data.js';
+import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';
+import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../testkit/kubernetes.js';
+import { until } from '../../testkit/until.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const VENDOR = 'https://endpoints.vendor.example';

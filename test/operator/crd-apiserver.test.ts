@@ -11,8 +11,8 @@ import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { brandCatalogSchema, GROUP, VERSION } from '../../operator/src/crd/generate.js';
 import type { BrandCatalogStatus } from '../../operator/src/crd/status.js';
-import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
-import { KUBERNETES_START_TIMEOUT_MS, testKubernetes, type TestKubernetes } from '../support/kubernetes.js';
+import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';
+import { KUBERNETES_START_TIMEOUT_MS, testKubernetes, type TestKubernetes } from '../../testkit/kubernetes.js';
 
 const PLURAL = 'brandcatalogs';
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

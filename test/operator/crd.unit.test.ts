@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { brandCatalogCrd, brandCatalogCrdYaml, brandCatalogSchema, CRD_FILE, MAX_INLINE_BYTES, toStructural } from '../../operator/src/crd/generate.js';
 import { loadCatalogFile } from '../../operator/src/pipeline/catalog-spec.js';
-import { celViolations, defaultsOf, structuralProblems, unboundedFields } from '../support/crd-schema.js';
+import { celViolations, defaultsOf, structuralProblems, unboundedFields } from '../../testkit/crd-schema.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 type Schema = { [key: string]: unknown };

@@ -10,9 +10,9 @@ import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { importCatalogFile } from '../../operator/src/import-file.js';
 import { loadCatalogFile } from '../../operator/src/pipeline/catalog-spec.js';
-import { TestApi } from '../support/api.js';
-import { brandFile } from '../support/brand-data.js';
-import { mongoUri } from '../support/services.js';
+import { TestApi } from '../../testkit/api.js';
+import { brandFile } from '../../testkit/brand-data.js';
+import { mongoUri } from '../../testkit/services.js';
 
 const run = promisify(execFile);
 const DEMO = path.join(repoRoot(), 'examples', 'demo', 'brandcatalog.yaml');

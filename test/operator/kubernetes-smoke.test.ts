@@ -1,4 +1,4 @@
-// The test Kubernetes API server (test/support/kubernetes.ts) is the real one: what the catalog operator
+// The test Kubernetes API server (testkit/kubernetes.ts) is the real one: what the catalog operator
 // relies on (CRDs and their schemas, custom objects, watches, Leases for leader election, Events) behaves
 // as in a cluster, rejections included.
 import {
@@ -14,8 +14,8 @@ import {
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
-import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
-import { until } from '../support/until.js';
+import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../testkit/kubernetes.js';
+import { until } from '../../testkit/until.js';
 
 const VERSION = 'v1';
 const PLURAL = 'gadgets';

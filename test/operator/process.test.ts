@@ -10,10 +10,10 @@ import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from 
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { GROUP, PLURAL, VERSION } from '../../operator/src/controller/kube.js';
-import { installBrandCatalogCrd } from '../support/brandcatalog-crd.js';
-import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../support/kubernetes.js';
-import { freePort, mongoUri } from '../support/services.js';
-import { until } from '../support/until.js';
+import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';
+import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../testkit/kubernetes.js';
+import { freePort, mongoUri } from '../../testkit/services.js';
+import { until } from '../../testkit/until.js';
 
 describe('operator: the portico-operator run process', function () {
   this.timeout(60_000);

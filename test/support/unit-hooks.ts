@@ -5,7 +5,7 @@
 // child_process function (this file imports nothing that does).
 import childProcess from 'node:child_process';
 import { syncBuiltinESMExports } from 'node:module';
-import { allowLoopbackOnly } from './loopback-only.js';
+import { allowLoopbackOnly } from '../../testkit/loopback-only.js';
 
 const STARTERS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork'] as const;
 

@@ -1,13 +1,13 @@
 // `portico`: the command line. `portico admin …` runs the admin surface's operations directly against the
 // database (MONGODB_URI, or the embedded database started on demand); `portico serve` starts the API.
 import { parseArgs } from 'node:util';
-import { CreateAccount, CreateApp, CreateKey, UpdateAccount, UpdateApp } from '../admin/schema.js';
-import { presentApp } from '../admin/presenter.js';
-import type { AdminService } from '../admin/service.js';
+import { CreateAccount, CreateApp, CreateKey, UpdateAccount, UpdateApp } from '../features/admin/schema.js';
+import { presentApp } from '../features/admin/presenter.js';
+import type { AdminService } from '../features/admin/service.js';
 import { systemClock } from '../../../core/src/clock.js';
-import { AppError } from '../http/errors.js';
-import { assertValid } from '../http/validate.js';
-import { KEY_CACHE_TTL_MS } from '../credentials/keys.js';
+import { AppError } from '../shared/http/errors.js';
+import { assertValid } from '../shared/http/validate.js';
+import { KEY_CACHE_TTL_MS } from '../shared/http/keys.js';
 
 const USAGE = `Usage:
   portico serve                                   start the API (same as npm start)

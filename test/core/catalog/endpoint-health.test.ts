@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { EndpointHealthStore, HEALTH_CHUNK_ROWS, HealthPublishConflictError } from '../../../core/src/catalog/endpoint-health.js';
 import type { EndpointHealth } from '../../../core/src/catalog/model.js';
 import { systemClock } from '../../../core/src/clock.js';
-import { withTestDatabase, type TestDatabase } from '../../support/database.js';
+import { withTestDatabase, type TestDatabase } from '../../../testkit/database.js';
 
 const up = (at: string): EndpointHealth => ({ status: 'UP', fhirVersion: '4.0.1', smartConfiguration: true, checkedAt: at });
 const down = (at: string): EndpointHealth => ({ status: 'DOWN', fhirVersion: null, smartConfiguration: false, checkedAt: at });

@@ -1,7 +1,7 @@
 // NPI validation: ten digits and CMS's Luhn check over 80840 + the first nine.
 import { expect } from 'chai';
 import { isValidNpi, validNpi } from '../../../core/src/catalog/npi.js';
-import { brandFile, lanternFile } from '../../support/brand-data.js';
+import { brandFile, lanternFile } from '../../../testkit/brand-data.js';
 
 describe('core: NPI validation', () => {
   it('accepts CMS’s worked example and rejects every other check digit', () => {

@@ -1,8 +1,8 @@
 // The snapshot store on the real database: immutable versions, atomic activation, retention, diffs, and
 // brand ids that survive re-publication.
 import { expect } from 'chai';
-import { TestApi } from '../../support/api.js';
-import { publishTo, realSource, realSources } from '../../support/catalog.js';
+import { TestApi } from '../../../testkit/api.js';
+import { publishTo, realSource, realSources } from '../../../testkit/catalog.js';
 import type { CatalogBrand } from '../../../core/src/catalog/model.js';
 
 const brand = (id: string, name: string): CatalogBrand => ({ id, name, aliases: [], platformType: 'OTHER', fhirBaseUrl: `https://${id}.example/fhir`, city: null, state: null, portalUrl: null, logo: null });

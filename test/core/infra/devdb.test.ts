@@ -2,9 +2,9 @@
 // as MongoDB does. FerretDB's own _id index is on an expression its lookups never use, so without the
 // devdb's extra index every read by _id — every point read Portico makes — scanned the whole collection.
 import { expect } from 'chai';
-import { until } from '../../support/until.js';
+import { until } from '../../../testkit/until.js';
 import { randomUUID } from 'node:crypto';
-import { withTestDatabase, type TestDatabase } from '../../support/database.js';
+import { withTestDatabase, type TestDatabase } from '../../../testkit/database.js';
 
 describe('core: the embedded database', () => {
   let database: TestDatabase;

@@ -2,7 +2,7 @@
 // (core/src/infra/tool-cache.ts, go-tool.ts) must find the same entries, and an entry must appear whole and be
 // built once when two processes, of either side, want it at the same time.
 import { expect } from 'chai';
-import { until } from '../../support/until.js';
+import { until } from '../../../testkit/until.js';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';

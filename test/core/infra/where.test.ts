@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { noLocks, processLocks } from '../../../core/src/infra/locks.js';
 import { deleteOneWhere, matches, updateOneWhere } from '../../../core/src/infra/where.js';
-import { withTestDatabase, type TestDatabase } from '../../support/database.js';
+import { withTestDatabase, type TestDatabase } from '../../../testkit/database.js';
 
 describe('core: conditional writes', () => {
   describe('matches', () => {

@@ -18,14 +18,14 @@ import { OperatorMetrics } from '../../../operator/src/controller/metrics.js';
 import { startOperator, type OperatorInstance } from '../../../operator/src/controller/operator.js';
 import { EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
 import { HealthMonitor } from '../../../operator/src/health/monitor.js';
-import { TestApi } from '../../support/api.js';
-import { brandFile, csvField } from '../../support/brand-data.js';
-import { installBrandCatalogCrd } from '../../support/brandcatalog-crd.js';
-import { ManualTime } from '../../support/clock.js';
-import { FhirStub } from '../../support/fhir-stub.js';
-import { stubAgent } from '../../support/health.js';
-import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../support/kubernetes.js';
-import { until } from '../../support/until.js';
+import { TestApi } from '../../../testkit/api.js';
+import { brandFile, csvField } from '../../../testkit/brand-data.js';
+import { installBrandCatalogCrd } from '../../../testkit/brandcatalog-crd.js';
+import { ManualTime } from '../../../testkit/clock.js';
+import { FhirStub } from '../../../testkit/fhir-stub.js';
+import { stubAgent } from '../../../testkit/health.js';
+import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../../testkit/kubernetes.js';
+import { until } from '../../../testkit/until.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 

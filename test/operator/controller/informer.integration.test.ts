@@ -12,9 +12,9 @@ import { STATUS_CODES } from 'node:http';
 import { pino } from 'pino';
 import { CatalogInformer } from '../../../operator/src/controller/informer.js';
 import { GROUP, KubeClient, PLURAL, VERSION } from '../../../operator/src/controller/kube.js';
-import { installBrandCatalogCrd } from '../../support/brandcatalog-crd.js';
-import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../support/kubernetes.js';
-import { until } from '../../support/until.js';
+import { installBrandCatalogCrd } from '../../../testkit/brandcatalog-crd.js';
+import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../../testkit/kubernetes.js';
+import { until } from '../../../testkit/until.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 

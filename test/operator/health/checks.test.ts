@@ -5,10 +5,10 @@ import { expect } from 'chai';
 import nock from 'nock';
 import { afterCheck, type BrandRecord } from '../../../operator/src/health/outcome.js';
 import { probe, USER_AGENT } from '../../../operator/src/health/probe.js';
-import { CAPABILITY_STATEMENT, FhirStub, SMART_CONFIGURATION, type StubAnswer, type StubRequest } from '../../support/fhir-stub.js';
-import { PRIVATE_ADDRESS, settings, stubAgent } from '../../support/health.js';
-import { testTls } from '../../support/tls.js';
-import { until } from '../../support/until.js';
+import { CAPABILITY_STATEMENT, FhirStub, SMART_CONFIGURATION, type StubAnswer, type StubRequest } from '../../../testkit/fhir-stub.js';
+import { PRIVATE_ADDRESS, settings, stubAgent } from '../../../testkit/health.js';
+import { testTls } from '../../../testkit/tls.js';
+import { until } from '../../../testkit/until.js';
 
 describe('operator: endpoint checks', function () {
   this.timeout(20_000);

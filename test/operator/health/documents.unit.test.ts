@@ -2,7 +2,7 @@
 // from its first bytes only, and whether a SMART configuration is one.
 import { expect } from 'chai';
 import { isSmartConfiguration, readCapabilityStatement, topLevelStrings } from '../../../operator/src/health/documents.js';
-import { CAPABILITY_STATEMENT, SMART_CONFIGURATION } from '../../support/fhir-stub.js';
+import { CAPABILITY_STATEMENT, SMART_CONFIGURATION } from '../../../testkit/fhir-stub.js';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 

@@ -2,7 +2,7 @@
 // round-robin so the busiest host's queue never holds the others back.
 import { expect } from 'chai';
 import { HostLimiter, LimiterStoppedError, type LimiterSettings } from '../../../operator/src/health/limiter.js';
-import { ManualTime } from '../../support/clock.js';
+import { ManualTime } from '../../../testkit/clock.js';
 
 /** A limiter on manual time: start times and spacing are read from its clock, whatever the machine's load. */
 function limiterOn(settings: LimiterSettings, onThrottled?: () => void) {

@@ -7,7 +7,7 @@ import { OperatorMetrics } from '../../../operator/src/controller/metrics.js';
 import { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
 import type { BrandCatalogObject } from '../../../operator/src/controller/kube.js';
 import type { HealthMonitorDeps } from '../../../operator/src/health/monitor.js';
-import { ManualTime } from '../../support/clock.js';
+import { ManualTime } from '../../../testkit/clock.js';
 
 const checked = (spec: Record<string, unknown> = {}) =>
   ({

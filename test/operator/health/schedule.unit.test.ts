@@ -1,8 +1,8 @@
 // When brands are checked: each at a fixed place in the interval (spread evenly over the fixture catalog's
-// brands: bench/catalog/real-brands.ts), one interval apart, and never-checked or overdue brands ramped in over
+// brands: testkit/real-brands.ts), one interval apart, and never-checked or overdue brands ramped in over
 // the catch-up window.
 import { expect } from 'chai';
-import { loadAllRealBrands } from '../../../bench/catalog/real-brands.js';
+import { loadAllRealBrands } from '../../../testkit/real-brands.js';
 import { confirmDue, nextDue, phaseOf } from '../../../operator/src/health/schedule.js';
 
 const HOUR = 3_600_000;

@@ -14,12 +14,12 @@ import { SnapshotStore, type CatalogRef } from '../../../core/src/catalog/snapsh
 import { phaseOf } from '../../../operator/src/health/schedule.js';
 import { DEFAULT_TIMING, type HealthSettings, type HealthTiming } from '../../../operator/src/health/settings.js';
 import { CatalogHealthSweeper } from '../../../operator/src/health/sweeper.js';
-import { realSource } from '../../support/catalog.js';
-import { ManualTime } from '../../support/clock.js';
-import { withTestDatabase, type TestDatabase } from '../../support/database.js';
-import { FhirStub } from '../../support/fhir-stub.js';
-import { settings, stubAgent, stubbedBrands } from '../../support/health.js';
-import { until } from '../../support/until.js';
+import { realSource } from '../../../testkit/catalog.js';
+import { ManualTime } from '../../../testkit/clock.js';
+import { withTestDatabase, type TestDatabase } from '../../../testkit/database.js';
+import { FhirStub } from '../../../testkit/fhir-stub.js';
+import { settings, stubAgent, stubbedBrands } from '../../../testkit/health.js';
+import { until } from '../../../testkit/until.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const host = (brand: CatalogBrand) => new URL(brand.fhirBaseUrl).hostname;

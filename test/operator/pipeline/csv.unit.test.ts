@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { MAX_REJECTION_REASONS } from '../../../operator/src/pipeline/sources/collector.js';
 import { parseCsv } from '../../../operator/src/pipeline/sources/csv.js';
-import { csvField } from '../../support/brand-data.js';
+import { csvField } from '../../../testkit/brand-data.js';
 
 describe('operator pipeline: csv source', () => {
   it('reads quoted fields with commas, doubled quotes and line breaks, columns in any order, BOM and CRLF', () => {

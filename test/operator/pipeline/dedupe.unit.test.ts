@@ -4,7 +4,7 @@ import { MAX_ALIASES, mergeSources, MULTI_TENANT_THRESHOLD, type MergedBrand } f
 import { brandIdFor } from '../../../operator/src/pipeline/ids.js';
 import { parseSource } from '../../../operator/src/pipeline/index.js';
 import type { SourceRow } from '../../../operator/src/pipeline/types.js';
-import { brandFile, epicBrands2026Csv, lanternFile, lanternFiles, loaded } from '../../support/brand-data.js';
+import { brandFile, epicBrands2026Csv, lanternFile, lanternFiles, loaded } from '../../../testkit/brand-data.js';
 
 const URL_A = 'https://fhir.lakeside.example/api/FHIR/R4';
 const rows = (...given: SourceRow[]) => ({ rows: given, rejected: 0, rejections: [] });

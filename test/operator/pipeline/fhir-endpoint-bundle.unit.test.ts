@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mergeSources } from '../../../operator/src/pipeline/dedupe.js';
 import { stateCode } from '../../../core/src/catalog/states.js';
 import { parseFhirEndpointBundle } from '../../../operator/src/pipeline/sources/fhir-endpoint-bundle.js';
-import { brandFile, loaded } from '../../support/brand-data.js';
+import { brandFile, loaded } from '../../../testkit/brand-data.js';
 
 const parse = (file: string) => parseFhirEndpointBundle(brandFile(file));
 

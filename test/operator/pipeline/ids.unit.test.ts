@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { brandIdFor } from '../../../operator/src/pipeline/ids.js';
 import { normaliseFhirBaseUrl } from '../../../operator/src/pipeline/normalise.js';
-import { lanternFile, lanternFiles } from '../../support/brand-data.js';
+import { lanternFile, lanternFiles } from '../../../testkit/brand-data.js';
 
 describe('operator pipeline: brand ids', () => {
   it('is the same id in every release for the same FHIR system (pinned values, = RFC 4648 base32 of SHA-256)', () => {

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { mergeSources } from '../../../operator/src/pipeline/dedupe.js';
 import { normaliseFhirBaseUrl } from '../../../operator/src/pipeline/normalise.js';
 import { parseLanternEndpoints } from '../../../operator/src/pipeline/sources/lantern-endpoints.js';
-import { lanternFile, loaded } from '../../support/brand-data.js';
+import { lanternFile, loaded } from '../../../testkit/brand-data.js';
 
 const parse = (file: string) => parseLanternEndpoints(lanternFile(file));
 type RawEndpoint = { URL: string; OrganizationName: string; NPIID?: string; OrganizationZipCode?: string };

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { cleanName, inferPlatformType, normaliseFhirBaseUrl } from '../../../operator/src/pipeline/normalise.js';
-import { brandFile, lanternFile, lanternFiles } from '../../support/brand-data.js';
+import { brandFile, lanternFile, lanternFiles } from '../../../testkit/brand-data.js';
 
 interface Bundle {
   entry: { resource: { resourceType: string; address?: string; contained?: { address?: { state?: string }[] }[] } }[];

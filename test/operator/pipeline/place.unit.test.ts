@@ -6,7 +6,7 @@ import type { PlatformType } from '../../../core/src/catalog/model.js';
 import { MAX_NPIS, mergeSources, type MergedBrand } from '../../../operator/src/pipeline/dedupe.js';
 import { parseSource } from '../../../operator/src/pipeline/index.js';
 import type { SourceRow } from '../../../operator/src/pipeline/types.js';
-import { brandFile, lanternFile, lanternFiles, loaded } from '../../support/brand-data.js';
+import { brandFile, lanternFile, lanternFiles, loaded } from '../../../testkit/brand-data.js';
 
 const URL_A = 'https://fhir.lakeside.example/api/FHIR/R4';
 const source = (name: string, rows: SourceRow[], priority = 100) => loaded(name, { rows, rejected: 0, rejections: [] }, { priority });

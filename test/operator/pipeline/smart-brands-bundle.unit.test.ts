@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { mergeSources } from '../../../operator/src/pipeline/dedupe.js';
 import { parseSmartBrandsBundle } from '../../../operator/src/pipeline/sources/smart-brands-bundle.js';
-import { brandFile, loaded } from '../../support/brand-data.js';
+import { brandFile, loaded } from '../../../testkit/brand-data.js';
 
 const example = (n: number) => parseSmartBrandsBundle(brandFile(`smart-app-launch-examples/Bundle-example${n}.json`));
 

@@ -1,0 +1,81 @@
+// customer_accounts: the tenants. Each carries its usage counters so that quotas are enforced by one
+// conditional update (no count-then-insert race), written through VersionedCollection like every other
+// change to an account.
+import type { Db } from 'mongodb';
+import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import type { SharedCache } from '../../shared/infra/cache.js';
+import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
+
+export interface CustomerAccount {
+  id: string;
+  name: string;
+  status: 'ACTIVE' | 'SUSPENDED';
+  createdAt: Date;
+}
+
+export type Quota = 'webhookEndpoints';
+
+/** What services need of accounts; CustomerAccountRepository (MongoDB) and FakeAccountStore (tests). */
+export interface AccountStore {
+  insert(account: CustomerAccount): Promise<void>;
+  /** May come from a cache. */
+  get(id: string): Promise<CustomerAccount | null>;
+  /** Takes one unit of a quota; false when the account is already at `max` (or does not exist). */
+  reserve(id: string, quota: Quota, max: number): Promise<boolean>;
+  /** Gives one unit back (never below zero). */
+  release(id: string, quota: Quota): Promise<void>;
+  /** Suspends or reactivates the account; the account after, or null when there is none. */
+  setStatus(id: string, status: CustomerAccount['status'], at: Date): Promise<CustomerAccount | null>;
+}
+
+interface AccountDocument {
+  _id: string;
+  _version: number;
+  name: string;
+  status: 'ACTIVE' | 'SUSPENDED';
+  createdAt: Date;
+  updatedAt: Date;
+  deletedAt: Date | null;
+  usage: Record<Quota, number>;
+}
+
+export class CustomerAccountRepository implements AccountStore {
+  private readonly documents: VersionedCollection<AccountDocument>;
+
+  constructor(
+    db: Db,
+    locks: DocumentLocks,
+    private readonly cache?: SharedCache<CustomerAccount>,
+  ) {
+    this.documents = new VersionedCollection(db.collection<AccountDocument>('customer_accounts'), locks, (id) => cache?.invalidate(id));
+  }
+
+  async init(_indexes?: Db): Promise<void> {}
+
+  async insert(account: CustomerAccount): Promise<void> {
+    await this.documents.insert({ _id: account.id, _version: 1, name: account.name, status: account.status, createdAt: account.createdAt, updatedAt: account.createdAt, deletedAt: null, usage: { webhookEndpoints: 0 } });
+  }
+
+  async get(id: string): Promise<CustomerAccount | null> {
+    const load = async () => {
+      const doc = await this.documents.find(id);
+      return doc && { id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt };
+    };
+    return this.cache ? this.cache.getOrLoad(id, load) : load();
+  }
+
+  async setStatus(id: string, status: CustomerAccount['status'], at: Date): Promise<CustomerAccount | null> {
+    // The versioned write invalidates the cached account here and, over Redis, on every replica.
+    const doc = await this.documents.update(id, 'any', { set: { status } }, at);
+    return doc && { id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt };
+  }
+
+  reserve(id: string, quota: Quota, max: number): Promise<boolean> {
+    // Usage is not in the cached account, so taking quota leaves the cache alone.
+    return this.documents.modify(id, { [`usage.${quota}`]: { $lt: max } }, { $inc: { [`usage.${quota}`]: 1 } }, { cached: false });
+  }
+
+  async release(id: string, quota: Quota): Promise<void> {
+    await this.documents.modify(id, { [`usage.${quota}`]: { $gt: 0 } }, { $inc: { [`usage.${quota}`]: -1 } }, { cached: false });
+  }
+}

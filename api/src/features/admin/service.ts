@@ -1,0 +1,93 @@
+// Tenant administration: customer accounts, their secret keys, their apps. Shared by the admin HTTP
+// surface and `portico admin …`.
+import { randomUUID } from 'node:crypto';
+import type { AccountStore, CustomerAccount } from '../accounts/repository.js';
+import type { App, AppStore } from '../apps/repository.js';
+import type { AuthorizationService } from '../authz/check.js';
+import type { Clock } from '../../../../core/src/clock.js';
+import { generateKey, hashKey, type KeyKind } from '../../shared/http/keys.js';
+import type { ApiKeyStore } from '../credentials/repository.js';
+import { badRequest, notFound, type FieldError } from '../../shared/http/errors.js';
+import { isLoincCode, sensitivityCodes } from '../clinical/codes.js';
+import type { CreateKey, Grants } from './schema.js';
+import { changing, type Generations } from '../../shared/infra/generations.js';
+
+export interface AdminServiceDeps {
+  accounts: AccountStore;
+  keys: ApiKeyStore;
+  apps: AppStore;
+  authz: AuthorizationService;
+  /** Tokens of what the gateway caches (shared/infra/generations.ts). */
+  generations?: Generations;
+  clock: Clock;
+}
+
+export const memberTuple = (accountId: string, keyId: string) => ({ object: `customer_account:${accountId}`, relation: 'member', subject: `api_key:${keyId}` });
+
+export class AdminService {
+  constructor(private readonly deps: AdminServiceDeps) {}
+
+  async createAccount(name: string): Promise<CustomerAccount> {
+    const account: CustomerAccount = { id: randomUUID(), name, status: 'ACTIVE', createdAt: this.deps.clock.now() };
+    await this.deps.accounts.insert(account);
+    return account;
+  }
+
+  /** Suspends or reactivates an account: every credential of a suspended account is refused (shared/http/auth.ts). */
+  async setAccountStatus(id: string, status: CustomerAccount['status']): Promise<CustomerAccount> {
+    const account = await this.deps.accounts.setStatus(id, status, this.deps.clock.now());
+    if (!account) throw notFound('customer account');
+    return account;
+  }
+
+  /** Issues a secret platform key; the returned `key` is never stored and cannot be shown again. */
+  async issueKey(accountId: string, input: CreateKey): Promise<{ id: string; key: string; scopes: string[] }> {
+    if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');
+    const keyId = randomUUID();
+    const key = await this.storeKey('sk', keyId, accountId, null, input.scopes, input.name ?? null);
+    // Membership is what the relation-tuple check follows from a key to its tenant's resources.
+    await this.deps.authz.grant(accountId, memberTuple(accountId, keyId));
+    return { id: keyId, key, scopes: input.scopes };
+  }
+
+  async revokeKey(keyId: string): Promise<void> {
+    const revoked = await this.deps.keys.revoke(keyId, this.deps.clock.now());
+    if (!revoked) throw notFound('API key');
+    if (revoked.kind === 'sk') await this.deps.authz.revoke(revoked.accountId, memberTuple(revoked.accountId, keyId));
+  }
+
+  async createApp(accountId: string, name: string, grants: Grants): Promise<{ app: App; publishableKey: string; publishableKeyId: string; secretKey: string; secretKeyId: string }> {
+    if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');
+    checkGrants(grants);
+    const now = this.deps.clock.now();
+    const app: App = { id: randomUUID(), accountId, name, grants, status: 'ACTIVE', createdAt: now, updatedAt: now, version: 1 };
+    await this.deps.apps.insert(app);
+    const publishableKeyId = randomUUID();
+    const secretKeyId = randomUUID();
+    const publishableKey = await this.storeKey('pk', publishableKeyId, accountId, app.id, [], `${name} (publishable)`);
+    const secretKey = await this.storeKey('ak', secretKeyId, accountId, app.id, ['observation:read'], `${name} (secret)`);
+    return { app, publishableKey, publishableKeyId, secretKey, secretKeyId };
+  }
+
+  async updateApp(id: string, changes: { status: App['status']; grants?: Grants }): Promise<App> {
+    if (changes.grants) checkGrants(changes.grants);
+    const app = await changing(this.deps.generations, [`app:${id}`], () => this.deps.apps.update(id, changes, this.deps.clock.now()));
+    if (!app) throw notFound('app');
+    return app;
+  }
+
+  private async storeKey(kind: KeyKind, keyId: string, accountId: string, appId: string | null, scopes: string[], name: string | null): Promise<string> {
+    const key = generateKey(kind);
+    await this.deps.keys.insert(hashKey(key), { keyId, kind, accountId, appId, name, scopes, createdAt: this.deps.clock.now(), revokedAt: null });
+    return key;
+  }
+}
+
+/** What the schema cannot say of grants: LOINC check digits, and sensitivity codes of v3-ActCode's policies. */
+function checkGrants(grants: Grants): void {
+  const errors: FieldError[] = [];
+  for (const code of grants.loincCodes) if (code !== '*' && !isLoincCode(code)) errors.push({ in: 'body', name: 'grants.loincCodes', detail: `${code} is not a LOINC code (its check digit does not match)` });
+  const known = sensitivityCodes();
+  for (const code of grants.sensitivity) if (!known.has(code)) errors.push({ in: 'body', name: 'grants.sensitivity', detail: `${code} is not a v3-ActCode information sensitivity code (e.g. ETH, HIV, PSY, SUD, STD)` });
+  if (errors.length > 0) throw badRequest('The grants name codes that do not exist.', errors);
+}

@@ -1,0 +1,61 @@
+// In-memory AppUserStore for unit tests of the lifecycle (test/api/features/app-users/service.unit.test.ts), built on
+// MemoryVersioned, the same rules VersionedCollection enforces in the database.
+import type { ChangeTarget } from '../webhooks/events/outbox.js';
+import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
+import { APP_USERS, userKey, type AppUser, type AppUserStore, type ConnectionRecord, type StateView, type UserChanges } from './repository.js';
+
+type Entry = AppUser & { deletedAt: null };
+
+export class FakeAppUserStore implements AppUserStore {
+  private readonly users = new MemoryVersioned<Entry>();
+  private readonly connections = new Map<string, ConnectionRecord>();
+
+  target(accountId: string, appUserId: string, version: number): ChangeTarget {
+    return { collection: APP_USERS, id: userKey(accountId, appUserId), version };
+  }
+
+  async find(accountId: string, appUserId: string): Promise<AppUser | null> {
+    const entry = this.users.get(userKey(accountId, appUserId));
+    return entry && strip(entry);
+  }
+
+  async state(accountId: string, appUserId: string): Promise<StateView> {
+    return { state: this.users.get(userKey(accountId, appUserId))?.state ?? 'UNLINKED' };
+  }
+
+  async create(user: AppUser): Promise<boolean> {
+    try {
+      this.users.insert(userKey(user.accountId, user.appUserId), { ...user, deletedAt: null });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async update(accountId: string, appUserId: string, version: number, changes: UserChanges, at: Date): Promise<AppUser | null> {
+    const entry = this.users.update(userKey(accountId, appUserId), version, changes as Partial<Entry>, at);
+    return entry && strip(entry);
+  }
+
+  async indexConnection(record: ConnectionRecord): Promise<void> {
+    if (this.connections.has(record.id)) throw new Error(`duplicate connection ${record.id}`);
+    this.connections.set(record.id, structuredClone(record));
+  }
+
+  async connection(accountId: string, connectionId: string): Promise<ConnectionRecord | null> {
+    const record = this.connections.get(connectionId);
+    return record && record.accountId === accountId ? structuredClone(record) : null;
+  }
+
+  async markRevoked(ids: string[], at: Date): Promise<void> {
+    for (const id of ids) {
+      const record = this.connections.get(id);
+      if (record) record.revokedAt = at;
+    }
+  }
+}
+
+function strip(entry: Entry): AppUser {
+  const { deletedAt: _deletedAt, ...user } = entry;
+  return user;
+}

@@ -1,0 +1,81 @@
+// App users and their connections on the platform surface: read, tombstone, revoke one connection. The
+// lifecycle is AppUserService's (api/src/app-users); app users belong to the customer account.
+import { principalOf, requireScope } from '../../shared/http/auth.js';
+import { ifMatch, preconditionOf, sendRepresentation, strongEtag, IF_NONE_MATCH } from '../../shared/http/conditional.js';
+import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
+import { invalidField, notFound } from '../../shared/http/errors.js';
+import type { ApiRouter } from '../../shared/http/openapi.js';
+import { validate } from '../../shared/http/validate.js';
+import type { PlatformContext } from '../../surfaces/platform.js';
+import { presentAppUser } from './presenter.js';
+import { AppUserParams, AppUserView, ConnectionParams } from './schema.js';
+import { UUID, APP_USER_ID, APP_USER_ID_RULE } from '../../shared/http/ids.js';
+
+const tags = ['App users'];
+
+/** 400 unless the path's appUserId has the contract's syntax. */
+function appUserIdOf(raw: string): string {
+  if (!APP_USER_ID.test(raw)) throw invalidField('path', 'appUserId', APP_USER_ID_RULE);
+  return raw;
+}
+
+export function appUserRoutes(api: ApiRouter, { users, idempotent }: PlatformContext): void {
+  const byId = validate({ params: AppUserParams });
+  api.get(
+    '/app-users/:appUserId',
+    {
+      operationId: 'getAppUser',
+      summary: 'Get an app user, its lifecycle state and live connections',
+      description: 'A user never seen is 200 `UNLINKED` with no connections, null timestamps and `_version` "0".',
+      tags,
+      requestHeaders: [IF_NONE_MATCH],
+      responses: { 200: { description: 'The app user.', schema: AppUserView, headers: ['ETag', 'Cache-Control', 'Vary'] }, 304: { description: 'Not modified.' } },
+    },
+    requireScope('app_user:read'),
+    byId,
+    async (ctx) => {
+      const appUserId = appUserIdOf(byId.get(ctx).params.appUserId);
+      const user = await users.find(principalOf(ctx).accountId, appUserId);
+      sendRepresentation(ctx, strongEtag(user?.version ?? 0), () => presentAppUser(appUserId, user), PRIVATE_NO_CACHE);
+    },
+  );
+
+  api.delete(
+    '/app-users/:appUserId',
+    {
+      operationId: 'tombstoneAppUser',
+      summary: 'Tombstone an app user (terminal), revoking every connection',
+      description: 'Emits `connection.revoked` for each live connection, then `app_user.tombstoned`. A user never seen is tombstoned too (it can never connect). Repeating it is 204 and emits nothing. `If-Match` is compared with the user\'s `_version` ("0" for a user never seen): 412 when it does not match.',
+      tags,
+      responses: { 204: { description: 'Tombstoned.' } },
+    },
+    requireScope('app_user:write'),
+    byId,
+    ifMatch(),
+    idempotent(),
+    async (ctx) => {
+      await users.tombstone(principalOf(ctx).accountId, appUserIdOf(byId.get(ctx).params.appUserId), preconditionOf(ctx));
+      ctx.status = 204;
+    },
+  );
+
+  const connection = validate({ params: ConnectionParams });
+  api.delete(
+    '/connections/:connectionId',
+    {
+      operationId: 'revokeConnection',
+      summary: 'Revoke one connection',
+      description: "Emits `connection.revoked`; when it was the user's last live connection the user moves ACTIVE → LIMITED (emits `app_user.limited`). An absent, already revoked or another account's connection is 404.",
+      tags,
+      responses: { 204: { description: 'Revoked.' } },
+    },
+    requireScope('app_user:write'),
+    connection,
+    idempotent(),
+    async (ctx) => {
+      const id = connection.get(ctx).params.connectionId;
+      if (!UUID.test(id) || !(await users.revoke(principalOf(ctx).accountId, id))) throw notFound('connection');
+      ctx.status = 204;
+    },
+  );
+}

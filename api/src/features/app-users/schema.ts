@@ -1,0 +1,27 @@
+import { Type } from '@sinclair/typebox';
+import { NullableTimestamp, Timestamp } from '../../shared/http/schemas.js';
+import { AppUserId } from '../connect-sessions/schema.js';
+
+export const LifecycleState = Type.Union(['UNLINKED', 'LIMITED', 'ACTIVE', 'TOMBSTONED'].map((s) => Type.Literal(s)), { description: 'UNLINKED (never seen) → LIMITED (first initiate) → ACTIVE (first connection) → LIMITED (last connection revoked); any → TOMBSTONED (terminal).' });
+
+export const AppUserParams = Type.Object({ appUserId: AppUserId });
+export const ConnectionParams = Type.Object({ connectionId: Type.String({ maxLength: 64 }) });
+
+export const ConnectionView = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  appId: Type.String({ format: 'uuid' }),
+  brandId: Type.String(),
+  createdAt: Timestamp,
+});
+
+export const AppUserView = Type.Object(
+  {
+    appUserId: AppUserId,
+    state: LifecycleState,
+    connections: Type.Array(ConnectionView, { description: 'Live connections, oldest first.' }),
+    createdAt: NullableTimestamp,
+    updatedAt: NullableTimestamp,
+    _version: Type.String({ pattern: '^[0-9]+$', description: '"0" for a user never seen (UNLINKED), else as for every resource.' }),
+  },
+  { examples: [{ appUserId: 'user-8f3a2c', state: 'ACTIVE', connections: [{ id: '0193a0c4-7b1e-7c1a-9d2e-3f4a5b6c7d8e', appId: '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f', brandId: 'b-4kq9xw2m', createdAt: '2026-11-22T10:00:00.000Z' }], createdAt: '2026-11-22T09:58:00.000Z', updatedAt: '2026-11-22T10:00:00.000Z', _version: '2' }] },
+);

@@ -1,0 +1,270 @@
+// What makes an ingested bundle all or nothing without multi-document transactions (the embedded database has
+// none): one document per connection, its head, says which bundles readers may see, and a bundle becomes
+// visible with one write to it, its commit (the catalog's snapshots work the same way: a new snapshot, then one
+// pointer). docs/operations.md, "Clinical ingest", explains it for operators; features/clinical/repository.ts writes
+// and reads the observations under it.
+//
+// observation_heads, one document per connection that has had a bundle:
+//   _version   the last committed generation (every bundle is one generation: 1, 2, ...)
+//   _changes   the change ids of the last commits by generation modulo CHANGE_RING (a request's recovery point)
+//   next       the last generation handed out
+//   writer     {token, until}: the lease of the one bundle being written (bundles of a connection go one at a time)
+//   abandoned  [{gen, at, cleaned?}]: generations handed out and never committed (their writer died or lost its
+//              lease): what they wrote stays invisible, and is deleted once no writer of theirs can still be at
+//              work (cleaned); the entry stays for as long as a retry may ask whether the generation committed
+//   pending    [{gen, at}]: committed bundles that replace observations and are still being applied in place
+//              (readers lay the bundle's record over what they read, features/clinical/repository.ts)
+//   kept       [{gen, at}]: committed bundles, applied, whose record is kept a while for readers that began before
+//   applier    {token, until}: the lease of the one process applying pending bundles, in the order committed (a
+//              replacement is a write by _id alone, the only lookup the embedded database does not scan for, so
+//              the order is kept by applying one bundle after another, not by a condition on each write)
+//   stamp      changes with every write that changes the lists: the lists are rewritten whole, conditioned on
+//              it (the embedded database ignores $pull with a condition)
+//
+// A writer takes the lease with a write conditioned on the head as it read it, handing itself `next + 1` and
+// listing every generation after the last commit as abandoned (they can only be dead writers': the lease was
+// free or had run out). Its commit is conditioned on its lease token, so a writer whose lease was taken over
+// commits nothing, and its generation is already listed as abandoned.
+import { randomUUID } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import { AppError } from '../../shared/http/errors.js';
+import { currentChangeScope } from '../../shared/infra/change-scope.js';
+import { CHANGE_RING } from '../../shared/infra/versioned-collection.js';
+import { REPLAY_WINDOW_MS } from '../../shared/http/idempotency.js';
+
+export const HEADS = 'observation_heads';
+
+/**
+ * How long a writer's lease lasts; the writer renews it before each of its writes, so only a writer that died,
+ * or one whose write took this long, loses it (the next bundle then waits this long at most).
+ */
+export const WRITER_LEASE_MS = 10_000;
+/** How long a bundle waits for another bundle of its connection before it answers 503 (retry). */
+const WAIT_FOR_WRITER_MS = 3_000;
+/**
+ * How long an abandoned generation's leftovers, and an applied bundle's record, are kept: by then no writer of
+ * that generation can be at work, and no reader that began before the bundle was applied is still reading.
+ */
+export const KEPT_MS = 15 * 60_000;
+/**
+ * How long a generation that never committed stays listed: beyond the idempotency replay window, so that a retry
+ * of its request learns from the head that it did not commit (committedGeneration).
+ */
+export const ABANDONED_LISTED_MS = REPLAY_WINDOW_MS + 60 * 60_000;
+/** How long an applier's lease lasts; it is renewed before each batch of replacements. */
+export const APPLIER_LEASE_MS = 10_000;
+
+export interface Generation {
+  gen: number;
+  at: Date;
+  /** An abandoned generation's leftovers are deleted. */
+  cleaned?: boolean;
+  /** A kept generation replaced observations (it was pending). */
+  replaced?: boolean;
+}
+
+export interface HeadDocument {
+  _id: string;
+  _version: number;
+  _changes?: Record<string, string>;
+  next: number;
+  writer: { token: string; until: Date } | null;
+  abandoned: Generation[];
+  pending: Generation[];
+  kept: Generation[];
+  applier?: { token: string; until: Date } | null;
+  stamp: string;
+}
+
+/** What a reader needs of a connection's head. */
+export interface Visibility {
+  /** The last committed generation: observations first written by a later one are not shown yet. */
+  committed: number;
+  /** Generations never committed: what they wrote is never shown. */
+  abandoned: number[];
+  /** Committed bundles being applied in place: their records are laid over what is read. */
+  pending: Generation[];
+  /** Applied bundles whose records are still kept. */
+  kept: Generation[];
+}
+
+/** A writer's hold on a connection: its generation, and the head as it found it. */
+export interface WriterLease {
+  connectionId: string;
+  gen: number;
+  token: string;
+  /** The generations abandoned, and not yet cleaned, when the lease was taken (their leftovers may be in the way). */
+  abandoned: number[];
+}
+
+const NOTHING: Visibility = { committed: 0, abandoned: [], pending: [], kept: [] };
+
+/** Rounds a change to a head's lists makes before giving up on a head that keeps changing. */
+const LIST_ATTEMPTS = 20;
+
+export class BundleHeads {
+  readonly collection: Collection<HeadDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<HeadDocument>(HEADS);
+  }
+
+  /** What readers of the connection may see now. */
+  async visibility(connectionId: string): Promise<Visibility> {
+    const head = await this.collection.findOne({ _id: connectionId }, { projection: { _version: 1, abandoned: 1, pending: 1, kept: 1 } });
+    return head ? { committed: head._version, abandoned: head.abandoned.map((a) => a.gen), pending: head.pending ?? [], kept: head.kept ?? [] } : NOTHING;
+  }
+
+  /**
+   * The connection's lease for one bundle, once no other bundle of it is being written (or its writer's lease
+   * ran out); 503 when another holds it for longer than a bundle waits.
+   */
+  async acquire(connectionId: string, now: () => Date): Promise<WriterLease> {
+    const token = randomUUID();
+    const waitUntil = performance.now() + WAIT_FOR_WRITER_MS;
+    for (let pause = 10; ; pause = Math.min(pause * 2, 200)) {
+      const at = now();
+      const head = await this.collection.findOne({ _id: connectionId });
+      if (!head || head.writer === null || head.writer.until <= at) {
+        const lease = await this.take(connectionId, head, token, at);
+        if (lease) return lease;
+        // Another writer moved first: read again, after a pause as when it is held.
+      }
+      if (performance.now() + pause > waitUntil) {
+        throw new AppError('SERVICE_UNAVAILABLE', 'Another bundle for this connection is being written; retry shortly.', {}, { 'Retry-After': '1' }, { storable: false });
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+
+  /**
+   * Makes the lease's generation visible, with the request's change id as its recovery point, listing it as
+   * pending when it replaces observations (they are applied in place after), else as kept; false (nothing
+   * committed) when the lease was taken over.
+   */
+  async commit(lease: WriterLease, replaces: boolean, at: Date): Promise<boolean> {
+    const scope = currentChangeScope();
+    if (scope) await scope.recoveryPoint({ collection: HEADS, id: lease.connectionId, version: lease.gen, changeId: scope.changeId, generation: true });
+    const result = await this.collection.updateOne(
+      { _id: lease.connectionId, 'writer.token': lease.token },
+      {
+        $set: { _version: lease.gen, writer: null, stamp: randomUUID(), ...(scope && { [`_changes.${lease.gen % CHANGE_RING}`]: scope.changeId }) },
+        $push: { [replaces ? 'pending' : 'kept']: { gen: lease.gen, at } },
+      },
+    );
+    return result.modifiedCount === 1;
+  }
+
+  /** Extends the lease before a write; false when it was taken over (the bundle must stop: it cannot commit). */
+  async renew(lease: WriterLease, at: Date): Promise<boolean> {
+    const result = await this.collection.updateOne({ _id: lease.connectionId, 'writer.token': lease.token }, { $set: { 'writer.until': new Date(at.getTime() + WRITER_LEASE_MS) } });
+    return result.matchedCount === 1;
+  }
+
+  /** Gives the lease back without committing (the bundle failed): the next writer lists its generation as abandoned. */
+  async release(lease: WriterLease): Promise<void> {
+    await this.collection.updateOne({ _id: lease.connectionId, 'writer.token': lease.token }, { $set: { writer: null } });
+  }
+
+  /** The lease to apply the connection's pending bundles; false while another process holds it. */
+  async takeApplier(connectionId: string, token: string, at: Date): Promise<boolean> {
+    for (let attempt = 0; attempt < LIST_ATTEMPTS; attempt++) {
+      const head = await this.collection.findOne({ _id: connectionId });
+      if (!head || (head.applier && head.applier.token !== token && head.applier.until > at)) return false;
+      const result = await this.collection.updateOne({ _id: connectionId, stamp: head.stamp }, { $set: { applier: { token, until: new Date(at.getTime() + APPLIER_LEASE_MS) }, stamp: randomUUID() } });
+      if (result.matchedCount === 1) return true;
+    }
+    return false;
+  }
+
+  /** Extends the applier's lease before a batch; false when another took it over. */
+  async renewApplier(connectionId: string, token: string, at: Date): Promise<boolean> {
+    const result = await this.collection.updateOne({ _id: connectionId, 'applier.token': token }, { $set: { 'applier.until': new Date(at.getTime() + APPLIER_LEASE_MS) } });
+    return result.matchedCount === 1;
+  }
+
+  async releaseApplier(connectionId: string, token: string): Promise<void> {
+    await this.collection.updateOne({ _id: connectionId, 'applier.token': token }, { $set: { applier: null } });
+  }
+
+  /**
+   * Gives a lease back once the database answers again (a failed write usually means it is away): the next bundle
+   * of the connection need not wait for the lease to run out. Stops once it would have run out anyway.
+   */
+  releaseWhenAnswering(lease: WriterLease): void {
+    const giveUpAt = performance.now() + WRITER_LEASE_MS;
+    const attempt = (pause: number) => {
+      if (performance.now() + pause > giveUpAt) return;
+      setTimeout(() => {
+        this.release(lease).catch(() => attempt(Math.min(pause * 2, 2_000)));
+      }, pause).unref();
+    };
+    attempt(250);
+  }
+
+  /** A pending bundle is applied: it moves to the kept ones (at `at`). */
+  applied(connectionId: string, gen: number, at: Date): Promise<void> {
+    return this.changeLists(connectionId, (head) => {
+      const pending = head.pending.filter((p) => p.gen !== gen);
+      if (pending.length === head.pending.length) return null;
+      return { pending, kept: [...head.kept.filter((k) => k.gen !== gen), { gen, at, replaced: true }] };
+    });
+  }
+
+  /** Stops listing kept generations (their records are gone) and abandoned ones (listed long enough). */
+  forget(connectionId: string, kept: number[], abandoned: number[]): Promise<void> {
+    return this.changeLists(connectionId, (head) => ({ kept: head.kept.filter((k) => !kept.includes(k.gen)), abandoned: head.abandoned.filter((a) => !abandoned.includes(a.gen)) }));
+  }
+
+  /** Notes that abandoned generations' leftovers are deleted. */
+  cleaned(connectionId: string, gens: number[]): Promise<void> {
+    return this.changeLists(connectionId, (head) => ({ abandoned: head.abandoned.map((a) => (gens.includes(a.gen) ? { ...a, cleaned: true } : a)) }));
+  }
+
+  /** The heads that list kept or abandoned generations (for the periodic tidy: a small document per connection). */
+  async listing(): Promise<HeadDocument[]> {
+    const heads = await this.collection.find({}, { projection: { _id: 1, kept: 1, abandoned: 1 } }).toArray();
+    return heads.filter((head) => (head.kept ?? []).length > 0 || head.abandoned.length > 0);
+  }
+
+  /** The head as it is (for cleanup and tests). */
+  head(connectionId: string): Promise<HeadDocument | null> {
+    return this.collection.findOne({ _id: connectionId });
+  }
+
+  /** Rewrites some of the head's lists, conditioned on its stamp (read again and retried when it moved). */
+  private async changeLists(connectionId: string, change: (head: HeadDocument) => Partial<Pick<HeadDocument, 'pending' | 'kept' | 'abandoned'>> | null): Promise<void> {
+    for (let attempt = 0; attempt < LIST_ATTEMPTS; attempt++) {
+      const head = await this.collection.findOne({ _id: connectionId });
+      const lists = head && change({ ...head, pending: head.pending ?? [], kept: head.kept ?? [] });
+      if (!head || !lists) return;
+      const result = await this.collection.updateOne({ _id: connectionId, stamp: head.stamp }, { $set: { ...lists, stamp: randomUUID() } });
+      if (result.matchedCount === 1) return;
+    }
+    throw new Error(`the head of connection ${connectionId} kept changing`);
+  }
+
+  private async take(connectionId: string, head: HeadDocument | null, token: string, at: Date): Promise<WriterLease | null> {
+    const until = new Date(at.getTime() + WRITER_LEASE_MS);
+    if (!head) {
+      try {
+        await this.collection.insertOne({ _id: connectionId, _version: 0, next: 1, writer: { token, until }, abandoned: [], pending: [], kept: [], stamp: randomUUID() });
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 11000) return null;
+        throw error;
+      }
+      return { connectionId, gen: 1, token, abandoned: [] };
+    }
+    // Every generation handed out since the last commit belongs to a writer that died or lost its lease.
+    const dead = [];
+    for (let gen = head._version + 1; gen <= head.next; gen++) if (!head.abandoned.some((a) => a.gen === gen)) dead.push({ gen, at });
+    const abandoned = [...head.abandoned, ...dead];
+    const taken = await this.collection.updateOne(
+      { _id: connectionId, stamp: head.stamp, _version: head._version, next: head.next, ...(head.writer === null ? { writer: null } : { 'writer.token': head.writer.token }) },
+      { $set: { next: head.next + 1, writer: { token, until }, abandoned, stamp: randomUUID() } },
+    );
+    if (taken.modifiedCount !== 1) return null;
+    return { connectionId, gen: head.next + 1, token, abandoned: abandoned.filter((a) => !a.cleaned).map((a) => a.gen) };
+  }
+}
+

@@ -1,0 +1,251 @@
+// A connection's observations held in memory by each replica, so the gateway's search does not ask the
+// database to scan them on every call (the embedded FerretDB answers no filter but _id from an index and
+// decodes every document of the collection for each query; MongoDB would use the compound index, but the
+// search would still read and count every match). Built from the database on the first search, kept in a
+// byte-bounded LRU shared by all connections, and stamped with the connection's `obs:<id>` generation token
+// read before the build (shared/infra/generations.ts): every ingest replaces the token, so no search on any replica
+// uses an index built before the last ingest. A connection larger than a quarter of
+// the budget is not indexed: the gateway then searches the database.
+//
+// The index is sorted by (sortDate, _id), as the database sorts, and files each observation under its
+// `code` tokens, codes and systems, so a search by code visits only the observations it can match. The
+// positions a search matches are kept for the next page of the same search (and the same search again):
+// `total` needs all of them, and the index never changes, so a walk counts once, not once per page.
+import { createHash } from 'node:crypto';
+import pLimit from 'p-limit';
+import { LRUCache } from 'lru-cache';
+import { codeKeys, observationMatcher, type Columns, type LabelSet } from './matcher.js';
+import type { CodingIndex, ObservationDocument } from '../document.js';
+import { parseToken, type Grants, type SearchParams } from './query.js';
+
+/**
+ * What keeping an observation costs beside its entry bytes (ids, coding and category arrays and strings,
+ * columns, postings, object headers, buffer pool slack): measured at about 1,100 bytes for the benchmark's
+ * observations (about 1,600 in all with a 500-byte resource).
+ */
+const ENTRY_OVERHEAD_BYTES = 1100;
+
+const EMPTY = new Uint32Array(0);
+
+/** The searches whose matches an index keeps (their bytes are part of the index's, reserved at build). */
+const KEPT_SEARCHES = 8;
+/** What an index costs however small: its objects, maps and the kept searches' keys (hashes, 44 bytes each). */
+const INDEX_OVERHEAD_BYTES = 4096;
+
+export interface Position {
+  sortDate: number;
+  id: string;
+}
+
+/** An observation as a search returns it: its position in the sort order and its searchset entry. */
+export interface IndexedObservation extends Position {
+  resourceId: string;
+  /** Its searchset entry after the base of its fullUrl, as UTF-8 (entryTail()): built once, copied into every answer. */
+  tail: Buffer;
+}
+
+/**
+ * A searchset entry from just after the base of its fullUrl: `<id>","resource":<resource>,"search":{"mode":"match"}}`.
+ * A FHIR id ([A-Za-z0-9.-]) needs no escaping in the quoted fullUrl.
+ */
+export function entryTail(resourceId: string, resource: unknown): Buffer {
+  return Buffer.from(`${resourceId}","resource":${JSON.stringify(resource)},"search":{"mode":"match"}}`);
+}
+
+export class ConnectionIndex {
+  private readonly everything: Uint32Array;
+  /** The latest first ingest in the index: a search as of this time or later sees every observation in it. */
+  private readonly latestIngest: number;
+  /** The matching positions of recent searches, ascending, by the grants and parameters that decide them. */
+  private readonly kept = new LRUCache<string, Uint32Array>({ max: KEPT_SEARCHES });
+
+  private constructor(
+    /** The connection's `obs:` token read before the build began: the index holds every ingest before it. */
+    readonly token: string,
+    /** Sorted by (sortDate, id), as the database sorts. */
+    private readonly entries: IndexedObservation[],
+    private readonly columns: Columns,
+    private readonly postings: Map<string, Uint32Array>,
+    readonly bytes: number,
+  ) {
+    this.everything = Uint32Array.from(entries.keys());
+    this.latestIngest = columns.firstIngestedAt.reduce((latest, at) => Math.max(latest, at), Number.NEGATIVE_INFINITY);
+  }
+
+  /**
+   * Builds the index of `documents` (any order; one that comes twice counts once, its last copy with its first
+   * copy's firstIngestedAt, as ObservationStore.all() gives them), read after the connection's `obs:` token was `token`; null once it would exceed `maxBytes`.
+   */
+  static async build(documents: AsyncIterable<ObservationDocument>, maxBytes: number, token = ''): Promise<ConnectionIndex | null> {
+    const byId = new Map<string, { entry: IndexedObservation; doc: ObservationDocument; bytes: number }>();
+    let bytes = INDEX_OVERHEAD_BYTES;
+    for await (const doc of documents) {
+      const entry = { id: doc._id, resourceId: doc.resourceId, sortDate: doc.sortDate.getTime(), tail: entryTail(doc.resourceId, doc.resource) };
+      const size = ENTRY_OVERHEAD_BYTES + entry.tail.length;
+      const earlier = byId.get(doc._id);
+      bytes += size - (earlier?.bytes ?? 0);
+      if (bytes > maxBytes) return null;
+      byId.set(doc._id, { entry, doc: { ...doc, resource: {}, firstIngestedAt: earlier?.doc.firstIngestedAt ?? doc.firstIngestedAt }, bytes: size });
+    }
+    const loaded = [...byId.values()].sort((a, b) => compare(a.entry, b.entry));
+    const n = loaded.length;
+    const labelSets: LabelSet[] = [];
+    const labelNumbers = new Map<string, number>();
+    const columns: Columns = { start: new Float64Array(n), end: new Float64Array(n), firstIngestedAt: new Float64Array(n), labels: new Uint32Array(n), labelSets, code: [], category: [] };
+    const lists = new Map<string, number[]>();
+    loaded.forEach(({ doc }, i) => {
+      columns.start[i] = doc.date ? doc.date.start.getTime() : Number.NaN;
+      columns.end[i] = doc.date ? doc.date.end.getTime() : Number.NaN;
+      columns.firstIngestedAt[i] = doc.firstIngestedAt.getTime();
+      const labelKey = JSON.stringify([doc.confidentiality, doc.sensitivity]);
+      let number = labelNumbers.get(labelKey);
+      if (number === undefined) {
+        labelNumbers.set(labelKey, (number = labelSets.length));
+        labelSets.push({ confidentiality: doc.confidentiality, sensitivity: doc.sensitivity });
+      }
+      columns.labels[i] = number;
+      (columns.code as CodingIndex[]).push(doc.code);
+      (columns.category as CodingIndex[]).push(doc.category);
+      for (const key of new Set([...doc.code.tokens.map((t) => `t:${t}`), ...doc.code.codes.map((c) => `c:${c}`), ...doc.code.systems.map((s) => `s:${s}`)])) {
+        let list = lists.get(key);
+        if (!list) lists.set(key, (list = []));
+        list.push(i);
+      }
+    });
+    const postings = new Map([...lists].map(([key, list]) => [key, Uint32Array.from(list)]));
+    bytes += KEPT_SEARCHES * Uint32Array.BYTES_PER_ELEMENT * n;
+    if (bytes > maxBytes) return null;
+    return new ConnectionIndex(
+      token,
+      loaded.map(({ entry }) => entry),
+      columns,
+      postings,
+      bytes,
+    );
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /**
+   * The search observationFilter(…) makes in the database, over this index: how many observations match in
+   * all, and the first `limit` strictly after `after` in the sort order (ascending for `date`, descending
+   * for `-date`). With `code`, only the observations filed under one of its alternatives are visited.
+   */
+  search(grants: Grants, params: SearchParams, now: Date, asOf: Date, after: Position | undefined, limit: number): { total: number; items: IndexedObservation[] } {
+    const matched = this.matching(grants, params, now, asOf);
+    const ascending = params.sort === 'date';
+    // The first match strictly after `after` in the sort order: matches are ascending in (sortDate, id).
+    let first = ascending ? 0 : matched.length - 1;
+    if (after !== undefined) {
+      let low = 0;
+      let high = matched.length;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (compare(this.entries[matched[middle]!]!, after) <= 0) low = middle + 1;
+        else high = middle;
+      }
+      // `low`: the first match past `after`; descending, the last one before it.
+      first = ascending ? low : low - 1;
+      if (!ascending && low > 0 && compare(this.entries[matched[low - 1]!]!, after) === 0) first = low - 2;
+    }
+    const items: IndexedObservation[] = [];
+    for (let k = first; k >= 0 && k < matched.length && items.length < limit; k += ascending ? 1 : -1) items.push(this.entries[matched[k]!]!);
+    return { total: matched.length, items };
+  }
+
+  /**
+   * The positions the search matches, ascending. Kept for the next search with the same grants and
+   * parameters when nothing else can change them: no look-back window (it moves with `now`) and `asOf`
+   * after every ingest in the index (a walk that began earlier leaves later ingests out).
+   */
+  private matching(grants: Grants, params: SearchParams, now: Date, asOf: Date): Uint32Array {
+    // Hashed: parameters may be kilobytes long, and the index's size is fixed when it is built.
+    const key = grants.lookbackDays === null && asOf.getTime() >= this.latestIngest ? createHash('sha256').update(JSON.stringify([grants.loincCodes, grants.confidentiality, grants.sensitivity, params.code, params.category, params.date])).digest('base64') : undefined;
+    const kept = key === undefined ? undefined : this.kept.get(key);
+    if (kept) return kept;
+    const code = params.code === undefined ? undefined : parseToken(params.code, 'code');
+    const matches = observationMatcher(this.columns, grants, params, now, asOf, { codeFromPostings: code !== undefined });
+    const positions = code ? this.candidates(codeKeys(code)) : this.everything;
+    const found = new Uint32Array(positions.length);
+    let count = 0;
+    for (const position of positions) if (matches(position)) found[count++] = position;
+    const matched = found.slice(0, count);
+    if (key !== undefined) this.kept.set(key, matched);
+    return matched;
+  }
+
+  /** The positions filed under any of the keys, ascending, each once. */
+  private candidates(keys: string[]): Uint32Array {
+    const lists = keys.flatMap((key) => this.postings.get(key) ?? []);
+    if (lists.length <= 1) return lists[0] ?? EMPTY;
+    const seen = new Uint8Array(this.entries.length);
+    for (const list of lists) for (const position of list) seen[position] = 1;
+    const merged: number[] = [];
+    for (let position = 0; position < seen.length; position++) if (seen[position] === 1) merged.push(position);
+    return Uint32Array.from(merged);
+  }
+}
+
+/** The per-replica indexes of connections: built on demand, at most two at a time, never used once stale. */
+export class ConnectionIndexes {
+  private readonly indexes: LRUCache<string, ConnectionIndex | Oversized>;
+  /** Builds in flight by connection; a search joins one only if it began under the token it read. */
+  private readonly building = new Map<string, { token: string; index: Promise<ConnectionIndex | null> }>();
+  /** At most two builds at a time (p-limit); the rest wait in order. */
+  private readonly builds = pLimit(2);
+  private readonly maxBytesPerConnection: number;
+
+  /** `maxBytes` 0: no indexes (every search reads the database). */
+  constructor(
+    private readonly load: (connectionId: string) => AsyncIterable<ObservationDocument>,
+    private readonly maxBytes: number,
+    ttlMs = 10 * 60_000,
+  ) {
+    this.maxBytesPerConnection = Math.floor(maxBytes / 4);
+    // Bounded by bytes alone (a `max` would allocate for every entry it allows up front: lru.ts).
+    this.indexes = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (value) => (value instanceof ConnectionIndex ? Math.max(1, value.bytes) : 64), ttl: ttlMs });
+  }
+
+  /**
+   * An index of the connection built under `token` (its `obs:` generation token, read just before), or null
+   * when indexing is off or the connection is too large for it (remembered for the TTL: ingests only add to
+   * a connection).
+   */
+  async get(connectionId: string, token: string): Promise<ConnectionIndex | null> {
+    if (this.maxBytes === 0) return null;
+    const cached = this.indexes.get(connectionId);
+    if (cached && !(cached instanceof ConnectionIndex)) return null;
+    if (cached && cached.token === token) return cached;
+    const flying = this.building.get(connectionId);
+    if (flying && flying.token === token) return flying.index;
+    const index = this.build(connectionId, token);
+    this.building.set(connectionId, { token, index });
+    try {
+      return await index;
+    } finally {
+      if (this.building.get(connectionId)?.index === index) this.building.delete(connectionId);
+    }
+  }
+
+  private build(connectionId: string, token: string): Promise<ConnectionIndex | null> {
+    return this.builds(async () => {
+      const index = await ConnectionIndex.build(this.load(connectionId), this.maxBytesPerConnection, token);
+      // The newest build wins: one that began under an older token finishes later only if it was slower.
+      if (this.building.get(connectionId)?.token === token || !this.indexes.has(connectionId)) this.indexes.set(connectionId, index ?? OVERSIZED);
+      return index;
+    });
+  }
+}
+
+/** Marks a connection too large to index. */
+interface Oversized {
+  oversized: true;
+}
+const OVERSIZED: Oversized = Object.freeze({ oversized: true });
+
+/** The sort order of the database: sortDate, then _id (ids are ASCII, so code-unit order is byte order). */
+function compare(a: Position, b: Position): number {
+  return a.sortDate - b.sortDate || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}

@@ -1,0 +1,79 @@
+// connect_sessions: one document per session (_id the session id). A session completes once: the
+// completion is a conditional update on its status; the user's document (which records the session id
+// on the connection it made) is the truth when the two disagree after a crash.
+import type { Collection, Db } from 'mongodb';
+import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import { markPlainWrite } from '../../shared/infra/change-scope.js';
+import { through } from '../../../../core/src/infra/mongo.js';
+
+export interface ConnectSession {
+  id: string;
+  accountId: string;
+  appId: string;
+  appUserId: string;
+  brandId: string;
+  /** COMPLETING: a complete has claimed it (until claimUntil) with the id its connection will have. */
+  status: 'PENDING' | 'COMPLETING' | 'COMPLETED';
+  createdAt: Date;
+  expiresAt: Date;
+  completedAt: Date | null;
+  connectionId: string | null;
+  claimUntil?: Date | null;
+}
+
+export interface SessionStore {
+  insert(session: ConnectSession): Promise<void>;
+  /** The account's session; null when absent or another account's. */
+  get(accountId: string, id: string): Promise<ConnectSession | null>;
+  /**
+   * PENDING → COMPLETING for `connectionId` until `until`, or a lapsed claim (a complete that died part-way)
+   * taken over with the connection id it chose; the session claimed, or null when someone else holds it.
+   */
+  claim(session: ConnectSession, connectionId: string, now: Date, until: Date): Promise<ConnectSession | null>;
+  /** COMPLETING → COMPLETED, if the claim for `connectionId` still stands. */
+  complete(id: string, connectionId: string, at: Date): Promise<boolean>;
+}
+
+type SessionDocument = Omit<ConnectSession, 'id'> & { _id: string; _changeId?: string };
+
+export class SessionRepository implements SessionStore {
+  private readonly collection: Collection<SessionDocument>;
+
+  constructor(
+    db: Db,
+    private readonly locks: DocumentLocks,
+  ) {
+    this.collection = db.collection<SessionDocument>('connect_sessions');
+  }
+
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
+    await through(this.collection, indexes).createIndex({ accountId: 1, appUserId: 1 });
+  }
+
+  async insert(session: ConnectSession): Promise<void> {
+    const { id, ...rest } = session;
+    // Inside an idempotent request, the insert is its recovery point (shared/infra/change-scope.ts).
+    await this.collection.insertOne({ _id: id, ...rest, ...(await markPlainWrite('connect_sessions', id)) });
+  }
+
+  async get(accountId: string, id: string): Promise<ConnectSession | null> {
+    const doc = await this.collection.findOne({ _id: id });
+    if (!doc || doc.accountId !== accountId) return null;
+    const { _id, _changeId, ...rest } = doc;
+    return { id: _id, ...rest };
+  }
+
+  async claim(session: ConnectSession, connectionId: string, now: Date, until: Date): Promise<ConnectSession | null> {
+    const condition = session.status === 'PENDING' ? { status: 'PENDING' as const } : { status: 'COMPLETING' as const, connectionId: session.connectionId, claimUntil: { $lt: now } };
+    const doc = await updateOneWhere(this.collection, this.locks, session.id, condition, { $set: { status: 'COMPLETING', connectionId, claimUntil: until } });
+    if (!doc) return null;
+    const { _id, _changeId, ...rest } = doc;
+    return { id: _id, ...rest };
+  }
+
+  async complete(id: string, connectionId: string, at: Date): Promise<boolean> {
+    return (await updateOneWhere(this.collection, this.locks, id, { status: 'COMPLETING', connectionId }, { $set: { status: 'COMPLETED', completedAt: at, claimUntil: null } })) !== null;
+  }
+}

@@ -1,0 +1,110 @@
+// Connect sessions (docs/api.md, "Connecting a patient's health system"): an app initiates one for its user and a
+// brand (publishable key; the user becomes LIMITED if it was never seen), the patient authorises at the brand's
+// portal, and the customer's backend completes it (secret key), which makes the connection and activates the user.
+// Initiate is rate limited per (account, appUserId) and per publishable key by token buckets shared by replicas
+// (initiate-limits.ts); a suspended app's sessions cannot be completed.
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../../../core/src/clock.js';
+import type { AppUserService } from '../app-users/service.js';
+import type { Connection } from '../app-users/repository.js';
+import type { Principal } from '../../shared/http/auth.js';
+import { AppError, invalidField, notFound } from '../../shared/http/errors.js';
+import type { InitiateLimits } from './initiate-limits.js';
+import type { AppStore } from '../apps/repository.js';
+import type { ConnectSession, SessionStore } from './repository.js';
+import type { InitiateSession } from './schema.js';
+import { UUID } from '../../shared/http/ids.js';
+
+export const SESSION_TTL_MS = 30 * 60_000;
+/** How long a complete holds its session before another may take it over (it died part-way). */
+const CLAIM_MS = 30_000;
+
+export interface ConnectSessionServiceDeps {
+  sessions: SessionStore;
+  users: AppUserService;
+  limits: InitiateLimits;
+  apps: AppStore;
+  /** Whether the served catalog has the brand. */
+  brandExists: (brandId: string) => boolean;
+  clock: Clock;
+}
+
+export class ConnectSessionService {
+  constructor(private readonly deps: ConnectSessionServiceDeps) {}
+
+  /**
+   * The session and the RateLimit fields of the buckets it took its tokens from. The request is checked
+   * before it takes any (an unknown brand is a 400 that takes none); an answer refused after it took them
+   * (a TOMBSTONED user's 409) carries the same fields.
+   */
+  async initiate(principal: Principal, input: InitiateSession): Promise<{ session: ConnectSession; rateHeaders: Record<string, string> }> {
+    if (!this.deps.brandExists(input.brandId)) throw invalidField('body', 'brandId', 'is not a brand of the catalog');
+    const rateHeaders = await this.deps.limits.take(principal, input.appUserId);
+    try {
+      return { session: await this.start(principal, input), rateHeaders };
+    } catch (error) {
+      if (error instanceof AppError) Object.assign(error.headers, rateHeaders);
+      throw error;
+    }
+  }
+
+  /**
+   * The error with the buckets' fields as they stand (it took no token): every answer to an initiate with a
+   * valid key carries them, unless Redis cannot say (then the error goes as it is: it is the answer).
+   */
+  async withRateFields(error: AppError, principal: Principal, appUserId?: string): Promise<AppError> {
+    if (error.headers['RateLimit'] !== undefined) return error;
+    Object.assign(error.headers, await this.rateFields(principal, appUserId));
+    return error;
+  }
+
+  /** The buckets' fields as they stand, taking nothing; none when Redis cannot say. */
+  async rateFields(principal: Principal, appUserId?: string): Promise<Record<string, string>> {
+    try {
+      return await this.deps.limits.peek(principal, appUserId);
+    } catch {
+      return {}; // the fields are a courtesy; the answer stands without them
+    }
+  }
+
+  private async start(principal: Principal, input: InitiateSession): Promise<ConnectSession> {
+    await this.deps.users.provision(principal.accountId, input.appUserId);
+    const now = this.deps.clock.now();
+    const session: ConnectSession = {
+      id: randomUUID(),
+      accountId: principal.accountId,
+      appId: principal.appId!,
+      appUserId: input.appUserId,
+      brandId: input.brandId,
+      status: 'PENDING',
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
+      completedAt: null,
+      connectionId: null,
+    };
+    await this.deps.sessions.insert(session);
+    return session;
+  }
+
+  async complete(principal: Principal, id: string): Promise<{ connection: Connection; appUserId: string }> {
+    const session = UUID.test(id) ? await this.deps.sessions.get(principal.accountId, id) : null;
+    if (!session) throw notFound('connect session');
+    const completed = () => new AppError('CONFLICT', 'The connect session is already completed.', { status: 'COMPLETED' });
+    const now = this.deps.clock.now();
+    if (session.status === 'COMPLETED') throw completed();
+    if (session.status === 'PENDING' && now >= session.expiresAt) throw new AppError('CONFLICT', 'The connect session has expired; initiate a new one.', { expiresAt: session.expiresAt.toISOString() });
+    // A suspended app's sessions wait: completing one would connect an app that may not act.
+    const app = await this.deps.apps.find(session.appId);
+    // Not stored by idempotency: the same request succeeds once the app is active again.
+    if (app?.status !== 'ACTIVE') throw new AppError('CONFLICT', "The connect session's app is suspended; it can be completed once the app is active again.", { appStatus: app?.status ?? null }, {}, { storable: false });
+    // The session is claimed first, with the id its connection will have: of two completes one claims it
+    // (the other is 409), and a complete that died part-way is taken over once its claim lapses, with the
+    // same connection id, so it never makes a second connection.
+    const connectionId = session.status === 'COMPLETING' ? session.connectionId! : randomUUID();
+    const claimed = await this.deps.sessions.claim(session, connectionId, now, new Date(now.getTime() + CLAIM_MS));
+    if (!claimed) throw completed();
+    const connection = await this.deps.users.connect(principal.accountId, session.appUserId, { appId: session.appId, brandId: session.brandId, sessionId: session.id, connectionId });
+    await this.deps.sessions.complete(session.id, connectionId, this.deps.clock.now());
+    return { connection, appUserId: session.appUserId };
+  }
+}

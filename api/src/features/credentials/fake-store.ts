@@ -1,0 +1,25 @@
+// In-memory ApiKeyStore for unit tests of the admin service and of authentication.
+import type { ApiKeyRecord, ApiKeyStore } from './repository.js';
+import { DuplicateKeyError } from '../../shared/infra/memory-versioned.js';
+
+export class FakeApiKeyStore implements ApiKeyStore {
+  private readonly byHash = new Map<string, ApiKeyRecord>();
+
+  async insert(hash: string, record: ApiKeyRecord): Promise<void> {
+    if (this.byHash.has(hash) || [...this.byHash.values()].some((r) => r.keyId === record.keyId)) throw new DuplicateKeyError(hash);
+    this.byHash.set(hash, structuredClone(record));
+  }
+
+  async findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const record = this.byHash.get(hash);
+    return record ? structuredClone(record) : null;
+  }
+
+  async revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
+    const record = [...this.byHash.values()].find((r) => r.keyId === keyId && r.revokedAt === null);
+    if (!record) return null;
+    const before = structuredClone(record);
+    record.revokedAt = at;
+    return before;
+  }
+}

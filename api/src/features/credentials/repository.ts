@@ -1,0 +1,87 @@
+// api_keys: one document per key, _id is the key's SHA-256 so that authenticating is a primary-key read.
+import type { Collection, Db } from 'mongodb';
+import type { SharedCache } from '../../shared/infra/cache.js';
+import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import type { KeyKind } from '../../shared/http/keys.js';
+import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import { markPlainWrite } from '../../shared/infra/change-scope.js';
+import { through } from '../../../../core/src/infra/mongo.js';
+
+export interface ApiKeyRecord {
+  keyId: string;
+  kind: KeyKind;
+  accountId: string;
+  appId: string | null;
+  name: string | null;
+  scopes: string[];
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** What services need of keys; ApiKeyRepository (MongoDB) and FakeApiKeyStore (tests). */
+export interface ApiKeyStore {
+  /** Stores a key under the SHA-256 of its value. */
+  insert(hash: string, record: ApiKeyRecord): Promise<void>;
+  /** The key's record (revoked or not) by hash; may come from a cache. */
+  findByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /** Marks the key revoked; returns it as it was, or null when there is no such live key. */
+  revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null>;
+}
+
+type ApiKeyDocument = ApiKeyRecord & { _id: string; _changeId?: string; _revokedBy?: string };
+
+export class ApiKeyRepository implements ApiKeyStore {
+  private readonly collection: Collection<ApiKeyDocument>;
+
+  constructor(
+    db: Db,
+    private readonly locks: DocumentLocks,
+    private readonly cache?: SharedCache<ApiKeyRecord>,
+  ) {
+    this.collection = db.collection<ApiKeyDocument>('api_keys');
+  }
+
+  /** `indexes`: the database handle index builds go through (they can take long). */
+  async init(indexes?: Db): Promise<void> {
+    await through(this.collection, indexes).createIndex({ keyId: 1 }, { unique: true });
+  }
+
+  async insert(hash: string, record: ApiKeyRecord): Promise<void> {
+    // Inside an idempotent request, the insert is its recovery point (shared/infra/change-scope.ts).
+    await this.collection.insertOne({ _id: hash, ...record, ...(await markPlainWrite('api_keys', hash)) });
+    // Its hash may be remembered as unknown (KEY_MISS_TTL_MS); only a guess could have put it there, but forget it.
+    this.cache?.invalidate(hash);
+  }
+
+  async findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    const load = async () => {
+      const doc = await this.collection.findOne({ _id: hash });
+      return doc && toRecord(doc);
+    };
+    return this.cache ? this.cache.getOrLoad(hash, load) : load();
+  }
+
+  /** Marks the key revoked; returns it as it was, or null when there is no such live key. */
+  async revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null> {
+    // The key's _id (its hash) first: the revocation records it as the request's recovery point.
+    const live = await this.collection.findOne({ keyId, revokedAt: null });
+    if (!live) return null;
+    const mark = await markPlainWrite('api_keys', live._id, '_revokedBy');
+    const revoked = await updateOneWhere(this.collection, this.locks, live._id, { revokedAt: null }, { $set: { revokedAt: at, ...mark } });
+    this.cache?.invalidate(live._id);
+    return revoked && toRecord(live);
+  }
+}
+
+function toRecord(doc: ApiKeyDocument): ApiKeyRecord {
+  return {
+    keyId: doc.keyId,
+    kind: doc.kind,
+    accountId: doc.accountId,
+    appId: doc.appId ?? null,
+    name: doc.name ?? null,
+    scopes: doc.scopes,
+    createdAt: doc.createdAt,
+    revokedAt: doc.revokedAt ?? null,
+  };
+}

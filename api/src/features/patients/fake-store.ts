@@ -1,0 +1,29 @@
+// In-memory PatientStore for unit tests of the patient service; test/api/features/patients/store.test.ts
+// holds it and PatientRepository to the same behaviour.
+import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
+import type { ChangeTarget } from '../webhooks/events/outbox.js';
+import { PATIENTS, type Patient, type PatientStore } from './repository.js';
+
+export class FakePatientStore implements PatientStore {
+  private readonly patients = new MemoryVersioned<Patient>();
+
+  target(tenantId: string, id: string, version: number): ChangeTarget {
+    return { collection: PATIENTS, id: `${tenantId}/${id}`, version };
+  }
+
+  async insert(patient: Patient): Promise<void> {
+    this.patients.insert(`${patient.tenantId}/${patient.id}`, patient);
+  }
+
+  async find(tenantId: string, id: string): Promise<Patient | null> {
+    return this.patients.get(`${tenantId}/${id}`);
+  }
+
+  findStored(tenantId: string, id: string): Promise<Patient | null> {
+    return this.find(tenantId, id);
+  }
+
+  async softDelete(tenantId: string, id: string, version: number, at: Date): Promise<boolean> {
+    return this.patients.softDelete(`${tenantId}/${id}`, version, at);
+  }
+}

@@ -1,0 +1,31 @@
+// In-memory EventOutbox for unit tests: keeps the events whose change committed, in order, and drops the
+// others, as the durable outbox does; remembers the change each was recorded with.
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../../../../core/src/clock.js';
+import type { ChangeTarget, DeliverableType, DomainEvent, EventOutbox } from './outbox.js';
+
+export class FakeOutbox implements EventOutbox {
+  /** Events whose change committed (or that were appended), oldest first. */
+  readonly committed: DomainEvent[] = [];
+  /** The target each committed change named, by event id. */
+  readonly targets = new Map<string, ChangeTarget>();
+
+  constructor(private readonly clock: Clock) {}
+
+  event(type: DeliverableType, customerAccountId: string, subject: string, data: Record<string, unknown>): DomainEvent {
+    return { id: randomUUID(), type, customerAccountId, subject, data, occurredAt: this.clock.now() };
+  }
+
+  async record<T>(events: DomainEvent[], target: ChangeTarget, change: (changeId: string) => Promise<T | undefined>): Promise<T | undefined> {
+    const result = await change(randomUUID());
+    if (result !== undefined) {
+      this.committed.push(...events);
+      for (const event of events) this.targets.set(event.id, target);
+    }
+    return result;
+  }
+
+  async append(events: DomainEvent[]): Promise<void> {
+    this.committed.push(...events);
+  }
+}

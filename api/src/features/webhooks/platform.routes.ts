@@ -1,0 +1,123 @@
+import type { Context } from 'koa';
+import { principalOf, requireScope } from '../../shared/http/auth.js';
+import { IF_NONE_MATCH, ifMatch, preconditionOf, sendRepresentation, strongEtag } from '../../shared/http/conditional.js';
+import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
+import type { ApiRouter } from '../../shared/http/openapi.js';
+import { IdParams } from '../../shared/http/schemas.js';
+import { validate } from '../../shared/http/validate.js';
+import type { PlatformContext } from '../../surfaces/platform.js';
+import { endpointPath, presentWebhookEndpoint, presentWebhookEndpointPage } from './presenter.js';
+import type { WebhookEndpoint as Endpoint } from './repository.js';
+import { CreatedWebhookEndpoint, CreateWebhookEndpoint, ListQuery, UpdateWebhookEndpoint, WebhookEndpoint, WebhookEndpointList } from './schema.js';
+
+const tags = ['Webhook endpoints'];
+const notFoundNote = 'Another account\'s, deleted or unknown endpoint → 404.';
+
+export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempotent, link }: PlatformContext): void {
+  const present = (ctx: Context, endpoint: Endpoint, status = 200, extra: { secret?: string } = {}) => {
+    ctx.status = status;
+    ctx.set('ETag', strongEtag(endpoint.version));
+    ctx.set(PRIVATE_NO_CACHE);
+    ctx.body = { ...presentWebhookEndpoint(endpoint, link), ...extra };
+  };
+
+  const create = validate({ body: CreateWebhookEndpoint });
+  api.post(
+    '/webhook-endpoints',
+    {
+      operationId: 'createWebhookEndpoint',
+      summary: 'Create a webhook endpoint',
+      description: 'At most 100 live endpoints per account (409 `LIMIT_EXCEEDED`). The signing `secret` appears only in this response.',
+      tags,
+      responses: { 201: { description: 'Created.', schema: CreatedWebhookEndpoint, headers: ['ETag', 'Location'] } },
+    },
+    requireScope('webhook:write'),
+    create,
+    idempotent(),
+    async (ctx) => {
+      const endpoint = await webhookEndpoints.create(principalOf(ctx), create.get(ctx).body);
+      present(ctx, endpoint, 201, { secret: endpoint.secret }); // the only response that shows the secret
+      ctx.set('Location', link(endpointPath(endpoint.id)));
+    },
+  );
+
+  const list = validate({ query: ListQuery });
+  api.get(
+    '/webhook-endpoints',
+    {
+      operationId: 'listWebhookEndpoints',
+      summary: 'List webhook endpoints (newest first)',
+      description: 'Order `createdAt` desc, then `id` desc. Cursors are signed and bound to this list and account; a tampered, foreign or other-route cursor → 400. A walk through all pages returns every live endpoint exactly once, also while endpoints are being created.',
+      tags,
+      responses: { 200: { description: 'One page.', schema: WebhookEndpointList } },
+    },
+    requireScope('webhook:read'),
+    list,
+    async (ctx) => {
+      const { limit, cursor } = list.get(ctx).query;
+      const page = await webhookEndpoints.list(principalOf(ctx), limit, cursor);
+      const self = new URLSearchParams({ limit: String(limit), ...(cursor !== undefined && { cursor }) });
+      ctx.set(PRIVATE_NO_CACHE);
+      ctx.type = 'application/json';
+      ctx.body = presentWebhookEndpointPage(page.items, page.nextCursor, link(`/api/platform/v1/webhook-endpoints?${self}`), link);
+    },
+  );
+
+  const byId = validate({ params: IdParams });
+  api.get(
+    '/webhook-endpoints/:id',
+    {
+      operationId: 'getWebhookEndpoint',
+      summary: 'Get a webhook endpoint',
+      description: notFoundNote,
+      tags,
+      requestHeaders: [IF_NONE_MATCH],
+      responses: { 200: { description: 'The endpoint.', schema: WebhookEndpoint, headers: ['ETag'] }, 304: { description: 'Not modified (weak comparison); empty body.' } },
+    },
+    requireScope('webhook:read'),
+    byId,
+    async (ctx) => {
+      const endpoint = await webhookEndpoints.get(principalOf(ctx), byId.get(ctx).params.id);
+      sendRepresentation(ctx, strongEtag(endpoint.version), () => presentWebhookEndpoint(endpoint, link), PRIVATE_NO_CACHE);
+    },
+  );
+
+  const update = validate({ params: IdParams, body: UpdateWebhookEndpoint, bodyMediaTypes: ['application/merge-patch+json'] });
+  api.patch(
+    '/webhook-endpoints/:id',
+    {
+      operationId: 'updateWebhookEndpoint',
+      summary: 'Update a webhook endpoint (JSON merge patch)',
+      description: `Mutable: url, eventTypes, description, status (ACTIVE or PAUSED). ${notFoundNote} Existence is checked before If-Match.`,
+      tags,
+      responses: { 200: { description: 'The endpoint after the change.', schema: WebhookEndpoint, headers: ['ETag'] } },
+    },
+    requireScope('webhook:write'),
+    update,
+    ifMatch(),
+    idempotent(),
+    async (ctx) => {
+      const { params, body } = update.get(ctx);
+      present(ctx, await webhookEndpoints.update(principalOf(ctx), params.id, body, preconditionOf(ctx)));
+    },
+  );
+
+  api.delete(
+    '/webhook-endpoints/:id',
+    {
+      operationId: 'deleteWebhookEndpoint',
+      summary: 'Delete a webhook endpoint (soft)',
+      description: `The endpoint leaves the list and frees its quota slot. ${notFoundNote} Existence is checked before If-Match.`,
+      tags,
+      responses: { 204: { description: 'Deleted.' } },
+    },
+    requireScope('webhook:write'),
+    byId,
+    ifMatch(),
+    idempotent(),
+    async (ctx) => {
+      await webhookEndpoints.delete(principalOf(ctx), byId.get(ctx).params.id, preconditionOf(ctx));
+      ctx.status = 204;
+    },
+  );
+}

@@ -1,0 +1,34 @@
+import { JsonMemo } from '../../shared/http/json-memo.js';
+import type { LinkBuilder } from '../../shared/http/links.js';
+import type { WebhookEndpoint } from './repository.js';
+import type { WebhookEndpointView } from './schema.js';
+
+export const endpointPath = (id: string) => `/api/platform/v1/webhook-endpoints/${id}`;
+
+export function presentWebhookEndpoint(endpoint: WebhookEndpoint, link: LinkBuilder): WebhookEndpointView {
+  return {
+    id: endpoint.id,
+    resourceType: 'WebhookEndpoint',
+    url: endpoint.url,
+    eventTypes: endpoint.eventTypes,
+    ...(endpoint.description !== null && { description: endpoint.description }),
+    status: endpoint.status,
+    consecutiveFailures: endpoint.consecutiveFailures,
+    lastDeliveryAttemptAt: endpoint.lastDeliveryAttemptAt?.toISOString() ?? null,
+    lastSuccessfulDeliveryAt: endpoint.lastSuccessfulDeliveryAt?.toISOString() ?? null,
+    createdAt: endpoint.createdAt.toISOString(),
+    updatedAt: endpoint.updatedAt.toISOString(),
+    _version: String(endpoint.version),
+    _links: { self: { href: link(endpointPath(endpoint.id)) } },
+  };
+}
+
+// Endpoint objects are shared from the account's cached list until a write replaces them, so list pages are
+// assembled from each one's memoised JSON.
+const endpointJson = new JsonMemo(presentWebhookEndpoint);
+
+/** The list envelope (docs/api.md, "Rules every operation follows") as JSON text. */
+export function presentWebhookEndpointPage(items: WebhookEndpoint[], nextCursor: string | null, selfHref: string, link: LinkBuilder): string {
+  const pagination = JSON.stringify({ nextCursor, hasMore: nextCursor !== null });
+  return `{"data":[${items.map((e) => endpointJson.json(e, link)).join(',')}],"pagination":${pagination},"_links":${JSON.stringify({ self: { href: selfHref } })}}`;
+}

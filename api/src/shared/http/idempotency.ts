@@ -1,0 +1,325 @@
+// Idempotency-Key (docs/api.md, "Rules every operation follows"): one execution per (credential, key); executed
+// outcomes are replayed byte-for-byte for 24 hours. Requests rejected before execution are not stored, so they can be
+// retried.
+//
+// Exactly once across crashes: the claim is a durable record (idempotency-store.ts) and the handler runs in
+// a change scope (shared/infra/change-scope.ts) whose writes first append their recovery points to the claim and
+// then carry its owner as their change id. A claim whose owner stopped renewing its lease is recovered by
+// the next request with the key: if any recovery point shows its change happened, the operation executed
+// and its response is lost (409 IDEMPOTENCY_KEY_EXECUTED, stored as the outcome, never retryable);
+// otherwise nothing happened and the request takes the claim over and executes.
+import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import type { Context, Middleware } from 'koa';
+import type { Clock } from '../../../../core/src/clock.js';
+import { AppError, invalidField } from './errors.js';
+import type { DoneRecord, IdempotencyRecord, IdempotencyStore, RunningRecord } from './idempotency-store.js';
+import { runInChangeScope, type ChangeScope, type RecoveryPoint } from '../infra/change-scope.js';
+import type { Logger } from 'pino';
+import { pino } from 'pino';
+import type { OperationPatch } from './openapi.js';
+import { principalOf } from './auth.js';
+import { renderProblem, toAppError } from './problem-middleware.js';
+import type { WriteAdmission } from './admission.js';
+import { answeredByDeadline, latestWriteStart } from './deadline.js';
+
+export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/**
+ * How long a claim stays its owner's without a sign of life. The owner renews it every third of that while
+ * its handler runs (and each recovery point extends it), so only an owner that died or stalled for most of
+ * it loses the claim; a retry meanwhile is 409 IDEMPOTENCY_KEY_IN_USE.
+ */
+export const LEASE_MS = 30_000;
+/** After an ambiguous failure (a write may still land): how long recovery waits before judging. */
+const SETTLE_MS = 15_000;
+/** Delays of the background attempts of a step on the store (recording an outcome, handing a claim back) that failed at first. */
+const STORE_RETRIES_MS = [250, 500, 1_000, 2_000, 2_000, 5_000, 5_000, 15_000, 30_000];
+/** How many answers of the store an unanswered claim's hand-back waits for (found nothing each time) before it stops. */
+const HAND_BACK_ANSWERS = 4;
+const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+/** What readKey accepts, for /openapi.json: KEY_SHAPE, or KEY_SHAPE in double quotes (`""` is no key). */
+const KEY_HEADER_PATTERN = `^(?!""$)(?:${KEY_SHAPE.source.slice(1, -1)}|"${KEY_SHAPE.source.slice(1, -1)}")$`;
+/** Outcomes that the operation decided and that a retry would see again. */
+const STORED_ERROR_STATUSES = new Set([404, 409, 412]);
+const REPLAYED_HEADERS = ['ETag', 'Location', 'Content-Type', 'Cache-Control', 'Vary'];
+
+interface StoredResponse {
+  status: number;
+  body: string | null;
+  headers: Record<string, string>;
+}
+
+/**
+ * Stored outcomes hold secrets (issued keys, webhook signing secrets, patient data), so they are sealed
+ * with AES-256-GCM under a key derived from the server secret, the credential and the raw Idempotency-Key:
+ * the store alone cannot read them, and only the same request can.
+ */
+function sealingKey(serverSecret: string, keyId: string, idempotencyKey: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', serverSecret, keyId, `portico-idempotency\n${idempotencyKey}`, 32));
+}
+
+function seal(key: Buffer, response: StoredResponse): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const data = Buffer.concat([cipher.update(JSON.stringify(response), 'utf8'), cipher.final()]);
+  return Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
+}
+
+function unseal(key: Buffer, sealed: string): StoredResponse {
+  const raw = Buffer.from(sealed, 'base64');
+  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
+  decipher.setAuthTag(raw.subarray(12, 28));
+  return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as StoredResponse;
+}
+
+function readKey(ctx: Context): string | undefined {
+  const values = ctx.req.headersDistinct['idempotency-key'];
+  if (values === undefined) return undefined;
+  if (values.length > 1) throw invalidField('header', 'Idempotency-Key', 'must be sent once');
+  let key = values[0]!;
+  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1);
+  if (!KEY_SHAPE.test(key)) throw invalidField('header', 'Idempotency-Key', 'must be 1-255 visible ASCII characters');
+  return key;
+}
+
+export interface IdempotencyOptions {
+  logger?: Logger;
+  leaseMs?: number;
+  /** Every route guarded by idempotent() is a write: each takes its turn here first (admission.ts). */
+  admission?: WriteAdmission;
+}
+
+export function createIdempotency(store: IdempotencyStore, clock: Clock, serverSecret: string, options: IdempotencyOptions = {}) {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const leaseMs = options.leaseMs ?? LEASE_MS;
+  const now = () => clock.now().getTime();
+
+  /**
+   * Runs a step on the store, and again in the background while the store fails (a stalled or restarted
+   * Redis or database): the response does not wait for it.
+   */
+  async function persist(scope: string, what: string, step: () => Promise<unknown>, attempt = 0): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      const delay = STORE_RETRIES_MS[attempt];
+      if (delay === undefined) {
+        logger.error({ err: error, scope }, `idempotency: ${what} failed for good; a retry will settle the key from its recovery points once its lease ends`);
+        return;
+      }
+      logger.warn({ err: error, scope, attempt: attempt + 1 }, `idempotency: ${what} failed; retrying in the background`);
+      setTimeout(() => void persist(scope, what, step, attempt + 1), delay).unref();
+    }
+  }
+
+  /**
+   * A claim whose insert went unanswered may still land: a stalled database reads it when it resumes, after
+   * this request gave up. Nothing ran under it, yet it would hold the key for a whole lease (LEASE_MS), every
+   * retry meeting IDEMPOTENCY_KEY_IN_USE, well after the database was back. It is handed back in the
+   * background instead: attempts while the store fails, and a few more once it answers (the insert may land
+   * after the first answer), until one finds the claim and releases it. Conditional on the owner, so a claim
+   * that never landed, or that another request holds, is left alone. One that lands after the last attempt
+   * (HAND_BACK_ANSWERS answers, a few seconds) holds the key until its lease ends, as before. The same goes
+   * for a take-over that went unanswered.
+   */
+  function handBackUnanswered(scope: string, owner: string): void {
+    let answered = 0;
+    const attempt = async (index: number): Promise<void> => {
+      try {
+        if (await store.release(scope, owner)) return;
+        answered++;
+      } catch {
+        // still away: the next attempt
+      }
+      const delay = STORE_RETRIES_MS[index + 1];
+      if (delay === undefined || answered >= HAND_BACK_ANSWERS) return;
+      setTimeout(() => void attempt(index + 1), delay).unref();
+    };
+    setTimeout(() => void attempt(0), STORE_RETRIES_MS[0]).unref();
+  }
+
+  /** Records an outcome (the response is sent regardless). */
+  function complete(scope: string, owner: string, done: DoneRecord): Promise<void> {
+    return persist(scope, 'recording the outcome', async () => {
+      if (!(await store.complete(scope, owner, done))) logger.warn({ scope }, 'idempotency: the claim was taken over before its outcome was recorded');
+    });
+  }
+
+  async function anyReached(targets: RecoveryPoint[]): Promise<boolean> {
+    for (const target of targets) if (await store.reached(target)) return true;
+    return false;
+  }
+
+  return function idempotent(): Middleware & { openapi: OperationPatch } {
+    const admission = options.admission;
+    const middleware = async function idempotentMiddleware(ctx: Context, next: () => Promise<unknown>) {
+      // A write starts by half its request's deadline at the latest, and never once the deadline has answered.
+      return admission ? admission.run(() => once(ctx, next), { startBy: latestWriteStart(ctx.req), abandoned: () => answeredByDeadline(ctx.req) }) : once(ctx, next);
+    } as Middleware & { openapi: OperationPatch };
+    /** One execution per (credential, key). */
+    const once = async (ctx: Context, next: () => Promise<unknown>): Promise<unknown> => {
+      const key = readKey(ctx);
+      if (key === undefined) return next();
+
+      const { keyId } = principalOf(ctx);
+      const scope = createHash('sha256').update(`${keyId}\n${key}`).digest('hex');
+      const fingerprint = createHash('sha256')
+        .update([ctx.method, ctx.path, ctx.state.bodySha256 ?? '', ctx.get('If-Match')].join('\n'))
+        .digest('hex');
+      const sealWith = (response: StoredResponse, of = fingerprint): DoneRecord => ({ state: 'done', fingerprint: of, sealed: seal(sealingKey(serverSecret, keyId, key), response), expiresAt: now() + REPLAY_WINDOW_MS });
+      const owner = randomUUID();
+      const running = (): RunningRecord => ({ state: 'running', fingerprint, owner, leaseUntil: now() + leaseMs, expiresAt: now() + REPLAY_WINDOW_MS, targets: [] });
+
+      // ——— claim, or answer from the record ———
+      for (let round = 1; ; round++) {
+        const at = now();
+        let existing: IdempotencyRecord | null;
+        try {
+          existing = await store.claim(scope, running(), at);
+        } catch (error) {
+          handBackUnanswered(scope, owner);
+          throw error;
+        }
+        if (!existing) break;
+        // A claim handed back after a failure that changed nothing binds the key to nothing: a corrected
+        // request may use it at once (its recovery points are still asked below, in case a write landed late).
+        const released = existing.state === 'running' && existing.released === true;
+        if (existing.fingerprint !== fingerprint && !released) {
+          throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.');
+        }
+        if (existing.state === 'done') {
+          replay(ctx, unseal(sealingKey(serverSecret, keyId, key), existing.sealed));
+          return;
+        }
+        if (existing.leaseUntil > at && !released) throw inUse();
+        // The owner died, stalled or handed the claim back: its recovery points tell whether the operation
+        // changed anything. If it did, that is the key's outcome, under the request that made it.
+        if (await anyReached(existing.targets)) {
+          const done = sealWith(captureResponse(ctx, executed()), existing.fingerprint);
+          if (!(await store.complete(scope, existing.owner, done))) throw inUse(); // settled by another request meanwhile: a retry replays its answer
+          if (existing.fingerprint !== fingerprint) throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.');
+          return;
+        }
+        // Only if the claim is as it was judged: an owner still alive may have recorded a recovery point since.
+        let taken: boolean;
+        try {
+          taken = await store.takeOver(scope, existing, running());
+        } catch (error) {
+          handBackUnanswered(scope, owner); // like an unanswered claim: it may have landed
+          throw error;
+        }
+        if (taken) break;
+        if (round >= 3) throw inUse(); // it keeps changing hands: let the client come back
+      }
+
+      // ——— execute, tied to the claim ———
+      const targets: RecoveryPoint[] = [];
+      let active = true;
+      const changeScope: ChangeScope = {
+        changeId: owner,
+        get active() {
+          return active;
+        },
+        recoveryPoint: async (point) => {
+          if (!(await store.addTarget(scope, owner, point, now() + leaseMs))) {
+            // Taken over (this execution stalled past its lease): it must not write any more.
+            throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is executing elsewhere.', {}, { 'Retry-After': '1' });
+          }
+          targets.push(point);
+        },
+      };
+      const renewal = setInterval(() => {
+        store.renew(scope, owner, now() + leaseMs).catch((error: unknown) => logger.warn({ err: error, scope }, 'idempotency: the claim could not be renewed'));
+      }, Math.max(1, Math.floor(leaseMs / 3)));
+      renewal.unref();
+
+      /** A failure: release the claim when nothing can have happened, else settle it by the recovery points. */
+      const fail = async (decided: AppError | undefined): Promise<'executed' | 'failed'> => {
+        let reached: boolean | undefined = false;
+        // Within the database's deadline; unknown is judged later, as ambiguous.
+        if (targets.length > 0) reached = await anyReached(targets).catch(() => undefined);
+        if (reached) {
+          // Part of the operation happened: a retry must not run it again, and this answer is final.
+          const done = sealWith(captureResponse(ctx, executed()));
+          await complete(scope, owner, done);
+          return 'executed';
+        }
+        // Nothing happened and the failure is a decided one: the key is free again. After an ambiguous
+        // failure a write may still land: recovery judges once it has settled.
+        const settled = targets.length === 0 || (reached === false && decided !== undefined && decided.status < 500);
+        // Until the store takes the step, retries see IDEMPOTENCY_KEY_IN_USE (at most for the lease). After a
+        // decided failure the answer waits for it, so that a corrected retry runs at once; after a dependency's
+        // failure it does not, so that the answer is not held up by the same dependency.
+        const step = settled
+          ? persist(scope, 'handing back a failed claim', () => store.release(scope, owner))
+          : persist(scope, 'holding a failed claim until it settles', () => store.renew(scope, owner, now() + SETTLE_MS));
+        if (decided !== undefined && decided.status < 500) await step;
+        return 'failed';
+      };
+
+      try {
+        await runInChangeScope(changeScope, async () => {
+          await next();
+        });
+      } catch (error) {
+        const decided = toAppError(error);
+        if (!decided || !STORED_ERROR_STATUSES.has(decided.status) || decided.code === 'IDEMPOTENCY_KEY_IN_USE' || decided.options.storable === false) {
+          active = false;
+          clearInterval(renewal);
+          if ((await fail(decided)) === 'executed') return;
+          throw error;
+        }
+        renderProblem(ctx, decided);
+      } finally {
+        active = false;
+        clearInterval(renewal);
+      }
+
+      if (ctx.status >= 500 || (ctx.status >= 300 && !STORED_ERROR_STATUSES.has(ctx.status))) {
+        await fail(undefined);
+        return;
+      }
+      // The operation's outcome is final from here: a store failure does not turn it into an error.
+      await complete(scope, owner, sealWith(captureResponse(ctx)));
+      return undefined;
+    };
+    middleware.openapi = {
+      requestHeaders: [
+        {
+          name: 'Idempotency-Key',
+          schema: { type: 'string', pattern: KEY_HEADER_PATTERN },
+          description:
+            'Optional, 1-255 visible ASCII characters (surrounding double quotes are removed). One execution per (credential, key), also across replicas and crashes; the outcome (2xx, 404, 409, 412) is replayed byte-for-byte for 24 hours with `Idempotent-Replayed: true`. Same key with a different method, path, body or If-Match → 422; while the first request runs → 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After: 1`; when the first request executed but its response was lost (its server stopped, or it failed part-way after changing something) → 409 `IDEMPOTENCY_KEY_EXECUTED`, not retryable: read the resource instead.',
+        },
+      ],
+    };
+    return middleware;
+  };
+}
+
+const inUse = () => new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still executing.', {}, { 'Retry-After': '1' });
+
+const executed = () =>
+  new AppError('IDEMPOTENCY_KEY_EXECUTED', 'The request with this Idempotency-Key was executed, but its response is no longer available; read the resource to see its state.');
+
+/** The response as it will be sent and stored (after rendering `problem`, when given). */
+function captureResponse(ctx: Context, problem?: AppError): StoredResponse {
+  if (problem) renderProblem(ctx, problem);
+  const body = ctx.body == null ? null : typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
+  if (body !== null) ctx.body = body; // what is sent is exactly what is stored
+  const headers: Record<string, string> = {};
+  for (const name of REPLAYED_HEADERS) {
+    const value = ctx.response.get(name);
+    if (value) headers[name] = String(value);
+  }
+  return { status: ctx.status, body, headers };
+}
+
+function replay(ctx: Context, response: StoredResponse): void {
+  ctx.status = response.status;
+  for (const [name, value] of Object.entries(response.headers)) ctx.set(name, value);
+  ctx.set('Idempotent-Replayed', 'true');
+  if (response.body !== null) {
+    ctx.body = response.body;
+    if (response.headers['Content-Type']) ctx.type = response.headers['Content-Type'];
+  }
+}
