@@ -1,5 +1,5 @@
-// The layering the code relies on: the API and the operator share core/ and never import each other, core
-// imports neither, and each program reads the environment in its config module alone.
+// The layering the code relies on (docs/architecture.md, "Layers and where code goes"). Each rule lists every
+// import that breaks it, so a failure names the file to change.
 import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,37 +11,162 @@ type Program = (typeof PROGRAMS)[number];
 const ALLOWED: Record<Program, Program[]> = { core: ['core'], api: ['core', 'api'], operator: ['core', 'operator'] };
 
 function sources(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+  return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
-    return entry.isDirectory() ? sources(full) : entry.name.endsWith('.ts') ? [full] : [];
+    if (entry.isDirectory()) return sources(full);
+    return /\.(ts|cjs|mjs)$/.test(entry.name) ? [full] : [];
   });
 }
 
-/** Every relative module a file imports or re-exports, resolved to a repository path. */
+/** Every relative module a file imports or re-exports (types included), as repository paths of .ts files. */
 function importsOf(file: string): string[] {
-  const text = readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]!);
-  return specifiers.map((s) => path.relative(root, path.resolve(path.dirname(file), s)));
+  const text = readFileSync(path.join(root, file), 'utf8');
+  const specifiers = [...text.matchAll(/(?:\bfrom|\bimport|\brequire)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]!);
+  return specifiers.map((s) => path.join(path.dirname(file), s).replace(/\.js$/, '.ts'));
 }
 
+interface Edge {
+  from: string;
+  to: string;
+}
+
+function edgesOf(files: string[]): Edge[] {
+  return files.flatMap((from) => importsOf(from).map((to) => ({ from, to })));
+}
+
+const show = ({ from, to }: Edge) => `${from} → ${to}`;
+
+/** Strongly connected components of more than one file, or a file importing itself: the import cycles. */
+function cycles(edges: Edge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const to of next.get(node) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node)!, low.get(to)!));
+      } else if (onStack.has(to)) low.set(node, Math.min(low.get(node)!, index.get(to)!));
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1 || (next.get(node) ?? []).includes(node)) found.push(component.sort());
+    }
+  };
+  for (const node of next.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+// The API's parts. A feature (api/src/features/<name>/) owns its store, fake, service and routes; the shared layer
+// (api/src/shared/ and config.ts) is what every feature uses; a surface (api/src/surfaces/) mounts the features'
+// routers under its prefix; the composition root (main.ts, app.ts, wiring.ts, openapi-notes.ts, cli/) builds
+// and starts it all.
+type ApiPart = { kind: 'shared' } | { kind: 'feature'; name: string } | { kind: 'surface' } | { kind: 'root' } | { kind: 'other' };
+
+function apiPart(file: string): ApiPart {
+  const rest = path.relative('api/src', file).split(path.sep);
+  if (rest[0] === 'shared' || file === path.join('api', 'src', 'config.ts')) return { kind: 'shared' };
+  if (rest[0] === 'features') return { kind: 'feature', name: rest[1]! };
+  if (rest[0] === 'surfaces') return { kind: 'surface' };
+  if (rest[0]?.startsWith('..')) return { kind: 'other' };
+  return { kind: 'root' };
+}
+
+/** A feature's public face: what other features, and the surfaces, may import of it. */
+const isPublicFace = (file: string) => /^index\.ts$|\.routes\.ts$/.test(path.basename(file));
+
+// The operator's layers, lowest first: a folder imports only its own and lower layers; the files at the top of
+// operator/src (main.ts, cli.ts, the HTTP server, readiness) start it and may import any.
+const OPERATOR_LAYERS = ['shared', 'crd', 'pipeline', 'health', 'controller'];
+
 describe('architecture', () => {
+  const apiEdges = edgesOf(sources('api/src'));
+
   for (const program of PROGRAMS) {
     it(`${program}/src imports only ${ALLOWED[program].join(' and ')}`, () => {
-      const wrong: string[] = [];
-      for (const file of sources(path.join(root, program, 'src'))) {
-        for (const target of importsOf(file)) {
-          const owner = target.split(path.sep)[0] as Program;
-          if (!ALLOWED[program].includes(owner)) wrong.push(`${path.relative(root, file)} → ${target}`);
-        }
-      }
-      expect(wrong).to.deep.equal([]);
+      const wrong = edgesOf(sources(`${program}/src`)).filter(({ to }) => !ALLOWED[program].includes(to.split(path.sep)[0] as Program));
+      expect(wrong.map(show)).to.deep.equal([]);
     });
   }
 
+  it('the API’s shared layer imports no feature, surface or composition root', () => {
+    const wrong = apiEdges.filter(({ from, to }) => apiPart(from).kind === 'shared' && !['shared', 'other'].includes(apiPart(to).kind));
+    expect(wrong.map(show)).to.deep.equal([]);
+  });
+
+  it('a feature imports no surface and no composition root', () => {
+    const wrong = apiEdges.filter(({ from, to }) => apiPart(from).kind === 'feature' && ['surface', 'root'].includes(apiPart(to).kind));
+    expect(wrong.map(show)).to.deep.equal([]);
+  });
+
+  it('a feature reaches another only through its index.ts', () => {
+    const wrong = apiEdges.filter(({ from, to }) => {
+      const [a, b] = [apiPart(from), apiPart(to)];
+      return a.kind === 'feature' && b.kind === 'feature' && a.name !== b.name && path.basename(to) !== 'index.ts';
+    });
+    expect(wrong.map(show)).to.deep.equal([]);
+  });
+
+  it('a surface imports only features’ routers and public faces, and the shared layer', () => {
+    const wrong = apiEdges.filter(({ from, to }) => {
+      if (apiPart(from).kind !== 'surface') return false;
+      const target = apiPart(to);
+      return target.kind === 'root' || (target.kind === 'feature' && !isPublicFace(to));
+    });
+    expect(wrong.map(show)).to.deep.equal([]);
+  });
+
+  it('the operator’s folders import only their own and lower layers', () => {
+    const layerOf = (file: string) => OPERATOR_LAYERS.indexOf(path.relative('operator/src', file).split(path.sep)[0]!);
+    const wrong = edgesOf(sources('operator/src')).filter(({ from, to }) => {
+      const [a, b] = [layerOf(from), layerOf(to)];
+      return to.startsWith(`operator${path.sep}`) && a >= 0 && (b < 0 || b > a);
+    });
+    expect(wrong.map(show)).to.deep.equal([]);
+  });
+
+  it('no import cycles in core, api or operator (type-only imports included)', () => {
+    const edges = PROGRAMS.flatMap((program) => edgesOf(sources(`${program}/src`)));
+    expect(cycles(edges)).to.deep.equal([]);
+  });
+
+  it('tests and benchmarks do not import each other (what both need is in testkit/)', () => {
+    const wrong = [
+      ...edgesOf(sources('test')).filter(({ to }) => to.startsWith(`bench${path.sep}`)),
+      ...edgesOf(sources('bench')).filter(({ to }) => to.startsWith(`test${path.sep}`)),
+      ...edgesOf(sources('testkit')).filter(({ to }) => to.startsWith(`test${path.sep}`) || to.startsWith(`bench${path.sep}`)),
+    ];
+    expect(wrong.map(show)).to.deep.equal([]);
+  });
+
+  it('the test tree mirrors the source tree', () => {
+    const folders = (dir: string): string[] =>
+      readdirSync(path.join(root, dir), { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .flatMap((entry) => [path.join(dir, entry.name), ...folders(path.join(dir, entry.name))]);
+    const stray = PROGRAMS.flatMap((program) =>
+      folders(`test/${program}`).filter((folder) => !folders(`${program}/src`).includes(path.join(program, 'src', path.relative(`test/${program}`, folder)))),
+    );
+    expect(stray).to.deep.equal([]);
+  });
+
   it('reads process.env only in each program\'s config module', () => {
-    const readers = PROGRAMS.flatMap((program) => sources(path.join(root, program, 'src')))
-      .filter((file) => /process\.env\b/.test(readFileSync(file, 'utf8').replace(/\/\/.*$/gm, '')))
-      .map((file) => path.relative(root, file))
+    const readers = PROGRAMS.flatMap((program) => sources(`${program}/src`))
+      .filter((file) => /process\.env\b/.test(readFileSync(path.join(root, file), 'utf8').replace(/\/\/.*$/gm, '')))
       .sort();
     expect(readers).to.deep.equal(['api/src/config.ts', 'operator/src/config.ts']);
   });

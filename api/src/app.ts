@@ -3,10 +3,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
-import { adminRoutes } from './features/admin/admin.routes.js';
 import type { Clock } from '../../core/src/clock.js';
 import type { Config } from './config.js';
-import { createAuth, createAuthenticate, requireAdminToken } from './shared/http/auth.js';
+import { createAuth, createAuthenticate } from './shared/http/auth.js';
 import { Problem } from './shared/http/schemas.js';
 import { createIdempotency } from './shared/http/idempotency.js';
 import { WriteAdmission } from './shared/http/admission.js';
@@ -17,21 +16,15 @@ import { ApiRouter, buildOpenApi } from './shared/http/openapi.js';
 import { problemMiddleware } from './shared/http/problem-middleware.js';
 import { requestId } from './shared/http/request-id.js';
 import { opsRoutes } from './features/ops/ops.routes.js';
-import type { PlatformContext } from './surfaces/platform.js';
-import { patientRoutes } from './features/patients/platform.routes.js';
-import { webhookEndpointRoutes } from './features/webhooks/platform.routes.js';
-import { webhookDeliveryRoutes } from './features/webhooks/deliveries.platform.routes.js';
 import { catalogFastPath } from './features/catalog/fast-path.js';
-import { appUserRoutes } from './features/app-users/platform.routes.js';
-import { ingestRoutes } from './features/clinical/platform.routes.js';
-import { completeSessionRoute, connectSessionRoutes } from './features/connect-sessions/sdk.routes.js';
-import type { SdkContext } from './surfaces/sdk.js';
-import { lifecycleRoutes } from './features/app-users/sdk.routes.js';
 import { lifecycleAnswer } from './features/app-users/lifecycle-answer.js';
 import { patientAnswer } from './features/patients/answer.js';
 import { fastPathFailures, keyedFastPath } from './shared/http/keyed-fast-path.js';
-import { gatewayFastRoutes, gatewayRoutes } from './features/clinical/sdk.routes.js';
-import { catalogCors, catalogRoutes } from './features/catalog/sdk.routes.js';
+import { gatewayFastRoutes } from './features/clinical/sdk.routes.js';
+import { catalogCors } from './features/catalog/sdk.routes.js';
+import { adminSurface } from './surfaces/admin.js';
+import { platformSurface } from './surfaces/platform.js';
+import { sdkSurface, type SdkContext } from './surfaces/sdk.js';
 import type { Services } from './wiring.js';
 import { PORTICO_VERSION } from '../../core/src/version.js';
 import { OPENAPI_NOTES } from './openapi-notes.js';
@@ -68,37 +61,31 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret, { logger, admission });
   const link = linkBuilder(config.publicBaseUrl);
 
-  const platform = new ApiRouter('/api/platform/v1').use(auth.requireKey('platform'));
-  const context: PlatformContext = {
+  const platform = platformSurface({
     patients: services.patientService,
     webhookEndpoints: services.webhookEndpointService,
     webhookDeliveries: services.webhookDeliveryService,
     users: services.users,
     connectSessions: services.connectSessions,
     ingest: services.ingest,
+    requireKey: auth.requireKey,
     idempotent,
     link,
-  };
-  patientRoutes(platform, context);
-  webhookEndpointRoutes(platform, context);
-  webhookDeliveryRoutes(platform, context);
-  appUserRoutes(platform, context);
-  completeSessionRoute(platform, context);
-  ingestRoutes(platform, context);
-
+  });
   // The catalog's hottest reads never reach Koa (fast path), so the platform router matches first.
-  const sdk = new ApiRouter('/api/sdk/v1');
-  catalogRoutes(sdk, services.catalogAnswers, services.catalogService);
-  const sdkContext: SdkContext = { sessions: services.connectSessions, users: services.users, gateway: services.gateway, requireKey: auth.requireKey, idempotent, publicBaseUrl: config.publicBaseUrl, trustProxy: config.trustProxy };
-  connectSessionRoutes(sdk, sdkContext);
-  lifecycleRoutes(sdk, sdkContext);
-  gatewayRoutes(sdk, sdkContext);
-  const routers = [platform, sdk];
-  if (config.adminToken !== undefined) {
-    const admin = new ApiRouter('/api/admin/v1').use(requireAdminToken(config.adminToken));
-    adminRoutes(admin, services.admin, idempotent);
-    routers.push(admin);
-  }
+  const sdkContext: SdkContext = {
+    catalogAnswers: services.catalogAnswers,
+    catalogService: services.catalogService,
+    sessions: services.connectSessions,
+    users: services.users,
+    gateway: services.gateway,
+    requireKey: auth.requireKey,
+    idempotent,
+    publicBaseUrl: config.publicBaseUrl,
+    trustProxy: config.trustProxy,
+  };
+  const routers = [platform, sdkSurface(sdkContext)];
+  if (config.adminToken !== undefined) routers.push(adminSurface(config.adminToken, { admin: services.admin, idempotent }));
 
   const ops = new ApiRouter('');
   let document: unknown;

@@ -2,7 +2,7 @@
 // /readyz (readiness.ts: 200, or 503 naming the failing check, as JSON) and /metrics (Prometheus:
 // controller/metrics.ts and process metrics).
 import { createServer, type Server } from 'node:http';
-import type { OperatorMetrics } from './controller/metrics.js';
+import type { OperatorMetrics } from './shared/metrics.js';
 import type { ReadinessResult } from './readiness.js';
 
 export async function serveOperatorEndpoints(metrics: OperatorMetrics, host: string, port: number, readiness: () => Promise<ReadinessResult>): Promise<Server> {

@@ -2,7 +2,7 @@
 // API's demo catalog. Sources are file: URLs (relative to the file), inline text or https URLs.
 import type { CatalogRef, SnapshotStore } from '../../core/src/catalog/snapshots.js';
 import type { ObjectStorage } from '../../core/src/object-storage/types.js';
-import { loadCatalogFile, readLocalSource, type SourceSpec } from './pipeline/catalog-spec.js';
+import { loadCatalogFile, readLocalSource, type SourceSpec } from './shared/catalog-spec.js';
 import { loadSource } from './pipeline/index.js';
 import { fetchSourceList } from './pipeline/sources/fetch.js';
 import { publishCatalog, type PublishInput, type PublishReport } from './pipeline/publish.js';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { MongoClient } from 'mongodb';
-import { GROUP, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/src/controller/kube.js';
+import { GROUP, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/src/shared/kube.js';
 import { brandFile } from '../../testkit/brand-data.js';
 import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';
 import { renderChart } from '../../testkit/chart.js';

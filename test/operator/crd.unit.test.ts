@@ -10,7 +10,7 @@ import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { brandCatalogCrd, brandCatalogCrdYaml, brandCatalogSchema, CRD_FILE, MAX_INLINE_BYTES, toStructural } from '../../operator/src/crd/generate.js';
-import { loadCatalogFile } from '../../operator/src/pipeline/catalog-spec.js';
+import { loadCatalogFile } from '../../operator/src/shared/catalog-spec.js';
 import { celViolations, defaultsOf, structuralProblems, unboundedFields } from '../../testkit/crd-schema.js';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;

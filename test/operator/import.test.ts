@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { importCatalogFile } from '../../operator/src/import-file.js';
-import { loadCatalogFile } from '../../operator/src/pipeline/catalog-spec.js';
+import { loadCatalogFile } from '../../operator/src/shared/catalog-spec.js';
 import { TestApi } from '../../testkit/api.js';
 import { brandFile } from '../../testkit/brand-data.js';
 import { mongoUri } from '../../testkit/services.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
-import { GROUP, PLURAL, VERSION } from '../../operator/src/controller/kube.js';
+import { GROUP, PLURAL, VERSION } from '../../operator/src/shared/kube.js';
 import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../testkit/kubernetes.js';
 import { freePort, mongoUri } from '../../testkit/services.js';

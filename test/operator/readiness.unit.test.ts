@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { OperatorMetrics } from '../../operator/src/controller/metrics.js';
+import { OperatorMetrics } from '../../operator/src/shared/metrics.js';
 import { serveOperatorEndpoints } from '../../operator/src/http.js';
 import { operatorReadiness } from '../../operator/src/readiness.js';
 

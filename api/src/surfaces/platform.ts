@@ -1,21 +1,31 @@
-import type { Middleware } from 'koa';
-import type { AppUserService } from '../features/app-users/service.js';
-import type { ConnectSessionService } from '../features/connect-sessions/service.js';
-import type { IngestService } from '../features/clinical/ingest-service.js';
-import type { LinkBuilder } from '../shared/http/links.js';
-import type { OperationPatch } from '../shared/http/openapi.js';
-import type { PatientService } from '../features/patients/service.js';
-import type { WebhookEndpointService } from '../features/webhooks/service.js';
-import type { WebhookDeliveryService } from '../features/webhooks/delivery-service.js';
+// The platform surface, /api/platform/v1, for secret keys (sk_): it mounts each feature's platform routes, in the
+// order /openapi.json lists them. Its context is what those routes ask for, nothing more.
+import { appUserRoutes } from '../features/app-users/platform.routes.js';
+import { ingestRoutes } from '../features/clinical/platform.routes.js';
+import { completeSessionRoute } from '../features/connect-sessions/platform.routes.js';
+import { patientRoutes } from '../features/patients/platform.routes.js';
+import { webhookDeliveryRoutes } from '../features/webhooks/deliveries.platform.routes.js';
+import { webhookEndpointRoutes } from '../features/webhooks/platform.routes.js';
+import { ApiRouter } from '../shared/http/openapi.js';
+import type { RouteGuards } from '../shared/http/route-guards.js';
 
-/** What the platform surface's routes are given: services and the cross-cutting guards they share. */
-export interface PlatformContext {
-  patients: PatientService;
-  webhookEndpoints: WebhookEndpointService;
-  webhookDeliveries: WebhookDeliveryService;
-  users: AppUserService;
-  connectSessions: ConnectSessionService;
-  ingest: IngestService;
-  idempotent: () => Middleware & { openapi: OperationPatch };
-  link: LinkBuilder;
+type DepsOf<F extends (router: ApiRouter, deps: never) => void> = Parameters<F>[1];
+
+export type PlatformContext = DepsOf<typeof patientRoutes> &
+  DepsOf<typeof webhookEndpointRoutes> &
+  DepsOf<typeof webhookDeliveryRoutes> &
+  DepsOf<typeof appUserRoutes> &
+  DepsOf<typeof completeSessionRoute> &
+  DepsOf<typeof ingestRoutes> &
+  Pick<RouteGuards, 'requireKey'>;
+
+export function platformSurface(context: PlatformContext): ApiRouter {
+  const platform = new ApiRouter('/api/platform/v1').use(context.requireKey('platform'));
+  patientRoutes(platform, context);
+  webhookEndpointRoutes(platform, context);
+  webhookDeliveryRoutes(platform, context);
+  appUserRoutes(platform, context);
+  completeSessionRoute(platform, context);
+  ingestRoutes(platform, context);
+  return platform;
 }

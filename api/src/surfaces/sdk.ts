@@ -1,19 +1,21 @@
-import type { Middleware } from 'koa';
-import type { AppUserService } from '../features/app-users/service.js';
-import type { Surface } from '../shared/http/auth.js';
-import type { OperationPatch } from '../shared/http/openapi.js';
-import type { ConnectSessionService } from '../features/connect-sessions/service.js';
-import type { GatewayService } from '../features/clinical/gateway/service.js';
+// The SDK surface, /api/sdk/v1, for client apps: the public catalog, then the routes for publishable (pk_) and
+// app secret (ak_) keys, each of which names the key it takes. It mounts each feature's SDK routes, in the order
+// /openapi.json lists them.
+import { lifecycleRoutes } from '../features/app-users/sdk.routes.js';
+import { catalogRoutes } from '../features/catalog/sdk.routes.js';
+import { gatewayRoutes } from '../features/clinical/sdk.routes.js';
+import { connectSessionRoutes } from '../features/connect-sessions/sdk.routes.js';
+import { ApiRouter } from '../shared/http/openapi.js';
 
-type Documented = Middleware & { openapi: OperationPatch };
+type DepsOf<F extends (router: ApiRouter, deps: never) => void> = Parameters<F>[1];
 
-/** What the SDK surface's credentialed routes are given (the catalog is public and takes its own). */
-export interface SdkContext {
-  sessions: ConnectSessionService;
-  users: AppUserService;
-  requireKey: (surface: Surface) => Documented;
-  idempotent: () => Documented;
-  gateway: GatewayService;
-  publicBaseUrl: string | undefined;
-  trustProxy: boolean;
+export type SdkContext = DepsOf<typeof catalogRoutes> & DepsOf<typeof connectSessionRoutes> & DepsOf<typeof lifecycleRoutes> & DepsOf<typeof gatewayRoutes>;
+
+export function sdkSurface(context: SdkContext): ApiRouter {
+  const sdk = new ApiRouter('/api/sdk/v1');
+  catalogRoutes(sdk, context);
+  connectSessionRoutes(sdk, context);
+  lifecycleRoutes(sdk, context);
+  gatewayRoutes(sdk, context);
+  return sdk;
 }

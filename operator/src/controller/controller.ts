@@ -2,7 +2,7 @@
 // idempotent reconcile() for each, requeue after refreshInterval, and back off per key on failure.
 import type { Logger } from 'pino';
 import { CatalogInformer, type InformerOptions } from './informer.js';
-import { keyOf, type BrandCatalogObject } from './kube.js';
+import { keyOf, type BrandCatalogObject } from '../shared/kube.js';
 import { WorkQueue, type QueueOptions } from './queue.js';
 import { reconcile, type ReconcileDeps } from './reconcile.js';
 

@@ -6,7 +6,7 @@
 // watch may have missed. A watch that goes silent past the watchdog is restarted, and a periodic relist
 // catches anything missed (deletions included, by comparing with the cache).
 import type { Logger } from 'pino';
-import { keyOf, statusOf, type BrandCatalogObject, type KubeClient } from './kube.js';
+import { keyOf, statusOf, type BrandCatalogObject, type KubeClient } from '../shared/kube.js';
 
 export interface InformerHandlers {
   onChange(catalog: BrandCatalogObject): void;

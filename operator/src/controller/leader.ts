@@ -7,7 +7,7 @@
 // - writes carry the read resourceVersion, so two candidates never both succeed.
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { microTime, statusOf, type KubeClient } from './kube.js';
+import { microTime, statusOf, type KubeClient } from '../shared/kube.js';
 
 export interface LeaderOptions {
   namespace: string;

@@ -3,7 +3,7 @@
 // Kubernetes restarts it as a fresh candidate) rather than risk working beside the new leader.
 import type { Logger } from 'pino';
 import { CatalogController, type ControllerOptions } from './controller.js';
-import type { KubeClient } from './kube.js';
+import type { KubeClient } from '../shared/kube.js';
 import { LeaderElector, type LeaderOptions } from './leader.js';
 import type { ReconcileDeps } from './reconcile.js';
 

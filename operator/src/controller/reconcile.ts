@@ -9,13 +9,13 @@ import type { CatalogRef, SnapshotStore } from '../../../core/src/catalog/snapsh
 import type { Clock } from '../../../core/src/clock.js';
 import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
 import type { HealthMonitor } from '../health/monitor.js';
-import { parseDuration, type SourceSpec } from '../pipeline/catalog-spec.js';
+import { parseDuration, type SourceSpec } from '../shared/catalog-spec.js';
 import { loadSource } from '../pipeline/index.js';
 import { publishCatalog, type PublishReport } from '../pipeline/publish.js';
 import type { LoadedSource } from '../pipeline/types.js';
 import { setCondition, type Condition } from './conditions.js';
-import { FINALIZER, keyOf, type BrandCatalogObject, type KubeClient } from './kube.js';
-import type { OperatorMetrics } from './metrics.js';
+import { FINALIZER, keyOf, type BrandCatalogObject, type KubeClient } from '../shared/kube.js';
+import type { OperatorMetrics } from '../shared/metrics.js';
 
 export const COMPONENT = 'portico-catalog-operator';
 

@@ -9,14 +9,12 @@ import { fileURLToPath } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
 import { Document } from 'yaml';
 import { repoRoot } from '../../../core/src/infra/repo-root.js';
-import { BrandCatalogSpec } from '../pipeline/catalog-spec.js';
+import { BrandCatalogSpec, CRD_NAME, GROUP, PLURAL, VERSION } from '../shared/catalog-spec.js';
+
+export { CRD_NAME, GROUP, PLURAL, VERSION };
 import { BrandCatalogStatus } from './status.js';
 import { writeChartCrdTemplate } from './chart-template.js';
 
-export const GROUP = 'catalog.portico.dev';
-export const VERSION = 'v1alpha1';
-export const PLURAL = 'brandcatalogs';
-export const CRD_NAME = `brandcatalogs.${GROUP}`;
 export const CRD_FILE = path.join('crds', `${CRD_NAME}.yaml`);
 
 export type Schema = { [key: string]: unknown };

@@ -5,7 +5,7 @@
 // Oracle Health, Veradigm), so a host whose limits are reached waits without holding a global slot: the other
 // hosts' requests go ahead, taken round-robin, never stuck behind the busiest host's queue.
 import { systemScheduler, type Cancel, type Scheduler } from '../../../core/src/clock.js';
-import type { Rate } from '../pipeline/catalog-spec.js';
+import type { Rate } from '../shared/catalog-spec.js';
 
 export interface LimiterSettings {
   concurrency: number;

@@ -10,8 +10,8 @@ import { ENDPOINT_STATUSES } from '../../../core/src/catalog/model.js';
 import type { CatalogRef, SnapshotStore } from '../../../core/src/catalog/snapshots.js';
 import { systemScheduler, type Cancel, type Clock, type Scheduler } from '../../../core/src/clock.js';
 import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
-import { keyOf, type BrandCatalogObject, type KubeClient } from '../controller/kube.js';
-import type { OperatorMetrics } from '../controller/metrics.js';
+import { keyOf, type BrandCatalogObject, type KubeClient } from '../shared/kube.js';
+import type { OperatorMetrics } from '../shared/metrics.js';
 import { DEFAULT_TIMING, healthSettingsOf, sameSettings, type HealthSettings, type HealthTiming } from './settings.js';
 import { CatalogHealthSweeper, type HealthObserver, type HealthSummary } from './sweeper.js';
 

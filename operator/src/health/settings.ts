@@ -1,5 +1,5 @@
 // A catalog's spec.healthChecks as the checker uses it, and the timings the spec does not expose.
-import { parseDuration, parseRate, type BrandCatalogSpec } from '../pipeline/catalog-spec.js';
+import { parseDuration, parseRate, type BrandCatalogSpec } from '../shared/catalog-spec.js';
 import type { LimiterSettings } from './limiter.js';
 
 export interface HealthSettings extends LimiterSettings {

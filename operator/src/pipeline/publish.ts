@@ -3,7 +3,7 @@
 import type { CatalogBrand } from '../../../core/src/catalog/model.js';
 import { diffBrands, type CatalogRef, type SnapshotDiff, type SnapshotStore } from '../../../core/src/catalog/snapshots.js';
 import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
-import type { BrandCatalogSpec } from './catalog-spec.js';
+import type { BrandCatalogSpec } from '../shared/catalog-spec.js';
 import { mergeSources, type SourceSummary } from './dedupe.js';
 import { storeLogos, type LogoSettings } from './logos.js';
 import type { LoadedSource } from './types.js';

@@ -1,8 +1,7 @@
 // What every source format parses into, before normalisation and deduplication.
 import type { PlatformType } from '../../../core/src/catalog/model.js';
 
-export const SOURCE_FORMATS = ['smart-brands-bundle', 'fhir-endpoint-bundle', 'lantern-endpoints', 'csv'] as const;
-export type SourceFormat = (typeof SOURCE_FORMATS)[number];
+export { SOURCE_FORMATS, type SourceFormat } from '../shared/catalog-spec.js';
 
 /** One brand/endpoint pair as a source states it (not yet normalised). */
 export interface SourceRow {

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import { pino } from 'pino';
 import { CatalogInformer } from '../../../operator/src/controller/informer.js';
-import { GROUP, KubeClient, PLURAL, VERSION } from '../../../operator/src/controller/kube.js';
+import { GROUP, KubeClient, PLURAL, VERSION } from '../../../operator/src/shared/kube.js';
 import { installBrandCatalogCrd } from '../../../testkit/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../../testkit/kubernetes.js';
 import { until } from '../../../testkit/until.js';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { setCondition, type Condition } from '../../../operator/src/controller/conditions.js';
 import { WorkQueue } from '../../../operator/src/controller/queue.js';
-import { parseDuration } from '../../../operator/src/pipeline/catalog-spec.js';
+import { parseDuration } from '../../../operator/src/shared/catalog-spec.js';
 
 describe('operator: work queue', () => {
   it('hands out a key once however often it was added, in order', async () => {

@@ -1,5 +1,7 @@
-import type { Middleware } from 'koa';
-import type { ApiRouter, OperationPatch } from '../../shared/http/openapi.js';
+// The admin surface's routes: accounts, their keys and apps (/openapi.json, tag Admin). The command line's
+// `portico admin` calls the same AdminService.
+import type { ApiRouter } from '../../shared/http/openapi.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
 import { validate } from '../../shared/http/validate.js';
 import { Account, AccountParams, AccountWithStatus, App, AppParams, CreateAccount, CreateApp, CreatedApp, CreateKey, IssuedKey, KeyParams, UpdateAccount, UpdateApp } from './schema.js';
 import { presentApp } from './presenter.js';
@@ -7,7 +9,7 @@ import type { AdminService } from './service.js';
 
 const tags = ['Admin'];
 
-export function adminRoutes(api: ApiRouter, admin: AdminService, idempotent: () => Middleware & { openapi: OperationPatch }): void {
+export function adminRoutes(api: ApiRouter, { admin, idempotent }: { admin: AdminService } & Pick<RouteGuards, 'idempotent'>): void {
   const createAccount = validate({ body: CreateAccount });
   api.post(
     '/customer-accounts',

@@ -1,14 +1,14 @@
 // Tenant administration: customer accounts, their secret keys, their apps. Shared by the admin HTTP
 // surface and `portico admin …`.
 import { randomUUID } from 'node:crypto';
-import type { AccountStore, CustomerAccount } from '../accounts/repository.js';
-import type { App, AppStore } from '../apps/repository.js';
-import type { AuthorizationService } from '../authz/check.js';
+import type { AccountStore, CustomerAccount } from '../accounts/index.js';
+import type { App, AppStore } from '../apps/index.js';
+import type { AuthorizationService } from '../authz/index.js';
 import type { Clock } from '../../../../core/src/clock.js';
 import { generateKey, hashKey, type KeyKind } from '../../shared/http/keys.js';
-import type { ApiKeyStore } from '../credentials/repository.js';
+import type { ApiKeyStore } from '../credentials/index.js';
 import { badRequest, notFound, type FieldError } from '../../shared/http/errors.js';
-import { isLoincCode, sensitivityCodes } from '../clinical/codes.js';
+import { isLoincCode, sensitivityCodes } from '../clinical/index.js';
 import type { CreateKey, Grants } from './schema.js';
 import { changing, type Generations } from '../../shared/infra/generations.js';
 

@@ -1,6 +1,6 @@
 // In-memory AppUserStore for unit tests of the lifecycle (test/api/features/app-users/service.unit.test.ts), built on
 // MemoryVersioned, the same rules VersionedCollection enforces in the database.
-import type { ChangeTarget } from '../webhooks/events/outbox.js';
+import type { ChangeTarget } from '../webhooks/index.js';
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
 import { APP_USERS, userKey, type AppUser, type AppUserStore, type ConnectionRecord, type StateView, type UserChanges } from './repository.js';
 

@@ -6,10 +6,11 @@ import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
 import { invalidField, notFound } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
-import type { PlatformContext } from '../../surfaces/platform.js';
 import { presentAppUser } from './presenter.js';
 import { AppUserParams, AppUserView, ConnectionParams } from './schema.js';
 import { UUID, APP_USER_ID, APP_USER_ID_RULE } from '../../shared/http/ids.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
+import type { AppUserService } from './service.js';
 
 const tags = ['App users'];
 
@@ -19,7 +20,7 @@ function appUserIdOf(raw: string): string {
   return raw;
 }
 
-export function appUserRoutes(api: ApiRouter, { users, idempotent }: PlatformContext): void {
+export function appUserRoutes(api: ApiRouter, { users, idempotent }: { users: AppUserService } & Pick<RouteGuards, 'idempotent'>): void {
   const byId = validate({ params: AppUserParams });
   api.get(
     '/app-users/:appUserId',

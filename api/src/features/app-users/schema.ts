@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
+import { APP_USER_ID } from '../../shared/http/ids.js';
 import { NullableTimestamp, Timestamp } from '../../shared/http/schemas.js';
-import { AppUserId } from '../connect-sessions/schema.js';
+
+/** docs/api.md, "Connecting a patient's health system": 1–128 characters from [A-Za-z0-9._:@-]. */
+export const AppUserId = Type.String({ pattern: APP_USER_ID.source, description: "Your app's own id for the user (1–128 of `A-Z a-z 0-9 . _ : @ -`).", examples: ['user-8f3a2c'] });
 
 export const LifecycleState = Type.Union(['UNLINKED', 'LIMITED', 'ACTIVE', 'TOMBSTONED'].map((s) => Type.Literal(s)), { description: 'UNLINKED (never seen) → LIMITED (first initiate) → ACTIVE (first connection) → LIMITED (last connection revoked); any → TOMBSTONED (terminal).' });
 

@@ -7,16 +7,16 @@ import { IF_NONE_MATCH } from '../../shared/http/conditional.js';
 import { invalidField } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
-import { AppUserParams, LifecycleState } from './schema.js';
-import { AppUserId } from '../connect-sessions/schema.js';
-import type { SdkContext } from '../../surfaces/sdk.js';
+import { AppUserId, AppUserParams, LifecycleState } from './schema.js';
 import { lifecycleAnswer } from './lifecycle-answer.js';
 import { APP_USER_ID_RULE } from '../../shared/http/ids.js';
 import { Type } from '@sinclair/typebox';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
+import type { AppUserService } from './service.js';
 
 export const Lifecycle = Type.Object({ appUserId: AppUserId, state: LifecycleState }, { examples: [{ appUserId: 'user-8f3a2c', state: 'LIMITED' }] });
 
-export function lifecycleRoutes(sdk: ApiRouter, { users, requireKey }: SdkContext): void {
+export function lifecycleRoutes(sdk: ApiRouter, { users, requireKey }: { users: AppUserService } & Pick<RouteGuards, 'requireKey'>): void {
   const probe = validate({ params: AppUserParams });
   sdk.get(
     '/app-users/:appUserId/lifecycle',

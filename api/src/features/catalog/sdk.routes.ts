@@ -35,7 +35,7 @@ function respond(ctx: Context, answer: CatalogAnswer): void {
   ctx.body = answer.body ?? null;
 }
 
-export function catalogRoutes(api: ApiRouter, answers: CatalogAnswers, catalog: CatalogService): void {
+export function catalogRoutes(api: ApiRouter, { catalogAnswers: answers, catalogService: catalog }: { catalogAnswers: CatalogAnswers; catalogService: CatalogService }): void {
   api.get(
     '/catalog/brands',
     {

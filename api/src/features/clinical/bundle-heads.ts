@@ -28,8 +28,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { AppError } from '../../shared/http/errors.js';
-import { currentChangeScope } from '../../shared/infra/change-scope.js';
-import { CHANGE_RING } from '../../shared/infra/versioned-collection.js';
+import { CHANGE_RING, currentChangeScope } from '../../shared/infra/change-scope.js';
 import { REPLAY_WINDOW_MS } from '../../shared/http/idempotency.js';
 
 export const HEADS = 'observation_heads';

@@ -4,7 +4,7 @@
 // liveness check and the write leaves the bundle stored under the revoked connection, where no search reaches it (the
 // gateway serves live connections only): the ingest counts as made just before the revoke.
 import type { Clock } from '../../../../core/src/clock.js';
-import type { AppUserStore } from '../app-users/repository.js';
+import type { AppUserStore } from '../app-users/index.js';
 import type { ObservationStore } from './repository.js';
 import { MAX_PROBLEMS, validateBundle } from './observations.js';
 import { changing, type Generations } from '../../shared/infra/generations.js';

@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { principalOf, requireScope } from '../../shared/http/auth.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
-import type { PlatformContext } from '../../surfaces/platform.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
+import type { IngestService } from './ingest-service.js';
 
 export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
 
@@ -13,7 +14,7 @@ const IngestResult = Type.Object({
   updated: Type.Integer({ minimum: 0, description: 'Observations that replaced one of the same id.' }),
 });
 
-export function ingestRoutes(api: ApiRouter, { ingest, idempotent }: PlatformContext): void {
+export function ingestRoutes(api: ApiRouter, { ingest, idempotent }: { ingest: IngestService } & Pick<RouteGuards, 'idempotent'>): void {
   const input = validate({ params: IngestParams, body: IngestBody, maxBodyBytes: INGEST_MAX_BYTES, bodyMediaTypes: ['application/fhir+json'] });
   api.post(
     '/connections/:connectionId/observations',

@@ -9,9 +9,9 @@ import type { ApiRouter } from '../../shared/http/openapi.js';
 import { requestOrigin } from '../../shared/http/origin.js';
 import { MAX_BODY_BYTES, queryReader, validate } from '../../shared/http/validate.js';
 import type { FieldError } from '../../shared/http/errors.js';
-import type { SdkContext } from '../../surfaces/sdk.js';
 import { SearchBody, SearchQuery, SearchSet } from './gateway/schema.js';
 import type { GatewayService, SearchPage } from './gateway/service.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
 
 const tags = ['Observation gateway'];
 const PATH = '/api/sdk/v1/observations/_search';
@@ -19,7 +19,10 @@ const MEDIA_TYPES = ['application/json', 'application/fhir+json'];
 const DESCRIPTION =
   'Checks, in order, before any clinical data is read: the `ak_` key and its scope `observation:read` (403 `GATEWAY_ACCESS_DENIED`, `details.reason` INSUFFICIENT_SCOPE); app-tenant residency (an absent, revoked or another app\'s or account\'s connection is one identical 404); the install (the app is not suspended, else APP_NOT_INSTALLED; a suspended app\'s keys are refused before that with the same 401 as an unknown key, so this reason only shows a suspension made while the request was checked); the subject (the app user is ACTIVE, else SUBJECT_NOT_ACTIVE); the resource type (Observation granted, else RESOURCE_TYPE_NOT_GRANTED). Then the install\'s LOINC allow-list, confidentiality and sensitivity labels (a resource without labels counts as N with none) and look-back window (a resource counts when its effective range ends inside it; one without an effective date is then left out) filter together with `code`, `category` and `date` before anything is counted or paged (over a per-replica index of the connection that every ingest refreshes, or inside the database query for a connection too large to index), so `total` and paging count only what the caller may see. Every denial is logged with the request id, key id and reason. The `next` link\'s cursor is signed, carries every parameter and the point in time the search began (observations ingested later are not part of the walk, so a walk returns each visible observation once), and is bound to the key\'s app. An observation re-ingested during a walk with a different effective date moves in the sort order and may be returned twice or not at all. `fullUrl` is `<base>/api/sdk/v1/connections/{connectionId}/fhir/Observation/{id}`: an identifier (resource ids are unique within a connection), not a readable URL yet.';
 
-export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseUrl, trustProxy }: SdkContext): void {
+/** What the gateway's routes are given. */
+export type GatewayRouteDeps = { gateway: GatewayService } & Pick<RouteGuards, 'requireKey' | 'publicBaseUrl' | 'trustProxy'>;
+
+export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseUrl, trustProxy }: GatewayRouteDeps): void {
   const respond = (ctx: Context, page: SearchPage) => {
     const answer = searchAnswer(page, ctx.req, publicBaseUrl, trustProxy);
     ctx.set(answer.headers);
@@ -64,7 +67,7 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
  * The search on the node:http fast path (shared/http/keyed-fast-path.ts): a plain, valid POST body or a `next`
  * link's cursor; anything else, and every denial, is left to the Koa routes above (which log it).
  */
-export function gatewayFastRoutes({ gateway, publicBaseUrl, trustProxy }: Pick<SdkContext, 'gateway' | 'publicBaseUrl' | 'trustProxy'>): KeyedRoute[] {
+export function gatewayFastRoutes({ gateway, publicBaseUrl, trustProxy }: Omit<GatewayRouteDeps, 'requireKey'>): KeyedRoute[] {
   const readQuery = queryReader(SearchQuery);
   const search = async (principal: Parameters<GatewayService['search']>[0], requestId: string, input: Parameters<GatewayService['search']>[2], req: IncomingMessage) =>
     searchAnswer(await gateway.search(principal, requestId, input, { logDenials: false }), req, publicBaseUrl, trustProxy);

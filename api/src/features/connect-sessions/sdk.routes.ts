@@ -1,17 +1,17 @@
-// Connect sessions: initiate on the SDK surface (publishable key), complete on the platform surface
-// (secret key), both through ConnectSessionService.
+// Connect sessions, initiated on the SDK surface (publishable key); completed on the platform surface
+// (platform.routes.ts). Both go through ConnectSessionService.
 import { principalOf, requireScope } from '../../shared/http/auth.js';
 import { AppError } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
-import type { PlatformContext } from '../../surfaces/platform.js';
-import type { SdkContext } from '../../surfaces/sdk.js';
 import { CompletedSession, InitiateSession, Session, SessionParams } from './schema.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
+import type { ConnectSessionService } from './service.js';
 
 const tags = ['Connect sessions'];
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
-export function connectSessionRoutes(sdk: ApiRouter, { sessions, requireKey, idempotent }: SdkContext): void {
+export function connectSessionRoutes(sdk: ApiRouter, { sessions, requireKey, idempotent }: { sessions: ConnectSessionService } & Pick<RouteGuards, 'requireKey' | 'idempotent'>): void {
   const initiate = validate({ body: InitiateSession });
   sdk.post(
     '/connect-sessions',
@@ -43,29 +43,6 @@ export function connectSessionRoutes(sdk: ApiRouter, { sessions, requireKey, ide
       ctx.status = 201;
       ctx.set({ ...rateHeaders, ...NO_STORE });
       ctx.body = { id: session.id, appUserId: session.appUserId, brandId: session.brandId, status: session.status, expiresAt: session.expiresAt.toISOString() };
-    },
-  );
-}
-
-export function completeSessionRoute(platform: ApiRouter, { connectSessions, idempotent }: PlatformContext): void {
-  const complete = validate({ params: SessionParams });
-  platform.post(
-    '/connect-sessions/:id/complete',
-    {
-      operationId: 'completeConnectSession',
-      summary: 'Complete a connect session: the patient authorised at the brand',
-      description:
-        'The session is claimed first (of two completes at once, one gets 409; one that died part-way is finished by the next complete after 30 s, with the same connection id). Creates the connection (emits `connection.created`) and makes the app user `ACTIVE` (emits `app_user.activated` on its first connection). Completing twice, an expired session, a session of a suspended app or a `TOMBSTONED` user is 409 `CONFLICT`; another account\'s or an unknown session is 404. An app user holds at most 100 live connections (409 `LIMIT_EXCEEDED`).',
-      tags,
-      responses: { 200: { description: 'The connection.', schema: CompletedSession } },
-    },
-    requireScope('app_user:write'),
-    complete,
-    idempotent(),
-    async (ctx) => {
-      const { connection, appUserId } = await connectSessions.complete(principalOf(ctx), complete.get(ctx).params.id);
-      ctx.set(NO_STORE);
-      ctx.body = { connection: { id: connection.id, appUserId, appId: connection.appId, brandId: connection.brandId, createdAt: connection.createdAt.toISOString() } };
     },
   );
 }

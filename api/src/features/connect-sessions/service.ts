@@ -5,12 +5,12 @@
 // (initiate-limits.ts); a suspended app's sessions cannot be completed.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../../core/src/clock.js';
-import type { AppUserService } from '../app-users/service.js';
-import type { Connection } from '../app-users/repository.js';
+import type { AppUserService } from '../app-users/index.js';
+import type { Connection } from '../app-users/index.js';
 import type { Principal } from '../../shared/http/auth.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';
 import type { InitiateLimits } from './initiate-limits.js';
-import type { AppStore } from '../apps/repository.js';
+import type { AppStore } from '../apps/index.js';
 import type { ConnectSession, SessionStore } from './repository.js';
 import type { InitiateSession } from './schema.js';
 import { UUID } from '../../shared/http/ids.js';

@@ -2,21 +2,12 @@
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import type { KeyKind } from '../../shared/http/keys.js';
+import type { ApiKeyRecord, KeyKind } from '../../shared/http/keys.js';
 import { updateOneWhere } from '../../../../core/src/infra/where.js';
 import { markPlainWrite } from '../../shared/infra/change-scope.js';
 import { through } from '../../../../core/src/infra/mongo.js';
 
-export interface ApiKeyRecord {
-  keyId: string;
-  kind: KeyKind;
-  accountId: string;
-  appId: string | null;
-  name: string | null;
-  scopes: string[];
-  createdAt: Date;
-  revokedAt: Date | null;
-}
+export type { ApiKeyRecord };
 
 /** What services need of keys; ApiKeyRepository (MongoDB) and FakeApiKeyStore (tests). */
 export interface ApiKeyStore {

@@ -4,14 +4,15 @@ import { principalOf, requireScope } from '../../shared/http/auth.js';
 import { IF_NONE_MATCH, ifMatch, preconditionOf, strongEtag } from '../../shared/http/conditional.js';
 import { IdParams } from '../../shared/http/schemas.js';
 import { validate } from '../../shared/http/validate.js';
-import type { PlatformContext } from '../../surfaces/platform.js';
 import { presentPatient } from './presenter.js';
 import { patientAnswer } from './answer.js';
 import { CreatePatient, Patient } from './schema.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
+import type { PatientService } from './service.js';
 
 const tags = ['Patients'];
 
-export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: PlatformContext): void {
+export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: { patients: PatientService } & Pick<RouteGuards, 'idempotent' | 'link'>): void {
   const create = validate({ body: CreatePatient });
   api.post(
     '/patients',

@@ -5,7 +5,7 @@ import type { Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
-import type { ChangeTarget } from '../webhooks/events/outbox.js';
+import type { ChangeTarget } from '../webhooks/index.js';
 import type { CreatePatient } from './schema.js';
 
 export interface Patient extends CreatePatient {

@@ -2,10 +2,10 @@
 // tenant membership → tenant-filtered read. Steps 2-3 fail with one uniform 403, so an id never reveals
 // whether it exists in another tenant.
 import { randomUUID } from 'node:crypto';
-import type { AccountStore } from '../accounts/repository.js';
-import type { AuthorizationService } from '../authz/check.js';
+import type { AccountStore } from '../accounts/index.js';
+import type { AuthorizationService } from '../authz/index.js';
 import type { Clock } from '../../../../core/src/clock.js';
-import type { EventOutbox } from '../webhooks/events/outbox.js';
+import type { EventOutbox } from '../webhooks/index.js';
 import { ACCESS_DENIED_DETAIL, type Principal } from '../../shared/http/auth.js';
 import { preconditionHolds, type Precondition } from '../../shared/http/conditional.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';

@@ -5,10 +5,12 @@ import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { IdParams } from '../../shared/http/schemas.js';
 import { validate } from '../../shared/http/validate.js';
-import type { PlatformContext } from '../../surfaces/platform.js';
 import { endpointPath } from './presenter.js';
 import { DeliveriesQuery, DeliveryAttemptList, RecoverBody, RecoverResult, RotatedSecret, TestSent } from './schema.js';
 import type { AttemptRecord } from './events/deliveries.js';
+import type { WebhookEndpointService } from './service.js';
+import type { WebhookDeliveryService } from './delivery-service.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
 
 const tags = ['Webhook endpoints'];
 const notFoundNote = "Another account's, deleted or unknown endpoint → 404.";
@@ -29,7 +31,10 @@ function presentAttempt(record: AttemptRecord) {
   };
 }
 
-export function webhookDeliveryRoutes(api: ApiRouter, { webhookEndpoints, webhookDeliveries, idempotent, link }: PlatformContext): void {
+/** What the delivery routes are given. */
+export type DeliveryRouteDeps = { webhookEndpoints: WebhookEndpointService; webhookDeliveries: WebhookDeliveryService } & Pick<RouteGuards, 'idempotent' | 'link'>;
+
+export function webhookDeliveryRoutes(api: ApiRouter, { webhookEndpoints, webhookDeliveries, idempotent, link }: DeliveryRouteDeps): void {
   const log = validate({ params: IdParams, query: DeliveriesQuery });
   api.get(
     '/webhook-endpoints/:id/deliveries',

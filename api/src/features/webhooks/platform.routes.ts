@@ -5,15 +5,16 @@ import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { IdParams } from '../../shared/http/schemas.js';
 import { validate } from '../../shared/http/validate.js';
-import type { PlatformContext } from '../../surfaces/platform.js';
 import { endpointPath, presentWebhookEndpoint, presentWebhookEndpointPage } from './presenter.js';
 import type { WebhookEndpoint as Endpoint } from './repository.js';
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint, ListQuery, UpdateWebhookEndpoint, WebhookEndpoint, WebhookEndpointList } from './schema.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
+import type { WebhookEndpointService } from './service.js';
 
 const tags = ['Webhook endpoints'];
 const notFoundNote = 'Another account\'s, deleted or unknown endpoint → 404.';
 
-export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempotent, link }: PlatformContext): void {
+export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempotent, link }: { webhookEndpoints: WebhookEndpointService } & Pick<RouteGuards, 'idempotent' | 'link'>): void {
   const present = (ctx: Context, endpoint: Endpoint, status = 200, extra: { secret?: string } = {}) => {
     ctx.status = status;
     ctx.set('ETag', strongEtag(endpoint.version));

@@ -3,7 +3,7 @@
 // Deliveries (the attempt log, recover, test) are delivery-service.ts's.
 import { randomUUID } from 'node:crypto';
 import { newSigningSecret } from './events/signing.js';
-import type { AccountStore } from '../accounts/repository.js';
+import type { AccountStore } from '../accounts/index.js';
 import type { Clock } from '../../../../core/src/clock.js';
 import { preconditionHolds, type Precondition } from '../../shared/http/conditional.js';
 import type { CursorCodec } from '../../shared/http/cursor.js';

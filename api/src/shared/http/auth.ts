@@ -2,8 +2,7 @@
 // describe themselves for /openapi.json. Keys are looked up by hash; the key itself is never logged.
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import type { ApiKeyRecord } from '../../features/credentials/repository.js';
-import { hashKey, kindOf, type KeyKind } from './keys.js';
+import { hashKey, kindOf, type ApiKeyRecord, type KeyKind } from './keys.js';
 import { AppError } from './errors.js';
 import type { OperationPatch } from './openapi.js';
 

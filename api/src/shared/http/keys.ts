@@ -4,6 +4,18 @@ import { createHash, randomBytes } from 'node:crypto';
 
 export type KeyKind = 'sk' | 'pk' | 'ak';
 
+/** A key as stored (by the hash of its value) and as authentication reads it. */
+export interface ApiKeyRecord {
+  keyId: string;
+  kind: KeyKind;
+  accountId: string;
+  appId: string | null;
+  name: string | null;
+  scopes: string[];
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const BODY_LENGTH = 40;
 export const KEY_SHAPE = /^(sk|pk|ak)_[0-9A-Za-z]{32,128}$/;

@@ -2,10 +2,11 @@
 // middleware runs the handler inside a change scope whose change id is the request's claim owner; every
 // write made in it records, BEFORE it is made, where it will leave its mark (a recovery point appended to
 // the running idempotency record), and then writes that change id into the document with the change itself.
-// After a crash, anyone can tell from the documents alone whether the request changed anything.
+// After a crash, anyone can tell from the documents alone whether the request changed anything. This module is
+// the one place that answers "did this change land?": a versioned change (changeRecorded), a plain write
+// (its change field), a committed generation (committedGeneration), any of them by recovery point.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Db } from 'mongodb';
-import { changeRecorded } from './versioned-collection.js';
 
 /**
  * Where a change leaves its change id: a versioned change in the `_changes` ring at `version`
@@ -22,6 +23,14 @@ export interface RecoveryPoint {
    * committed in `abandoned` (a connection's head, api/src/features/clinical/bundle-heads.ts): committedGeneration decides.
    */
   generation?: boolean;
+}
+
+/** How many recent changes a document remembers the ids of. */
+export const CHANGE_RING = 16;
+
+/** Whether the change `changeId`, which left the document at `version`, is recorded in it. */
+export function changeRecorded(doc: { _version?: number; _changes?: Record<string, string> } | null, version: number, changeId: string): boolean {
+  return doc !== null && (doc._version ?? 0) >= version && doc._changes?.[String(version % CHANGE_RING)] === changeId;
 }
 
 /** The field plain (unversioned) writes carry the change id in. */

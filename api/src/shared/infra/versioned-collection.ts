@@ -16,7 +16,7 @@ import type { Collection, Filter, OptionalUnlessRequiredId, UpdateFilter } from 
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import { updateOneWhere } from '../../../../core/src/infra/where.js';
 import { AppError } from '../http/errors.js';
-import { currentChangeScope } from './change-scope.js';
+import { CHANGE_RING, changeRecorded, currentChangeScope } from './change-scope.js';
 
 export interface VersionedDocument {
   _id: string;
@@ -28,9 +28,6 @@ export interface VersionedDocument {
   /** Change ids by version modulo CHANGE_RING (see changeRecorded). */
   _changes?: Record<string, string>;
 }
-
-/** How many recent changes a document remembers the ids of. */
-export const CHANGE_RING = 16;
 
 /** Rounds a change "whatever the version" makes in a change scope before giving up on a busy document. */
 const ANY_VERSION_ATTEMPTS = 10;
@@ -48,11 +45,6 @@ export interface Changes<D> {
 
 /** The version a write expects: a number, or `any` for a change that is right whatever came before. */
 export type ExpectedVersion = number | 'any';
-
-/** Whether the change `changeId`, which left the document at `version`, is recorded in it. */
-export function changeRecorded(doc: { _version?: number; _changes?: Record<string, string> } | null, version: number, changeId: string): boolean {
-  return doc !== null && (doc._version ?? 0) >= version && doc._changes?.[String(version % CHANGE_RING)] === changeId;
-}
 
 export class VersionedCollection<D extends VersionedDocument> {
   constructor(

@@ -11,8 +11,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../../../../core/src/clock.js';
 import { lruCache } from '../../../shared/infra/lru.js';
-import type { AppUser, AppUserStore, ConnectionRecord } from '../../app-users/repository.js';
-import type { App, AppStore } from '../../apps/repository.js';
+import type { AppUser, AppUserStore, ConnectionRecord } from '../../app-users/index.js';
+import type { App, AppStore } from '../../apps/index.js';
 import type { Generations } from '../../../shared/infra/generations.js';
 import type { ObservationStore } from '../repository.js';
 import type { Principal } from '../../../shared/http/auth.js';

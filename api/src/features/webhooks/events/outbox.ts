@@ -16,8 +16,7 @@ import type { Collection, Db } from 'mongodb';
 import type { Clock } from '../../../../../core/src/clock.js';
 import type { DocumentLocks } from '../../../../../core/src/infra/locks.js';
 import { deleteOneWhere, updateOneWhere } from '../../../../../core/src/infra/where.js';
-import { changeRecorded } from '../../../shared/infra/versioned-collection.js';
-import { markPlainWrite } from '../../../shared/infra/change-scope.js';
+import { changeRecorded, markPlainWrite } from '../../../shared/infra/change-scope.js';
 import { through } from '../../../../../core/src/infra/mongo.js';
 
 /** The event types an endpoint can subscribe to (docs/api.md, "Receiving webhooks"). */

@@ -10,9 +10,9 @@ import {
   type KubeConfig,
   type V1Lease,
 } from '@kubernetes/client-node';
-import type { BrandCatalogSpec } from '../pipeline/catalog-spec.js';
+import type { BrandCatalogSpec } from './catalog-spec.js';
 
-import { GROUP, PLURAL, VERSION } from '../crd/generate.js';
+import { GROUP, PLURAL, VERSION } from './catalog-spec.js';
 
 export { GROUP, PLURAL, VERSION };
 export const FINALIZER = 'catalog.portico.dev/snapshots';

@@ -7,7 +7,16 @@ import { parse as parseYaml } from 'yaml';
 import { LOGO_SIZES, PLATFORM_TYPES } from '../../../core/src/catalog/model.js';
 import { parseDuration as parseDurationText } from '../../../core/src/duration.js';
 import { checkDocument, describeProblems } from '../../../core/src/schema.js';
-import { SOURCE_FORMATS } from './types.js';
+
+/** The resource's API group, version and plural name. */
+export const GROUP = 'catalog.portico.dev';
+export const VERSION = 'v1alpha1';
+export const PLURAL = 'brandcatalogs';
+export const CRD_NAME = `brandcatalogs.${GROUP}`;
+
+/** The formats a source may be in (each parsed by operator/src/pipeline/sources/). */
+export const SOURCE_FORMATS = ['smart-brands-bundle', 'fhir-endpoint-bundle', 'lantern-endpoints', 'csv'] as const;
+export type SourceFormat = (typeof SOURCE_FORMATS)[number];
 
 /** count/period, both bounded so the rate is positive and finite: 1/9999m to 9999/s. */
 const RATE_PATTERN = '^([1-9][0-9]{0,3})/([1-9][0-9]{0,3})?(s|m)$';

@@ -1,0 +1,2 @@
+// What other features may use of clinical (docs/architecture.md): everything else in this folder is its own.
+export { isLoincCode, sensitivityCodes } from './codes.js';

@@ -1,0 +1,2 @@
+// What other features may use of webhooks (docs/architecture.md): everything else in this folder is its own.
+export type { ChangeTarget, DomainEvent, EventOutbox } from './events/outbox.js';
