@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createApp } from '../api/src/app.js';
 import { benchConfig } from './config.js';
-import type { Patient } from '../api/src/features/patients/repository.js';
+import type { Patient } from '../api/src/features/patients/store.js';
 import { buildServices } from '../api/src/wiring.js';
 import { systemClock } from '../core/src/clock.js';
 import { startEmbeddedDatabase } from '../core/src/infra/devdb.js';

@@ -1,6 +1,6 @@
 // In-memory AccountStore for unit tests of services that read accounts or take quota.
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
-import type { AccountStore, CustomerAccount, Quota } from './repository.js';
+import type { AccountStore, CustomerAccount, Quota } from './store.js';
 
 type Entry = CustomerAccount & { usage: Record<Quota, number>; version: number; updatedAt: Date; deletedAt: Date | null };
 

@@ -1,2 +1,2 @@
 // What other features may use of accounts (docs/architecture.md): everything else in this folder is its own.
-export type { AccountStore, CustomerAccount } from './repository.js';
+export type { AccountStore, CustomerAccount } from './store.js';

@@ -2,7 +2,7 @@
 // MemoryVersioned, the same rules VersionedCollection enforces in the database.
 import type { ChangeTarget } from '../webhooks/index.js';
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
-import { APP_USERS, userKey, type AppUser, type AppUserStore, type ConnectionRecord, type StateView, type UserChanges } from './repository.js';
+import { APP_USERS, userKey, type AppUser, type AppUserStore, type ConnectionRecord, type StateView, type UserChanges } from './store.js';
 
 type Entry = AppUser & { deletedAt: null };
 

@@ -1,4 +1,4 @@
-import type { AppUser } from './repository.js';
+import type { AppUser } from './store.js';
 
 export function presentAppUser(appUserId: string, user: AppUser | null) {
   return {

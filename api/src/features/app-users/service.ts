@@ -8,7 +8,7 @@ import type { DomainEvent, EventOutbox } from '../webhooks/index.js';
 import { changing, type Generations } from '../../shared/infra/generations.js';
 import { AppError } from '../../shared/http/errors.js';
 import { preconditionHolds, type Precondition } from '../../shared/http/conditional.js';
-import type { AppUser, AppUserStore, Connection, ConnectionRecord, StateView, StoredState } from './repository.js';
+import type { AppUser, AppUserStore, Connection, ConnectionRecord, StateView, StoredState } from './store.js';
 
 /** Live connections one app user may hold. */
 export const MAX_CONNECTIONS_PER_USER = 100;

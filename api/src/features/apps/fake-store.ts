@@ -1,6 +1,6 @@
 // In-memory AppStore for unit tests of the admin service.
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
-import type { App, AppChanges, AppStore } from './repository.js';
+import type { App, AppChanges, AppStore } from './store.js';
 
 export class FakeAppStore implements AppStore {
   private readonly apps = new MemoryVersioned<App & { deletedAt: Date | null }>();

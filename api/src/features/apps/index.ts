@@ -1,2 +1,2 @@
 // What other features may use of apps (docs/architecture.md): everything else in this folder is its own.
-export type { App, AppStore } from './repository.js';
+export type { App, AppStore } from './store.js';

@@ -5,7 +5,7 @@
 // gateway serves live connections only): the ingest counts as made just before the revoke.
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserStore } from '../app-users/index.js';
-import type { ObservationStore } from './repository.js';
+import type { ObservationStore } from './store.js';
 import { MAX_PROBLEMS, validateBundle } from './observations.js';
 import { changing, type Generations } from '../../shared/infra/generations.js';
 import type { Principal } from '../../shared/http/auth.js';

@@ -1,5 +1,5 @@
 // In-memory SessionStore for unit tests of ConnectSessionService.
-import type { ConnectSession, SessionStore } from './repository.js';
+import type { ConnectSession, SessionStore } from './store.js';
 
 export class FakeSessionStore implements SessionStore {
   private readonly sessions = new Map<string, ConnectSession>();

@@ -11,7 +11,7 @@ import type { Principal } from '../../shared/http/auth.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';
 import type { InitiateLimits } from './initiate-limits.js';
 import type { AppStore } from '../apps/index.js';
-import type { ConnectSession, SessionStore } from './repository.js';
+import type { ConnectSession, SessionStore } from './store.js';
 import type { InitiateSession } from './schema.js';
 import { UUID } from '../../shared/http/ids.js';
 

@@ -1,5 +1,5 @@
 // In-memory ApiKeyStore for unit tests of the admin service and of authentication.
-import type { ApiKeyRecord, ApiKeyStore } from './repository.js';
+import type { ApiKeyRecord, ApiKeyStore } from './store.js';
 import { DuplicateKeyError } from '../../shared/infra/memory-versioned.js';
 
 export class FakeApiKeyStore implements ApiKeyStore {

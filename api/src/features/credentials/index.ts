@@ -1,2 +1,2 @@
 // What other features may use of credentials (docs/architecture.md): everything else in this folder is its own.
-export type { ApiKeyStore } from './repository.js';
+export type { ApiKeyStore } from './store.js';

@@ -2,7 +2,7 @@
 // holds it and PatientRepository to the same behaviour.
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
 import type { ChangeTarget } from '../webhooks/index.js';
-import { PATIENTS, type Patient, type PatientStore } from './repository.js';
+import { PATIENTS, type Patient, type PatientStore } from './store.js';
 
 export class FakePatientStore implements PatientStore {
   private readonly patients = new MemoryVersioned<Patient>();

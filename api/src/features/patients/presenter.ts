@@ -1,5 +1,5 @@
 import type { LinkBuilder } from '../../shared/http/links.js';
-import type { Patient } from './repository.js';
+import type { Patient } from './store.js';
 import type { PatientView } from './schema.js';
 
 export function presentPatient(patient: Patient, link: LinkBuilder): PatientView {

@@ -9,7 +9,7 @@ import type { EventOutbox } from '../webhooks/index.js';
 import { ACCESS_DENIED_DETAIL, type Principal } from '../../shared/http/auth.js';
 import { preconditionHolds, type Precondition } from '../../shared/http/conditional.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';
-import type { Patient, PatientStore } from './repository.js';
+import type { Patient, PatientStore } from './store.js';
 import type { CreatePatient } from './schema.js';
 import { UUID } from '../../shared/http/ids.js';
 

@@ -9,7 +9,7 @@ import type { Principal } from '../../shared/http/auth.js';
 import type { CursorCodec } from '../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';
 import type { EndpointOperationLimits } from './operation-limits.js';
-import type { WebhookEndpoint, WebhookEndpointStore } from './repository.js';
+import type { WebhookEndpoint, WebhookEndpointStore } from './store.js';
 
 const LOG_ROUTE = 'webhook-endpoints.deliveries';
 /** Events read per page by recover. */

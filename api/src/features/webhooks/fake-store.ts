@@ -1,7 +1,7 @@
 // In-memory WebhookEndpointStore for unit tests of the webhook-endpoint service;
 // test/api/features/webhooks/store.test.ts holds it and WebhookEndpointRepository to the same behaviour.
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
-import { deliveryChanges, type DeliveryOutcome, type DisableRule, type EndpointChanges, type ListPosition, type WebhookEndpoint, type WebhookEndpointStore } from './repository.js';
+import { deliveryChanges, type DeliveryOutcome, type DisableRule, type EndpointChanges, type ListPosition, type WebhookEndpoint, type WebhookEndpointStore } from './store.js';
 
 const newestFirst = (a: WebhookEndpoint, b: WebhookEndpoint) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 

@@ -6,7 +6,7 @@ import type { ApiRouter } from '../../shared/http/openapi.js';
 import { IdParams } from '../../shared/http/schemas.js';
 import { validate } from '../../shared/http/validate.js';
 import { endpointPath, presentWebhookEndpoint, presentWebhookEndpointPage } from './presenter.js';
-import type { WebhookEndpoint as Endpoint } from './repository.js';
+import type { WebhookEndpoint as Endpoint } from './store.js';
 import { CreatedWebhookEndpoint, CreateWebhookEndpoint, ListQuery, UpdateWebhookEndpoint, WebhookEndpoint, WebhookEndpointList } from './schema.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import type { WebhookEndpointService } from './service.js';

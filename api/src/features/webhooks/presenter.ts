@@ -1,6 +1,6 @@
 import { JsonMemo } from '../../shared/http/json-memo.js';
 import type { LinkBuilder } from '../../shared/http/links.js';
-import type { WebhookEndpoint } from './repository.js';
+import type { WebhookEndpoint } from './store.js';
 import type { WebhookEndpointView } from './schema.js';
 
 export const endpointPath = (id: string) => `/api/platform/v1/webhook-endpoints/${id}`;

@@ -10,7 +10,7 @@ import type { CursorCodec } from '../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';
 import type { Principal } from '../../shared/http/auth.js';
 import type { DeliveryStore } from './events/deliveries.js';
-import type { EndpointChanges, WebhookEndpoint, WebhookEndpointStore } from './repository.js';
+import type { EndpointChanges, WebhookEndpoint, WebhookEndpointStore } from './store.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT, type CreateWebhookEndpoint, type UpdateWebhookEndpoint } from './schema.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
 

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { FakeAccountStore } from '../../../../api/src/features/accounts/fake-store.js';
-import { CustomerAccountRepository, type AccountStore } from '../../../../api/src/features/accounts/repository.js';
+import { CustomerAccountRepository, type AccountStore } from '../../../../api/src/features/accounts/store.js';
 import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
 
 function behavesAsAccountStore(name: string, open: () => Promise<AccountStore>): void {

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { CacheHub } from '../../../../api/src/shared/infra/cache.js';
 import { FakePatientStore } from '../../../../api/src/features/patients/fake-store.js';
-import { PatientRepository, type Patient, type PatientStore } from '../../../../api/src/features/patients/repository.js';
+import { PatientRepository, type Patient, type PatientStore } from '../../../../api/src/features/patients/store.js';
 import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
 
 const T0 = new Date('2026-11-20T10:00:00.000Z');

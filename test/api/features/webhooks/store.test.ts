@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { CacheHub } from '../../../../api/src/shared/infra/cache.js';
 import { FakeWebhookEndpointStore } from '../../../../api/src/features/webhooks/fake-store.js';
-import { WebhookEndpointRepository, type WebhookEndpoint, type WebhookEndpointStore } from '../../../../api/src/features/webhooks/repository.js';
+import { WebhookEndpointRepository, type WebhookEndpoint, type WebhookEndpointStore } from '../../../../api/src/features/webhooks/store.js';
 import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 20, 10, minute));

@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../../../../../core/src/clock.js';
 import type { WebhookSettings } from '../../../config.js';
-import type { WebhookEndpoint, WebhookEndpointStore } from '../repository.js';
+import type { WebhookEndpoint, WebhookEndpointStore } from '../store.js';
 import type { AttemptAgents } from './attempt.js';
 import { attemptJob, type Job, type JobAttemptDeps } from './job-attempt.js';
 import { DispatcherMetrics } from './dispatcher-metrics.js';

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../../../../core/src/clock.js';
 import { PORTICO_VERSION } from '../../../../../core/src/version.js';
 import type { WebhookSettings } from '../../../config.js';
-import type { WebhookEndpoint } from '../repository.js';
+import type { WebhookEndpoint } from '../store.js';
 import { attemptDelivery, type AttemptAgents } from './attempt.js';
 import type { AttemptRecord, Trigger } from './deliveries.js';
 import type { DispatcherMetrics } from './dispatcher-metrics.js';

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../../../../core/src/clock.js';
 import type { WebhookSettings } from '../../../config.js';
-import type { DeliveryOutcome, WebhookEndpoint, WebhookEndpointStore } from '../repository.js';
+import type { DeliveryOutcome, WebhookEndpoint, WebhookEndpointStore } from '../store.js';
 import { pendingRecord, type AttemptRecord, type DeliveryStore, type QueuedDelivery } from './deliveries.js';
 
 const LOG_EVERY_MS = 50;

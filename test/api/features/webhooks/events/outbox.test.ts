@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Outbox, type Recovery } from '../../../../../api/src/features/webhooks/events/outbox.js';
-import { PatientRepository } from '../../../../../api/src/features/patients/repository.js';
+import { PatientRepository } from '../../../../../api/src/features/patients/store.js';
 import { DependencyUnavailableError } from '../../../../../core/src/errors.js';
 import { ManualClock } from '../../../../../testkit/clock.js';
 import { withTestDatabase, type TestDatabase } from '../../../../../testkit/database.js';
