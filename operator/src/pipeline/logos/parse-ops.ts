@@ -16,6 +16,11 @@ export interface ParseRequest {
 
 export type ParseReply = { id: number; value: unknown } | { id: number; error: { reason?: string; message: string } };
 
+/** What a worker says once its modules are loaded and it takes tasks: the deadline of its first task starts then. */
+export interface ParseReady {
+  ready: true;
+}
+
 /** A view of received bytes as a Buffer, without copying. */
 export const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
@@ -48,4 +53,5 @@ export function serveParseOps(ops: ParseOps): void {
     }
     port.postMessage(reply);
   });
+  port.postMessage({ ready: true } satisfies ParseReady);
 }

@@ -3,17 +3,19 @@
 // other logo failure; a worker that crashes or runs out of its heap fails its task with `parse-failed`. Either
 // way the next task gets a fresh worker. Workers are reused, at most `size` at once, further tasks wait in
 // order. Idle workers do not keep the process alive and exit after `idleMs`; close() ends them all.
+// A task's deadline runs from the moment its worker is ready (its modules loaded): on a busy machine a fresh
+// worker's start-up can take seconds, and that is not the artwork's doing. Start-up has a deadline of its own.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { LogoError } from './errors.js';
-import type { ParseReply, ParseRequest } from './parse-ops.js';
+import type { ParseReady, ParseReply, ParseRequest } from './parse-ops.js';
 
 export interface ParsePoolOptions {
   /** The worker's module: by default parse-worker.js beside this file (both compiled into dist by tsc). */
   workerUrl?: URL;
   /** Workers at most (default: 2, or 1 on a single core). */
   size?: number;
-  /** Time one task may take in its worker, from hand-over (a fresh worker's start included) to answer (default 2 s). */
+  /** Time one task may take in its worker, from hand-over to a ready worker to answer (default 2 s). */
   deadlineMs?: number;
   /** An idle worker exits after this long (default 10 s). */
   idleMs?: number;
@@ -22,6 +24,8 @@ export interface ParsePoolOptions {
 }
 
 export const DEFAULT_PARSE_DEADLINE_MS = 2000;
+/** How long a fresh worker may take to load before it counts as failed (`parse-failed`). */
+const START_DEADLINE_MS = 60_000;
 /** The reasons a task fails with when the parser, not the artwork, gave up. */
 export const PARSER_FAILURES: ReadonlySet<string> = new Set(['parse-timeout', 'parse-failed']);
 
@@ -34,6 +38,9 @@ interface Task {
 
 interface Slot {
   worker: Worker;
+  /** Its modules are loaded and it takes tasks. */
+  ready: boolean;
+  starting?: NodeJS.Timeout;
   task?: Task & { id: number };
   deadline?: NodeJS.Timeout;
   idle?: NodeJS.Timeout;
@@ -95,20 +102,35 @@ export class ParsePool {
       clearTimeout(slot.idle);
       slot.task = task;
       slot.worker.ref(); // a task under way keeps the process alive; an idle worker does not
-      slot.deadline = setTimeout(() => this.overran(slot), this.deadlineMs);
+      if (slot.ready) this.arm(slot);
       slot.worker.postMessage({ id: task.id, op: task.op, args: task.args } satisfies ParseRequest);
     }
   }
 
+  /** Starts the deadline of the slot's task. */
+  private arm(slot: Slot): void {
+    slot.deadline = setTimeout(() => this.overran(slot), this.deadlineMs);
+  }
+
   private start(): Slot {
     const worker = new Worker(this.workerUrl, { resourceLimits: { maxOldGenerationSizeMb: this.maxHeapMb } });
-    const slot: Slot = { worker };
-    worker.on('message', (reply: ParseReply) => this.answered(slot, reply));
+    const slot: Slot = { worker, ready: false };
+    slot.starting = setTimeout(() => {
+      this.crashed(slot, `the artwork parser did not start within ${START_DEADLINE_MS} ms`);
+      void worker.terminate();
+    }, START_DEADLINE_MS);
+    worker.on('message', (reply: ParseReply | ParseReady) => ('ready' in reply ? this.started(slot) : this.answered(slot, reply)));
     worker.on('error', (error) => this.crashed(slot, `the artwork parser failed: ${error.message}`));
     worker.on('exit', (code) => this.crashed(slot, `the artwork parser exited with code ${code}`));
     this.slots.add(slot);
     this.counters.started++;
     return slot;
+  }
+
+  private started(slot: Slot): void {
+    clearTimeout(slot.starting);
+    slot.ready = true;
+    if (slot.task !== undefined) this.arm(slot);
   }
 
   private answered(slot: Slot, reply: ParseReply): void {
@@ -146,6 +168,7 @@ export class ParsePool {
   /** Takes the slot out of the pool; returns its task, if it had one, for the caller to settle. */
   private forget(slot: Slot): Task | undefined {
     this.slots.delete(slot);
+    clearTimeout(slot.starting);
     clearTimeout(slot.deadline);
     clearTimeout(slot.idle);
     const task = slot.task;
