@@ -132,7 +132,7 @@ describe('operator: controller against a real Kubernetes API server', function (
     expect(status.observedGeneration).to.equal(object.metadata.generation);
     expect(status.brandCount).to.equal(304 + 1 + 1);
     expect(status.duplicatesMerged).to.equal(12);
-    expect(status.logos.rendered).to.be.greaterThan(0);
+    expect(status.logos.rendered, `logos: ${JSON.stringify(status.logos)}`).to.be.greaterThan(0);
     expect(status.currentSnapshot.brandCount).to.equal(304 + 1 + 1);
     expect(status.sources.map((s: { name: string }) => s.name)).to.deep.equal(['epic', 'hl7', 'local']);
 
