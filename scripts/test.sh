@@ -13,12 +13,12 @@
 # database, the backlog of a service that had less capacity than its load. So it runs with nothing of the run's
 # own beside it (two and a half minutes on two cores).
 #
-# The second lane (half a minute of unit tests, then the schema fuzzing: two minutes or more, mostly in
-# Schemathesis's own process) runs beside the first lane's seven to eight minutes, the fuzzing with an embedded
-# database and a Redis of its own (PORTICO_DEVDB_PORT + 1, a data folder of its own); its output is held back and
-# printed after the first lane's. Every run goes on when another fails; the status is a failure if any failed. The
-# reporter adds each run's counts and file times to a totals file, and the last lines are the totals of the whole
-# `npm test`.
+# The second lane (lint: ESLint and Prettier's check, one to two minutes; half a minute of unit tests; then the
+# schema fuzzing: two minutes or more, mostly in Schemathesis's own process) runs beside the first lane's seven
+# to eight minutes, the fuzzing with an embedded database and a Redis of its own (PORTICO_DEVDB_PORT + 1, a data
+# folder of its own); its output is held back and printed after the first lane's. Every run goes on when another
+# fails; the status is a failure if any failed. The reporter adds each run's counts and file times to a totals
+# file, and the last lines are the totals of the whole `npm test`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,12 +33,14 @@ faults=$?
 port="${PORTICO_DEVDB_PORT:-27017}"
 data="${PORTICO_DATA_DIR:-.data}"
 (
+  npm run lint --silent
+  lint=$?
   PORTICO_TEST_TOTALS="$side_totals" npx mocha --config .mocharc.unit.cjs
   unit=$?
   PORTICO_TEST_TOTALS="$side_totals" PORTICO_DEVDB_PORT="$((port + 1))" PORTICO_DATA_DIR="$data/side-lane" \
     npx mocha 'dist/test/fuzz/**/*.test.js'
   fuzz=$?
-  [ "$unit" -eq 0 ] && [ "$fuzz" -eq 0 ]
+  [ "$lint" -eq 0 ] && [ "$unit" -eq 0 ] && [ "$fuzz" -eq 0 ]
 ) >"$side_output" 2>&1 &
 side_lane=$!
 PORTICO_TEST_TOTALS="$totals" npx mocha --ignore 'dist/test/**/*.unit.test.js' --ignore 'dist/test/faults/**' --ignore 'dist/test/fuzz/**' 'dist/test/**/*.test.js'
