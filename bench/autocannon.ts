@@ -34,7 +34,7 @@ export async function measure(target: Target, seconds: number, connections: numb
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       { url: target.url, headers: target.headers, method: target.method ?? 'GET', ...(target.body !== undefined && { body: target.body }), connections: target.connections ?? connections, ...(target.timeoutSeconds !== undefined && { timeout: target.timeoutSeconds }), duration: seconds, pipelining: 1, ...(requests && { requests }) },
-      (error, res) => (error ? reject(error) : resolve(res)),
+      (error: unknown, res) => (error ? reject(error instanceof Error ? error : new Error(JSON.stringify(error))) : resolve(res)),
     );
     instance.on('response', (_client: unknown, statusCode: number) => {
       if (statusCode !== target.expectStatus) wrongStatus++;

@@ -18,6 +18,7 @@ import { connectMongo } from '../core/src/infra/mongo.js';
 import { publishCatalog } from '../operator/src/pipeline/publish.js';
 import { benchCatalogSources } from './catalog/sources.js';
 import { seedClinical, type ClinicalSeed } from './clinical-seed.js';
+import { koaListener } from '../testkit/koa.js';
 
 const ENDPOINTS = 60;
 const COLD_PATIENTS = Number(process.env.BENCH_COLD_PATIENTS ?? 12_000);
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
   const seed: Seed = {
     raw,
     api: await listen(handler),
-    koa: await listen(app.callback()),
+    koa: await listen(koaListener(app)),
     key,
     patientId: patient.id,
     coldPatientIds,

@@ -43,7 +43,7 @@ export interface PorticoApp {
   /** The request listener for node:http: the catalog fast path, then Koa, under the request deadline. */
   handler: (req: IncomingMessage, res: ServerResponse) => void;
   /** Resolves once no write is at work: also those whose clients the request deadline answered. */
-  writesDone(): Promise<void>;
+  writesDone: () => Promise<void>;
 }
 
 export function createApp({ config, services, clock, logger, version = PORTICO_VERSION }: AppDeps): PorticoApp {
@@ -117,6 +117,6 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     authenticate,
     observer,
   );
-  const handler = withRequestDeadline((req, res) => void (fastPath(req, res) || keyed(req, res, () => koa(req, res)) || koa(req, res)), { timeoutMs: config.requestTimeoutMs, logger, registry });
+  const handler = withRequestDeadline((req, res) => void (fastPath(req, res) || keyed(req, res, () => void koa(req, res)) || koa(req, res)), { timeoutMs: config.requestTimeoutMs, logger, registry });
   return { app, handler, writesDone: () => admission.idle() };
 }

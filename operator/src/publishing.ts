@@ -21,7 +21,7 @@ export interface Publishing {
   announceHealth?: (ref: CatalogRef, version: string) => Promise<void>;
   /** Whether the database answers within its deadline (the leader's readiness). */
   ping(): Promise<boolean>;
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 export async function openPublishing(config: CoreConfig, log: (message: string) => void): Promise<Publishing> {

@@ -9,7 +9,6 @@ import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from 
 import nock from 'nock';
 import { pino } from 'pino';
 import { systemClock } from '../../core/src/clock.js';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { CatalogInformer } from '../../operator/src/controller/informer.js';
 import { FINALIZER, GROUP, KubeClient, microTime, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/src/shared/kube.js';
 import { OperatorMetrics } from '../../operator/src/shared/metrics.js';

@@ -184,7 +184,7 @@ function openWatch(kubeconfig: KubeConfig, path: string, expected: string, endin
       },
       (error: unknown) => {
         const status = (error as { statusCode?: number } | null)?.statusCode;
-        watch.ended = error ? `${status ?? ''} ${String(error)}`.trim() : 'closed by the server';
+        watch.ended = error ? `${status ?? ''} ${error instanceof Error ? error.message : JSON.stringify(error)}`.trim() : 'closed by the server';
         endings.push(`${watch.ended}${watch.seen.length > 0 ? ` after ${watch.seen.join(', ')}` : ''}`);
         resolve(undefined);
       },

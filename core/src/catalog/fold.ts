@@ -10,6 +10,7 @@ const MARKS = /\p{M}+/gu;
 const SEPARATORS = /[^\p{L}\p{N}]+/u;
 const ASCII_SEPARATORS = /[^a-z0-9]+/;
 // Brand names are overwhelmingly ASCII; skipping NFKD for them keeps index builds fast.
+// eslint-disable-next-line no-control-regex -- the range is every ASCII character, control characters included
 const NON_ASCII = /[^\x00-\x7f]/;
 
 /**

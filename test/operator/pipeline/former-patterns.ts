@@ -46,6 +46,7 @@ const SVG_START = /^(?:\s|<\?xml\s[^>]*\?>|<!--(?:(?!-->)[\s\S])*-->|<!DOCTYPE\s
 
 /** The former SVG text check on already decoded text (UTF-8 decoding and the byte-order mark are unchanged). */
 export function formerIsSvgText(text: string): boolean {
+  // eslint-disable-next-line no-control-regex -- control characters are what tells binary from text here
   if (/[\u0000-\u0008\u000e-\u001f]/.test(text)) return false;
   if (!SVG_START.test(text)) return false;
   if (/<!ENTITY/i.test(text) || /<\?xml-stylesheet/i.test(text)) return false;

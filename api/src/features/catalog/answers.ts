@@ -4,7 +4,7 @@
 import { requestOrigin, type Origin } from '../../shared/http/origin.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { noneMatchHits } from '../../shared/http/conditional.js';
-import { badRequest, type FieldError } from '../../shared/http/errors.js';
+import type { FieldError } from '../../shared/http/errors.js';
 import { queryReader, throwIfAny } from '../../shared/http/validate.js';
 import { lookupJson, searchJson } from './presenter.js';
 import { LogoQuery, SearchQuery } from './schema.js';

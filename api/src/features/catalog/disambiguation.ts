@@ -26,7 +26,7 @@ const LABELS: readonly ((brand: CatalogBrand) => string | null)[] = [placeOf, (b
 
 /** One label per brand (same positions); undefined for a brand whose name no other brand in the list shares. */
 export function disambiguations(brands: readonly CatalogBrand[]): (string | undefined)[] {
-  const labels: (string | undefined)[] = new Array(brands.length).fill(undefined);
+  const labels: (string | undefined)[] = new Array<string | undefined>(brands.length).fill(undefined);
   const byName = new Map<string, number[]>();
   brands.forEach((brand, i) => {
     const key = words(brand.name).join(' ');

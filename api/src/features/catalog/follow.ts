@@ -44,7 +44,7 @@ export class Follower {
   /** Starts polling and, with Redis, listening; the caller has made its first load. */
   async follow(options: FollowOptions): Promise<void> {
     const poll = () => this.refresh().catch(options.onError);
-    this.timer = setInterval(poll, options.pollMs);
+    this.timer = setInterval(() => void poll(), options.pollMs);
     this.timer.unref();
     if (options.redis) {
       const subscriber = pubSubClient(options.redis);

@@ -14,7 +14,10 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** Every catalog response may be read by any web page: the catalog is public and holds no secrets. */
 export function catalogCors(): Middleware {
   return async function catalogCorsMiddleware(ctx, next) {
-    if (!ctx.path.startsWith('/api/sdk/v1/catalog/')) return next();
+    if (!ctx.path.startsWith('/api/sdk/v1/catalog/')) {
+      await next();
+      return;
+    }
     ctx.set(CATALOG_CORS);
     if (ctx.method === 'OPTIONS') {
       ctx.set('Access-Control-Allow-Methods', 'GET, HEAD, OPTIONS');
@@ -26,6 +29,8 @@ export function catalogCors(): Middleware {
     await next();
   };
 }
+
+const brandIdOf = (ctx: Context): string => String((ctx.params as Record<string, string | undefined>).brandId);
 
 const requestOf = (ctx: Context): CatalogRequest => ({ query: ctx.querystring, headers: ctx.req.headers, encrypted: (ctx.req.socket as { encrypted?: boolean }).encrypted === true });
 
@@ -65,7 +70,7 @@ export function catalogRoutes(api: ApiRouter, { catalogAnswers: answers, catalog
       requestHeaders: [IF_NONE_MATCH],
       responses: { 200: { description: 'The brand.', schema: LookupResponse, headers: ['ETag', 'Cache-Control'] }, 304: { description: 'Not modified.' } },
     },
-    async (ctx) => respond(ctx, answers.lookup(String(ctx.params.brandId), requestOf(ctx))),
+    async (ctx) => respond(ctx, answers.lookup(brandIdOf(ctx), requestOf(ctx))),
   );
 
   api.get(
@@ -79,7 +84,7 @@ export function catalogRoutes(api: ApiRouter, { catalogAnswers: answers, catalog
       input: { params: BrandParams, query: LogoQuery },
       responses: { 307: { description: 'Redirect to the asset.', headers: ['Location', 'Cache-Control'] } },
     },
-    async (ctx) => respond(ctx, answers.logo(String(ctx.params.brandId), requestOf(ctx))),
+    async (ctx) => respond(ctx, answers.logo(brandIdOf(ctx), requestOf(ctx))),
   );
 
   const asset = validate({ params: AssetParams });

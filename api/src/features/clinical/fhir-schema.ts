@@ -124,7 +124,8 @@ function describe(error: ErrorObject): ResourceProblem {
     case 'type':
       return { path, problem: `must be ${article(String(params.type))}` };
     case 'pattern': {
-      const type = String((error.parentSchema as Schema | undefined)?.title ?? 'value');
+      const title = (error.parentSchema as Schema | undefined)?.title;
+      const type = typeof title === 'string' ? title : 'value';
       const hint = PRIMITIVE_HINTS[type];
       return { path, problem: `is not a valid FHIR ${type}${hint ? ` (${hint})` : ''}` };
     }

@@ -104,7 +104,6 @@ export class ObservationRepository implements ObservationStore {
       const existing = await this.insertNew(stored.map((fields) => ({ _id: idOf(fields.resourceId), ...fields, seq: gen, rev: gen, firstIngestedAt: at })));
       // Leftovers of a generation that never committed are not there for readers: this bundle writes them anew.
       // (Read by _id, then written by _id alone: see the top of this file. No other writer is at work on them.)
-      let reclaimed = 0;
       if (existing.size > 0 && lease.abandoned.length > 0) {
         const leftovers = new Set(await this.marked(lease, [...existing], lease.abandoned));
         const again = stored.filter((fields) => leftovers.has(idOf(fields.resourceId)));
@@ -114,7 +113,6 @@ export class ObservationRepository implements ObservationStore {
           // wrote the same leftover, does not hide what that one committed.
           await this.longCollection.bulkWrite(again.map((fields) => ({ updateMany: { filter: { _id: idOf(fields.resourceId) }, update: { $set: { ...fields, rev: gen, firstIngestedAt: at }, $max: { seq: gen } } } })), { ordered: false });
         }
-        reclaimed = again.length;
         for (const id of leftovers) existing.delete(id);
       }
       const replaced = existing.size;

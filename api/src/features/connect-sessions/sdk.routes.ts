@@ -1,10 +1,10 @@
 // Connect sessions, initiated on the SDK surface (publishable key); completed on the platform surface
 // (platform.routes.ts). Both go through ConnectSessionService.
-import { principalOf, requireScope } from '../../shared/http/auth.js';
+import { principalOf } from '../../shared/http/auth.js';
 import { AppError } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
-import { CompletedSession, InitiateSession, Session, SessionParams } from './schema.js';
+import { InitiateSession, Session } from './schema.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import type { ConnectSessionService } from './service.js';
 

@@ -2,7 +2,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import type { ApiKeyRecord, KeyKind } from '../../shared/http/keys.js';
+import type { ApiKeyRecord } from '../../shared/http/keys.js';
 import { updateOneWhere } from '../../../../core/src/infra/where.js';
 import { markPlainWrite } from '../../shared/infra/change-scope.js';
 import { through } from '../../../../core/src/infra/mongo.js';

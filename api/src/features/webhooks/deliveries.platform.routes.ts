@@ -52,7 +52,7 @@ export function webhookDeliveryRoutes(api: ApiRouter, { webhookEndpoints, webhoo
       const page = await webhookDeliveries.attempts(principalOf(ctx), params.id, query);
       const self = new URLSearchParams({ limit: String(query.limit), ...(query.status && { status: query.status }), ...(query.cursor !== undefined && { cursor: query.cursor }) });
       ctx.set(PRIVATE_NO_CACHE);
-      ctx.body = { data: page.items.map(presentAttempt), pagination: { nextCursor: page.nextCursor, hasMore: page.nextCursor !== null }, _links: { self: { href: link(`${endpointPath(params.id)}/deliveries?${self}`) } } };
+      ctx.body = { data: page.items.map(presentAttempt), pagination: { nextCursor: page.nextCursor, hasMore: page.nextCursor !== null }, _links: { self: { href: link(`${endpointPath(params.id)}/deliveries?${self.toString()}`) } } };
     },
   );
 

@@ -60,7 +60,7 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
       const self = new URLSearchParams({ limit: String(limit), ...(cursor !== undefined && { cursor }) });
       ctx.set(PRIVATE_NO_CACHE);
       ctx.type = 'application/json';
-      ctx.body = presentWebhookEndpointPage(page.items, page.nextCursor, link(`/api/platform/v1/webhook-endpoints?${self}`), link);
+      ctx.body = presentWebhookEndpointPage(page.items, page.nextCursor, link(`/api/platform/v1/webhook-endpoints?${self.toString()}`), link);
     },
   );
 

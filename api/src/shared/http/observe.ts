@@ -66,7 +66,7 @@ export class RequestObserver {
           ...(late && { finishedAs: ctx.status }),
           seconds: (performance.now() - started) / 1000,
           requestId: ctx.state.requestId as string | undefined,
-          credentialId: ctx.state.principal?.keyId,
+          credentialId: (ctx.state.principal as { keyId?: string } | undefined)?.keyId,
         });
       }
     };

@@ -88,7 +88,7 @@ export class RedisGenerations implements Generations {
     for (const key of keys) pipeline.set(PREFIX + key, randomUUID(), 'EX', TOKEN_SECONDS);
     const results = await pipeline.exec();
     const failed = results?.find(([error]) => error);
-    if (failed) throw failed[0];
+    if (failed?.[0]) throw failed[0];
   }
 
   bumpLater(keys: string[], attempt = 1): void {

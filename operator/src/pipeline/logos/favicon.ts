@@ -110,5 +110,6 @@ export async function findFavicon(
     const found = await pending.catch((error: unknown) => void (failure ??= error));
     if (found) return found;
   }
-  throw failure ?? new LogoError('no-favicon', 'no usable favicon on the portal or FHIR host');
+  if (failure instanceof Error) throw failure;
+  throw new LogoError('no-favicon', 'no usable favicon on the portal or FHIR host');
 }

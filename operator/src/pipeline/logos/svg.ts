@@ -19,6 +19,7 @@ function svgText(bytes: Buffer): string | undefined {
   }
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   // Single character classes and literals: one pass each, no backtracking.
+  // eslint-disable-next-line no-control-regex -- control characters are what tells binary from text here
   if (/[\u0000-\u0008\u000e-\u001f]/.test(linearPass(text))) return undefined; // binary, not text
   if (!startsWithSvgRoot(text)) return undefined;
   if (/<!ENTITY/i.test(linearPass(text)) || /<\?xml-stylesheet/i.test(linearPass(text))) return undefined; // entity expansion, external style sheets

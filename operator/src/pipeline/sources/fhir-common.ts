@@ -37,7 +37,7 @@ export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value
 export const isType = (resource: Resource, type: string): boolean => resource.resourceType === type;
 
 /** `Organization/abc` for messages. */
-export const label = (resource: Resource): string => `${String(resource.resourceType)}/${String(resource.id ?? '?')}`;
+export const label = (resource: Resource): string => `${String(resource.resourceType)}/${typeof resource.id === 'string' ? resource.id : '?'}`;
 
 const isLetter = (code: number) => (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a);
 

@@ -9,6 +9,7 @@ import { RequestObserver } from '../../../../api/src/shared/http/observe.js';
 import { catalogFastPath } from '../../../../api/src/features/catalog/fast-path.js';
 import { TestApi } from '../../../../testkit/api.js';
 import { publishTo, realSources } from '../../../../testkit/catalog.js';
+import { koaListener } from '../../../../testkit/koa.js';
 
 /** A GET through node:http (fetch cannot set Host), redirects not followed. */
 function get(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Map<string, string>; text: string }> {
@@ -36,7 +37,7 @@ describe(`sdk: catalog fast path (${publicBaseUrl ? 'PUBLIC_BASE_URL set' : 'ori
   before(async () => {
     api = await TestApi.start({ env: publicBaseUrl ? { PUBLIC_BASE_URL: publicBaseUrl } : {} });
     await publishTo(api, realSources());
-    koaOnly = createServer(api.koa.callback());
+    koaOnly = createServer(koaListener(api.koa));
     await new Promise<void>((resolve) => koaOnly.listen(0, '127.0.0.1', resolve));
     koaUrl = `http://127.0.0.1:${(koaOnly.address() as AddressInfo).port}`;
     metricsBefore = await (await fetch(`${api.url}/metrics`)).text();

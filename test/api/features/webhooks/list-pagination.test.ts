@@ -54,7 +54,7 @@ describe('platform: webhook endpoints — list and pagination', () => {
     let cursor: string | null = null;
     do {
       const params = new URLSearchParams({ ...(limit !== undefined && { limit: String(limit) }), ...(cursor !== null && { cursor }) });
-      const page = await list(t, `?${params}`);
+      const page = await list(t, `?${params.toString()}`);
       expect(page.status, page.text).to.equal(200);
       pages.push(page);
       cursor = page.body.pagination.nextCursor;

@@ -11,6 +11,7 @@ import { publishTo, realSources } from '../../../../testkit/catalog.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import { buildPatient } from '../../../../testkit/factories.js';
 import { glucose, heartRate, observationBundle } from '../../../../testkit/observations.js';
+import { koaListener } from '../../../../testkit/koa.js';
 
 const COMPARED = ['content-type', 'content-length', 'etag', 'cache-control', 'vary'];
 
@@ -33,7 +34,7 @@ describe('http: the keyed fast path', () => {
     const ingested = await api.request('POST', `/api/platform/v1/connections/${connectionId}/observations`, { key: tenant.key, body: observationBundle([heartRate({ id: 'hr-1' }), glucose({ id: 'glu-1' }), heartRate({ id: 'hr-2', effectiveDateTime: '2025-01-02T03:04:05Z' })]) });
     expect(ingested.status, ingested.text).to.equal(200);
     patientId = (await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() })).body.id;
-    koaOnly = createServer(api.koa.callback());
+    koaOnly = createServer(koaListener(api.koa));
     await new Promise<void>((resolve) => koaOnly.listen(0, '127.0.0.1', resolve));
     koaUrl = `http://127.0.0.1:${(koaOnly.address() as AddressInfo).port}`;
   });

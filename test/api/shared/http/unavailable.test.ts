@@ -72,7 +72,7 @@ describe('http: telling an unavailable dependency from a failed call', () => {
       expect(unanswered).to.be.instanceOf(MongoBulkWriteError);
       expect(unavailableDependency(unanswered)).to.equal('MongoDB');
     } finally {
-      proxy.release();
+      await proxy.release();
       await collection.drop().catch(() => {});
       await client.close(true);
       await proxy.close();

@@ -71,7 +71,7 @@ export class AddressIndex {
       if (host === null || host === '') return;
       const key = reversed(host);
       let users = byHost.get(key);
-      if (!users) byHost.set(key, (users = new Map()));
+      if (!users) byHost.set(key, (users = new Map<number, number>()));
       users.set(b, (users.get(b) ?? 0) | kind);
     };
     const npiLists = new Map<string, number[]>();
