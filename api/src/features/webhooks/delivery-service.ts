@@ -3,7 +3,8 @@
 // their original ids.
 import type { Clock } from '../../../../core/src/clock.js';
 import { deliveryId, newAttemptId, type AttemptRecord, type AttemptStatus, type DeliveryStore, type QueuedDelivery } from './events/deliveries.js';
-import { TEST_EVENT_TYPE, type DomainEvent, type Outbox } from './events/outbox.js';
+import { TEST_EVENT_TYPE, type DomainEvent } from './events/domain-event.js';
+import type { Outbox } from './events/outbox.js';
 import type { WorkSignals } from './events/signals.js';
 import type { Principal } from '../../shared/http/auth.js';
 import type { CursorCodec } from '../../shared/http/cursor.js';
