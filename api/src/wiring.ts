@@ -44,6 +44,7 @@ import { DeliveryStore } from './features/webhooks/events/deliveries.js';
 import { Dispatcher, PER_ENDPOINT_IN_FLIGHT } from './features/webhooks/events/dispatcher.js';
 import { RedisPermits } from './features/webhooks/events/permits.js';
 import { Outbox } from './features/webhooks/events/outbox.js';
+import { createOutboxIndexes } from './features/webhooks/events/outbox-collection.js';
 import { WorkSignals } from './features/webhooks/events/signals.js';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type dns from 'node:dns';
@@ -106,7 +107,7 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   // Loaded in the background (start-up and polling), a whole snapshot at a time.
   const snapshots = new SnapshotStore(longDb, locks, clock);
   // Index builds can take long on a large collection.
-  await Promise.all([...Object.values(repositories).map((r) => r.init(longDb)), outbox.init(longDb), deliveries.init(longDb), snapshots.init(), idempotencyStore.init(longDb)]);
+  await Promise.all([...Object.values(repositories).map((r) => r.init(longDb)), createOutboxIndexes(longDb), deliveries.init(longDb), snapshots.init(), idempotencyStore.init(longDb)]);
   const storage = openObjectStorage(config.objectStorage);
   const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
   // The operator's endpoint checks for the same catalog, published beside its snapshots (loaded in the background).

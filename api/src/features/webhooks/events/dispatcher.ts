@@ -18,7 +18,8 @@ import { DispatcherMetrics } from './dispatcher-metrics.js';
 import { deliveryId, newAttemptId, type DeliveryStore, type QueuedDelivery, type Trigger } from './deliveries.js';
 import { Lanes } from './lanes.js';
 import { localPermits, type Permits } from './permits.js';
-import type { Outbox, StoredEvent } from './outbox.js';
+import type { Outbox } from './outbox.js';
+import type { StoredEvent } from './outbox-collection.js';
 import type { KnownEvents, WorkSignals } from './signals.js';
 import { DeliveryRecorder } from './recorder.js';
 

@@ -17,30 +17,15 @@ import type { Clock } from '../../../../../core/src/clock.js';
 import type { DocumentLocks } from '../../../../../core/src/infra/locks.js';
 import { deleteOneWhere, updateOneWhere } from '../../../../../core/src/infra/where.js';
 import { changeRecorded, markPlainWrite } from '../../../shared/infra/change-scope.js';
-import { through } from '../../../../../core/src/infra/mongo.js';
 import type { ChangeTarget, DeliverableType, DomainEvent } from './domain-event.js';
-
-export type OutboxStatus = 'staged' | 'pending' | 'dispatched';
-
-export interface StoredEvent extends DomainEvent {
-  status: OutboxStatus;
-  /** How many times a dispatcher has claimed it (more than one: a dispatcher stopped part-way). */
-  claims: number;
-}
-
-interface OutboxDocument extends Omit<DomainEvent, 'id'> {
-  _id: string;
-  status: OutboxStatus;
-  createdAt: Date;
-  claims: number;
-  changeId?: string;
-  target?: ChangeTarget;
-  /** A staged event whose change has not been confirmed by then is settled by recovery. */
-  stagedUntil?: Date;
-  leaseOwner?: string | null;
-  leaseUntil?: Date | null;
-  dispatchedAt?: Date;
-}
+import {
+  OUTBOX_EVENTS,
+  toDocument,
+  toStored,
+  type OutboxDocument,
+  type OutboxStatus,
+  type StoredEvent,
+} from './outbox-collection.js';
 
 /** What services need to emit events with their changes; Outbox (MongoDB) and FakeOutbox (tests). */
 export interface EventOutbox {
@@ -96,17 +81,10 @@ export class Outbox implements EventOutbox {
     private readonly clock: Clock,
     options: OutboxOptions = {},
   ) {
-    this.collection = db.collection<OutboxDocument>('outbox_events');
+    this.collection = db.collection<OutboxDocument>(OUTBOX_EVENTS);
     this.stageMs = options.stageMs ?? 60_000;
     this.maxRecheckMs = options.maxRecheckMs ?? 60 * 60_000;
     this.abandonMs = options.abandonMs ?? 24 * 60 * 60_000;
-  }
-
-  /** `indexes`: the database handle index builds go through (they can take long). */
-  async init(indexes?: Db): Promise<void> {
-    await through(this.collection, indexes).createIndex({ status: 1, createdAt: 1 });
-    await through(this.collection, indexes).createIndex({ customerAccountId: 1, createdAt: 1 });
-    await through(this.collection, indexes).createIndex({ customerAccountId: 1, occurredAt: 1, _id: 1 });
   }
 
   /**
@@ -150,7 +128,7 @@ export class Outbox implements EventOutbox {
   async append(events: DomainEvent[]): Promise<void> {
     if (events.length === 0) return;
     // Inside an idempotent request (webhook test events) the first event is the request's recovery point.
-    const mark = await markPlainWrite('outbox_events', events[0]!.id);
+    const mark = await markPlainWrite(OUTBOX_EVENTS, events[0]!.id);
     await this.collection.insertMany(events.map((e) => ({ ...toDocument(e, 'pending', this.clock.now()), ...mark })));
     this.notify(events.map((e) => e.id), events);
   }
@@ -290,23 +268,4 @@ export class Outbox implements EventOutbox {
       .toArray();
     return docs.map(toStored);
   }
-}
-
-function toDocument(event: DomainEvent, status: OutboxStatus, createdAt: Date): OutboxDocument {
-  const { id, ...rest } = event;
-  return { _id: id, ...rest, status, createdAt, claims: 0 };
-}
-
-function toStored(doc: OutboxDocument): StoredEvent {
-  return {
-    id: doc._id,
-    type: doc.type,
-    customerAccountId: doc.customerAccountId,
-    subject: doc.subject,
-    data: doc.data,
-    occurredAt: doc.occurredAt,
-    ...(doc.targetEndpointId !== undefined && { targetEndpointId: doc.targetEndpointId }),
-    status: doc.status,
-    claims: doc.claims ?? 0,
-  };
 }

@@ -4,6 +4,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Outbox, type Recovery } from '../../../../../api/src/features/webhooks/events/outbox.js';
+import { createOutboxIndexes } from '../../../../../api/src/features/webhooks/events/outbox-collection.js';
 import { PatientRepository } from '../../../../../api/src/features/patients/store.js';
 import { DependencyUnavailableError } from '../../../../../core/src/errors.js';
 import { ManualClock } from '../../../../../testkit/clock.js';
@@ -23,7 +24,7 @@ describe('events: the durable outbox', () => {
     await database.db.collection('outbox_events').deleteMany({});
     clock = new ManualClock(new Date('2026-11-20T10:00:00.000Z'));
     outbox = new Outbox(database.db, database.locks, clock, { stageMs: 60_000 });
-    await outbox.init();
+    await createOutboxIndexes(database.db);
     patients = new PatientRepository(database.db, database.locks);
   });
 

@@ -1,0 +1,58 @@
+// The outbox_events collection, shared by the three parts of the outbox (docs/architecture.md, "Outbox"): the
+// producer stages and commits events with their change (outbox.ts), the dispatcher claims and settles committed
+// ones (event-queue.ts), and recovery settles what a writer that died left staged (outbox-recovery.ts). What a
+// document holds, its states and its indexes are here, so each part reads and writes the same thing.
+import type { Db } from 'mongodb';
+import type { ChangeTarget, DomainEvent } from './domain-event.js';
+
+export const OUTBOX_EVENTS = 'outbox_events';
+
+/** staged: written before its change; pending: committed, waiting for dispatch; dispatched: done. */
+export type OutboxStatus = 'staged' | 'pending' | 'dispatched';
+
+export interface StoredEvent extends DomainEvent {
+  status: OutboxStatus;
+  /** How many times a dispatcher has claimed it (more than one: a dispatcher stopped part-way). */
+  claims: number;
+}
+
+export interface OutboxDocument extends Omit<DomainEvent, 'id'> {
+  _id: string;
+  status: OutboxStatus;
+  createdAt: Date;
+  claims: number;
+  changeId?: string;
+  target?: ChangeTarget;
+  /** A staged event whose change has not been confirmed by then is settled by recovery. */
+  stagedUntil?: Date;
+  leaseOwner?: string | null;
+  leaseUntil?: Date | null;
+  dispatchedAt?: Date;
+}
+
+/** `db`: the database handle index builds go through (they can take long). */
+export async function createOutboxIndexes(db: Db): Promise<void> {
+  const collection = db.collection<OutboxDocument>(OUTBOX_EVENTS);
+  await collection.createIndex({ status: 1, createdAt: 1 });
+  await collection.createIndex({ customerAccountId: 1, createdAt: 1 });
+  await collection.createIndex({ customerAccountId: 1, occurredAt: 1, _id: 1 });
+}
+
+export function toDocument(event: DomainEvent, status: OutboxStatus, createdAt: Date): OutboxDocument {
+  const { id, ...rest } = event;
+  return { _id: id, ...rest, status, createdAt, claims: 0 };
+}
+
+export function toStored(doc: OutboxDocument): StoredEvent {
+  return {
+    id: doc._id,
+    type: doc.type,
+    customerAccountId: doc.customerAccountId,
+    subject: doc.subject,
+    data: doc.data,
+    occurredAt: doc.occurredAt,
+    ...(doc.targetEndpointId !== undefined && { targetEndpointId: doc.targetEndpointId }),
+    status: doc.status,
+    claims: doc.claims ?? 0,
+  };
+}
