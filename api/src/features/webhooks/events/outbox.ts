@@ -23,7 +23,6 @@ import {
   toDocument,
   toStored,
   type OutboxDocument,
-  type OutboxStatus,
   type StoredEvent,
 } from './outbox-collection.js';
 
@@ -258,14 +257,5 @@ export class Outbox implements EventOutbox {
   /** Dispatched events older than `before` go (they were kept for recover, which reaches 14 days back). */
   async prune(before: Date): Promise<number> {
     return (await this.collection.deleteMany({ status: 'dispatched', occurredAt: { $lt: before } })).deletedCount;
-  }
-
-  /** For tests: the events of an account in the order they were recorded. */
-  async list(customerAccountId: string, status?: OutboxStatus): Promise<StoredEvent[]> {
-    const docs = await this.collection
-      .find({ customerAccountId, ...(status ? { status } : {}) })
-      .sort({ createdAt: 1, _id: 1 })
-      .toArray();
-    return docs.map(toStored);
   }
 }
