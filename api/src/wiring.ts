@@ -43,6 +43,7 @@ import { attemptAgents } from './features/webhooks/events/attempt.js';
 import { DeliveryStore } from './features/webhooks/events/deliveries.js';
 import { Dispatcher, PER_ENDPOINT_IN_FLIGHT } from './features/webhooks/events/dispatcher.js';
 import { RedisPermits } from './features/webhooks/events/permits.js';
+import { MongoEventQueue } from './features/webhooks/events/event-queue.js';
 import { Outbox } from './features/webhooks/events/outbox.js';
 import { createOutboxIndexes } from './features/webhooks/events/outbox-collection.js';
 import { WorkSignals } from './features/webhooks/events/signals.js';
@@ -142,8 +143,15 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   const signals = new WorkSignals(redis);
   // The dispatcher works in the background and scans and purges whole collections: its stores have the
   // deadline of long operations. Requests use the others.
-  const dispatcherStores = { outbox: new Outbox(longDb, locks, clock), deliveries: new DeliveryStore(longDb, locks) };
-  for (const store of [outbox, dispatcherStores.outbox]) store.onCommit((ids, events) => signals.announce({ events: ids }, events));
+  const dispatcherStores = {
+    outbox: new Outbox(longDb, locks, clock),
+    events: new MongoEventQueue(longDb, locks, clock),
+    deliveries: new DeliveryStore(longDb, locks),
+  };
+  // What the dispatcher hands back (a lease given up) wakes the dispatchers as committed events do.
+  for (const store of [outbox, dispatcherStores.outbox, dispatcherStores.events]) {
+    store.onCommit((ids, events) => signals.announce({ events: ids }, events));
+  }
   const dispatcher = new Dispatcher({
     ...dispatcherStores,
     endpoints,
@@ -202,6 +210,16 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     ingest: new IngestService({ users: appUsers, observations, generations, clock }),
     gateway: new GatewayService({ users: appUsers, apps, observations, generations, indexes: new ConnectionIndexes((id) => observations.all(id), config.gatewayIndexMb * 1024 * 1024), cursors: new CursorCodec(config.cursorSecret), clock, logger }),
     connectSessions: new ConnectSessionService({ sessions, users, limits: initiateLimits, apps, brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined, clock }),
-    webhookDeliveryService: new WebhookDeliveryService({ endpoints, deliveries, events: outbox, signals, cursors: new CursorCodec(config.cursorSecret), clock, limits: endpointLimits }),
+    webhookDeliveryService: new WebhookDeliveryService({
+      endpoints,
+      deliveries,
+      outbox,
+      // recover reads dispatched events on the requests' handle, with their deadline
+      events: new MongoEventQueue(db, locks, clock),
+      signals,
+      cursors: new CursorCodec(config.cursorSecret),
+      clock,
+      limits: endpointLimits,
+    }),
   };
 }

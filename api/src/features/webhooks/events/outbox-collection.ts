@@ -30,6 +30,22 @@ export interface OutboxDocument extends Omit<DomainEvent, 'id'> {
   dispatchedAt?: Date;
 }
 
+/** Told of events as they become ready for dispatch in this process: committed, or handed back by a dispatcher. */
+export type CommitListener = (ids: string[], events?: readonly DomainEvent[]) => void;
+
+/** The listeners of one part of the outbox (wiring has every part tell the dispatchers, through WorkSignals). */
+export class CommitListeners {
+  private readonly listeners: CommitListener[] = [];
+
+  add(listener: CommitListener): void {
+    this.listeners.push(listener);
+  }
+
+  notify(ids: string[], events?: readonly DomainEvent[]): void {
+    for (const listener of this.listeners) listener(ids, events);
+  }
+}
+
 /** `db`: the database handle index builds go through (they can take long). */
 export async function createOutboxIndexes(db: Db): Promise<void> {
   const collection = db.collection<OutboxDocument>(OUTBOX_EVENTS);

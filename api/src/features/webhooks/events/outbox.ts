@@ -19,11 +19,11 @@ import { deleteOneWhere, updateOneWhere } from '../../../../../core/src/infra/wh
 import { changeRecorded, markPlainWrite } from '../../../shared/infra/change-scope.js';
 import type { ChangeTarget, DeliverableType, DomainEvent } from './domain-event.js';
 import {
+  CommitListeners,
   OUTBOX_EVENTS,
   toDocument,
-  toStored,
+  type CommitListener,
   type OutboxDocument,
-  type StoredEvent,
 } from './outbox-collection.js';
 
 /** What services need to emit events with their changes; Outbox (MongoDB) and FakeOutbox (tests). */
@@ -69,7 +69,7 @@ type Verdict = 'happened' | 'ruled-out' | 'unknown';
 
 export class Outbox implements EventOutbox {
   private readonly collection: Collection<OutboxDocument>;
-  private readonly listeners: ((ids: string[], events?: readonly DomainEvent[]) => void)[] = [];
+  private readonly listeners = new CommitListeners();
   private readonly stageMs: number;
   private readonly maxRecheckMs: number;
   private readonly abandonMs: number;
@@ -90,8 +90,8 @@ export class Outbox implements EventOutbox {
    * Called with the ids of events as they are committed in this process (the dispatcher wakes on it), and the
    * events themselves when this process made them (so the dispatcher need not read them to know their type).
    */
-  onCommit(listener: (ids: string[], events?: readonly DomainEvent[]) => void): void {
-    this.listeners.push(listener);
+  onCommit(listener: CommitListener): void {
+    this.listeners.add(listener);
   }
 
   event(type: DeliverableType, customerAccountId: string, subject: string, data: Record<string, unknown>): DomainEvent {
@@ -129,7 +129,7 @@ export class Outbox implements EventOutbox {
     // Inside an idempotent request (webhook test events) the first event is the request's recovery point.
     const mark = await markPlainWrite(OUTBOX_EVENTS, events[0]!.id);
     await this.collection.insertMany(events.map((e) => ({ ...toDocument(e, 'pending', this.clock.now()), ...mark })));
-    this.notify(events.map((e) => e.id), events);
+    this.listeners.notify(events.map((e) => e.id), events);
   }
 
   private async commit(events: DomainEvent[]): Promise<void> {
@@ -139,61 +139,7 @@ export class Outbox implements EventOutbox {
       // Recovery abandoned a change that took longer than abandonMs and dropped the event; it did happen.
       if (!committed && !(await this.collection.findOne({ _id: event.id }))) await this.collection.insertOne(toDocument(event, 'pending', committedAt));
     }
-    this.notify(events.map((e) => e.id), events);
-  }
-
-  private notify(ids: string[], events?: readonly DomainEvent[]): void {
-    for (const listener of this.listeners) listener(ids, events);
-  }
-
-  // ——— for the dispatcher ———
-
-  /** Takes a committed event for `owner` until `until`, unless another dispatcher holds it; null otherwise. */
-  async claim(id: string, owner: string, until: Date, now: Date): Promise<StoredEvent | null> {
-    const doc = await updateOneWhere(this.collection, this.locks, id, { status: 'pending', $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] }, { $set: { leaseOwner: owner, leaseUntil: until }, $inc: { claims: 1 } });
-    return doc && toStored(doc);
-  }
-
-  /**
-   * A committed event no endpoint is to hear: done in one write (what a claim, no attempt and markDispatched
-   * come to), unless a dispatcher holds it or it is done already; false then.
-   */
-  async settleUntargeted(id: string, now: Date): Promise<boolean> {
-    const done = await updateOneWhere(this.collection, this.locks, id, { status: 'pending', $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] }, { $set: { status: 'dispatched', dispatchedAt: this.clock.now(), leaseOwner: null, leaseUntil: null } });
-    return done !== null;
-  }
-
-  /** Extends `owner`'s lease on the event; false when it no longer holds it. */
-  async renew(id: string, owner: string, until: Date): Promise<boolean> {
-    return (await updateOneWhere(this.collection, this.locks, id, { status: 'pending', leaseOwner: owner }, { $set: { leaseUntil: until } })) !== null;
-  }
-
-  /** Hands the event back (a dispatcher that stops part-way), so another takes it at once. */
-  async release(id: string, owner: string): Promise<void> {
-    await updateOneWhere(this.collection, this.locks, id, { status: 'pending', leaseOwner: owner }, { $set: { leaseOwner: null, leaseUntil: null } });
-    this.notify([id]);
-  }
-
-  /** The event has reached every endpoint (or their retry queues): done, if `owner` still holds it. */
-  async markDispatched(id: string, owner: string): Promise<void> {
-    await updateOneWhere(this.collection, this.locks, id, { leaseOwner: owner }, { $set: { status: 'dispatched', dispatchedAt: this.clock.now(), leaseOwner: null, leaseUntil: null } });
-  }
-
-  /** Committed events no dispatcher holds (a backstop scan: wake-ups normally find them first). */
-  async unclaimed(now: Date, limit: number): Promise<string[]> {
-    const docs = await this.collection
-      .find({ status: 'pending', $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] }, { projection: { _id: 1 } })
-      .sort({ createdAt: 1 })
-      .limit(limit)
-      .toArray();
-    return docs.map((d) => d._id);
-  }
-
-  /** Committed events waiting for dispatch, and how long the oldest has waited (for metrics). */
-  async backlog(now: Date): Promise<{ pending: number; oldestMs: number }> {
-    const pending = await this.collection.countDocuments({ status: 'pending' });
-    const oldest = await this.collection.find({ status: 'pending' }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next();
-    return { pending, oldestMs: oldest ? Math.max(0, now.getTime() - oldest.createdAt.getTime()) : 0 };
+    this.listeners.notify(events.map((e) => e.id), events);
   }
 
   /**
@@ -209,7 +155,7 @@ export class Outbox implements EventOutbox {
       if (verdict === 'happened') {
         if (await updateOneWhere(this.collection, this.locks, doc._id, { status: 'staged' }, { $set: { status: 'pending', createdAt: now }, $unset: { stagedUntil: '' } })) {
           outcome.committed++;
-          this.notify([doc._id]);
+          this.listeners.notify([doc._id]);
         }
         continue;
       }
@@ -236,26 +182,5 @@ export class Outbox implements EventOutbox {
     // the version this one needed, so this one can no longer apply. (A document that moved CHANGE_RING
     // versions further has forgotten which change made that version; the change is taken as not made.)
     return doc === null || (doc._version ?? 0) < target.version ? 'unknown' : 'ruled-out';
-  }
-
-  async get(id: string): Promise<StoredEvent | null> {
-    const doc = await this.collection.findOne({ _id: id });
-    return doc && toStored(doc);
-  }
-
-  /** One page of the account's dispatched events since `since`, oldest first, after `after` (recover). */
-  async since(customerAccountId: string, since: Date, limit: number, after?: { occurredAt: Date; id: string }): Promise<StoredEvent[]> {
-    const position = after ? { $or: [{ occurredAt: { $gt: after.occurredAt } }, { occurredAt: after.occurredAt, _id: { $gt: after.id } }] } : {};
-    const docs = await this.collection
-      .find({ customerAccountId, status: 'dispatched', occurredAt: { $gte: since }, ...position })
-      .sort({ occurredAt: 1, _id: 1 })
-      .limit(limit)
-      .toArray();
-    return docs.map(toStored);
-  }
-
-  /** Dispatched events older than `before` go (they were kept for recover, which reaches 14 days back). */
-  async prune(before: Date): Promise<number> {
-    return (await this.collection.deleteMany({ status: 'dispatched', occurredAt: { $lt: before } })).deletedCount;
   }
 }

@@ -3,6 +3,7 @@
 // dropped only once that document rules the change out, never while the change may still land.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import { MongoEventQueue } from '../../../../../api/src/features/webhooks/events/event-queue.js';
 import { Outbox, type Recovery } from '../../../../../api/src/features/webhooks/events/outbox.js';
 import { createOutboxIndexes } from '../../../../../api/src/features/webhooks/events/outbox-collection.js';
 import { PatientRepository } from '../../../../../api/src/features/patients/store.js';
@@ -15,6 +16,7 @@ describe('events: the durable outbox', () => {
   let database: TestDatabase;
   let clock: ManualClock;
   let outbox: Outbox;
+  let queue: MongoEventQueue;
   let patients: PatientRepository;
   const tenant = randomUUID();
   withTestDatabase((opened) => (database = opened));
@@ -24,6 +26,7 @@ describe('events: the durable outbox', () => {
     await database.db.collection('outbox_events').deleteMany({});
     clock = new ManualClock(new Date('2026-11-20T10:00:00.000Z'));
     outbox = new Outbox(database.db, database.locks, clock, { stageMs: 60_000 });
+    queue = new MongoEventQueue(database.db, database.locks, clock);
     await createOutboxIndexes(database.db);
     patients = new PatientRepository(database.db, database.locks);
   });
@@ -32,7 +35,7 @@ describe('events: the durable outbox', () => {
     const id = randomUUID();
     return { id, tenantId: tenant, givenName: 'Ada', familyName: 'Lovelace', createdAt: clock.now(), updatedAt: clock.now(), version: 1, deletedAt: null };
   };
-  const statusOf = async (id: string) => (await outbox.get(id))?.status ?? 'absent';
+  const statusOf = async (id: string) => (await queue.get(id))?.status ?? 'absent';
   const failed = (message: string) => async (): Promise<undefined> => {
     throw new Error(message);
   };
@@ -187,15 +190,15 @@ describe('events: the durable outbox', () => {
     const event = outbox.event('webhook_endpoint.disabled', tenant, 'webhook_endpoint:x', { webhookEndpointId: 'x', reason: 'test' });
     await outbox.append([event]);
     const lease = () => new Date(clock.now().getTime() + 60_000);
-    expect(await outbox.claim(event.id, 'a', lease(), clock.now())).to.deep.include({ claims: 1 });
-    expect(await outbox.claim(event.id, 'b', lease(), clock.now())).to.equal(null);
-    expect(await outbox.unclaimed(clock.now(), 10)).to.not.include(event.id);
+    expect(await queue.claim(event.id, 'a', lease(), clock.now())).to.deep.include({ claims: 1 });
+    expect(await queue.claim(event.id, 'b', lease(), clock.now())).to.equal(null);
+    expect(await queue.unclaimed(clock.now(), 10)).to.not.include(event.id);
     clock.advance(61_000);
-    expect(await outbox.unclaimed(clock.now(), 10)).to.include(event.id);
-    expect(await outbox.claim(event.id, 'b', lease(), clock.now())).to.deep.include({ claims: 2 });
-    await outbox.markDispatched(event.id, 'a'); // no longer a's: nothing happens
+    expect(await queue.unclaimed(clock.now(), 10)).to.include(event.id);
+    expect(await queue.claim(event.id, 'b', lease(), clock.now())).to.deep.include({ claims: 2 });
+    await queue.markDispatched(event.id, 'a'); // no longer a's: nothing happens
     expect(await statusOf(event.id)).to.equal('pending');
-    await outbox.markDispatched(event.id, 'b');
+    await queue.markDispatched(event.id, 'b');
     expect(await statusOf(event.id)).to.equal('dispatched');
   });
 });
