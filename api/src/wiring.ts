@@ -45,6 +45,7 @@ import { Dispatcher, PER_ENDPOINT_IN_FLIGHT } from './features/webhooks/events/d
 import { RedisPermits } from './features/webhooks/events/permits.js';
 import { MongoEventQueue } from './features/webhooks/events/event-queue.js';
 import { Outbox } from './features/webhooks/events/outbox.js';
+import { OutboxRecovery } from './features/webhooks/events/outbox-recovery.js';
 import { createOutboxIndexes } from './features/webhooks/events/outbox-collection.js';
 import { WorkSignals } from './features/webhooks/events/signals.js';
 import { Registry, collectDefaultMetrics } from 'prom-client';
@@ -146,10 +147,11 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   const dispatcherStores = {
     outbox: new Outbox(longDb, locks, clock),
     events: new MongoEventQueue(longDb, locks, clock),
+    recovery: new OutboxRecovery(longDb, locks),
     deliveries: new DeliveryStore(longDb, locks),
   };
-  // What the dispatcher hands back (a lease given up) wakes the dispatchers as committed events do.
-  for (const store of [outbox, dispatcherStores.outbox, dispatcherStores.events]) {
+  // What the dispatcher hands back (a lease given up) or recovery commits wakes the dispatchers as committed events do.
+  for (const store of [outbox, dispatcherStores.outbox, dispatcherStores.events, dispatcherStores.recovery]) {
     store.onCommit((ids, events) => signals.announce({ events: ids }, events));
   }
   const dispatcher = new Dispatcher({

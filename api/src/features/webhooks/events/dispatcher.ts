@@ -19,7 +19,8 @@ import { deliveryId, newAttemptId, type DeliveryStore, type QueuedDelivery, type
 import { Lanes } from './lanes.js';
 import { localPermits, type Permits } from './permits.js';
 import type { EventQueue } from './event-queue.js';
-import type { Outbox } from './outbox.js';
+import type { EventOutbox } from './outbox.js';
+import type { OutboxRecovery } from './outbox-recovery.js';
 import type { StoredEvent } from './outbox-collection.js';
 import type { KnownEvents, WorkSignals } from './signals.js';
 import { DeliveryRecorder } from './recorder.js';
@@ -32,8 +33,10 @@ const PRUNE_EVERY_MS = 3_600_000;
 export interface DispatcherDeps {
   /** Committed events, each taken on a lease until every endpoint has it (event-queue.ts). */
   events: EventQueue;
-  /** Recovers what writers that died left staged, and takes the dispatcher's own events (an endpoint disabled). */
-  outbox: Pick<Outbox, 'event' | 'append' | 'recoverStaged'>;
+  /** Settles the events writers that died left staged (outbox-recovery.ts). */
+  recovery: Pick<OutboxRecovery, 'recoverStaged'>;
+  /** Takes the dispatcher's own events (an endpoint disabled). */
+  outbox: Pick<EventOutbox, 'event' | 'append'>;
   deliveries: DeliveryStore;
   endpoints: WebhookEndpointStore;
   signals: WorkSignals;
@@ -103,7 +106,7 @@ export class Dispatcher {
     if (!this.running) return;
     const now = this.deps.clock.now();
     try {
-      const recovered = await this.deps.outbox.recoverStaged(now);
+      const recovered = await this.deps.recovery.recoverStaged(now);
       if (recovered.abandoned > 0) this.deps.logger.warn({ abandoned: recovered.abandoned }, 'staged outbox events abandoned: their change was neither recorded nor ruled out within a day');
       for (const id of await this.deps.events.unclaimed(now, POLL_BATCH)) if (this.running) this.track(this.dispatchEvent(id));
       for (const id of await this.deps.deliveries.due(now, POLL_BATCH)) if (this.running) this.track(this.runDelivery(id));
