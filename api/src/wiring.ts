@@ -43,7 +43,10 @@ import { attemptAgents } from './features/webhooks/events/attempt.js';
 import { DeliveryStore } from './features/webhooks/events/deliveries.js';
 import { Dispatcher, PER_ENDPOINT_IN_FLIGHT } from './features/webhooks/events/dispatcher.js';
 import { RedisPermits } from './features/webhooks/events/permits.js';
+import { MongoEventQueue } from './features/webhooks/events/event-queue.js';
 import { Outbox } from './features/webhooks/events/outbox.js';
+import { OutboxRecovery } from './features/webhooks/events/outbox-recovery.js';
+import { createOutboxIndexes } from './features/webhooks/events/outbox-collection.js';
 import { WorkSignals } from './features/webhooks/events/signals.js';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import type dns from 'node:dns';
@@ -106,7 +109,7 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   // Loaded in the background (start-up and polling), a whole snapshot at a time.
   const snapshots = new SnapshotStore(longDb, locks, clock);
   // Index builds can take long on a large collection.
-  await Promise.all([...Object.values(repositories).map((r) => r.init(longDb)), outbox.init(longDb), deliveries.init(longDb), snapshots.init(), idempotencyStore.init(longDb)]);
+  await Promise.all([...Object.values(repositories).map((r) => r.init(longDb)), createOutboxIndexes(longDb), deliveries.init(longDb), snapshots.init(), idempotencyStore.init(longDb)]);
   const storage = openObjectStorage(config.objectStorage);
   const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
   // The operator's endpoint checks for the same catalog, published beside its snapshots (loaded in the background).
@@ -141,8 +144,16 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   const signals = new WorkSignals(redis);
   // The dispatcher works in the background and scans and purges whole collections: its stores have the
   // deadline of long operations. Requests use the others.
-  const dispatcherStores = { outbox: new Outbox(longDb, locks, clock), deliveries: new DeliveryStore(longDb, locks) };
-  for (const store of [outbox, dispatcherStores.outbox]) store.onCommit((ids, events) => signals.announce({ events: ids }, events));
+  const dispatcherStores = {
+    outbox: new Outbox(longDb, locks, clock),
+    events: new MongoEventQueue(longDb, locks, clock),
+    recovery: new OutboxRecovery(longDb, locks),
+    deliveries: new DeliveryStore(longDb, locks),
+  };
+  // What the dispatcher hands back (a lease given up) or recovery commits wakes the dispatchers as committed events do.
+  for (const store of [outbox, dispatcherStores.outbox, dispatcherStores.events, dispatcherStores.recovery]) {
+    store.onCommit((ids, events) => signals.announce({ events: ids }, events));
+  }
   const dispatcher = new Dispatcher({
     ...dispatcherStores,
     endpoints,
@@ -201,6 +212,16 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     ingest: new IngestService({ users: appUsers, observations, generations, clock }),
     gateway: new GatewayService({ users: appUsers, apps, observations, generations, indexes: new ConnectionIndexes((id) => observations.all(id), config.gatewayIndexMb * 1024 * 1024), cursors: new CursorCodec(config.cursorSecret), clock, logger }),
     connectSessions: new ConnectSessionService({ sessions, users, limits: initiateLimits, apps, brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined, clock }),
-    webhookDeliveryService: new WebhookDeliveryService({ endpoints, deliveries, events: outbox, signals, cursors: new CursorCodec(config.cursorSecret), clock, limits: endpointLimits }),
+    webhookDeliveryService: new WebhookDeliveryService({
+      endpoints,
+      deliveries,
+      outbox,
+      // recover reads dispatched events on the requests' handle, with their deadline
+      events: new MongoEventQueue(db, locks, clock),
+      signals,
+      cursors: new CursorCodec(config.cursorSecret),
+      clock,
+      limits: endpointLimits,
+    }),
   };
 }

@@ -23,7 +23,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
 import type { Redis } from 'ioredis';
-import { Outbox } from '../../api/src/features/webhooks/events/outbox.js';
+import { OutboxRecovery } from '../../api/src/features/webhooks/events/outbox-recovery.js';
 import { documentLocksFor } from '../../core/src/infra/locks.js';
 import { connectRedis } from '../../core/src/infra/redis.js';
 import { ADMIN_TOKEN } from '../../testkit/api.js';
@@ -252,7 +252,7 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     // what a killed or failed request left staged.
     checkRedis ??= await connectRedis(redis.url, 2_500);
     const later = new Date(Date.now() + 24 * 60 * 60_000 - 60_000);
-    await new Outbox(db, await documentLocksFor(db, checkRedis), { now: () => later }).recoverStaged(later, 100_000);
+    await new OutboxRecovery(db, await documentLocksFor(db, checkRedis)).recoverStaged(later, 100_000);
     const committedOf = async (type: string) => {
       const events = await db.collection<{ subject: string; status: string }>('outbox_events').find({ customerAccountId: tenantId, type }, { projection: { subject: 1, status: 1 } }).toArray();
       const committed = new Map<string, number>();

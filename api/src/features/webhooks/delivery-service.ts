@@ -3,7 +3,9 @@
 // their original ids.
 import type { Clock } from '../../../../core/src/clock.js';
 import { deliveryId, newAttemptId, type AttemptRecord, type AttemptStatus, type DeliveryStore, type QueuedDelivery } from './events/deliveries.js';
-import { TEST_EVENT_TYPE, type DomainEvent, type Outbox } from './events/outbox.js';
+import { TEST_EVENT_TYPE, type DomainEvent } from './events/domain-event.js';
+import type { EventQueue } from './events/event-queue.js';
+import type { EventOutbox } from './events/outbox.js';
 import type { WorkSignals } from './events/signals.js';
 import type { Principal } from '../../shared/http/auth.js';
 import type { CursorCodec } from '../../shared/http/cursor.js';
@@ -20,7 +22,10 @@ export const RECOVER_WINDOW_MS = 14 * 24 * 3_600_000;
 export interface WebhookDeliveryServiceDeps {
   endpoints: WebhookEndpointStore;
   deliveries: Pick<DeliveryStore, 'list' | 'enqueue' | 'history'>;
-  events: Pick<Outbox, 'event' | 'append' | 'since'>;
+  /** Where test events go. */
+  outbox: Pick<EventOutbox, 'event' | 'append'>;
+  /** The dispatched events recover reads. */
+  events: Pick<EventQueue, 'since'>;
   signals: Pick<WorkSignals, 'announce'>;
   cursors: CursorCodec;
   clock: Clock;
@@ -56,8 +61,8 @@ export class WebhookDeliveryService {
   async sendTest(principal: Principal, id: string): Promise<{ eventId: string }> {
     const endpoint = await this.activeEndpoint(principal, id, 'only an ACTIVE endpoint receives a test event');
     await this.deps.limits.test(principal.accountId, endpoint.id);
-    const event: DomainEvent = { ...this.deps.events.event(TEST_EVENT_TYPE, principal.accountId, `webhook_endpoint:${endpoint.id}`, { webhookEndpointId: endpoint.id }), targetEndpointId: endpoint.id };
-    await this.deps.events.append([event]);
+    const event: DomainEvent = { ...this.deps.outbox.event(TEST_EVENT_TYPE, principal.accountId, `webhook_endpoint:${endpoint.id}`, { webhookEndpointId: endpoint.id }), targetEndpointId: endpoint.id };
+    await this.deps.outbox.append([event]);
     return { eventId: event.id };
   }
 

@@ -1,2 +1,3 @@
 // What other features may use of webhooks (docs/architecture.md): everything else in this folder is its own.
-export type { ChangeTarget, DomainEvent, EventOutbox } from './events/outbox.js';
+export type { ChangeTarget, DomainEvent } from './events/domain-event.js';
+export type { EventOutbox } from './events/outbox.js';

@@ -6,6 +6,7 @@ import { ManualClock } from '../../../../testkit/clock.js';
 import { TestApi, type Tenant } from '../../../../testkit/api.js';
 import { publishTo, realSources } from '../../../../testkit/catalog.js';
 import { appOf, type AppKeys } from '../../../../testkit/apps.js';
+import { eventsOf } from '../../../../testkit/events.js';
 
 const SDK = '/api/sdk/v1';
 const PLATFORM = '/api/platform/v1';
@@ -32,7 +33,7 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
   const probe = (appUserId: string, headers: Record<string, string> = {}, key = app.pk) => api.request('GET', `${SDK}/app-users/${encodeURIComponent(appUserId)}/lifecycle`, { key, headers });
   const appUser = (appUserId: string, key = tenant.key) => api.request('GET', `${PLATFORM}/app-users/${encodeURIComponent(appUserId)}`, { key });
   // The clock stands still here, so events are told apart by id, not by time.
-  const events = async (accountId = tenant.accountId) => (await api.services.outbox.list(accountId)).map((e) => [e.type, e.data, e.id] as const);
+  const events = async (accountId = tenant.accountId) => (await eventsOf(api.mongo.db, accountId)).map((e) => [e.type, e.data, e.id] as const);
   const mark = async () => new Set((await events()).map(([, , id]) => id));
   const since = async (seen: Set<string>) => (await events()).filter(([, , id]) => !seen.has(id)).map(([type, data]) => [type, data]);
 

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { TestApi, withTestApi, type Tenant } from '../../../../testkit/api.js';
+import { eventsOf } from '../../../../testkit/events.js';
 import { buildPatient } from '../../../../testkit/factories.js';
 
 describe('platform: patients', () => {
@@ -32,7 +33,7 @@ describe('platform: patients', () => {
 
     it('records patient.created in the outbox before answering', async () => {
       const res = await create(tenant.key);
-      const events = await api.services.outbox.list(tenant.accountId);
+      const events = await eventsOf(api.mongo.db, tenant.accountId);
       const event = events.find((e) => e.data.patientId === res.body.id);
       expect(event).to.include({ type: 'patient.created', status: 'pending', customerAccountId: tenant.accountId });
     });
@@ -58,13 +59,13 @@ describe('platform: patients', () => {
     ];
     for (const [what, change] of invalid) {
       it(`rejects ${what} with a 400 problem naming the field, writing nothing`, async () => {
-        const before = (await api.services.outbox.list(tenant.accountId)).length;
+        const before = (await eventsOf(api.mongo.db, tenant.accountId)).length;
         const res = await create(tenant.key, { ...buildPatient(), ...change });
         expect(res.status).to.equal(400);
         expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
         expect(res.body).to.include({ code: 'BAD_REQUEST', status: 400, retryable: false });
         expect(res.body.details.errors).to.be.an('array').that.is.not.empty;
-        expect((await api.services.outbox.list(tenant.accountId)).length).to.equal(before);
+        expect((await eventsOf(api.mongo.db, tenant.accountId)).length).to.equal(before);
       });
     }
 
@@ -148,7 +149,7 @@ describe('platform: patients', () => {
       expect(read.status).to.equal(404);
       expect(read.body.code).to.equal('NOT_FOUND');
       expect((await api.request('DELETE', path, { key: tenant.key })).status).to.equal(404);
-      const events = (await api.services.outbox.list(tenant.accountId)).filter((e) => e.data.patientId === created.body.id);
+      const events = (await eventsOf(api.mongo.db, tenant.accountId)).filter((e) => e.data.patientId === created.body.id);
       expect(events.map((e) => [e.type, e.status])).to.deep.equal([
         ['patient.created', 'pending'],
         ['patient.deleted', 'pending'],
@@ -193,7 +194,7 @@ describe('platform: patients — DELETE preconditions and races', () => {
     const answers = await Promise.all(Array.from({ length: 6 }, () => api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key })));
     expect(answers.filter((r) => r.status === 204)).to.have.length(1);
     expect(answers.filter((r) => r.status === 404)).to.have.length(5);
-    const events = (await api.services.outbox.list(tenant.accountId)).filter((e) => e.type === 'patient.deleted' && e.data.patientId === id);
+    const events = (await eventsOf(api.mongo.db, tenant.accountId)).filter((e) => e.type === 'patient.deleted' && e.data.patientId === id);
     expect(events).to.have.length(1);
   });
 

@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { Redis } from 'ioredis';
 import { TestApi, withTestApi, type Tenant } from '../../../../testkit/api.js';
 import { ManualClock } from '../../../../testkit/clock.js';
+import { eventsOf } from '../../../../testkit/events.js';
 import { buildEndpoint, buildPatient } from '../../../../testkit/factories.js';
 import { testRedisUrl } from '../../../../testkit/services.js';
 import { IDEMPOTENCY_RECORDS } from '../../../../api/src/shared/http/idempotency-store.js';
@@ -64,7 +65,7 @@ for (const redis of [false, true]) {
       const read = await api.request('GET', first.headers.get('location')!, { key: tenant.key });
       expect(read.status).to.equal(200);
       expect(read.body.id).to.equal(first.body.id);
-      const events = (await api.services.outbox.list(tenant.accountId)).filter((e) => e.data.patientId === first.body.id);
+      const events = (await eventsOf(api.mongo.db, tenant.accountId)).filter((e) => e.data.patientId === first.body.id);
       expect(events.map((e) => e.type)).to.deep.equal(['patient.created']);
     });
 

@@ -4,7 +4,7 @@
 // on the embedded database, which after an outage, beside the scans that find work, kept it too busy to recover.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { DeliveryStore } from './deliveries.js';
-import type { Outbox } from './outbox.js';
+import type { EventQueue } from './event-queue.js';
 
 const BACKLOG_EVERY_MS = 30_000;
 
@@ -29,10 +29,13 @@ export class DispatcherMetrics {
   }
 
   /** Measures the backlog when the last measure is BACKLOG_EVERY_MS old or more. */
-  async backlog(now: Date, stores: { outbox: Pick<Outbox, 'backlog'>; deliveries: Pick<DeliveryStore, 'backlog'> }): Promise<void> {
+  async backlog(
+    now: Date,
+    stores: { events: Pick<EventQueue, 'backlog'>; deliveries: Pick<DeliveryStore, 'backlog'> },
+  ): Promise<void> {
     if (now.getTime() - this.lastBacklog < BACKLOG_EVERY_MS) return;
     this.lastBacklog = now.getTime();
-    const [events, queue] = await Promise.all([stores.outbox.backlog(now), stores.deliveries.backlog(now)]);
+    const [events, queue] = await Promise.all([stores.events.backlog(now), stores.deliveries.backlog(now)]);
     this.depth.set(events.pending + queue.queued);
     this.oldestDue.set(Math.max(events.oldestMs, queue.oldestDueMs) / 1000);
   }

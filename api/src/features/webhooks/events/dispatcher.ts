@@ -18,7 +18,10 @@ import { DispatcherMetrics } from './dispatcher-metrics.js';
 import { deliveryId, newAttemptId, type DeliveryStore, type QueuedDelivery, type Trigger } from './deliveries.js';
 import { Lanes } from './lanes.js';
 import { localPermits, type Permits } from './permits.js';
-import type { Outbox, StoredEvent } from './outbox.js';
+import type { EventQueue } from './event-queue.js';
+import type { EventOutbox } from './outbox.js';
+import type { OutboxRecovery } from './outbox-recovery.js';
+import type { StoredEvent } from './outbox-collection.js';
 import type { KnownEvents, WorkSignals } from './signals.js';
 import { DeliveryRecorder } from './recorder.js';
 
@@ -28,7 +31,12 @@ const RETENTION_MS = 30 * 24 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
 export interface DispatcherDeps {
-  outbox: Outbox;
+  /** Committed events, each taken on a lease until every endpoint has it (event-queue.ts). */
+  events: EventQueue;
+  /** Settles the events writers that died left staged (outbox-recovery.ts). */
+  recovery: Pick<OutboxRecovery, 'recoverStaged'>;
+  /** Takes the dispatcher's own events (an endpoint disabled). */
+  outbox: Pick<EventOutbox, 'event' | 'append'>;
   deliveries: DeliveryStore;
   endpoints: WebhookEndpointStore;
   signals: WorkSignals;
@@ -98,16 +106,16 @@ export class Dispatcher {
     if (!this.running) return;
     const now = this.deps.clock.now();
     try {
-      const recovered = await this.deps.outbox.recoverStaged(now);
+      const recovered = await this.deps.recovery.recoverStaged(now);
       if (recovered.abandoned > 0) this.deps.logger.warn({ abandoned: recovered.abandoned }, 'staged outbox events abandoned: their change was neither recorded nor ruled out within a day');
-      for (const id of await this.deps.outbox.unclaimed(now, POLL_BATCH)) if (this.running) this.track(this.dispatchEvent(id));
+      for (const id of await this.deps.events.unclaimed(now, POLL_BATCH)) if (this.running) this.track(this.dispatchEvent(id));
       for (const id of await this.deps.deliveries.due(now, POLL_BATCH)) if (this.running) this.track(this.runDelivery(id));
       await this.metrics.backlog(now, this.deps);
       if (now.getTime() - this.lastPrune > PRUNE_EVERY_MS) {
         this.lastPrune = now.getTime();
         const before = new Date(now.getTime() - RETENTION_MS);
         await this.deps.deliveries.prune(before);
-        await this.deps.outbox.prune(before);
+        await this.deps.events.prune(before);
       }
     } catch (error) {
       this.deps.logger.warn({ err: error }, 'webhook dispatcher poll failed; retrying at the next one');
@@ -171,11 +179,11 @@ export class Dispatcher {
       // An event this process committed, that no endpoint is to hear (the common case of an account without
       // endpoints): settled in one write instead of a claim and a mark (four database calls and two locks).
       // If a dispatcher holds it or it is done already, the claim below decides as always.
-      if (known && (await this.targetsOf(known)).length === 0 && (await this.deps.outbox.settleUntargeted(id, this.deps.clock.now()))) return;
-      const event = await this.deps.outbox.claim(id, this.id, this.lease(), this.deps.clock.now());
+      if (known && (await this.targetsOf(known)).length === 0 && (await this.deps.events.settleUntargeted(id, this.deps.clock.now()))) return;
+      const event = await this.deps.events.claim(id, this.id, this.lease(), this.deps.clock.now());
       if (!event) return;
       heartbeat = setInterval(() => {
-        void this.deps.outbox.renew(id, this.id, this.lease()).then((held) => (lost ||= !held), () => {});
+        void this.deps.events.renew(id, this.id, this.lease()).then((held) => (lost ||= !held), () => {});
       }, this.deps.settings.leaseMs / 3);
       heartbeat.unref();
       let targets = await this.targetsOf(event);
@@ -190,7 +198,7 @@ export class Dispatcher {
       const trigger: Trigger = event.targetEndpointId ? 'MANUAL' : 'SCHEDULED';
       const made = await Promise.all(targets.map((endpoint) => this.withSlot(endpoint.id, () => this.attemptFirst({ event, endpoint, attempt: 1, trigger, logId: newAttemptId() }), () => lost)));
       if (made.every(Boolean)) {
-        await this.deps.outbox.markDispatched(id, this.id);
+        await this.deps.events.markDispatched(id, this.id);
         done = true;
       }
     } catch (error) {
@@ -198,7 +206,7 @@ export class Dispatcher {
     } finally {
       clearInterval(heartbeat);
       // Stopped part-way: hand the event back at once rather than when the lease ends.
-      if (heartbeat && !done && !lost) await this.deps.outbox.release(id, this.id).catch(() => {});
+      if (heartbeat && !done && !lost) await this.deps.events.release(id, this.id).catch(() => {});
       this.working.delete(id);
     }
   }
@@ -231,7 +239,7 @@ export class Dispatcher {
       await this.withSlot(endpointOf(id), async () => {
         const delivery = await this.deps.deliveries.claim(id, this.id, this.lease(), this.deps.clock.now());
         if (!delivery) return;
-        const event = await this.deps.outbox.get(delivery.eventId);
+        const event = await this.deps.events.get(delivery.eventId);
         const current = event && (await this.current({ accountId: delivery.accountId, id: delivery.endpointId }));
         if (!event || !current) {
           await this.deps.deliveries.finish(id, this.id);

@@ -2,7 +2,8 @@
 // others, as the durable outbox does; remembers the change each was recorded with.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../../../core/src/clock.js';
-import type { ChangeTarget, DeliverableType, DomainEvent, EventOutbox } from './outbox.js';
+import type { ChangeTarget, DeliverableType, DomainEvent } from './domain-event.js';
+import type { EventOutbox } from './outbox.js';
 
 export class FakeOutbox implements EventOutbox {
   /** Events whose change committed (or that were appended), oldest first. */

@@ -1,83 +1,26 @@
-// The durable outbox. Without multi-document transactions an event is written in two steps around the
-// change that causes it: staged before, committed after. The change writes the staged events' change id
-// into the document it changes (VersionedCollection), so a crash in between leaves a staged event that the
-// dispatcher later commits or drops by what that document holds: no event is lost and none is invented.
-// Committed events wait here until the dispatcher has handed them to every endpoint (then `dispatched`).
-//
-// A staged event is dropped only when its change is known not to have happened, and never can: the target
-// document moved past the version the change would have written, with another change's id in its place
-// (the change was conditional on the version before, which is gone). A change that threw, or that reported
-// "nothing to do" (a retried insert that meets its own first attempt as a duplicate), is ambiguous: the
-// write may have landed, or may still land (a stalled database applies what it had already read when it
-// resumes). Its events stay staged and the document is asked again, less and less often, until it records
-// the change (committed) or rules it out (dropped); after a day without an answer they are abandoned.
+// The durable outbox's writers (docs/architecture.md, "Outbox"). Without multi-document transactions an event is
+// written in two steps around the change that causes it: staged before, committed after. The change writes the
+// staged events' change id into the document it changes (VersionedCollection), so a crash in between leaves a
+// staged event that the dispatcher's recovery (outbox-recovery.ts) later commits or drops by what that document
+// holds: no event is lost and none is invented. Committed events wait in the dispatcher's queue (event-queue.ts)
+// until it has handed them to every endpoint.
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { Clock } from '../../../../../core/src/clock.js';
 import type { DocumentLocks } from '../../../../../core/src/infra/locks.js';
-import { deleteOneWhere, updateOneWhere } from '../../../../../core/src/infra/where.js';
-import { changeRecorded, markPlainWrite } from '../../../shared/infra/change-scope.js';
-import { through } from '../../../../../core/src/infra/mongo.js';
-
-/** The event types an endpoint can subscribe to (docs/api.md, "Receiving webhooks"). */
-export const EVENT_TYPES = [
-  'patient.created',
-  'patient.deleted',
-  'app_user.limited',
-  'app_user.activated',
-  'app_user.tombstoned',
-  'connection.created',
-  'connection.revoked',
-  'webhook_endpoint.disabled',
-] as const;
-
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** Sent by `POST /webhook-endpoints/{id}/test` to that endpoint alone; nobody subscribes to it. */
-export const TEST_EVENT_TYPE = 'webhook.test';
-export type DeliverableType = EventType | typeof TEST_EVENT_TYPE;
-
-export interface DomainEvent {
-  id: string;
-  type: DeliverableType;
-  customerAccountId: string;
-  /** The resource the event is about, e.g. "patient:<id>". */
-  subject: string;
-  /** Identifiers and non-clinical state only: receivers log payloads (docs/api.md, "Receiving webhooks"). */
-  data: Record<string, unknown>;
-  occurredAt: Date;
-  /** Delivered to this endpoint only, whatever it subscribes to (webhook.test). */
-  targetEndpointId?: string;
-}
-
-/** The document a change writes and the version it leaves it at: where recovery looks for the change's id. */
-export interface ChangeTarget {
-  collection: string;
-  id: string;
-  version: number;
-}
-
-export type OutboxStatus = 'staged' | 'pending' | 'dispatched';
-
-export interface StoredEvent extends DomainEvent {
-  status: OutboxStatus;
-  /** How many times a dispatcher has claimed it (more than one: a dispatcher stopped part-way). */
-  claims: number;
-}
-
-interface OutboxDocument extends Omit<DomainEvent, 'id'> {
-  _id: string;
-  status: OutboxStatus;
-  createdAt: Date;
-  claims: number;
-  changeId?: string;
-  target?: ChangeTarget;
-  /** A staged event whose change has not been confirmed by then is settled by recovery. */
-  stagedUntil?: Date;
-  leaseOwner?: string | null;
-  leaseUntil?: Date | null;
-  dispatchedAt?: Date;
-}
+import { deleteOneWhere } from '../../../../../core/src/infra/where.js';
+import { markPlainWrite } from '../../../shared/infra/change-scope.js';
+import type { ChangeTarget, DeliverableType, DomainEvent } from './domain-event.js';
+import {
+  changeVerdict,
+  commitStaged,
+  CommitListeners,
+  OUTBOX_EVENTS,
+  STAGE_MS,
+  toDocument,
+  type CommitListener,
+  type OutboxDocument,
+} from './outbox-collection.js';
 
 /** What services need to emit events with their changes; Outbox (MongoDB) and FakeOutbox (tests). */
 export interface EventOutbox {
@@ -96,36 +39,15 @@ export interface EventOutbox {
 export interface OutboxOptions {
   /** How long a change may take before recovery first looks at its staged events. */
   stageMs?: number;
-  /** Recovery asks again at growing intervals (the event's age), at most this far apart. */
-  maxRecheckMs?: number;
-  /** A staged event whose change is still neither recorded nor ruled out after this long is abandoned. */
-  abandonMs?: number;
-}
-
-/** What one recovery pass did with the staged events it looked at. */
-export interface Recovery {
-  /** The target records the change: committed. */
-  committed: number;
-  /** The target rules the change out: dropped. */
-  dropped: number;
-  /** Not written (yet): the change may still land; asked again later. */
-  waiting: number;
-  /** Still unanswered after abandonMs: dropped. */
-  abandoned: number;
 }
 
 /** When a commit after a change that happened failed: the delays of the next tries before recovery's. */
 const COMMIT_RETRIES_MS = [1_000, 5_000];
 
-/** Whether the change that would leave `target` at its version happened, cannot happen any more, or may still. */
-type Verdict = 'happened' | 'ruled-out' | 'unknown';
-
 export class Outbox implements EventOutbox {
   private readonly collection: Collection<OutboxDocument>;
-  private readonly listeners: ((ids: string[], events?: readonly DomainEvent[]) => void)[] = [];
+  private readonly listeners = new CommitListeners();
   private readonly stageMs: number;
-  private readonly maxRecheckMs: number;
-  private readonly abandonMs: number;
 
   constructor(
     private readonly db: Db,
@@ -133,25 +55,16 @@ export class Outbox implements EventOutbox {
     private readonly clock: Clock,
     options: OutboxOptions = {},
   ) {
-    this.collection = db.collection<OutboxDocument>('outbox_events');
-    this.stageMs = options.stageMs ?? 60_000;
-    this.maxRecheckMs = options.maxRecheckMs ?? 60 * 60_000;
-    this.abandonMs = options.abandonMs ?? 24 * 60 * 60_000;
-  }
-
-  /** `indexes`: the database handle index builds go through (they can take long). */
-  async init(indexes?: Db): Promise<void> {
-    await through(this.collection, indexes).createIndex({ status: 1, createdAt: 1 });
-    await through(this.collection, indexes).createIndex({ customerAccountId: 1, createdAt: 1 });
-    await through(this.collection, indexes).createIndex({ customerAccountId: 1, occurredAt: 1, _id: 1 });
+    this.collection = db.collection<OutboxDocument>(OUTBOX_EVENTS);
+    this.stageMs = options.stageMs ?? STAGE_MS;
   }
 
   /**
    * Called with the ids of events as they are committed in this process (the dispatcher wakes on it), and the
    * events themselves when this process made them (so the dispatcher need not read them to know their type).
    */
-  onCommit(listener: (ids: string[], events?: readonly DomainEvent[]) => void): void {
-    this.listeners.push(listener);
+  onCommit(listener: CommitListener): void {
+    this.listeners.add(listener);
   }
 
   event(type: DeliverableType, customerAccountId: string, subject: string, data: Record<string, unknown>): DomainEvent {
@@ -168,7 +81,7 @@ export class Outbox implements EventOutbox {
     if (result === undefined) {
       // "Nothing to do" is the change's reading of its write's answer, and an answer can mislead (a retried
       // write that meets its own first attempt): the events go only if the target does not hold the change.
-      if ((await this.verdict(target, changeId)) === 'happened') await this.commit(events);
+      if ((await changeVerdict(this.db, target, changeId)) === 'happened') await this.commit(events);
       else for (const event of events) await deleteOneWhere(this.collection, this.locks, event.id, { status: 'staged' });
       return undefined;
     }
@@ -187,163 +100,18 @@ export class Outbox implements EventOutbox {
   async append(events: DomainEvent[]): Promise<void> {
     if (events.length === 0) return;
     // Inside an idempotent request (webhook test events) the first event is the request's recovery point.
-    const mark = await markPlainWrite('outbox_events', events[0]!.id);
+    const mark = await markPlainWrite(OUTBOX_EVENTS, events[0]!.id);
     await this.collection.insertMany(events.map((e) => ({ ...toDocument(e, 'pending', this.clock.now()), ...mark })));
-    this.notify(events.map((e) => e.id), events);
+    this.listeners.notify(events.map((e) => e.id), events);
   }
 
   private async commit(events: DomainEvent[]): Promise<void> {
     const committedAt = this.clock.now();
     for (const event of events) {
-      const committed = await updateOneWhere(this.collection, this.locks, event.id, { status: 'staged' }, { $set: { status: 'pending', createdAt: committedAt }, $unset: { stagedUntil: '' } });
-      // Recovery abandoned a change that took longer than abandonMs and dropped the event; it did happen.
+      const committed = await commitStaged(this.collection, this.locks, event.id, committedAt);
+      // Recovery (outbox-recovery.ts) gave up on a change slower than abandonMs and dropped the event; it did happen.
       if (!committed && !(await this.collection.findOne({ _id: event.id }))) await this.collection.insertOne(toDocument(event, 'pending', committedAt));
     }
-    this.notify(events.map((e) => e.id), events);
+    this.listeners.notify(events.map((e) => e.id), events);
   }
-
-  private notify(ids: string[], events?: readonly DomainEvent[]): void {
-    for (const listener of this.listeners) listener(ids, events);
-  }
-
-  // ——— for the dispatcher ———
-
-  /** Takes a committed event for `owner` until `until`, unless another dispatcher holds it; null otherwise. */
-  async claim(id: string, owner: string, until: Date, now: Date): Promise<StoredEvent | null> {
-    const doc = await updateOneWhere(this.collection, this.locks, id, { status: 'pending', $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] }, { $set: { leaseOwner: owner, leaseUntil: until }, $inc: { claims: 1 } });
-    return doc && toStored(doc);
-  }
-
-  /**
-   * A committed event no endpoint is to hear: done in one write (what a claim, no attempt and markDispatched
-   * come to), unless a dispatcher holds it or it is done already; false then.
-   */
-  async settleUntargeted(id: string, now: Date): Promise<boolean> {
-    const done = await updateOneWhere(this.collection, this.locks, id, { status: 'pending', $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] }, { $set: { status: 'dispatched', dispatchedAt: this.clock.now(), leaseOwner: null, leaseUntil: null } });
-    return done !== null;
-  }
-
-  /** Extends `owner`'s lease on the event; false when it no longer holds it. */
-  async renew(id: string, owner: string, until: Date): Promise<boolean> {
-    return (await updateOneWhere(this.collection, this.locks, id, { status: 'pending', leaseOwner: owner }, { $set: { leaseUntil: until } })) !== null;
-  }
-
-  /** Hands the event back (a dispatcher that stops part-way), so another takes it at once. */
-  async release(id: string, owner: string): Promise<void> {
-    await updateOneWhere(this.collection, this.locks, id, { status: 'pending', leaseOwner: owner }, { $set: { leaseOwner: null, leaseUntil: null } });
-    this.notify([id]);
-  }
-
-  /** The event has reached every endpoint (or their retry queues): done, if `owner` still holds it. */
-  async markDispatched(id: string, owner: string): Promise<void> {
-    await updateOneWhere(this.collection, this.locks, id, { leaseOwner: owner }, { $set: { status: 'dispatched', dispatchedAt: this.clock.now(), leaseOwner: null, leaseUntil: null } });
-  }
-
-  /** Committed events no dispatcher holds (a backstop scan: wake-ups normally find them first). */
-  async unclaimed(now: Date, limit: number): Promise<string[]> {
-    const docs = await this.collection
-      .find({ status: 'pending', $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] }, { projection: { _id: 1 } })
-      .sort({ createdAt: 1 })
-      .limit(limit)
-      .toArray();
-    return docs.map((d) => d._id);
-  }
-
-  /** Committed events waiting for dispatch, and how long the oldest has waited (for metrics). */
-  async backlog(now: Date): Promise<{ pending: number; oldestMs: number }> {
-    const pending = await this.collection.countDocuments({ status: 'pending' });
-    const oldest = await this.collection.find({ status: 'pending' }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next();
-    return { pending, oldestMs: oldest ? Math.max(0, now.getTime() - oldest.createdAt.getTime()) : 0 };
-  }
-
-  /**
-   * Settles staged events whose change had time to finish, by what the target document holds: committed
-   * when it records the change, dropped when it rules the change out, asked again later when the change was
-   * not written (yet), abandoned when that is still so after abandonMs.
-   */
-  async recoverStaged(now: Date, limit = 100): Promise<Recovery> {
-    const stale = await this.collection.find({ status: 'staged', stagedUntil: { $lt: now } }).limit(limit).toArray();
-    const outcome: Recovery = { committed: 0, dropped: 0, waiting: 0, abandoned: 0 };
-    for (const doc of stale) {
-      const verdict = doc.target && doc.changeId !== undefined ? await this.verdict(doc.target, doc.changeId) : 'ruled-out';
-      if (verdict === 'happened') {
-        if (await updateOneWhere(this.collection, this.locks, doc._id, { status: 'staged' }, { $set: { status: 'pending', createdAt: now }, $unset: { stagedUntil: '' } })) {
-          outcome.committed++;
-          this.notify([doc._id]);
-        }
-        continue;
-      }
-      const age = now.getTime() - doc.createdAt.getTime();
-      if (verdict === 'unknown' && age < this.abandonMs) {
-        // Asked again after as long again as it has waited so far: a day of waiting costs a few dozen reads.
-        const next = new Date(now.getTime() + Math.min(Math.max(age, this.stageMs), this.maxRecheckMs));
-        if (await updateOneWhere(this.collection, this.locks, doc._id, { status: 'staged' }, { $set: { stagedUntil: next } })) outcome.waiting++;
-      } else if (await deleteOneWhere(this.collection, this.locks, doc._id, { status: 'staged' })) {
-        outcome[verdict === 'unknown' ? 'abandoned' : 'dropped']++;
-      }
-    }
-    return outcome;
-  }
-
-  /**
-   * What the target says of the change `changeId`, which was to leave it at `target.version` and was
-   * conditional on the version before (an insert: on there being no document).
-   */
-  private async verdict(target: ChangeTarget, changeId: string): Promise<Verdict> {
-    const doc = await this.db.collection<{ _id: string; _version?: number; _changes?: Record<string, string> }>(target.collection).findOne({ _id: target.id });
-    if (changeRecorded(doc, target.version, changeId)) return 'happened';
-    // Not there yet, or not yet at the version: the change may still land. Past it, another change holds
-    // the version this one needed, so this one can no longer apply. (A document that moved CHANGE_RING
-    // versions further has forgotten which change made that version; the change is taken as not made.)
-    return doc === null || (doc._version ?? 0) < target.version ? 'unknown' : 'ruled-out';
-  }
-
-  async get(id: string): Promise<StoredEvent | null> {
-    const doc = await this.collection.findOne({ _id: id });
-    return doc && toStored(doc);
-  }
-
-  /** One page of the account's dispatched events since `since`, oldest first, after `after` (recover). */
-  async since(customerAccountId: string, since: Date, limit: number, after?: { occurredAt: Date; id: string }): Promise<StoredEvent[]> {
-    const position = after ? { $or: [{ occurredAt: { $gt: after.occurredAt } }, { occurredAt: after.occurredAt, _id: { $gt: after.id } }] } : {};
-    const docs = await this.collection
-      .find({ customerAccountId, status: 'dispatched', occurredAt: { $gte: since }, ...position })
-      .sort({ occurredAt: 1, _id: 1 })
-      .limit(limit)
-      .toArray();
-    return docs.map(toStored);
-  }
-
-  /** Dispatched events older than `before` go (they were kept for recover, which reaches 14 days back). */
-  async prune(before: Date): Promise<number> {
-    return (await this.collection.deleteMany({ status: 'dispatched', occurredAt: { $lt: before } })).deletedCount;
-  }
-
-  /** For tests: the events of an account in the order they were recorded. */
-  async list(customerAccountId: string, status?: OutboxStatus): Promise<StoredEvent[]> {
-    const docs = await this.collection
-      .find({ customerAccountId, ...(status ? { status } : {}) })
-      .sort({ createdAt: 1, _id: 1 })
-      .toArray();
-    return docs.map(toStored);
-  }
-}
-
-function toDocument(event: DomainEvent, status: OutboxStatus, createdAt: Date): OutboxDocument {
-  const { id, ...rest } = event;
-  return { _id: id, ...rest, status, createdAt, claims: 0 };
-}
-
-function toStored(doc: OutboxDocument): StoredEvent {
-  return {
-    id: doc._id,
-    type: doc.type,
-    customerAccountId: doc.customerAccountId,
-    subject: doc.subject,
-    data: doc.data,
-    occurredAt: doc.occurredAt,
-    ...(doc.targetEndpointId !== undefined && { targetEndpointId: doc.targetEndpointId }),
-    status: doc.status,
-    claims: doc.claims ?? 0,
-  };
 }

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { TestApi, type Tenant } from '../../../../../testkit/api.js';
 import { DELIVERY_ENV, PATIENTS, settled, WEBHOOKS, withRealSockets } from '../../../../../testkit/delivery.js';
+import { eventsOf } from '../../../../../testkit/events.js';
 import { buildPatient } from '../../../../../testkit/factories.js';
 import { Receiver, verifyDelivery } from '../../../../../testkit/receivers.js';
 import { until } from '../../../../../testkit/until.js';
@@ -58,7 +59,7 @@ describe('events: webhook delivery operations', () => {
     // 2nd and 3rd events happen while it is DISABLED: skipped.
     const missed = [await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() }), await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })];
     const events = await until('three events dispatched', async () => {
-      const all = (await api.services.outbox.list(tenant.accountId)).filter((e) => e.type === 'patient.created');
+      const all = (await eventsOf(api.mongo.db, tenant.accountId)).filter((e) => e.type === 'patient.created');
       return all.length === 3 && all.every((e) => e.status === 'dispatched') && all;
     });
     expect((await api.request('POST', `${WEBHOOKS}/${endpoint.id}/recover`, { key: tenant.key, body: { since } })).status).to.equal(409); // not while DISABLED

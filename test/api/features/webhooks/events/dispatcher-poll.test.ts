@@ -2,7 +2,7 @@
 // on a slow database a pass can outlast the poll interval, and passes that overlapped added their scans to
 // what slowed it. Passes now take turns, and a tick while one runs is skipped.
 import { expect } from 'chai';
-import type { Outbox } from '../../../../../api/src/features/webhooks/events/outbox.js';
+import type { OutboxRecovery } from '../../../../../api/src/features/webhooks/events/outbox-recovery.js';
 import { TestApi } from '../../../../../testkit/api.js';
 
 describe('events: the dispatcher backstop pass', () => {
@@ -15,14 +15,14 @@ describe('events: the dispatcher backstop pass', () => {
 
   it('never runs two passes at once: a pass asked for while one runs waits for it', async () => {
     await api.services.dispatcher.poll(); // after the one start() began
-    const outbox = (api.services.dispatcher as unknown as { deps: { outbox: Outbox } }).deps.outbox;
-    const original = outbox.recoverStaged.bind(outbox);
+    const recovery = (api.services.dispatcher as unknown as { deps: { recovery: OutboxRecovery } }).deps.recovery;
+    const original = recovery.recoverStaged.bind(recovery);
     let entered = 0;
     let running = 0;
     let most = 0;
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    outbox.recoverStaged = async (...args) => {
+    recovery.recoverStaged = async (...args) => {
       entered++;
       most = Math.max(most, ++running);
       try {
@@ -42,7 +42,7 @@ describe('events: the dispatcher backstop pass', () => {
       expect(most, 'passes at once').to.equal(1);
       expect(entered, 'passes made in all').to.equal(3);
     } finally {
-      outbox.recoverStaged = original;
+      recovery.recoverStaged = original;
     }
   });
 });

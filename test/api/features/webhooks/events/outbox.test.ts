@@ -3,7 +3,10 @@
 // dropped only once that document rules the change out, never while the change may still land.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { Outbox, type Recovery } from '../../../../../api/src/features/webhooks/events/outbox.js';
+import { MongoEventQueue } from '../../../../../api/src/features/webhooks/events/event-queue.js';
+import { Outbox } from '../../../../../api/src/features/webhooks/events/outbox.js';
+import { OutboxRecovery, type Recovery } from '../../../../../api/src/features/webhooks/events/outbox-recovery.js';
+import { createOutboxIndexes } from '../../../../../api/src/features/webhooks/events/outbox-collection.js';
 import { PatientRepository } from '../../../../../api/src/features/patients/store.js';
 import { DependencyUnavailableError } from '../../../../../core/src/errors.js';
 import { ManualClock } from '../../../../../testkit/clock.js';
@@ -14,6 +17,8 @@ describe('events: the durable outbox', () => {
   let database: TestDatabase;
   let clock: ManualClock;
   let outbox: Outbox;
+  let queue: MongoEventQueue;
+  let recoverer: OutboxRecovery;
   let patients: PatientRepository;
   const tenant = randomUUID();
   withTestDatabase((opened) => (database = opened));
@@ -23,7 +28,9 @@ describe('events: the durable outbox', () => {
     await database.db.collection('outbox_events').deleteMany({});
     clock = new ManualClock(new Date('2026-11-20T10:00:00.000Z'));
     outbox = new Outbox(database.db, database.locks, clock, { stageMs: 60_000 });
-    await outbox.init();
+    queue = new MongoEventQueue(database.db, database.locks, clock);
+    recoverer = new OutboxRecovery(database.db, database.locks, { stageMs: 60_000 });
+    await createOutboxIndexes(database.db);
     patients = new PatientRepository(database.db, database.locks);
   });
 
@@ -31,7 +38,7 @@ describe('events: the durable outbox', () => {
     const id = randomUUID();
     return { id, tenantId: tenant, givenName: 'Ada', familyName: 'Lovelace', createdAt: clock.now(), updatedAt: clock.now(), version: 1, deletedAt: null };
   };
-  const statusOf = async (id: string) => (await outbox.get(id))?.status ?? 'absent';
+  const statusOf = async (id: string) => (await queue.get(id))?.status ?? 'absent';
   const failed = (message: string) => async (): Promise<undefined> => {
     throw new Error(message);
   };
@@ -98,9 +105,9 @@ describe('events: the durable outbox', () => {
     await outbox.record([unwritten], patients.target(tenant, never.id, 1), failed('refused')).catch(() => undefined);
     expect([await statusOf(lost.id), await statusOf(unwritten.id)]).to.deep.equal(['staged', 'staged']);
 
-    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({})); // the change may still be under way
+    expect(await recoverer.recoverStaged(clock.now())).to.deep.equal(recovery({})); // the change may still be under way
     clock.advance(61_000);
-    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ committed: 1, waiting: 1 }));
+    expect(await recoverer.recoverStaged(clock.now())).to.deep.equal(recovery({ committed: 1, waiting: 1 }));
     expect([await statusOf(lost.id), await statusOf(unwritten.id)]).to.deep.equal(['pending', 'staged']);
   });
 
@@ -115,10 +122,10 @@ describe('events: the durable outbox', () => {
       })
       .catch(() => undefined);
     clock.advance(61_000);
-    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ waiting: 1 }));
+    expect(await recoverer.recoverStaged(clock.now())).to.deep.equal(recovery({ waiting: 1 }));
     clock.advance(10 * 60_000);
     await late!();
-    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ committed: 1 }));
+    expect(await recoverer.recoverStaged(clock.now())).to.deep.equal(recovery({ committed: 1 }));
     expect(await statusOf(event.id)).to.equal('pending');
   });
 
@@ -129,12 +136,12 @@ describe('events: the durable outbox', () => {
     let looks = 0;
     for (let minutes = 5; minutes < 24 * 60; minutes += 5) {
       clock.advance(5 * 60_000);
-      looks += (await outbox.recoverStaged(clock.now())).waiting;
+      looks += (await recoverer.recoverStaged(clock.now())).waiting;
     }
     expect(await statusOf(event.id)).to.equal('staged');
     expect(looks).to.be.within(5, 40);
     clock.advance(2 * 60 * 60_000);
-    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ abandoned: 1 }));
+    expect(await recoverer.recoverStaged(clock.now())).to.deep.equal(recovery({ abandoned: 1 }));
     expect(await statusOf(event.id)).to.equal('absent');
   });
 
@@ -157,7 +164,7 @@ describe('events: the durable outbox', () => {
     await patients.softDelete(tenant, patient.id, 1, clock.now(), 'someone-else'); // another request deleted it
     clock.advance(61_000);
     // Version 2 is someone else's: the staged delete, conditional on version 1, can never apply.
-    expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ dropped: 1 }));
+    expect(await recoverer.recoverStaged(clock.now())).to.deep.equal(recovery({ dropped: 1 }));
   });
 
   it('commits a change that outlived its staging window, and even one that recovery abandoned', async () => {
@@ -165,7 +172,7 @@ describe('events: the durable outbox', () => {
     const event = outbox.event('patient.created', tenant, `patient:${patient.id}`, { patientId: patient.id });
     await outbox.record([event], patients.target(tenant, patient.id, 1), async (changeId) => {
       clock.advance(61_000);
-      expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ waiting: 1 })); // not written yet
+      expect(await recoverer.recoverStaged(clock.now())).to.deep.equal(recovery({ waiting: 1 })); // not written yet
       await patients.insert(patient, changeId);
       return patient;
     });
@@ -175,7 +182,7 @@ describe('events: the durable outbox', () => {
     const abandoned = outbox.event('patient.created', tenant, `patient:${slow.id}`, { patientId: slow.id });
     await outbox.record([abandoned], patients.target(tenant, slow.id, 1), async (changeId) => {
       clock.advance(25 * 60 * 60_000);
-      expect(await outbox.recoverStaged(clock.now())).to.deep.equal(recovery({ abandoned: 1 }));
+      expect(await recoverer.recoverStaged(clock.now())).to.deep.equal(recovery({ abandoned: 1 }));
       await patients.insert(slow, changeId);
       return slow;
     });
@@ -186,15 +193,15 @@ describe('events: the durable outbox', () => {
     const event = outbox.event('webhook_endpoint.disabled', tenant, 'webhook_endpoint:x', { webhookEndpointId: 'x', reason: 'test' });
     await outbox.append([event]);
     const lease = () => new Date(clock.now().getTime() + 60_000);
-    expect(await outbox.claim(event.id, 'a', lease(), clock.now())).to.deep.include({ claims: 1 });
-    expect(await outbox.claim(event.id, 'b', lease(), clock.now())).to.equal(null);
-    expect(await outbox.unclaimed(clock.now(), 10)).to.not.include(event.id);
+    expect(await queue.claim(event.id, 'a', lease(), clock.now())).to.deep.include({ claims: 1 });
+    expect(await queue.claim(event.id, 'b', lease(), clock.now())).to.equal(null);
+    expect(await queue.unclaimed(clock.now(), 10)).to.not.include(event.id);
     clock.advance(61_000);
-    expect(await outbox.unclaimed(clock.now(), 10)).to.include(event.id);
-    expect(await outbox.claim(event.id, 'b', lease(), clock.now())).to.deep.include({ claims: 2 });
-    await outbox.markDispatched(event.id, 'a'); // no longer a's: nothing happens
+    expect(await queue.unclaimed(clock.now(), 10)).to.include(event.id);
+    expect(await queue.claim(event.id, 'b', lease(), clock.now())).to.deep.include({ claims: 2 });
+    await queue.markDispatched(event.id, 'a'); // no longer a's: nothing happens
     expect(await statusOf(event.id)).to.equal('pending');
-    await outbox.markDispatched(event.id, 'b');
+    await queue.markDispatched(event.id, 'b');
     expect(await statusOf(event.id)).to.equal('dispatched');
   });
 });
