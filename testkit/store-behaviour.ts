@@ -26,7 +26,11 @@ export interface StoreCases<S> {
 }
 
 /** Registers `cases` once for each implementation, under `title`. */
-export function describeStore<S>(title: string, implementations: StoreImplementations<S>, cases: (suite: StoreCases<S>) => void): void {
+export function describeStore<S>(
+  title: string,
+  implementations: StoreImplementations<S>,
+  cases: (suite: StoreCases<S>) => void,
+): void {
   describe(title, () => {
     let database: TestDatabase | undefined;
     withTestDatabase((opened) => (database = opened));
@@ -49,7 +53,8 @@ export function describeStore<S>(title: string, implementations: StoreImplementa
           database: opened,
           kind,
           it: (caseTitle, body) => it(caseTitle, body),
-          mongoOnly: (caseTitle, reason, body) => (kind === 'MongoDB' ? it(caseTitle, body) : it.skip(`${caseTitle} (not for the fake: ${reason})`)),
+          mongoOnly: (caseTitle, reason, body) =>
+            kind === 'MongoDB' ? it(caseTitle, body) : it.skip(`${caseTitle} (not for the fake: ${reason})`),
         });
       });
     }

@@ -32,7 +32,14 @@ export class FakeAppUserStore implements AppUserStore {
     }
   }
 
-  async update(accountId: string, appUserId: string, version: number, changes: UserChanges, at: Date, changeId: string): Promise<AppUser | null> {
+  async update(
+    accountId: string,
+    appUserId: string,
+    version: number,
+    changes: UserChanges,
+    at: Date,
+    changeId: string,
+  ): Promise<AppUser | null> {
     const entry = this.users.update(userKey(accountId, appUserId), version, changes as Partial<Entry>, at, changeId);
     return entry && strip(entry);
   }

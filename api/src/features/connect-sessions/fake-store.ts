@@ -21,10 +21,11 @@ export class FakeSessionStore implements SessionStore {
     if (!session) return null;
     // The repository's condition, as the session read decides it: a pending one is claimed while it is still
     // pending; any other read stands for a claim that lapsed, taken over only while that same claim still stands.
+    const lapsed = session.claimUntil != null && session.claimUntil < now;
     const free =
       claimed.status === 'PENDING'
         ? session.status === 'PENDING'
-        : session.status === 'COMPLETING' && session.connectionId === claimed.connectionId && session.claimUntil != null && session.claimUntil < now;
+        : session.status === 'COMPLETING' && session.connectionId === claimed.connectionId && lapsed;
     if (!free) return null;
     Object.assign(session, { status: 'COMPLETING', connectionId, claimUntil: until });
     return structuredClone(session);

@@ -55,10 +55,11 @@ export class MemoryVersioned<T extends VersionedEntity> {
    * a change id (which needs a version), a change that already happened answers the entry as it is now.
    */
   update(key: string, version: number | 'any', changes: Partial<T>, at: Date, changeId?: string): T | null {
-    if (changeId !== undefined && version === 'any') throw new Error('a change id needs the version the change expects');
+    if (changeId !== undefined && version === 'any') throw new Error('a change id needs the version it expects');
     const current = this.entries.get(key);
     if (!current || current.deletedAt !== null || (version !== 'any' && current.version !== version)) {
-      const ours = current !== undefined && changeId !== undefined && this.recorded(key, current, Number(version) + 1, changeId);
+      // The change that would leave it at version + 1 may be this one, made already (VersionedCollection.change).
+      const ours = current && changeId !== undefined && this.recorded(key, current, Number(version) + 1, changeId);
       return ours ? copy(current) : null;
     }
     const next = { ...current, ...copy(changes), updatedAt: at, version: current.version + 1 };

@@ -5,7 +5,11 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { CacheHub } from '../../../../api/src/shared/infra/cache.js';
 import { FakeAccountStore } from '../../../../api/src/features/accounts/fake-store.js';
-import { CustomerAccountRepository, type AccountStore, type CustomerAccount } from '../../../../api/src/features/accounts/store.js';
+import {
+  CustomerAccountRepository,
+  type AccountStore,
+  type CustomerAccount,
+} from '../../../../api/src/features/accounts/store.js';
 import { describeStore } from '../../../../testkit/store-behaviour.js';
 
 const T0 = new Date('2026-11-20T10:00:00.000Z');
@@ -18,7 +22,11 @@ describeStore<AccountStore>(
       name: 'CustomerAccountRepository (MongoDB, cached)',
       open: async ({ db, locks }) => {
         const caches = await CacheHub.create();
-        const repository = new CustomerAccountRepository(db, locks, caches.cache('accounts', { max: 100, ttlMs: 60_000 }));
+        const repository = new CustomerAccountRepository(
+          db,
+          locks,
+          caches.cache('accounts', { max: 100, ttlMs: 60_000 }),
+        );
         await repository.init();
         return repository;
       },
@@ -38,13 +46,17 @@ describeStore<AccountStore>(
     });
 
     it('refuses an id that exists (duplicate key), keeping the first account', async () => {
-      const error = await store().insert({ ...account, name: 'Other' }).catch((e: unknown) => e);
+      const error = await store()
+        .insert({ ...account, name: 'Other' })
+        .catch((e: unknown) => e);
       expect(error).to.have.property('code', 11000);
       expect(await store().get(account.id)).to.deep.equal(account);
     });
 
     it('grants exactly `max` of many concurrent reservations, and a release frees one', async () => {
-      const granted = await Promise.all(Array.from({ length: 12 }, () => store().reserve(account.id, 'webhookEndpoints', 5)));
+      const granted = await Promise.all(
+        Array.from({ length: 12 }, () => store().reserve(account.id, 'webhookEndpoints', 5)),
+      );
       expect(granted.filter(Boolean)).to.have.length(5);
       await store().release(account.id, 'webhookEndpoints');
       expect(await store().reserve(account.id, 'webhookEndpoints', 5)).to.equal(true);
@@ -67,11 +79,13 @@ describeStore<AccountStore>(
       expect(await store().get(account.id)).to.deep.equal(account);
     });
 
-    it('changes no status of an unknown account, and the quota is not the status\'s', async () => {
+    it("changes no status of an unknown account, and the quota is not the status's", async () => {
       expect(await store().setStatus(randomUUID(), 'SUSPENDED', T1)).to.equal(null);
       expect(await store().reserve(account.id, 'webhookEndpoints', 1)).to.equal(true);
       await store().setStatus(account.id, 'SUSPENDED', T1);
-      expect(await store().reserve(account.id, 'webhookEndpoints', 1), 'the usage survives a status change').to.equal(false);
+      expect(await store().reserve(account.id, 'webhookEndpoints', 1), 'the usage survives a status change').to.equal(
+        false,
+      );
     });
   },
 );

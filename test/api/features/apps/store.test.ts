@@ -16,7 +16,13 @@ function app(overrides: Partial<App> = {}): App {
     id: randomUUID(),
     accountId: randomUUID(),
     name: 'Vitals',
-    grants: { resourceTypes: ['Observation'], loincCodes: ['*'], confidentiality: ['N'], sensitivity: [], lookbackDays: null },
+    grants: {
+      resourceTypes: ['Observation'],
+      loincCodes: ['*'],
+      confidentiality: ['N'],
+      sensitivity: [],
+      lookbackDays: null,
+    },
     status: 'ACTIVE',
     createdAt: T0,
     updatedAt: T0,
@@ -52,7 +58,9 @@ describeStore<AppStore>(
     it('refuses an id that exists (duplicate key), keeping the first app', async () => {
       const stored = app();
       await store().insert(stored);
-      const error = await store().insert({ ...stored, name: 'Other' }).catch((e: unknown) => e);
+      const error = await store()
+        .insert({ ...stored, name: 'Other' })
+        .catch((e: unknown) => e);
       expect(error).to.have.property('code', 11000);
       expect(await store().find(stored.id)).to.deep.equal(stored);
     });

@@ -33,7 +33,7 @@ describeStore<TupleStore>(
     });
     const account = (id: string) => `customer_account:${id}`;
 
-    it('gives the subjects written for a relation on an object, each once, and none for what was never written', async () => {
+    it('gives the subjects written for a relation on an object, each once; none for what was not', async () => {
       const [a, b] = [account(randomUUID()), `${account(randomUUID())}#member`];
       await store().write(tenant, { object, relation: 'tenant', subject: a });
       await store().write(tenant, { object, relation: 'tenant', subject: b });
@@ -44,14 +44,16 @@ describeStore<TupleStore>(
       expect(await store().subjects(tenant, `patient:${randomUUID()}`, 'tenant')).to.deep.equal([]);
     });
 
-    it('keeps each tenant\'s tuples to itself, for the same object and relation', async () => {
+    it("keeps each tenant's tuples to itself, for the same object and relation", async () => {
       const other = randomUUID();
       await store().write(tenant, { object, relation: 'tenant', subject: account(tenant) });
       await store().write(other, { object, relation: 'tenant', subject: account(other) });
       expect(await store().subjects(tenant, object, 'tenant')).to.deep.equal([account(tenant)]);
       expect(await store().subjects(other, object, 'tenant')).to.deep.equal([account(other)]);
       await store().delete(other, { object, relation: 'tenant', subject: account(tenant) });
-      expect(await store().subjects(tenant, object, 'tenant'), 'a delete in another tenant').to.deep.equal([account(tenant)]);
+      expect(await store().subjects(tenant, object, 'tenant'), 'a delete in another tenant').to.deep.equal([
+        account(tenant),
+      ]);
       expect(await store().subjects(randomUUID(), object, 'tenant')).to.deep.equal([]);
     });
 
@@ -65,7 +67,8 @@ describeStore<TupleStore>(
       await store().delete(tenant, { object, relation: 'tenant', subject: b });
       expect(await store().subjects(tenant, object, 'tenant')).to.deep.equal([]);
       expect(await store().subjects(tenant, object, 'tenant', true)).to.deep.equal([]);
-      await store().delete(tenant, { object: `patient:${randomUUID()}`, relation: 'tenant', subject: a }); // nothing there: no error
+      // Nothing there: no error.
+      await store().delete(tenant, { object: `patient:${randomUUID()}`, relation: 'tenant', subject: a });
     });
 
     it('sees a tuple written after a read found none (no tuple yet is not remembered)', async () => {

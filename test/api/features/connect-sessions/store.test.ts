@@ -4,7 +4,11 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { FakeSessionStore } from '../../../../api/src/features/connect-sessions/fake-store.js';
-import { SessionRepository, type ConnectSession, type SessionStore } from '../../../../api/src/features/connect-sessions/store.js';
+import {
+  SessionRepository,
+  type ConnectSession,
+  type SessionStore,
+} from '../../../../api/src/features/connect-sessions/store.js';
 import { describeStore } from '../../../../testkit/store-behaviour.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 20, 10, 0, second));
@@ -51,12 +55,14 @@ describeStore<SessionStore>(
     it('refuses an id that exists (duplicate key), keeping the first session', async () => {
       const stored = session();
       await store().insert(stored);
-      const error = await store().insert({ ...stored, brandId: 'brand-2' }).catch((e: unknown) => e);
+      const error = await store()
+        .insert({ ...stored, brandId: 'brand-2' })
+        .catch((e: unknown) => e);
       expect(error).to.have.property('code', 11000);
       expect(await store().get(stored.accountId, stored.id)).to.deep.equal(stored);
     });
 
-    it('claims a pending session once: the first complete gets it, another one reading it pending does not', async () => {
+    it('claims a pending session once: the first complete gets it, another that read it pending not', async () => {
       const stored = session();
       await store().insert(stored);
       const [first, second] = [randomUUID(), randomUUID()];
@@ -66,17 +72,22 @@ describeStore<SessionStore>(
       expect(await store().get(stored.accountId, stored.id)).to.deep.equal(claimed);
     });
 
-    it('takes over a lapsed claim with the connection id it chose, only once it lapsed and while it still stands', async () => {
+    it('takes over a lapsed claim with its connection id, only once lapsed and while it still stands', async () => {
       const stored = session();
       await store().insert(stored);
       const connection = randomUUID();
       await store().claim(stored, connection, at(1), at(31));
       const read = (await store().get(stored.accountId, stored.id))!;
       expect(await store().claim(read, connection, at(30), at(60)), 'not lapsed yet').to.equal(null);
-      expect(await store().claim({ ...read, connectionId: randomUUID() }, connection, at(40), at(70)), 'another claim').to.equal(null);
+      expect(
+        await store().claim({ ...read, connectionId: randomUUID() }, connection, at(40), at(70)),
+        'another claim',
+      ).to.equal(null);
       const taken = await store().claim(read, connection, at(40), at(70));
       expect(taken).to.deep.include({ status: 'COMPLETING', connectionId: connection, claimUntil: at(70) });
-      expect(await store().claim(read, connection, at(41), at(71)), 'taken over already: its lease moved on').to.equal(null);
+      expect(await store().claim(read, connection, at(41), at(71)), 'taken over already: its lease moved on').to.equal(
+        null,
+      );
     });
 
     it('completes once, for the claim that stands, and a completed session takes no claim', async () => {
@@ -89,7 +100,13 @@ describeStore<SessionStore>(
       expect(await store().complete(stored.id, connection, at(2))).to.equal(true);
       expect(await store().complete(stored.id, connection, at(3)), 'completed already').to.equal(false);
       const completed = await store().get(stored.accountId, stored.id);
-      expect(completed).to.deep.equal({ ...stored, status: 'COMPLETED', connectionId: connection, completedAt: at(2), claimUntil: null });
+      expect(completed).to.deep.equal({
+        ...stored,
+        status: 'COMPLETED',
+        connectionId: connection,
+        completedAt: at(2),
+        claimUntil: null,
+      });
       expect(await store().claim(stored, randomUUID(), at(4), at(34)), 'read pending').to.equal(null);
       expect(await store().claim(completed!, connection, at(90), at(120)), 'read completed').to.equal(null);
     });

@@ -5,7 +5,11 @@ import { expect } from 'chai';
 import { createHash, randomUUID } from 'node:crypto';
 import { CacheHub } from '../../../../api/src/shared/infra/cache.js';
 import { FakeApiKeyStore } from '../../../../api/src/features/credentials/fake-store.js';
-import { ApiKeyRepository, type ApiKeyRecord, type ApiKeyStore } from '../../../../api/src/features/credentials/store.js';
+import {
+  ApiKeyRepository,
+  type ApiKeyRecord,
+  type ApiKeyStore,
+} from '../../../../api/src/features/credentials/store.js';
 import { describeStore } from '../../../../testkit/store-behaviour.js';
 
 const T0 = new Date('2026-11-20T10:00:00.000Z');
@@ -14,7 +18,17 @@ const T1 = new Date('2026-11-21T10:00:00.000Z');
 const hashOf = (value: string) => createHash('sha256').update(value).digest('hex');
 
 function key(overrides: Partial<ApiKeyRecord> = {}): { hash: string; record: ApiKeyRecord } {
-  const record: ApiKeyRecord = { keyId: randomUUID(), kind: 'sk', accountId: randomUUID(), appId: null, name: 'ci', scopes: ['patients:write'], createdAt: T0, revokedAt: null, ...overrides };
+  const record: ApiKeyRecord = {
+    keyId: randomUUID(),
+    kind: 'sk',
+    accountId: randomUUID(),
+    appId: null,
+    name: 'ci',
+    scopes: ['patients:write'],
+    createdAt: T0,
+    revokedAt: null,
+    ...overrides,
+  };
   return { hash: hashOf(`sk_${randomUUID()}`), record };
 }
 
@@ -25,7 +39,11 @@ describeStore<ApiKeyStore>(
       name: 'ApiKeyRepository (MongoDB, cached with misses)',
       open: async ({ db, locks }) => {
         const caches = await CacheHub.create();
-        const repository = new ApiKeyRepository(db, locks, caches.cache('api-keys', { max: 100, ttlMs: 60_000, missTtlMs: 60_000 }));
+        const repository = new ApiKeyRepository(
+          db,
+          locks,
+          caches.cache('api-keys', { max: 100, ttlMs: 60_000, missTtlMs: 60_000 }),
+        );
         await repository.init();
         return repository;
       },
@@ -33,7 +51,7 @@ describeStore<ApiKeyStore>(
     fake: { name: 'FakeApiKeyStore', open: async () => new FakeApiKeyStore() },
   },
   ({ store, it }) => {
-    it('finds a key by its hash, also one first looked for before it existed, and nothing for another hash', async () => {
+    it('finds a key by its hash, also one looked for before it existed; nothing for another hash', async () => {
       const { hash, record } = key({ kind: 'ak', appId: randomUUID() });
       expect(await store().findByHash(hash)).to.equal(null); // remembered as unknown now
       await store().insert(hash, record);
@@ -44,16 +62,20 @@ describeStore<ApiKeyStore>(
     it('refuses a hash or a key id that exists (duplicate key)', async () => {
       const { hash, record } = key();
       await store().insert(hash, record);
-      const sameHash = await store().insert(hash, { ...record, keyId: randomUUID() }).catch((e: unknown) => e);
+      const sameHash = await store()
+        .insert(hash, { ...record, keyId: randomUUID() })
+        .catch((e: unknown) => e);
       expect(sameHash).to.have.property('code', 11000);
       const other = key({ keyId: record.keyId });
-      const sameKeyId = await store().insert(other.hash, other.record).catch((e: unknown) => e);
+      const sameKeyId = await store()
+        .insert(other.hash, other.record)
+        .catch((e: unknown) => e);
       expect(sameKeyId).to.have.property('code', 11000);
       expect(await store().findByHash(other.hash)).to.equal(null);
       expect(await store().findByHash(hash)).to.deep.equal(record);
     });
 
-    it('revokes a live key once: answers it as it was, and every read after sees it revoked (a cached one too)', async () => {
+    it('revokes a live key once, answered as it was; every read after sees it revoked (cached too)', async () => {
       const { hash, record } = key();
       await store().insert(hash, record);
       expect(await store().findByHash(hash)).to.deep.equal(record); // cached now

@@ -4,14 +4,30 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { CacheHub } from '../../../../api/src/shared/infra/cache.js';
 import { FakePatientStore } from '../../../../api/src/features/patients/fake-store.js';
-import { PATIENTS, PatientRepository, type Patient, type PatientStore } from '../../../../api/src/features/patients/store.js';
+import {
+  PATIENTS,
+  PatientRepository,
+  type Patient,
+  type PatientStore,
+} from '../../../../api/src/features/patients/store.js';
 import { describeStore } from '../../../../testkit/store-behaviour.js';
 
 const T0 = new Date('2026-11-20T10:00:00.000Z');
 const T1 = new Date('2026-11-21T10:00:00.000Z');
 
 function patient(tenantId: string, overrides: Partial<Patient> = {}): Patient {
-  return { id: randomUUID(), tenantId, givenName: 'Ada', familyName: 'Lovelace', birthDate: '1815-12-10', createdAt: T0, updatedAt: T0, version: 1, deletedAt: null, ...overrides };
+  return {
+    id: randomUUID(),
+    tenantId,
+    givenName: 'Ada',
+    familyName: 'Lovelace',
+    birthDate: '1815-12-10',
+    createdAt: T0,
+    updatedAt: T0,
+    version: 1,
+    deletedAt: null,
+    ...overrides,
+  };
 }
 
 describeStore<PatientStore>(
@@ -44,7 +60,9 @@ describeStore<PatientStore>(
     it('refuses an id that exists in the tenant (duplicate key), and takes the same id in another tenant', async () => {
       const stored = patient(tenant);
       await store().insert(stored);
-      const error = await store().insert({ ...stored, givenName: 'Other' }).catch((e: unknown) => e);
+      const error = await store()
+        .insert({ ...stored, givenName: 'Other' })
+        .catch((e: unknown) => e);
       expect(error).to.have.property('code', 11000);
       expect((await store().find(tenant, stored.id))?.givenName).to.equal('Ada');
       const elsewhere = { ...stored, tenantId: randomUUID(), givenName: 'Grace' };
@@ -58,7 +76,9 @@ describeStore<PatientStore>(
       const changeId = randomUUID();
       await store().insert(stored, changeId);
       await store().insert(stored, changeId); // the insert's own first attempt: not a conflict
-      const error = await store().insert(stored, randomUUID()).catch((e: unknown) => e);
+      const error = await store()
+        .insert(stored, randomUUID())
+        .catch((e: unknown) => e);
       expect(error).to.have.property('code', 11000);
       expect(await store().find(tenant, stored.id)).to.deep.equal(stored);
     });
@@ -78,7 +98,7 @@ describeStore<PatientStore>(
       expect(await store().softDelete(tenant, randomUUID(), 1, T1), 'an unknown id').to.equal(false);
     });
 
-    it('answers a deletion repeated with its change id as done, and one with another change id as moved on', async () => {
+    it('answers a deletion repeated with its change id as done, one with another change id as not', async () => {
       const stored = patient(tenant);
       await store().insert(stored);
       const changeId = randomUUID();
