@@ -7,9 +7,10 @@ import { withTestDatabase, type TestDatabase } from './database.js';
 
 export type StoreKind = 'MongoDB' | 'fake';
 
-export interface StoreImplementations<S> {
-  /** The repository's name in the report, and how to open one on the suite's database. */
-  mongo: { name: string; open: (database: TestDatabase) => Promise<S> };
+/** `M`: the repository's own type, for what `close` may need of it beyond the interface. */
+export interface StoreImplementations<S, M extends S = S> {
+  /** The repository's name in the report, how to open one on the suite's database, and what ends its work. */
+  mongo: { name: string; open: (database: TestDatabase) => Promise<M>; close?: (store: M) => Promise<void> };
   fake: { name: string; open: () => Promise<S> };
 }
 
@@ -26,9 +27,9 @@ export interface StoreCases<S> {
 }
 
 /** Registers `cases` once for each implementation, under `title`. */
-export function describeStore<S>(
+export function describeStore<S, M extends S = S>(
   title: string,
-  implementations: StoreImplementations<S>,
+  implementations: StoreImplementations<S, M>,
   cases: (suite: StoreCases<S>) => void,
 ): void {
   describe(title, () => {
@@ -42,8 +43,15 @@ export function describeStore<S>(
       const { name } = kind === 'MongoDB' ? implementations.mongo : implementations.fake;
       describe(name, () => {
         let store: S | undefined;
+        let repository: M | undefined;
         beforeEach(async () => {
-          store = kind === 'MongoDB' ? await implementations.mongo.open(opened()) : await implementations.fake.open();
+          if (kind === 'MongoDB') store = repository = await implementations.mongo.open(opened());
+          else store = await implementations.fake.open();
+        });
+        // Work a repository goes on with after a case (a bundle applied after its answer) ends before the next.
+        afterEach(async () => {
+          if (repository !== undefined) await implementations.mongo.close?.(repository);
+          store = repository = undefined;
         });
         cases({
           store: () => {
