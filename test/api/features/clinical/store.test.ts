@@ -29,11 +29,16 @@ import {
   observationBundle,
   sensitivity,
 } from '../../../../testkit/observations.js';
+import { ManualClock } from '../../../../testkit/clock.js';
 import { describeStore } from '../../../../testkit/store-behaviour.js';
 
-const T1 = new Date('2026-01-10T10:00:00.000Z');
-const T2 = new Date('2026-01-20T10:00:00.000Z');
-const T3 = new Date('2026-01-30T10:00:00.000Z');
+// When the cases' bundles are written, minutes apart, and the repository's clock then: a bundle written long before
+// its clock's now would be tidied away at once after the next commit (KEPT_MS), which is not what these cases are.
+const T1 = new Date('2026-01-31T10:00:00.000Z');
+const T2 = new Date('2026-01-31T10:05:00.000Z');
+const T3 = new Date('2026-01-31T10:10:00.000Z');
+const CLOCK = new Date('2026-01-31T10:11:00.000Z');
+/** The gateway's now (its look-back counts from it) and the start of a walk that began after every bundle. */
 const NOW = new Date('2026-02-01T00:00:00.000Z');
 const EVERYTHING: Grants = {
   loincCodes: ['*'],
@@ -101,7 +106,7 @@ describeStore<ObservationStore, ObservationRepository>(
     mongo: {
       name: 'ObservationRepository (MongoDB)',
       open: async ({ db }) => {
-        const repository = new ObservationRepository(db);
+        const repository = new ObservationRepository(db, db, new ManualClock(CLOCK));
         await repository.init();
         return repository;
       },
@@ -238,6 +243,31 @@ describeStore<ObservationStore, ObservationRepository>(
       expect(await found({}, { sensitivity: [] })).to.deep.equal(['glu', 'glu-undated', 'hr-old']);
       expect(await found({}, { loincCodes: ['8867-4'] })).to.deep.equal(['hr-old', 'hr-recent']);
       expect(await found({}, { lookbackDays: 30 })).to.deep.equal(['hr-recent']);
+    });
+
+    it('shows a bundle all or nothing to readers while it is written, new observations and replacements', async () => {
+      const resources = Array.from({ length: 200 }, () => effective(heartRate(), '2024-01-01'));
+      const seen = async (write: Promise<unknown>, params: Omit<SearchParams, 'sort'>): Promise<Set<number>> => {
+        let written = false;
+        void write.finally(() => (written = true)).catch(() => undefined);
+        const totals = new Set<number>();
+        const filter = observationFilter(target.connectionId, EVERYTHING, { ...params, sort: 'date' }, NOW, NOW);
+        do totals.add((await store().page(target.connectionId, filter, undefined, observationSort('date'), 1)).total);
+        while (!written);
+        await write;
+        totals.add((await store().page(target.connectionId, filter, undefined, observationSort('date'), 1)).total);
+        return totals;
+      };
+      expect([...(await seen(store().upsert(target, normalized(resources), T1), {}))]).to.satisfy((totals: number[]) =>
+        totals.every((total) => total === 0 || total === 200),
+      );
+      const moved = resources.map((resource) => effective(resource, '2025-01-01'));
+      const totals = await seen(store().upsert(target, normalized(moved), T2), { date: ['eq2025-01-01'] });
+      expect(
+        [...totals].every((total) => total === 0 || total === 200),
+        `totals seen: ${[...totals]}`,
+      ).to.equal(true);
+      expect(totals).to.include(200);
     });
 
     it('keeps a paging walk to what was ingested by its start, replacements of it included', async () => {
