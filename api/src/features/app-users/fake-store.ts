@@ -1,7 +1,7 @@
 // In-memory AppUserStore for unit tests of the lifecycle (test/api/features/app-users/service.unit.test.ts), built on
 // MemoryVersioned, the same rules VersionedCollection enforces in the database.
 import type { ChangeTarget } from '../webhooks/index.js';
-import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
+import { DuplicateKeyError, MemoryVersioned } from '../../shared/infra/memory-versioned.js';
 import { APP_USERS, userKey, type AppUser, type AppUserStore, type ConnectionRecord, type StateView, type UserChanges } from './store.js';
 
 type Entry = AppUser & { deletedAt: null };
@@ -23,22 +23,29 @@ export class FakeAppUserStore implements AppUserStore {
     return { state: this.users.get(userKey(accountId, appUserId))?.state ?? 'UNLINKED' };
   }
 
-  async create(user: AppUser): Promise<boolean> {
+  async create(user: AppUser, changeId: string): Promise<boolean> {
     try {
-      this.users.insert(userKey(user.accountId, user.appUserId), { ...user, deletedAt: null });
+      this.users.insert(userKey(user.accountId, user.appUserId), { ...user, deletedAt: null }, changeId);
       return true;
     } catch {
       return false;
     }
   }
 
-  async update(accountId: string, appUserId: string, version: number, changes: UserChanges, at: Date): Promise<AppUser | null> {
-    const entry = this.users.update(userKey(accountId, appUserId), version, changes as Partial<Entry>, at);
+  async update(
+    accountId: string,
+    appUserId: string,
+    version: number,
+    changes: UserChanges,
+    at: Date,
+    changeId: string,
+  ): Promise<AppUser | null> {
+    const entry = this.users.update(userKey(accountId, appUserId), version, changes as Partial<Entry>, at, changeId);
     return entry && strip(entry);
   }
 
   async indexConnection(record: ConnectionRecord): Promise<void> {
-    if (this.connections.has(record.id)) throw new Error(`duplicate connection ${record.id}`);
+    if (this.connections.has(record.id)) throw new DuplicateKeyError(record.id); // as the unique _id refuses it
     this.connections.set(record.id, structuredClone(record));
   }
 

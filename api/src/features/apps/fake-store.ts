@@ -1,4 +1,5 @@
-// In-memory AppStore for unit tests of the admin service.
+// In-memory AppStore for unit tests of the admin service; test/api/features/apps/store.test.ts holds it and
+// AppRepository to the same behaviour.
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
 import type { App, AppChanges, AppStore } from './store.js';
 

@@ -1,4 +1,5 @@
-// In-memory TupleStore for unit tests of the authorization check and of the services that grant.
+// In-memory TupleStore for unit tests of the authorization check and of the services that grant;
+// test/api/features/authz/store.test.ts holds it and TupleRepository to the same behaviour.
 import type { Tuple, TupleStore } from './tuples.js';
 
 export class FakeTupleStore implements TupleStore {

@@ -1,10 +1,13 @@
-// In-memory SessionStore for unit tests of ConnectSessionService.
+// In-memory SessionStore for unit tests of ConnectSessionService; test/api/features/connect-sessions/store.test.ts
+// holds it and SessionRepository to the same behaviour (docs/architecture.md, "Stores and fakes").
+import { DuplicateKeyError } from '../../shared/infra/memory-versioned.js';
 import type { ConnectSession, SessionStore } from './store.js';
 
 export class FakeSessionStore implements SessionStore {
   private readonly sessions = new Map<string, ConnectSession>();
 
   async insert(session: ConnectSession): Promise<void> {
+    if (this.sessions.has(session.id)) throw new DuplicateKeyError(session.id); // as the unique _id refuses it
     this.sessions.set(session.id, structuredClone(session));
   }
 
@@ -16,8 +19,14 @@ export class FakeSessionStore implements SessionStore {
   async claim(claimed: ConnectSession, connectionId: string, now: Date, until: Date): Promise<ConnectSession | null> {
     const session = this.sessions.get(claimed.id);
     if (!session) return null;
-    const free = session.status === 'PENDING' || (session.status === 'COMPLETING' && session.connectionId === claimed.connectionId && (session.claimUntil ?? now) < now);
-    if (!free || session.status !== claimed.status) return null;
+    // The repository's condition, as the session read decides it: a pending one is claimed while it is still
+    // pending; any other read stands for a claim that lapsed, taken over only while that same claim still stands.
+    const lapsed = session.claimUntil != null && session.claimUntil < now;
+    const free =
+      claimed.status === 'PENDING'
+        ? session.status === 'PENDING'
+        : session.status === 'COMPLETING' && session.connectionId === claimed.connectionId && lapsed;
+    if (!free) return null;
     Object.assign(session, { status: 'COMPLETING', connectionId, claimUntil: until });
     return structuredClone(session);
   }

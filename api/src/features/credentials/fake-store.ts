@@ -1,4 +1,5 @@
-// In-memory ApiKeyStore for unit tests of the admin service and of authentication.
+// In-memory ApiKeyStore for unit tests of the admin service and of authentication;
+// test/api/features/credentials/store.test.ts holds it and ApiKeyRepository to the same behaviour.
 import type { ApiKeyRecord, ApiKeyStore } from './store.js';
 import { DuplicateKeyError } from '../../shared/infra/memory-versioned.js';
 

@@ -11,8 +11,8 @@ export class FakePatientStore implements PatientStore {
     return { collection: PATIENTS, id: `${tenantId}/${id}`, version };
   }
 
-  async insert(patient: Patient): Promise<void> {
-    this.patients.insert(`${patient.tenantId}/${patient.id}`, patient);
+  async insert(patient: Patient, changeId?: string): Promise<void> {
+    this.patients.insert(`${patient.tenantId}/${patient.id}`, patient, changeId);
   }
 
   async find(tenantId: string, id: string): Promise<Patient | null> {
@@ -23,7 +23,7 @@ export class FakePatientStore implements PatientStore {
     return this.find(tenantId, id);
   }
 
-  async softDelete(tenantId: string, id: string, version: number, at: Date): Promise<boolean> {
-    return this.patients.softDelete(`${tenantId}/${id}`, version, at);
+  async softDelete(tenantId: string, id: string, version: number, at: Date, changeId?: string): Promise<boolean> {
+    return this.patients.softDelete(`${tenantId}/${id}`, version, at, changeId);
   }
 }

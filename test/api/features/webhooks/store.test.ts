@@ -1,11 +1,16 @@
-// WebhookEndpointStore's behaviour, held the same for the MongoDB repository (on the real embedded
-// database, with its cached live lists) and for the in-memory fake the service's unit tests use.
+// WebhookEndpointStore's behaviour, held the same for the MongoDB repository (on the embedded database, with its
+// cached live lists) and for the in-memory fake the service's unit tests use (docs/architecture.md, "Stores and
+// fakes").
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { CacheHub } from '../../../../api/src/shared/infra/cache.js';
 import { FakeWebhookEndpointStore } from '../../../../api/src/features/webhooks/fake-store.js';
-import { WebhookEndpointRepository, type WebhookEndpoint, type WebhookEndpointStore } from '../../../../api/src/features/webhooks/store.js';
-import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
+import {
+  WebhookEndpointRepository,
+  type WebhookEndpoint,
+  type WebhookEndpointStore,
+} from '../../../../api/src/features/webhooks/store.js';
+import { describeStore } from '../../../../testkit/store-behaviour.js';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 20, 10, minute));
 
@@ -32,76 +37,201 @@ function endpoint(accountId: string, createdAt: Date, overrides: Partial<Webhook
   };
 }
 
-function behavesAsWebhookEndpointStore(name: string, open: () => Promise<WebhookEndpointStore>): void {
-  describe(name, () => {
-    let store: WebhookEndpointStore;
+describeStore<WebhookEndpointStore>(
+  'platform: webhook endpoint stores',
+  {
+    mongo: {
+      name: 'WebhookEndpointRepository (MongoDB, cached live lists)',
+      open: async ({ db, locks }) => {
+        const caches = await CacheHub.create();
+        const repository = new WebhookEndpointRepository(
+          db,
+          locks,
+          caches.cache('webhook-endpoints', { max: 100, ttlMs: 60_000 }),
+        );
+        await repository.init();
+        return repository;
+      },
+    },
+    fake: { name: 'FakeWebhookEndpointStore', open: async () => new FakeWebhookEndpointStore() },
+  },
+  ({ store, it }) => {
     let account: string;
-    beforeEach(async () => {
-      store = await open();
+    beforeEach(() => {
       account = randomUUID();
     });
 
-    it('lists live endpoints newest first (createdAt, then id), in pages after a position, and only the account\'s', async () => {
+    it("lists the account's live endpoints newest first (createdAt, then id), in pages after a position", async () => {
       const same = at(5);
-      const stored = [endpoint(account, at(1)), endpoint(account, same), endpoint(account, same), endpoint(account, at(9))];
-      for (const e of stored) await store.insert(e);
-      await store.insert(endpoint(randomUUID(), at(7)));
-      const expected = [...stored].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1)).map((e) => e.id);
-      const first = await store.listLive(account, 2);
+      const stored = [
+        endpoint(account, at(1)),
+        endpoint(account, same),
+        endpoint(account, same),
+        endpoint(account, at(9)),
+      ];
+      for (const e of stored) await store().insert(e);
+      await store().insert(endpoint(randomUUID(), at(7)));
+      const expected = [...stored]
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1))
+        .map((e) => e.id);
+      const first = await store().listLive(account, 2);
       expect(first.items.map((e) => e.id)).to.deep.equal(expected.slice(0, 2));
       expect(first.hasMore).to.equal(true);
       const last = first.items.at(-1)!;
-      const second = await store.listLive(account, 2, { createdAt: last.createdAt, id: last.id });
+      const second = await store().listLive(account, 2, { createdAt: last.createdAt, id: last.id });
       expect(second.items.map((e) => e.id)).to.deep.equal(expected.slice(2));
       expect(second.hasMore).to.equal(false);
     });
 
-    it('updates at the version read, bumping it; a null description removes it; a stale version changes nothing', async () => {
+    it('updates at the version read, bumping it; a null description removes it; a stale version fails', async () => {
       const stored = endpoint(account, at(1));
-      await store.insert(stored);
-      expect(await store.readLive(account, stored.id)).to.deep.include({ description: 'first', version: 1 }); // cached now
-      const updated = await store.update(account, stored.id, 1, { status: 'PAUSED', description: null }, at(2));
+      await store().insert(stored);
+      // Cached now.
+      expect(await store().readLive(account, stored.id)).to.deep.include({ description: 'first', version: 1 });
+      const updated = await store().update(account, stored.id, 1, { status: 'PAUSED', description: null }, at(2));
       expect(updated).to.deep.include({ status: 'PAUSED', description: null, version: 2, updatedAt: at(2) });
-      expect(await store.update(account, stored.id, 1, { status: 'ACTIVE' }, at(3))).to.equal(null);
-      for (const read of [store.findLive(account, stored.id), store.readLive(account, stored.id)]) {
+      expect(await store().update(account, stored.id, 1, { status: 'ACTIVE' }, at(3))).to.equal(null);
+      for (const read of [store().findLive(account, stored.id), store().readLive(account, stored.id)]) {
         expect(await read).to.deep.include({ status: 'PAUSED', description: null, version: 2 });
       }
-      expect((await store.listLive(account, 10)).items[0]).to.deep.include({ status: 'PAUSED', version: 2 });
+      expect((await store().listLive(account, 10)).items[0]).to.deep.include({ status: 'PAUSED', version: 2 });
     });
 
     it('soft-deletes at the version read: gone from every read, and takes no further change', async () => {
       const stored = endpoint(account, at(1));
-      await store.insert(stored);
-      await store.listLive(account, 10); // cached now
-      expect(await store.softDelete(account, stored.id, 2, at(2))).to.equal(false);
-      expect(await store.softDelete(account, stored.id, 1, at(2))).to.equal(true);
-      expect(await store.findLive(account, stored.id)).to.equal(null);
-      expect(await store.readLive(account, stored.id)).to.equal(null);
-      expect((await store.listLive(account, 10)).items).to.deep.equal([]);
-      expect(await store.update(account, stored.id, 2, { status: 'PAUSED' }, at(3))).to.equal(null);
-      expect(await store.softDelete(account, stored.id, 2, at(3))).to.equal(false);
+      await store().insert(stored);
+      await store().listLive(account, 10); // cached now
+      expect(await store().softDelete(account, stored.id, 2, at(2))).to.equal(false);
+      expect(await store().softDelete(account, stored.id, 1, at(2))).to.equal(true);
+      expect(await store().findLive(account, stored.id)).to.equal(null);
+      expect(await store().readLive(account, stored.id)).to.equal(null);
+      expect((await store().listLive(account, 10)).items).to.deep.equal([]);
+      expect(await store().update(account, stored.id, 2, { status: 'PAUSED' }, at(3))).to.equal(null);
+      expect(await store().softDelete(account, stored.id, 2, at(3))).to.equal(false);
     });
 
-    it('does not reach another account\'s endpoint by id', async () => {
+    it("does not reach another account's endpoint by id", async () => {
       const stored = endpoint(account, at(1));
-      await store.insert(stored);
+      await store().insert(stored);
       const other = randomUUID();
-      expect(await store.findLive(other, stored.id)).to.equal(null);
-      expect(await store.update(other, stored.id, 1, { status: 'PAUSED' }, at(2))).to.equal(null);
-      expect(await store.softDelete(other, stored.id, 1, at(2))).to.equal(false);
-      expect(await store.findLive(account, stored.id)).to.deep.include({ status: 'ACTIVE', version: 1 });
+      expect(await store().findLive(other, stored.id)).to.equal(null);
+      expect(await store().update(other, stored.id, 1, { status: 'PAUSED' }, at(2))).to.equal(null);
+      expect(await store().softDelete(other, stored.id, 1, at(2))).to.equal(false);
+      expect(await store().findLive(account, stored.id)).to.deep.include({ status: 'ACTIVE', version: 1 });
     });
-  });
-}
 
-describe('platform: webhook endpoint stores', () => {
-  let database: TestDatabase;
-  withTestDatabase((opened) => (database = opened));
-  behavesAsWebhookEndpointStore('WebhookEndpointRepository (MongoDB, cached live lists)', async () => {
-    const caches = await CacheHub.create();
-    const repository = new WebhookEndpointRepository(database.db, database.locks, caches.cache('webhook-endpoints', { max: 100, ttlMs: 60_000 }));
-    await repository.init();
-    return repository;
-  });
-  behavesAsWebhookEndpointStore('FakeWebhookEndpointStore', async () => new FakeWebhookEndpointStore());
-});
+    it('refuses an id that exists in the account (duplicate key)', async () => {
+      const stored = endpoint(account, at(1));
+      await store().insert(stored);
+      const error = await store()
+        .insert({ ...stored, description: 'second' })
+        .catch((e: unknown) => e);
+      expect(error).to.have.property('code', 11000);
+      expect(await store().findLive(account, stored.id)).to.deep.equal(stored);
+    });
+
+    it('gives every live endpoint of the account newest first, and sees a new one after a cached read', async () => {
+      const older = endpoint(account, at(1));
+      await store().insert(older);
+      expect((await store().allLive(account)).map((e) => e.id)).to.deep.equal([older.id]); // cached now
+      const newer = endpoint(account, at(2));
+      await store().insert(newer);
+      await store().insert(endpoint(randomUUID(), at(3)));
+      expect(await store().allLive(account)).to.deep.equal([newer, older]);
+      expect(await store().readLive(account, newer.id)).to.deep.equal(newer);
+      expect(await store().allLive(randomUUID())).to.deep.equal([]);
+    });
+
+    it('adds failures to the count: the run starts at its first failure, the latest attempt is kept', async () => {
+      const stored = endpoint(account, at(0));
+      await store().insert(stored);
+      const failed = (minute: number) => ({ at: at(minute), succeeded: false });
+      expect(await store().recordOutcomes(account, stored.id, [failed(2), failed(3)], at(4))).to.deep.include({
+        consecutiveFailures: 2,
+        failingSince: at(2),
+        lastDeliveryAttemptAt: at(3),
+        lastSuccessfulDeliveryAt: null,
+        version: 2,
+        updatedAt: at(4),
+      });
+      // An outcome that arrives late adds to the count but moves neither the run's start nor the last attempt back.
+      expect(await store().recordOutcomes(account, stored.id, [failed(1)], at(5))).to.deep.include({
+        consecutiveFailures: 3,
+        failingSince: at(2),
+        lastDeliveryAttemptAt: at(3),
+        version: 3,
+      });
+      expect(await store().findLive(account, stored.id)).to.deep.include({
+        consecutiveFailures: 3,
+        failingSince: at(2),
+      });
+    });
+
+    it('records a success as the end of the run: the count is the failures after it; both dates move on', async () => {
+      const stored = endpoint(account, at(0), {
+        consecutiveFailures: 4,
+        failingSince: at(1),
+        lastDeliveryAttemptAt: at(1),
+      });
+      await store().insert(stored);
+      const outcomes = [
+        { at: at(6), succeeded: true },
+        { at: at(7), succeeded: false },
+      ];
+      expect(await store().recordOutcomes(account, stored.id, outcomes, at(8))).to.deep.include({
+        consecutiveFailures: 1,
+        failingSince: at(7),
+        lastDeliveryAttemptAt: at(7),
+        lastSuccessfulDeliveryAt: at(6),
+      });
+      expect(await store().recordOutcomes(account, stored.id, [{ at: at(9), succeeded: true }], at(9))).to.deep.include(
+        { consecutiveFailures: 0, failingSince: null, lastSuccessfulDeliveryAt: at(9) },
+      );
+      expect(await store().readLive(account, stored.id)).to.deep.include({
+        consecutiveFailures: 0,
+        failingSince: null,
+        lastDeliveryAttemptAt: at(9),
+      });
+    });
+
+    it("records no outcome for an endpoint that is gone or another account's", async () => {
+      const stored = endpoint(account, at(0));
+      await store().insert(stored);
+      const outcomes = [{ at: at(1), succeeded: false }];
+      expect(await store().recordOutcomes(randomUUID(), stored.id, outcomes, at(1))).to.equal(null);
+      expect(await store().recordOutcomes(account, randomUUID(), outcomes, at(1))).to.equal(null);
+      expect(await store().softDelete(account, stored.id, 1, at(2))).to.equal(true);
+      expect(await store().recordOutcomes(account, stored.id, outcomes, at(3))).to.equal(null);
+    });
+
+    it('disables an active endpoint only when the rule holds (failures, how long), at once without one', async () => {
+      const failing = endpoint(account, at(0), { consecutiveFailures: 3, failingSince: at(2) });
+      await store().insert(failing);
+      expect(
+        await store().disable(account, failing.id, { failures: 4, failingBefore: at(10) }, at(11)),
+        'too few failures',
+      ).to.equal(null);
+      expect(
+        await store().disable(account, failing.id, { failures: 3, failingBefore: at(1) }, at(11)),
+        'failing too briefly',
+      ).to.equal(null);
+      expect(await store().disable(account, failing.id, { failures: 3, failingBefore: at(2) }, at(11))).to.deep.include(
+        { status: 'DISABLED', version: 2, updatedAt: at(11) },
+      );
+      expect(await store().disable(account, failing.id, undefined, at(12)), 'no longer active').to.equal(null);
+      expect(await store().readLive(account, failing.id)).to.deep.include({ status: 'DISABLED', version: 2 });
+
+      const healthy = endpoint(account, at(1));
+      await store().insert(healthy);
+      expect(
+        await store().disable(account, healthy.id, { failures: 0, failingBefore: at(20) }, at(11)),
+        'not failing',
+      ).to.equal(null);
+      expect(await store().disable(randomUUID(), healthy.id, undefined, at(11)), 'another account').to.equal(null);
+      const paused = endpoint(account, at(2), { status: 'PAUSED' });
+      await store().insert(paused);
+      expect(await store().disable(account, paused.id, undefined, at(11)), 'paused').to.equal(null);
+      expect(await store().disable(account, healthy.id, undefined, at(11))).to.deep.include({ status: 'DISABLED' });
+    });
+  },
+);

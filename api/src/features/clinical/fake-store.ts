@@ -1,0 +1,201 @@
+// In-memory ObservationStore for unit tests of ingest and the gateway; test/api/features/clinical/store.test.ts holds
+// it and ObservationRepository to the same behaviour (docs/architecture.md, "Stores and fakes"). An upsert is one
+// synchronous step, so it is all or nothing and concurrent bundles of a connection follow each other, as the
+// repository's writer lease makes them; what readers see is always a committed bundle whole, so there are no
+// generations, pending bundles or leftovers to skip, and documents carry no `seq`/`rev` (diagnosis only).
+//
+// page() evaluates the MongoDB filter it is given, but only the shapes the gateway's query builder produces
+// (gateway/query.ts: observationFilter, afterPosition, observationSort; docs/api.md, "Clinical records and the
+// observation gateway"): equality, $in, $gt/$gte/$lt/$lte, $not with a regular expression, $and and $or, over
+// fields and dotted paths into sub-documents, where an array field matches when one of its elements does. Any other
+// operator throws, so a test that needs more learns it at once instead of reading a wrong answer.
+import { BSONRegExp, type Filter, type Sort } from 'mongodb';
+import { BEGINNING } from './dates.js';
+import type { ObservationDocument } from './document.js';
+import type { NormalizedObservation } from './observations.js';
+import type { IngestTarget, ObservationStore } from './store.js';
+
+/** What the repository stores of an observation: its search fields, and when it was last written. */
+type Stored = ObservationDocument & { updatedAt: Date };
+
+export class FakeObservationStore implements ObservationStore {
+  /** By _id (`<connection>/<resource id>`), as the repository's collection is. */
+  private readonly documents = new Map<string, Stored>();
+
+  async upsert(
+    target: IngestTarget,
+    observations: NormalizedObservation[],
+    at: Date,
+  ): Promise<{ ingested: number; updated: number }> {
+    const { accountId, connectionId } = target;
+    // Every document is made before any is stored: nothing of the bundle is written if one cannot be.
+    const written = observations.map((o): Stored => {
+      const _id = `${connectionId}/${o.resourceId}`;
+      return asStored({
+        _id,
+        connectionId,
+        accountId,
+        resourceId: o.resourceId,
+        code: o.code,
+        category: o.category,
+        date: o.date,
+        sortDate: o.date?.start ?? BEGINNING,
+        confidentiality: o.confidentiality,
+        sensitivity: o.sensitivity,
+        resource: o.resource,
+        updatedAt: at,
+        // A replacement keeps when the observation was first written, so a paging walk begun before still sees it.
+        firstIngestedAt: this.documents.get(_id)?.firstIngestedAt ?? at,
+      });
+    });
+    const updated = written.filter((doc) => this.documents.has(doc._id)).length;
+    for (const doc of written) this.documents.set(doc._id, doc);
+    return { ingested: observations.length - updated, updated };
+  }
+
+  async page(
+    _connectionId: string,
+    filter: Filter<ObservationDocument>,
+    after: Filter<ObservationDocument> | undefined,
+    sort: Sort,
+    limit: number,
+  ): Promise<{ items: ObservationDocument[]; total: number }> {
+    // As the repository: the filter alone says which connection (the builder's filter names it).
+    const matching = [...this.documents.values()].filter((doc) => matches(doc, filter));
+    const page = (after ? matching.filter((doc) => matches(doc, after)) : matching).sort(comparator(sort));
+    return { items: page.slice(0, limit).map((doc) => structuredClone(doc)), total: matching.length };
+  }
+
+  async *all(connectionId: string): AsyncIterable<ObservationDocument> {
+    const docs = [...this.documents.values()].filter((doc) => doc.connectionId === connectionId);
+    for (const doc of docs) yield structuredClone(doc);
+  }
+}
+
+type Document = Record<string, unknown>;
+
+/** A copy as the driver stores it (BSON): a property or element that is `undefined` becomes null. */
+function asStored<T>(value: T): T {
+  if (value === undefined) return null as T;
+  if (value instanceof Date) return new Date(value.getTime()) as T;
+  if (Array.isArray(value)) return value.map(asStored) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, field]) => [key, asStored(field)])) as T;
+  }
+  return value;
+}
+
+function matches(doc: object, filter: object): boolean {
+  return Object.entries(filter).every(([key, condition]) => {
+    if (key === '$and') return (condition as object[]).every((branch) => matches(doc, branch));
+    if (key === '$or') return (condition as object[]).some((branch) => matches(doc, branch));
+    if (key.startsWith('$')) throw new Error(`FakeObservationStore: unsupported operator ${key}`);
+    return fieldMatches(valueAt(doc, key), condition);
+  });
+}
+
+/** The value at a dotted path through sub-documents (not through arrays: the builder never asks that). */
+function valueAt(doc: object, path: string): unknown {
+  let value: unknown = doc;
+  for (const part of path.split('.')) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+    value = (value as Document)[part];
+  }
+  return value;
+}
+
+function isOperators(condition: unknown): condition is Document {
+  if (condition === null || typeof condition !== 'object' || condition instanceof Date) return false;
+  if (Array.isArray(condition) || isRegExp(condition)) return false;
+  const keys = Object.keys(condition);
+  return keys.length > 0 && keys.every((key) => key.startsWith('$'));
+}
+
+function fieldMatches(value: unknown, condition: unknown): boolean {
+  if (!isOperators(condition))
+    return anyOf(value, (v) => (isRegExp(condition) ? regexMatches(condition, v) : equal(v, condition)));
+  return Object.entries(condition).every(([operator, operand]) => {
+    switch (operator) {
+      case '$in':
+        return anyOf(value, (v) => (operand as unknown[]).some((candidate) => equal(v, candidate)));
+      case '$gt':
+      case '$gte':
+      case '$lt':
+      case '$lte':
+        return anyOf(value, (v) => compares(operator, v, operand));
+      case '$not':
+        // A document without the field, or with no element that matches, is kept (as MongoDB's $not).
+        return !fieldMatches(value, operand);
+      default:
+        throw new Error(`FakeObservationStore: unsupported operator ${operator}`);
+    }
+  });
+}
+
+/** An array field matches when the array itself or one of its elements does. */
+function anyOf(value: unknown, test: (value: unknown) => boolean): boolean {
+  return test(value) || (Array.isArray(value) && value.some(test));
+}
+
+function equal(value: unknown, expected: unknown): boolean {
+  if (expected === null) return value === null || value === undefined;
+  if (expected instanceof Date) return value instanceof Date && value.getTime() === expected.getTime();
+  return value === expected;
+}
+
+/** Comparisons hold between values of one type only (dates with dates, strings with strings), as in MongoDB. */
+function compares(operator: string, value: unknown, operand: unknown): boolean {
+  const [a, b] = [comparable(value), comparable(operand)];
+  if (a === undefined || b === undefined || typeof a !== typeof b) return false;
+  if (operator === '$gt') return a > b;
+  if (operator === '$gte') return a >= b;
+  if (operator === '$lt') return a < b;
+  return a <= b;
+}
+
+function comparable(value: unknown): number | string | undefined {
+  if (value instanceof Date) return value.getTime();
+  return typeof value === 'number' || typeof value === 'string' ? value : undefined;
+}
+
+function isRegExp(value: unknown): value is BSONRegExp | RegExp {
+  return value instanceof BSONRegExp || value instanceof RegExp;
+}
+
+const compiled = new Map<string, RegExp>();
+
+function regexMatches(pattern: BSONRegExp | RegExp, value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  if (pattern instanceof RegExp) return pattern.test(value);
+  let regex = compiled.get(pattern.pattern);
+  if (!regex) compiled.set(pattern.pattern, (regex = new RegExp(toJavaScript(pattern.pattern), 'u')));
+  return regex.test(value);
+}
+
+/**
+ * A PCRE pattern as anyStringExcept (gateway/query.ts) writes them, in JavaScript's syntax: `\z` (the end of the
+ * subject) is `$` without the m flag, and an escaped ASCII punctuation character is written `\xHH`, since the u flag
+ * (needed for characters beyond the BMP) refuses escapes of characters that have no special meaning.
+ */
+function toJavaScript(pattern: string): string {
+  return pattern.replace(/\\([\s\S])/g, (escape, character: string) => {
+    if (character === 'z') return '$';
+    if (/[A-Za-z0-9]/.test(character) || character.charCodeAt(0) > 0x7f) return escape;
+    return `\\x${character.charCodeAt(0).toString(16).padStart(2, '0')}`;
+  });
+}
+
+/** MongoDB's order for the builder's sort keys (dates, and strings by code unit: resource ids are ASCII in FHIR). */
+function comparator(sort: Sort): (a: object, b: object) => number {
+  const keys = Object.entries(sort as Record<string, 1 | -1>);
+  return (a, b) => {
+    for (const [key, direction] of keys) {
+      const [x, y] = [comparable(valueAt(a, key)), comparable(valueAt(b, key))];
+      if (x === y) continue;
+      if (x === undefined) return -direction;
+      if (y === undefined) return direction;
+      return (x < y ? -1 : 1) * direction;
+    }
+    return 0;
+  };
+}

@@ -1,0 +1,285 @@
+// ObservationStore's behaviour, held the same for the MongoDB repository (on the embedded database: bundles
+// under generations, replacements applied after the answer) and for the in-memory fake (docs/architecture.md,
+// "Stores and fakes"): upserts by id within a connection, counting new and replaced; pages of what the gateway's
+// filter keeps (docs/api.md, "Clinical records and the observation gateway"), built here by its own query builder,
+// the only filters the fake reads; and every observation of a connection as its last bundle left it.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import { BEGINNING } from '../../../../api/src/features/clinical/dates.js';
+import type { ObservationDocument } from '../../../../api/src/features/clinical/document.js';
+import { FakeObservationStore } from '../../../../api/src/features/clinical/fake-store.js';
+import {
+  afterPosition,
+  observationFilter,
+  observationSort,
+  type Grants,
+  type SearchParams,
+} from '../../../../api/src/features/clinical/gateway/query.js';
+import { validateBundle, type NormalizedObservation } from '../../../../api/src/features/clinical/observations.js';
+import {
+  ObservationRepository,
+  type IngestTarget,
+  type ObservationStore,
+} from '../../../../api/src/features/clinical/store.js';
+import {
+  confidentiality,
+  glucose,
+  heartRate,
+  hemoglobin,
+  observationBundle,
+  sensitivity,
+} from '../../../../testkit/observations.js';
+import { ManualClock } from '../../../../testkit/clock.js';
+import { describeStore } from '../../../../testkit/store-behaviour.js';
+
+// When the cases' bundles are written, minutes apart, and the repository's clock then: a bundle written long before
+// its clock's now would be tidied away at once after the next commit (KEPT_MS), which is not what these cases are.
+const T1 = new Date('2026-01-31T10:00:00.000Z');
+const T2 = new Date('2026-01-31T10:05:00.000Z');
+const T3 = new Date('2026-01-31T10:10:00.000Z');
+const CLOCK = new Date('2026-01-31T10:11:00.000Z');
+/** The gateway's now (its look-back counts from it) and the start of a walk that began after every bundle. */
+const NOW = new Date('2026-02-01T00:00:00.000Z');
+const EVERYTHING: Grants = {
+  loincCodes: ['*'],
+  confidentiality: ['N', 'R'],
+  sensitivity: ['HIV', 'PSY'],
+  lookbackDays: null,
+};
+
+/** The observations of FHIR resources, as ingest hands them to the store. */
+function normalized(resources: Record<string, unknown>[]): NormalizedObservation[] {
+  const result = validateBundle(observationBundle(resources));
+  if (!result.ok) throw new Error(`not a valid bundle: ${JSON.stringify(result.problems)}`);
+  return result.observations;
+}
+
+/** The resource effective at `date` (a FHIR date or dateTime), or without an effective date. */
+function effective(resource: Record<string, unknown>, date?: string): Record<string, unknown> {
+  const { effectiveDateTime: _dateTime, effectivePeriod: _period, ...rest } = resource;
+  return date === undefined ? rest : { ...rest, effectiveDateTime: date };
+}
+
+/** The document the store keeps of an observation first written at `first` and last at `at`. */
+function stored(target: IngestTarget, o: NormalizedObservation, at: Date, first = at): Record<string, unknown> {
+  return {
+    _id: `${target.connectionId}/${o.resourceId}`,
+    connectionId: target.connectionId,
+    accountId: target.accountId,
+    resourceId: o.resourceId,
+    code: o.code,
+    category: o.category,
+    date: o.date,
+    sortDate: o.date?.start ?? BEGINNING,
+    confidentiality: o.confidentiality,
+    sensitivity: o.sensitivity,
+    resource: o.resource,
+    updatedAt: at,
+    firstIngestedAt: first,
+  };
+}
+
+/** A document without the repository's diagnosis fields (the generation that wrote it), which the fake has not. */
+function shown(doc: ObservationDocument): Record<string, unknown> {
+  const { seq: _seq, rev: _rev, ...rest } = doc;
+  return rest;
+}
+
+/** The connection's observations as all() gives them, one each (its later copy, with the first's firstIngestedAt). */
+async function current(store: ObservationStore, connectionId: string): Promise<Record<string, unknown>[]> {
+  const byId = new Map<string, ObservationDocument>();
+  for await (const doc of store.all(connectionId)) {
+    byId.set(doc._id, { ...doc, firstIngestedAt: byId.get(doc._id)?.firstIngestedAt ?? doc.firstIngestedAt });
+  }
+  return [...byId.values()].map(shown).sort((a, b) => ((a._id as string) < (b._id as string) ? -1 : 1));
+}
+
+/** What the store sorts an observation by: its date's start, or the beginning of time without one. */
+const sortTime = (o: NormalizedObservation) => o.date?.start.getTime() ?? BEGINNING.getTime();
+
+const byId = (docs: Record<string, unknown>[]) =>
+  [...docs].sort((a, b) => ((a._id as string) < (b._id as string) ? -1 : 1));
+
+describeStore<ObservationStore, ObservationRepository>(
+  'clinical: observation stores',
+  {
+    mongo: {
+      name: 'ObservationRepository (MongoDB)',
+      open: async ({ db }) => {
+        const repository = new ObservationRepository(db, db, new ManualClock(CLOCK));
+        await repository.init();
+        return repository;
+      },
+      close: (repository) => repository.settled(),
+    },
+    fake: { name: 'FakeObservationStore', open: async () => new FakeObservationStore() },
+  },
+  ({ store, it }) => {
+    let target: IngestTarget;
+    beforeEach(() => {
+      target = { accountId: randomUUID(), connectionId: randomUUID() };
+    });
+
+    /** Every page of a search, `limit` at a time, walking on from the last of each; and each page's total. */
+    async function walk(params: SearchParams, limit: number, grants = EVERYTHING, asOf = NOW) {
+      const filter = observationFilter(target.connectionId, grants, params, NOW, asOf);
+      const pages: { ids: string[]; total: number }[] = [];
+      let after: ReturnType<typeof afterPosition> | undefined;
+      for (;;) {
+        const { items, total } = await store().page(
+          target.connectionId,
+          filter,
+          after,
+          observationSort(params.sort),
+          limit,
+        );
+        pages.push({ ids: items.map((doc) => doc.resourceId), total });
+        const last = items.at(-1);
+        if (items.length < limit || !last) return pages;
+        after = afterPosition(params.sort, { sortDate: last.sortDate, id: last._id });
+      }
+    }
+
+    it('upserts a bundle of new observations: all ingested, each stored with its search fields', async () => {
+      const observations = normalized([heartRate(), glucose(), effective(hemoglobin())]);
+      expect(await store().upsert(target, observations, T1)).to.deep.equal({ ingested: 3, updated: 0 });
+      expect(await current(store(), target.connectionId)).to.deep.equal(
+        byId(observations.map((o) => stored(target, o, T1))),
+      );
+    });
+
+    it('keeps a resource as the database stores it: a property given as undefined is null', async () => {
+      const observations = normalized([heartRate({ note: undefined, valueQuantity: { value: 72, unit: undefined } })]);
+      await store().upsert(target, observations, T1);
+      const [doc] = await current(store(), target.connectionId);
+      expect(doc?.resource).to.deep.include({ note: null, valueQuantity: { value: 72, unit: null } });
+    });
+
+    it('writes nothing for an empty bundle', async () => {
+      expect(await store().upsert(target, [], T1)).to.deep.equal({ ingested: 0, updated: 0 });
+      expect(await current(store(), target.connectionId)).to.deep.equal([]);
+    });
+
+    it('replaces by id in the connection, counting new and replaced, keeping when each was first written', async () => {
+      const [a, b] = normalized([heartRate(), glucose()]) as [NormalizedObservation, NormalizedObservation];
+      await store().upsert(target, [a, b], T1);
+      const [b2, c] = normalized([effective(glucose({ id: b.resourceId }), '2025-06-01'), hemoglobin()]) as [
+        NormalizedObservation,
+        NormalizedObservation,
+      ];
+      expect(await store().upsert(target, [b2, c], T2)).to.deep.equal({ ingested: 1, updated: 1 });
+      const expected = [stored(target, a, T1), stored(target, b2, T2, T1), stored(target, c, T2)];
+      expect(await current(store(), target.connectionId)).to.deep.equal(byId(expected));
+    });
+
+    it('keeps connections apart: the same resource id in another connection is another observation', async () => {
+      const [a] = normalized([heartRate()]) as [NormalizedObservation];
+      const other = { accountId: target.accountId, connectionId: randomUUID() };
+      expect(await store().upsert(target, [a], T1)).to.deep.equal({ ingested: 1, updated: 0 });
+      expect(await store().upsert(other, [a], T2)).to.deep.equal({ ingested: 1, updated: 0 });
+      expect(await current(store(), target.connectionId)).to.deep.equal([stored(target, a, T1)]);
+      expect(await current(store(), other.connectionId)).to.deep.equal([stored(other, a, T2)]);
+      expect(await current(store(), randomUUID())).to.deep.equal([]);
+    });
+
+    it('writes two bundles of one connection sent at once one after the other: one ingests, one replaces', async () => {
+      const id = `obs-${randomUUID()}`;
+      const [first, second] = [
+        normalized([heartRate({ id })]),
+        normalized([heartRate({ id, valueQuantity: { value: 90 } })]),
+      ];
+      const counts = await Promise.all([store().upsert(target, first, T1), store().upsert(target, second, T1)]);
+      expect(counts).to.have.deep.members([
+        { ingested: 1, updated: 0 },
+        { ingested: 0, updated: 1 },
+      ]);
+      expect(await current(store(), target.connectionId)).to.have.length(1);
+    });
+
+    it('pages what the filter keeps in its order, after the keyset position of the last, with the total', async () => {
+      const dates = ['2024-01-05', '2024-03-01', '2024-03-01', '2025-07-20', undefined];
+      const observations = normalized(dates.map((date) => effective(heartRate(), date)));
+      await store().upsert(target, observations, T1);
+      await store().upsert({ accountId: target.accountId, connectionId: randomUUID() }, normalized([heartRate()]), T1);
+      const ascending = [...observations]
+        .sort((a, b) => sortTime(a) - sortTime(b) || (a.resourceId < b.resourceId ? -1 : 1))
+        .map((o) => o.resourceId);
+      const pages = await walk({ sort: 'date' }, 2);
+      expect(pages.map((p) => p.ids)).to.deep.equal([ascending.slice(0, 2), ascending.slice(2, 4), ascending.slice(4)]);
+      expect(pages.map((p) => p.total)).to.deep.equal([5, 5, 5]);
+      const descending = await walk({ sort: '-date' }, 3);
+      expect(descending.flatMap((p) => p.ids)).to.deep.equal([...ascending].reverse());
+    });
+
+    it('keeps what the grants allow and the parameters ask: codes, categories, dates, labels, look-back', async () => {
+      const observations = normalized([
+        effective(heartRate({ id: 'hr-old' }), '2023-05-01'),
+        effective(heartRate({ id: 'hr-recent', meta: { security: [sensitivity('PSY')] } }), '2026-01-15'),
+        effective(glucose({ id: 'glu', meta: { security: [confidentiality('R')] } }), '2025-03-10'),
+        effective(hemoglobin({ id: 'hgb-hiv', meta: { security: [sensitivity('HIV')] } }), '2025-04-01'),
+        effective(
+          hemoglobin({ id: 'hgb-both', meta: { security: [sensitivity('HIV'), sensitivity('PSY')] } }),
+          '2025-04-02',
+        ),
+        effective(glucose({ id: 'glu-undated' })),
+      ]);
+      await store().upsert(target, observations, T1);
+      const found = async (params: Omit<SearchParams, 'sort'>, grants: Partial<Grants> = {}) =>
+        (await walk({ ...params, sort: 'date' }, 100, { ...EVERYTHING, ...grants }))[0]!.ids.sort();
+      expect(await found({})).to.have.length(6);
+      expect(await found({ code: 'http://loinc.org|8867-4' })).to.deep.equal(['hr-old', 'hr-recent']);
+      expect(await found({ code: '8867-4,http://loinc.org|' })).to.have.length(6);
+      expect(await found({ category: 'laboratory' })).to.deep.equal(['glu', 'glu-undated', 'hgb-both', 'hgb-hiv']);
+      expect(await found({ date: ['ge2025-01-01', 'lt2025-04-02'] })).to.deep.equal(['glu', 'hgb-hiv']);
+      expect(await found({ date: ['ne2025'] })).to.deep.equal(['hr-old', 'hr-recent']);
+      expect(await found({}, { confidentiality: ['N'] })).to.deep.equal([
+        'glu-undated',
+        'hgb-both',
+        'hgb-hiv',
+        'hr-old',
+        'hr-recent',
+      ]);
+      expect(await found({}, { sensitivity: ['HIV'] })).to.deep.equal(['glu', 'glu-undated', 'hgb-hiv', 'hr-old']);
+      expect(await found({}, { sensitivity: [] })).to.deep.equal(['glu', 'glu-undated', 'hr-old']);
+      expect(await found({}, { loincCodes: ['8867-4'] })).to.deep.equal(['hr-old', 'hr-recent']);
+      expect(await found({}, { lookbackDays: 30 })).to.deep.equal(['hr-recent']);
+    });
+
+    it('shows a bundle all or nothing to readers while it is written, new observations and replacements', async () => {
+      const resources = Array.from({ length: 200 }, () => effective(heartRate(), '2024-01-01'));
+      const seen = async (write: Promise<unknown>, params: Omit<SearchParams, 'sort'>): Promise<Set<number>> => {
+        let written = false;
+        void write.finally(() => (written = true)).catch(() => undefined);
+        const totals = new Set<number>();
+        const filter = observationFilter(target.connectionId, EVERYTHING, { ...params, sort: 'date' }, NOW, NOW);
+        do totals.add((await store().page(target.connectionId, filter, undefined, observationSort('date'), 1)).total);
+        while (!written);
+        await write;
+        totals.add((await store().page(target.connectionId, filter, undefined, observationSort('date'), 1)).total);
+        return totals;
+      };
+      expect([...(await seen(store().upsert(target, normalized(resources), T1), {}))]).to.satisfy((totals: number[]) =>
+        totals.every((total) => total === 0 || total === 200),
+      );
+      const moved = resources.map((resource) => effective(resource, '2025-01-01'));
+      const totals = await seen(store().upsert(target, normalized(moved), T2), { date: ['eq2025-01-01'] });
+      expect(
+        [...totals].every((total) => total === 0 || total === 200),
+        `totals seen: ${[...totals]}`,
+      ).to.equal(true);
+      expect(totals).to.include(200);
+    });
+
+    it('keeps a paging walk to what was ingested by its start, replacements of it included', async () => {
+      const [early] = normalized([effective(heartRate(), '2024-01-01')]) as [NormalizedObservation];
+      await store().upsert(target, [early], T1);
+      await store().upsert(target, normalized([effective(heartRate(), '2024-02-01')]), T3);
+      const [replaced] = normalized([effective(heartRate({ id: early.resourceId }), '2024-06-01')]);
+      await store().upsert(target, [replaced!], T3);
+      const filter = observationFilter(target.connectionId, EVERYTHING, { sort: 'date' }, NOW, T2);
+      const { items, total } = await store().page(target.connectionId, filter, undefined, observationSort('date'), 10);
+      expect(total).to.equal(1);
+      expect(items.map(shown)).to.deep.equal([stored(target, replaced!, T3, T1)]);
+    });
+  },
+);
