@@ -99,7 +99,7 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     appUsers: new AppUserRepository(db, locks, caches.cache('app-user-states', { max: 200_000, ttlMs: minute })),
     sessions: new SessionRepository(db, locks),
     // The gateway's per-connection index is built from a whole connection: a long read.
-    observations: new ObservationRepository(db, longDb, clock, (error, connectionId) => logger.warn({ err: error, connectionId }, 'applying a committed bundle failed; the next bundle or search of the connection applies it')),
+    observations: new ObservationRepository(db, locks, longDb, clock, (error, connectionId) => logger.warn({ err: error, connectionId }, 'applying a committed bundle failed; the next bundle or search of the connection applies it')),
   };
   const outbox = new Outbox(db, locks, clock);
   const deliveries = new DeliveryStore(db, locks);

@@ -238,7 +238,7 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     // Ingests: each connection shows exactly the bundle's observations, all from one ingest of that connection
     // (of this scenario or an earlier one).
     noteIngests(operations);
-    const observations = new ObservationRepository(db);
+    const observations = new ObservationRepository(db, await documentLocksFor(db));
     const wronglyIngested: { connectionId: string; observations: number; resources: number; notes: string[] }[] = [];
     for (const connectionId of connectionIds) {
       const shown = (await observations.current(connectionId)) as unknown as { resourceId: string; resource: { note?: { text: string }[] } }[];

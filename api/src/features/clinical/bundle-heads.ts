@@ -26,7 +26,9 @@
 // free or had run out). Its commit is conditioned on its lease token, so a writer whose lease was taken over
 // commits nothing, and its generation is already listed as abandoned.
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
+import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import { updateOneWhere } from '../../../../core/src/infra/where.js';
 import { AppError } from '../../shared/http/errors.js';
 import { CHANGE_RING, currentChangeScope } from '../../shared/infra/change-scope.js';
 import { REPLAY_WINDOW_MS } from '../../shared/http/idempotency.js';
@@ -104,8 +106,21 @@ const LIST_ATTEMPTS = 20;
 export class BundleHeads {
   readonly collection: Collection<HeadDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly locks: DocumentLocks,
+  ) {
     this.collection = db.collection<HeadDocument>(HEADS);
+  }
+
+  /**
+   * A write conditioned on the head as read (a lease token, the stamp): atomic on MongoDB, and on the embedded
+   * database under the head's lock (core/src/infra/where.ts), which otherwise reads and then writes the whole
+   * document, so that two writers racing on one head (a commit and the tidy after the last one) would each undo
+   * the other's change. The head after, or null when the condition no longer held.
+   */
+  private write(connectionId: string, condition: Filter<HeadDocument>, update: UpdateFilter<HeadDocument>): Promise<HeadDocument | null> {
+    return updateOneWhere(this.collection, this.locks, connectionId, condition, update);
   }
 
   /** What readers of the connection may see now. */
@@ -144,25 +159,25 @@ export class BundleHeads {
   async commit(lease: WriterLease, replaces: boolean, at: Date): Promise<boolean> {
     const scope = currentChangeScope();
     if (scope) await scope.recoveryPoint({ collection: HEADS, id: lease.connectionId, version: lease.gen, changeId: scope.changeId, generation: true });
-    const result = await this.collection.updateOne(
-      { _id: lease.connectionId, 'writer.token': lease.token },
+    const result = await this.write(
+      lease.connectionId,
+      { 'writer.token': lease.token },
       {
         $set: { _version: lease.gen, writer: null, stamp: randomUUID(), ...(scope && { [`_changes.${lease.gen % CHANGE_RING}`]: scope.changeId }) },
         $push: { [replaces ? 'pending' : 'kept']: { gen: lease.gen, at } },
       },
     );
-    return result.modifiedCount === 1;
+    return result !== null;
   }
 
   /** Extends the lease before a write; false when it was taken over (the bundle must stop: it cannot commit). */
   async renew(lease: WriterLease, at: Date): Promise<boolean> {
-    const result = await this.collection.updateOne({ _id: lease.connectionId, 'writer.token': lease.token }, { $set: { 'writer.until': new Date(at.getTime() + WRITER_LEASE_MS) } });
-    return result.matchedCount === 1;
+    return (await this.write(lease.connectionId, { 'writer.token': lease.token }, { $set: { 'writer.until': new Date(at.getTime() + WRITER_LEASE_MS) } })) !== null;
   }
 
   /** Gives the lease back without committing (the bundle failed): the next writer lists its generation as abandoned. */
   async release(lease: WriterLease): Promise<void> {
-    await this.collection.updateOne({ _id: lease.connectionId, 'writer.token': lease.token }, { $set: { writer: null } });
+    await this.write(lease.connectionId, { 'writer.token': lease.token }, { $set: { writer: null } });
   }
 
   /** The lease to apply the connection's pending bundles; false while another process holds it. */
@@ -170,20 +185,19 @@ export class BundleHeads {
     for (let attempt = 0; attempt < LIST_ATTEMPTS; attempt++) {
       const head = await this.collection.findOne({ _id: connectionId });
       if (!head || (head.applier && head.applier.token !== token && head.applier.until > at)) return false;
-      const result = await this.collection.updateOne({ _id: connectionId, stamp: head.stamp }, { $set: { applier: { token, until: new Date(at.getTime() + APPLIER_LEASE_MS) }, stamp: randomUUID() } });
-      if (result.matchedCount === 1) return true;
+      const result = await this.write(connectionId, { stamp: head.stamp }, { $set: { applier: { token, until: new Date(at.getTime() + APPLIER_LEASE_MS) }, stamp: randomUUID() } });
+      if (result !== null) return true;
     }
     return false;
   }
 
   /** Extends the applier's lease before a batch; false when another took it over. */
   async renewApplier(connectionId: string, token: string, at: Date): Promise<boolean> {
-    const result = await this.collection.updateOne({ _id: connectionId, 'applier.token': token }, { $set: { 'applier.until': new Date(at.getTime() + APPLIER_LEASE_MS) } });
-    return result.matchedCount === 1;
+    return (await this.write(connectionId, { 'applier.token': token }, { $set: { 'applier.until': new Date(at.getTime() + APPLIER_LEASE_MS) } })) !== null;
   }
 
   async releaseApplier(connectionId: string, token: string): Promise<void> {
-    await this.collection.updateOne({ _id: connectionId, 'applier.token': token }, { $set: { applier: null } });
+    await this.write(connectionId, { 'applier.token': token }, { $set: { applier: null } });
   }
 
   /**
@@ -237,8 +251,8 @@ export class BundleHeads {
       const head = await this.collection.findOne({ _id: connectionId });
       const lists = head && change({ ...head, pending: head.pending ?? [], kept: head.kept ?? [] });
       if (!head || !lists) return;
-      const result = await this.collection.updateOne({ _id: connectionId, stamp: head.stamp }, { $set: { ...lists, stamp: randomUUID() } });
-      if (result.matchedCount === 1) return;
+      const result = await this.write(connectionId, { stamp: head.stamp }, { $set: { ...lists, stamp: randomUUID() } });
+      if (result !== null) return;
     }
     throw new Error(`the head of connection ${connectionId} kept changing`);
   }
@@ -258,11 +272,12 @@ export class BundleHeads {
     const dead = [];
     for (let gen = head._version + 1; gen <= head.next; gen++) if (!head.abandoned.some((a) => a.gen === gen)) dead.push({ gen, at });
     const abandoned = [...head.abandoned, ...dead];
-    const taken = await this.collection.updateOne(
-      { _id: connectionId, stamp: head.stamp, _version: head._version, next: head.next, ...(head.writer === null ? { writer: null } : { 'writer.token': head.writer.token }) },
+    const taken = await this.write(
+      connectionId,
+      { stamp: head.stamp, _version: head._version, next: head.next, ...(head.writer === null ? { writer: null } : { 'writer.token': head.writer.token }) },
       { $set: { next: head.next + 1, writer: { token, until }, abandoned, stamp: randomUUID() } },
     );
-    if (taken.modifiedCount !== 1) return null;
+    if (taken === null) return null;
     return { connectionId, gen: head.next + 1, token, abandoned: abandoned.filter((a) => !a.cleaned).map((a) => a.gen) };
   }
 }

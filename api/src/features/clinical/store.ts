@@ -27,6 +27,7 @@ import type { ObservationDocument } from './document.js';
 import { through } from '../../../../core/src/infra/mongo.js';
 import { ABANDONED_LISTED_MS, BundleHeads, KEPT_MS, type Visibility, type WriterLease } from './bundle-heads.js';
 import { BUNDLES, insertRecord, interrupted, lostLease, movedOn, packObservations, recordObservations, type BundleRecord, type StoredFields } from './bundle-records.js';
+import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 
 export interface IngestTarget {
   accountId: string;
@@ -70,6 +71,8 @@ export class ObservationRepository implements ObservationStore {
 
   constructor(
     db: Db,
+    /** The per-document locks of the head's conditional writes (bundle-heads.ts). */
+    locks: DocumentLocks,
     longDb: Db = db,
     private readonly clock: Clock = systemClock,
     /** Told of work after a commit that failed (it is done again later: by the next bundle, or a reader). */
@@ -78,7 +81,7 @@ export class ObservationRepository implements ObservationStore {
     this.collection = db.collection<ObservationDocument>('observations');
     this.longCollection = longDb.collection<ObservationDocument>('observations');
     this.records = longDb.collection<BundleRecord>(BUNDLES);
-    this.heads = new BundleHeads(longDb);
+    this.heads = new BundleHeads(longDb, locks);
   }
 
   /** `indexes`: the database handle index builds go through (they can take long). */

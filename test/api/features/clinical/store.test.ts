@@ -31,6 +31,8 @@ import {
 } from '../../../../testkit/observations.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import { describeStore } from '../../../../testkit/store-behaviour.js';
+import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
+import { documentLocksFor } from '../../../../core/src/infra/locks.js';
 
 // When the cases' bundles are written, minutes apart, and the repository's clock then: a bundle written long before
 // its clock's now would be tidied away at once after the next commit (KEPT_MS), which is not what these cases are.
@@ -106,7 +108,7 @@ describeStore<ObservationStore, ObservationRepository>(
     mongo: {
       name: 'ObservationRepository (MongoDB)',
       open: async ({ db }) => {
-        const repository = new ObservationRepository(db, db, new ManualClock(CLOCK));
+        const repository = new ObservationRepository(db, await documentLocksFor(db), db, new ManualClock(CLOCK));
         await repository.init();
         return repository;
       },
@@ -283,3 +285,27 @@ describeStore<ObservationStore, ObservationRepository>(
     });
   },
 );
+
+describe('clinical: a connection’s head under its own background work (MongoDB)', () => {
+  let database: TestDatabase | undefined;
+  withTestDatabase((opened) => (database = opened));
+
+  // Bundles written more than KEPT_MS before the clock's now: every commit tidies the previous bundle in the
+  // background, a write to the head that races the next bundle's lease. On the embedded database a conditional
+  // write is a read and then a whole-document write, so without the head's lock one undoes the other: the next
+  // bundle lost its lease at once (503), or a commit could be undone.
+  it('keeps every lease and commit while each commit tidies the last bundle', async () => {
+    const { db } = database!;
+    const repository = new ObservationRepository(db, await documentLocksFor(db), db, new ManualClock(NOW));
+    const target = { accountId: randomUUID(), connectionId: randomUUID() };
+    const resource = heartRate();
+    for (let bundle = 1; bundle <= 30; bundle++) {
+      const at = new Date(T1.getTime() + bundle * 1000);
+      expect(await repository.upsert(target, normalized([effective({ ...resource }, '2024-01-01')]), at)).to.deep.equal(
+        bundle === 1 ? { ingested: 1, updated: 0 } : { ingested: 0, updated: 1 },
+      );
+    }
+    await repository.settled();
+    expect((await repository.heads.visibility(target.connectionId)).committed).to.equal(30);
+  });
+});

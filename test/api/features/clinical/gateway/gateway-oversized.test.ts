@@ -10,6 +10,7 @@ import { TestApi, type Tenant } from '../../../../../testkit/api.js';
 import { appOf, connectionOf, GRANTS, type AppKeys } from '../../../../../testkit/apps.js';
 import { publishTo, realSources } from '../../../../../testkit/catalog.js';
 import { manyObservations, observationBundle } from '../../../../../testkit/observations.js';
+import { documentLocksFor } from '../../../../../core/src/infra/locks.js';
 
 const SEARCH = '/api/sdk/v1/observations/_search';
 const OBSERVATIONS = 1_000;
@@ -46,7 +47,7 @@ describe('sdk: the observation gateway, a connection too large for the index', f
   const portable = (api: TestApi, text: string) => text.replaceAll(api.url, '<origin>').replace(/cursor=[\w.-]+/g, 'cursor=…');
 
   it('is a connection whose index exceeds the replica’s per-connection budget (a quarter of 1 MiB)', async () => {
-    const observations = new ObservationRepository(database.mongo.db, database.mongo.longDb);
+    const observations = new ObservationRepository(database.mongo.db, await documentLocksFor(database.mongo.db), database.mongo.longDb);
     expect(await ConnectionIndex.build(observations.all(connectionId), 1024 * 1024 / 4)).to.equal(null);
     expect(await ConnectionIndex.build(observations.all(connectionId), 64 * 1024 * 1024)).to.not.equal(null);
   });
