@@ -13,7 +13,8 @@ import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
 import { keyOf, type BrandCatalogObject, type KubeClient } from '../shared/kube.js';
 import type { OperatorMetrics } from '../shared/metrics.js';
 import { DEFAULT_TIMING, healthSettingsOf, sameSettings, type HealthSettings, type HealthTiming } from './settings.js';
-import { CatalogHealthSweeper, type HealthObserver, type HealthSummary } from './sweeper.js';
+import type { HealthSummary } from './publisher.js';
+import { CatalogHealthSweeper, type HealthObserver } from './sweeper.js';
 
 export interface HealthMonitorDeps {
   snapshots: SnapshotStore;
