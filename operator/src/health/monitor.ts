@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
 import { ENDPOINT_STATUSES } from '../../../core/src/catalog/model.js';
 import type { CatalogRef, SnapshotStore } from '../../../core/src/catalog/snapshots.js';
-import { systemScheduler, type Cancel, type Clock, type Scheduler } from '../../../core/src/clock.js';
+import type { Cancel, Clock, Scheduler } from '../../../core/src/clock.js';
 import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
 import { keyOf, type BrandCatalogObject, type KubeClient } from '../shared/kube.js';
 import type { OperatorMetrics } from '../shared/metrics.js';
@@ -21,8 +21,8 @@ export interface HealthMonitorDeps {
   store: EndpointHealthStore;
   kube: Pick<KubeClient, 'patchStatus'>;
   clock: Clock;
-  /** The monitor's timers and its sweepers' (the system's by default). */
-  scheduler?: Scheduler;
+  /** The monitor's timers and its sweepers' (systemScheduler in production). */
+  scheduler: Scheduler;
   logger: Logger;
   metrics: OperatorMetrics;
   /** A public-only agent sized for a catalog's settings (agent.ts; tests add their stub's CA and address). */
@@ -60,7 +60,7 @@ export class HealthMonitor {
 
   constructor(private readonly deps: HealthMonitorDeps) {
     this.timing = { ...DEFAULT_TIMING, ...deps.timing };
-    this.scheduler = deps.scheduler ?? systemScheduler;
+    this.scheduler = deps.scheduler;
     const { metrics } = deps;
     this.observer = {
       request: (document, result, seconds) => {

@@ -2,12 +2,14 @@
 // (schedule.ts) through the shared limits (limiter.ts), and hands the outcomes to its publisher (publisher.ts),
 // which publishes them without touching the snapshot: within seconds when something users see changed, every
 // few minutes when only check times moved. It starts from the last publication, validators included, so a
-// restarted operator carries on where it stopped instead of checking everything again at once.
+// restarted operator carries on where it stopped instead of checking everything again at once. It reads the time
+// and sets timers only through the injected clock and scheduler, so its tests move time instead of waiting for it
+// (docs/testing.md, "Tests").
 import type { Logger } from 'pino';
 import { countStatuses, type EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
 import type { EndpointHealth, EndpointStatus } from '../../../core/src/catalog/model.js';
 import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../core/src/catalog/snapshots.js';
-import { systemScheduler, type Cancel, type Clock, type Scheduler } from '../../../core/src/clock.js';
+import type { Cancel, Clock, Scheduler } from '../../../core/src/clock.js';
 import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
 import { DueQueue } from './due-queue.js';
 import { HostLimiter, LimiterStoppedError } from './limiter.js';
@@ -33,8 +35,8 @@ export interface SweeperDeps {
   /** A public-only agent for this catalog's checks (its socket limits follow the settings). */
   agent: PublicHttpsAgent;
   clock: Clock;
-  /** The sweeper's timers, its limits' and its publisher's (the system's by default). */
-  scheduler?: Scheduler;
+  /** The sweeper's timers, its limits' and its publisher's (systemScheduler in production). */
+  scheduler: Scheduler;
   logger: Logger;
   announce?: (version: string) => Promise<void>;
   observer?: HealthObserver;
@@ -68,8 +70,7 @@ export class CatalogHealthSweeper {
   readonly key: string;
 
   constructor(private readonly deps: SweeperDeps) {
-    const { ref, store, timing, clock, logger, announce } = deps;
-    const scheduler = deps.scheduler ?? systemScheduler;
+    const { ref, store, timing, clock, scheduler, logger, announce } = deps;
     this.key = catalogKey(ref);
     this.scheduler = scheduler;
     this.limiter = new HostLimiter(deps.settings, { onThrottled: () => deps.observer?.throttled(), scheduler });
@@ -218,7 +219,7 @@ export class CatalogHealthSweeper {
       this.limiter.run(brand.host, async () => {
         const memory = document === 'metadata' ? previous?.metadata : previous?.smart;
         const { agent, timing } = this.deps;
-        const settings = { agent, timeoutMs: timing.requestTimeoutMs };
+        const settings = { agent, timeoutMs: timing.requestTimeoutMs, scheduler: this.scheduler };
         const result = await probe(brand.fhirBaseUrl, document, memory, settings);
         this.deps.observer?.request(document, result.notModified ? 'not-modified' : result.reason, result.ms / 1000);
         return result;
