@@ -19,7 +19,7 @@ import { loadConfig } from '../../api/src/config.js';
 import { EndpointHealthStore } from '../../core/src/catalog/endpoint-health.js';
 import type { CatalogBrand } from '../../core/src/catalog/model.js';
 import { SnapshotStore } from '../../core/src/catalog/snapshots.js';
-import { systemClock } from '../../core/src/clock.js';
+import { systemClock, systemScheduler } from '../../core/src/clock.js';
 import { startEmbeddedDatabase } from '../../core/src/infra/devdb.js';
 import { documentLocksFor } from '../../core/src/infra/locks.js';
 import { connectMongo } from '../../core/src/infra/mongo.js';
@@ -148,6 +148,7 @@ async function main(): Promise<void> {
         timing: { ...DEFAULT_TIMING, catchUpMs: 0 },
         agent: healthAgent(SETTINGS, { lookup: healthLookup, admitted: new Set([STUB_ADDRESS]), ca }),
         clock: systemClock,
+        scheduler: systemScheduler,
         logger: pino({ level: 'warn' }),
         observer: { request: () => {}, throttled: () => {}, check: () => ++checks === brands.length && done() },
       });

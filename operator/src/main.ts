@@ -2,7 +2,7 @@
 // the controller (and the endpoint checks) while leading → graceful shutdown (the lease is released so a
 // successor starts at once).
 import { KubeConfig } from '@kubernetes/client-node';
-import { systemClock } from '../../core/src/clock.js';
+import { systemClock, systemScheduler } from '../../core/src/clock.js';
 import { createLogger } from '../../core/src/infra/logger.js';
 import { loadOperatorConfig } from './config.js';
 import { KubeClient } from './shared/kube.js';
@@ -31,6 +31,7 @@ async function main(): Promise<void> {
     store: healthStore,
     kube,
     clock: systemClock,
+    scheduler: systemScheduler,
     logger,
     metrics,
     agentFor: (settings) => healthAgent(settings),

@@ -8,12 +8,14 @@
 // the catalog and a fresh version, written first; then the catalog's small pointer document moves to that
 // version by one conditional update, so a reader sees one whole publication or the previous one. The
 // publication before the previous one is deleted then, by _id: a reader that read the pointer just before the
-// move still finds the chunks it is about to load. Beside the public rows the operator stores rows of its own
-// (conditional-request validators, failure reasons), opaque here, so that it resumes where it stopped.
+// move still finds the chunks it is about to load (chunked.ts writes and reads them). Beside the public rows the
+// operator stores rows of its own (conditional-request validators, failure reasons), opaque here, so that it
+// resumes where it stopped.
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { Clock } from '../clock.js';
 import type { DocumentLocks } from '../infra/locks.js';
+import { ChunkedSeries } from './chunked.js';
 import { ENDPOINT_STATUSES, type EndpointHealth, type EndpointStatus } from './model.js';
 import { catalogKey, type CatalogRef } from './snapshots.js';
 
@@ -69,7 +71,14 @@ export interface PublishedHealthWithState extends PublishedHealth {
 /** Another publisher moved the pointer since `expected` was read (a leader that lost its lease). */
 export class HealthPublishConflictError extends Error {}
 
-const chunkId = (catalog: string, version: string, kind: 'h' | 's', i: number) => `${catalog}@${version}/${kind}${i}`;
+/** The rows of one publication: public (h) or the operator's own (s). */
+interface RowSeries {
+  catalog: string;
+  version: string;
+  kind: 'h' | 's';
+}
+
+const chunkId = ({ catalog, version, kind }: RowSeries, i: number) => `${catalog}@${version}/${kind}${i}`;
 
 export function countStatuses(health: Iterable<EndpointHealth>): Record<EndpointStatus, number> {
   const counts = Object.fromEntries(ENDPOINT_STATUSES.map((s) => [s, 0])) as Record<EndpointStatus, number>;
@@ -91,6 +100,7 @@ function fromRow(row: unknown): [string, EndpointHealth] | undefined {
 export class EndpointHealthStore {
   private readonly pointers: Collection<PointerDocument>;
   private readonly chunks: Collection<ChunkDocument>;
+  private readonly rows: ChunkedSeries<RowSeries, unknown, ChunkDocument>;
 
   constructor(
     db: Db,
@@ -99,6 +109,15 @@ export class EndpointHealthStore {
   ) {
     this.pointers = db.collection<PointerDocument>('catalog_endpoint_health');
     this.chunks = db.collection<ChunkDocument>('catalog_endpoint_health_chunks');
+    this.rows = new ChunkedSeries(this.chunks, {
+      size: HEALTH_CHUNK_ROWS,
+      id: chunkId,
+      encode: (series, i, rows) => {
+        const { catalog, version } = series;
+        return { _id: chunkId(series, i), catalog, version, rows: JSON.stringify(rows) };
+      },
+      decode: (chunk) => JSON.parse(chunk.rows) as unknown[],
+    });
   }
 
   async pointer(ref: CatalogRef): Promise<HealthPointer | null> {
@@ -137,8 +156,8 @@ export class EndpointHealthStore {
     const version = `${publishedAt.getTime().toString(36)}-${randomBytes(3).toString('hex')}`;
     const rows: PublicRow[] = [];
     for (const [brandId, entry] of health) if (entry.status !== 'UNKNOWN') rows.push(toRow(brandId, entry));
-    const chunks = await this.writeRows(catalog, version, 'h', rows);
-    const stateChunks = await this.writeRows(catalog, version, 's', state);
+    const chunks = await this.rows.write({ catalog, version, kind: 'h' }, rows);
+    const stateChunks = await this.rows.write({ catalog, version, kind: 's' }, state);
     const publication: Publication = { version, chunks, stateChunks };
     const counts = countStatuses([...health.values()]);
     const fields = { ...publication, publishedAt, brands: rows.length, counts };
@@ -201,22 +220,16 @@ export class EndpointHealthStore {
   }
 
   private async readRows(doc: PointerDocument, kind: 'h' | 's', count: number): Promise<unknown[]> {
-    const chunks = await Promise.all(Array.from({ length: count }, (_, i) => this.chunks.findOne({ _id: chunkId(doc._id, doc.version, kind, i) })));
-    if (chunks.some((c) => c === null)) throw new Error(`endpoint health ${doc._id}@${doc.version} is missing chunks (a newer publication replaced it)`);
-    return chunks.flatMap((c) => JSON.parse(c!.rows) as unknown[]);
-  }
-
-  private async writeRows(catalog: string, version: string, kind: 'h' | 's', rows: unknown[]): Promise<number> {
-    let i = 0;
-    for (; i * HEALTH_CHUNK_ROWS < rows.length; i++) {
-      await this.chunks.insertOne({ _id: chunkId(catalog, version, kind, i), catalog, version, rows: JSON.stringify(rows.slice(i * HEALTH_CHUNK_ROWS, (i + 1) * HEALTH_CHUNK_ROWS)) });
-    }
-    return i;
+    const rows = await this.rows.read({ catalog: doc._id, version: doc.version, kind }, count);
+    const replaced = `endpoint health ${doc._id}@${doc.version} is missing chunks (a newer publication replaced it)`;
+    if (!rows) throw new Error(replaced);
+    return rows;
   }
 
   private async deletePublication(catalog: string, publication: Publication): Promise<void> {
-    for (let i = 0; i < publication.chunks; i++) await this.chunks.deleteOne({ _id: chunkId(catalog, publication.version, 'h', i) });
-    for (let i = 0; i < publication.stateChunks; i++) await this.chunks.deleteOne({ _id: chunkId(catalog, publication.version, 's', i) });
+    const { version } = publication;
+    await this.rows.delete({ catalog, version, kind: 'h' }, publication.chunks);
+    await this.rows.delete({ catalog, version, kind: 's' }, publication.stateChunks);
   }
 }
 

@@ -3,13 +3,14 @@
 //
 // Layout: a snapshot's brands are split into chunks of at most CHUNK_SIZE documents whose _ids are derived
 // from the snapshot id, so a reader loads them by primary key and no document nears MongoDB's 16 MB
-// limit. The header is written after its chunks: a snapshot exists only once it is complete. The
+// limit (chunked.ts). The header is written after its chunks: a snapshot exists only once it is complete. The
 // active pointer moves by one conditional update (insert for the first activation), so two publishers
 // cannot both win.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { Clock } from '../clock.js';
 import type { DocumentLocks } from '../infra/locks.js';
+import { ChunkedSeries } from './chunked.js';
 import type { CatalogBrand } from './model.js';
 
 export const CHUNK_SIZE = 1000;
@@ -71,6 +72,8 @@ export function contentHashOf(brands: CatalogBrand[]): string {
 export class SnapshotStore {
   private readonly headers: Collection<HeaderDocument>;
   private readonly chunks: Collection<ChunkDocument>;
+  /** A snapshot's brands, by snapshot id. */
+  private readonly brands: ChunkedSeries<string, CatalogBrand, ChunkDocument>;
   private readonly pointers: Collection<PointerDocument>;
 
   constructor(
@@ -80,6 +83,12 @@ export class SnapshotStore {
   ) {
     this.headers = db.collection<HeaderDocument>('catalog_snapshots');
     this.chunks = db.collection<ChunkDocument>('catalog_snapshot_chunks');
+    this.brands = new ChunkedSeries(this.chunks, {
+      size: CHUNK_SIZE,
+      id: (snapshotId, i) => `${snapshotId}:${i}`,
+      encode: (snapshotId, i, brands) => ({ _id: `${snapshotId}:${i}`, snapshotId, brands }),
+      decode: (chunk) => chunk.brands,
+    });
     this.pointers = db.collection<PointerDocument>('catalog_pointers');
   }
 
@@ -99,12 +108,8 @@ export class SnapshotStore {
     // Sortable by creation, unique without coordination, and safe in a URL or an ETag.
     const id = `${createdAt.getTime().toString(36).padStart(9, '0')}-${contentHash.slice(0, 10)}-${randomBytes(3).toString('hex')}`;
     const sorted = [...brands].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const chunkDocs: ChunkDocument[] = [];
-    for (let i = 0; i * CHUNK_SIZE < sorted.length; i++) {
-      chunkDocs.push({ _id: `${id}:${i}`, snapshotId: id, brands: sorted.slice(i * CHUNK_SIZE, (i + 1) * CHUNK_SIZE) });
-    }
-    for (const chunk of chunkDocs) await this.chunks.insertOne(chunk);
-    const header: SnapshotHeader = { id, catalog, brandCount: sorted.length, chunkCount: chunkDocs.length, contentHash, createdAt };
+    const chunkCount = await this.brands.write(id, sorted);
+    const header: SnapshotHeader = { id, catalog, brandCount: sorted.length, chunkCount, contentHash, createdAt };
     const { id: _id, ...rest } = header;
     await this.headers.insertOne({ _id, ...rest });
     return { header, created: true };
@@ -118,9 +123,9 @@ export class SnapshotStore {
   async load(snapshotId: string): Promise<Snapshot | null> {
     const header = await this.header(snapshotId);
     if (!header) return null;
-    const chunks = await Promise.all(Array.from({ length: header.chunkCount }, (_, i) => this.chunks.findOne({ _id: `${snapshotId}:${i}` })));
-    if (chunks.some((c) => c === null)) throw new Error(`snapshot ${snapshotId} is missing chunks`);
-    return { ...header, brands: chunks.flatMap((c) => c!.brands) };
+    const brands = await this.brands.read(snapshotId, header.chunkCount);
+    if (!brands) throw new Error(`snapshot ${snapshotId} is missing chunks`);
+    return { ...header, brands };
   }
 
   /** Newest first. */
@@ -181,8 +186,8 @@ export class SnapshotStore {
     for (const header of await this.headers.find({}).toArray()) {
       const into = header.catalog === catalog ? mine : others;
       for (let i = 0; i < header.chunkCount; i++) {
-        const chunk = await this.chunks.findOne({ _id: `${header._id}:${i}` });
-        for (const brand of chunk?.brands ?? []) for (const key of logoKeys(brand)) into.add(key);
+        const brands = await this.brands.chunk(header._id, i);
+        for (const brand of brands ?? []) for (const key of logoKeys(brand)) into.add(key);
       }
     }
     return [...mine].filter((key) => !others.has(key)).sort();

@@ -4,7 +4,7 @@
 // pause, and no one-second window sees more than the rate). A few hosts serve thousands of brands each (eClinicalWorks' healow,
 // Oracle Health, Veradigm), so a host whose limits are reached waits without holding a global slot: the other
 // hosts' requests go ahead, taken round-robin, never stuck behind the busiest host's queue.
-import { systemScheduler, type Cancel, type Scheduler } from '../../../core/src/clock.js';
+import type { Cancel, Scheduler } from '../../../core/src/clock.js';
 import type { Rate } from '../shared/catalog-spec.js';
 
 export interface LimiterSettings {
@@ -69,8 +69,8 @@ interface Host {
 export interface LimiterHooks {
   /** A request waited for its host's limits (not only for a global slot). */
   onThrottled?: () => void;
-  /** What tokens refill by and waits are timed with (the system's timers by default). */
-  scheduler?: Scheduler;
+  /** What tokens refill by and waits are timed with (the sweeper's: systemScheduler in production). */
+  scheduler: Scheduler;
 }
 
 /** Keeps one small record per host it has seen (its bucket must outlive idle moments to hold the rate). */
@@ -84,10 +84,10 @@ export class HostLimiter {
 
   constructor(
     private readonly settings: LimiterSettings,
-    private readonly hooks: LimiterHooks = {},
+    private readonly hooks: LimiterHooks,
   ) {
     this.msPerToken = settings.perHostRate.periodMs / settings.perHostRate.count;
-    this.scheduler = hooks.scheduler ?? systemScheduler;
+    this.scheduler = hooks.scheduler;
   }
 
   /** Requests running now, over all hosts. */

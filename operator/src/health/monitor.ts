@@ -8,20 +8,21 @@ import type { Logger } from 'pino';
 import type { EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
 import { ENDPOINT_STATUSES } from '../../../core/src/catalog/model.js';
 import type { CatalogRef, SnapshotStore } from '../../../core/src/catalog/snapshots.js';
-import { systemScheduler, type Cancel, type Clock, type Scheduler } from '../../../core/src/clock.js';
+import type { Cancel, Clock, Scheduler } from '../../../core/src/clock.js';
 import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
 import { keyOf, type BrandCatalogObject, type KubeClient } from '../shared/kube.js';
 import type { OperatorMetrics } from '../shared/metrics.js';
 import { DEFAULT_TIMING, healthSettingsOf, sameSettings, type HealthSettings, type HealthTiming } from './settings.js';
-import { CatalogHealthSweeper, type HealthObserver, type HealthSummary } from './sweeper.js';
+import type { HealthSummary } from './publisher.js';
+import { CatalogHealthSweeper, type HealthObserver } from './sweeper.js';
 
 export interface HealthMonitorDeps {
   snapshots: SnapshotStore;
   store: EndpointHealthStore;
   kube: Pick<KubeClient, 'patchStatus'>;
   clock: Clock;
-  /** The monitor's timers and its sweepers' (the system's by default). */
-  scheduler?: Scheduler;
+  /** The monitor's timers and its sweepers' (systemScheduler in production). */
+  scheduler: Scheduler;
   logger: Logger;
   metrics: OperatorMetrics;
   /** A public-only agent sized for a catalog's settings (agent.ts; tests add their stub's CA and address). */
@@ -59,7 +60,7 @@ export class HealthMonitor {
 
   constructor(private readonly deps: HealthMonitorDeps) {
     this.timing = { ...DEFAULT_TIMING, ...deps.timing };
-    this.scheduler = deps.scheduler ?? systemScheduler;
+    this.scheduler = deps.scheduler;
     const { metrics } = deps;
     this.observer = {
       request: (document, result, seconds) => {

@@ -3,6 +3,7 @@
 // Last-Modified), under a tight deadline and byte limit. A 304 keeps the previous reading. The outcome is a
 // small record kept between checks, with a reason from a fixed set (also a metric label).
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Scheduler } from '../../../core/src/clock.js';
 import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
 import { FetchError, fetchHttpsResponse, type FetchLimits } from '../../../core/src/net/fetch.js';
 import { isSmartConfiguration, readCapabilityStatement } from './documents.js';
@@ -50,6 +51,8 @@ export interface ProbeResult extends ProbeMemory {
 export interface ProbeSettings {
   agent: PublicHttpsAgent;
   timeoutMs: number;
+  /** What `ms` is measured by: the sweeper's scheduler, so it is on the timeline its tests move (docs/testing.md). */
+  scheduler: Pick<Scheduler, 'monotonic'>;
 }
 
 /**
@@ -66,12 +69,13 @@ export const documentUrl = (fhirBaseUrl: string, document: HealthDocument): stri
 
 /** Fetches one document and reads it; never throws for anything the endpoint does. */
 export async function probe(fhirBaseUrl: string, document: HealthDocument, previous: ProbeMemory | undefined, settings: ProbeSettings): Promise<ProbeResult> {
-  const started = performance.now();
+  const { scheduler } = settings;
+  const started = scheduler.monotonic();
   const { truncate, accept, ...limits } = LIMITS[document];
   const validators: Record<string, string> = {};
   if (previous?.etag) validators['if-none-match'] = previous.etag;
   if (previous?.lastModified) validators['if-modified-since'] = previous.lastModified;
-  const elapsed = () => Math.round(performance.now() - started);
+  const elapsed = () => Math.round(scheduler.monotonic() - started);
   try {
     const answer = await fetchHttpsResponse(documentUrl(fhirBaseUrl, document), { ...limits, timeoutMs: settings.timeoutMs }, { accept, userAgent: USER_AGENT, truncate, headers: validators, agent: settings.agent });
     if (answer.status === 304) {

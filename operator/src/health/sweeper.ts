@@ -1,19 +1,21 @@
 // The endpoint checks of one catalog: follows its active snapshot's brands, checks each on its schedule
-// (schedule.ts) through the shared limits (limiter.ts), and publishes the outcomes (core's
-// EndpointHealthStore) without touching the snapshot: within seconds when something users see changed,
-// every few minutes when only check times moved. It starts from the last publication, validators included, so
-// a restarted operator carries on where it stopped instead of checking everything again at once.
+// (schedule.ts) through the shared limits (limiter.ts), and hands the outcomes to its publisher (publisher.ts),
+// which publishes them without touching the snapshot: within seconds when something users see changed, every
+// few minutes when only check times moved. It starts from the last publication, validators included, so a
+// restarted operator carries on where it stopped instead of checking everything again at once. It reads the time
+// and sets timers only through the injected clock and scheduler, so its tests move time instead of waiting for it
+// (docs/testing.md, "Tests").
 import type { Logger } from 'pino';
-import type { EndpointHealthStore, HealthPointer } from '../../../core/src/catalog/endpoint-health.js';
-import { countStatuses } from '../../../core/src/catalog/endpoint-health.js';
+import { countStatuses, type EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
 import type { EndpointHealth, EndpointStatus } from '../../../core/src/catalog/model.js';
 import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../core/src/catalog/snapshots.js';
-import { systemScheduler, type Cancel, type Clock, type Scheduler } from '../../../core/src/clock.js';
+import type { Cancel, Clock, Scheduler } from '../../../core/src/clock.js';
 import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
 import { DueQueue } from './due-queue.js';
 import { HostLimiter, LimiterStoppedError } from './limiter.js';
 import { afterCheck, differs, recordsFrom, stateRow, type BrandRecord } from './outcome.js';
 import { probe, type HealthDocument, type ProbeReason, type ProbeResult } from './probe.js';
+import { HealthPublisher, type HealthSummary, type OutcomePublisher } from './publisher.js';
 import { confirmDue, nextDue, phaseOf } from './schedule.js';
 import type { HealthSettings, HealthTiming } from './settings.js';
 
@@ -33,19 +35,11 @@ export interface SweeperDeps {
   /** A public-only agent for this catalog's checks (its socket limits follow the settings). */
   agent: PublicHttpsAgent;
   clock: Clock;
-  /** The sweeper's timers and its limits' (the system's by default). */
-  scheduler?: Scheduler;
+  /** The sweeper's timers, its limits' and its publisher's (systemScheduler in production). */
+  scheduler: Scheduler;
   logger: Logger;
   announce?: (version: string) => Promise<void>;
   observer?: HealthObserver;
-}
-
-/** What the catalog's status shows: the last publication's counts over the snapshot's brands. */
-export interface HealthSummary {
-  counts: Record<EndpointStatus, number>;
-  /** When the last complete pass over every brand ended; null before the first. */
-  lastSweepAt: Date | null;
-  version: string | null;
 }
 
 interface Brand {
@@ -65,30 +59,31 @@ export class CatalogHealthSweeper {
   /** Brands whose check is under way (not in the due queue meanwhile). */
   private readonly checking = new Set<string>();
   private snapshotId: string | null = null;
-  private expectedVersion: string | null = null;
-  /** Changes users would see, and mere check times, since the last publication. */
-  private changed = false;
-  private touched = false;
-  private lastPublishAt = 0;
-  private publishing: Promise<void> | null = null;
+  private readonly publisher: OutcomePublisher;
   private readonly scheduler: Scheduler;
   private cancelDue: Cancel | undefined;
-  private cancelTicker: Cancel | undefined;
   private cancelSnapshotPoll: Cancel | undefined;
   private stopped = false;
-  /** start() completed: only then is what the sweeper holds whole enough to publish. */
-  private started = false;
   /** Brands not yet checked in the current pass. */
   private pass = new Set<string>();
   private lastSweepAt: Date | null = null;
-  private published: HealthSummary;
   readonly key: string;
 
   constructor(private readonly deps: SweeperDeps) {
-    this.key = catalogKey(deps.ref);
-    this.scheduler = deps.scheduler ?? systemScheduler;
-    this.limiter = new HostLimiter(deps.settings, { onThrottled: () => deps.observer?.throttled(), scheduler: this.scheduler });
-    this.published = { counts: countStatuses([]), lastSweepAt: null, version: null };
+    const { ref, store, timing, clock, scheduler, logger, announce } = deps;
+    this.key = catalogKey(ref);
+    this.scheduler = scheduler;
+    this.limiter = new HostLimiter(deps.settings, { onThrottled: () => deps.observer?.throttled(), scheduler });
+    this.publisher = new HealthPublisher({
+      ref,
+      store,
+      timing,
+      clock,
+      scheduler,
+      logger,
+      ...(announce && { announce }),
+      source: { outcomes: () => this.outcomes(), summarize: () => this.summarize() },
+    });
   }
 
   get settings(): HealthSettings {
@@ -102,25 +97,23 @@ export class CatalogHealthSweeper {
 
   /** The last publication's counts (UNKNOWN: brands of the snapshot without an outcome). */
   summary(): HealthSummary {
-    return this.published;
+    return this.publisher.summary();
   }
 
   /** Resumes from the last publication, loads the snapshot's brands, and starts checking. */
   async start(): Promise<void> {
-    const { store, ref, logger } = this.deps;
-    await store.deleteOrphans(ref).catch((error: unknown) => logger.warn({ err: error, catalog: this.key }, 'endpoint health: leftover chunks could not be removed'));
-    const saved = await store.loadWithState(ref);
-    if (saved) {
-      this.records = recordsFrom(saved.health, saved.state);
-      this.expectedVersion = saved.version;
-      this.lastPublishAt = saved.publishedAt.getTime();
-    }
+    const { logger } = this.deps;
+    const saved = await this.publisher.resume();
+    if (saved) this.records = recordsFrom(saved.health, saved.state);
     await this.followSnapshot();
-    this.published = this.summarize(saved?.version ?? null);
-    this.started = true;
-    logger.info({ catalog: this.key, brands: this.brands.size, resumed: this.records.size, version: saved?.version ?? null }, 'endpoint health checks started');
+    const version = saved?.version ?? null;
+    const started = { catalog: this.key, brands: this.brands.size, resumed: this.records.size, version };
+    logger.info(started, 'endpoint health checks started');
     this.arm();
-    this.cancelTicker = this.scheduler.every(Math.max(50, Math.min(this.deps.timing.publishDelayMs, 10_000)), () => void this.maybePublish());
+    // After arm(): timers due at the same instant fire in the order they were set, so with the checks' timer set
+    // first a check and a publication due together always run in that order, under manual time too
+    // (docs/testing.md, "Tests").
+    this.publisher.start(version);
     this.cancelSnapshotPoll = this.scheduler.every(
       this.deps.timing.snapshotPollMs,
       () => void this.followSnapshot().catch((error: unknown) => logger.warn({ err: error, catalog: this.key }, 'endpoint health: the snapshot could not be read; keeping the brands')),
@@ -132,12 +125,11 @@ export class CatalogHealthSweeper {
     if (this.stopped) return;
     this.stopped = true;
     this.cancelDue?.();
-    this.cancelTicker?.();
+    this.publisher.stop();
     this.cancelSnapshotPoll?.();
     this.limiter.stop();
     await Promise.all(this.running);
-    await this.publishing;
-    if (this.started && (this.changed || this.touched)) await this.publish().catch((error: unknown) => this.deps.logger.warn({ err: error, catalog: this.key }, 'endpoint health: the last outcomes could not be published'));
+    await this.publisher.flush();
     this.deps.agent.destroy();
   }
 
@@ -183,7 +175,7 @@ export class CatalogHealthSweeper {
   private forget(id: string): void {
     this.due.delete(id);
     this.pass.delete(id);
-    if (this.records.delete(id)) this.changed = true;
+    if (this.records.delete(id)) this.publisher.markChanged();
   }
 
   private schedule(brand: Brand, now: number): void {
@@ -225,7 +217,10 @@ export class CatalogHealthSweeper {
     const previous = this.records.get(brand.id);
     const request = (document: HealthDocument) =>
       this.limiter.run(brand.host, async () => {
-        const result = await probe(brand.fhirBaseUrl, document, document === 'metadata' ? previous?.metadata : previous?.smart, { agent: this.deps.agent, timeoutMs: this.deps.timing.requestTimeoutMs });
+        const memory = document === 'metadata' ? previous?.metadata : previous?.smart;
+        const { agent, timing } = this.deps;
+        const settings = { agent, timeoutMs: timing.requestTimeoutMs, scheduler: this.scheduler };
+        const result = await probe(brand.fhirBaseUrl, document, memory, settings);
         this.deps.observer?.request(document, result.notModified ? 'not-modified' : result.reason, result.ms / 1000);
         return result;
       });
@@ -252,8 +247,8 @@ export class CatalogHealthSweeper {
     const record = afterCheck(previous, metadata, smart, now);
     this.deps.observer?.check(metadata.ok && smart.ok ? 'UP' : metadata.ok || smart.ok ? 'DEGRADED' : 'DOWN');
     this.records.set(brand.id, record);
-    if (differs(previous?.health, record.health)) this.changed = true;
-    else if (record.health !== previous?.health) this.touched = true;
+    if (differs(previous?.health, record.health)) this.publisher.markChanged();
+    else if (record.health !== previous?.health) this.publisher.markTouched();
     this.completePass(brand.id, now);
     this.schedule(brand, now.getTime());
     this.arm();
@@ -264,57 +259,26 @@ export class CatalogHealthSweeper {
     if (!this.pass.delete(id) || this.pass.size > 0) return;
     this.lastSweepAt = now;
     this.pass = new Set(this.brands.keys());
-    this.touched = true;
+    this.publisher.markTouched();
   }
 
-  private async maybePublish(): Promise<void> {
-    if (this.stopped || this.publishing) return;
-    const stale = this.touched && this.deps.clock.now().getTime() - this.lastPublishAt >= this.deps.timing.refreshPublishMs;
-    if (!this.changed && !stale) return;
-    await this.publish().catch((error: unknown) => this.deps.logger.warn({ err: error, catalog: this.key }, 'endpoint health could not be published; retrying'));
+  /** Every brand's outcome, and the operator's own rows, for a publication. */
+  private outcomes(): { health: Map<string, EndpointHealth>; state: unknown[] } {
+    const health = new Map<string, EndpointHealth>();
+    const state: unknown[] = [];
+    for (const id of this.brands.keys()) {
+      const record = this.records.get(id);
+      if (!record) continue;
+      health.set(id, record.health);
+      state.push(stateRow(id, record));
+    }
+    return { health, state };
   }
 
-  /** Publishes every brand's outcome as a new version (one at a time). */
-  private publish(): Promise<void> {
-    if (this.publishing) return this.publishing;
-    this.publishing = (async () => {
-      const health = new Map<string, EndpointHealth>();
-      const state: unknown[] = [];
-      for (const id of this.brands.keys()) {
-        const record = this.records.get(id);
-        if (!record) continue;
-        health.set(id, record.health);
-        state.push(stateRow(id, record));
-      }
-      // What this publication holds, counted now: checks that end while it is written belong to the next one.
-      const summary = this.summarize(null);
-      // Flags raised while the publication is written stay raised for the next one.
-      this.changed = false;
-      this.touched = false;
-      let pointer: HealthPointer;
-      try {
-        pointer = await this.deps.store.publish(this.deps.ref, health, state, this.expectedVersion);
-      } catch (error) {
-        this.changed = true;
-        // Someone else published (a former leader finishing): carry on from theirs rather than fail forever.
-        const current = await this.deps.store.pointer(this.deps.ref).catch(() => null);
-        if (current && current.version !== this.expectedVersion) this.expectedVersion = current.version;
-        throw error;
-      }
-      this.expectedVersion = pointer.version;
-      this.lastPublishAt = this.deps.clock.now().getTime();
-      this.published = { ...summary, version: pointer.version };
-      await this.deps.announce?.(pointer.version).catch((error: unknown) => this.deps.logger.warn({ err: error, catalog: this.key }, 'endpoint health: the announcement failed; API replicas find it by polling'));
-    })().finally(() => {
-      this.publishing = null;
-    });
-    return this.publishing;
-  }
-
-  private summarize(version: string | null): HealthSummary {
+  private summarize(): Omit<HealthSummary, 'version'> {
     const statuses: EndpointHealth[] = [];
     for (const id of this.brands.keys()) statuses.push(this.records.get(id)?.health ?? UNKNOWN);
-    return { counts: countStatuses(statuses), lastSweepAt: this.lastSweepAt, version };
+    return { counts: countStatuses(statuses), lastSweepAt: this.lastSweepAt };
   }
 }
 

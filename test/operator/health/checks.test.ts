@@ -3,6 +3,7 @@
 // any connection), conditional requests (a 304 keeps the outcome), and a DOWN confirmed before it shows.
 import { expect } from 'chai';
 import nock from 'nock';
+import { systemScheduler } from '../../../core/src/clock.js';
 import { afterCheck, type BrandRecord } from '../../../operator/src/health/outcome.js';
 import { probe, USER_AGENT } from '../../../operator/src/health/probe.js';
 import { CAPABILITY_STATEMENT, FhirStub, SMART_CONFIGURATION, type StubAnswer, type StubRequest } from '../../../testkit/fhir-stub.js';
@@ -36,7 +37,8 @@ describe('operator: endpoint checks', function () {
 
   /** Both requests of a check, as the sweeper makes them, and the record they lead to (checked at `at`). */
   async function check(baseUrl: string, previous?: BrandRecord, timeoutMs = 2000, at = new Date()): Promise<BrandRecord> {
-    const options = { agent, timeoutMs };
+    // The deadline is real time (a real server is slow), so the durations are measured in real time too.
+    const options = { agent, timeoutMs, scheduler: systemScheduler };
     const [metadata, smart] = await Promise.all([probe(baseUrl, 'metadata', previous?.metadata, options), probe(baseUrl, 'smart-configuration', previous?.smart, options)]);
     return afterCheck(previous, metadata, smart, at);
   }

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { announceHealth } from '../../../../core/src/catalog/announce.js';
 import { EndpointHealthStore } from '../../../../core/src/catalog/endpoint-health.js';
 import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
-import { systemClock } from '../../../../core/src/clock.js';
+import { systemClock, systemScheduler } from '../../../../core/src/clock.js';
 import { documentLocksFor } from '../../../../core/src/infra/locks.js';
 import { NO_HEALTH_VERSION } from '../../../../api/src/features/catalog/endpoint-health.js';
 import { DEFAULT_TIMING } from '../../../../operator/src/health/settings.js';
@@ -74,6 +74,7 @@ describe('api: published endpoint health', function () {
       timing: { ...DEFAULT_TIMING, catchUpMs: 0, publishDelayMs: 100, refreshPublishMs: 500, snapshotPollMs: 200 },
       agent: stubAgent(configured),
       clock: systemClock,
+      scheduler: systemScheduler,
       logger: pino({ level: 'silent' }),
       announce: (version) => announceHealth(api.redis!, ref, version),
     });

@@ -23,17 +23,17 @@
 // never returning a brand twice (the `taken` marks):
 //   1. a URL, host name or NPI: the brands it names (addresses.ts), by how closely;
 //   2. the exact word matches above;
-//   3. the typo-tolerant fallback (fuzzyMatches, near-words.ts): `exact` in the result marks where it begins.
+//   3. the typo-tolerant fallback (fuzzy.ts, near-words.ts): `exact` in the result marks where it begins.
 // With `near`, each phase orders by distance first (places.ts); every key is (step × RANKS + rank) × size + b,
 // an exact integer in a double. Without words, `near` alone gives the nearest brands.
 import type { CatalogBrand, PlatformType } from '../../../../../core/src/catalog/model.js';
 import { words } from '../../../../../core/src/catalog/fold.js';
 import { AddressIndex, addressOf, isNpiShaped, type AddressQuery } from './addresses.js';
 import { buildLayout, platformNumber, type IndexLayout } from './layout.js';
-import { fuzzyRank, MAX_RANKED_EDITS, prefixRange, tierOf, TIERS } from './tokens.js';
-import { NearWords } from './near-words.js';
+import { prefixRange, RANKS, tierOf } from './tokens.js';
+import { FuzzyPhase } from './fuzzy.js';
 import type { GeoPoint } from '../../../../../core/src/catalog/geo.js';
-import { originOf, PlaceIndex, TopKeys, type Origin } from './places.js';
+import { originOf, PlaceIndex, TopKeys, WALK_ABOVE_REACH, type Origin } from './places.js';
 
 export interface BrandSearchOptions {
   platform?: PlatformType;
@@ -57,10 +57,6 @@ export interface SearchResult {
 const MIN_QUERY_LENGTH = 2;
 /** The typo-tolerant fallback looks at queries of at most this many distinct words (a pasted paragraph is not a typo). */
 export const MAX_FUZZY_WORDS = 8;
-/** Ranks within a phase (tokens.ts): tiers 0–3, and for the fallback up to 15 edits × 4 tiers. */
-const RANKS = (MAX_RANKED_EDITS + 1) * TIERS;
-/** Near a point, candidates reaching more postings than this are found by walking outwards from the point instead. */
-const WALK_ABOVE_REACH = 2000;
 
 /** What every phase of one query shares: the filters and the marks of brands already in the results. */
 interface Query {
@@ -83,7 +79,7 @@ export class BrandSearchIndex {
   private takenGeneration = 0;
   private readonly places: PlaceIndex;
   private readonly addresses: AddressIndex;
-  private readonly near: NearWords;
+  private readonly fuzzy: FuzzyPhase<Query>;
 
   private constructor(private readonly layout: IndexLayout) {
     this.size = layout.brands.length;
@@ -91,7 +87,12 @@ export class BrandSearchIndex {
     this.taken = new Uint32Array(this.size);
     this.places = PlaceIndex.build(layout.brands);
     this.addresses = AddressIndex.build(layout.brands);
-    this.near = NearWords.build(layout.tokens);
+    this.fuzzy = new FuzzyPhase<Query>(layout, this.places, {
+      accepts: (b, query) => this.accepts(b, query),
+      keyOf: (b, rank, query) => this.keyOf(b, rank, query),
+      seen: this.seen,
+      nextGeneration: () => this.nextGeneration(),
+    });
   }
 
   static build(brands: readonly CatalogBrand[]): BrandSearchIndex {
@@ -144,7 +145,9 @@ export class BrandSearchIndex {
     const exact = results.length;
     // An address or a number that found brands is not misspelt words: the fallback is for names and places.
     // One that found none may be words after all ("St.Marys", "Stanfrod.Health").
-    if (ranges && byIdentifier === 0 && results.length < limit && terms.length <= MAX_FUZZY_WORDS) this.take(results, this.fuzzyMatches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
+    if (ranges && byIdentifier === 0 && results.length < limit && terms.length <= MAX_FUZZY_WORDS) {
+      this.take(results, this.fuzzy.matches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
+    }
     return this.result(results, exact, query.origin);
   }
 
@@ -250,85 +253,6 @@ export class BrandSearchIndex {
         if (tier < 0) continue;
       }
       top.offer(this.keyOf(b, tier, query));
-    }
-    return top;
-  }
-
-  /**
-   * The typo-tolerant fallback: brands where every term is a prefix of one of their words or
-   * within a few edits of one (near-words.ts), and at least one needed the edits. Ranked by total edits,
-   * then tier (1–3 as for exact matches), then name and id; near a point, by distance first.
-   */
-  private fuzzyMatches(terms: readonly string[], lo: Uint32Array, hi: Uint32Array, limit: number, query: Query): TopKeys {
-    const { postingStart, postings } = this.layout;
-    const top = new TopKeys(limit);
-    const count = terms.length;
-    const nearIds: Uint32Array[] = [];
-    const nearEdits: Uint8Array[] = [];
-    const minEdits = new Uint8Array(count);
-    let pivot = -1;
-    let pivotReach = Infinity;
-    for (let i = 0; i < count; i++) {
-      const ids: number[] = [];
-      const edits: number[] = [];
-      this.near.find(terms[i]!, ids, edits);
-      const order = ids.map((_, k) => k).sort((a, b) => ids[a]! - ids[b]!);
-      nearIds.push(Uint32Array.from(order, (k) => ids[k]!));
-      nearEdits.push(Uint8Array.from(order, (k) => edits[k]!));
-      let reach = postingStart[hi[i]!]! - postingStart[lo[i]!]!;
-      minEdits[i] = reach > 0 ? 0 : ids.length > 0 ? Math.min(...edits) : 0;
-      for (const id of ids) reach += postingStart[id + 1]! - postingStart[id]!;
-      if (reach === 0) return top; // a word that is neither a prefix nor near any indexed word
-      if (reach < pivotReach) {
-        pivot = i;
-        pivotReach = reach;
-      }
-    }
-    const leastTotal = minEdits.reduce((sum, e) => sum + e, 0);
-    // A fuzzy match needs at least one word matched through a near word, so the brands reached by the near
-    // words of all terms are every candidate; when that is fewer postings than the pivot's, they are the
-    // cheaper place to start (a common exact word with a rare misspelt one: "saint jsoeph").
-    let nearReach = 0;
-    for (let i = 0; i < count; i++) for (const id of nearIds[i]!) nearReach += postingStart[id + 1]! - postingStart[id]!;
-    if (nearReach === 0) return top; // no word has a near word: every match is exact, already found
-    const rankOf = (b: number) => {
-      if (!this.accepts(b, query)) return -1;
-      const rank = fuzzyRank(this.layout, b, lo, hi, nearIds, nearEdits);
-      return rank >= TIERS ? rank : -1; // rank < TIERS: no edits, an exact match
-    };
-    if (query.origin !== undefined && Math.min(pivotReach, nearReach) > WALK_ABOVE_REACH) {
-      const walked = this.places.nearest(query.origin, limit, RANKS, rankOf, Math.min(pivotReach, nearReach));
-      if (walked) return walked;
-    }
-
-    // Where candidates come from, fewest edits first: each token with its postings (ascending brand numbers),
-    // and the least total edits a brand reached through it can have.
-    const sources: [token: number, least: number][] = [];
-    if (nearReach < pivotReach) {
-      for (let i = 0; i < count; i++) nearIds[i]!.forEach((t, k) => sources.push([t, leastTotal - minEdits[i]! + nearEdits[i]![k]!]));
-    } else {
-      const othersMin = leastTotal - minEdits[pivot]!;
-      for (let t = lo[pivot]!; t < hi[pivot]!; t++) sources.push([t, othersMin]);
-      nearIds[pivot]!.forEach((t, k) => sources.push([t, othersMin + nearEdits[pivot]![k]!]));
-    }
-    sources.sort((a, b) => a[1] - b[1]);
-
-    const size = this.size;
-    const seen = this.seen;
-    const generation = this.nextGeneration();
-    const byDistance = query.origin !== undefined;
-    for (const [token, least] of sources) {
-      // Ranked by edits, the best rank a brand from this token can reach: at least one edit, tier 1.
-      const floor = (Math.min(Math.max(least, 1), MAX_RANKED_EDITS) * TIERS + 1) * size;
-      const end = postingStart[token + 1]!;
-      for (let p = postingStart[token]!; p < end; p++) {
-        const b = postings[p]!;
-        if (!byDistance && floor + b >= top.worst) break; // ascending brand numbers: the rest of this token cannot do better
-        if (seen[b] === generation) continue;
-        seen[b] = generation;
-        const rank = rankOf(b);
-        if (rank >= 0) top.offer(this.keyOf(b, rank, query));
-      }
     }
     return top;
   }

@@ -16,6 +16,12 @@ export const DISTANCE_STEPS_PER_KM = 100;
 /** The rank of "no location": after every distance on Earth (20,016 km is half its circumference). */
 export const UNPLACED_STEP = 2 ** 22;
 
+/**
+ * Near a point, a phase whose candidates reach more postings than this finds its brands by walking outwards from
+ * the point instead (nearest), in index.ts and fuzzy.ts alike.
+ */
+export const WALK_ABOVE_REACH = 2000;
+
 /** Cell size of the walk's grid, in degrees (about 55 km of latitude). */
 const CELL_DEGREES = 0.5;
 

@@ -6,6 +6,8 @@ import { FIELD_ALIAS, FIELD_NAME, type IndexLayout } from './layout.js';
 /** Ranks within a phase: tiers 0–3, and for the fallback up to 15 edits × 4 tiers. */
 export const TIERS = 4;
 export const MAX_RANKED_EDITS = 15;
+/** How many ranks a phase has: a ranking key (index.ts) holds the rank below this, under the distance near a point. */
+export const RANKS = (MAX_RANKED_EDITS + 1) * TIERS;
 // Below this many tokens a linear walk of a brand's tokens beats a binary search.
 const LINEAR_SCAN_MAX = 32;
 
