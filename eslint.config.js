@@ -23,11 +23,17 @@ export default tseslint.config(
       'import-x/no-cycle': 'error',
       // Prettier wraps code at 120 columns but leaves comments and long strings alone: comments wrap too; a long
       // string (an OpenAPI description, a message) reads better whole than cut into pieces.
-      'max-len': ['error', { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true }],
+      'max-len': [
+        'error',
+        { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true },
+      ],
       // An async method that implements a Promise-returning interface without awaiting (a fake store, a Koa
       // handler that answers at once) is deliberate; unhandled promises, the real hazard, are the two rules above.
       '@typescript-eslint/require-await': 'off',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
     },
   },
   {
@@ -45,7 +51,11 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js', '**/*.cjs', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
-  { files: ['**/*.cjs'], languageOptions: { sourceType: 'commonjs', globals: globals.node }, rules: { '@typescript-eslint/no-require-imports': 'off' } },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: globals.node },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
   { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: globals.node } },
   prettier,
 );

@@ -29,16 +29,37 @@ export interface Measurement {
 export async function measure(target: Target, seconds: number, connections: number): Promise<Measurement> {
   let wrongStatus = 0;
   const requests = target.nextPath
-    ? [{ method: 'GET' as const, setupRequest: (request: autocannon.Request) => ({ ...request, path: target.nextPath!() }) }]
+    ? [
+        {
+          method: 'GET' as const,
+          setupRequest: (request: autocannon.Request) => ({ ...request, path: target.nextPath!() }),
+        },
+      ]
     : target.paths?.map((path) => ({ method: 'GET' as const, path }));
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
-      { url: target.url, headers: target.headers, method: target.method ?? 'GET', ...(target.body !== undefined && { body: target.body }), connections: target.connections ?? connections, ...(target.timeoutSeconds !== undefined && { timeout: target.timeoutSeconds }), duration: seconds, pipelining: 1, ...(requests && { requests }) },
-      (error: unknown, res) => (error ? reject(error instanceof Error ? error : new Error(JSON.stringify(error))) : resolve(res)),
+      {
+        url: target.url,
+        headers: target.headers,
+        method: target.method ?? 'GET',
+        ...(target.body !== undefined && { body: target.body }),
+        connections: target.connections ?? connections,
+        ...(target.timeoutSeconds !== undefined && { timeout: target.timeoutSeconds }),
+        duration: seconds,
+        pipelining: 1,
+        ...(requests && { requests }),
+      },
+      (error: unknown, res) =>
+        error ? reject(error instanceof Error ? error : new Error(JSON.stringify(error))) : resolve(res),
     );
     instance.on('response', (_client: unknown, statusCode: number) => {
       if (statusCode !== target.expectStatus) wrongStatus++;
     });
   });
-  return { requestsPerSecond: result.requests.average, requests: result.requests.total, p99Ms: result.latency.p99, errors: result.errors + result.timeouts + wrongStatus };
+  return {
+    requestsPerSecond: result.requests.average,
+    requests: result.requests.total,
+    p99Ms: result.latency.p99,
+    errors: result.errors + result.timeouts + wrongStatus,
+  };
 }

@@ -30,18 +30,48 @@ export function spreadObservations(count: number, now = Date.now()): Record<stri
 }
 
 export async function seedClinical(services: Services, accountId: string, brandId: string): Promise<ClinicalSeed> {
-  const grants = { resourceTypes: ['Observation' as const], loincCodes: ['*'] as ['*'], confidentiality: ['N', 'R'], sensitivity: ['HIV'], lookbackDays: null };
+  const grants = {
+    resourceTypes: ['Observation' as const],
+    loincCodes: ['*'] as ['*'],
+    confidentiality: ['N', 'R'],
+    sensitivity: ['HIV'],
+    lookbackDays: null,
+  };
   const app = await services.admin.createApp(accountId, 'Benchmark app', grants);
-  const clinical = await services.admin.issueKey(accountId, { scopes: ['clinical:write', 'app_user:read', 'app_user:write'] });
+  const clinical = await services.admin.issueKey(accountId, {
+    scopes: ['clinical:write', 'app_user:read', 'app_user:write'],
+  });
   const pollerId = 'bench-poller';
   await services.users.provision(accountId, pollerId);
   const connect = async (appUserId: string) => {
     await services.users.provision(accountId, appUserId);
-    return (await services.users.connect(accountId, appUserId, { appId: app.app.id, brandId, sessionId: randomUUID(), connectionId: randomUUID() })).id;
+    return (
+      await services.users.connect(accountId, appUserId, {
+        appId: app.app.id,
+        brandId,
+        sessionId: randomUUID(),
+        connectionId: randomUUID(),
+      })
+    ).id;
   };
   const gatewayConnectionId = await connect('bench-patient');
-  const principal = { keyId: clinical.id, kind: 'sk' as const, accountId, appId: null, scopes: new Set(['clinical:write']) };
+  const principal = {
+    keyId: clinical.id,
+    kind: 'sk' as const,
+    accountId,
+    appId: null,
+    scopes: new Set(['clinical:write']),
+  };
   const all = spreadObservations(OBSERVATIONS);
-  for (let i = 0; i < all.length; i += 1000) await services.ingest.ingest(principal, gatewayConnectionId, observationBundle(all.slice(i, i + 1000)));
-  return { publishableKey: app.publishableKey, appSecretKey: app.secretKey, clinicalKey: clinical.key, pollerId, gatewayConnectionId, ingestConnectionId: await connect('bench-ingest'), observations: OBSERVATIONS };
+  for (let i = 0; i < all.length; i += 1000)
+    await services.ingest.ingest(principal, gatewayConnectionId, observationBundle(all.slice(i, i + 1000)));
+  return {
+    publishableKey: app.publishableKey,
+    appSecretKey: app.secretKey,
+    clinicalKey: clinical.key,
+    pollerId,
+    gatewayConnectionId,
+    ingestConnectionId: await connect('bench-ingest'),
+    observations: OBSERVATIONS,
+  };
 }

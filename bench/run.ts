@@ -22,7 +22,24 @@ const COLD_SECONDS = Math.min(SECONDS, 2);
 const ONLY = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY, 'i') : undefined;
 
 /** Typical "find your health system" input: two words, the last one often still being typed. */
-const TWO_WORD_QUERIES = ['mercy medical', 'st mary', 'university hosp', 'childrens hos', 'baptist health', 'general hospital', 'family medicine', 'new york', 'kaiser perm', 'memorial hermann', 'regional medical', 'mayo clinic', 'health system', 'valley health', 'community hosp', 'sutter health'];
+const TWO_WORD_QUERIES = [
+  'mercy medical',
+  'st mary',
+  'university hosp',
+  'childrens hos',
+  'baptist health',
+  'general hospital',
+  'family medicine',
+  'new york',
+  'kaiser perm',
+  'memorial hermann',
+  'regional medical',
+  'mayo clinic',
+  'health system',
+  'valley health',
+  'community hosp',
+  'sutter health',
+];
 
 type Row = Target & { goal?: number; seconds?: number };
 
@@ -34,7 +51,10 @@ function pinning(): { server: string[]; driver: () => void } {
   const cores = availableParallelism();
   const taskset = spawnSync('taskset', ['--version']).status === 0;
   if (cores < 2 || !taskset) return { server: [], driver: () => {} };
-  return { server: ['taskset', '-c', String(cores - 1)], driver: () => spawnSync('taskset', ['-cp', `0-${cores - 2}`, String(process.pid)]) };
+  return {
+    server: ['taskset', '-c', String(cores - 1)],
+    driver: () => spawnSync('taskset', ['-cp', `0-${cores - 2}`, String(process.pid)]),
+  };
 }
 
 function startServer(): Promise<{ seed: Seed; child: ChildProcess }> {
@@ -42,9 +62,17 @@ function startServer(): Promise<{ seed: Seed; child: ChildProcess }> {
   const pin = pinning();
   pin.driver();
   // BENCH_PROFILE_DIR=<dir>: the server writes a V8 CPU profile there when it stops.
-  const profile = process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [];
-  const [command, ...args] = [...pin.server, process.execPath, ...profile, '--enable-source-maps', path.join(here, 'server.js')];
-  const child = spawn(command!, args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  const profile = process.env.BENCH_PROFILE_DIR
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`]
+    : [];
+  const [command, ...args] = [
+    ...pin.server,
+    process.execPath,
+    ...profile,
+    '--enable-source-maps',
+    path.join(here, 'server.js'),
+  ];
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`benchmark server exited with ${code}`)));
     let out = '';
@@ -88,33 +116,130 @@ async function main(): Promise<void> {
   const probeAuth = { authorization: `Bearer ${seed.clinical.publishableKey}` };
   const nextColdPatient = () => `/api/platform/v1/patients/${seed.coldPatientIds[cold++ % seed.coldPatientIds.length]}`;
   const raw: Row = { name: 'raw node:http hello world', url: seed.raw, expectStatus: 200 };
-  const search = (base: string): Pick<Target, 'url' | 'paths'> => ({ url: `${base}/api/sdk/v1/catalog/brands`, paths: TWO_WORD_QUERIES.map((q) => `/api/sdk/v1/catalog/brands?q=${encodeURIComponent(q)}&limit=25`) });
+  const search = (base: string): Pick<Target, 'url' | 'paths'> => ({
+    url: `${base}/api/sdk/v1/catalog/brands`,
+    paths: TWO_WORD_QUERIES.map((q) => `/api/sdk/v1/catalog/brands?q=${encodeURIComponent(q)}&limit=25`),
+  });
   const all: Row[] = [
-    { name: 'GET /patients/{id} → 200, cache hit', url: `${seed.api}/api/platform/v1/patients/${seed.patientId}`, headers: auth, expectStatus: 200, goal: 0.15 },
-    { name: 'GET /patients/{id} → 304, cache hit', url: `${seed.api}/api/platform/v1/patients/${seed.patientId}`, headers: { ...auth, 'if-none-match': '"1"' }, expectStatus: 304, goal: 0.35 },
-    { name: 'GET /patients/{id} → 304, cache hit, Koa route', url: `${seed.koa}/api/platform/v1/patients/${seed.patientId}`, headers: { ...auth, 'if-none-match': '"1"' }, expectStatus: 304 },
-    { name: 'GET /app-users/{id}/lifecycle → 200 (probe)', url: `${seed.api}${probePath}`, headers: probeAuth, expectStatus: 200, goal: 0.4 },
-    { name: 'GET /app-users/{id}/lifecycle → 304 (probe)', url: `${seed.api}${probePath}`, headers: { ...probeAuth, 'if-none-match': '"LIMITED"' }, expectStatus: 304, goal: 0.45 },
-    { name: 'GET /app-users/{id}/lifecycle → 304 (probe), Koa route', url: `${seed.koa}${probePath}`, headers: { ...probeAuth, 'if-none-match': '"LIMITED"' }, expectStatus: 304 },
-    { name: 'GET /patients/{id} → 200, cold (a patient never read before)', url: seed.api, nextPath: nextColdPatient, headers: auth, expectStatus: 200, seconds: COLD_SECONDS },
-    { name: `GET /webhook-endpoints?limit=25 (${seed.endpoints} live), cache hit`, url: `${seed.api}/api/platform/v1/webhook-endpoints?limit=25`, headers: auth, expectStatus: 200, goal: 0.15 },
-    { name: `GET /catalog/brands two-word search, limit 25, fast path (${seed.brands} brands)`, ...search(seed.api), expectStatus: 200, goal: 0.25 },
-    { name: 'GET /catalog/brands/{id}, fast path', url: `${seed.api}/api/sdk/v1/catalog/brands/${seed.lookupBrandId}`, expectStatus: 200, goal: 0.5 },
-    { name: 'GET /catalog/brands/{id}/logo → 307, fast path', url: `${seed.api}/api/sdk/v1/catalog/brands/${seed.logoBrandId}/logo?size=128`, expectStatus: 307, goal: 0.5 },
+    {
+      name: 'GET /patients/{id} → 200, cache hit',
+      url: `${seed.api}/api/platform/v1/patients/${seed.patientId}`,
+      headers: auth,
+      expectStatus: 200,
+      goal: 0.15,
+    },
+    {
+      name: 'GET /patients/{id} → 304, cache hit',
+      url: `${seed.api}/api/platform/v1/patients/${seed.patientId}`,
+      headers: { ...auth, 'if-none-match': '"1"' },
+      expectStatus: 304,
+      goal: 0.35,
+    },
+    {
+      name: 'GET /patients/{id} → 304, cache hit, Koa route',
+      url: `${seed.koa}/api/platform/v1/patients/${seed.patientId}`,
+      headers: { ...auth, 'if-none-match': '"1"' },
+      expectStatus: 304,
+    },
+    {
+      name: 'GET /app-users/{id}/lifecycle → 200 (probe)',
+      url: `${seed.api}${probePath}`,
+      headers: probeAuth,
+      expectStatus: 200,
+      goal: 0.4,
+    },
+    {
+      name: 'GET /app-users/{id}/lifecycle → 304 (probe)',
+      url: `${seed.api}${probePath}`,
+      headers: { ...probeAuth, 'if-none-match': '"LIMITED"' },
+      expectStatus: 304,
+      goal: 0.45,
+    },
+    {
+      name: 'GET /app-users/{id}/lifecycle → 304 (probe), Koa route',
+      url: `${seed.koa}${probePath}`,
+      headers: { ...probeAuth, 'if-none-match': '"LIMITED"' },
+      expectStatus: 304,
+    },
+    {
+      name: 'GET /patients/{id} → 200, cold (a patient never read before)',
+      url: seed.api,
+      nextPath: nextColdPatient,
+      headers: auth,
+      expectStatus: 200,
+      seconds: COLD_SECONDS,
+    },
+    {
+      name: `GET /webhook-endpoints?limit=25 (${seed.endpoints} live), cache hit`,
+      url: `${seed.api}/api/platform/v1/webhook-endpoints?limit=25`,
+      headers: auth,
+      expectStatus: 200,
+      goal: 0.15,
+    },
+    {
+      name: `GET /catalog/brands two-word search, limit 25, fast path (${seed.brands} brands)`,
+      ...search(seed.api),
+      expectStatus: 200,
+      goal: 0.25,
+    },
+    {
+      name: 'GET /catalog/brands/{id}, fast path',
+      url: `${seed.api}/api/sdk/v1/catalog/brands/${seed.lookupBrandId}`,
+      expectStatus: 200,
+      goal: 0.5,
+    },
+    {
+      name: 'GET /catalog/brands/{id}/logo → 307, fast path',
+      url: `${seed.api}/api/sdk/v1/catalog/brands/${seed.logoBrandId}/logo?size=128`,
+      expectStatus: 307,
+      goal: 0.5,
+    },
     { name: 'GET /catalog/brands two-word search, Koa route', ...search(seed.koa), expectStatus: 200 },
-    { name: 'GET /catalog/brands/{id}, Koa route', url: `${seed.koa}/api/sdk/v1/catalog/brands/${seed.lookupBrandId}`, expectStatus: 200 },
-    { name: 'GET /catalog/brands/{id}/logo → 307, Koa route', url: `${seed.koa}/api/sdk/v1/catalog/brands/${seed.logoBrandId}/logo?size=128`, expectStatus: 307 },
+    {
+      name: 'GET /catalog/brands/{id}, Koa route',
+      url: `${seed.koa}/api/sdk/v1/catalog/brands/${seed.lookupBrandId}`,
+      expectStatus: 200,
+    },
+    {
+      name: 'GET /catalog/brands/{id}/logo → 307, Koa route',
+      url: `${seed.koa}/api/sdk/v1/catalog/brands/${seed.logoBrandId}/logo?size=128`,
+      expectStatus: 307,
+    },
   ];
   const targets = ONLY ? all.filter((t) => ONLY.test(t.name)) : all;
-  const gateway: Row = { name: `POST /observations/_search code + date, _count=50 (${seed.clinical.observations} in the connection)`, url: `${seed.api}/api/sdk/v1/observations/_search`, method: 'POST' as const, headers: { authorization: `Bearer ${seed.clinical.appSecretKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ connectionId: seed.clinical.gatewayConnectionId, code: 'http://loinc.org|8867-4', date: ['ge2020-01-01'], _count: 50 }), expectStatus: 200, goal: 0.1 };
+  const gateway: Row = {
+    name: `POST /observations/_search code + date, _count=50 (${seed.clinical.observations} in the connection)`,
+    url: `${seed.api}/api/sdk/v1/observations/_search`,
+    method: 'POST' as const,
+    headers: { authorization: `Bearer ${seed.clinical.appSecretKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      connectionId: seed.clinical.gatewayConnectionId,
+      code: 'http://loinc.org|8867-4',
+      date: ['ge2020-01-01'],
+      _count: 50,
+    }),
+    expectStatus: 200,
+    goal: 0.1,
+  };
   if (!ONLY || ONLY.test(gateway.name)) {
     await firstSearch(gateway);
-    // The same number of bytes from raw node:http: what the answer's size alone costs (no goal; for reading the gateway's ratio).
-    const size = Buffer.byteLength(await (await fetch(gateway.url, { method: 'POST', headers: gateway.headers, body: gateway.body })).text());
-    targets.push(gateway, { name: `raw node:http, a static ${Math.round(size / 1000)} KB body (the gateway answer's size)`, url: `${seed.raw}/bytes/${size}`, expectStatus: 200 });
+    // The same number of bytes from raw node:http: what the answer's size alone costs (no goal; for reading the
+    // gateway's ratio).
+    const size = Buffer.byteLength(
+      await (await fetch(gateway.url, { method: 'POST', headers: gateway.headers, body: gateway.body })).text(),
+    );
+    targets.push(gateway, {
+      name: `raw node:http, a static ${Math.round(size / 1000)} KB body (the gateway answer's size)`,
+      url: `${seed.raw}/bytes/${size}`,
+      expectStatus: 200,
+    });
   }
 
-  console.log(`HTTP benchmark: ${ROUNDS} interleaved rounds × ${SECONDS} s per target (${COLD_SECONDS} s for cold reads), ${CONNECTIONS} connections, node ${process.version}, ${cpus().length} cores (server on one, load generator on the rest), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `HTTP benchmark: ${ROUNDS} interleaved rounds × ${SECONDS} s per target (${COLD_SECONDS} s for cold reads), ${CONNECTIONS} connections, node ${process.version}, ${cpus().length} cores (server on one, load generator on the rest), load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   if (!ONLY || ONLY.test('ingest')) await ingestRuns(seed, child);
   const warmUp = (target: Row) => measure({ ...target }, 1, CONNECTIONS);
   await warmUp(raw);
@@ -133,17 +258,37 @@ async function main(): Promise<void> {
   const rawRps = rounds.map((r) => r.get(raw.name)!.requestsPerSecond);
   const cpu = (name: string) => Math.round(median(rounds.map((r) => r.get(name)!.cpuUsPerRequest)));
   const rows = [
-    { target: raw.name, 'req/s': Math.round(median(rawRps)), ratio: '1.00', 'CPU µs/req': cpu(raw.name), goal: '', verdict: '', errors: rounds.reduce((s, r) => s + r.get(raw.name)!.errors, 0) },
+    {
+      target: raw.name,
+      'req/s': Math.round(median(rawRps)),
+      ratio: '1.00',
+      'CPU µs/req': cpu(raw.name),
+      goal: '',
+      verdict: '',
+      errors: rounds.reduce((s, r) => s + r.get(raw.name)!.errors, 0),
+    },
     ...targets.map((t) => {
       const ratio = median(rounds.map((r, i) => r.get(t.name)!.requestsPerSecond / rawRps[i]!));
       const errors = rounds.reduce((s, r) => s + r.get(t.name)!.errors, 0);
       const verdict = t.goal === undefined ? '' : ratio >= t.goal && errors === 0 ? 'met' : 'MISSED';
-      return { target: t.name, 'req/s': Math.round(median(rounds.map((r) => r.get(t.name)!.requestsPerSecond))), ratio: ratio.toFixed(2), 'CPU µs/req': cpu(t.name), goal: t.goal === undefined ? '' : `≥ ${t.goal}`, verdict, errors };
+      return {
+        target: t.name,
+        'req/s': Math.round(median(rounds.map((r) => r.get(t.name)!.requestsPerSecond))),
+        ratio: ratio.toFixed(2),
+        'CPU µs/req': cpu(t.name),
+        goal: t.goal === undefined ? '' : `≥ ${t.goal}`,
+        verdict,
+        errors,
+      };
     }),
   ];
   console.table(rows);
-  console.log('ratio = median over rounds of (target req/s ÷ raw req/s in the same round); CPU µs/req = the server process\'s user + system time per request, median over rounds');
-  console.log(`cold reads: ${cold} requests over ${seed.coldPatientIds.length} seeded patients${cold > seed.coldPatientIds.length ? ' (MORE than seeded: some were warm; raise BENCH_COLD_PATIENTS)' : ', each read once'}`);
+  console.log(
+    "ratio = median over rounds of (target req/s ÷ raw req/s in the same round); CPU µs/req = the server process's user + system time per request, median over rounds",
+  );
+  console.log(
+    `cold reads: ${cold} requests over ${seed.coldPatientIds.length} seeded patients${cold > seed.coldPatientIds.length ? ' (MORE than seeded: some were warm; raise BENCH_COLD_PATIENTS)' : ', each read once'}`,
+  );
 }
 
 /** The gateway's first search of the connection builds the replica's index of it (a full read): timed here, once. */
@@ -152,7 +297,9 @@ async function firstSearch(target: Row): Promise<void> {
   const res = await fetch(target.url, { method: 'POST', headers: target.headers, body: target.body });
   const answer = (await res.json()) as { total?: number };
   if (res.status !== 200) throw new Error(`the gateway answered ${res.status}: ${JSON.stringify(answer)}`);
-  console.log(`Gateway: the first search (building the connection's index from the embedded database) took ${Math.round(performance.now() - started)} ms; total ${answer.total}`);
+  console.log(
+    `Gateway: the first search (building the connection's index from the embedded database) took ${Math.round(performance.now() - started)} ms; total ${answer.total}`,
+  );
 }
 
 /**
@@ -166,14 +313,32 @@ async function ingestRuns(seed: Seed, child: ChildProcess): Promise<void> {
     for (const ids of ['new', 'existing']) {
       const before = await cpuOf(child);
       const started = performance.now();
-      const res = await fetch(`${seed.api}/api/platform/v1/connections/${seed.clinical.ingestConnectionId}/observations`, { method: 'POST', headers: { authorization: `Bearer ${seed.clinical.clinicalKey}`, 'content-type': 'application/json' }, body });
+      const res = await fetch(
+        `${seed.api}/api/platform/v1/connections/${seed.clinical.ingestConnectionId}/observations`,
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${seed.clinical.clinicalKey}`, 'content-type': 'application/json' },
+          body,
+        },
+      );
       const answer = await res.text();
       const ms = performance.now() - started;
       if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${answer}`);
-      rows.push({ run: run + 1, ids, 'bundle MB': Number((body.length / 1e6).toFixed(2)), 'wall ms': Math.round(ms), 'server CPU ms': Math.round(((await cpuOf(child)) - before) / 1000), answer, goal: '≤ 1000 ms', verdict: ms <= 1000 ? 'met' : 'MISSED' });
+      rows.push({
+        run: run + 1,
+        ids,
+        'bundle MB': Number((body.length / 1e6).toFixed(2)),
+        'wall ms': Math.round(ms),
+        'server CPU ms': Math.round(((await cpuOf(child)) - before) / 1000),
+        answer,
+        goal: '≤ 1000 ms',
+        verdict: ms <= 1000 ? 'met' : 'MISSED',
+      });
     }
   }
-  console.log('Clinical ingest of a 1000-entry bundle, new observations then the same bundle again (embedded database):');
+  console.log(
+    'Clinical ingest of a 1000-entry bundle, new observations then the same bundle again (embedded database):',
+  );
   console.table(rows);
 }
 

@@ -47,15 +47,24 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<stri
 /** Runs `task` for every item, `width` at a time. */
 async function inParallel<T>(items: T[], width: number, task: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < items.length) await task(items[next++]!);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) await task(items[next++]!);
+    }),
+  );
 }
 
 async function main(): Promise<void> {
   const config = benchConfig('portico-bench-objects');
-  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, cacheDir: config.cacheDir });
-  const mongo = await connectMongo(embedded.uri, `bench_${process.pid}`, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
+  const embedded = await startEmbeddedDatabase({
+    port: config.devdbPort,
+    dataDir: config.dataDir,
+    cacheDir: config.cacheDir,
+  });
+  const mongo = await connectMongo(embedded.uri, `bench_${process.pid}`, {
+    timeoutMs: config.mongodbTimeoutMs,
+    longTimeoutMs: config.mongodbLongTimeoutMs,
+  });
   await mongo.db.dropDatabase();
   const services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, clock: systemClock });
   const { app, handler } = createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }) });
@@ -64,16 +73,38 @@ async function main(): Promise<void> {
   const scopes = ['patient:read', 'patient:write', 'webhook:read', 'webhook:write'] as const;
   const { key, id: keyId } = await services.admin.issueKey(account.id, { scopes: [...scopes] });
   const principal = { keyId, kind: 'sk' as const, accountId: account.id, appId: null, scopes: new Set<string>(scopes) };
-  const patient = await services.patientService.create(principal, { givenName: 'Ada', familyName: 'Lovelace', birthDate: '1815-12-10', sex: 'female', email: 'ada@example.org' });
+  const patient = await services.patientService.create(principal, {
+    givenName: 'Ada',
+    familyName: 'Lovelace',
+    birthDate: '1815-12-10',
+    sex: 'female',
+    email: 'ada@example.org',
+  });
   for (let i = 0; i < ENDPOINTS; i++) {
-    await services.webhookEndpointService.create(principal, { url: `https://hooks.example.org/portico/${i}`, eventTypes: ['*'] });
+    await services.webhookEndpointService.create(principal, {
+      url: `https://hooks.example.org/portico/${i}`,
+      eventTypes: ['*'],
+    });
   }
   // Patients for cold reads: stored as the service stores them (profile and tenant tuple), never read yet.
   const coldPatientIds = Array.from({ length: COLD_PATIENTS }, () => randomUUID());
   const now = new Date();
   await inParallel(coldPatientIds, 32, async (id) => {
-    const cold: Patient = { id, tenantId: account.id, givenName: 'Cold', familyName: 'Read', createdAt: now, updatedAt: now, version: 1, deletedAt: null };
-    await services.authz.grant(account.id, { object: `patient:${id}`, relation: 'tenant', subject: `customer_account:${account.id}` });
+    const cold: Patient = {
+      id,
+      tenantId: account.id,
+      givenName: 'Cold',
+      familyName: 'Read',
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+      deletedAt: null,
+    };
+    await services.authz.grant(account.id, {
+      object: `patient:${id}`,
+      relation: 'tenant',
+      subject: `customer_account:${account.id}`,
+    });
     await services.patients.insert(cold);
   });
 

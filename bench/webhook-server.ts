@@ -1,7 +1,8 @@
-// Child process of the webhook benchmark: the real API with its dispatcher (embedded database, in-process
-// state, private destinations allowed so receivers can be on loopback), serving HTTP. Prints one JSON line
-// (its URL), then answers the driver over IPC: `cpu` → process.cpuUsage(), `{tenant: scopes}` → a new account and key, `{emit, accountId}` → commits
-// that many events through the outbox as fast as it can, as requests would, without the requests' cost.
+// Child process of the webhook benchmark: the real API with its dispatcher (embedded database, in-process state,
+// private destinations allowed so receivers can be on loopback), serving HTTP. Prints one JSON line (its URL), then
+// answers the driver over IPC: `cpu` → process.cpuUsage(), `{tenant: scopes}` → a new account and key, `{emit,
+// accountId}` → commits that many events through the outbox as fast as it can, as requests would, without the requests'
+// cost.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -15,14 +16,25 @@ import { connectMongo } from '../core/src/infra/mongo.js';
 
 async function main(): Promise<void> {
   const config = benchConfig('portico-bench-webhooks');
-  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, cacheDir: config.cacheDir });
-  const mongo = await connectMongo(embedded.uri, `bench_webhooks_${process.pid}`, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs }, { monitorCommands: true });
+  const embedded = await startEmbeddedDatabase({
+    port: config.devdbPort,
+    dataDir: config.dataDir,
+    cacheDir: config.cacheDir,
+  });
+  const mongo = await connectMongo(
+    embedded.uri,
+    `bench_webhooks_${process.pid}`,
+    { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs },
+    { monitorCommands: true },
+  );
   // Database commands by name and collection, with their time: what a delivery costs the database.
   const commands = new Map<string, { count: number; ms: number }>();
   const started = new Map<number, string>();
   // Both clients: requests use one, the dispatcher the other (the deadline of long operations).
   for (const client of [mongo.client, mongo.longDb.client]) {
-    client.on('commandStarted', (event) => started.set(event.requestId, `${event.commandName} ${String(event.command[event.commandName])}`));
+    client.on('commandStarted', (event) =>
+      started.set(event.requestId, `${event.commandName} ${String(event.command[event.commandName])}`),
+    );
     client.on('commandSucceeded', (event) => {
       const key = started.get(event.requestId) ?? event.commandName;
       started.delete(event.requestId);

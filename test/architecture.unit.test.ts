@@ -75,7 +75,8 @@ function cycles(edges: Edge[]): string[][] {
 // (api/src/shared/ and config.ts) is what every feature uses; a surface (api/src/surfaces/) mounts the features'
 // routers under its prefix; the composition root (main.ts, app.ts, wiring.ts, openapi-notes.ts, cli/) builds
 // and starts it all.
-type ApiPart = { kind: 'shared' } | { kind: 'feature'; name: string } | { kind: 'surface' } | { kind: 'root' } | { kind: 'other' };
+type ApiPart =
+  { kind: 'shared' } | { kind: 'feature'; name: string } | { kind: 'surface' } | { kind: 'root' } | { kind: 'other' };
 
 function apiPart(file: string): ApiPart {
   const rest = path.relative('api/src', file).split(path.sep);
@@ -98,18 +99,24 @@ describe('architecture', () => {
 
   for (const program of PROGRAMS) {
     it(`${program}/src imports only ${ALLOWED[program].join(' and ')}`, () => {
-      const wrong = edgesOf(sources(`${program}/src`)).filter(({ to }) => !ALLOWED[program].includes(to.split(path.sep)[0] as Program));
+      const wrong = edgesOf(sources(`${program}/src`)).filter(
+        ({ to }) => !ALLOWED[program].includes(to.split(path.sep)[0] as Program),
+      );
       expect(wrong.map(show)).to.deep.equal([]);
     });
   }
 
   it('the API’s shared layer imports no feature, surface or composition root', () => {
-    const wrong = apiEdges.filter(({ from, to }) => apiPart(from).kind === 'shared' && !['shared', 'other'].includes(apiPart(to).kind));
+    const wrong = apiEdges.filter(
+      ({ from, to }) => apiPart(from).kind === 'shared' && !['shared', 'other'].includes(apiPart(to).kind),
+    );
     expect(wrong.map(show)).to.deep.equal([]);
   });
 
   it('a feature imports no surface and no composition root', () => {
-    const wrong = apiEdges.filter(({ from, to }) => apiPart(from).kind === 'feature' && ['surface', 'root'].includes(apiPart(to).kind));
+    const wrong = apiEdges.filter(
+      ({ from, to }) => apiPart(from).kind === 'feature' && ['surface', 'root'].includes(apiPart(to).kind),
+    );
     expect(wrong.map(show)).to.deep.equal([]);
   });
 
@@ -148,7 +155,9 @@ describe('architecture', () => {
     const wrong = [
       ...edgesOf(sources('test')).filter(({ to }) => to.startsWith(`bench${path.sep}`)),
       ...edgesOf(sources('bench')).filter(({ to }) => to.startsWith(`test${path.sep}`)),
-      ...edgesOf(sources('testkit')).filter(({ to }) => to.startsWith(`test${path.sep}`) || to.startsWith(`bench${path.sep}`)),
+      ...edgesOf(sources('testkit')).filter(
+        ({ to }) => to.startsWith(`test${path.sep}`) || to.startsWith(`bench${path.sep}`),
+      ),
     ];
     expect(wrong.map(show)).to.deep.equal([]);
   });
@@ -159,12 +168,15 @@ describe('architecture', () => {
         .filter((entry) => entry.isDirectory())
         .flatMap((entry) => [path.join(dir, entry.name), ...folders(path.join(dir, entry.name))]);
     const stray = PROGRAMS.flatMap((program) =>
-      folders(`test/${program}`).filter((folder) => !folders(`${program}/src`).includes(path.join(program, 'src', path.relative(`test/${program}`, folder)))),
+      folders(`test/${program}`).filter(
+        (folder) =>
+          !folders(`${program}/src`).includes(path.join(program, 'src', path.relative(`test/${program}`, folder))),
+      ),
     );
     expect(stray).to.deep.equal([]);
   });
 
-  it('reads process.env only in each program\'s config module', () => {
+  it("reads process.env only in each program's config module", () => {
     const readers = PROGRAMS.flatMap((program) => sources(`${program}/src`))
       .filter((file) => /process\.env\b/.test(readFileSync(path.join(root, file), 'utf8').replace(/\/\/.*$/gm, '')))
       .sort();

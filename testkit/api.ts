@@ -40,7 +40,11 @@ export const testResolver: Resolver = async (host) => {
 
 /** The same table as dns.lookup answers (what webhook deliveries resolve through). */
 export function lookupFrom(resolve: Resolver): typeof dns.lookup {
-  return ((hostname: string, options: unknown, callback: (error: Error | null, address: unknown, family?: number) => void) => {
+  return ((
+    hostname: string,
+    options: unknown,
+    callback: (error: Error | null, address: unknown, family?: number) => void,
+  ) => {
     const all = typeof options === 'object' && options !== null && (options as { all?: boolean }).all;
     resolve(hostname).then(
       (addresses) => {
@@ -116,7 +120,8 @@ export class TestApi {
       // for one operation among many concurrent ones; tests of the deadline itself set it back
       // (test/api/shared/http/stalled-dependencies.test.ts).
       PORTICO_MONGODB_TIMEOUT_MS: '15000',
-      // Likewise the request deadline (production: 5 s): its own tests set it (test/api/shared/http/request-deadline.test.ts).
+      // Likewise the request deadline (production: 5 s): its own tests set it
+      // (test/api/shared/http/request-deadline.test.ts).
       PORTICO_REQUEST_TIMEOUT_MS: '60000',
       PORTICO_OBJECT_STORAGE: `file://${path.join(os.tmpdir(), `portico-test-objects-${database}`)}`,
       LOG_LEVEL: 'silent',
@@ -124,12 +129,24 @@ export class TestApi {
       ...(redisUrl ? { REDIS_URL: redisUrl } : {}),
       ...options.env,
     });
-    const mongo = await connectMongo(config.mongodbUri!, config.mongodbDatabase, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
+    const mongo = await connectMongo(config.mongodbUri!, config.mongodbDatabase, {
+      timeoutMs: config.mongodbTimeoutMs,
+      longTimeoutMs: config.mongodbLongTimeoutMs,
+    });
     const redis = redisUrl ? await connectRedis(redisUrl, config.redisTimeoutMs) : undefined;
     const clock = options.clock ?? systemClock;
     let services: Services;
     try {
-      services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, redis, clock, resolve: testResolver, lookup: options.lookup ?? testLookup, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }) });
+      services = await buildServices({
+        config,
+        db: mongo.db,
+        longDb: mongo.longDb,
+        redis,
+        clock,
+        resolve: testResolver,
+        lookup: options.lookup ?? testLookup,
+        logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }),
+      });
       await services.activeCatalog.start(config.catalogPollMs, redis);
       await services.endpointHealth.start(config.catalogPollMs, redis);
       if (options.dispatch) await services.dispatcher.start();
@@ -138,7 +155,12 @@ export class TestApi {
       await redis?.quit().catch(() => {});
       throw error;
     }
-    const { app, handler } = createApp({ config, services, clock, logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }) });
+    const { app, handler } = createApp({
+      config,
+      services,
+      clock,
+      logger: options.logs ? pino({ level: 'debug' }, options.logs) : pino({ level: 'silent' }),
+    });
     const server = createApiServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
@@ -159,7 +181,8 @@ export class TestApi {
     });
     await this.mongo.close();
     await this.redis?.quit().catch(() => {});
-    if (this.config.objectStorage.startsWith('file://')) await rm(this.config.objectStorage.slice('file://'.length), { recursive: true, force: true });
+    if (this.config.objectStorage.startsWith('file://'))
+      await rm(this.config.objectStorage.slice('file://'.length), { recursive: true, force: true });
   }
 
   async request<T = any>(method: string, path: string, options: RequestOptions = {}): Promise<Response<T>> {
@@ -198,7 +221,15 @@ export class TestApi {
   }
 }
 
-export const ALL_SCOPES = ['patient:read', 'patient:write', 'webhook:read', 'webhook:write', 'app_user:read', 'app_user:write', 'clinical:write'];
+export const ALL_SCOPES = [
+  'patient:read',
+  'patient:write',
+  'webhook:read',
+  'webhook:write',
+  'app_user:read',
+  'app_user:write',
+  'clinical:write',
+];
 
 export interface Tenant {
   accountId: string;
@@ -210,7 +241,10 @@ export interface Tenant {
  * Registers one API for the enclosing describe block (started before its tests, closed after) and hands it
  * over with two tenants: `withTestApi((started) => ({ api, tenant } = started))`.
  */
-export function withTestApi(assign: (started: { api: TestApi; tenant: Tenant; other: Tenant }) => void, options: TestApiOptions = {}): void {
+export function withTestApi(
+  assign: (started: { api: TestApi; tenant: Tenant; other: Tenant }) => void,
+  options: TestApiOptions = {},
+): void {
   let api: TestApi | undefined;
   before(async () => {
     api = await TestApi.start(options);

@@ -29,7 +29,11 @@ export function lanternFiles(): string[] {
 
 export const lanternFile = (name: string): string => brandFile(path.join('lantern-prod_resources', name));
 
-export function loaded(name: string, parsed: ParsedSource, options: { priority?: number; platformType?: PlatformType } = {}): LoadedSource {
+export function loaded(
+  name: string,
+  parsed: ParsedSource,
+  options: { priority?: number; platformType?: PlatformType } = {},
+): LoadedSource {
   return { name, parsed, priority: options.priority ?? 100, platformType: options.platformType ?? 'OTHER' };
 }
 
@@ -42,7 +46,11 @@ export function csvField(value: string | undefined): string {
 /** The Epic brands (2026) table's rows, Epic's and Oracle Health's (synthetic: see SOURCES.md), as CSV text. */
 export function epicBrands2026Csv(): { csv: string; rows: number } {
   const decoded = JSON.parse(brandFile('epic-brands-2026/smart-endpoints.decoded.json')) as {
-    name: string; fhirBaseUrl: string; source: 'epic' | 'cerner'; city?: string; state?: string;
+    name: string;
+    fhirBaseUrl: string;
+    source: 'epic' | 'cerner';
+    city?: string;
+    state?: string;
   }[];
   const lines = decoded.map((r) =>
     [r.name, r.fhirBaseUrl, r.source === 'epic' ? 'EPIC' : 'CERNER', r.city, r.state].map(csvField).join(','),

@@ -2,7 +2,13 @@
 // needs BrandCatalogs there. Load it through the client's loadYaml, not a plain YAML parse: the generated
 // client serializes its own model (defaultValue, xKubernetesListType, xKubernetesValidations), and silently
 // drops `default` and the x-kubernetes-* keys of a plain object everywhere but under `items`.
-import { ApiException, ApiextensionsV1Api, loadYaml, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  loadYaml,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { repoRoot } from '../core/src/infra/repo-root.js';
@@ -18,7 +24,10 @@ export async function installBrandCatalogCrd(kubeconfig: KubeConfig): Promise<V1
   } catch (error) {
     if (!(error instanceof ApiException && error.code === 409)) throw error;
     const current = await extensions.readCustomResourceDefinition({ name: CRD_NAME });
-    await extensions.replaceCustomResourceDefinition({ name: CRD_NAME, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion! } } });
+    await extensions.replaceCustomResourceDefinition({
+      name: CRD_NAME,
+      body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion! } },
+    });
   }
   let conditions: unknown;
   return until(

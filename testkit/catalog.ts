@@ -6,7 +6,13 @@ import { publishCatalog, type PublishReport } from '../operator/src/pipeline/pub
 import type { TestApi } from './api.js';
 import { brandFile } from './brand-data.js';
 
-export function realSource(name: string, format: SourceFormat, file: string, platformType: PlatformType, priority = 100): LoadedSource {
+export function realSource(
+  name: string,
+  format: SourceFormat,
+  file: string,
+  platformType: PlatformType,
+  priority = 100,
+): LoadedSource {
   return { name, priority, platformType, parsed: parseSource(format, brandFile(file)) };
 }
 
@@ -21,7 +27,11 @@ export const realSources = (): LoadedSource[] => [
 ];
 
 /** Publishes `sources` as the served catalog and waits until the API serves the new snapshot. */
-export async function publishTo(api: TestApi, sources: LoadedSource[], minBrandRatioPercent = 0): Promise<PublishReport> {
+export async function publishTo(
+  api: TestApi,
+  sources: LoadedSource[],
+  minBrandRatioPercent = 0,
+): Promise<PublishReport> {
   const report = await publishCatalog({
     ref: api.config.catalog,
     spec: { rollout: { retainSnapshots: 3, minBrandRatioPercent } },

@@ -18,7 +18,10 @@ const TOOLS_BIN = path.join(repoRoot(), '.tools', 'bin');
 /** charts/portico/ci/*-values.yaml, absolute, sorted. */
 export async function ciValuesFiles(): Promise<string[]> {
   const dir = path.join(CHART_DIR, 'ci');
-  return (await readdir(dir)).filter((f) => f.endsWith('-values.yaml')).sort().map((f) => path.join(dir, f));
+  return (await readdir(dir))
+    .filter((f) => f.endsWith('-values.yaml'))
+    .sort()
+    .map((f) => path.join(dir, f));
 }
 
 export interface RunResult {
@@ -60,7 +63,11 @@ export function run(command: string, args: string[], options: RunOptions = {}): 
       resolve({
         code: timedOut ? -1 : (code ?? -1),
         stdout: Buffer.concat(out).toString('utf8'),
-        stderr: timedOut ? `${stderr}\n${command} ${args.join(' ')}: killed after ${timeoutMs} ms` : signal ? `${stderr}\n(killed by ${signal})` : stderr,
+        stderr: timedOut
+          ? `${stderr}\n${command} ${args.join(' ')}: killed after ${timeoutMs} ms`
+          : signal
+            ? `${stderr}\n(killed by ${signal})`
+            : stderr,
       });
     });
     child.stdin.on('error', () => {}); // a program that exits without reading its input
@@ -71,7 +78,10 @@ export function run(command: string, args: string[], options: RunOptions = {}): 
 /** Like run, but rejects with the command and its output unless it exits 0. */
 export async function runOk(command: string, args: string[], options: RunOptions = {}): Promise<RunResult> {
   const result = await run(command, args, options);
-  if (result.code !== 0) throw new Error(`${path.basename(command)} ${args.join(' ')} exited ${result.code}:\n${result.stderr}${result.stdout}`);
+  if (result.code !== 0)
+    throw new Error(
+      `${path.basename(command)} ${args.join(' ')} exited ${result.code}:\n${result.stderr}${result.stdout}`,
+    );
   return result;
 }
 
@@ -87,9 +97,9 @@ export const kubectl = (args: string[], options?: RunOptions) => run(tool('kubec
 let stateDir: string | undefined;
 
 /**
- * The tools' environment: Helm's plugins (helm-unittest) from .tools (a link into the tool cache); Helm's configuration, cache and data and
- * kubectl's discovery cache in a folder of this test run (removed when it exits), so the tests neither read nor
- * write ~/.config/helm or ~/.kube; and no kubeconfig but the one a command names.
+ * The tools' environment: Helm's plugins (helm-unittest) from .tools (a link into the tool cache); Helm's
+ * configuration, cache and data and kubectl's discovery cache in a folder of this test run (removed when it exits), so
+ * the tests neither read nor write ~/.config/helm or ~/.kube; and no kubeconfig but the one a command names.
  */
 function toolEnvironment(): Record<string, string> {
   if (!stateDir) {
@@ -117,7 +127,11 @@ export interface RenderOptions {
 }
 
 /** `helm template` of charts/portico as the arguments for it (values files resolved from the repository root). */
-export function templateArgs(valuesFiles: string[], set: Record<string, string> = {}, options: RenderOptions = {}): string[] {
+export function templateArgs(
+  valuesFiles: string[],
+  set: Record<string, string> = {},
+  options: RenderOptions = {},
+): string[] {
   return [
     'template',
     options.release ?? 'portico',
@@ -134,7 +148,11 @@ export function templateArgs(valuesFiles: string[], set: Record<string, string> 
  * The chart rendered by `helm template` (test hooks included) with these values files and `--set` values, as
  * parsed objects. Rejects with Helm's message when the chart refuses the values.
  */
-export async function renderChart(valuesFiles: string[], set?: Record<string, string>, options: RenderOptions = {}): Promise<KubernetesObject[]> {
+export async function renderChart(
+  valuesFiles: string[],
+  set?: Record<string, string>,
+  options: RenderOptions = {},
+): Promise<KubernetesObject[]> {
   const result = await helm(templateArgs(valuesFiles, set, options), { timeoutMs: options.timeoutMs ?? 60_000 });
   if (result.code !== 0) throw new Error(`helm template exited ${result.code}: ${result.stderr.trim()}`);
   return parseManifests(result.stdout);

@@ -102,7 +102,8 @@ export class ManualTime extends ManualClock implements Scheduler {
 
   private earliest(): Timer | undefined {
     let first: Timer | undefined;
-    for (const timer of this.timers) if (!first || timer.due < first.due || (timer.due === first.due && timer.order < first.order)) first = timer;
+    for (const timer of this.timers)
+      if (!first || timer.due < first.due || (timer.due === first.due && timer.order < first.order)) first = timer;
     return first;
   }
 

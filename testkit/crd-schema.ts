@@ -6,16 +6,44 @@ import { evaluate } from '@marcbachmann/cel-js';
 type Schema = { [key: string]: unknown };
 
 const KNOWN = new Set([
-  'type', 'format', 'title', 'description', 'default', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum',
-  'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems', 'minProperties', 'maxProperties', 'required',
-  'properties', 'items', 'additionalProperties', 'nullable', 'example', 'x-kubernetes-validations', 'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string',
+  'type',
+  'format',
+  'title',
+  'description',
+  'default',
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+  'required',
+  'properties',
+  'items',
+  'additionalProperties',
+  'nullable',
+  'example',
+  'x-kubernetes-validations',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-int-or-string',
   'x-kubernetes-embedded-resource',
 ]);
 const SCALARS = new Set(['string', 'integer', 'number', 'boolean']);
 
 const children = (node: Schema, at: string): [string, Schema][] => [
-  ...Object.entries((node.properties as Record<string, Schema> | undefined) ?? {}).map(([name, child]): [string, Schema] => [`${at}.${name}`, child]),
+  ...Object.entries((node.properties as Record<string, Schema> | undefined) ?? {}).map(
+    ([name, child]): [string, Schema] => [`${at}.${name}`, child],
+  ),
   ...(node.items ? [[`${at}[]`, node.items as Schema] as [string, Schema]] : []),
 ];
 
@@ -25,7 +53,8 @@ const children = (node: Schema, at: string): [string, Schema][] => [
  */
 export function structuralProblems(node: Schema, at = '$'): string[] {
   const problems: string[] = [];
-  for (const key of Object.keys(node)) if (!KNOWN.has(key)) problems.push(`${at}: "${key}" is not allowed in a CRD schema`);
+  for (const key of Object.keys(node))
+    if (!KNOWN.has(key)) problems.push(`${at}: "${key}" is not allowed in a CRD schema`);
   const free = node['x-kubernetes-int-or-string'] === true || node['x-kubernetes-preserve-unknown-fields'] === true;
   if (typeof node.type !== 'string' && !free) problems.push(`${at}: no type`);
   if (node.uniqueItems === true) problems.push(`${at}: uniqueItems is forbidden`);
@@ -34,22 +63,29 @@ export function structuralProblems(node: Schema, at = '$'): string[] {
   }
   if (node.type === 'array' && !node.items) problems.push(`${at}: an array needs items`);
   const properties = (node.properties as Record<string, Schema> | undefined) ?? {};
-  for (const name of (node.required as string[] | undefined) ?? []) if (!properties[name]) problems.push(`${at}: required "${name}" is not a property`);
+  for (const name of (node.required as string[] | undefined) ?? [])
+    if (!properties[name]) problems.push(`${at}: required "${name}" is not a property`);
   const items = node.items as Schema | undefined;
-  if (node['x-kubernetes-list-type'] === 'set' && !SCALARS.has(String(items?.type))) problems.push(`${at}: a set lists scalars`);
+  if (node['x-kubernetes-list-type'] === 'set' && !SCALARS.has(String(items?.type)))
+    problems.push(`${at}: a set lists scalars`);
   if (node['x-kubernetes-list-type'] === 'map') {
     const itemProperties = (items?.properties as Record<string, Schema> | undefined) ?? {};
     for (const key of (node['x-kubernetes-list-map-keys'] as string[] | undefined) ?? []) {
       const keySchema = itemProperties[key];
-      const requiredKey = ((items?.required as string[] | undefined) ?? []).includes(key) || keySchema?.default !== undefined;
-      if (!keySchema || !SCALARS.has(String(keySchema.type)) || !requiredKey) problems.push(`${at}: map key "${key}" must be a required scalar`);
+      const requiredKey =
+        ((items?.required as string[] | undefined) ?? []).includes(key) || keySchema?.default !== undefined;
+      if (!keySchema || !SCALARS.has(String(keySchema.type)) || !requiredKey)
+        problems.push(`${at}: map key "${key}" must be a required scalar`);
     }
-    if (!Array.isArray(node['x-kubernetes-list-map-keys'])) problems.push(`${at}: a map list needs x-kubernetes-list-map-keys`);
+    if (!Array.isArray(node['x-kubernetes-list-map-keys']))
+      problems.push(`${at}: a map list needs x-kubernetes-list-map-keys`);
   }
   for (const validation of (node['x-kubernetes-validations'] as Schema[] | undefined) ?? []) {
-    if (typeof validation.rule !== 'string' || typeof validation.message !== 'string') problems.push(`${at}: a validation needs a rule and a message`);
+    if (typeof validation.rule !== 'string' || typeof validation.message !== 'string')
+      problems.push(`${at}: a validation needs a rule and a message`);
   }
-  if (at === '$.metadata' && Object.keys(node).some((key) => key !== 'type')) problems.push(`${at}: metadata may not be constrained here`);
+  if (at === '$.metadata' && Object.keys(node).some((key) => key !== 'type'))
+    problems.push(`${at}: metadata may not be constrained here`);
   for (const [childAt, child] of children(node, at)) problems.push(...structuralProblems(child, childAt));
   return problems;
 }
@@ -74,7 +110,8 @@ export function defaultsOf(node: Schema, at = '$'): [string, Schema][] {
 export function celViolations(node: Schema, value: unknown, at = '$'): string[] {
   if (value === undefined || value === null) return [];
   const found: string[] = [];
-  for (const { rule, message } of (node['x-kubernetes-validations'] as { rule: string; message: string }[] | undefined) ?? []) {
+  for (const { rule, message } of (node['x-kubernetes-validations'] as
+    { rule: string; message: string }[] | undefined) ?? []) {
     let holds: unknown;
     try {
       holds = evaluate(rule, { self: value });
@@ -83,10 +120,12 @@ export function celViolations(node: Schema, value: unknown, at = '$'): string[] 
     }
     if (holds !== true) found.push(`${at}: ${message}`);
   }
-  if (Array.isArray(value) && node.items) value.forEach((item, i) => found.push(...celViolations(node.items as Schema, item, `${at}[${i}]`)));
+  if (Array.isArray(value) && node.items)
+    value.forEach((item, i) => found.push(...celViolations(node.items as Schema, item, `${at}[${i}]`)));
   const properties = node.properties as Record<string, Schema> | undefined;
   if (properties && typeof value === 'object' && !Array.isArray(value)) {
-    for (const [name, child] of Object.entries(properties)) found.push(...celViolations(child, (value as Record<string, unknown>)[name], `${at}.${name}`));
+    for (const [name, child] of Object.entries(properties))
+      found.push(...celViolations(child, (value as Record<string, unknown>)[name], `${at}.${name}`));
   }
   return found;
 }

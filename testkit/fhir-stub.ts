@@ -36,7 +36,20 @@ export const CAPABILITY_STATEMENT = JSON.stringify({
   software: { name: 'Stub FHIR server' },
   fhirVersion: '4.0.1',
   format: ['json'],
-  rest: [{ mode: 'server', security: { service: [{ coding: [{ system: 'http://terminology.hl7.org/CodeSystem/restful-security-service', code: 'SMART-on-FHIR' }] }] } }],
+  rest: [
+    {
+      mode: 'server',
+      security: {
+        service: [
+          {
+            coding: [
+              { system: 'http://terminology.hl7.org/CodeSystem/restful-security-service', code: 'SMART-on-FHIR' },
+            ],
+          },
+        ],
+      },
+    },
+  ],
 });
 export const SMART_CONFIGURATION = JSON.stringify({
   authorization_endpoint: 'https://auth.fhir.test/authorize',
@@ -47,7 +60,11 @@ export const SMART_CONFIGURATION = JSON.stringify({
 
 /** The answer of a FHIR server that does everything right (ETags included). */
 export function wellBehaved(request: StubRequest): StubAnswer {
-  const document = request.path.endsWith('/metadata') ? { body: CAPABILITY_STATEMENT, etag: '"cs-1"', type: 'application/fhir+json' } : request.path.endsWith('/.well-known/smart-configuration') ? { body: SMART_CONFIGURATION, etag: '"smart-1"', type: 'application/json' } : undefined;
+  const document = request.path.endsWith('/metadata')
+    ? { body: CAPABILITY_STATEMENT, etag: '"cs-1"', type: 'application/fhir+json' }
+    : request.path.endsWith('/.well-known/smart-configuration')
+      ? { body: SMART_CONFIGURATION, etag: '"smart-1"', type: 'application/json' }
+      : undefined;
   if (!document) return { status: 404, body: '{"resourceType":"OperationOutcome"}' };
   if (request.headers['if-none-match'] === document.etag) return { status: 304, headers: { etag: document.etag } };
   return { status: 200, body: document.body, headers: { 'content-type': document.type, etag: document.etag } };
@@ -80,7 +97,9 @@ export class FhirStub {
     private readonly record: boolean,
   ) {}
 
-  static async start(options: { address?: string; tls?: { key: string; cert: string }; record?: boolean } = {}): Promise<FhirStub> {
+  static async start(
+    options: { address?: string; tls?: { key: string; cert: string }; record?: boolean } = {},
+  ): Promise<FhirStub> {
     const tls = options.tls ?? testTls();
     const server = https.createServer({ key: tls.key, cert: tls.cert, keepAliveTimeout: 5000 });
     const address = options.address ?? '127.0.0.1';
@@ -99,7 +118,15 @@ export class FhirStub {
   statsOf(host: string): HostStats {
     let stats = this.stats.get(host);
     if (!stats) {
-      stats = { inFlight: 0, peakInFlight: 0, connections: 0, peakConnections: 0, requests: 0, answered: 0, starts: [] };
+      stats = {
+        inFlight: 0,
+        peakInFlight: 0,
+        connections: 0,
+        peakConnections: 0,
+        requests: 0,
+        answered: 0,
+        starts: [],
+      };
       this.stats.set(host, stats);
     }
     return stats;

@@ -43,6 +43,10 @@ export const stubHost = (host: string): string => `${host.replace(/[^a-z0-9-]/gi
 export function stubbedBrands(sources: LoadedSource[], stub: FhirStub): CatalogBrand[] {
   return mergeSources(sources).brands.map(({ logoUrl: _logoUrl, ...brand }) => {
     const url = new URL(brand.fhirBaseUrl);
-    return { ...brand, logo: null, fhirBaseUrl: `https://${stubHost(url.hostname)}:${stub.port}${url.pathname === '/' ? '' : url.pathname}` };
+    return {
+      ...brand,
+      logo: null,
+      fhirBaseUrl: `https://${stubHost(url.hostname)}:${stub.port}${url.pathname === '/' ? '' : url.pathname}`,
+    };
   });
 }

@@ -4,7 +4,11 @@ import type { IdempotencyStore } from '../api/src/shared/http/idempotency-store.
 import type { TestApi } from './api.js';
 
 /** Replaces one method of the running API's idempotency store until the returned function restores it. */
-export function patchStore<K extends keyof IdempotencyStore>(api: TestApi, name: K, replacement: (original: IdempotencyStore[K]) => IdempotencyStore[K]): () => void {
+export function patchStore<K extends keyof IdempotencyStore>(
+  api: TestApi,
+  name: K,
+  replacement: (original: IdempotencyStore[K]) => IdempotencyStore[K],
+): () => void {
   const store = api.services.idempotencyStore as unknown as Record<string, unknown>;
   const original = (store[name] as (...args: unknown[]) => unknown).bind(store) as IdempotencyStore[K];
   store[name] = replacement(original);

@@ -73,9 +73,18 @@ export function buildImage(): Promise<BuiltImage> {
 }
 
 async function build(): Promise<BuiltImage> {
-  const { stdout, stderr } = await run('bash', [path.join(repoRoot(), 'scripts', 'build-image.sh')], { cwd: repoRoot(), maxBuffer: 16 * 1024 * 1024, env: { ...process.env, npm_config_loglevel: 'error' } });
+  const { stdout, stderr } = await run('bash', [path.join(repoRoot(), 'scripts', 'build-image.sh')], {
+    cwd: repoRoot(),
+    maxBuffer: 16 * 1024 * 1024,
+    env: { ...process.env, npm_config_loglevel: 'error' },
+  });
   const env = Object.fromEntries(
-    (await readFile(path.join(process.env.PORTICO_IMAGE_DIR ?? path.join(repoRoot(), '.tools', 'image'), 'image.env'), 'utf8'))
+    (
+      await readFile(
+        path.join(process.env.PORTICO_IMAGE_DIR ?? path.join(repoRoot(), '.tools', 'image'), 'image.env'),
+        'utf8',
+      )
+    )
       .trim()
       .split('\n')
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const),
@@ -137,7 +146,14 @@ export async function removeUnpackedImage(): Promise<void> {
 
 /** The parts of an OCI runtime spec (config.json) the tests change. */
 interface RuntimeSpec {
-  process: { terminal?: boolean; args: string[]; env: string[]; capabilities?: Record<string, string[]>; noNewPrivileges?: boolean; rlimits?: { type: string; hard: number; soft: number }[] };
+  process: {
+    terminal?: boolean;
+    args: string[];
+    env: string[];
+    capabilities?: Record<string, string[]>;
+    noNewPrivileges?: boolean;
+    rlimits?: { type: string; hard: number; soft: number }[];
+  };
   root: { path: string; readonly?: boolean };
   hostname?: string;
   mounts: { destination: string; type: string; source: string; options?: string[] }[];
@@ -180,7 +196,10 @@ export async function runContainer(image: BuiltImage, options: ContainerOptions 
   const spec: RuntimeSpec = structuredClone(base);
   spec.process.terminal = false;
   if (options.args) spec.process.args = [...entrypoint, ...options.args];
-  spec.process.env = [...spec.process.env.filter((e) => !e.startsWith('TERM=')), ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
+  spec.process.env = [
+    ...spec.process.env.filter((e) => !e.startsWith('TERM=')),
+    ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`),
+  ];
   // The restricted Pod Security Standard: no capabilities, no privilege escalation; a read-only root.
   spec.process.capabilities = { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] };
   spec.process.noNewPrivileges = true;
@@ -188,10 +207,20 @@ export async function runContainer(image: BuiltImage, options: ContainerOptions 
   spec.root = { path: rootfs, readonly: true };
   spec.hostname = id;
   spec.linux.namespaces = spec.linux.namespaces.filter((n) => n.type !== 'network');
-  const tmpfs = (destination: string, extra: string[]) => ({ destination, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'size=64m', ...extra] });
+  const tmpfs = (destination: string, extra: string[]) => ({
+    destination,
+    type: 'tmpfs',
+    source: 'tmpfs',
+    options: ['nosuid', 'nodev', 'size=64m', ...extra],
+  });
   spec.mounts.push(tmpfs('/tmp', ['mode=1777']));
-  spec.mounts.push(options.data ? { destination: '/data', type: 'bind', source: options.data, options: ['rbind', 'rw', 'nosuid', 'nodev'] } : tmpfs('/data', ['mode=0750', 'uid=10001', 'gid=10001']));
-  for (const [destination, source] of Object.entries(options.readOnly ?? {})) spec.mounts.push({ destination, type: 'bind', source, options: ['rbind', 'ro', 'nosuid', 'nodev'] });
+  spec.mounts.push(
+    options.data
+      ? { destination: '/data', type: 'bind', source: options.data, options: ['rbind', 'rw', 'nosuid', 'nodev'] }
+      : tmpfs('/data', ['mode=0750', 'uid=10001', 'gid=10001']),
+  );
+  for (const [destination, source] of Object.entries(options.readOnly ?? {}))
+    spec.mounts.push({ destination, type: 'bind', source, options: ['rbind', 'ro', 'nosuid', 'nodev'] });
   await writeFile(path.join(bundle, 'config.json'), JSON.stringify(spec, null, 2));
 
   let output = '';
@@ -219,7 +248,8 @@ export async function runContainer(image: BuiltImage, options: ContainerOptions 
     },
     async remove() {
       await run('runc', ['delete', '--force', id]).catch(() => {}); // already gone after a clean exit
-      if (child.exitCode === null && child.signalCode === null) await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+      if (child.exitCode === null && child.signalCode === null)
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
       await rm(bundle, { recursive: true, force: true });
     },
   };
@@ -235,13 +265,15 @@ async function removeAbandoned(): Promise<void> {
   await removeAbandonedDirs(DIR_PREFIX);
 }
 
-
 /** Waits for `url` to answer 200; fails at once, with the container's output, if the container exits. */
 export async function untilServing(container: Container, url: string, ms: number): Promise<void> {
   await until(
     `${url} to answer 200`,
     async () => {
-      if (container.exitCode() !== undefined) throw new Error(`the container exited (${container.exitCode()}) before ${url} answered:\n${container.logs().slice(-4000)}`);
+      if (container.exitCode() !== undefined)
+        throw new Error(
+          `the container exited (${container.exitCode()}) before ${url} answered:\n${container.logs().slice(-4000)}`,
+        );
       return (await statusOf(url)) === 200;
     },
     { timeoutMs: ms, intervalMs: 200, diagnose: () => `container output:\n${container.logs().slice(-4000)}` },

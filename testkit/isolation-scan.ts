@@ -55,7 +55,8 @@ export function tokensOfValue(value: string): string[] {
 }
 
 /** The tenant a marker token names ("a" → "A"). */
-export const markerTenant = (token: string): string | undefined => /^leakmark-([abc])-/i.exec(token)?.[1]?.toUpperCase();
+export const markerTenant = (token: string): string | undefined =>
+  /^leakmark-([abc])-/i.exec(token)?.[1]?.toUpperCase();
 
 export function requestText(x: Exchange): string {
   return [x.method, x.path, ...Object.values(x.requestHeaders), x.requestBody ?? ''].join('\n');
@@ -69,7 +70,12 @@ export function responseText(x: Exchange): string {
  * The tokens of tenants other than `allowed` in the response that the request did not itself carry (an
  * echo of what the caller sent, such as a problem's `instance`, reveals nothing).
  */
-export function leaksOf(x: Exchange, allowed: string | undefined, known: Record<string, Set<string>>, alsoSent: Set<string> = new Set()): string[] {
+export function leaksOf(
+  x: Exchange,
+  allowed: string | undefined,
+  known: Record<string, Set<string>>,
+  alsoSent: Set<string> = new Set(),
+): string[] {
   const sent = tokensOf(requestText(x));
   for (const token of alsoSent) sent.add(token);
   const leaks: string[] = [];
@@ -87,7 +93,10 @@ const VOLATILE = new Set(['date', 'x-request-id', 'content-length', 'connection'
 
 /** The response as bytes, without the per-request parts: X-Request-Id, Date, lengths, a problem's `instance`. */
 export function normalised(x: Exchange): string {
-  const headers = x.headers.filter(([name]) => !VOLATILE.has(name.toLowerCase())).map(([name, value]) => `${name.toLowerCase()}: ${value}`).sort();
+  const headers = x.headers
+    .filter(([name]) => !VOLATILE.has(name.toLowerCase()))
+    .map(([name, value]) => `${name.toLowerCase()}: ${value}`)
+    .sort();
   const body = x.body.replace(/"instance":"(?:[^"\\]|\\.)*"/, '"instance":"…"');
   return `${x.status}\n${headers.join('\n')}\n\n${body}`;
 }

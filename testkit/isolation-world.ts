@@ -17,7 +17,8 @@ export type TenantName = 'A' | 'B';
 export const TENANTS: TenantName[] = ['A', 'B'];
 
 /** A marker token: recognisable in any body or header, valid in names, e-mails, URLs, app user and FHIR ids. */
-export const marker = (tenant: TenantName | 'C', what: string): string => `leakmark-${tenant.toLowerCase()}-${what}-${randomBytes(4).toString('hex')}`;
+export const marker = (tenant: TenantName | 'C', what: string): string =>
+  `leakmark-${tenant.toLowerCase()}-${what}-${randomBytes(4).toString('hex')}`;
 
 export interface AppCredentials {
   appId: string;
@@ -59,7 +60,8 @@ export interface World {
   tenants: Record<TenantName, TenantData>;
   /** A brand to connect to, a brand with artwork, a brand that was in an earlier snapshot only, an asset key. */
   brands: { connect: string; withLogo: string; removed: string; assetKey: string };
-  /** The tokens (UUIDs, keys, secrets, markers) of every identifier, name, e-mail, URL and secret of each tenant (C: the suspended one). */
+  /** The tokens (UUIDs, keys, secrets, markers) of every identifier, name, e-mail, URL and secret of each tenant (C:
+   * the suspended one). */
   markers: Record<TenantName | 'C', Set<string>>;
   remember(tenant: TenantName | 'C', ...values: (string | undefined | null)[]): void;
 }
@@ -88,11 +90,24 @@ export class Factory {
 
   async patient(deleted = false): Promise<string> {
     const t = this.tenant.name;
-    const body = { givenName: marker(t, 'given'), familyName: marker(t, 'family'), birthDate: '1984-02-29', sex: 'female', email: `${marker(t, 'mail')}@example.org`, phoneNumber: '+14155550123', preferredLanguage: 'es-MX' };
+    const body = {
+      givenName: marker(t, 'given'),
+      familyName: marker(t, 'family'),
+      birthDate: '1984-02-29',
+      sex: 'female',
+      email: `${marker(t, 'mail')}@example.org`,
+      phoneNumber: '+14155550123',
+      preferredLanguage: 'es-MX',
+    };
     const res = await this.api.request('POST', `${PLATFORM}/patients`, { key: this.tenant.sk, body });
     ok(res, 201, 'create patient');
     this.remember(res.body.id, body.givenName, body.familyName, body.email);
-    if (deleted) ok(await this.api.request('DELETE', `${PLATFORM}/patients/${res.body.id}`, { key: this.tenant.sk }), 204, 'delete patient');
+    if (deleted)
+      ok(
+        await this.api.request('DELETE', `${PLATFORM}/patients/${res.body.id}`, { key: this.tenant.sk }),
+        204,
+        'delete patient',
+      );
     return res.body.id;
   }
 
@@ -104,22 +119,38 @@ export class Factory {
     const res = await this.api.request('POST', `${PLATFORM}/webhook-endpoints`, { key: this.tenant.sk, body });
     ok(res, 201, 'create webhook endpoint');
     this.remember(res.body.id, body.url, path, body.description, res.body.secret);
-    if (deleted) ok(await this.api.request('DELETE', `${PLATFORM}/webhook-endpoints/${res.body.id}`, { key: this.tenant.sk }), 204, 'delete endpoint');
+    if (deleted)
+      ok(
+        await this.api.request('DELETE', `${PLATFORM}/webhook-endpoints/${res.body.id}`, { key: this.tenant.sk }),
+        204,
+        'delete endpoint',
+      );
     return { id: res.body.id, secret: res.body.secret, path };
   }
 
   /** Initiates a connect session for `appUserId` (provisioning it LIMITED) through `app`. */
-  async session(appUserId = marker(this.tenant.name, 'user'), app = this.tenant.app): Promise<{ sessionId: string; appUserId: string }> {
-    const res = await this.api.request('POST', `${SDK}/connect-sessions`, { key: app.pk, body: { appUserId, brandId: this.world.brands.connect } });
+  async session(
+    appUserId = marker(this.tenant.name, 'user'),
+    app = this.tenant.app,
+  ): Promise<{ sessionId: string; appUserId: string }> {
+    const res = await this.api.request('POST', `${SDK}/connect-sessions`, {
+      key: app.pk,
+      body: { appUserId, brandId: this.world.brands.connect },
+    });
     ok(res, 201, 'initiate connect session');
     this.remember(res.body.id, appUserId);
     return { sessionId: res.body.id, appUserId };
   }
 
   /** A connection: initiate, then complete (the user becomes ACTIVE). */
-  async connection(appUserId?: string, app = this.tenant.app): Promise<{ sessionId: string; appUserId: string; connectionId: string }> {
+  async connection(
+    appUserId?: string,
+    app = this.tenant.app,
+  ): Promise<{ sessionId: string; appUserId: string; connectionId: string }> {
     const session = await this.session(appUserId, app);
-    const done = await this.api.request('POST', `${PLATFORM}/connect-sessions/${session.sessionId}/complete`, { key: this.tenant.sk });
+    const done = await this.api.request('POST', `${PLATFORM}/connect-sessions/${session.sessionId}/complete`, {
+      key: this.tenant.sk,
+    });
     ok(done, 200, 'complete connect session');
     this.remember(done.body.connection.id);
     return { ...session, connectionId: done.body.connection.id };
@@ -127,21 +158,35 @@ export class Factory {
 
   async revokedConnection(): Promise<string> {
     const { connectionId } = await this.connection();
-    ok(await this.api.request('DELETE', `${PLATFORM}/connections/${connectionId}`, { key: this.tenant.sk }), 204, 'revoke connection');
+    ok(
+      await this.api.request('DELETE', `${PLATFORM}/connections/${connectionId}`, { key: this.tenant.sk }),
+      204,
+      'revoke connection',
+    );
     return connectionId;
   }
 
   /** An ACTIVE app user (one live connection), or a tombstoned one. */
   async appUser(deleted = false): Promise<string> {
     const { appUserId } = await this.connection();
-    if (deleted) ok(await this.api.request('DELETE', `${PLATFORM}/app-users/${appUserId}`, { key: this.tenant.sk }), 204, 'tombstone app user');
+    if (deleted)
+      ok(
+        await this.api.request('DELETE', `${PLATFORM}/app-users/${appUserId}`, { key: this.tenant.sk }),
+        204,
+        'tombstone app user',
+      );
     return appUserId;
   }
 
   /** A LIMITED app user (initiated, never connected), or a tombstoned one. */
   async initiatedUser(deleted = false): Promise<string> {
     const { appUserId } = await this.session();
-    if (deleted) ok(await this.api.request('DELETE', `${PLATFORM}/app-users/${appUserId}`, { key: this.tenant.sk }), 204, 'tombstone app user');
+    if (deleted)
+      ok(
+        await this.api.request('DELETE', `${PLATFORM}/app-users/${appUserId}`, { key: this.tenant.sk }),
+        204,
+        'tombstone app user',
+      );
     return appUserId;
   }
 
@@ -156,16 +201,32 @@ export class Factory {
     const t = this.tenant.name;
     const resources = Array.from({ length: count }, (_, i) => {
       const make = i % 2 === 0 ? heartRate : glucose;
-      return make({ id: marker(t, 'obs'), subject: { reference: `Patient/${marker(t, 'subject')}`, display: marker(t, 'display') }, note: [{ text: marker(t, 'note') }] });
+      return make({
+        id: marker(t, 'obs'),
+        subject: { reference: `Patient/${marker(t, 'subject')}`, display: marker(t, 'display') },
+        note: [{ text: marker(t, 'note') }],
+      });
     });
-    const res = await this.api.request('POST', `${PLATFORM}/connections/${connectionId}/observations`, { key: this.tenant.sk, body: observationBundle(resources) });
+    const res = await this.api.request('POST', `${PLATFORM}/connections/${connectionId}/observations`, {
+      key: this.tenant.sk,
+      body: observationBundle(resources),
+    });
     ok(res, 200, 'ingest observations');
-    for (const r of resources) this.remember(r.id as string, (r.subject as { reference: string; display: string }).reference, (r.subject as { display: string }).display, (r.note as { text: string }[])[0]!.text);
+    for (const r of resources)
+      this.remember(
+        r.id as string,
+        (r.subject as { reference: string; display: string }).reference,
+        (r.subject as { display: string }).display,
+        (r.note as { text: string }[])[0]!.text,
+      );
   }
 
   /** A secret platform key of the account (for the admin revoke route), or one already revoked. */
   async apiKey(revoked = false): Promise<string> {
-    const res = await this.api.admin('POST', `/customer-accounts/${this.tenant.accountId}/api-keys`, { scopes: ['patient:read'], name: marker(this.tenant.name, 'keyname') });
+    const res = await this.api.admin('POST', `/customer-accounts/${this.tenant.accountId}/api-keys`, {
+      scopes: ['patient:read'],
+      name: marker(this.tenant.name, 'keyname'),
+    });
     ok(res, 201, 'issue key');
     this.remember(res.body.id, res.body.key);
     if (revoked) ok(await this.api.admin('DELETE', `/api-keys/${res.body.id}`), 204, 'revoke key');
@@ -174,7 +235,10 @@ export class Factory {
 
   /** The `next` cursor of a search of `connectionId` one observation at a time. */
   async searchCursor(connectionId: string): Promise<string> {
-    const res = await this.api.request('POST', `${SDK}/observations/_search`, { key: this.tenant.app.ak, body: { connectionId, _count: 1 } });
+    const res = await this.api.request('POST', `${SDK}/observations/_search`, {
+      key: this.tenant.app.ak,
+      body: { connectionId, _count: 1 },
+    });
     ok(res, 200, 'search');
     const next = (res.body.link as { relation: string; url: string }[]).find((l) => l.relation === 'next');
     expect(next, 'a next link').to.not.equal(undefined);
@@ -186,8 +250,22 @@ async function app(api: TestApi, world: World, tenant: TenantName | 'C', account
   const name = marker(tenant, 'app');
   const res = await api.admin('POST', `/customer-accounts/${accountId}/apps`, { name, grants: GRANTS });
   ok(res, 201, 'create app');
-  world.remember(tenant, res.body.id, name, res.body.publishableKey, res.body.publishableKeyId, res.body.secretKey, res.body.secretKeyId);
-  return { appId: res.body.id, pk: res.body.publishableKey, pkId: res.body.publishableKeyId, ak: res.body.secretKey, akId: res.body.secretKeyId };
+  world.remember(
+    tenant,
+    res.body.id,
+    name,
+    res.body.publishableKey,
+    res.body.publishableKeyId,
+    res.body.secretKey,
+    res.body.secretKeyId,
+  );
+  return {
+    appId: res.body.id,
+    pk: res.body.publishableKey,
+    pkId: res.body.publishableKeyId,
+    ak: res.body.secretKey,
+    akId: res.body.secretKeyId,
+  };
 }
 
 async function tenantOf(api: TestApi, world: World, name: TenantName): Promise<TenantData> {
@@ -197,7 +275,10 @@ async function tenantOf(api: TestApi, world: World, name: TenantName): Promise<T
   const accountId = account.body.id as string;
   world.remember(name, accountId, accountName);
   const issue = async (scopes: string[]) => {
-    const res = await api.admin('POST', `/customer-accounts/${accountId}/api-keys`, { scopes, name: marker(name, 'keyname') });
+    const res = await api.admin('POST', `/customer-accounts/${accountId}/api-keys`, {
+      scopes,
+      name: marker(name, 'keyname'),
+    });
     ok(res, 201, 'issue key');
     world.remember(name, res.body.id, res.body.key);
     return res.body.key as string;
@@ -205,7 +286,18 @@ async function tenantOf(api: TestApi, world: World, name: TenantName): Promise<T
   const sk = await issue(ALL_SCOPES);
   const lacking: Record<string, string> = {};
   for (const scope of ALL_SCOPES) lacking[scope] = await issue(ALL_SCOPES.filter((s) => s !== scope));
-  const tenant: TenantData = { name, accountId, sk, lacking, app: await app(api, world, name, accountId), sibling: await app(api, world, name, accountId), shared: {}, endpoint: undefined!, user: undefined!, patientSnapshot: {} };
+  const tenant: TenantData = {
+    name,
+    accountId,
+    sk,
+    lacking,
+    app: await app(api, world, name, accountId),
+    sibling: await app(api, world, name, accountId),
+    shared: {},
+    endpoint: undefined!,
+    user: undefined!,
+    patientSnapshot: {},
+  };
   world.tenants[name] = tenant;
   return tenant;
 }
@@ -216,11 +308,16 @@ async function populate(world: World, tenant: TenantData): Promise<void> {
   const make = new Factory(world, tenant);
   const s = tenant.shared;
   s.patient = { live: await make.patient(), deleted: await make.patient(true) };
-  tenant.patientSnapshot = (await api.request('GET', `${PLATFORM}/patients/${s.patient.live}`, { key: tenant.sk })).body;
+  tenant.patientSnapshot = (
+    await api.request('GET', `${PLATFORM}/patients/${s.patient.live}`, { key: tenant.sk })
+  ).body;
   const endpoint = await make.endpoint();
   await make.endpoint(); // a second live endpoint, so that a page of one has a next cursor
   s.endpoint = { live: endpoint.id, deleted: (await make.endpoint(true)).id };
-  tenant.endpoint = { ...endpoint, snapshot: (await api.request('GET', `${PLATFORM}/webhook-endpoints/${endpoint.id}`, { key: tenant.sk })).body };
+  tenant.endpoint = {
+    ...endpoint,
+    snapshot: (await api.request('GET', `${PLATFORM}/webhook-endpoints/${endpoint.id}`, { key: tenant.sk })).body,
+  };
   const list = await api.request('GET', `${PLATFORM}/webhook-endpoints?limit=1`, { key: tenant.sk });
   ok(list, 200, 'list endpoints');
   s.listCursor = { live: list.body.pagination.nextCursor };
@@ -236,9 +333,16 @@ async function populate(world: World, tenant: TenantData): Promise<void> {
   const doomed = await make.connection();
   await make.ingest(doomed.connectionId, 2);
   const doomedCursor = await make.searchCursor(doomed.connectionId);
-  ok(await api.request('DELETE', `${PLATFORM}/connections/${doomed.connectionId}`, { key: tenant.sk }), 204, 'revoke connection');
+  ok(
+    await api.request('DELETE', `${PLATFORM}/connections/${doomed.connectionId}`, { key: tenant.sk }),
+    204,
+    'revoke connection',
+  );
   s.searchCursor = { live: await make.searchCursor(user.connectionId), deleted: doomedCursor };
-  const search = await api.request('POST', `${SDK}/observations/_search`, { key: tenant.app.ak, body: { connectionId: user.connectionId } });
+  const search = await api.request('POST', `${SDK}/observations/_search`, {
+    key: tenant.app.ak,
+    body: { connectionId: user.connectionId },
+  });
   ok(search, 200, 'search');
   tenant.user = { ...user, total: search.body.total };
   s.apiKey = { live: await make.apiKey(), deleted: await make.apiKey(true) };
@@ -253,7 +357,8 @@ async function strangers(api: TestApi, world: World): Promise<Strangers> {
   ok(revokedSk, 201, 'issue key');
   world.remember('A', revokedSk.body.id, revokedSk.body.key);
   const revokedApp = await app(api, world, 'A', a.accountId);
-  for (const keyId of [revokedSk.body.id, revokedApp.akId]) ok(await api.admin('DELETE', `/api-keys/${keyId}`), 204, 'revoke key');
+  for (const keyId of [revokedSk.body.id, revokedApp.akId])
+    ok(await api.admin('DELETE', `/api-keys/${keyId}`), 204, 'revoke key');
 
   const account = await api.admin('POST', '/customer-accounts', { name: marker('C', 'account') });
   ok(account, 201, 'create account');
@@ -261,14 +366,26 @@ async function strangers(api: TestApi, world: World): Promise<Strangers> {
   ok(sk, 201, 'issue key');
   world.remember('C', account.body.id, account.body.name, sk.body.id, sk.body.key);
   const suspendedApp = await app(api, world, 'C', account.body.id);
-  ok(await api.admin('PATCH', `/customer-accounts/${account.body.id}`, { status: 'SUSPENDED' }), 200, 'suspend account');
-  return { revoked: { sk: revokedSk.body.key, ak: revokedApp.ak }, suspended: { accountId: account.body.id, sk: sk.body.key, pk: suspendedApp.pk, ak: suspendedApp.ak } };
+  ok(
+    await api.admin('PATCH', `/customer-accounts/${account.body.id}`, { status: 'SUSPENDED' }),
+    200,
+    'suspend account',
+  );
+  return {
+    revoked: { sk: revokedSk.body.key, ak: revokedApp.ak },
+    suspended: { accountId: account.body.id, sk: sk.body.key, pk: suspendedApp.pk, ak: suspendedApp.ak },
+  };
 }
 
 /** Publishes the brand list fixtures plus one brand, then the lists alone: that brand's id is a removed brand. */
 async function catalog(api: TestApi): Promise<World['brands']> {
   const removedUrl = 'https://fhir.leakcheck-removed.example.test/r4';
-  const extra: LoadedSource = { name: 'removed', priority: 1, platformType: 'OTHER', parsed: parseSource('csv', `name,fhirBaseUrl,city,state\nLeakcheck Removed Health,${removedUrl},Springfield,IL\n`) };
+  const extra: LoadedSource = {
+    name: 'removed',
+    priority: 1,
+    platformType: 'OTHER',
+    parsed: parseSource('csv', `name,fhirBaseUrl,city,state\nLeakcheck Removed Health,${removedUrl},Springfield,IL\n`),
+  };
   await publishTo(api, [...realSources(), extra]);
   const removed = api.services.activeCatalog.get()!.index.search('leakcheck removed', { limit: 1 }).brands[0]!.id;
   await publishTo(api, realSources());
@@ -281,7 +398,9 @@ async function catalog(api: TestApi): Promise<World['brands']> {
   expect(withLogo.logoUrl).to.be.a('string');
   const logo = await fetch(`${api.url}${SDK}/catalog/brands/${withLogo.id}/logo`, { redirect: 'manual' });
   expect(logo.status).to.equal(307);
-  const assetKey = decodeURIComponent(new URL(logo.headers.get('location')!, api.url).pathname.slice(`${SDK}/catalog/assets/`.length));
+  const assetKey = decodeURIComponent(
+    new URL(logo.headers.get('location')!, api.url).pathname.slice(`${SDK}/catalog/assets/`.length),
+  );
   return { connect: (await brandOf('mercy')).id, withLogo: withLogo.id, removed, assetKey };
 }
 
@@ -295,7 +414,8 @@ export async function buildWorld(api: TestApi, receiver: Receiver): Promise<Worl
     brands: await catalog(api),
     markers,
     remember: (tenant, ...values) => {
-      for (const value of values) if (typeof value === 'string') for (const token of tokensOfValue(value)) markers[tenant].add(token);
+      for (const value of values)
+        if (typeof value === 'string') for (const token of tokensOfValue(value)) markers[tenant].add(token);
     },
   };
   await Promise.all(TENANTS.map((name) => tenantOf(api, world, name)));

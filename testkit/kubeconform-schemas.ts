@@ -29,7 +29,12 @@ const COMPONENTS = '#/components/schemas/';
  * the server, e.g. `/openapi/v3`). The server publishes a new CRD's document a moment after the CRD is
  * Established, so a kind it does not describe yet is looked up again until `timeoutMs` has passed.
  */
-export async function writeKubeconformSchemas(getJson: (serverPath: string) => Promise<unknown>, kinds: readonly KindRef[], dir: string, timeoutMs = 30_000): Promise<string[]> {
+export async function writeKubeconformSchemas(
+  getJson: (serverPath: string) => Promise<unknown>,
+  kinds: readonly KindRef[],
+  dir: string,
+  timeoutMs = 30_000,
+): Promise<string[]> {
   await mkdir(dir, { recursive: true });
   const unique = [...new Map(kinds.map((k) => [`${k.apiVersion} ${k.kind}`, k])).values()];
   let missing: string[] = [];
@@ -41,10 +46,24 @@ export async function writeKubeconformSchemas(getJson: (serverPath: string) => P
       const documentOf = (apiVersion: string) => {
         const key = apiVersion.includes('/') ? `apis/${apiVersion}` : `api/${apiVersion}`;
         const entry = index.paths[key];
-        if (!documents.has(key)) documents.set(key, entry ? getJson(entry.serverRelativeURL).then((d) => (d as { components: { schemas: Record<string, Schema> } }).components.schemas) : Promise.resolve(undefined));
+        if (!documents.has(key))
+          documents.set(
+            key,
+            entry
+              ? getJson(entry.serverRelativeURL).then(
+                  (d) => (d as { components: { schemas: Record<string, Schema> } }).components.schemas,
+                )
+              : Promise.resolve(undefined),
+          );
         return documents.get(key)!;
       };
-      const found = await Promise.all(unique.map(async (ref) => ({ ref, schemas: await documentOf(ref.apiVersion), name: schemaName(ref, await documentOf(ref.apiVersion)) })));
+      const found = await Promise.all(
+        unique.map(async (ref) => ({
+          ref,
+          schemas: await documentOf(ref.apiVersion),
+          name: schemaName(ref, await documentOf(ref.apiVersion)),
+        })),
+      );
       missing = found.filter((f) => f.name === undefined).map((f) => `${f.ref.apiVersion} ${f.ref.kind}`);
       return missing.length === 0 && found;
     },
@@ -53,7 +72,8 @@ export async function writeKubeconformSchemas(getJson: (serverPath: string) => P
   return Promise.all(
     described.map(async ({ ref, schemas, name }) => {
       const definitions: Record<string, Schema> = {};
-      for (const reachable of reachableFrom(name!, schemas!)) definitions[reachable] = toJsonSchema(schemas![reachable]!);
+      for (const reachable of reachableFrom(name!, schemas!))
+        definitions[reachable] = toJsonSchema(schemas![reachable]!);
       const file = path.join(dir, kubeconformFileName(ref));
       await writeFile(file, JSON.stringify({ ...toJsonSchema(schemas![name!]!), definitions }));
       return file;
@@ -66,9 +86,10 @@ function schemaName(ref: KindRef, schemas: Record<string, Schema> | undefined): 
   if (!schemas) return undefined;
   const [group, version] = ref.apiVersion.includes('/') ? ref.apiVersion.split('/') : ['', ref.apiVersion];
   return Object.keys(schemas).find((candidate) =>
-    ((schemas[candidate]!['x-kubernetes-group-version-kind'] as { group: string; version: string; kind: string }[] | undefined) ?? []).some(
-      (gvk) => gvk.group === group && gvk.version === version && gvk.kind === ref.kind,
-    ),
+    (
+      (schemas[candidate]!['x-kubernetes-group-version-kind'] as
+        { group: string; version: string; kind: string }[] | undefined) ?? []
+    ).some((gvk) => gvk.group === group && gvk.version === version && gvk.kind === ref.kind),
   );
 }
 
@@ -102,14 +123,18 @@ export function toJsonSchema(node: Schema): Schema {
     if (key === 'description' || key === 'default' || key === 'nullable' || key === 'example') continue;
     if (key === '$ref' && typeof value === 'string') out.$ref = `#/definitions/${value.slice(COMPONENTS.length)}`;
     else if (key === 'properties' || key === 'patternProperties') {
-      out[key] = Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([name, child]) => [name, toJsonSchema(child)]));
+      out[key] = Object.fromEntries(
+        Object.entries(value as Record<string, Schema>).map(([name, child]) => [name, toJsonSchema(child)]),
+      );
     } else if (key === 'additionalProperties' || key === 'items' || key === 'not') {
-      out[key] = typeof value === 'object' && value !== null && !Array.isArray(value) ? toJsonSchema(value as Schema) : value;
+      out[key] =
+        typeof value === 'object' && value !== null && !Array.isArray(value) ? toJsonSchema(value as Schema) : value;
     } else if (key === 'allOf' || key === 'anyOf' || key === 'oneOf') {
       out[key] = (value as Schema[]).map(toJsonSchema);
     } else out[key] = value;
   }
-  if (out.properties && !('additionalProperties' in out) && out['x-kubernetes-preserve-unknown-fields'] !== true) out.additionalProperties = false;
+  if (out.properties && !('additionalProperties' in out) && out['x-kubernetes-preserve-unknown-fields'] !== true)
+    out.additionalProperties = false;
   if (node.nullable === true) {
     if (typeof out.type === 'string') out.type = [out.type, 'null'];
     else if (out.type === undefined) return { anyOf: [{ type: 'null' }, out] };

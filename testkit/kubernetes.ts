@@ -1,9 +1,9 @@
-// A real Kubernetes API server for the operator's tests: Debian's etcd (scripts/ensure-tools.sh) and
-// kube-apiserver built from tools/kube-apiserver into the per-machine tool cache, both on free loopback ports with their
-// state in a temporary folder. Started by the first test that asks for it, stopped with the other test
-// services. There is no controller-manager, scheduler or kubelet: objects are stored, validated and watched,
-// but nothing reconciles them (no pods run, no garbage collection, deleted namespaces stay Terminating).
-// As upstream, a create of a custom object waits 2 s while its CRD has been Established for less than 2 s.
+// A real Kubernetes API server for the operator's tests: Debian's etcd (scripts/ensure-tools.sh) and kube-apiserver
+// built from tools/kube-apiserver into the per-machine tool cache, both on free loopback ports with their state in a
+// temporary folder. Started by the first test that asks for it, stopped with the other test services. There is no
+// controller-manager, scheduler or kubelet: objects are stored, validated and watched, but nothing reconciles them (no
+// pods run, no garbage collection, deleted namespaces stay Terminating). As upstream, a create of a custom object waits
+// 2 s while its CRD has been Established for less than 2 s.
 import { KubeConfig } from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -21,7 +21,8 @@ const KUBE_APISERVER: GoTool = {
   source: 'kube-apiserver',
   binary: 'portico-kube-apiserver',
   label: 'the test Kubernetes API server',
-  buildNote: 'the first build on this machine compiles kube-apiserver v1.37.2: about 9 minutes on 2 cores, then cached for every clone',
+  buildNote:
+    'the first build on this machine compiles kube-apiserver v1.37.2: about 9 minutes on 2 cores, then cached for every clone',
   fallback: 'The Kubernetes tests need Go 1.26+ (tools/kube-apiserver/go.mod).',
 };
 
@@ -86,7 +87,9 @@ export async function stopTestKubernetes(): Promise<void> {
 }
 
 async function launch(run: Launch): Promise<Cluster> {
-  const binary = await buildGoTool(KUBE_APISERVER, testToolCache(), (message) => process.stderr.write(`  ${message}\n`));
+  const binary = await buildGoTool(KUBE_APISERVER, testToolCache(), (message) =>
+    process.stderr.write(`  ${message}\n`),
+  );
   await removeAbandonedDirs(DIR_PREFIX); // a run killed before its teardown leaves its folder (its servers exit with it)
   const dir = await mkdtemp(path.join(tmpdir(), `${DIR_PREFIX}${process.pid}-`));
   run.dir = dir;
@@ -94,24 +97,33 @@ async function launch(run: Launch): Promise<Cluster> {
 
   const etcdUrl = `http://127.0.0.1:${etcdClient}`;
   const peerUrl = `http://127.0.0.1:${etcdPeer}`;
-  const etcd = startWithLog(run, 'etcd', path.join(dir, 'etcd.log'), etcdCommand(), [
-    '--name=portico-test',
-    `--data-dir=${path.join(dir, 'etcd')}`,
-    `--listen-client-urls=${etcdUrl}`,
-    `--advertise-client-urls=${etcdUrl}`,
-    `--listen-peer-urls=${peerUrl}`,
-    `--initial-advertise-peer-urls=${peerUrl}`,
-    `--initial-cluster=portico-test=${peerUrl}`,
-    '--logger=zap',
-    '--log-level=warn',
-  ], true);
+  const etcd = startWithLog(
+    run,
+    'etcd',
+    path.join(dir, 'etcd.log'),
+    etcdCommand(),
+    [
+      '--name=portico-test',
+      `--data-dir=${path.join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=portico-test=${peerUrl}`,
+      '--logger=zap',
+      '--log-level=warn',
+    ],
+    true,
+  );
   await waitUntil(run, 'etcd', etcd, path.join(dir, 'etcd.log'), 20_000, async () => {
     const response = await fetch(`${etcdUrl}/health`).catch(() => undefined);
     return response?.ok === true && ((await response.json()) as { health?: string }).health === 'true';
   });
 
   const token = randomBytes(24).toString('hex');
-  await writeFile(path.join(dir, 'tokens.csv'), `${token},portico-test-admin,portico-test-admin,"system:masters"\n`, { mode: 0o600 });
+  await writeFile(path.join(dir, 'tokens.csv'), `${token},portico-test-admin,portico-test-admin,"system:masters"\n`, {
+    mode: 0o600,
+  });
   const serviceAccountKey = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -142,7 +154,14 @@ async function launch(run: Launch): Promise<Cluster> {
     '--profiling=false',
   ]);
   const server = `https://127.0.0.1:${apiPort}`;
-  await waitUntil(run, 'kube-apiserver', apiserver, apiserverLog, 90_000, async () => (await readyz(server, token)) === 200);
+  await waitUntil(
+    run,
+    'kube-apiserver',
+    apiserver,
+    apiserverLog,
+    90_000,
+    async () => (await readyz(server, token)) === 200,
+  );
   const ca = readFileSync(path.join(dir, 'pki', 'apiserver.crt'), 'utf8');
   return { server, token, ca };
 }
@@ -156,7 +175,14 @@ function etcdCommand(): string {
  * of its stdin closes (when we stop it, or when this process dies without a chance to): kube-apiserver
  * does with --exit-on-stdin-eof (tools/kube-apiserver), etcd through a small sh (`guard`) that kills it.
  */
-function startWithLog(run: Launch, label: string, logFile: string, command: string, args: string[], guard = false): ChildProcess {
+function startWithLog(
+  run: Launch,
+  label: string,
+  logFile: string,
+  command: string,
+  args: string[],
+  guard = false,
+): ChildProcess {
   if (run.stopped) throw new Error(`the test Kubernetes API server was stopped before ${label} started`);
   const log = openSync(logFile, 'a');
   const [file, argv] = guard ? ['sh', ['-c', GUARD, label, command, ...args]] : [command, args];
@@ -168,7 +194,8 @@ function startWithLog(run: Launch, label: string, logFile: string, command: stri
 }
 
 /** Runs "$@" with stdin from /dev/null, kills it when the stdin it was given closes, exits with its status. */
-export const GUARD = 'exec 3<&0; "$@" </dev/null 3<&- & pid=$!; (cat >/dev/null; kill $pid 2>/dev/null) <&3 & exec 3<&-; wait $pid';
+export const GUARD =
+  'exec 3<&0; "$@" </dev/null 3<&- & pid=$!; (cat >/dev/null; kill $pid 2>/dev/null) <&3 & exec 3<&-; wait $pid';
 
 /** Closes the child's stdin and waits for it to exit; kills its process group after 10 s. */
 function stop(child: ChildProcess): Promise<void> {
@@ -190,13 +217,24 @@ function stop(child: ChildProcess): Promise<void> {
   });
 }
 
-async function waitUntil(run: Launch, label: string, child: ChildProcess, logFile: string, timeoutMs: number, ready: () => Promise<boolean>): Promise<void> {
+async function waitUntil(
+  run: Launch,
+  label: string,
+  child: ChildProcess,
+  logFile: string,
+  timeoutMs: number,
+  ready: () => Promise<boolean>,
+): Promise<void> {
   await until(
     `${label} to be ready`,
     async () => {
       if (run.stopped) throw new Error(`the test Kubernetes API server was stopped while ${label} was starting`);
-      if (child.exitCode === 127) throw new Error(`${label} is not installed: run \`bash scripts/ensure-tools.sh\` (Debian: apt-get install etcd-server) or set PORTICO_ETCD to an etcd binary`);
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${label} exited (${child.exitCode ?? child.signalCode}):\n${tail(logFile)}`);
+      if (child.exitCode === 127)
+        throw new Error(
+          `${label} is not installed: run \`bash scripts/ensure-tools.sh\` (Debian: apt-get install etcd-server) or set PORTICO_ETCD to an etcd binary`,
+        );
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`${label} exited (${child.exitCode ?? child.signalCode}):\n${tail(logFile)}`);
       return ready();
     },
     { timeoutMs, intervalMs: 200, diagnose: () => tail(logFile) },
@@ -206,16 +244,19 @@ async function waitUntil(run: Launch, label: string, child: ChildProcess, logFil
 /** The status of GET /readyz, or 0 when the server does not answer yet (its certificate is not known yet). */
 function readyz(server: string, token: string): Promise<number> {
   return new Promise((resolve) => {
-    const req = request(`${server}/readyz`, { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 2000 }, (response) => {
-      response.resume();
-      resolve(response.statusCode ?? 0);
-    });
+    const req = request(
+      `${server}/readyz`,
+      { headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 2000 },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(0));
     req.end();
   });
 }
-
 
 function tail(file: string): string {
   try {
@@ -224,4 +265,3 @@ function tail(file: string): string {
     return '(no log)';
   }
 }
-

@@ -82,7 +82,15 @@ export function hba1c(overrides: Resource = {}): Resource {
       effectiveDateTime: '2024-02',
       valueQuantity: quantity(6.1, '%'),
       interpretation: [
-        { coding: [{ system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation', code: 'H', display: 'High' }] },
+        {
+          coding: [
+            {
+              system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationInterpretation',
+              code: 'H',
+              display: 'High',
+            },
+          ],
+        },
       ],
     },
     overrides,

@@ -49,13 +49,25 @@ export async function whilePaused<T>(server: GuardedProcess, body: () => Promise
 
 export async function startPausableRedis(): Promise<PausableServer> {
   const port = await freePort();
-  const server = await startGuarded({ command: 'redis-server', args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], ready: /Ready to accept connections/ });
+  const server = await startGuarded({
+    command: 'redis-server',
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    ready: /Ready to accept connections/,
+  });
   return Object.assign(server, { url: `redis://127.0.0.1:${port}` });
 }
 
 export async function startPausableDatabase(): Promise<PausableServer> {
-  const [port, binary, dir] = await Promise.all([freePort(), buildDevDb(() => {}, testToolCache()), mkdtemp(path.join(os.tmpdir(), 'portico-pausable-devdb-'))]);
-  const server = await startGuarded({ command: binary, args: ['-listen', `127.0.0.1:${port}`, '-dir', dir], ready: /ready \S+/ });
+  const [port, binary, dir] = await Promise.all([
+    freePort(),
+    buildDevDb(() => {}, testToolCache()),
+    mkdtemp(path.join(os.tmpdir(), 'portico-pausable-devdb-')),
+  ]);
+  const server = await startGuarded({
+    command: binary,
+    args: ['-listen', `127.0.0.1:${port}`, '-dir', dir],
+    ready: /ready \S+/,
+  });
   const stop = server.stop.bind(server);
   return Object.assign(server, {
     url: `mongodb://127.0.0.1:${port}/`,
@@ -112,7 +124,10 @@ interface Launched {
 }
 
 async function launch({ command, args, ready, env, onLine }: GuardedCommand): Promise<Launched> {
-  const guard = spawn('sh', ['-c', PAUSABLE_GUARD, 'pausable', command, ...args], { stdio: ['pipe', 'pipe', 'pipe'], env: env ?? process.env });
+  const guard = spawn('sh', ['-c', PAUSABLE_GUARD, 'pausable', command, ...args], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: env ?? process.env,
+  });
   const pid = await new Promise<number>((resolve, reject) => {
     let output = '';
     let errors = '';
@@ -137,28 +152,29 @@ async function launch({ command, args, ready, env, onLine }: GuardedCommand): Pr
     let probing = false;
     let settled = false;
     const probe = async (answers: () => Promise<boolean>) => {
-      while (!settled && !(await answers().catch(() => false))) await new Promise((resolve) => setTimeout(resolve, 100));
+      while (!settled && !(await answers().catch(() => false)))
+        await new Promise((resolve) => setTimeout(resolve, 100));
     };
     const settle = () => {
       settled = true;
       clearTimeout(timer);
       guard.off('exit', exited);
-      guard.stdout!.off('data', read);
-      guard.stderr!.off('data', read);
-      guard.stderr!.off('data', collectErrors);
+      guard.stdout.off('data', read);
+      guard.stderr.off('data', read);
+      guard.stderr.off('data', collectErrors);
     };
     const fail = (error: Error) => {
       settle();
-      guard.stdin!.end();
+      guard.stdin.end();
       reject(error);
     };
     guard.once('exit', exited);
-    guard.stderr!.on('data', collectErrors);
-    guard.stderr!.on('data', read);
-    guard.stdout!.on('data', read);
+    guard.stderr.on('data', collectErrors);
+    guard.stderr.on('data', read);
+    guard.stdout.on('data', read);
   });
   // Kept reading so that the pipes never fill and block the process.
-  for (const stream of [guard.stdout!, guard.stderr!]) {
+  for (const stream of [guard.stdout, guard.stderr]) {
     if (onLine) {
       let rest = '';
       stream.on('data', (chunk: Buffer) => {

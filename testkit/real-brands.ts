@@ -24,10 +24,19 @@ interface SourceFile {
 
 // Lantern's lists are per developer; the file name says which EHR a row belongs to.
 const PLATFORM_BY_FILE: [RegExp, PlatformType][] = [
-  [/^Epic/, 'EPIC'], [/^Cerner/, 'CERNER'], [/^(athena|AthenaClinicals)/i, 'ATHENAHEALTH'], [/MEDITECH/, 'MEDITECH'],
-  [/^NextGen/, 'NEXTGEN'], [/^Veradigm/, 'VERADIGM'], [/^Altera/, 'ALTERA'], [/^eClinicalWorks/, 'ECLINICALWORKS'],
-  [/^Practice_Fusion/, 'PRACTICE_FUSION'], [/^Greenway/, 'GREENWAY'], [/^Modernizing_Medicine/, 'MODMED'],
-  [/^MEDHOST/, 'MEDHOST'], [/^Netsmart/, 'NETSMART'],
+  [/^Epic/, 'EPIC'],
+  [/^Cerner/, 'CERNER'],
+  [/^(athena|AthenaClinicals)/i, 'ATHENAHEALTH'],
+  [/MEDITECH/, 'MEDITECH'],
+  [/^NextGen/, 'NEXTGEN'],
+  [/^Veradigm/, 'VERADIGM'],
+  [/^Altera/, 'ALTERA'],
+  [/^eClinicalWorks/, 'ECLINICALWORKS'],
+  [/^Practice_Fusion/, 'PRACTICE_FUSION'],
+  [/^Greenway/, 'GREENWAY'],
+  [/^Modernizing_Medicine/, 'MODMED'],
+  [/^MEDHOST/, 'MEDHOST'],
+  [/^Netsmart/, 'NETSMART'],
 ];
 
 /** Best sources first: the best-ranked source that lists a FHIR system names its brand. */
@@ -40,7 +49,11 @@ function sourceFiles(): SourceFile[] {
     ['epic-legacy-2022/epic_endpoints_r4.json', 'EPIC'],
     ['epic-legacy-2022/epic_endpoints_r2.json', 'EPIC'],
   ];
-  const files: SourceFile[] = bundles.map(([file, platformType]) => ({ file, platformType, format: 'fhir-endpoint-bundle' }));
+  const files: SourceFile[] = bundles.map(([file, platformType]) => ({
+    file,
+    platformType,
+    format: 'fhir-endpoint-bundle',
+  }));
   // Those with data: LanternEndpointSources.json is empty upstream.
   for (const name of lanternFiles()) {
     const file = `lantern-prod_resources/${name}`;
@@ -52,10 +65,18 @@ function sourceFiles(): SourceFile[] {
 
 /** The fixture sources as the pipeline takes them, best first (priority = position), e.g. for publishCatalog. */
 export function loadAllRealSources(): LoadedSource[] {
-  return sourceFiles().map((source, i) => ({ name: source.file, priority: i, platformType: source.platformType, parsed: parseSource(source.format, readBrandFile(source.file)) }));
+  return sourceFiles().map((source, i) => ({
+    name: source.file,
+    priority: i,
+    platformType: source.platformType,
+    parsed: parseSource(source.format, readBrandFile(source.file)),
+  }));
 }
 
 export async function loadAllRealBrands(): Promise<{ brands: CatalogBrand[]; grouping: string }> {
-  const brands = mergeSources(loadAllRealSources()).brands.map(({ logoUrl: _logoUrl, ...brand }) => ({ ...brand, logo: null }));
+  const brands = mergeSources(loadAllRealSources()).brands.map(({ logoUrl: _logoUrl, ...brand }) => ({
+    ...brand,
+    logo: null,
+  }));
   return { brands, grouping: 'operator pipeline (parseSource + mergeSources)' };
 }

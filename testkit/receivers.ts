@@ -47,7 +47,12 @@ export class Receiver {
       let body = '';
       req.setEncoding('utf8');
       req.on('data', (chunk: string) => (body += chunk));
-      req.on('end', () => receiver.handle({ path: req.url ?? '/', headers: req.headers, body, payload: safeParse(body), receivedAt: Date.now() }, res));
+      req.on('end', () =>
+        receiver.handle(
+          { path: req.url ?? '/', headers: req.headers, body, payload: safeParse(body), receivedAt: Date.now() },
+          res,
+        ),
+      );
     });
     return receiver;
   }
@@ -63,7 +68,10 @@ export class Receiver {
 
   /** Resolves once `count` requests (in all) have arrived; rejects after `ms`. */
   async waitFor(count: number, ms?: number): Promise<Received[]> {
-    await until(`${count} deliveries`, () => this.received.length >= count, { timeoutMs: ms, diagnose: () => `got ${this.received.length}` });
+    await until(`${count} deliveries`, () => this.received.length >= count, {
+      timeoutMs: ms,
+      diagnose: () => `got ${this.received.length}`,
+    });
     return this.received;
   }
 
@@ -79,7 +87,10 @@ export class Receiver {
 
   /** Resolves once `count` requests have arrived at `path`. */
   async waitAt(path: string, count: number, ms?: number): Promise<Received[]> {
-    await until(`${count} deliveries at ${path}`, () => this.at(path).length >= count, { timeoutMs: ms, diagnose: () => `got ${this.at(path).length}` });
+    await until(`${count} deliveries at ${path}`, () => this.at(path).length >= count, {
+      timeoutMs: ms,
+      diagnose: () => `got ${this.at(path).length}`,
+    });
     return this.at(path);
   }
 
@@ -119,7 +130,11 @@ function safeParse(body: string): Received['payload'] {
  * clock at `nowMs` (default: the real time). Throws when it does not verify.
  */
 export function verifyDelivery(secret: string, delivery: Received, nowMs?: number): unknown {
-  const headers = { 'webhook-id': String(delivery.headers['webhook-id']), 'webhook-timestamp': String(delivery.headers['webhook-timestamp']), 'webhook-signature': String(delivery.headers['webhook-signature']) };
+  const headers = {
+    'webhook-id': String(delivery.headers['webhook-id']),
+    'webhook-timestamp': String(delivery.headers['webhook-timestamp']),
+    'webhook-signature': String(delivery.headers['webhook-signature']),
+  };
   const realNow = Date.now;
   if (nowMs !== undefined) Date.now = () => nowMs;
   try {

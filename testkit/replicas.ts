@@ -28,14 +28,28 @@ export interface ReplicaOptions {
 }
 
 /** Whether `url` answers /readyz with 200 within 2 s. */
-export const isReady = async (url: string) => (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0)) === 200;
+export const isReady = async (url: string) =>
+  (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
+    (r) => r.status,
+    () => 0,
+  )) === 200;
 
 /** Resolves once the replica is ready (30 s at most). */
 export async function whenReady(replica: Replica): Promise<void> {
-  await until(`${replica.name} to be ready`, () => isReady(replica.url), { timeoutMs: 30_000, intervalMs: 200, diagnose: () => replica.errors.slice(-5).join('\n') });
+  await until(`${replica.name} to be ready`, () => isReady(replica.url), {
+    timeoutMs: 30_000,
+    intervalMs: 200,
+    diagnose: () => replica.errors.slice(-5).join('\n'),
+  });
 }
 
-export async function startReplica({ name, mongodbServer, database, redisUrl, env = {} }: ReplicaOptions): Promise<Replica> {
+export async function startReplica({
+  name,
+  mongodbServer,
+  database,
+  redisUrl,
+  env = {},
+}: ReplicaOptions): Promise<Replica> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const errors: string[] = [];

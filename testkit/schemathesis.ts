@@ -20,7 +20,8 @@ export const SCHEMATHESIS = path.join(repoRoot(), '.tools', 'venv-schemathesis',
 /** Installs the pinned Schemathesis when it is missing (a second call costs a fraction of a second). */
 export function ensureSchemathesis(): string {
   const result = spawnSync('bash', [path.join(repoRoot(), 'scripts', 'ensure-fuzz-tools.sh')], { encoding: 'utf8' });
-  if (result.status !== 0 || !existsSync(SCHEMATHESIS)) throw new Error(`scripts/ensure-fuzz-tools.sh failed:\n${result.stderr}`);
+  if (result.status !== 0 || !existsSync(SCHEMATHESIS))
+    throw new Error(`scripts/ensure-fuzz-tools.sh failed:\n${result.stderr}`);
   return spawnSync(SCHEMATHESIS, ['--version'], { encoding: 'utf8' }).stdout.trim();
 }
 
@@ -50,24 +51,38 @@ export async function seedFuzzData(api: TestApi): Promise<FuzzData> {
 
   const patient = await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() });
   expect(patient.status, patient.text).to.equal(201);
-  const endpoint = await api.request('POST', '/api/platform/v1/webhook-endpoints', { key: tenant.key, body: buildEndpoint({ eventTypes: ['*'] }) });
+  const endpoint = await api.request('POST', '/api/platform/v1/webhook-endpoints', {
+    key: tenant.key,
+    body: buildEndpoint({ eventTypes: ['*'] }),
+  });
   expect(endpoint.status, endpoint.text).to.equal(201);
 
   const appUserId = 'fuzz-user-1';
   const connectionId = await connectionOf(api, tenant, app, appUserId, brandId);
   const ingested = await api.request('POST', `/api/platform/v1/connections/${connectionId}/observations`, {
     key: tenant.key,
-    body: observationBundle([heartRate(), bloodPressure(), glucose(), heartRate({ effectiveDateTime: '2026-01-05T08:30:00Z' })]),
+    body: observationBundle([
+      heartRate(),
+      bloodPressure(),
+      glucose(),
+      heartRate({ effectiveDateTime: '2026-01-05T08:30:00Z' }),
+    ]),
   });
   expect(ingested.status, ingested.text).to.equal(200);
-  const session = await api.request('POST', '/api/sdk/v1/connect-sessions', { key: app.pk, body: { appUserId: 'fuzz-user-2', brandId } });
+  const session = await api.request('POST', '/api/sdk/v1/connect-sessions', {
+    key: app.pk,
+    body: { appUserId: 'fuzz-user-2', brandId },
+  });
   expect(session.status, session.text).to.equal(201);
 
   const assetKey = await logoAssetKey(api);
 
   const account = await api.admin('POST', '/customer-accounts', { name: 'Fuzzed by the admin surface' });
   const key = await api.admin('POST', `/customer-accounts/${account.body.id}/api-keys`, { scopes: ['patient:read'] });
-  const adminApp = await api.admin('POST', `/customer-accounts/${account.body.id}/apps`, { name: 'Fuzzed app', grants: GRANTS });
+  const adminApp = await api.admin('POST', `/customer-accounts/${account.body.id}/apps`, {
+    name: 'Fuzzed app',
+    grants: GRANTS,
+  });
   expect([account.status, key.status, adminApp.status]).to.deep.equal([201, 201, 201]);
 
   return {
@@ -89,10 +104,13 @@ async function logoAssetKey(api: TestApi): Promise<string> {
   const search = await api.request('GET', '/api/sdk/v1/catalog/brands?q=example&limit=100');
   const withLogo = (search.body.brands as { id: string; logoUrl: string | null }[]).find((b) => b.logoUrl !== null);
   if (!withLogo) throw new Error('the published catalog has no brand with artwork');
-  const logo = await fetch(`${api.url}/api/sdk/v1/catalog/brands/${encodeURIComponent(withLogo.id)}/logo`, { redirect: 'manual' });
+  const logo = await fetch(`${api.url}/api/sdk/v1/catalog/brands/${encodeURIComponent(withLogo.id)}/logo`, {
+    redirect: 'manual',
+  });
   const location = logo.headers.get('location') ?? '';
   const match = /\/catalog\/assets\/([^/?#]+)$/.exec(location);
-  if (logo.status !== 307 || !match) throw new Error(`no asset behind the logo of ${withLogo.id}: ${logo.status} ${location}`);
+  if (logo.status !== 307 || !match)
+    throw new Error(`no asset behind the logo of ${withLogo.id}: ${logo.status} ${location}`);
   return decodeURIComponent(match[1]!);
 }
 
@@ -122,7 +140,22 @@ export interface Surface {
  */
 const POSITIVE_EXPECTED = ['2xx', '3xx', '401', '403', '404', '409', '412', '422', '429', '5xx'];
 /** Schemathesis' list of refusals of invalid input, and 413 and 431: a body or a request head over its limit. */
-const NEGATIVE_EXPECTED = ['400', '401', '403', '404', '405', '406', '409', '413', '415', '422', '428', '429', '431', '5xx'];
+const NEGATIVE_EXPECTED = [
+  '400',
+  '401',
+  '403',
+  '404',
+  '405',
+  '406',
+  '409',
+  '413',
+  '415',
+  '422',
+  '428',
+  '429',
+  '431',
+  '5xx',
+];
 
 export interface FuzzOptions {
   seed: number;
@@ -176,18 +209,30 @@ export function configFor(surface: Surface, options: FuzzOptions): string {
   lines.push('[phases.stateful]', 'max-steps = 6');
   lines.push('[checks.positive_data_acceptance]', `expected-statuses = ${toml(POSITIVE_EXPECTED)}`);
   lines.push('[checks.negative_data_rejection]', `expected-statuses = ${toml(NEGATIVE_EXPECTED)}`);
-  for (const [scheme, token] of Object.entries(surface.bearer ?? {})) lines.push(`[auth.openapi.${scheme}]`, `bearer = ${toml(token)}`);
-  for (const [name, values] of Object.entries(surface.dictionaries ?? {})) lines.push(`[dictionaries.${name}]`, `values = ${toml(values)}`);
+  for (const [scheme, token] of Object.entries(surface.bearer ?? {}))
+    lines.push(`[auth.openapi.${scheme}]`, `bearer = ${toml(token)}`);
+  for (const [name, values] of Object.entries(surface.dictionaries ?? {}))
+    lines.push(`[dictionaries.${name}]`, `values = ${toml(values)}`);
   for (const binding of surface.bindings ?? []) {
     lines.push('[[operations]]', `include-path-regex = ${toml(binding.pathRegex)}`);
     lines.push('[operations.parameters]');
     for (const [parameter, dictionary] of Object.entries(binding.parameters)) {
-      lines.push(`${toml(parameter)} = { dictionary = ${toml(dictionary)}, probability = ${options.dictionaryProbability ?? 0.5} }`);
+      lines.push(
+        `${toml(parameter)} = { dictionary = ${toml(dictionary)}, probability = ${options.dictionaryProbability ?? 0.5} }`,
+      );
     }
   }
   for (const relaxed of surface.stateful400 ?? []) {
-    lines.push(`# ${relaxed.why}`, '[[operations]]', `include-path-regex = ${toml(relaxed.pathRegex)}`, `include-method = ${toml(relaxed.method)}`);
-    lines.push('[operations.checks.positive_data_acceptance]', `expected-statuses = ${toml(['400', ...POSITIVE_EXPECTED])}`);
+    lines.push(
+      `# ${relaxed.why}`,
+      '[[operations]]',
+      `include-path-regex = ${toml(relaxed.pathRegex)}`,
+      `include-method = ${toml(relaxed.method)}`,
+    );
+    lines.push(
+      '[operations.checks.positive_data_acceptance]',
+      `expected-statuses = ${toml(['400', ...POSITIVE_EXPECTED])}`,
+    );
   }
   return lines.join('\n') + '\n';
 }
@@ -231,8 +276,16 @@ export async function runSchemathesis(baseUrl: string, surface: Surface, options
       const file = files.find((f) => f.startsWith(prefix));
       return file ? (JSON.parse(await readFile(path.join(dir, file), 'utf8')) as Report) : undefined;
     };
-    const command = ['schemathesis', ...args.map((a) => (/[^\w./:,=@+-]/.test(a) ? `'${a}'` : a))].join(' ').replaceAll(dir, '<tmp>');
-    return { surface: surface.name, command, exitCode: code, durationMs, ...readReport(await read('json-'), await read('har-'), output) };
+    const command = ['schemathesis', ...args.map((a) => (/[^\w./:,=@+-]/.test(a) ? `'${a}'` : a))]
+      .join(' ')
+      .replaceAll(dir, '<tmp>');
+    return {
+      surface: surface.name,
+      command,
+      exitCode: code,
+      durationMs,
+      ...readReport(await read('json-'), await read('har-'), output),
+    };
   } finally {
     if (!process.env.PORTICO_FUZZ_KEEP) await rm(dir, { recursive: true, force: true });
   }
@@ -243,7 +296,17 @@ function run(command: string, args: string[], cwd: string): Promise<{ code: numb
     // Loopback only: no proxy; no colour.
     // The hooks teach it Portico's own string formats (test/fuzz/schemathesis_hooks.py).
     const hooks = path.join(repoRoot(), 'test', 'fuzz');
-    const env = { ...process.env, NO_COLOR: '1', http_proxy: '', https_proxy: '', HTTP_PROXY: '', HTTPS_PROXY: '', NO_PROXY: '127.0.0.1,localhost', SCHEMATHESIS_HOOKS: 'schemathesis_hooks', PYTHONPATH: hooks };
+    const env = {
+      ...process.env,
+      NO_COLOR: '1',
+      http_proxy: '',
+      https_proxy: '',
+      HTTP_PROXY: '',
+      HTTPS_PROXY: '',
+      NO_PROXY: '127.0.0.1,localhost',
+      SCHEMATHESIS_HOOKS: 'schemathesis_hooks',
+      PYTHONPATH: hooks,
+    };
     const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -256,7 +319,11 @@ function run(command: string, args: string[], cwd: string): Promise<{ code: numb
 type Report = Record<string, any>;
 
 /** Counts from Schemathesis' JSON run report and its HAR log; the failures as its output describes them. */
-export function readReport(report: Report | undefined, har: Report | undefined, output: string): Omit<FuzzResult, 'surface' | 'command' | 'exitCode' | 'durationMs'> {
+export function readReport(
+  report: Report | undefined,
+  har: Report | undefined,
+  output: string,
+): Omit<FuzzResult, 'surface' | 'command' | 'exitCode' | 'durationMs'> {
   const errorsAt = output.indexOf('=== ERRORS');
   const from = errorsAt >= 0 ? errorsAt : output.indexOf('=== FAILURES');
   const to = output.lastIndexOf('=== SUMMARY');
@@ -273,7 +340,10 @@ export function readReport(report: Report | undefined, har: Report | undefined, 
   const errors = ((report?.errors ?? []) as unknown[]).map((e) => JSON.stringify(e));
   if (!report) errors.push('Schemathesis wrote no report');
   return {
-    operations: { selected: Number(report?.operations?.selected ?? 0), tested: Number(report?.operations?.tested ?? 0) },
+    operations: {
+      selected: Number(report?.operations?.selected ?? 0),
+      tested: Number(report?.operations?.tested ?? 0),
+    },
     cases: Number(report?.test_cases?.generated ?? 0),
     requests: har?.log?.entries?.length ?? 0,
     links: linksOf(output),
@@ -290,7 +360,13 @@ export function readReport(report: Report | undefined, har: Report | undefined, 
  * of one for the next: the public ones, the SDK (which reads the app user and connection that the platform
  * surface may tombstone or revoke), the platform, and the admin surface last (it changes only its own account).
  */
-export const FUZZ_SURFACES = ['public: catalog and operations', 'sdk: publishable key (pk_)', 'sdk: app secret key (ak_)', 'platform: secret key (sk_, every scope)', 'admin: admin token'] as const;
+export const FUZZ_SURFACES = [
+  'public: catalog and operations',
+  'sdk: publishable key (pk_)',
+  'sdk: app secret key (ak_)',
+  'platform: secret key (sk_, every scope)',
+  'admin: admin token',
+] as const;
 
 export function surfacesFor(data: FuzzData): Surface[] {
   const ids = (name: string, value: string) => ({ [name]: [value] });
@@ -311,19 +387,38 @@ export function surfacesFor(data: FuzzData): Surface[] {
       dictionaries: { ...ids('appUsers', data.appUserId), ...ids('brands', data.brandId) },
       bindings: [
         { pathRegex: '^/api/sdk/v1/app-users/', parameters: { 'path.appUserId': 'appUsers' } },
-        { pathRegex: '^/api/sdk/v1/connect-sessions$', parameters: { 'body.appUserId': 'appUsers', 'body.brandId': 'brands' } },
+        {
+          pathRegex: '^/api/sdk/v1/connect-sessions$',
+          parameters: { 'body.appUserId': 'appUsers', 'body.brandId': 'brands' },
+        },
       ],
-      stateful400: [{ pathRegex: '^/api/sdk/v1/connect-sessions$', method: 'POST', why: 'A brandId that is not a brand of the served catalog is 400.' }],
+      stateful400: [
+        {
+          pathRegex: '^/api/sdk/v1/connect-sessions$',
+          method: 'POST',
+          why: 'A brandId that is not a brand of the served catalog is 400.',
+        },
+      ],
     },
     {
       name: 'sdk: app secret key (ak_)',
       pathRegex: '^/api/sdk/v1/observations/',
       bearer: { appSecretKey: data.app.ak },
       dictionaries: ids('connections', data.connectionId),
-      bindings: [{ pathRegex: '^/api/sdk/v1/observations/_search$', parameters: { 'body.connectionId': 'connections' } }],
+      bindings: [
+        { pathRegex: '^/api/sdk/v1/observations/_search$', parameters: { 'body.connectionId': 'connections' } },
+      ],
       stateful400: [
-        { pathRegex: '^/api/sdk/v1/observations/_search$', method: 'GET', why: 'A cursor is signed and bound to the app that got it: any other string is 400.' },
-        { pathRegex: '^/api/sdk/v1/observations/_search$', method: 'POST', why: 'As GET: a cursor that was not issued to the app is 400.' },
+        {
+          pathRegex: '^/api/sdk/v1/observations/_search$',
+          method: 'GET',
+          why: 'A cursor is signed and bound to the app that got it: any other string is 400.',
+        },
+        {
+          pathRegex: '^/api/sdk/v1/observations/_search$',
+          method: 'POST',
+          why: 'As GET: a cursor that was not issued to the app is 400.',
+        },
       ],
     },
     {
@@ -345,26 +440,58 @@ export function surfacesFor(data: FuzzData): Surface[] {
         { pathRegex: '^/api/platform/v1/connect-sessions/', parameters: { 'path.id': 'sessions' } },
       ],
       stateful400: [
-        { pathRegex: '^/api/platform/v1/webhook-endpoints$', method: 'GET', why: 'A cursor is signed and bound to its list: any other string is 400.' },
-        { pathRegex: '^/api/platform/v1/webhook-endpoints/[^/]+/deliveries$', method: 'GET', why: 'As the list: a cursor not issued for this log is 400.' },
-        { pathRegex: '^/api/platform/v1/webhook-endpoints$', method: 'POST', why: 'The URL must be https and its host must resolve, to public addresses only: else 400.' },
-        { pathRegex: '^/api/platform/v1/webhook-endpoints/[^/]+$', method: 'PATCH', why: 'As the create: a URL the policy refuses is 400.' },
-        { pathRegex: '^/api/platform/v1/connections/[^/]+/observations$', method: 'POST', why: 'Each entry is checked against FHIR R4 Observation, which the document does not carry: else 400.' },
+        {
+          pathRegex: '^/api/platform/v1/webhook-endpoints$',
+          method: 'GET',
+          why: 'A cursor is signed and bound to its list: any other string is 400.',
+        },
+        {
+          pathRegex: '^/api/platform/v1/webhook-endpoints/[^/]+/deliveries$',
+          method: 'GET',
+          why: 'As the list: a cursor not issued for this log is 400.',
+        },
+        {
+          pathRegex: '^/api/platform/v1/webhook-endpoints$',
+          method: 'POST',
+          why: 'The URL must be https and its host must resolve, to public addresses only: else 400.',
+        },
+        {
+          pathRegex: '^/api/platform/v1/webhook-endpoints/[^/]+$',
+          method: 'PATCH',
+          why: 'As the create: a URL the policy refuses is 400.',
+        },
+        {
+          pathRegex: '^/api/platform/v1/connections/[^/]+/observations$',
+          method: 'POST',
+          why: 'Each entry is checked against FHIR R4 Observation, which the document does not carry: else 400.',
+        },
       ],
     },
     {
       name: 'admin: admin token',
       pathRegex: '^/api/admin/v1/',
       bearer: { adminToken: ADMIN_TOKEN },
-      dictionaries: { ...ids('accounts', data.admin.accountId), ...ids('apps', data.admin.appId), ...ids('keys', data.admin.keyId) },
+      dictionaries: {
+        ...ids('accounts', data.admin.accountId),
+        ...ids('apps', data.admin.appId),
+        ...ids('keys', data.admin.keyId),
+      },
       bindings: [
         { pathRegex: '^/api/admin/v1/customer-accounts/', parameters: { 'path.id': 'accounts' } },
         { pathRegex: '^/api/admin/v1/apps/', parameters: { 'path.id': 'apps' } },
         { pathRegex: '^/api/admin/v1/api-keys/', parameters: { 'path.keyId': 'keys' } },
       ],
       stateful400: [
-        { pathRegex: '^/api/admin/v1/customer-accounts/[^/]+/apps$', method: 'POST', why: 'Grants name real codes: LOINC codes with their check digit, v3-ActCode sensitivity codes; else 400.' },
-        { pathRegex: '^/api/admin/v1/apps/[^/]+$', method: 'PATCH', why: 'As the create: grants with codes that do not exist are 400.' },
+        {
+          pathRegex: '^/api/admin/v1/customer-accounts/[^/]+/apps$',
+          method: 'POST',
+          why: 'Grants name real codes: LOINC codes with their check digit, v3-ActCode sensitivity codes; else 400.',
+        },
+        {
+          pathRegex: '^/api/admin/v1/apps/[^/]+$',
+          method: 'PATCH',
+          why: 'As the create: grants with codes that do not exist are 400.',
+        },
       ],
     },
   ];

@@ -12,7 +12,8 @@ import { removeUnpackedImage } from './image.js';
 import { GUARD, stopTestKubernetes } from './kubernetes.js';
 import { stopTestS3 } from './s3.js';
 
-const NOT_STARTED = 'test services are not started (a *.unit.test.ts file runs without them: name it *.test.ts to use them)';
+const NOT_STARTED =
+  'test services are not started (a *.unit.test.ts file runs without them: name it *.test.ts to use them)';
 
 let database: EmbeddedDatabase | undefined;
 let redis: ChildProcess | undefined;
@@ -64,14 +65,37 @@ export async function freePort(): Promise<number> {
 async function startRedis(): Promise<string> {
   const port = await freePort();
   // Under the guard shell, redis-server dies with this process even when it is killed without notice.
-  const child = spawn('sh', ['-c', GUARD, 'redis', 'redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(
+    'sh',
+    [
+      '-c',
+      GUARD,
+      'redis',
+      'redis-server',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('redis-server did not start within 10 s')), 10_000);
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(code === 127 ? 'redis-server is not installed: run `bash scripts/ensure-tools.sh` (Debian: apt-get install redis-server) or set REDIS_URL' : `redis-server exited with ${code}`));
+      reject(
+        new Error(
+          code === 127
+            ? 'redis-server is not installed: run `bash scripts/ensure-tools.sh` (Debian: apt-get install redis-server) or set REDIS_URL'
+            : `redis-server exited with ${code}`,
+        ),
+      );
     });
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('Ready to accept connections')) {
         clearTimeout(timer);
         resolve();

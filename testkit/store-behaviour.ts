@@ -16,14 +16,14 @@ export interface StoreImplementations<S, M extends S = S> {
 
 export interface StoreCases<S> {
   /** The store under test, opened afresh before each case (the database is the suite's: use fresh ids). */
-  store(): S;
+  store: () => S;
   /** The suite's database: for a MongoDB case that looks at what was written. */
-  database(): TestDatabase;
+  database: () => TestDatabase;
   kind: StoreKind;
   /** A case both implementations must pass. */
-  it(title: string, body: () => Promise<void>): void;
+  it: (title: string, body: () => Promise<void>) => void;
   /** A case only the repository runs; the fake's report names it skipped, with `reason`. */
-  mongoOnly(title: string, reason: string, body: () => Promise<void>): void;
+  mongoOnly: (title: string, reason: string, body: () => Promise<void>) => void;
 }
 
 /** Registers `cases` once for each implementation, under `title`. */

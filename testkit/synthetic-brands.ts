@@ -70,13 +70,18 @@ export function syntheticBrands(real: readonly CatalogBrand[], count: number, se
       aliases: Array.from({ length: aliasCount }, name),
       platformType: pick(random, platforms),
       // Most systems on a host of their own, the rest on a few shared (multi-tenant) hosts, as in the real lists.
-      fhirBaseUrl: random() < 0.7 ? `https://fhir.b${i.toString(36)}.synthetic.test/r4` : `https://tenant${Math.floor(random() * 50)}.shared.synthetic.test/r4/${i}`,
+      fhirBaseUrl:
+        random() < 0.7
+          ? `https://fhir.b${i.toString(36)}.synthetic.test/r4`
+          : `https://tenant${Math.floor(random() * 50)}.shared.synthetic.test/r4/${i}`,
       city: cities.length > 0 && random() < 0.6 ? pick(random, cities) : null,
       state: random() < 0.7 ? pick(random, STATE_CODES) : null,
       portalUrl: random() < 0.3 ? `https://mychart.b${i.toString(36)}.synthetic.test/` : null,
       logo: null,
       // Most brands placed somewhere in the contiguous US; a few carry an NPI (a made-up, valid one).
-      ...(random() < 0.85 && { location: { lat: round4(25 + random() * 24), lon: round4(-124 + random() * 57), from: 'zip' as const } }),
+      ...(random() < 0.85 && {
+        location: { lat: round4(25 + random() * 24), lon: round4(-124 + random() * 57), from: 'zip' as const },
+      }),
       ...(random() < 0.3 && { npis: [syntheticNpi(random)] }),
     });
   }
@@ -117,51 +122,86 @@ export function queryMix(brands: readonly CatalogBrand[], count: number, seed = 
   const withCity = brands.filter((b) => b.city);
   const letters = 'bcdfghjklmnpqrstvwxz';
   const placed = brands.filter((b) => b.location);
-  const pointNear = (brand: CatalogBrand) => ({ lat: brand.location!.lat + (random() - 0.5) * 0.2, lon: brand.location!.lon + (random() - 0.5) * 0.2 });
+  const pointNear = (brand: CatalogBrand) => ({
+    lat: brand.location!.lat + (random() - 0.5) * 0.2,
+    lon: brand.location!.lon + (random() - 0.5) * 0.2,
+  });
   const kinds: [string, () => string | { q: string; near: { lat: number; lon: number } } | undefined][] = [
     ['first word', () => pieces(pick(random, brands))[0]],
-    ['word + prefix', () => {
-      const [a, b] = pieces(pick(random, brands));
-      return b ? `${a} ${b.slice(0, 1 + Math.floor(random() * 4))}` : undefined;
-    }],
+    [
+      'word + prefix',
+      () => {
+        const [a, b] = pieces(pick(random, brands));
+        return b ? `${a} ${b.slice(0, 1 + Math.floor(random() * 4))}` : undefined;
+      },
+    ],
     ['2-3 letters', () => pieces(pick(random, brands))[0]?.slice(0, 2 + Math.floor(random() * 2))],
-    ['2 + 1 letters', () => {
-      const [a, b] = pieces(pick(random, brands));
-      return a && b ? `${a.slice(0, 2)} ${b.slice(0, 1)}` : undefined;
-    }],
+    [
+      '2 + 1 letters',
+      () => {
+        const [a, b] = pieces(pick(random, brands));
+        return a && b ? `${a.slice(0, 2)} ${b.slice(0, 1)}` : undefined;
+      },
+    ],
     ['whole name', () => pick(random, brands).name],
-    ['state', () => {
-      const code = pick(random, STATE_CODES);
-      return random() < 0.5 ? code : stateName(code)!.toLowerCase();
-    }],
+    [
+      'state',
+      () => {
+        const code = pick(random, STATE_CODES);
+        return random() < 0.5 ? code : stateName(code)!.toLowerCase();
+      },
+    ],
     ['city', () => (withCity.length > 0 ? pick(random, withCity).city! : undefined)],
     // The typo-tolerant fallback: a long word of the name with one or two errors, alone or with the next word.
-    ['typo', () => {
-      const word = pieces(pick(random, brands)).find((p) => /^[a-z]{5,}$/i.test(p));
-      return word && typo(random, word, 1);
-    }],
-    ['typo + word', () => {
-      const [a, b] = pieces(pick(random, brands));
-      return a && b && a.length >= 5 ? `${typo(random, a, 1)} ${b}` : undefined;
-    }],
-    ['2 typos', () => {
-      const word = pieces(pick(random, brands)).find((p) => /^[a-z]{9,}$/i.test(p));
-      return word && typo(random, typo(random, word, 1), 1);
-    }],
+    [
+      'typo',
+      () => {
+        const word = pieces(pick(random, brands)).find((p) => /^[a-z]{5,}$/i.test(p));
+        return word && typo(random, word, 1);
+      },
+    ],
+    [
+      'typo + word',
+      () => {
+        const [a, b] = pieces(pick(random, brands));
+        return a && b && a.length >= 5 ? `${typo(random, a, 1)} ${b}` : undefined;
+      },
+    ],
+    [
+      '2 typos',
+      () => {
+        const word = pieces(pick(random, brands)).find((p) => /^[a-z]{9,}$/i.test(p));
+        return word && typo(random, typo(random, word, 1), 1);
+      },
+    ],
     ['host', () => new URL(pick(random, brands).fhirBaseUrl).host],
     ['url', () => pick(random, brands).fhirBaseUrl],
     ['npi', () => pick(random, brands).npis?.[0]],
     // near=<ZIP>: the nearest brands, and a first word ordered by distance.
     ['near, no words', () => (placed.length > 0 ? { q: '', near: pointNear(pick(random, placed)) } : undefined)],
-    ['word near', () => (placed.length > 0 ? { q: pieces(pick(random, brands))[0] ?? '', near: pointNear(pick(random, placed)) } : undefined)],
-    ['typo near', () => {
-      const word = pieces(pick(random, brands)).find((p) => /^[a-z]{5,}$/i.test(p));
-      return word && placed.length > 0 ? { q: typo(random, word, 1), near: pointNear(pick(random, placed)) } : undefined;
-    }],
-    ['miss', () => {
-      const junk = Array.from({ length: 5 }, () => pick(random, [...letters])).join('');
-      return random() < 0.5 ? junk : `${pieces(pick(random, brands))[0]} ${junk}`;
-    }],
+    [
+      'word near',
+      () =>
+        placed.length > 0
+          ? { q: pieces(pick(random, brands))[0] ?? '', near: pointNear(pick(random, placed)) }
+          : undefined,
+    ],
+    [
+      'typo near',
+      () => {
+        const word = pieces(pick(random, brands)).find((p) => /^[a-z]{5,}$/i.test(p));
+        return word && placed.length > 0
+          ? { q: typo(random, word, 1), near: pointNear(pick(random, placed)) }
+          : undefined;
+      },
+    ],
+    [
+      'miss',
+      () => {
+        const junk = Array.from({ length: 5 }, () => pick(random, [...letters])).join('');
+        return random() < 0.5 ? junk : `${pieces(pick(random, brands))[0]} ${junk}`;
+      },
+    ],
   ];
   const queries: BenchQuery[] = [];
   // Kinds in turn; one that cannot make a query from a given brand (no second word) just passes its turn.

@@ -19,7 +19,11 @@ export interface UntilOptions {
 
 const NO_ANSWER = Symbol('no answer');
 
-export async function until<T>(what: string, probe: () => T | undefined | false | null | Promise<T | undefined | false | null>, options: UntilOptions = {}): Promise<T> {
+export async function until<T>(
+  what: string,
+  probe: () => T | undefined | false | null | Promise<T | undefined | false | null>,
+  options: UntilOptions = {},
+): Promise<T> {
   const { timeoutMs = 20_000, intervalMs = 50, diagnose, before = Infinity } = options;
   const started = Date.now();
   const deadline = Math.min(started + timeoutMs, before);
@@ -29,12 +33,20 @@ export async function until<T>(what: string, probe: () => T | undefined | false 
     let timer: NodeJS.Timeout | undefined;
     const answer = await Promise.race([
       Promise.resolve().then(probe),
-      new Promise<typeof NO_ANSWER>((resolve) => (timer = setTimeout(() => resolve(NO_ANSWER), Math.max(0, deadline - Date.now())))),
+      new Promise<typeof NO_ANSWER>(
+        (resolve) => (timer = setTimeout(() => resolve(NO_ANSWER), Math.max(0, deadline - Date.now()))),
+      ),
     ]).finally(() => clearTimeout(timer));
     if (answer === NO_ANSWER) throw failure(`the probe had not answered after ${Date.now() - started} ms`);
     if (answer && Date.now() < before) return answer;
-    if (answer) throw new Error(`${what} was seen only after the moment it could prove anything (${before - Date.now()} ms)${diagnose ? `\n${diagnose()}` : ''}`);
-    if (Date.now() > deadline) throw failure(`timed out after ${Date.now() - started} ms${deadline === before ? ' (the moment the condition could still prove something)' : ''}`);
+    if (answer)
+      throw new Error(
+        `${what} was seen only after the moment it could prove anything (${before - Date.now()} ms)${diagnose ? `\n${diagnose()}` : ''}`,
+      );
+    if (Date.now() > deadline)
+      throw failure(
+        `timed out after ${Date.now() - started} ms${deadline === before ? ' (the moment the condition could still prove something)' : ''}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -3,7 +3,13 @@
 // the one registry the tests may use; a module is downloaded once into Go's module cache, then read from it)
 // and installed in the test Kubernetes API server, so that the chart's objects of those kinds meet the real
 // schemas there.
-import { ApiException, ApiextensionsV1Api, loadYaml, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiException,
+  ApiextensionsV1Api,
+  loadYaml,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { run } from './chart.js';
@@ -18,15 +24,27 @@ export interface UpstreamCrd {
 
 /** Pinned: prometheus-operator's newest release on the proxy; gateway-api's newest that Go 1.26 can download. */
 export const UPSTREAM_CRDS: readonly UpstreamCrd[] = [
-  { module: 'github.com/prometheus-operator/prometheus-operator', version: 'v0.85.0', file: 'example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml' },
-  { module: 'sigs.k8s.io/gateway-api', version: 'v1.6.3', file: 'config/crd/standard/gateway.networking.k8s.io_httproutes.yaml' },
+  {
+    module: 'github.com/prometheus-operator/prometheus-operator',
+    version: 'v0.85.0',
+    file: 'example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml',
+  },
+  {
+    module: 'sigs.k8s.io/gateway-api',
+    version: 'v1.6.3',
+    file: 'config/crd/standard/gateway.networking.k8s.io_httproutes.yaml',
+  },
 ];
 
 /** The module's folder in Go's module cache, downloading it first when needed. */
 async function moduleDir(module: string, version: string): Promise<string> {
-  const result = await run('go', ['mod', 'download', '-json', `${module}@${version}`], { timeoutMs: 300_000, env: { GOWORK: 'off' } });
+  const result = await run('go', ['mod', 'download', '-json', `${module}@${version}`], {
+    timeoutMs: 300_000,
+    env: { GOWORK: 'off' },
+  });
   const info = JSON.parse(result.stdout || '{}') as { Dir?: string; Error?: string };
-  if (result.code !== 0 || !info.Dir) throw new Error(`cannot download ${module}@${version} from the Go module proxy: ${info.Error ?? result.stderr}`);
+  if (result.code !== 0 || !info.Dir)
+    throw new Error(`cannot download ${module}@${version} from the Go module proxy: ${info.Error ?? result.stderr}`);
   return info.Dir;
 }
 
@@ -47,7 +65,10 @@ export async function installUpstreamCrds(kubeconfig: KubeConfig): Promise<V1Cus
       } catch (error) {
         if (!(error instanceof ApiException && error.code === 409)) throw error;
         const current = await extensions.readCustomResourceDefinition({ name });
-        await extensions.replaceCustomResourceDefinition({ name, body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion! } } });
+        await extensions.replaceCustomResourceDefinition({
+          name,
+          body: { ...crd, metadata: { ...crd.metadata, resourceVersion: current.metadata!.resourceVersion! } },
+        });
       }
       let conditions: unknown;
       return until(

@@ -8,10 +8,12 @@ export const WEBHOOKS = '/api/platform/v1/webhook-endpoints';
 export function webhookClient(api: () => TestApi, key: () => string) {
   return {
     create: (body: unknown = buildEndpoint()) => api().request('POST', WEBHOOKS, { key: key(), body }),
-    get: (id: string, headers: Record<string, string> = {}) => api().request('GET', `${WEBHOOKS}/${id}`, { key: key(), headers }),
+    get: (id: string, headers: Record<string, string> = {}) =>
+      api().request('GET', `${WEBHOOKS}/${id}`, { key: key(), headers }),
     patch: (id: string, body: unknown, contentType = 'application/merge-patch+json') =>
       api().request('PATCH', `${WEBHOOKS}/${id}`, { key: key(), body, headers: { 'content-type': contentType } }),
-    listAll: async () => (await api().request('GET', `${WEBHOOKS}?limit=100`, { key: key() })).body.data as { id: string }[],
+    listAll: async () =>
+      (await api().request('GET', `${WEBHOOKS}?limit=100`, { key: key() })).body.data as { id: string }[],
   };
 }
 

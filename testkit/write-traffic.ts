@@ -169,19 +169,57 @@ export class WriteTraffic {
       const connectionId = this.idleConnections.splice(Math.floor(Math.random() * this.idleConnections.length), 1)[0]!;
       const entry = ingest.resources.map((resource) => ({ resource: { ...resource, note: [{ text: key }] } }));
       const body = JSON.stringify({ resourceType: 'Bundle', type: 'collection', entry });
-      return { kind: 'ingest', key, method: 'POST', path: `/api/platform/v1/connections/${connectionId}/observations`, expected: SUCCESS.ingest, body, connectionId, attempts: [] };
+      return {
+        kind: 'ingest',
+        key,
+        method: 'POST',
+        path: `/api/platform/v1/connections/${connectionId}/observations`,
+        expected: SUCCESS.ingest,
+        body,
+        connectionId,
+        attempts: [],
+      };
     }
     if (draw < deletes && this.deletable.length > 0) {
       const patientId = this.deletable.splice(Math.floor(Math.random() * this.deletable.length), 1)[0]!;
-      return { kind: 'delete', key, method: 'DELETE', path: `${PATIENTS}/${patientId}`, expected: SUCCESS.delete, ifMatch: '"1"', patientId, attempts: [] };
+      return {
+        kind: 'delete',
+        key,
+        method: 'DELETE',
+        path: `${PATIENTS}/${patientId}`,
+        expected: SUCCESS.delete,
+        ifMatch: '"1"',
+        patientId,
+        attempts: [],
+      };
     }
     if (draw < deletes + patches && this.idle.length > 0) {
       const endpoint = this.idle.splice(Math.floor(Math.random() * this.idle.length), 1)[0]!;
       const description = `fault ${key}`;
-      return { kind: 'patch', key, method: 'PATCH', path: `${ENDPOINTS}/${endpoint.id}`, expected: SUCCESS.patch, body: JSON.stringify({ description }), ifMatch: `"${endpoint.version}"`, endpointId: endpoint.id, description, attempts: [] };
+      return {
+        kind: 'patch',
+        key,
+        method: 'PATCH',
+        path: `${ENDPOINTS}/${endpoint.id}`,
+        expected: SUCCESS.patch,
+        body: JSON.stringify({ description }),
+        ifMatch: `"${endpoint.version}"`,
+        endpointId: endpoint.id,
+        description,
+        attempts: [],
+      };
     }
     const email = `${key}@example.org`;
-    return { kind: 'create', key, method: 'POST', path: PATIENTS, expected: SUCCESS.create, body: JSON.stringify({ givenName: 'Fault', familyName: 'Injection', birthDate: '1984-02-29', email }), email, attempts: [] };
+    return {
+      kind: 'create',
+      key,
+      method: 'POST',
+      path: PATIENTS,
+      expected: SUCCESS.create,
+      body: JSON.stringify({ givenName: 'Fault', familyName: 'Injection', birthDate: '1984-02-29', email }),
+      email,
+      attempts: [],
+    };
   }
 
   private async complete(operation: Operation): Promise<void> {
@@ -214,7 +252,10 @@ export class WriteTraffic {
         operation.result = 'failed';
         return;
       }
-      const backoff = Math.max(retryAfterMs, Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (operation.attempts.length - 1)));
+      const backoff = Math.max(
+        retryAfterMs,
+        Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (operation.attempts.length - 1)),
+      );
       const delay = backoff * (0.75 + Math.random() / 2);
       if (Date.now() + delay > giveUpAt) {
         operation.result = 'gave-up';
@@ -234,28 +275,68 @@ export class WriteTraffic {
     }
   }
 
-  private async attempt(replica: Replica, operation: Operation): Promise<{ attempt: Attempt; retryAfterMs: number; answer: { id?: string; _version?: string } }> {
+  private async attempt(
+    replica: Replica,
+    operation: Operation,
+  ): Promise<{ attempt: Attempt; retryAfterMs: number; answer: { id?: string; _version?: string } }> {
     const start = Date.now();
     const first = operation.attempts.length === 0;
-    const headers: Record<string, string> = { authorization: `Bearer ${this.options.credential}`, 'idempotency-key': operation.key };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.options.credential}`,
+      'idempotency-key': operation.key,
+    };
     if (operation.body !== undefined) headers['content-type'] = 'application/json';
     if (operation.ifMatch !== undefined) headers['if-match'] = operation.ifMatch;
     this.waitingOn.set(replica.name, (this.waitingOn.get(replica.name) ?? 0) + 1);
     this.lastStartOn.set(replica.name, start);
     try {
-      const res = await fetch(replica.url + operation.path, { method: operation.method, headers, body: operation.body, signal: AbortSignal.timeout(this.options.attemptTimeoutMs) });
+      const res = await fetch(replica.url + operation.path, {
+        method: operation.method,
+        headers,
+        body: operation.body,
+        signal: AbortSignal.timeout(this.options.attemptTimeoutMs),
+      });
       const text = await res.text();
-      const parsed = /json/.test(res.headers.get('content-type') ?? '') && text !== '' ? (JSON.parse(text) as { id?: string; _version?: string; code?: string; detail?: string; retryable?: boolean }) : {};
+      const parsed =
+        /json/.test(res.headers.get('content-type') ?? '') && text !== ''
+          ? (JSON.parse(text) as {
+              id?: string;
+              _version?: string;
+              code?: string;
+              detail?: string;
+              retryable?: boolean;
+            })
+          : {};
       const header = res.headers.get('retry-after');
       const retryAfter = Number(header ?? 0);
       return {
-        attempt: { replica: replica.name, start, end: Date.now(), outcome: res.status, first, retryable: res.status >= 400 && parsed.retryable === true, ...(res.status >= 400 && { code: parsed.code, detail: parsed.detail }), ...(header !== null && { retryAfter: header }) },
+        attempt: {
+          replica: replica.name,
+          start,
+          end: Date.now(),
+          outcome: res.status,
+          first,
+          retryable: res.status >= 400 && parsed.retryable === true,
+          ...(res.status >= 400 && { code: parsed.code, detail: parsed.detail }),
+          ...(header !== null && { retryAfter: header }),
+        },
         retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(retryAfter * 1000, MAX_BACKOFF_MS) : 0,
         answer: parsed,
       };
     } catch (error) {
       const timedOut = (error as Error).name === 'TimeoutError';
-      return { attempt: { replica: replica.name, start, end: Date.now(), outcome: timedOut ? 'timeout' : 'connection', first, retryable: true }, retryAfterMs: 0, answer: {} };
+      return {
+        attempt: {
+          replica: replica.name,
+          start,
+          end: Date.now(),
+          outcome: timedOut ? 'timeout' : 'connection',
+          first,
+          retryable: true,
+        },
+        retryAfterMs: 0,
+        answer: {},
+      };
     } finally {
       this.waitingOn.set(replica.name, this.waitingOn.get(replica.name)! - 1);
     }

@@ -57,7 +57,11 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const authenticate = createAuthenticate(lookup, accountActive, appActive);
   const auth = createAuth(authenticate);
   // A write waits for its turn until half its request's deadline at most (deadline.ts), leaving the rest for its work.
-  const admission = new WriteAdmission({ limit: config.maxConcurrentWrites, maxWaitMs: Math.floor(config.requestTimeoutMs / 2), registry });
+  const admission = new WriteAdmission({
+    limit: config.maxConcurrentWrites,
+    maxWaitMs: Math.floor(config.requestTimeoutMs / 2),
+    registry,
+  });
   const idempotent = createIdempotency(services.idempotencyStore, clock, config.cursorSecret, { logger, admission });
   const link = linkBuilder(config.publicBaseUrl);
 
@@ -85,11 +89,19 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     trustProxy: config.trustProxy,
   };
   const routers = [platform, sdkSurface(sdkContext)];
-  if (config.adminToken !== undefined) routers.push(adminSurface(config.adminToken, { admin: services.admin, idempotent }));
+  if (config.adminToken !== undefined)
+    routers.push(adminSurface(config.adminToken, { admin: services.admin, idempotent }));
 
   const ops = new ApiRouter('');
   let document: unknown;
-  const openapi = () => (document ??= buildOpenApi([...routers, ops], { version, serverUrl: config.publicBaseUrl }, Problem, OPENAPI_NOTES, [EVENT_WEBHOOK]));
+  const openapi = () =>
+    (document ??= buildOpenApi(
+      [...routers, ops],
+      { version, serverUrl: config.publicBaseUrl },
+      Problem,
+      OPENAPI_NOTES,
+      [EVENT_WEBHOOK],
+    ));
   opsRoutes(ops, services.readiness, registry, openapi);
   routers.push(ops);
 
@@ -109,14 +121,28 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   // observation gateway's search.
   const keyed = keyedFastPath(
     [
-      { operationId: 'probeAppUserLifecycle', kind: 'pk', answer: ({ principal, params: [id], ifNoneMatch }) => lifecycleAnswer(services.users, principal, id!, ifNoneMatch) },
-      { operationId: 'getPatient', kind: 'sk', scope: 'patient:read', answer: ({ principal, params: [id], ifNoneMatch }) => patientAnswer(services.patientService, principal, id!, ifNoneMatch, link) },
+      {
+        operationId: 'probeAppUserLifecycle',
+        kind: 'pk',
+        answer: ({ principal, params: [id], ifNoneMatch }) =>
+          lifecycleAnswer(services.users, principal, id!, ifNoneMatch),
+      },
+      {
+        operationId: 'getPatient',
+        kind: 'sk',
+        scope: 'patient:read',
+        answer: ({ principal, params: [id], ifNoneMatch }) =>
+          patientAnswer(services.patientService, principal, id!, ifNoneMatch, link),
+      },
       ...gatewayFastRoutes(sdkContext),
     ],
     routers.flatMap((router) => router.table()),
     authenticate,
     observer,
   );
-  const handler = withRequestDeadline((req, res) => void (fastPath(req, res) || keyed(req, res, () => void koa(req, res)) || koa(req, res)), { timeoutMs: config.requestTimeoutMs, logger, registry });
+  const handler = withRequestDeadline(
+    (req, res) => void (fastPath(req, res) || keyed(req, res, () => void koa(req, res)) || koa(req, res)),
+    { timeoutMs: config.requestTimeoutMs, logger, registry },
+  );
   return { app, handler, writesDone: () => admission.idle() };
 }

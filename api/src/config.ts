@@ -31,7 +31,8 @@ export interface Config extends CoreConfig {
   /** The initiate token bucket per publishable key, whatever the app user (docs/api.md, Abuse limits). */
   readonly initiateKeyRateLimit: RatePolicy;
   readonly shutdownTimeoutMs: number;
-  /** Every request is answered within this: 503 with Retry-After when its work is not done by then (shared/http/deadline.ts). */
+  /** Every request is answered within this: 503 with Retry-After when its work is not done by then
+   * (shared/http/deadline.ts). */
   readonly requestTimeoutMs: number;
   /** Write requests doing their work at once per process; the rest wait their turn (shared/http/admission.ts). */
   readonly maxConcurrentWrites: number;
@@ -66,7 +67,11 @@ const DEFAULT_INITIATE_KEY_RATE_LIMIT = '60/60s';
  * `servesRequests: false` for a process that signs no cursor and seals no idempotency record (`portico admin`):
  * it needs no shared PORTICO_CURSOR_SECRET beside REDIS_URL.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = defaultRandomSecret, { servesRequests = true }: { servesRequests?: boolean } = {}): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  randomSecret = defaultRandomSecret,
+  { servesRequests = true }: { servesRequests?: boolean } = {},
+): Config {
   const read = new EnvReader(env);
   const core = readCoreConfig(read);
 
@@ -83,12 +88,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
   }
 
   const adminToken = read.str('PORTICO_ADMIN_TOKEN');
-  if (adminToken !== undefined && adminToken.length < 16) read.problem('PORTICO_ADMIN_TOKEN must be at least 16 characters');
+  if (adminToken !== undefined && adminToken.length < 16)
+    read.problem('PORTICO_ADMIN_TOKEN must be at least 16 characters');
 
   const configuredCursorSecret = read.str('PORTICO_CURSOR_SECRET');
-  if (configuredCursorSecret !== undefined && configuredCursorSecret.length < 32) read.problem('PORTICO_CURSOR_SECRET must be at least 32 characters');
+  if (configuredCursorSecret !== undefined && configuredCursorSecret.length < 32)
+    read.problem('PORTICO_CURSOR_SECRET must be at least 32 characters');
   if (servesRequests && core.redisUrl !== undefined && configuredCursorSecret === undefined) {
-    read.problem("PORTICO_CURSOR_SECRET is required when REDIS_URL is set: replicas must share it to honour each other's cursors and idempotency records");
+    read.problem(
+      "PORTICO_CURSOR_SECRET is required when REDIS_URL is set: replicas must share it to honour each other's cursors and idempotency records",
+    );
   }
 
   const config: Config = {
@@ -105,7 +114,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, randomSecret = 
     trustProxy: read.bool('PORTICO_TRUST_PROXY'),
     webhooks: readWebhookSettings(read),
     initiateRateLimit: readRatePolicy(read, 'PORTICO_INITIATE_RATE_LIMIT', DEFAULT_INITIATE_RATE_LIMIT, 'initiate'),
-    initiateKeyRateLimit: readRatePolicy(read, 'PORTICO_INITIATE_KEY_RATE_LIMIT', DEFAULT_INITIATE_KEY_RATE_LIMIT, 'initiate-key'),
+    initiateKeyRateLimit: readRatePolicy(
+      read,
+      'PORTICO_INITIATE_KEY_RATE_LIMIT',
+      DEFAULT_INITIATE_KEY_RATE_LIMIT,
+      'initiate-key',
+    ),
     shutdownTimeoutMs: read.int('PORTICO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: read.int('PORTICO_REQUEST_TIMEOUT_MS', 5_000, 100, 600_000),
     maxConcurrentWrites: read.int('PORTICO_MAX_CONCURRENT_WRITES', 32, 1, 10_000),
@@ -119,20 +133,27 @@ function readWebhookSettings(read: EnvReader): WebhookSettings {
   const duration = (name: string, fallback: string, min: number): number => {
     const raw = read.str(name) ?? fallback;
     const ms = parseDuration(raw);
-    if (ms === undefined || ms < min) read.problem(`${name} must be a duration such as 30s, 5m or 24h, at least ${min} ms (got "${raw}")`);
+    if (ms === undefined || ms < min)
+      read.problem(`${name} must be a duration such as 30s, 5m or 24h, at least ${min} ms (got "${raw}")`);
     return ms ?? parseDuration(fallback)!;
   };
   const scheduleRaw = read.str('PORTICO_WEBHOOK_RETRY_SCHEDULE') ?? DEFAULT_RETRY_SCHEDULE;
   const retryScheduleMs = scheduleRaw.split(',').map((part) => parseDuration(part.trim()));
   if (retryScheduleMs.length > 20 || retryScheduleMs.some((ms) => ms === undefined || ms < 1)) {
-    read.problem(`PORTICO_WEBHOOK_RETRY_SCHEDULE must be up to 20 comma-separated durations such as 5s,5m,30m (got "${scheduleRaw}")`);
+    read.problem(
+      `PORTICO_WEBHOOK_RETRY_SCHEDULE must be up to 20 comma-separated durations such as 5s,5m,30m (got "${scheduleRaw}")`,
+    );
   }
   const timeoutMs = read.int('PORTICO_WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000);
   const leaseMs = read.int('PORTICO_WEBHOOK_LEASE_MS', 60_000, 1_000, 3_600_000);
   if (leaseMs <= timeoutMs) read.problem('PORTICO_WEBHOOK_LEASE_MS must be longer than PORTICO_WEBHOOK_TIMEOUT_MS');
   return Object.freeze({
     dispatch: read.bool('PORTICO_WEBHOOK_DISPATCH', true),
-    retryScheduleMs: Object.freeze(retryScheduleMs.every((ms) => ms !== undefined) ? (retryScheduleMs as number[]) : DEFAULT_RETRY_SCHEDULE.split(',').map((p) => parseDuration(p)!)),
+    retryScheduleMs: Object.freeze(
+      retryScheduleMs.every((ms) => ms !== undefined)
+        ? retryScheduleMs
+        : DEFAULT_RETRY_SCHEDULE.split(',').map((p) => parseDuration(p)!),
+    ),
     disableAfter: read.int('PORTICO_WEBHOOK_DISABLE_AFTER', 15, 1, 1000),
     disableWindowMs: duration('PORTICO_WEBHOOK_DISABLE_WINDOW', '24h', 0),
     timeoutMs,
@@ -145,7 +166,10 @@ function readWebhookSettings(read: EnvReader): WebhookSettings {
 function readRatePolicy(read: EnvReader, variable: string, fallback: string, name: string): RatePolicy {
   const raw = read.str(variable) ?? fallback;
   const policy = parseRatePolicy(raw, name);
-  if (!policy) read.problem(`${variable} must be <requests>/<window> such as 10/60s, 5/1m or 100/1h: 1 to 10000 requests per whole-second window from 1s to 24h (got "${raw}")`);
+  if (!policy)
+    read.problem(
+      `${variable} must be <requests>/<window> such as 10/60s, 5/1m or 100/1h: 1 to 10000 requests per whole-second window from 1s to 24h (got "${raw}")`,
+    );
   return policy ?? parseRatePolicy(fallback, name)!;
 }
 

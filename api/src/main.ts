@@ -12,14 +12,32 @@ import { warmObservationSchema } from './features/clinical/fhir-schema.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'portico-api');
-  if (config.cursorSecretIsEphemeral) logger.warn('PORTICO_CURSOR_SECRET is unset: list cursors are signed with a per-process secret and stop working after a restart');
+  if (config.cursorSecretIsEphemeral)
+    logger.warn(
+      'PORTICO_CURSOR_SECRET is unset: list cursors are signed with a per-process secret and stop working after a restart',
+    );
 
   const connections = await openConnections(config, (m) => logger.info(m));
   const { mongo, redis, embedded } = connections;
-  const services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, redis, clock: systemClock, logger });
+  const services = await buildServices({
+    config,
+    db: mongo.db,
+    longDb: mongo.longDb,
+    redis,
+    clock: systemClock,
+    logger,
+  });
   if (config.demoCatalog && !(await services.snapshots.active(config.catalog))) {
     const report = await publishDemoCatalog(config, connections.mongodbUri, logger);
-    logger.info({ catalog: config.catalog, brands: report.brandCount, logos: report.logos.rendered, snapshotId: report.snapshot.id }, 'published the demo catalog');
+    logger.info(
+      {
+        catalog: config.catalog,
+        brands: report.brandCount,
+        logos: report.logos.rendered,
+        snapshotId: report.snapshot.id,
+      },
+      'published the demo catalog',
+    );
   }
   await services.activeCatalog.start(config.catalogPollMs, redis);
   await services.endpointHealth.start(config.catalogPollMs, redis);
@@ -30,7 +48,16 @@ async function main(): Promise<void> {
   const server = createApiServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
-  logger.info({ port: config.port, mongodb: embedded ? 'embedded' : 'external', redis: Boolean(redis), admin: config.adminToken !== undefined, dispatcher: config.webhooks.dispatch }, `Portico API listening on http://${config.host}:${config.port}`);
+  logger.info(
+    {
+      port: config.port,
+      mongodb: embedded ? 'embedded' : 'external',
+      redis: Boolean(redis),
+      admin: config.adminToken !== undefined,
+      dispatcher: config.webhooks.dispatch,
+    },
+    `Portico API listening on http://${config.host}:${config.port}`,
+  );
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -50,8 +77,14 @@ async function main(): Promise<void> {
     // finish before the database connections go, rather than stop part-way (then recovered like a crash).
     // Within the same shutdown timeout as the requests (the chart's grace period counts on that).
     const left = Math.max(0, shutdownBy - Date.now());
-    const abandoned = await Promise.race([writesDone().then(() => false), new Promise<boolean>((resolve) => setTimeout(() => resolve(true), left).unref())]);
-    if (abandoned) logger.warn('writes still at work did not finish in time; closing anyway (their idempotency records and staged events settle them)');
+    const abandoned = await Promise.race([
+      writesDone().then(() => false),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), left).unref()),
+    ]);
+    if (abandoned)
+      logger.warn(
+        'writes still at work did not finish in time; closing anyway (their idempotency records and staged events settle them)',
+      );
     clearTimeout(force);
     await services.close();
     await connections.close();

@@ -81,25 +81,50 @@ export const READINESS_DEADLINE_MS = 1500;
 /** What /readyz reads a document of: a collection every deployment has, so the read reaches storage. */
 const READINESS_COLLECTION = 'customer_accounts';
 
-export async function buildServices({ config, db, longDb = db, redis, clock, resolve = systemResolver, lookup, logger = pino({ level: 'silent' }) }: Connections) {
-  const caches = await CacheHub.create(redis, (error) => logger.warn({ err: error }, 'a cache invalidation could not be published; other replicas converge within the TTL'));
+export async function buildServices({
+  config,
+  db,
+  longDb = db,
+  redis,
+  clock,
+  resolve = systemResolver,
+  lookup,
+  logger = pino({ level: 'silent' }),
+}: Connections) {
+  const caches = await CacheHub.create(redis, (error) =>
+    logger.warn({ err: error }, 'a cache invalidation could not be published; other replicas converge within the TTL'),
+  );
   const locks = await documentLocksFor(db, redis);
   const minute = 60_000;
   const repositories = {
-    // 10 s, like keys: bounds how long `portico admin update-account` run without REDIS_URL takes to reach running replicas.
+    // 10 s, like keys: bounds how long `portico admin update-account` run without REDIS_URL takes to reach running
+    // replicas.
     accounts: new CustomerAccountRepository(db, locks, caches.cache('accounts', { max: 10_000, ttlMs: 10_000 })),
     // Short: a revocation made where no Redis carries it (the command line) still lands within 10 s.
-    keys: new ApiKeyRepository(db, locks, caches.cache('api-keys', { max: 10_000, ttlMs: KEY_CACHE_TTL_MS, missTtlMs: KEY_MISS_TTL_MS })),
+    keys: new ApiKeyRepository(
+      db,
+      locks,
+      caches.cache('api-keys', { max: 10_000, ttlMs: KEY_CACHE_TTL_MS, missTtlMs: KEY_MISS_TTL_MS }),
+    ),
     // 10 s, like accounts: how long `portico admin update-app` run without REDIS_URL takes to reach running replicas.
     apps: new AppRepository(db, locks, caches.cache('apps', { max: 10_000, ttlMs: 10_000 })),
     tuples: new TupleRepository(db, locks, caches.cache('authz', { max: 100_000, ttlMs: minute })),
     patients: new PatientRepository(db, locks, caches.cache('patients', { max: 50_000, ttlMs: minute })),
-    endpoints: new WebhookEndpointRepository(db, locks, caches.cache('webhook-endpoints', { max: 10_000, ttlMs: minute })),
+    endpoints: new WebhookEndpointRepository(
+      db,
+      locks,
+      caches.cache('webhook-endpoints', { max: 10_000, ttlMs: minute }),
+    ),
     // The lifecycle probe's states, never-seen users included (they are polled the most).
     appUsers: new AppUserRepository(db, locks, caches.cache('app-user-states', { max: 200_000, ttlMs: minute })),
     sessions: new SessionRepository(db, locks),
     // The gateway's per-connection index is built from a whole connection: a long read.
-    observations: new ObservationRepository(db, locks, longDb, clock, (error, connectionId) => logger.warn({ err: error, connectionId }, 'applying a committed bundle failed; the next bundle or search of the connection applies it')),
+    observations: new ObservationRepository(db, locks, longDb, clock, (error, connectionId) =>
+      logger.warn(
+        { err: error, connectionId },
+        'applying a committed bundle failed; the next bundle or search of the connection applies it',
+      ),
+    ),
   };
   const outbox = new Outbox(db, locks, clock);
   const deliveries = new DeliveryStore(db, locks);
@@ -109,30 +134,60 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
   // Loaded in the background (start-up and polling), a whole snapshot at a time.
   const snapshots = new SnapshotStore(longDb, locks, clock);
   // Index builds can take long on a large collection.
-  await Promise.all([...Object.values(repositories).map((r) => r.init(longDb)), createOutboxIndexes(longDb), deliveries.init(longDb), snapshots.init(), idempotencyStore.init(longDb)]);
+  await Promise.all([
+    ...Object.values(repositories).map((r) => r.init(longDb)),
+    createOutboxIndexes(longDb),
+    deliveries.init(longDb),
+    snapshots.init(),
+    idempotencyStore.init(longDb),
+  ]);
   const storage = openObjectStorage(config.objectStorage);
-  const activeCatalog = new ActiveCatalog(snapshots, config.catalog, (brands) => BrandSearchIndex.build(brands), logger);
+  const activeCatalog = new ActiveCatalog(
+    snapshots,
+    config.catalog,
+    (brands) => BrandSearchIndex.build(brands),
+    logger,
+  );
   // The operator's endpoint checks for the same catalog, published beside its snapshots (loaded in the background).
-  const endpointHealth = new ActiveEndpointHealth(new EndpointHealthStore(longDb, locks, clock), config.catalog, logger);
+  const endpointHealth = new ActiveEndpointHealth(
+    new EndpointHealthStore(longDb, locks, clock),
+    config.catalog,
+    logger,
+  );
 
   const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions, observations } = repositories;
   // Tokens that tell every replica's gateway a connection, a user's connections, an app or an ingest changed.
   const generations = redis ? new RedisGenerations(redis, logger) : new LocalGenerations();
   const users = new AppUserService({ users: appUsers, outbox, generations, clock });
-  const limiterFor = (policy: RatePolicy) => (redis ? new RedisRateLimiter(redis, policy) : new MemoryRateLimiter(policy, clock));
+  const limiterFor = (policy: RatePolicy) =>
+    redis ? new RedisRateLimiter(redis, policy) : new MemoryRateLimiter(policy, clock);
   const initiateLimits = new InitiateLimits({
     perUser: { limiter: limiterFor(config.initiateRateLimit), policy: config.initiateRateLimit },
     perKey: { limiter: limiterFor(config.initiateKeyRateLimit), policy: config.initiateKeyRateLimit },
   });
-  const endpointLimits = new EndpointOperationLimits({ db, locks, recover: limiterFor(RECOVER_POLICY), test: limiterFor(TEST_POLICY), clock });
+  const endpointLimits = new EndpointOperationLimits({
+    db,
+    locks,
+    recover: limiterFor(RECOVER_POLICY),
+    test: limiterFor(TEST_POLICY),
+    clock,
+  });
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
   // Expired records go (FerretDB has no TTL index): a bounded sweep every few minutes, in the background
   // (it scans the collection on FerretDB), so with the deadline of long operations.
   const sweeper = new MongoIdempotencyStore(longDb, locks);
   const sweep = setInterval(() => {
-    sweeper.sweep(clock.now().getTime(), 1_000).catch((error: unknown) => logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'));
+    sweeper
+      .sweep(clock.now().getTime(), 1_000)
+      .catch((error: unknown) =>
+        logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'),
+      );
     // Ingested bundles' records no reader needs any more (docs/operations.md, "Clinical ingest").
-    repositories.observations.tidyAll().catch((error: unknown) => logger.warn({ err: error }, 'observations: bundle records could not be tidied; next round'));
+    repositories.observations
+      .tidyAll()
+      .catch((error: unknown) =>
+        logger.warn({ err: error }, 'observations: bundle records could not be tidied; next round'),
+      );
   }, 5 * minute);
   sweep.unref();
   // The ZIP table loads now (about 0.1 s), not on a first near= search.
@@ -164,11 +219,16 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     settings: config.webhooks,
     agents: attemptAgents(config.webhookAllowPrivateUrls, lookup),
     // The per-endpoint cap, shared by replicas: a permit is held at most for an attempt's deadline and a margin.
-    ...(redis && { permits: new RedisPermits(redis, PER_ENDPOINT_IN_FLIGHT, config.webhooks.timeoutMs + 5_000, logger) }),
+    ...(redis && {
+      permits: new RedisPermits(redis, PER_ENDPOINT_IN_FLIGHT, config.webhooks.timeoutMs + 5_000, logger),
+    }),
   });
   const readiness: Readiness = {
     check: async () => {
-      const [mongodb, redisAnswers] = await Promise.all([pingMongo(db, READINESS_DEADLINE_MS, READINESS_COLLECTION), redis && pingRedis(redis, READINESS_DEADLINE_MS)]);
+      const [mongodb, redisAnswers] = await Promise.all([
+        pingMongo(db, READINESS_DEADLINE_MS, READINESS_COLLECTION),
+        redis && pingRedis(redis, READINESS_DEADLINE_MS),
+      ]);
       return { mongodb, ...(redisAnswers !== undefined && { redis: redisAnswers }), catalog: activeCatalog.ready };
     },
   };
@@ -192,7 +252,10 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
       await activeCatalog.stop();
       await endpointHealth.stop();
       // Bundles committed here are applied in the background; one cut short is applied by the next writer or reader.
-      await Promise.race([repositories.observations.settled(), new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref())]);
+      await Promise.race([
+        repositories.observations.settled(),
+        new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref()),
+      ]);
       await caches.close();
     },
     outbox,
@@ -210,8 +273,24 @@ export async function buildServices({ config, db, longDb = db, redis, clock, res
     }),
     users,
     ingest: new IngestService({ users: appUsers, observations, generations, clock }),
-    gateway: new GatewayService({ users: appUsers, apps, observations, generations, indexes: new ConnectionIndexes((id) => observations.all(id), config.gatewayIndexMb * 1024 * 1024), cursors: new CursorCodec(config.cursorSecret), clock, logger }),
-    connectSessions: new ConnectSessionService({ sessions, users, limits: initiateLimits, apps, brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined, clock }),
+    gateway: new GatewayService({
+      users: appUsers,
+      apps,
+      observations,
+      generations,
+      indexes: new ConnectionIndexes((id) => observations.all(id), config.gatewayIndexMb * 1024 * 1024),
+      cursors: new CursorCodec(config.cursorSecret),
+      clock,
+      logger,
+    }),
+    connectSessions: new ConnectSessionService({
+      sessions,
+      users,
+      limits: initiateLimits,
+      apps,
+      brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined,
+      clock,
+    }),
     webhookDeliveryService: new WebhookDeliveryService({
       endpoints,
       deliveries,

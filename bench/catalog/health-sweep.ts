@@ -73,7 +73,13 @@ async function stubProcess(): Promise<void> {
     if (message === 'report') {
       const hosts: HostReport[] = stub.hosts().map((host) => {
         const stats = stub.statsOf(host);
-        return { host, requests: stats.requests, peakInFlight: stats.peakInFlight, peakConnections: stats.peakConnections, peakPerSecond: stub.peakRate(host) };
+        return {
+          host,
+          requests: stats.requests,
+          peakInFlight: stats.peakInFlight,
+          peakConnections: stats.peakConnections,
+          peakPerSecond: stub.peakRate(host),
+        };
       });
       const used = process.cpuUsage(cpu);
       const max = (field: keyof Omit<HostReport, 'host'>) => Math.max(...hosts.map((h) => h[field]));
@@ -111,20 +117,34 @@ const gc = () => (globalThis as { gc?: () => void }).gc?.();
 
 async function main(): Promise<void> {
   const child = fork(fileURLToPath(import.meta.url), ['--stub'], { execArgv: ['--enable-source-maps'] });
-  const { port, ca } = await new Promise<{ port: number; ca: string }>((resolve) => child.once('message', (m: StubMessage) => 'port' in m && resolve(m)));
+  const { port, ca } = await new Promise<{ port: number; ca: string }>((resolve) =>
+    child.once('message', (m: StubMessage) => 'port' in m && resolve(m)),
+  );
   const real = (await loadAllRealBrands()).brands;
   // Each host (with its port) becomes one host under fhir.test on the stub; paths stay as they were.
   const brands: CatalogBrand[] = real.map((brand) => {
     const url = new URL(brand.fhirBaseUrl);
-    return { ...brand, fhirBaseUrl: `https://${stubHost(url.host)}:${port}${url.pathname === '/' ? '' : url.pathname}` };
+    return {
+      ...brand,
+      fhirBaseUrl: `https://${stubHost(url.host)}:${port}${url.pathname === '/' ? '' : url.pathname}`,
+    };
   });
   const hostCount = new Set(brands.map((b) => new URL(b.fhirBaseUrl).host)).size;
 
   const config = loadConfig({ PORTICO_MONGODB_TIMEOUT_MS: '30000', ...process.env, LOG_LEVEL: 'warn' });
-  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, cacheDir: config.cacheDir });
-  const mongo = await connectMongo(embedded.uri, `bench_health_${process.pid}`, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
+  const embedded = await startEmbeddedDatabase({
+    port: config.devdbPort,
+    dataDir: config.dataDir,
+    cacheDir: config.cacheDir,
+  });
+  const mongo = await connectMongo(embedded.uri, `bench_health_${process.pid}`, {
+    timeoutMs: config.mongodbTimeoutMs,
+    longTimeoutMs: config.mongodbLongTimeoutMs,
+  });
   const results: Record<string, number>[] = [];
-  console.log(`health sweep: ${brands.length} brands on ${hostCount} hosts; limits ${JSON.stringify({ ...SETTINGS, intervalMs: undefined })}; ${os.availableParallelism()} cores`);
+  console.log(
+    `health sweep: ${brands.length} brands on ${hostCount} hosts; limits ${JSON.stringify({ ...SETTINGS, intervalMs: undefined })}; ${os.availableParallelism()} cores`,
+  );
   try {
     await mongo.db.dropDatabase();
     const locks = await documentLocksFor(mongo.db, undefined);
@@ -200,9 +220,16 @@ async function main(): Promise<void> {
       };
       results.push(result);
       console.log(JSON.stringify(result));
-      console.log(`  busiest hosts: ${stub.busiest.map((h) => `${h.host} ${h.requests} requests, ${h.peakInFlight} at once, ${h.peakConnections} connections, ${h.peakPerSecond}/s peak`).join('; ')}`);
-      if (summary.counts.UP !== brands.length || stub.requests !== 2 * brands.length) throw new Error(`round ${round}: ${summary.counts.UP} UP of ${brands.length}, ${stub.requests} requests`);
-      if (stub.maxPeakConnections > SETTINGS.perHostConcurrency || stub.maxPeakInFlight > SETTINGS.perHostConcurrency || stub.maxPeakPerSecond > SETTINGS.perHostRate.count) {
+      console.log(
+        `  busiest hosts: ${stub.busiest.map((h) => `${h.host} ${h.requests} requests, ${h.peakInFlight} at once, ${h.peakConnections} connections, ${h.peakPerSecond}/s peak`).join('; ')}`,
+      );
+      if (summary.counts.UP !== brands.length || stub.requests !== 2 * brands.length)
+        throw new Error(`round ${round}: ${summary.counts.UP} UP of ${brands.length}, ${stub.requests} requests`);
+      if (
+        stub.maxPeakConnections > SETTINGS.perHostConcurrency ||
+        stub.maxPeakInFlight > SETTINGS.perHostConcurrency ||
+        stub.maxPeakPerSecond > SETTINGS.perHostRate.count
+      ) {
         throw new Error(`round ${round}: a host saw more than the limits allow`);
       }
     }

@@ -58,8 +58,15 @@ const vmHwmMb = (): number | null => {
 /** The import itself (child process): prints one JSON line. */
 async function child(): Promise<void> {
   const config = loadConfig({ PORTICO_MONGODB_TIMEOUT_MS: '30000', ...process.env, LOG_LEVEL: 'warn' }); // bulk work on the embedded database: see bench/config.ts
-  const embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, cacheDir: config.cacheDir });
-  const mongo = await connectMongo(embedded.uri, `bench_import_${process.pid}`, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
+  const embedded = await startEmbeddedDatabase({
+    port: config.devdbPort,
+    dataDir: config.dataDir,
+    cacheDir: config.cacheDir,
+  });
+  const mongo = await connectMongo(embedded.uri, `bench_import_${process.pid}`, {
+    timeoutMs: config.mongodbTimeoutMs,
+    longTimeoutMs: config.mongodbLongTimeoutMs,
+  });
   const dir = await mkdtemp(path.join(os.tmpdir(), 'portico-bench-import-'));
   try {
     await mongo.db.dropDatabase();
@@ -69,7 +76,10 @@ async function child(): Promise<void> {
     const publish = (sources: LoadedSource[]) =>
       publishCatalog({
         ref: { namespace: 'bench', name: 'import' },
-        spec: { rollout: { retainSnapshots: 2, minBrandRatioPercent: 0 }, logos: { sizes: [...LOGO_SIZES], faviconFallback: false } },
+        spec: {
+          rollout: { retainSnapshots: 2, minBrandRatioPercent: 0 },
+          logos: { sizes: [...LOGO_SIZES], faviconFallback: false },
+        },
         sources,
         store,
         storage,
@@ -94,7 +104,12 @@ async function child(): Promise<void> {
       reimportSeconds,
       maxRssMb: process.resourceUsage().maxRSS / 1024,
       vmHwmMb: vmHwmMb(),
-      first: { brandCount: first.brandCount, duplicatesMerged: first.duplicatesMerged, logos: first.logos, created: first.snapshot.created },
+      first: {
+        brandCount: first.brandCount,
+        duplicatesMerged: first.duplicatesMerged,
+        logos: first.logos,
+        created: first.snapshot.created,
+      },
       again: { created: again.snapshot.created, artworks: again.logos.artworks },
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -108,7 +123,9 @@ async function child(): Promise<void> {
 
 function runChild(): Promise<ChildResult> {
   const script = fileURLToPath(import.meta.url);
-  const proc = spawn(process.execPath, ['--enable-source-maps', script, '--child'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--enable-source-maps', script, '--child'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   return new Promise((resolve, reject) => {
@@ -127,19 +144,45 @@ const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
 async function main(): Promise<void> {
   const r = await runChild();
   const peak = Math.max(r.maxRssMb, r.vmHwmMb ?? 0);
-  console.log(`full catalog import: ${r.sources} sources (every brand list fixture in a format the operator reads, through its own parsers, + 4 HL7 example bundles), ${r.rows} rows → ${r.first.brandCount} brands (${r.first.duplicatesMerged} duplicates merged)`);
-  console.log(`node ${process.version}, ${os.availableParallelism()} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}, embedded database (its own process, not in the RSS), file object storage`);
+  console.log(
+    `full catalog import: ${r.sources} sources (every brand list fixture in a format the operator reads, through its own parsers, + 4 HL7 example bundles), ${r.rows} rows → ${r.first.brandCount} brands (${r.first.duplicatesMerged} duplicates merged)`,
+  );
+  console.log(
+    `node ${process.version}, ${os.availableParallelism()} cores, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}, embedded database (its own process, not in the RSS), file object storage`,
+  );
   const logos = r.first.logos;
-  const reasons = Object.entries(logos.reasons).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+  const reasons =
+    Object.entries(logos.reasons)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ') || 'none';
   // The lists carry no artwork: the logo work is the HL7 bundles' references alone.
-  console.log(`logo work included: the HL7 bundles' logo references only (the lists carry none), favicon fallback off, 4 sizes × PNG + WebP`);
-  console.log(`  ${logos.rendered} brands got a rendered logo from ${logos.artworks.rendered} artworks (data: URLs); ${logos.failed} references failed (${reasons}: https: logos on example hosts, unreachable offline)`);
-  console.log(`  re-import rendered ${r.again.artworks.rendered} and reused ${r.again.artworks.reused} artworks; snapshot ${r.again.created ? 'NEW' : 'reused'}`);
+  console.log(
+    `logo work included: the HL7 bundles' logo references only (the lists carry none), favicon fallback off, 4 sizes × PNG + WebP`,
+  );
+  console.log(
+    `  ${logos.rendered} brands got a rendered logo from ${logos.artworks.rendered} artworks (data: URLs); ${logos.failed} references failed (${reasons}: https: logos on example hosts, unreachable offline)`,
+  );
+  console.log(
+    `  re-import rendered ${r.again.artworks.rendered} and reused ${r.again.artworks.reused} artworks; snapshot ${r.again.created ? 'NEW' : 'reused'}`,
+  );
   console.table([
-    { measure: 'import wall time (read + parse + publish), s', value: round(r.importSeconds, 2), target: `≤ ${TARGETS.seconds}`, verdict: met(r.importSeconds <= TARGETS.seconds) },
+    {
+      measure: 'import wall time (read + parse + publish), s',
+      value: round(r.importSeconds, 2),
+      target: `≤ ${TARGETS.seconds}`,
+      verdict: met(r.importSeconds <= TARGETS.seconds),
+    },
     { measure: '  of which reading and parsing the lists, s', value: round(r.loadSeconds, 2), target: '', verdict: '' },
     { measure: 're-import, unchanged, s', value: round(r.reimportSeconds, 2), target: '', verdict: '' },
-    { measure: 'peak RSS of the import process, MB', value: round(peak), target: `≤ ${TARGETS.rssMb}`, verdict: met(peak <= TARGETS.rssMb) },
+    {
+      measure: 'peak RSS of the import process, MB',
+      value: round(peak),
+      target: `≤ ${TARGETS.rssMb}`,
+      verdict: met(peak <= TARGETS.rssMb),
+    },
   ]);
 }
 

@@ -12,7 +12,13 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { LOGO_SIZES } from '../../core/src/catalog/model.js';
 import { FileObjectStorage, type ObjectStorage, type StoredObject } from '../../core/src/object-storage/index.js';
-import { renderArtwork, renderCounters, storeLogos, type LogoRequest, type LogoResults } from '../../operator/src/pipeline/logos.js';
+import {
+  renderArtwork,
+  renderCounters,
+  storeLogos,
+  type LogoRequest,
+  type LogoResults,
+} from '../../operator/src/pipeline/logos.js';
 
 const TARGET_PER_SECOND = 30;
 const LOGOS = Number(process.env.BENCH_LOGOS ?? 80);
@@ -65,7 +71,12 @@ const median = (runs: Timing[]) => [...runs].sort((a, b) => b.seconds - a.second
 export async function runLogoBench() {
   const cores = os.availableParallelism();
   const inputs = await Promise.all(Array.from({ length: LOGOS + WARM_UP }, (_, i) => logo(i)));
-  const requests = inputs.map((bytes, i): LogoRequest => ({ brandId: `b${i}`, logoUrl: `data:image/png;base64,${bytes.toString('base64')}`, portalUrl: null, fhirBaseUrl: `https://fhir${i}.example.org` }));
+  const requests = inputs.map((bytes, i): LogoRequest => ({
+    brandId: `b${i}`,
+    logoUrl: `data:image/png;base64,${bytes.toString('base64')}`,
+    portalUrl: null,
+    fhirBaseUrl: `https://fhir${i}.example.org`,
+  }));
   const measured = requests.slice(0, LOGOS);
   const dirs: string[] = [];
   const fileStorage = async () => {
@@ -74,7 +85,8 @@ export async function runLogoBench() {
   };
   const checked = async (storage: ObjectStorage) => {
     const result = await storeLogos(storage, measured);
-    if (result.failed > 0 || result.artworks.rendered !== LOGOS) throw new Error(`rendering failed: ${result.errors.join('; ')}`);
+    if (result.failed > 0 || result.artworks.rendered !== LOGOS)
+      throw new Error(`rendering failed: ${result.errors.join('; ')}`);
     return result;
   };
   try {
@@ -90,13 +102,26 @@ export async function runLogoBench() {
       const storage = lastFile;
       stages.file.push(await timed(() => checked(storage)));
       let next = 0;
-      stages.alone.push(await timed(() => Promise.all(Array.from({ length: cores }, async () => {
-        while (next < LOGOS) await renderArtwork(inputs[next++]!, 'png', LOGO_SIZES);
-      }))));
+      stages.alone.push(
+        await timed(() =>
+          Promise.all(
+            Array.from({ length: cores }, async () => {
+              while (next < LOGOS) await renderArtwork(inputs[next++]!, 'png', LOGO_SIZES);
+            }),
+          ),
+        ),
+      );
     }
     const again: Timing & { value: LogoResults } = await timed(() => storeLogos(lastFile!, measured));
     const bytes = inputs.slice(0, LOGOS).reduce((sum, b) => sum + b.length, 0);
-    const row = (stage: string, t: Timing, target = '', verdict = '') => ({ stage, 'logos/s': round(LOGOS / t.seconds), 'CPU ms/logo': round((t.cpuSeconds * 1000) / LOGOS), 'cores busy': round(t.cpuSeconds / t.seconds, 2), target, verdict });
+    const row = (stage: string, t: Timing, target = '', verdict = '') => ({
+      stage,
+      'logos/s': round(LOGOS / t.seconds),
+      'CPU ms/logo': round((t.cpuSeconds * 1000) / LOGOS),
+      'cores busy': round(t.cpuSeconds / t.seconds, 2),
+      target,
+      verdict,
+    });
     const memory = median(stages.memory);
     const memoryRate = LOGOS / memory.seconds;
     return {
@@ -108,10 +133,20 @@ export async function runLogoBench() {
       inputKb: round(bytes / LOGOS / 1024),
       sharpCallsPerLogo: round(pipelines / LOGOS),
       rows: [
-        row('storeLogos → memory storage (rendering pipeline)', memory, `≥ ${TARGET_PER_SECOND}/s`, memoryRate >= TARGET_PER_SECOND ? 'met' : 'MISSED'),
-        row('storeLogos → file storage (+ fsync\'d writes)', median(stages.file)),
+        row(
+          'storeLogos → memory storage (rendering pipeline)',
+          memory,
+          `≥ ${TARGET_PER_SECOND}/s`,
+          memoryRate >= TARGET_PER_SECOND ? 'met' : 'MISSED',
+        ),
+        row("storeLogos → file storage (+ fsync'd writes)", median(stages.file)),
         row('renderArtwork alone', median(stages.alone)),
-        row('re-run over stored logos (all reused)', again, 'renders 0', again.value.artworks.rendered === 0 ? 'met' : 'MISSED'),
+        row(
+          're-run over stored logos (all reused)',
+          again,
+          'renders 0',
+          again.value.artworks.rendered === 0 ? 'met' : 'MISSED',
+        ),
       ],
     };
   } finally {
@@ -121,9 +156,18 @@ export async function runLogoBench() {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const result = await runLogoBench();
-  console.log(`logo rendering: ${LOGOS} distinct 1024×1024 PNG logos (${result.inputKb} KB each) → ${LOGO_SIZES.length} sizes × PNG + WebP; median of ${ROUNDS} interleaved rounds`);
-  console.log(`node ${process.version}, ${result.cores} cores (default concurrency ${result.cores}), sharp concurrency ${result.sharpConcurrency}, ${result.sharpCallsPerLogo} sharp pipelines per logo`);
+  console.log(
+    `logo rendering: ${LOGOS} distinct 1024×1024 PNG logos (${result.inputKb} KB each) → ${LOGO_SIZES.length} sizes × PNG + WebP; median of ${ROUNDS} interleaved rounds`,
+  );
+  console.log(
+    `node ${process.version}, ${result.cores} cores (default concurrency ${result.cores}), sharp concurrency ${result.sharpConcurrency}, ${result.sharpCallsPerLogo} sharp pipelines per logo`,
+  );
   console.table(result.rows);
-  console.log(`CPU-bound ceiling on ${result.cores} idle cores: ${round(result.ceiling)} logos/s (cores / CPU seconds per logo); 1-minute load average at the end: ${round(result.loadAverage, 2)}`);
-  if (result.loadAverage > result.cores) console.log(`the machine was busy (load ${round(result.loadAverage, 1)} on ${result.cores} cores): logos/s is what this process got, not what the cores give`);
+  console.log(
+    `CPU-bound ceiling on ${result.cores} idle cores: ${round(result.ceiling)} logos/s (cores / CPU seconds per logo); 1-minute load average at the end: ${round(result.loadAverage, 2)}`,
+  );
+  if (result.loadAverage > result.cores)
+    console.log(
+      `the machine was busy (load ${round(result.loadAverage, 1)} on ${result.cores} cores): logos/s is what this process got, not what the cores give`,
+    );
 }

@@ -30,7 +30,8 @@ function memory(gc: Gc): number {
   return usage.heapUsed + usage.arrayBuffers;
 }
 
-const percentile = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const percentile = (sorted: Float64Array, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const round = (value: number, digits = 3) => Number(value.toFixed(digits));
 
 interface Word {
@@ -45,7 +46,11 @@ function queryWords(tokens: readonly string[], count: number, seed = 11): Word[]
   while (words.length < count) {
     const roll = random();
     let word: Word;
-    if (roll < 0.1) word = { kind: 'non-word', text: Array.from({ length: 4 + Math.floor(random() * 9) }, () => LETTERS[Math.floor(random() * 26)]).join('') };
+    if (roll < 0.1)
+      word = {
+        kind: 'non-word',
+        text: Array.from({ length: 4 + Math.floor(random() * 9) }, () => LETTERS[Math.floor(random() * 26)]).join(''),
+      };
     else {
       const once = typo(random, long[Math.floor(random() * long.length)]!, 0, LETTERS);
       word = roll < 0.6 ? { kind: '1 error', text: once } : { kind: '2 errors', text: typo(random, once, 0, LETTERS) };
@@ -57,7 +62,11 @@ function queryWords(tokens: readonly string[], count: number, seed = 11): Word[]
 
 function stats(samples: number[]) {
   const sorted = Float64Array.from(samples).sort();
-  return { p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted[sorted.length - 1]!) };
+  return {
+    p50Ms: round(percentile(sorted, 50)),
+    p99Ms: round(percentile(sorted, 99)),
+    maxMs: round(sorted[sorted.length - 1]!),
+  };
 }
 
 function benchSet(label: string, tokens: readonly string[], gc: Gc) {
@@ -109,13 +118,19 @@ function benchSet(label: string, tokens: readonly string[], gc: Gc) {
     ...stats(all),
     cpuUsPerWord: round((cpu.user + cpu.system) / all.length, 1),
     foundPerWord: round(found / all.length, 1),
-    kinds: Object.fromEntries([...byKind].sort(([a], [b]) => (a < b ? -1 : 1)).map(([kind, list]) => [kind, { words: list.length / ROUNDS, ...stats(list) }])),
+    kinds: Object.fromEntries(
+      [...byKind]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([kind, list]) => [kind, { words: list.length / ROUNDS, ...stats(list) }]),
+    ),
   };
 }
 
 function randomTokens(count: number, seed = 5): string[] {
   const random = seededRandom(seed);
-  const words = Array.from({ length: count }, () => Array.from({ length: 3 + Math.floor(random() * 10) }, () => LETTERS[Math.floor(random() * 26)]).join(''));
+  const words = Array.from({ length: count }, () =>
+    Array.from({ length: 3 + Math.floor(random() * 10) }, () => LETTERS[Math.floor(random() * 26)]).join(''),
+  );
   return [...new Set(words)].sort();
 }
 
@@ -126,7 +141,11 @@ async function main(gc: Gc): Promise<void> {
     benchSet('synthetic 100k brands', buildLayout(syntheticBrands(real, 100_000)).tokens, gc),
     benchSet('random letters (stress)', randomTokens(120_000), gc),
   ];
-  console.log(`near words, node ${process.version}, ${WORDS} words × ${ROUNDS} rounds, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `near words, node ${process.version}, ${WORDS} words × ${ROUNDS} rounds, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.table(sets.map(({ kinds: _kinds, ...row }) => row));
   const target = sets[1]!;
   const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
@@ -142,6 +161,8 @@ async function main(gc: Gc): Promise<void> {
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   if (!existsSync(BRANDS_DIR)) throw new Error(`brand list fixtures not found: ${BRANDS_DIR}`);
-  if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc: memory is measured after collection');
-  await main(globalThis.gc as Gc);
+  if (typeof globalThis.gc !== 'function')
+    throw new Error('run with node --expose-gc: memory is measured after collection');
+  const gc = globalThis.gc;
+  await main(() => void gc());
 }

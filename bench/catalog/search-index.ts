@@ -19,7 +19,8 @@ const ROUNDS = 3;
 const LIMIT = 25;
 
 function obtainGc(): { gc: (() => void) | undefined; how: string } {
-  if (typeof globalThis.gc === 'function') return { gc: globalThis.gc as () => void, how: '--expose-gc' };
+  const exposed = globalThis.gc;
+  if (typeof exposed === 'function') return { gc: () => void exposed(), how: '--expose-gc' };
   try {
     v8.setFlagsFromString('--expose-gc');
     const gc: unknown = vm.runInNewContext('gc');
@@ -38,14 +39,19 @@ function memory(gc: (() => void) | undefined): number {
   return usage.heapUsed + usage.arrayBuffers;
 }
 
-const percentile = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+const percentile = (sorted: Float64Array, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const round = (value: number, digits = 3) => Number(value.toFixed(digits));
 
 function measureQueries(index: BrandSearchIndex, queries: BenchQuery[]) {
   // Queries whose exact matches did not fill the limit ran the typo-tolerant fallback too: reported apart.
   const fellBack = new Set<BenchQuery>();
   const run = (query: BenchQuery) => {
-    const result = index.search(query.q, { limit: LIMIT, ...(query.platform && { platform: query.platform }), ...(query.near && { near: query.near }) });
+    const result = index.search(query.q, {
+      limit: LIMIT,
+      ...(query.platform && { platform: query.platform }),
+      ...(query.near && { near: query.near }),
+    });
     if (result.exact < LIMIT && query.q.trim().length >= 2) fellBack.add(query);
     return result.brands.length;
   };
@@ -73,7 +79,14 @@ function measureQueries(index: BrandSearchIndex, queries: BenchQuery[]) {
   const kinds = Object.fromEntries(
     [...byKind].map(([kind, list]) => {
       const sorted = Float64Array.from(list).sort();
-      return [kind, { p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)), maxMs: round(sorted[sorted.length - 1]!) }];
+      return [
+        kind,
+        {
+          p50Ms: round(percentile(sorted, 50)),
+          p99Ms: round(percentile(sorted, 99)),
+          maxMs: round(sorted[sorted.length - 1]!),
+        },
+      ];
     }),
   );
   return {
@@ -82,7 +95,12 @@ function measureQueries(index: BrandSearchIndex, queries: BenchQuery[]) {
     p99Ms: round(percentile(samples, 99)),
     maxMs: round(samples[samples.length - 1]!),
     cpuUsPerQuery: round((cpu.user + cpu.system) / samples.length, 1),
-    fallback: { samples: fallback.length, p50Ms: round(percentile(fallbackSorted, 50)), p99Ms: round(percentile(fallbackSorted, 99)), maxMs: round(fallbackSorted[fallbackSorted.length - 1] ?? 0) },
+    fallback: {
+      samples: fallback.length,
+      p50Ms: round(percentile(fallbackSorted, 50)),
+      p99Ms: round(percentile(fallbackSorted, 99)),
+      maxMs: round(fallbackSorted[fallbackSorted.length - 1] ?? 0),
+    },
     kinds,
     resultsReturned: sink,
   };
@@ -143,7 +161,9 @@ export async function runSearchIndexBench(): Promise<Record<string, unknown>> {
 function printTable(result: Record<string, unknown>): void {
   const sets = result.sets as ReturnType<typeof benchSet>[];
   const verdict = result.verdict as Record<string, string>;
-  console.log(`catalog search index, node ${String(result.node)}, gc: ${String(result.gc)}, limit ${LIMIT}, ${QUERIES} queries × ${ROUNDS} rounds`);
+  console.log(
+    `catalog search index, node ${String(result.node)}, gc: ${String(result.gc)}, limit ${LIMIT}, ${QUERIES} queries × ${ROUNDS} rounds`,
+  );
   console.log(`real set grouped by: ${String(result.realGrouping)}`);
   const rows = sets.map((s) => ({
     set: s.label,
@@ -156,9 +176,21 @@ function printTable(result: Record<string, unknown>): void {
     'fallback p99 ms': s.queries.fallback.p99Ms,
     'CPU µs/query': s.queries.cpuUsPerQuery,
   }));
-  rows.push({ set: 'target at 100k', brands: SYNTHETIC_SIZE, 'build ms (cold/warm)': `≤ ${TARGETS.buildMs}`, 'memory MB': TARGETS.memoryMb, 'p50 ms': NaN, 'p99 ms': TARGETS.p99Ms, 'max ms': NaN, 'fallback p99 ms': TARGETS.p99Ms, 'CPU µs/query': NaN });
+  rows.push({
+    set: 'target at 100k',
+    brands: SYNTHETIC_SIZE,
+    'build ms (cold/warm)': `≤ ${TARGETS.buildMs}`,
+    'memory MB': TARGETS.memoryMb,
+    'p50 ms': NaN,
+    'p99 ms': TARGETS.p99Ms,
+    'max ms': NaN,
+    'fallback p99 ms': TARGETS.p99Ms,
+    'CPU µs/query': NaN,
+  });
   console.table(rows);
-  console.log(`100k verdict: p99 ≤ ${TARGETS.p99Ms} ms ${verdict.p99}; fallback p99 ≤ ${TARGETS.p99Ms} ms ${verdict.fallbackP99}; build ≤ ${TARGETS.buildMs / 1000} s ${verdict.build}; memory ≤ ${TARGETS.memoryMb} MB ${verdict.memory}`);
+  console.log(
+    `100k verdict: p99 ≤ ${TARGETS.p99Ms} ms ${verdict.p99}; fallback p99 ≤ ${TARGETS.p99Ms} ms ${verdict.fallbackP99}; build ≤ ${TARGETS.buildMs / 1000} s ${verdict.build}; memory ≤ ${TARGETS.memoryMb} MB ${verdict.memory}`,
+  );
   for (const s of sets) {
     console.log(`\n${s.label}: latency by query kind`);
     console.table(s.queries.kinds);

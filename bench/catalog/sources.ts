@@ -4,13 +4,11 @@ import { parseSource, type LoadedSource } from '../../operator/src/pipeline/inde
 import { loadAllRealSources, readBrandFile } from '../../testkit/real-brands.js';
 
 export function benchCatalogSources(): LoadedSource[] {
-  const examples = [1, 2, 3, 4].map(
-    (n): LoadedSource => ({
-      name: `hl7-example-${n}`,
-      priority: 0,
-      platformType: 'OTHER',
-      parsed: parseSource('smart-brands-bundle', readBrandFile(`smart-app-launch-examples/Bundle-example${n}.json`)),
-    }),
-  );
+  const examples = [1, 2, 3, 4].map((n): LoadedSource => ({
+    name: `hl7-example-${n}`,
+    priority: 0,
+    platformType: 'OTHER',
+    parsed: parseSource('smart-brands-bundle', readBrandFile(`smart-app-launch-examples/Bundle-example${n}.json`)),
+  }));
   return [...examples, ...loadAllRealSources()];
 }

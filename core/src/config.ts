@@ -85,17 +85,20 @@ export function readCoreConfig(read: EnvReader): CoreConfig {
   const mongodbUri = read.str('MONGODB_URI');
   let mongodbDatabase = 'portico';
   if (mongodbUri !== undefined) {
-    if (!/^mongodb(\+srv)?:\/\//.test(mongodbUri)) read.problem('MONGODB_URI must start with mongodb:// or mongodb+srv://');
+    if (!/^mongodb(\+srv)?:\/\//.test(mongodbUri))
+      read.problem('MONGODB_URI must start with mongodb:// or mongodb+srv://');
     const dbName = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]+)/.exec(mongodbUri)?.[1];
     if (dbName) mongodbDatabase = decodeURIComponent(dbName);
   }
 
   const redisUrl = read.str('REDIS_URL');
-  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl)) read.problem('REDIS_URL must start with redis:// or rediss://');
+  if (redisUrl !== undefined && !/^rediss?:\/\//.test(redisUrl))
+    read.problem('REDIS_URL must start with redis:// or rediss://');
 
   const dataDir = path.resolve(read.str('PORTICO_DATA_DIR') ?? '.data');
   const objectStorage = read.str('PORTICO_OBJECT_STORAGE') ?? `file://${path.join(dataDir, 'objects')}`;
-  if (!/^(file|s3):\/\//.test(objectStorage)) read.problem('PORTICO_OBJECT_STORAGE must be file://<dir> or s3://<bucket>?…');
+  if (!/^(file|s3):\/\//.test(objectStorage))
+    read.problem('PORTICO_OBJECT_STORAGE must be file://<dir> or s3://<bucket>?…');
 
   const catalogRaw = read.str('PORTICO_CATALOG') ?? 'default/default';
   const catalog = parseCatalogRef(catalogRaw);
@@ -103,7 +106,8 @@ export function readCoreConfig(read: EnvReader): CoreConfig {
 
   const mongodbTimeoutMs = read.int('PORTICO_MONGODB_TIMEOUT_MS', 2500, 100, 120_000);
   const mongodbLongTimeoutMs = read.int('PORTICO_MONGODB_LONG_TIMEOUT_MS', 60_000, 1000, 3_600_000);
-  if (mongodbLongTimeoutMs < mongodbTimeoutMs) read.problem('PORTICO_MONGODB_LONG_TIMEOUT_MS must not be shorter than PORTICO_MONGODB_TIMEOUT_MS');
+  if (mongodbLongTimeoutMs < mongodbTimeoutMs)
+    read.problem('PORTICO_MONGODB_LONG_TIMEOUT_MS must not be shorter than PORTICO_MONGODB_TIMEOUT_MS');
 
   const logLevel = (read.str('LOG_LEVEL') ?? 'info').toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) read.problem(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -115,7 +119,11 @@ export function readCoreConfig(read: EnvReader): CoreConfig {
     mongodbLongTimeoutMs,
     devdbPort: read.int('PORTICO_DEVDB_PORT', 27017, 1, 65535),
     dataDir,
-    cacheDir: toolCacheDir({ PORTICO_CACHE_DIR: read.str('PORTICO_CACHE_DIR'), XDG_CACHE_HOME: read.str('XDG_CACHE_HOME'), HOME: read.str('HOME') }),
+    cacheDir: toolCacheDir({
+      PORTICO_CACHE_DIR: read.str('PORTICO_CACHE_DIR'),
+      XDG_CACHE_HOME: read.str('XDG_CACHE_HOME'),
+      HOME: read.str('HOME'),
+    }),
     redisUrl,
     redisTimeoutMs: read.int('PORTICO_REDIS_TIMEOUT_MS', 2500, 100, 120_000),
     objectStorage,

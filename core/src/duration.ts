@@ -7,6 +7,7 @@ const DURATION = /^(?:[0-9]+(?:ms|s|m|h))+$/;
 export function parseDuration(text: string): number | undefined {
   if (!DURATION.test(text)) return undefined;
   let ms = 0;
-  for (const [, amount, unit] of text.matchAll(/([0-9]+)(ms|s|m|h)/g)) ms += Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS];
+  for (const [, amount, unit] of text.matchAll(/([0-9]+)(ms|s|m|h)/g))
+    ms += Number(amount) * UNIT_MS[unit as keyof typeof UNIT_MS];
   return ms;
 }

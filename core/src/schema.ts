@@ -18,7 +18,9 @@ export const documentAjv = addFormats(new Ajv({ allErrors: true, strict: false, 
  */
 export const acceptAjv = addFormats(new Ajv({ allErrors: false, strict: false, useDefaults: true }));
 /** Path and query parameters, which arrive as text: the same, with "7" read as 7. */
-export const parameterAjv = addFormats(new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: true }));
+export const parameterAjv = addFormats(
+  new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes: true }),
+);
 
 /** One problem with a value: where (dotted path, "" for the value itself) and what. */
 export interface SchemaProblem {
@@ -74,7 +76,12 @@ export function explainPattern(pattern: string, meaning: string): string {
 
 function problemOf(error: ErrorObject): SchemaProblem {
   const path = error.instancePath.split('/').slice(1).join('.');
-  const meaning = error.keyword === 'pattern' ? PATTERN_MEANINGS.get(String(error.params.pattern)) : error.keyword === 'format' ? FORMAT_MEANINGS.get(String(error.params.format)) : undefined;
+  const meaning =
+    error.keyword === 'pattern'
+      ? PATTERN_MEANINGS.get(String(error.params.pattern))
+      : error.keyword === 'format'
+        ? FORMAT_MEANINGS.get(String(error.params.format))
+        : undefined;
   if (meaning !== undefined) return { path, detail: meaning };
   if (error.keyword === 'additionalProperties') {
     const extra = String(error.params.additionalProperty);
@@ -88,11 +95,17 @@ function problemOf(error: ErrorObject): SchemaProblem {
 }
 
 /** Checks a value (filling in defaults); returns it typed, or the problems found. */
-export function checkDocument<T extends TSchema>(schema: T, value: unknown): { ok: true; value: Static<T> } | ({ ok: false } & SchemaProblems) {
+export function checkDocument<T extends TSchema>(
+  schema: T,
+  value: unknown,
+): { ok: true; value: Static<T> } | ({ ok: false } & SchemaProblems) {
   const check = documentAjv.compile(schema);
   return check(value) ? { ok: true, value: value as Static<T> } : { ok: false, ...schemaProblems(check) };
 }
 
 /** "spec.sources.0.url must match …; kind is required" (and "; 3 more problems" past the cap). */
 export const describeProblems = ({ problems, omitted }: SchemaProblems): string =>
-  [...problems.map((p) => `${p.path || 'value'} ${p.detail}`), ...(omitted > 0 ? [`${omitted} more problem${omitted === 1 ? '' : 's'}`] : [])].join('; ');
+  [
+    ...problems.map((p) => `${p.path || 'value'} ${p.detail}`),
+    ...(omitted > 0 ? [`${omitted} more problem${omitted === 1 ? '' : 's'}`] : []),
+  ].join('; ');

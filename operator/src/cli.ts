@@ -18,18 +18,37 @@ names another. Exits non-zero on failure, or with 3 when the snapshot was held b
 
 function summary(report: ImportReport): string {
   const lines = [`catalog ${report.catalog.namespace}/${report.catalog.name}`];
-  for (const s of report.sources) lines.push(`  source ${s.name} (${s.format}): ${s.rowsRead} rows read, ${s.rejected} rejected${s.rejections.length ? ` (${s.rejections.slice(0, 3).join('; ')})` : ''}`);
+  for (const s of report.sources)
+    lines.push(
+      `  source ${s.name} (${s.format}): ${s.rowsRead} rows read, ${s.rejected} rejected${s.rejections.length ? ` (${s.rejections.slice(0, 3).join('; ')})` : ''}`,
+    );
   lines.push(`  brands: ${report.brandCount}, duplicates merged: ${report.duplicatesMerged}`);
   const reasons = Object.entries(report.logos.reasons).map(([reason, count]) => `${reason} ${count}`);
-  lines.push(`  logos: ${report.logos.rendered} rendered, ${report.logos.fallback} fallback, ${report.logos.failed} failed${reasons.length ? ` (${reasons.join(', ')})` : ''}`);
-  lines.push(`  artwork: ${report.logos.artworks.rendered} rendered now, ${report.logos.artworks.reused} reused from storage`);
-  lines.push(`  snapshot: ${report.snapshot.id} (${report.snapshot.created ? 'new' : 'unchanged'}), ${report.active ? 'active' : `NOT activated: ${report.stalled?.message}`}`);
-  if (report.diff) lines.push(`  changes: +${report.diff.added.length} −${report.diff.removed.length} ~${report.diff.changed.length}`);
+  lines.push(
+    `  logos: ${report.logos.rendered} rendered, ${report.logos.fallback} fallback, ${report.logos.failed} failed${reasons.length ? ` (${reasons.join(', ')})` : ''}`,
+  );
+  lines.push(
+    `  artwork: ${report.logos.artworks.rendered} rendered now, ${report.logos.artworks.reused} reused from storage`,
+  );
+  lines.push(
+    `  snapshot: ${report.snapshot.id} (${report.snapshot.created ? 'new' : 'unchanged'}), ${report.active ? 'active' : `NOT activated: ${report.stalled?.message}`}`,
+  );
+  if (report.diff)
+    lines.push(`  changes: +${report.diff.added.length} −${report.diff.removed.length} ~${report.diff.changed.length}`);
   return lines.join('\n');
 }
 
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { file: { type: 'string', short: 'f' }, catalog: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      file: { type: 'string', short: 'f' },
+      catalog: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
   if (values.help) {
     console.log(USAGE);
     return 0;

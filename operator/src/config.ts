@@ -23,8 +23,12 @@ export function loadOperatorConfig(env: NodeJS.ProcessEnv = process.env): Operat
   const core = readCoreConfig(read);
   const leaseNamespace = read.str('POD_NAMESPACE') ?? 'default';
   const leaseName = read.str('PORTICO_OPERATOR_LEASE') ?? 'portico-catalog-operator';
-  for (const [variable, value] of [['POD_NAMESPACE', leaseNamespace], ['PORTICO_OPERATOR_LEASE', leaseName]] as const) {
-    if (value.length > 253 || !KUBERNETES_NAME.test(value)) read.problem(`${variable} must be a Kubernetes name (got "${value}")`);
+  for (const [variable, value] of [
+    ['POD_NAMESPACE', leaseNamespace],
+    ['PORTICO_OPERATOR_LEASE', leaseName],
+  ] as const) {
+    if (value.length > 253 || !KUBERNETES_NAME.test(value))
+      read.problem(`${variable} must be a Kubernetes name (got "${value}")`);
   }
   const config: OperatorConfig = {
     ...core,

@@ -5,17 +5,30 @@ import { createServer, type Server } from 'node:http';
 import type { OperatorMetrics } from './shared/metrics.js';
 import type { ReadinessResult } from './readiness.js';
 
-export async function serveOperatorEndpoints(metrics: OperatorMetrics, host: string, port: number, readiness: () => Promise<ReadinessResult>): Promise<Server> {
+export async function serveOperatorEndpoints(
+  metrics: OperatorMetrics,
+  host: string,
+  port: number,
+  readiness: () => Promise<ReadinessResult>,
+): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
+      res
+        .writeHead(405, { Allow: 'GET, HEAD', 'Content-Type': 'text/plain; charset=utf-8' })
+        .end('method not allowed\n');
     } else if (path === '/healthz') {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' }).end('ok\n');
     } else if (path === '/readyz') {
       readiness().then(
-        ({ ready, checks }) => res.writeHead(ready ? 200 : 503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify({ status: ready ? 'ready' : 'not ready', checks })),
-        () => res.writeHead(503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' }).end(JSON.stringify({ status: 'not ready' })),
+        ({ ready, checks }) =>
+          res
+            .writeHead(ready ? 200 : 503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' })
+            .end(JSON.stringify({ status: ready ? 'ready' : 'not ready', checks })),
+        () =>
+          res
+            .writeHead(503, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' })
+            .end(JSON.stringify({ status: 'not ready' })),
       );
     } else if (path === '/metrics') {
       metrics.registry.metrics().then(

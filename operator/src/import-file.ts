@@ -24,7 +24,11 @@ export interface ImportReport extends PublishReport {
   sources: { name: string; format: string; rowsRead: number; rejected: number; rejections: string[] }[];
 }
 
-async function sourceText(source: SourceSpec, baseDir: string, fetchText: (url: string) => Promise<string>): Promise<string> {
+async function sourceText(
+  source: SourceSpec,
+  baseDir: string,
+  fetchText: (url: string) => Promise<string>,
+): Promise<string> {
   const local = await readLocalSource(source, baseDir);
   if (local !== undefined) return local;
   if (source.url) return fetchText(source.url);
@@ -35,7 +39,10 @@ export async function importCatalogFile(file: string, options: ImportOptions): P
   const catalog = await loadCatalogFile(file);
   const ref = options.ref ?? { namespace: catalog.namespace, name: catalog.name };
   const loaded: LoadedSource[] = [];
-  for (const source of catalog.spec.sources) loaded.push(await loadSource(source, () => sourceText(source, catalog.baseDir, options.fetchText ?? fetchSourceList)));
+  for (const source of catalog.spec.sources)
+    loaded.push(
+      await loadSource(source, () => sourceText(source, catalog.baseDir, options.fetchText ?? fetchSourceList)),
+    );
   const report = await publishCatalog({
     ref,
     spec: catalog.spec,

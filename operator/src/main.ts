@@ -37,20 +37,41 @@ async function main(): Promise<void> {
     agentFor: (settings) => healthAgent(settings),
     ...(announceHealth && { announce: announceHealth }),
   });
-  const lease = { namespace: config.leaseNamespace, name: config.leaseName, identity: config.identity, leaseDurationSeconds: 15, retryMs: 2000, renewDeadlineMs: 10_000 };
+  const lease = {
+    namespace: config.leaseNamespace,
+    name: config.leaseName,
+    identity: config.identity,
+    leaseDurationSeconds: 15,
+    retryMs: 2000,
+    renewDeadlineMs: 10_000,
+  };
   const operator = startOperator({
     kube,
     deps: { ...deps, clock: systemClock, logger, metrics, fetchText: fetchSourceList, health },
-    controller: { informer: { relistMs: 5 * 60_000, watchdogMs: 5 * 60_000 }, queue: { baseDelayMs: 1000, maxDelayMs: 5 * 60_000 }, workers: 2 },
+    controller: {
+      informer: { relistMs: 5 * 60_000, watchdogMs: 5 * 60_000 },
+      queue: { baseDelayMs: 1000, maxDelayMs: 5 * 60_000 },
+      workers: 2,
+    },
     lease,
     logger,
     onLostLeadership: (code) => process.exit(code),
   });
   metrics.watch({ queueDepth: () => operator.controller.queueDepth, leading: () => operator.elector.isLeader });
   // Connected: the API server answered one of the last few Lease reads (one every retryMs).
-  const readiness = operatorReadiness({ lastContact: () => operator.elector.lastContact, leading: () => operator.elector.isLeader, pingDatabase: () => publishing.ping() }, lease.retryMs * 3 + lease.renewDeadlineMs);
+  const readiness = operatorReadiness(
+    {
+      lastContact: () => operator.elector.lastContact,
+      leading: () => operator.elector.isLeader,
+      pingDatabase: () => publishing.ping(),
+    },
+    lease.retryMs * 3 + lease.renewDeadlineMs,
+  );
   const endpoints = await serveOperatorEndpoints(metrics, config.httpHost, config.httpPort, readiness);
-  logger.info({ port: config.httpPort }, `health, readiness and metrics on http://${config.httpHost}:${config.httpPort}`);
+  logger.info(
+    { port: config.httpPort },
+    `health, readiness and metrics on http://${config.httpHost}:${config.httpPort}`,
+  );
 
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');

@@ -78,7 +78,12 @@ describe('config: loadConfig', () => {
   });
 
   it('reads booleans as true/false or 1/0, in any case', () => {
-    for (const [raw, value] of [['TRUE', true], ['1', true], ['False', false], ['0', false]] as const) {
+    for (const [raw, value] of [
+      ['TRUE', true],
+      ['1', true],
+      ['False', false],
+      ['0', false],
+    ] as const) {
       expect(loadConfig({ PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: raw }).webhookAllowPrivateUrls, raw).to.equal(value);
     }
   });
@@ -143,24 +148,66 @@ describe('config: loadConfig', () => {
       pollMs: 5_000,
       concurrency: 256,
     });
-    const tuned = loadConfig({ PORTICO_WEBHOOK_RETRY_SCHEDULE: '1s, 1s,2s', PORTICO_WEBHOOK_DISABLE_WINDOW: '0s', PORTICO_WEBHOOK_DISPATCH: 'false', PORTICO_WEBHOOK_TIMEOUT_MS: '500', PORTICO_WEBHOOK_LEASE_MS: '2000' }, fixedSecret).webhooks;
+    const tuned = loadConfig(
+      {
+        PORTICO_WEBHOOK_RETRY_SCHEDULE: '1s, 1s,2s',
+        PORTICO_WEBHOOK_DISABLE_WINDOW: '0s',
+        PORTICO_WEBHOOK_DISPATCH: 'false',
+        PORTICO_WEBHOOK_TIMEOUT_MS: '500',
+        PORTICO_WEBHOOK_LEASE_MS: '2000',
+      },
+      fixedSecret,
+    ).webhooks;
     expect(tuned).to.include({ dispatch: false, disableWindowMs: 0, timeoutMs: 500, leaseMs: 2000 });
     expect(tuned.retryScheduleMs).to.deep.equal([1000, 1000, 2000]);
   });
 
   it('gives every MongoDB and Redis call a deadline of 2.5 s (60 s for long operations) unless told otherwise', () => {
-    expect(loadConfig({}, fixedSecret)).to.include({ mongodbTimeoutMs: 2500, mongodbLongTimeoutMs: 60_000, redisTimeoutMs: 2500 });
-    const tuned = loadConfig({ PORTICO_MONGODB_TIMEOUT_MS: '4000', PORTICO_MONGODB_LONG_TIMEOUT_MS: '120000', PORTICO_REDIS_TIMEOUT_MS: '1000' }, fixedSecret);
+    expect(loadConfig({}, fixedSecret)).to.include({
+      mongodbTimeoutMs: 2500,
+      mongodbLongTimeoutMs: 60_000,
+      redisTimeoutMs: 2500,
+    });
+    const tuned = loadConfig(
+      {
+        PORTICO_MONGODB_TIMEOUT_MS: '4000',
+        PORTICO_MONGODB_LONG_TIMEOUT_MS: '120000',
+        PORTICO_REDIS_TIMEOUT_MS: '1000',
+      },
+      fixedSecret,
+    );
     expect(tuned).to.include({ mongodbTimeoutMs: 4000, mongodbLongTimeoutMs: 120_000, redisTimeoutMs: 1000 });
   });
 
   it('limits initiate to 10 per 60 s per app user and 60 per 60 s per key unless told otherwise, and reads the rates', () => {
-    expect(loadConfig({}, fixedSecret).initiateRateLimit).to.deep.equal({ capacity: 10, windowMs: 60_000, name: 'initiate' });
-    expect(loadConfig({}, fixedSecret).initiateKeyRateLimit).to.deep.equal({ capacity: 60, windowMs: 60_000, name: 'initiate-key' });
-    expect(loadConfig({ PORTICO_INITIATE_KEY_RATE_LIMIT: '600/10m' }, fixedSecret).initiateKeyRateLimit).to.deep.equal({ capacity: 600, windowMs: 600_000, name: 'initiate-key' });
+    expect(loadConfig({}, fixedSecret).initiateRateLimit).to.deep.equal({
+      capacity: 10,
+      windowMs: 60_000,
+      name: 'initiate',
+    });
+    expect(loadConfig({}, fixedSecret).initiateKeyRateLimit).to.deep.equal({
+      capacity: 60,
+      windowMs: 60_000,
+      name: 'initiate-key',
+    });
+    expect(loadConfig({ PORTICO_INITIATE_KEY_RATE_LIMIT: '600/10m' }, fixedSecret).initiateKeyRateLimit).to.deep.equal({
+      capacity: 600,
+      windowMs: 600_000,
+      name: 'initiate-key',
+    });
     expectRejected({ PORTICO_INITIATE_KEY_RATE_LIMIT: '60' }, 'PORTICO_INITIATE_KEY_RATE_LIMIT');
-    for (const [raw, capacity, windowMs] of [['5/1m', 5, 60_000], ['100/1h', 100, 3_600_000], ['1/1s', 1, 1_000], ['10000/24h', 10_000, 86_400_000], ['3/1m30s', 3, 90_000]] as const) {
-      expect(loadConfig({ PORTICO_INITIATE_RATE_LIMIT: raw }, fixedSecret).initiateRateLimit, raw).to.deep.equal({ capacity, windowMs, name: 'initiate' });
+    for (const [raw, capacity, windowMs] of [
+      ['5/1m', 5, 60_000],
+      ['100/1h', 100, 3_600_000],
+      ['1/1s', 1, 1_000],
+      ['10000/24h', 10_000, 86_400_000],
+      ['3/1m30s', 3, 90_000],
+    ] as const) {
+      expect(loadConfig({ PORTICO_INITIATE_RATE_LIMIT: raw }, fixedSecret).initiateRateLimit, raw).to.deep.equal({
+        capacity,
+        windowMs,
+        name: 'initiate',
+      });
     }
   });
 
@@ -169,13 +216,21 @@ describe('config: loadConfig', () => {
   });
 
   it('does not demand it of a process that serves no requests (portico admin)', () => {
-    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' }, fixedSecret, { servesRequests: false }).redisUrl).to.equal('redis://cache:6379');
+    expect(loadConfig({ REDIS_URL: 'redis://cache:6379' }, fixedSecret, { servesRequests: false }).redisUrl).to.equal(
+      'redis://cache:6379',
+    );
   });
 
   for (const [variable, value] of invalid) {
     it(`rejects ${variable}=${JSON.stringify(value)} with a ConfigError naming it`, () => {
       // REDIS_URL also demands a shared cursor secret; give one so that only the value under test is wrong.
-      expectRejected({ [variable]: value, ...(variable === 'REDIS_URL' && { PORTICO_CURSOR_SECRET: 'a-shared-cursor-secret-0123456789abcdef' }) }, variable);
+      expectRejected(
+        {
+          [variable]: value,
+          ...(variable === 'REDIS_URL' && { PORTICO_CURSOR_SECRET: 'a-shared-cursor-secret-0123456789abcdef' }),
+        },
+        variable,
+      );
     });
   }
 
@@ -192,7 +247,20 @@ describe('config: loadConfig', () => {
   });
 
   it('treats empty and blank values as unset', () => {
-    const names = ['PORT', 'MONGODB_URI', 'REDIS_URL', 'PUBLIC_BASE_URL', 'PORTICO_ADMIN_TOKEN', 'PORTICO_CURSOR_SECRET', 'PORTICO_OBJECT_STORAGE', 'PORTICO_CATALOG', 'LOG_LEVEL', 'PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS', 'PORTICO_DEVDB_PORT', 'PORTICO_INITIATE_RATE_LIMIT'];
+    const names = [
+      'PORT',
+      'MONGODB_URI',
+      'REDIS_URL',
+      'PUBLIC_BASE_URL',
+      'PORTICO_ADMIN_TOKEN',
+      'PORTICO_CURSOR_SECRET',
+      'PORTICO_OBJECT_STORAGE',
+      'PORTICO_CATALOG',
+      'LOG_LEVEL',
+      'PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS',
+      'PORTICO_DEVDB_PORT',
+      'PORTICO_INITIATE_RATE_LIMIT',
+    ];
     for (const blank of ['', '   ']) {
       const config = loadConfig(Object.fromEntries(names.map((n) => [n, blank])), fixedSecret);
       expect(config).to.deep.equal(loadConfig({}, fixedSecret));

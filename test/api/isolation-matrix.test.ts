@@ -49,7 +49,7 @@ const CALLERS: Caller[] = [
   { name: "pk_ of another tenant's app", kind: 'pk', tenant: 'B', app: 'app' },
   { name: "ak_ of another tenant's app", kind: 'ak', tenant: 'B', app: 'app' },
   { name: 'revoked sk_ of the owner', kind: 'sk', tenant: 'A', dead: 'revoked' },
-  { name: "revoked ak_ of an app of the owner", kind: 'ak', tenant: 'A', dead: 'revoked' },
+  { name: 'revoked ak_ of an app of the owner', kind: 'ak', tenant: 'A', dead: 'revoked' },
   { name: 'sk_ of a suspended account', kind: 'sk', tenant: 'C', dead: 'suspended' },
   { name: "pk_ of a suspended account's app", kind: 'pk', tenant: 'C', dead: 'suspended' },
   { name: "ak_ of a suspended account's app", kind: 'ak', tenant: 'C', dead: 'suspended' },
@@ -62,7 +62,7 @@ function tokenOf(world: World, caller: Caller, scope: string | undefined): strin
   if (caller.dead === 'revoked') return world.strangers.revoked[caller.kind as 'sk' | 'ak'];
   const tenant = world.tenants[caller.tenant as TenantName];
   if (caller.kind === 'sk') return caller.lacking ? tenant.lacking[scope ?? 'patient:read'] : tenant.sk;
-  return tenant[caller.app!][caller.kind as 'pk' | 'ak'];
+  return tenant[caller.app!][caller.kind];
 }
 
 // ---- identifier variants -----------------------------------------------------------------------------------
@@ -92,18 +92,61 @@ const forged = (cursor: string) => `${cursor.split('.')[0]}.${'A'.repeat(43)}`;
 
 const PARAMS = {
   patient: { variants: EVERY, unknown: () => randomUUID(), malformed: 'not-a-uuid', fresh: (m, d) => m.patient(d) },
-  endpoint: { variants: EVERY, unknown: () => randomUUID(), malformed: 'not-a-uuid', fresh: async (m, d) => (await m.endpoint(d)).id },
-  appUser: { variants: EVERY, unknown: () => `never-seen-${randomUUID()}`, malformed: 'bad id!', fresh: (m, d) => m.appUser(d) },
-  initiatedUser: { variants: EVERY, unknown: () => `never-seen-${randomUUID()}`, malformed: 'bad id!', fresh: (m, d) => m.initiatedUser(d) },
-  connection: { variants: EVERY, unknown: () => randomUUID(), malformed: 'not-a-uuid', fresh: async (m, d) => (d ? m.revokedConnection() : (await m.connection()).connectionId) },
-  session: { variants: EVERY, unknown: () => randomUUID(), malformed: 'not-a-uuid', fresh: (m, d) => m.pendingSession(d) },
-  searchCursor: { variants: EVERY, unknown: (w) => forged(w.tenants.A.shared.searchCursor!.live!), malformed: 'not-a-cursor' },
-  listCursor: { variants: ['-', 'own', 'other', 'unknown', 'malformed'], unknown: (w) => forged(w.tenants.A.shared.listCursor!.live!), malformed: 'not-a-cursor' },
+  endpoint: {
+    variants: EVERY,
+    unknown: () => randomUUID(),
+    malformed: 'not-a-uuid',
+    fresh: async (m, d) => (await m.endpoint(d)).id,
+  },
+  appUser: {
+    variants: EVERY,
+    unknown: () => `never-seen-${randomUUID()}`,
+    malformed: 'bad id!',
+    fresh: (m, d) => m.appUser(d),
+  },
+  initiatedUser: {
+    variants: EVERY,
+    unknown: () => `never-seen-${randomUUID()}`,
+    malformed: 'bad id!',
+    fresh: (m, d) => m.initiatedUser(d),
+  },
+  connection: {
+    variants: EVERY,
+    unknown: () => randomUUID(),
+    malformed: 'not-a-uuid',
+    fresh: async (m, d) => (d ? m.revokedConnection() : (await m.connection()).connectionId),
+  },
+  session: {
+    variants: EVERY,
+    unknown: () => randomUUID(),
+    malformed: 'not-a-uuid',
+    fresh: (m, d) => m.pendingSession(d),
+  },
+  searchCursor: {
+    variants: EVERY,
+    unknown: (w) => forged(w.tenants.A.shared.searchCursor!.live!),
+    malformed: 'not-a-cursor',
+  },
+  listCursor: {
+    variants: ['-', 'own', 'other', 'unknown', 'malformed'],
+    unknown: (w) => forged(w.tenants.A.shared.listCursor!.live!),
+    malformed: 'not-a-cursor',
+  },
   apiKey: { variants: EVERY, unknown: () => randomUUID(), malformed: 'not-a-uuid', fresh: (m, d) => m.apiKey(d) },
   account: { variants: ['own', 'other', 'unknown', 'malformed'], unknown: () => randomUUID(), malformed: 'not-a-uuid' },
   app: { variants: ['own', 'other', 'unknown', 'malformed'], unknown: () => randomUUID(), malformed: 'not-a-uuid' },
-  brand: { variants: ['own', 'unknown', 'malformed', 'deleted'], public: true, unknown: () => `b${'a'.repeat(32)}`, malformed: 'not a brand!' },
-  asset: { variants: ['own', 'unknown', 'malformed'], public: true, unknown: (w) => w.brands.assetKey.replace(/[0-9a-f]{16,}/, (hex) => '0'.repeat(hex.length)), malformed: '../../package.json' },
+  brand: {
+    variants: ['own', 'unknown', 'malformed', 'deleted'],
+    public: true,
+    unknown: () => `b${'a'.repeat(32)}`,
+    malformed: 'not a brand!',
+  },
+  asset: {
+    variants: ['own', 'unknown', 'malformed'],
+    public: true,
+    unknown: (w) => w.brands.assetKey.replace(/[0-9a-f]{16,}/, (hex) => '0'.repeat(hex.length)),
+    malformed: '../../package.json',
+  },
 } satisfies Record<string, Param>;
 type ParamName = keyof typeof PARAMS;
 
@@ -164,13 +207,22 @@ const live = (caller: Caller, target: Target) => target.state === 'live' && mine
 const e = encodeURIComponent;
 const ofStatus = (status: number): Outcome => ({ status });
 /** The resource itself: its id is the one asked for. */
-const sameId = (status: number): Outcome => ({ status, check: (body, value) => (body?.id === value ? undefined : `body.id ${body?.id} is not ${value}`) });
+const sameId = (status: number): Outcome => ({
+  status,
+  check: (body, value) => (body?.id === value ? undefined : `body.id ${body?.id} is not ${value}`),
+});
 /** Owned resources that are absent, deleted or another tenant's: one 404. */
 const ownedOr404 = (success: Outcome) => (c: Caller, t: Target) => (live(c, t) ? success : ofStatus(404));
 /** App users live in the caller's own namespace: another tenant's id is just a user this tenant never saw. */
 const stateIs = (c: Caller, t: Target): Outcome => {
   const expected = live(c, t) ? 'ACTIVE' : mine(c, t) && t.state === 'deleted' ? 'TOMBSTONED' : 'UNLINKED';
-  return { status: 200, check: (body, value) => (body?.state === expected && body?.appUserId === value ? undefined : `expected ${expected} for ${value}, got ${JSON.stringify(body)}`) };
+  return {
+    status: 200,
+    check: (body, value) =>
+      body?.state === expected && body?.appUserId === value
+        ? undefined
+        : `expected ${expected} for ${value}, got ${JSON.stringify(body)}`,
+  };
 };
 /**
  * Per-caller answers (docs/api.md, "Rules every operation follows"): `Cache-Control: private, no-cache`, and `Vary:
@@ -185,49 +237,290 @@ const privateTo = (inner: Outcome, vary = true): Outcome => ({
     return inner.check?.(body, value, x);
   },
 });
-const listedOwnOnly = (): Outcome => ({ status: 200, check: (body) => (Array.isArray(body?.data) && body.data.length > 0 ? undefined : 'an empty list') });
+const listedOwnOnly = (): Outcome => ({
+  status: 200,
+  check: (body) => (Array.isArray(body?.data) && body.data.length > 0 ? undefined : 'an empty list'),
+});
 
 const CASES: Case[] = [
   // Platform: patients (the seed's order: scope, tuple, membership → one uniform 403; then 404).
-  { op: `POST ${P}/patients`, surface: 'platform', scope: 'patient:write', request: () => ({ path: `${P}/patients`, body: buildPatient() }), outcome: () => ofStatus(201) },
-  { op: `GET ${P}/patients/{id}`, surface: 'platform', scope: 'patient:read', param: 'patient', request: (v) => ({ path: `${P}/patients/${e(v!)}` }), outcome: (c, t) => (live(c, t) ? privateTo(sameId(200)) : mine(c, t) ? ofStatus(404) : { status: 403, details: {} }) },
-  { op: `DELETE ${P}/patients/{id}`, surface: 'platform', scope: 'patient:write', param: 'patient', mutates: true, request: (v) => ({ path: `${P}/patients/${e(v!)}` }), outcome: (c, t) => (live(c, t) ? ofStatus(204) : mine(c, t) ? ofStatus(404) : { status: 403, details: {} }) },
+  {
+    op: `POST ${P}/patients`,
+    surface: 'platform',
+    scope: 'patient:write',
+    request: () => ({ path: `${P}/patients`, body: buildPatient() }),
+    outcome: () => ofStatus(201),
+  },
+  {
+    op: `GET ${P}/patients/{id}`,
+    surface: 'platform',
+    scope: 'patient:read',
+    param: 'patient',
+    request: (v) => ({ path: `${P}/patients/${e(v!)}` }),
+    outcome: (c, t) =>
+      live(c, t) ? privateTo(sameId(200)) : mine(c, t) ? ofStatus(404) : { status: 403, details: {} },
+  },
+  {
+    op: `DELETE ${P}/patients/{id}`,
+    surface: 'platform',
+    scope: 'patient:write',
+    param: 'patient',
+    mutates: true,
+    request: (v) => ({ path: `${P}/patients/${e(v!)}` }),
+    outcome: (c, t) => (live(c, t) ? ofStatus(204) : mine(c, t) ? ofStatus(404) : { status: 403, details: {} }),
+  },
   // Platform: webhook endpoints and their deliveries (another account's → 404).
-  { op: `POST ${P}/webhook-endpoints`, surface: 'platform', scope: 'webhook:write', request: (_, w) => ({ path: `${P}/webhook-endpoints`, body: { url: w.receiver.url(`/hooks/new/${randomUUID()}`), eventTypes: ['webhook_endpoint.disabled'] } }), outcome: () => ofStatus(201) },
-  { op: `GET ${P}/webhook-endpoints`, surface: 'platform', scope: 'webhook:read', param: 'listCursor', request: (v) => ({ path: v === undefined ? `${P}/webhook-endpoints?limit=100` : `${P}/webhook-endpoints?limit=1&cursor=${e(v)}` }), outcome: (c, t) => (t.variant === '-' || live(c, t) ? listedOwnOnly() : ofStatus(400)) },
-  { op: `GET ${P}/webhook-endpoints/{id}`, surface: 'platform', scope: 'webhook:read', param: 'endpoint', request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}` }), outcome: ownedOr404(sameId(200)) },
-  { op: `PATCH ${P}/webhook-endpoints/{id}`, surface: 'platform', scope: 'webhook:write', param: 'endpoint', mutates: true, request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}`, body: { description: 'patched by the matrix' } }), outcome: ownedOr404(sameId(200)) },
-  { op: `DELETE ${P}/webhook-endpoints/{id}`, surface: 'platform', scope: 'webhook:write', param: 'endpoint', mutates: true, request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}` }), outcome: ownedOr404(ofStatus(204)) },
-  { op: `GET ${P}/webhook-endpoints/{id}/deliveries`, surface: 'platform', scope: 'webhook:read', param: 'endpoint', request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}/deliveries` }), outcome: ownedOr404(ofStatus(200)) },
-  { op: `POST ${P}/webhook-endpoints/{id}/recover`, surface: 'platform', scope: 'webhook:write', param: 'endpoint', request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}/recover`, body: { since: new Date(Date.now() - 3_600_000).toISOString() } }), outcome: ownedOr404(ofStatus(202)) },
-  { op: `POST ${P}/webhook-endpoints/{id}/rotate-secret`, surface: 'platform', scope: 'webhook:write', param: 'endpoint', mutates: true, request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}/rotate-secret` }), outcome: ownedOr404(ofStatus(200)) },
-  { op: `POST ${P}/webhook-endpoints/{id}/test`, surface: 'platform', scope: 'webhook:write', param: 'endpoint', request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}/test` }), outcome: ownedOr404(ofStatus(202)) },
+  {
+    op: `POST ${P}/webhook-endpoints`,
+    surface: 'platform',
+    scope: 'webhook:write',
+    request: (_, w) => ({
+      path: `${P}/webhook-endpoints`,
+      body: { url: w.receiver.url(`/hooks/new/${randomUUID()}`), eventTypes: ['webhook_endpoint.disabled'] },
+    }),
+    outcome: () => ofStatus(201),
+  },
+  {
+    op: `GET ${P}/webhook-endpoints`,
+    surface: 'platform',
+    scope: 'webhook:read',
+    param: 'listCursor',
+    request: (v) => ({
+      path: v === undefined ? `${P}/webhook-endpoints?limit=100` : `${P}/webhook-endpoints?limit=1&cursor=${e(v)}`,
+    }),
+    outcome: (c, t) => (t.variant === '-' || live(c, t) ? listedOwnOnly() : ofStatus(400)),
+  },
+  {
+    op: `GET ${P}/webhook-endpoints/{id}`,
+    surface: 'platform',
+    scope: 'webhook:read',
+    param: 'endpoint',
+    request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}` }),
+    outcome: ownedOr404(sameId(200)),
+  },
+  {
+    op: `PATCH ${P}/webhook-endpoints/{id}`,
+    surface: 'platform',
+    scope: 'webhook:write',
+    param: 'endpoint',
+    mutates: true,
+    request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}`, body: { description: 'patched by the matrix' } }),
+    outcome: ownedOr404(sameId(200)),
+  },
+  {
+    op: `DELETE ${P}/webhook-endpoints/{id}`,
+    surface: 'platform',
+    scope: 'webhook:write',
+    param: 'endpoint',
+    mutates: true,
+    request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}` }),
+    outcome: ownedOr404(ofStatus(204)),
+  },
+  {
+    op: `GET ${P}/webhook-endpoints/{id}/deliveries`,
+    surface: 'platform',
+    scope: 'webhook:read',
+    param: 'endpoint',
+    request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}/deliveries` }),
+    outcome: ownedOr404(ofStatus(200)),
+  },
+  {
+    op: `POST ${P}/webhook-endpoints/{id}/recover`,
+    surface: 'platform',
+    scope: 'webhook:write',
+    param: 'endpoint',
+    request: (v) => ({
+      path: `${P}/webhook-endpoints/${e(v!)}/recover`,
+      body: { since: new Date(Date.now() - 3_600_000).toISOString() },
+    }),
+    outcome: ownedOr404(ofStatus(202)),
+  },
+  {
+    op: `POST ${P}/webhook-endpoints/{id}/rotate-secret`,
+    surface: 'platform',
+    scope: 'webhook:write',
+    param: 'endpoint',
+    mutates: true,
+    request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}/rotate-secret` }),
+    outcome: ownedOr404(ofStatus(200)),
+  },
+  {
+    op: `POST ${P}/webhook-endpoints/{id}/test`,
+    surface: 'platform',
+    scope: 'webhook:write',
+    param: 'endpoint',
+    request: (v) => ({ path: `${P}/webhook-endpoints/${e(v!)}/test` }),
+    outcome: ownedOr404(ofStatus(202)),
+  },
   // Platform: app users (namespaced by account), connections, connect sessions, clinical ingest.
-  { op: `GET ${P}/app-users/{appUserId}`, surface: 'platform', scope: 'app_user:read', param: 'appUser', request: (v) => ({ path: `${P}/app-users/${e(v!)}` }), outcome: (c, t) => (t.state === 'malformed' ? ofStatus(400) : stateIs(c, t)) },
-  { op: `DELETE ${P}/app-users/{appUserId}`, surface: 'platform', scope: 'app_user:write', param: 'appUser', mutates: true, request: (v) => ({ path: `${P}/app-users/${e(v!)}` }), outcome: (_, t) => ofStatus(t.state === 'malformed' ? 400 : 204) },
-  { op: `DELETE ${P}/connections/{connectionId}`, surface: 'platform', scope: 'app_user:write', param: 'connection', mutates: true, request: (v) => ({ path: `${P}/connections/${e(v!)}` }), outcome: ownedOr404(ofStatus(204)) },
-  { op: `POST ${P}/connect-sessions/{id}/complete`, surface: 'platform', scope: 'app_user:write', param: 'session', mutates: true, request: (v) => ({ path: `${P}/connect-sessions/${e(v!)}/complete` }), outcome: (c, t) => (live(c, t) ? ofStatus(200) : mine(c, t) ? ofStatus(409) : ofStatus(404)) },
-  { op: `POST ${P}/connections/{connectionId}/observations`, surface: 'platform', scope: 'clinical:write', param: 'connection', mutates: true, request: (v) => ({ path: `${P}/connections/${e(v!)}/observations`, body: observationBundle([heartRate()]), headers: { 'content-type': 'application/fhir+json' } }), outcome: ownedOr404({ status: 200, check: (body) => (body?.ingested === 1 ? undefined : `ingested ${JSON.stringify(body)}`) }) },
+  {
+    op: `GET ${P}/app-users/{appUserId}`,
+    surface: 'platform',
+    scope: 'app_user:read',
+    param: 'appUser',
+    request: (v) => ({ path: `${P}/app-users/${e(v!)}` }),
+    outcome: (c, t) => (t.state === 'malformed' ? ofStatus(400) : stateIs(c, t)),
+  },
+  {
+    op: `DELETE ${P}/app-users/{appUserId}`,
+    surface: 'platform',
+    scope: 'app_user:write',
+    param: 'appUser',
+    mutates: true,
+    request: (v) => ({ path: `${P}/app-users/${e(v!)}` }),
+    outcome: (_, t) => ofStatus(t.state === 'malformed' ? 400 : 204),
+  },
+  {
+    op: `DELETE ${P}/connections/{connectionId}`,
+    surface: 'platform',
+    scope: 'app_user:write',
+    param: 'connection',
+    mutates: true,
+    request: (v) => ({ path: `${P}/connections/${e(v!)}` }),
+    outcome: ownedOr404(ofStatus(204)),
+  },
+  {
+    op: `POST ${P}/connect-sessions/{id}/complete`,
+    surface: 'platform',
+    scope: 'app_user:write',
+    param: 'session',
+    mutates: true,
+    request: (v) => ({ path: `${P}/connect-sessions/${e(v!)}/complete` }),
+    outcome: (c, t) => (live(c, t) ? ofStatus(200) : mine(c, t) ? ofStatus(409) : ofStatus(404)),
+  },
+  {
+    op: `POST ${P}/connections/{connectionId}/observations`,
+    surface: 'platform',
+    scope: 'clinical:write',
+    param: 'connection',
+    mutates: true,
+    request: (v) => ({
+      path: `${P}/connections/${e(v!)}/observations`,
+      body: observationBundle([heartRate()]),
+      headers: { 'content-type': 'application/fhir+json' },
+    }),
+    outcome: ownedOr404({
+      status: 200,
+      check: (body) => (body?.ingested === 1 ? undefined : `ingested ${JSON.stringify(body)}`),
+    }),
+  },
   // SDK: the public catalog (the same answer whatever credential is sent).
-  { op: `GET ${S}/catalog/brands`, surface: 'public', request: () => ({ path: `${S}/catalog/brands?q=mercy` }), outcome: () => ({ status: 200, check: (body) => (body?.count > 0 ? undefined : 'no brands') }) },
-  { op: `GET ${S}/catalog/brands/{brandId}`, surface: 'public', param: 'brand', request: (v) => ({ path: `${S}/catalog/brands/${e(v!)}` }), outcome: (_, t) => (t.state === 'live' ? { status: 200, check: (body, v) => (body?.brand?.id === v ? undefined : 'another brand') } : ofStatus(404)) },
-  { op: `GET ${S}/catalog/brands/{brandId}/logo`, surface: 'public', param: 'brand', request: (v) => ({ path: `${S}/catalog/brands/${e(v!)}/logo` }), outcome: (_, t) => ofStatus(t.state === 'live' ? 307 : 404) },
-  { op: `GET ${S}/catalog/assets/{key}`, surface: 'public', param: 'asset', request: (v) => ({ path: `${S}/catalog/assets/${e(v!)}` }), outcome: (_, t) => ofStatus(t.state === 'live' ? 200 : 404) },
+  {
+    op: `GET ${S}/catalog/brands`,
+    surface: 'public',
+    request: () => ({ path: `${S}/catalog/brands?q=mercy` }),
+    outcome: () => ({ status: 200, check: (body) => (body?.count > 0 ? undefined : 'no brands') }),
+  },
+  {
+    op: `GET ${S}/catalog/brands/{brandId}`,
+    surface: 'public',
+    param: 'brand',
+    request: (v) => ({ path: `${S}/catalog/brands/${e(v!)}` }),
+    outcome: (_, t) =>
+      t.state === 'live'
+        ? { status: 200, check: (body, v) => (body?.brand?.id === v ? undefined : 'another brand') }
+        : ofStatus(404),
+  },
+  {
+    op: `GET ${S}/catalog/brands/{brandId}/logo`,
+    surface: 'public',
+    param: 'brand',
+    request: (v) => ({ path: `${S}/catalog/brands/${e(v!)}/logo` }),
+    outcome: (_, t) => ofStatus(t.state === 'live' ? 307 : 404),
+  },
+  {
+    op: `GET ${S}/catalog/assets/{key}`,
+    surface: 'public',
+    param: 'asset',
+    request: (v) => ({ path: `${S}/catalog/assets/${e(v!)}` }),
+    outcome: (_, t) => ofStatus(t.state === 'live' ? 200 : 404),
+  },
   // SDK: publishable key (account-namespaced app users).
-  { op: `POST ${S}/connect-sessions`, surface: 'publishable', param: 'initiatedUser', mutates: true, request: (v, w) => ({ path: `${S}/connect-sessions`, body: { appUserId: v, brandId: w.brands.connect } }), outcome: (c, t) => ofStatus(t.state === 'malformed' ? 400 : mine(c, t) && t.state === 'deleted' ? 409 : 201) },
-  { op: `GET ${S}/app-users/{appUserId}/lifecycle`, surface: 'publishable', param: 'appUser', request: (v) => ({ path: `${S}/app-users/${e(v!)}/lifecycle` }), outcome: (c, t) => (t.state === 'malformed' ? ofStatus(400) : privateTo(stateIs(c, t), false)) },
+  {
+    op: `POST ${S}/connect-sessions`,
+    surface: 'publishable',
+    param: 'initiatedUser',
+    mutates: true,
+    request: (v, w) => ({ path: `${S}/connect-sessions`, body: { appUserId: v, brandId: w.brands.connect } }),
+    outcome: (c, t) => ofStatus(t.state === 'malformed' ? 400 : mine(c, t) && t.state === 'deleted' ? 409 : 201),
+  },
+  {
+    op: `GET ${S}/app-users/{appUserId}/lifecycle`,
+    surface: 'publishable',
+    param: 'appUser',
+    request: (v) => ({ path: `${S}/app-users/${e(v!)}/lifecycle` }),
+    outcome: (c, t) => (t.state === 'malformed' ? ofStatus(400) : privateTo(stateIs(c, t), false)),
+  },
   // SDK: the observation gateway (the key's own app's live connection, else one 404; cursors bound to the app).
-  { op: `POST ${S}/observations/_search`, surface: 'secret-app', param: 'connection', appBound: true, request: (v) => ({ path: `${S}/observations/_search`, body: { connectionId: v } }), outcome: (c, t) => (live(c, t) && c.app === 'app' ? { status: 200, check: (body) => (body?.total > 0 ? undefined : 'no observations') } : ofStatus(404)) },
-  { op: `GET ${S}/observations/_search`, surface: 'secret-app', param: 'searchCursor', appBound: true, request: (v) => ({ path: `${S}/observations/_search?cursor=${e(v!)}` }), outcome: (c, t) => (mine(c, t) && c.app === 'app' ? ofStatus(t.state === 'live' ? 200 : 404) : ofStatus(400)) },
+  {
+    op: `POST ${S}/observations/_search`,
+    surface: 'secret-app',
+    param: 'connection',
+    appBound: true,
+    request: (v) => ({ path: `${S}/observations/_search`, body: { connectionId: v } }),
+    outcome: (c, t) =>
+      live(c, t) && c.app === 'app'
+        ? { status: 200, check: (body) => (body?.total > 0 ? undefined : 'no observations') }
+        : ofStatus(404),
+  },
+  {
+    op: `GET ${S}/observations/_search`,
+    surface: 'secret-app',
+    param: 'searchCursor',
+    appBound: true,
+    request: (v) => ({ path: `${S}/observations/_search?cursor=${e(v!)}` }),
+    outcome: (c, t) => (mine(c, t) && c.app === 'app' ? ofStatus(t.state === 'live' ? 200 : 404) : ofStatus(400)),
+  },
   // Admin (the operator's surface: every tenant, nothing for anyone else).
-  { op: `POST ${A}/customer-accounts`, surface: 'admin', request: () => ({ path: `${A}/customer-accounts`, body: { name: 'Matrix account' } }), outcome: () => ofStatus(201) },
-  { op: `PATCH ${A}/customer-accounts/{id}`, surface: 'admin', param: 'account', request: (v) => ({ path: `${A}/customer-accounts/${e(v!)}`, body: { status: 'ACTIVE' } }), outcome: (_, t) => (t.state === 'live' ? sameId(200) : ofStatus(404)) },
-  { op: `POST ${A}/customer-accounts/{id}/api-keys`, surface: 'admin', param: 'account', request: (v) => ({ path: `${A}/customer-accounts/${e(v!)}/api-keys`, body: { scopes: ['patient:read'] } }), outcome: (_, t) => ofStatus(t.state === 'live' ? 201 : 404) },
-  { op: `DELETE ${A}/api-keys/{keyId}`, surface: 'admin', param: 'apiKey', mutates: true, request: (v) => ({ path: `${A}/api-keys/${e(v!)}` }), outcome: (_, t) => ofStatus(t.state === 'live' ? 204 : 404) },
-  { op: `POST ${A}/customer-accounts/{id}/apps`, surface: 'admin', param: 'account', request: (v) => ({ path: `${A}/customer-accounts/${e(v!)}/apps`, body: { name: 'Matrix app', grants: GRANTS } }), outcome: (_, t) => ofStatus(t.state === 'live' ? 201 : 404) },
-  { op: `PATCH ${A}/apps/{id}`, surface: 'admin', param: 'app', request: (v) => ({ path: `${A}/apps/${e(v!)}`, body: { status: 'ACTIVE' } }), outcome: (_, t) => (t.state === 'live' ? sameId(200) : ofStatus(404)) },
+  {
+    op: `POST ${A}/customer-accounts`,
+    surface: 'admin',
+    request: () => ({ path: `${A}/customer-accounts`, body: { name: 'Matrix account' } }),
+    outcome: () => ofStatus(201),
+  },
+  {
+    op: `PATCH ${A}/customer-accounts/{id}`,
+    surface: 'admin',
+    param: 'account',
+    request: (v) => ({ path: `${A}/customer-accounts/${e(v!)}`, body: { status: 'ACTIVE' } }),
+    outcome: (_, t) => (t.state === 'live' ? sameId(200) : ofStatus(404)),
+  },
+  {
+    op: `POST ${A}/customer-accounts/{id}/api-keys`,
+    surface: 'admin',
+    param: 'account',
+    request: (v) => ({ path: `${A}/customer-accounts/${e(v!)}/api-keys`, body: { scopes: ['patient:read'] } }),
+    outcome: (_, t) => ofStatus(t.state === 'live' ? 201 : 404),
+  },
+  {
+    op: `DELETE ${A}/api-keys/{keyId}`,
+    surface: 'admin',
+    param: 'apiKey',
+    mutates: true,
+    request: (v) => ({ path: `${A}/api-keys/${e(v!)}` }),
+    outcome: (_, t) => ofStatus(t.state === 'live' ? 204 : 404),
+  },
+  {
+    op: `POST ${A}/customer-accounts/{id}/apps`,
+    surface: 'admin',
+    param: 'account',
+    request: (v) => ({ path: `${A}/customer-accounts/${e(v!)}/apps`, body: { name: 'Matrix app', grants: GRANTS } }),
+    outcome: (_, t) => ofStatus(t.state === 'live' ? 201 : 404),
+  },
+  {
+    op: `PATCH ${A}/apps/{id}`,
+    surface: 'admin',
+    param: 'app',
+    request: (v) => ({ path: `${A}/apps/${e(v!)}`, body: { status: 'ACTIVE' } }),
+    outcome: (_, t) => (t.state === 'live' ? sameId(200) : ofStatus(404)),
+  },
   // Operations (no credential; the same for everyone).
-  ...['/healthz', '/readyz', '/metrics', '/openapi.json'].map((path): Case => ({ op: `GET ${path}`, surface: 'operations', request: () => ({ path }), outcome: () => ofStatus(200) })),
+  ...['/healthz', '/readyz', '/metrics', '/openapi.json'].map((path): Case => ({
+    op: `GET ${path}`,
+    surface: 'operations',
+    request: () => ({ path }),
+    outcome: () => ofStatus(200),
+  })),
 ];
 
 /** What the surface answers before the operation looks at the identifier. */
@@ -260,7 +553,14 @@ interface Cell {
 }
 
 const methodOf = (cell: Cell) => cell.case.op.split(' ')[0]!;
-const cellName = (cell: Cell) => `${cell.case.op} [${cell.target.variant}]${cell.twinOf ? ` with ${Object.entries(cell.headers!).map(([k, v]) => `${k}: ${v}`).join(', ')}` : ''} as ${cell.caller.name}`;
+const cellName = (cell: Cell) =>
+  `${cell.case.op} [${cell.target.variant}]${
+    cell.twinOf
+      ? ` with ${Object.entries(cell.headers!)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join(', ')}`
+      : ''
+  } as ${cell.caller.name}`;
 
 /** The tenant whose data the caller may see: its own; the admin token sees the tenant it names. */
 function allowedTenant(cell: Cell): string | undefined {
@@ -268,13 +568,27 @@ function allowedTenant(cell: Cell): string | undefined {
   return cell.caller.tenant;
 }
 
-async function send(api: TestApi, method: string, request: ReturnType<Case['request']>, token: string | undefined, extra: Record<string, string>): Promise<Exchange> {
+async function send(
+  api: TestApi,
+  method: string,
+  request: ReturnType<Case['request']>,
+  token: string | undefined,
+  extra: Record<string, string>,
+): Promise<Exchange> {
   const headers: Record<string, string> = { ...request.headers, ...extra };
   if (token !== undefined) headers.authorization = `Bearer ${token}`;
   const body = request.body === undefined ? undefined : JSON.stringify(request.body);
   if (body !== undefined) headers['content-type'] ??= 'application/json';
   const res = await fetch(api.url + request.path, { method, headers, body, redirect: 'manual' });
-  return { method, path: request.path, requestHeaders: headers, requestBody: body, status: res.status, headers: [...res.headers], body: await res.text() };
+  return {
+    method,
+    path: request.path,
+    requestHeaders: headers,
+    requestBody: body,
+    status: res.status,
+    headers: [...res.headers],
+    body: await res.text(),
+  };
 }
 
 /** Runs every item, at most CONCURRENCY at a time. */
@@ -307,9 +621,17 @@ function cellsOf(cases: Case[]): Cell[] {
  */
 function twinsOf(cells: Cell[]): Cell[] {
   return cells
-    .filter((cell) => cell.exchange && cell.case.param && gate(cell.case, cell.caller) === undefined && cell.expected.status >= 400)
+    .filter(
+      (cell) =>
+        cell.exchange && cell.case.param && gate(cell.case, cell.caller) === undefined && cell.expected.status >= 400,
+    )
     .filter((cell) => ['GET', 'PATCH', 'DELETE'].includes(methodOf(cell)) || cell.case.op.endsWith('/rotate-secret'))
-    .map((cell): Cell => ({ ...cell, exchange: undefined, twinOf: cell, headers: { [methodOf(cell) === 'GET' ? 'if-none-match' : 'if-match']: '*' } }));
+    .map((cell): Cell => ({
+      ...cell,
+      exchange: undefined,
+      twinOf: cell,
+      headers: { [methodOf(cell) === 'GET' ? 'if-none-match' : 'if-match']: '*' },
+    }));
 }
 
 async function run(world: World, cell: Cell): Promise<void> {
@@ -317,12 +639,24 @@ async function run(world: World, cell: Cell): Promise<void> {
   try {
     // A change can only happen past the credential check: there, each cell changes resources of its own.
     const fresh = cell.case.mutates === true && gate(cell.case, cell.caller) === undefined;
-    if (cell.case.param && cell.target.variant !== '-' && cell.value === undefined) cell.value = await valueOf(world, cell.case.param, cell.target, fresh);
+    if (cell.case.param && cell.target.variant !== '-' && cell.value === undefined)
+      cell.value = await valueOf(world, cell.case.param, cell.target, fresh);
     // Every change carries an idempotency key, the same for every credential of the operation and variant:
     // its scope is the credential, so no cell may be answered with another's outcome (docs/api.md, "Rules every
     // operation follows").
-    const key: Record<string, string> = method === 'GET' ? {} : { 'idempotency-key': `matrix:${cell.case.op.replace(/ /g, ':')}:${cell.target.variant}${cell.twinOf ? ':if' : ''}` };
-    cell.exchange = await send(world.api, method, cell.case.request(cell.value, world), tokenOf(world, cell.caller, cell.case.scope), { ...key, ...cell.headers });
+    const key: Record<string, string> =
+      method === 'GET'
+        ? {}
+        : {
+            'idempotency-key': `matrix:${cell.case.op.replace(/ /g, ':')}:${cell.target.variant}${cell.twinOf ? ':if' : ''}`,
+          };
+    cell.exchange = await send(
+      world.api,
+      method,
+      cell.case.request(cell.value, world),
+      tokenOf(world, cell.caller, cell.case.scope),
+      { ...key, ...cell.headers },
+    );
   } catch (error) {
     cell.error = String((error as Error).stack ?? error);
   }
@@ -346,7 +680,12 @@ function verdict(cell: Cell): string | undefined {
   if (x.status < 400) {
     // A response to a credential is never stored by a shared cache for anyone else.
     const cacheControl = header(x, 'cache-control') ?? '';
-    if (cell.caller.kind !== 'none' && !['public', 'operations'].includes(cell.case.surface) && /\b(public|s-maxage)\b/.test(cacheControl)) return `publicly cacheable: Cache-Control ${cacheControl}`;
+    if (
+      cell.caller.kind !== 'none' &&
+      !['public', 'operations'].includes(cell.case.surface) &&
+      /\b(public|s-maxage)\b/.test(cacheControl)
+    )
+      return `publicly cacheable: Cache-Control ${cacheControl}`;
     if (!expected.check) return undefined;
     let body: unknown;
     try {
@@ -356,16 +695,27 @@ function verdict(cell: Cell): string | undefined {
     }
     return expected.check(body, cell.value, x);
   }
-  if (!/^application\/problem\+json/.test(header(x, 'content-type') ?? '')) return `not problem details: ${header(x, 'content-type')} ${shown}`;
+  if (!/^application\/problem\+json/.test(header(x, 'content-type') ?? ''))
+    return `not problem details: ${header(x, 'content-type')} ${shown}`;
   const problem = JSON.parse(x.body) as Record<string, unknown>;
-  const code = x.status === 403 ? (cell.case.surface === 'secret-app' ? 'GATEWAY_ACCESS_DENIED' : 'PLATFORM_ACCESS_DENIED') : CODES[x.status];
+  const code =
+    x.status === 403
+      ? cell.case.surface === 'secret-app'
+        ? 'GATEWAY_ACCESS_DENIED'
+        : 'PLATFORM_ACCESS_DENIED'
+      : CODES[x.status];
   if (problem.code !== code || problem.status !== x.status) return `expected code ${code}, got ${shown}`;
-  const missing = ['type', 'title', 'status', 'detail', 'instance', 'code', 'details', 'retryable'].filter((f) => !(f in problem));
+  const missing = ['type', 'title', 'status', 'detail', 'instance', 'code', 'details', 'retryable'].filter(
+    (f) => !(f in problem),
+  );
   if (missing.length > 0) return `problem without ${missing.join(', ')}`;
-  if (expected.details && JSON.stringify(problem.details) !== JSON.stringify(expected.details)) return `expected details ${JSON.stringify(expected.details)}, got ${shown}`;
+  if (expected.details && JSON.stringify(problem.details) !== JSON.stringify(expected.details))
+    return `expected details ${JSON.stringify(expected.details)}, got ${shown}`;
   if (x.status === 401) {
-    const challenge = cell.caller.kind === 'none' ? 'Bearer realm="portico"' : 'Bearer realm="portico", error="invalid_token"';
-    if (header(x, 'www-authenticate') !== challenge) return `WWW-Authenticate ${header(x, 'www-authenticate')}, expected ${challenge}`;
+    const challenge =
+      cell.caller.kind === 'none' ? 'Bearer realm="portico"' : 'Bearer realm="portico", error="invalid_token"';
+    if (header(x, 'www-authenticate') !== challenge)
+      return `WWW-Authenticate ${header(x, 'www-authenticate')}, expected ${challenge}`;
   }
   return undefined;
 }
@@ -395,11 +745,17 @@ function identityGroups(cells: Cell[]): Map<string, Cell[]> {
     const op = cell.case.op;
     if (cell.twinOf) {
       // A precondition does not change a denial.
-      if (cell.twinOf.exchange) groups.set(`${cellName(cell)}: the same as without the precondition`, [cell.twinOf, cell]);
+      if (cell.twinOf.exchange)
+        groups.set(`${cellName(cell)}: the same as without the precondition`, [cell.twinOf, cell]);
       continue;
     }
     // Another tenant's (or app's) id is answered exactly like an unknown one: nothing tells them apart.
-    if ((foreign(cell) || cell.target.variant === 'unknown') && cell.expected.status >= 400 && !(cell.case.surface === 'admin')) add(`${op} as ${cell.caller.name}: another tenant's id answered like an unknown one`, cell);
+    if (
+      (foreign(cell) || cell.target.variant === 'unknown') &&
+      cell.expected.status >= 400 &&
+      !(cell.case.surface === 'admin')
+    )
+      add(`${op} as ${cell.caller.name}: another tenant's id answered like an unknown one`, cell);
     // One 404 for absent, deleted and another tenant's (docs/api.md, "Rules every operation follows"), whoever asks.
     if (x.status === 404) add(`${op}: every 404`, cell);
     // One uniform 403 (docs/api.md, "Rules every operation follows"), per `details`.
@@ -432,16 +788,32 @@ for (const redis of [true, false]) {
       this.timeout(300_000);
       const started = Date.now();
       receiver = await Receiver.start();
-      api = await TestApi.start({ redis, dispatch: true, env: { PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true', PUBLIC_BASE_URL: 'https://portico.example.test' } });
+      api = await TestApi.start({
+        redis,
+        dispatch: true,
+        env: { PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true', PUBLIC_BASE_URL: 'https://portico.example.test' },
+      });
       world = await buildWorld(api, receiver);
       setupSeconds = (Date.now() - started) / 1000;
-      const document = (await api.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { operationId?: string }>> };
-      operations = Object.entries(document.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => ops[m]?.operationId).map((m) => `${m.toUpperCase()} ${path}`));
+      const document = (await api.request('GET', '/openapi.json')).body as {
+        paths: Record<string, Record<string, { operationId?: string }>>;
+      };
+      operations = Object.entries(document.paths).flatMap(([path, ops]) =>
+        Object.keys(ops)
+          .filter((m) => ops[m]?.operationId)
+          .map((m) => `${m.toUpperCase()} ${path}`),
+      );
       const served = new Set(operations);
       cells = cellsOf(CASES.filter((c) => served.has(c.op)));
       // Reads first, then the cells that change what they name (each on resources of its own).
-      await pooled(cells.filter((c) => !c.case.mutates), (cell) => run(world, cell));
-      await pooled(cells.filter((c) => c.case.mutates), (cell) => run(world, cell));
+      await pooled(
+        cells.filter((c) => !c.case.mutates),
+        (cell) => run(world, cell),
+      );
+      await pooled(
+        cells.filter((c) => c.case.mutates),
+        (cell) => run(world, cell),
+      );
       twins = twinsOf(cells);
       await pooled(twins, (cell) => run(world, cell));
       all = [...cells, ...twins];
@@ -454,17 +826,30 @@ for (const redis of [true, false]) {
 
     it('has a case for every operation /openapi.json lists, and none for an operation it does not', () => {
       const cased = new Set(CASES.map((c) => c.op));
-      expect(operations.filter((op) => !cased.has(op)), 'operations without a case').to.deep.equal([]);
-      expect([...cased].filter((op) => !operations.includes(op)), 'cases of operations no longer served').to.deep.equal([]);
+      expect(
+        operations.filter((op) => !cased.has(op)),
+        'operations without a case',
+      ).to.deep.equal([]);
+      expect(
+        [...cased].filter((op) => !operations.includes(op)),
+        'cases of operations no longer served',
+      ).to.deep.equal([]);
       const variants = cells.length / CALLERS.length;
-      console.log(`      matrix: ${new Set(cells.map((c) => c.case.op)).size} operations, ${variants} operation × identifier variants, × ${CALLERS.length} credentials = ${cells.length} cells, + ${twins.length} denials repeated with a precondition (data ${setupSeconds.toFixed(1)} s, cells ${(seconds - setupSeconds).toFixed(1)} s)`);
+      console.log(
+        `      matrix: ${new Set(cells.map((c) => c.case.op)).size} operations, ${variants} operation × identifier variants, × ${CALLERS.length} credentials = ${cells.length} cells, + ${twins.length} denials repeated with a precondition (data ${setupSeconds.toFixed(1)} s, cells ${(seconds - setupSeconds).toFixed(1)} s)`,
+      );
     });
 
     it("declares the contract's scope for every platform operation in /openapi.json", async () => {
-      const document = (await api.request('GET', '/openapi.json')).body as { paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>> };
+      const document = (await api.request('GET', '/openapi.json')).body as {
+        paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
+      };
       const wrong = CASES.filter((c) => c.surface === 'platform').filter((c) => {
         const [method, path] = c.op.split(' ');
-        return JSON.stringify(document.paths[path!]?.[method!.toLowerCase()]?.security) !== JSON.stringify([{ platformKey: [c.scope] }]);
+        return (
+          JSON.stringify(document.paths[path!]?.[method!.toLowerCase()]?.security) !==
+          JSON.stringify([{ platformKey: [c.scope] }])
+        );
       });
       expect(wrong.map((c) => c.op)).to.deep.equal([]);
     });
@@ -474,7 +859,9 @@ for (const redis of [true, false]) {
         const ofSurface = all.filter((c) => c.case.surface === surface);
         expect(ofSurface.length).to.be.greaterThan(0);
         const wrong = ofSurface.map((cell) => [cell, verdict(cell)] as const).filter(([, v]) => v !== undefined);
-        expect(wrong.map(([cell, v]) => `${cellName(cell)}${cell.value !== undefined ? ` (${cell.value})` : ''}: ${v}`)).to.deep.equal([]);
+        expect(
+          wrong.map(([cell, v]) => `${cellName(cell)}${cell.value !== undefined ? ` (${cell.value})` : ''}: ${v}`),
+        ).to.deep.equal([]);
       });
     }
 
@@ -485,14 +872,21 @@ for (const redis of [true, false]) {
       for (const [why, members] of groups) {
         const first = normalised(members[0]!.exchange!);
         const odd = members.filter((m) => normalised(m.exchange!) !== first);
-        if (odd.length > 0) differing.push(`${why}:\n    ${cellName(members[0]!)} → ${first.replace(/\n/g, ' | ')}\n    ${odd.map((m) => `${cellName(m)} → ${normalised(m.exchange!).replace(/\n/g, ' | ')}`).join('\n    ')}`);
+        if (odd.length > 0)
+          differing.push(
+            `${why}:\n    ${cellName(members[0]!)} → ${first.replace(/\n/g, ' | ')}\n    ${odd.map((m) => `${cellName(m)} → ${normalised(m.exchange!).replace(/\n/g, ' | ')}`).join('\n    ')}`,
+          );
       }
       expect(differing).to.deep.equal([]);
     });
 
     it("never shows a caller another tenant's ids, names, e-mails, URLs or secrets, in a body or a header", () => {
       for (const tenant of TENANTS) expect(world.markers[tenant].size, `markers of ${tenant}`).to.be.greaterThan(100);
-      const leaks = all.filter((c) => c.exchange).flatMap((cell) => leaksOf(cell.exchange!, allowedTenant(cell), world.markers).map((leak) => `${cellName(cell)}: ${leak}`));
+      const leaks = all
+        .filter((c) => c.exchange)
+        .flatMap((cell) =>
+          leaksOf(cell.exchange!, allowedTenant(cell), world.markers).map((leak) => `${cellName(cell)}: ${leak}`),
+        );
       expect(leaks).to.deep.equal([]);
     });
 
@@ -502,15 +896,27 @@ for (const redis of [true, false]) {
         const patient = await api.request('GET', `${P}/patients/${t.shared.patient!.live}`, { key: t.sk });
         expect(patient.body, `${name}'s patient`).to.deep.equal(t.patientSnapshot);
         const endpoint = await api.request('GET', `${P}/webhook-endpoints/${t.endpoint.id}`, { key: t.sk });
-        const fields = (o: Record<string, unknown>) => ({ url: o.url, description: o.description, eventTypes: o.eventTypes, status: o.status });
+        const fields = (o: Record<string, unknown>) => ({
+          url: o.url,
+          description: o.description,
+          eventTypes: o.eventTypes,
+          status: o.status,
+        });
         expect(fields(endpoint.body), `${name}'s endpoint`).to.deep.equal(fields(t.endpoint.snapshot));
         const user = await api.request('GET', `${P}/app-users/${t.user.appUserId}`, { key: t.sk });
         expect(user.body.state, `${name}'s app user`).to.equal('ACTIVE');
         expect(user.body.connections.map((c: { id: string }) => c.id)).to.deep.equal([t.user.connectionId]);
-        const search = await api.request('POST', `${S}/observations/_search`, { key: t.app.ak, body: { connectionId: t.user.connectionId } });
+        const search = await api.request('POST', `${S}/observations/_search`, {
+          key: t.app.ak,
+          body: { connectionId: t.user.connectionId },
+        });
         expect([search.status, search.body.total], `${name}'s search`).to.deep.equal([200, t.user.total]);
-        expect((await api.request('GET', `${P}/app-users/${t.shared.appUser!.deleted}`, { key: t.sk })).body.state).to.equal('TOMBSTONED');
-        expect((await api.request('GET', `${S}/app-users/${t.user.appUserId}/lifecycle`, { key: t.app.pk })).body.state).to.equal('ACTIVE');
+        expect(
+          (await api.request('GET', `${P}/app-users/${t.shared.appUser!.deleted}`, { key: t.sk })).body.state,
+        ).to.equal('TOMBSTONED');
+        expect(
+          (await api.request('GET', `${S}/app-users/${t.user.appUserId}/lifecycle`, { key: t.app.pk })).body.state,
+        ).to.equal('ACTIVE');
       }
       // Deliveries, once every event is dispatched and no retry is queued (every delivery made): every event at
       // a tenant's path is that tenant's, carries nothing of the other, and verifies with the shared endpoint's
@@ -521,13 +927,27 @@ for (const redis of [true, false]) {
         const t = world.tenants[name];
         // What the tenant's own requests sent (an app user id it chose, even one the other tenant uses too) is
         // no leak when its own events carry it back.
-        const sent = new Set(all.filter((c) => c.exchange && c.caller.tenant === name).flatMap((c) => [...tokensOf(requestText(c.exchange!))]));
+        const sent = new Set(
+          all
+            .filter((c) => c.exchange && c.caller.tenant === name)
+            .flatMap((c) => [...tokensOf(requestText(c.exchange!))]),
+        );
         const at = receiver.received.filter((r) => r.path.startsWith(`/hooks/${name.toLowerCase()}/`));
         expect(at.length, `deliveries to ${name}`).to.be.greaterThan(5);
         for (const delivery of at) {
-          if (delivery.payload.customerAccountId !== t.accountId) wrong.push(`${delivery.path}: event of account ${delivery.payload.customerAccountId}`);
-          const exchange: Exchange = { method: 'POST', path: delivery.path, requestHeaders: {}, requestBody: undefined, status: 200, headers: Object.entries(delivery.headers).map(([k, v]) => [k, String(v)]), body: delivery.body };
-          for (const leak of leaksOf(exchange, name, world.markers, sent)) wrong.push(`${delivery.path} (${delivery.payload.type}): ${leak}`);
+          if (delivery.payload.customerAccountId !== t.accountId)
+            wrong.push(`${delivery.path}: event of account ${delivery.payload.customerAccountId}`);
+          const exchange: Exchange = {
+            method: 'POST',
+            path: delivery.path,
+            requestHeaders: {},
+            requestBody: undefined,
+            status: 200,
+            headers: Object.entries(delivery.headers).map(([k, v]) => [k, String(v)]),
+            body: delivery.body,
+          };
+          for (const leak of leaksOf(exchange, name, world.markers, sent))
+            wrong.push(`${delivery.path} (${delivery.payload.type}): ${leak}`);
         }
         expect(receiver.at(t.endpoint.path).length, `deliveries to ${name}'s shared endpoint`).to.be.greaterThan(0);
         for (const delivery of receiver.at(t.endpoint.path)) {

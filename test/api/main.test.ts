@@ -10,16 +10,22 @@ import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { startEmbeddedDatabase } from '../../core/src/infra/devdb.js';
 import { freePort, mongoUri, testRedisUrl, testToolCache } from '../../testkit/services.js';
 
-
-function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string; listening: Promise<void> } {
-  const child = spawn(process.execPath, [path.join(repoRoot(), 'dist/api/src/main.js')], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startProcess(env: Record<string, string>): {
+  child: ChildProcess;
+  output: () => string;
+  listening: Promise<void>;
+} {
+  const child = spawn(process.execPath, [path.join(repoRoot(), 'dist/api/src/main.js')], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const listening = new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('listening')) resolve();
     });
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('exit', (code) => reject(new Error(`exited with ${code}: ${output}`)));
   });
   return { child, output: () => output, listening };
@@ -35,7 +41,14 @@ describe('the API process', () => {
 
   it('serves with MONGODB_URI and REDIS_URL set, and stops cleanly on SIGTERM', async () => {
     const port = await freePort();
-    const { child, output, listening } = startProcess({ PORT: String(port), HOST: '127.0.0.1', MONGODB_URI: `${mongoUri()}${database}`, REDIS_URL: testRedisUrl(), PORTICO_CURSOR_SECRET: 'main-test-cursor-secret-0123456789abcdef', LOG_LEVEL: 'info' });
+    const { child, output, listening } = startProcess({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      MONGODB_URI: `${mongoUri()}${database}`,
+      REDIS_URL: testRedisUrl(),
+      PORTICO_CURSOR_SECRET: 'main-test-cursor-secret-0123456789abcdef',
+      LOG_LEVEL: 'info',
+    });
     await listening;
     const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
     expect(ready.status).to.equal(200);
@@ -51,7 +64,13 @@ describe('the API process', () => {
   it('publishes and serves the demo catalog when asked (the default with the embedded database)', async () => {
     const port = await freePort();
     const objects = path.join(repoRoot(), '.data', `test-objects-${randomUUID().slice(0, 8)}`);
-    const { child, listening } = startProcess({ PORT: String(port), HOST: '127.0.0.1', MONGODB_URI: `${mongoUri()}${database}`, PORTICO_DEMO_CATALOG: 'true', PORTICO_OBJECT_STORAGE: `file://${objects}` });
+    const { child, listening } = startProcess({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      MONGODB_URI: `${mongoUri()}${database}`,
+      PORTICO_DEMO_CATALOG: 'true',
+      PORTICO_OBJECT_STORAGE: `file://${objects}`,
+    });
     try {
       await listening;
       const res = await fetch(`http://127.0.0.1:${port}/api/sdk/v1/catalog/brands?q=lakeside`);
@@ -74,13 +93,19 @@ describe('the API process', () => {
       await listening;
       expect.fail('the process started');
     } catch (error) {
-      expect(String(error)).to.match(/exited with 1/).and.match(/PORT must be an integer/);
+      expect(String(error))
+        .to.match(/exited with 1/)
+        .and.match(/PORT must be an integer/);
     }
   });
 
   it('shares an embedded database that is already running instead of starting another', async () => {
     const port = Number(new URL(mongoUri()).port);
-    const second = await startEmbeddedDatabase({ port, dataDir: path.join(repoRoot(), '.data'), cacheDir: testToolCache() });
+    const second = await startEmbeddedDatabase({
+      port,
+      dataDir: path.join(repoRoot(), '.data'),
+      cacheDir: testToolCache(),
+    });
     expect(second.owned).to.equal(false);
     expect(second.uri).to.equal(mongoUri());
     await second.stop(); // a no-op for a server this caller did not start

@@ -6,7 +6,15 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../api/src/config.js';
-import { FileObjectStorage, InvalidObjectKeyError, ObjectStorageSpecError, openObjectStorage, parseS3Spec, S3ObjectStorage, type ObjectStorage } from '../../core/src/object-storage/index.js';
+import {
+  FileObjectStorage,
+  InvalidObjectKeyError,
+  ObjectStorageSpecError,
+  openObjectStorage,
+  parseS3Spec,
+  S3ObjectStorage,
+  type ObjectStorage,
+} from '../../core/src/object-storage/index.js';
 import { testS3Bucket } from '../../testkit/s3.js';
 
 const API_ASSETS = '/api/sdk/v1/catalog/assets/';
@@ -112,8 +120,15 @@ function behavesAsObjectStorage(open: () => ObjectStorage, publicUrlOf: (key: st
 
   for (const [what, key] of INVALID_KEYS) {
     it(`rejects ${what} in every operation`, async () => {
-      for (const operation of [() => storage.put(key, Buffer.from('x'), 'image/png'), () => storage.get(key), () => storage.exists(key)]) {
-        const error = await operation().then(() => undefined, (e: unknown) => e);
+      for (const operation of [
+        () => storage.put(key, Buffer.from('x'), 'image/png'),
+        () => storage.get(key),
+        () => storage.exists(key),
+      ]) {
+        const error = await operation().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
         expect(error).to.be.instanceOf(InvalidObjectKeyError);
       }
       expect(() => storage.publicUrl(key)).to.throw(InvalidObjectKeyError);
@@ -122,8 +137,14 @@ function behavesAsObjectStorage(open: () => ObjectStorage, publicUrlOf: (key: st
 
   it('rejects a content type that is not type/subtype', async () => {
     for (const contentType of ['', 'png', 'image/png\r\nX-Injected: 1', 'image /png']) {
-      const error = await storage.put(newKey(), Buffer.from('x'), contentType).then(() => undefined, (e: unknown) => e);
-      expect(error, JSON.stringify(contentType)).to.be.instanceOf(Error).with.property('message').that.matches(/invalid content type/);
+      const error = await storage.put(newKey(), Buffer.from('x'), contentType).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error, JSON.stringify(contentType))
+        .to.be.instanceOf(Error)
+        .with.property('message')
+        .that.matches(/invalid content type/);
     }
   });
 
@@ -141,7 +162,10 @@ describe('infra: object storage', () => {
     });
     after(() => rm(dir, { recursive: true, force: true }));
 
-    behavesAsObjectStorage(() => new FileObjectStorage(path.join(dir, 'objects')), (key) => API_ASSETS + key);
+    behavesAsObjectStorage(
+      () => new FileObjectStorage(path.join(dir, 'objects')),
+      (key) => API_ASSETS + key,
+    );
 
     it('stores the bytes as they are, at the key below its directory, and leaves no temporary files', async () => {
       const storage = new FileObjectStorage(path.join(dir, 'plain'));
@@ -153,7 +177,10 @@ describe('infra: object storage', () => {
 
     it('refuses an escaping key and never writes outside its directory', async () => {
       const storage = new FileObjectStorage(path.join(dir, 'jail', 'objects'));
-      const error = await storage.put('../escape.png', Buffer.from('x'), 'image/png').then(() => undefined, (e: unknown) => e);
+      const error = await storage.put('../escape.png', Buffer.from('x'), 'image/png').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(error).to.be.instanceOf(InvalidObjectKeyError);
       expect(existsSync(path.join(dir, 'jail', 'escape.png'))).to.equal(false);
     });
@@ -173,7 +200,9 @@ describe('infra: object storage', () => {
     let bucket: string;
     const opened: S3ObjectStorage[] = [];
     const open = (extra = ''): S3ObjectStorage => {
-      const storage = openObjectStorage(`s3://${bucket}?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1&forcePathStyle=true${extra}`);
+      const storage = openObjectStorage(
+        `s3://${bucket}?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1&forcePathStyle=true${extra}`,
+      );
       expect(storage).to.be.instanceOf(S3ObjectStorage);
       opened.push(storage as S3ObjectStorage);
       return storage as S3ObjectStorage;
@@ -185,10 +214,16 @@ describe('infra: object storage', () => {
     });
     after(() => opened.forEach((storage) => storage.close()));
 
-    behavesAsObjectStorage(() => open(), (key) => API_ASSETS + key);
+    behavesAsObjectStorage(
+      () => open(),
+      (key) => API_ASSETS + key,
+    );
 
     describe('with a public base URL', () => {
-      behavesAsObjectStorage(() => open('&publicUrl=https://cdn.example.com/portico'), (key) => `https://cdn.example.com/portico/${key}`);
+      behavesAsObjectStorage(
+        () => open('&publicUrl=https://cdn.example.com/portico'),
+        (key) => `https://cdn.example.com/portico/${key}`,
+      );
     });
 
     it('stores objects with their content type and an immutable year-long Cache-Control', async () => {
@@ -202,10 +237,18 @@ describe('infra: object storage', () => {
     });
 
     it('fails rather than answering "absent" when the bucket does not exist', async () => {
-      const storage = openObjectStorage(`s3://no-such-bucket-${randomBytes(4).toString('hex')}?endpoint=${endpoint}&forcePathStyle=true`);
-      const get = await storage.get(newKey()).then(() => undefined, (e: unknown) => e);
+      const storage = openObjectStorage(
+        `s3://no-such-bucket-${randomBytes(4).toString('hex')}?endpoint=${endpoint}&forcePathStyle=true`,
+      );
+      const get = await storage.get(newKey()).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(get).to.be.instanceOf(Error).with.property('name', 'NoSuchBucket');
-      const put = await storage.put(newKey(), Buffer.from('x'), 'image/png').then(() => undefined, (e: unknown) => e);
+      const put = await storage.put(newKey(), Buffer.from('x'), 'image/png').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(put).to.be.instanceOf(Error).with.property('name', 'NoSuchBucket');
       (storage as S3ObjectStorage).close();
     });
@@ -220,12 +263,18 @@ describe('infra: object storage', () => {
     });
 
     it('resolves a relative file:// directory against the working folder', () => {
-      expect((openObjectStorage('file://.data/objects') as FileObjectStorage).directory).to.equal(path.resolve('.data/objects'));
+      expect((openObjectStorage('file://.data/objects') as FileObjectStorage).directory).to.equal(
+        path.resolve('.data/objects'),
+      );
     });
 
     it('reads every S3 parameter', () => {
       expect(parseS3Spec('s3://portico-assets')).to.deep.equal({ bucket: 'portico-assets' });
-      expect(parseS3Spec('s3://logos.example?endpoint=http://minio:9000/&region=eu-west-3&publicUrl=https://cdn.example.com&forcePathStyle=true')).to.deep.equal({
+      expect(
+        parseS3Spec(
+          's3://logos.example?endpoint=http://minio:9000/&region=eu-west-3&publicUrl=https://cdn.example.com&forcePathStyle=true',
+        ),
+      ).to.deep.equal({
         bucket: 'logos.example',
         endpoint: 'http://minio:9000',
         region: 'eu-west-3',

@@ -2,10 +2,17 @@
 // yes-or-no validator stops at the first problem.
 import { expect } from 'chai';
 import { Type } from '@sinclair/typebox';
-import { acceptAjv, checkDocument, describeProblems, documentAjv, MAX_DESCRIBED_PROBLEMS } from '../../core/src/schema.js';
+import {
+  acceptAjv,
+  checkDocument,
+  describeProblems,
+  documentAjv,
+  MAX_DESCRIBED_PROBLEMS,
+} from '../../core/src/schema.js';
 
 const Named = Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: false });
-const withUnknown = (count: number) => Object.fromEntries([['name', 'x'], ...Array.from({ length: count }, (_, i) => [`extra${i}`, i])]);
+const withUnknown = (count: number) =>
+  Object.fromEntries([['name', 'x'], ...Array.from({ length: count }, (_, i) => [`extra${i}`, i])]);
 
 describe('core: schema checks', () => {
   it(`describes the first ${MAX_DESCRIBED_PROBLEMS} problems and counts the rest`, () => {
@@ -22,7 +29,9 @@ describe('core: schema checks', () => {
   it('says nothing of omissions when every problem is described', () => {
     const checked = checkDocument(Named, { name: '', other: 1 });
     expect(checked).to.deep.include({ ok: false, omitted: 0 });
-    expect(describeProblems(checked as { problems: { path: string; detail: string }[]; omitted: number })).to.not.match(/more problem/);
+    expect(describeProblems(checked as { problems: { path: string; detail: string }[]; omitted: number })).to.not.match(
+      /more problem/,
+    );
   });
 
   it('has a yes-or-no validator that stops at the first problem, where the reporting one finds them all', () => {

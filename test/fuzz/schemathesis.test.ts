@@ -7,7 +7,16 @@
 // PORTICO_FUZZ_EXAMPLES and PORTICO_FUZZ_SEED change them for a longer or another run.
 import { expect } from 'chai';
 import { TestApi } from '../../testkit/api.js';
-import { ensureSchemathesis, FUZZ_SURFACES, runSchemathesis, seedFuzzData, surfacesFor, type FuzzData, type FuzzOptions, type FuzzResult } from '../../testkit/schemathesis.js';
+import {
+  ensureSchemathesis,
+  FUZZ_SURFACES,
+  runSchemathesis,
+  seedFuzzData,
+  surfacesFor,
+  type FuzzData,
+  type FuzzOptions,
+  type FuzzResult,
+} from '../../testkit/schemathesis.js';
 
 const OPTIONS: FuzzOptions = {
   seed: Number(process.env.PORTICO_FUZZ_SEED ?? 20261123),
@@ -65,9 +74,23 @@ function table(version: string, results: FuzzResult[]): string {
     `${(r.durationMs / 1000).toFixed(1)} s`,
   ]);
   const total = (pick: (r: FuzzResult) => number) => String(results.reduce((sum, r) => sum + pick(r), 0));
-  rows.push(['total', total((r) => r.operations.tested), total((r) => r.cases), total((r) => r.requests), '', `${total((r) => r.links.covered)}/${total((r) => r.links.total)}`, total((r) => r.failures.length + r.errors.length), `${(results.reduce((s, r) => s + r.durationMs, 0) / 1000).toFixed(1)} s`]);
+  rows.push([
+    'total',
+    total((r) => r.operations.tested),
+    total((r) => r.cases),
+    total((r) => r.requests),
+    '',
+    `${total((r) => r.links.covered)}/${total((r) => r.links.total)}`,
+    total((r) => r.failures.length + r.errors.length),
+    `${(results.reduce((s, r) => s + r.durationMs, 0) / 1000).toFixed(1)} s`,
+  ]);
   const head = ['surface', 'operations', 'test cases', 'requests', 'responses by status', 'links', 'failures', 'time'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => `    ${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`;
-  return [`\n    ${version}, seed ${OPTIONS.seed}, ${OPTIONS.maxExamples} examples per operation, phases ${OPTIONS.phases.join(',')}, checks ${OPTIONS.checks.join(',')}`, line(head), ...rows.map(line), `    commands (credentials in the configuration file): ${results.map((r) => `\n      ${r.command}`).join('')}`].join('\n');
+  return [
+    `\n    ${version}, seed ${OPTIONS.seed}, ${OPTIONS.maxExamples} examples per operation, phases ${OPTIONS.phases.join(',')}, checks ${OPTIONS.checks.join(',')}`,
+    line(head),
+    ...rows.map(line),
+    `    commands (credentials in the configuration file): ${results.map((r) => `\n      ${r.command}`).join('')}`,
+  ].join('\n');
 }

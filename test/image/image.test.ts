@@ -13,16 +13,32 @@ import { catalogKey } from '../../core/src/catalog/snapshots.js';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { TestApi } from '../../testkit/api.js';
 import { publishTo, realSources } from '../../testkit/catalog.js';
-import { buildImage, builtImage, IMAGE_BUILD_TIMEOUT_MS, requireRoot, runContainer, unpackImage, untilServing, type BuiltImage, type Container } from '../../testkit/image.js';
+import {
+  buildImage,
+  builtImage,
+  IMAGE_BUILD_TIMEOUT_MS,
+  requireRoot,
+  runContainer,
+  unpackImage,
+  untilServing,
+  type BuiltImage,
+  type Container,
+} from '../../testkit/image.js';
 import { freePort, testRedisUrl } from '../../testkit/services.js';
 
 const run = promisify(execFile);
-const pkg = JSON.parse(readFileSync(path.join(repoRoot(), 'package.json'), 'utf8')) as { version: string; license: string };
+const pkg = JSON.parse(readFileSync(path.join(repoRoot(), 'package.json'), 'utf8')) as {
+  version: string;
+  license: string;
+};
 const git = async (...args: string[]) => (await run('git', args, { cwd: repoRoot() })).stdout.trim();
 const sha256 = (file: string) =>
   new Promise<string>((resolve, reject) => {
     const hash = createHash('sha256');
-    createReadStream(file).on('data', (chunk) => hash.update(chunk)).on('end', () => resolve(hash.digest('hex'))).on('error', reject);
+    createReadStream(file)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('end', () => resolve(hash.digest('hex')))
+      .on('error', reject);
   });
 
 describe('image: built by scripts/build-image.sh', function () {
@@ -50,7 +66,9 @@ describe('image: built by scripts/build-image.sh', function () {
 
   it('labels the version, the revision, the time of the commit, the title and the licence', async () => {
     const labels = image.imageConfig.config.Labels ?? {};
-    const created = process.env.SOURCE_DATE_EPOCH ? new Date(Number(process.env.SOURCE_DATE_EPOCH) * 1000) : new Date((await git('log', '-1', '--format=%cI')));
+    const created = process.env.SOURCE_DATE_EPOCH
+      ? new Date(Number(process.env.SOURCE_DATE_EPOCH) * 1000)
+      : new Date(await git('log', '-1', '--format=%cI'));
     const dirty = (await git('status', '--porcelain', '--', '.', ':!.tools')) !== '';
     expect(labels).to.include({
       'org.opencontainers.image.title': 'portico',
@@ -60,14 +78,26 @@ describe('image: built by scripts/build-image.sh', function () {
       'org.opencontainers.image.licenses': pkg.license,
     });
     // The source label is an https URL or absent (no repository field and no remote to take it from).
-    if ('org.opencontainers.image.source' in labels) expect(labels['org.opencontainers.image.source']).to.match(/^https:\/\//);
+    if ('org.opencontainers.image.source' in labels)
+      expect(labels['org.opencontainers.image.source']).to.match(/^https:\/\//);
     // No time of the build anywhere: the config's and the history's come from the commit and the base.
     expect(image.imageConfig.created).to.equal(labels['org.opencontainers.image.created']);
-    expect(image.imageConfig.history?.map((h) => h.created)).to.deep.equal(['2025-08-09T00:00:00Z', labels['org.opencontainers.image.created']]);
+    expect(image.imageConfig.history?.map((h) => h.created)).to.deep.equal([
+      '2025-08-09T00:00:00Z',
+      labels['org.opencontainers.image.created'],
+    ]);
   });
 
   it('holds the compiled programs and production dependencies only, owned by root, and /data for user 10001', () => {
-    for (const file of ['bin/portico.js', 'bin/portico-operator.js', 'dist/api/src/main.js', 'dist/operator/src/main.js', 'dist/core/src/config.js', 'package.json', 'examples/demo/brandcatalog.yaml']) {
+    for (const file of [
+      'bin/portico.js',
+      'bin/portico-operator.js',
+      'dist/api/src/main.js',
+      'dist/operator/src/main.js',
+      'dist/core/src/config.js',
+      'package.json',
+      'examples/demo/brandcatalog.yaml',
+    ]) {
       expect(existsSync(path.join(rootfs, 'app', file)), file).to.equal(true);
     }
     for (const module of ['koa', 'mongodb', 'sharp', `@img/sharp-linux-${process.arch}`, '@kubernetes/client-node']) {
@@ -76,7 +106,14 @@ describe('image: built by scripts/build-image.sh', function () {
     for (const devOnly of ['mocha', 'typescript', 'chai', 'nock', 'autocannon', '@types/mocha', 'standardwebhooks']) {
       expect(existsSync(path.join(rootfs, 'app/node_modules', devOnly)), devOnly).to.equal(false);
     }
-    for (const absent of ['dist/test', 'dist/bench', 'test', 'api', 'dist/api/src/main.js.map', 'node_modules/koa/lib/application.d.ts']) {
+    for (const absent of [
+      'dist/test',
+      'dist/bench',
+      'test',
+      'api',
+      'dist/api/src/main.js.map',
+      'node_modules/koa/lib/application.d.ts',
+    ]) {
       expect(existsSync(path.join(rootfs, 'app', absent)), absent).to.equal(false);
     }
     const app = statSync(path.join(rootfs, 'app/dist/api/src/main.js'));
@@ -84,7 +121,8 @@ describe('image: built by scripts/build-image.sh', function () {
     const data = statSync(path.join(rootfs, 'data'));
     expect([data.uid, data.gid, data.isDirectory()]).to.deep.equal([10001, 10001, true]);
     expect(readFileSync(path.join(rootfs, 'etc/passwd'), 'utf8')).to.match(/^portico:x:10001:10001:[^:]*:\/data:/m);
-    for (const binary of ['usr/bin/node', 'usr/bin/tini', 'etc/ssl/certs/ca-certificates.crt']) expect(existsSync(path.join(rootfs, binary)), binary).to.equal(true);
+    for (const binary of ['usr/bin/node', 'usr/bin/tini', 'etc/ssl/certs/ca-certificates.crt'])
+      expect(existsSync(path.join(rootfs, binary)), binary).to.equal(true);
     expect(existsSync(path.join(rootfs, 'usr/bin/apt-get'))).to.equal(false);
     expect(image.sizeBytes / 2 ** 20, 'MiB unpacked').to.be.below(400); // 330 MiB: 166 of Debian, 165 of app
   });
@@ -93,7 +131,9 @@ describe('image: built by scripts/build-image.sh', function () {
     const { stdout } = await run('tar', ['-xOf', image.archive, 'manifest.json']);
     const [entry] = JSON.parse(stdout) as { RepoTags: string[]; Config: string }[];
     expect(entry!.RepoTags).to.deep.equal([`docker.io/library/${image.name}`]); // what `docker load` lists as portico:<version>
-    expect(image.output).to.include(image.digest).and.match(/MiB unpacked/);
+    expect(image.output)
+      .to.include(image.digest)
+      .and.match(/MiB unpacked/);
   });
 
   it('is what the Dockerfile declares too: packages, user, entrypoint, command, port, environment and labels', () => {
@@ -101,7 +141,8 @@ describe('image: built by scripts/build-image.sh', function () {
     const text = readFileSync(path.join(repoRoot(), 'Dockerfile'), 'utf8').replace(/\\\n/g, ' ');
     const runtime = text.slice(text.lastIndexOf('\nFROM '));
     const instructions = runtime.split('\n').filter((line) => /^[A-Z]+ /.test(line));
-    const all = (name: string) => instructions.filter((line) => line.startsWith(`${name} `)).map((line) => line.slice(name.length + 1).trim());
+    const all = (name: string) =>
+      instructions.filter((line) => line.startsWith(`${name} `)).map((line) => line.slice(name.length + 1).trim());
     const one = (name: string) => all(name).at(-1)!;
     const { config } = image.imageConfig;
     expect(one('USER')).to.equal(config.User);
@@ -110,14 +151,24 @@ describe('image: built by scripts/build-image.sh', function () {
     expect(JSON.parse(one('CMD'))).to.deep.equal(config.Cmd);
     expect(all('EXPOSE').map((port) => `${port}/tcp`)).to.deep.equal(Object.keys(config.ExposedPorts ?? {}));
     expect(all('ENV').flatMap((line) => line.split(/\s+/))).to.have.members(config.Env ?? []);
-    const labels = Object.fromEntries(all('LABEL').flatMap((line) => [...line.matchAll(/([\w.-]+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!])));
+    const labels = Object.fromEntries(
+      all('LABEL').flatMap((line) => [...line.matchAll(/([\w.-]+)="([^"]*)"/g)].map((m) => [m[1]!, m[2]!])),
+    );
     const imageLabels = config.Labels ?? {};
-    expect(Object.keys(labels).filter((k) => k !== 'org.opencontainers.image.source')).to.have.members(Object.keys(imageLabels).filter((k) => k !== 'org.opencontainers.image.source'));
-    for (const [key, value] of Object.entries(labels)) if (!value.includes('${')) expect(imageLabels[key], key).to.equal(value);
+    expect(Object.keys(labels).filter((k) => k !== 'org.opencontainers.image.source')).to.have.members(
+      Object.keys(imageLabels).filter((k) => k !== 'org.opencontainers.image.source'),
+    );
+    for (const [key, value] of Object.entries(labels))
+      if (!value.includes('${')) expect(imageLabels[key], key).to.equal(value);
     const script = readFileSync(path.join(repoRoot(), 'scripts/build-image.sh'), 'utf8');
-    const packages = /apt-get install -y --no-install-recommends ([\w.+ -]+?) &&/.exec(runtime)?.[1]!.trim().split(/\s+/);
+    const packages = /apt-get install -y --no-install-recommends ([\w.+ -]+?) &&/
+      .exec(runtime)?.[1]!
+      .trim()
+      .split(/\s+/);
     expect(packages).to.have.members(/^BASE_PACKAGES=([\w.,+-]+)$/m.exec(script)![1]!.split(','));
-    const user = readFileSync(path.join(rootfs, 'etc/passwd'), 'utf8').split('\n').find((line) => line.startsWith('portico:'))!;
+    const user = readFileSync(path.join(rootfs, 'etc/passwd'), 'utf8')
+      .split('\n')
+      .find((line) => line.startsWith('portico:'))!;
     expect(runtime).to.include(user).and.include('install -d -m 0750 -o 10001 -g 10001 /data');
   });
 
@@ -172,22 +223,31 @@ describe('image: built by scripts/build-image.sh', function () {
       const ready = (await (await fetch(`${base}/readyz`)).json()) as { checks: Record<string, boolean> };
       expect(ready.checks).to.deep.include({ mongodb: true, redis: true, catalog: true });
 
-      const search = (await (await fetch(`${base}/api/sdk/v1/catalog/brands?q=larkmoor%20gen`)).json()) as { brands: { name: string }[] };
+      const search = (await (await fetch(`${base}/api/sdk/v1/catalog/brands?q=larkmoor%20gen`)).json()) as {
+        brands: { name: string }[];
+      };
       expect(search.brands[0]).to.include({ name: 'Larkmoor General Hospital' });
       expect(search).to.deep.equal((await api.request('GET', '/api/sdk/v1/catalog/brands?q=larkmoor%20gen')).body); // the same answer as the API in this process
       // A logo comes from the objects under /data: the mount is read through.
-      const withLogo = (await (await fetch(`${base}/api/sdk/v1/catalog/brands?q=examplelabs`)).json()) as { brands: { logoUrl: string }[] };
+      const withLogo = (await (await fetch(`${base}/api/sdk/v1/catalog/brands?q=examplelabs`)).json()) as {
+        brands: { logoUrl: string }[];
+      };
       const logo = await fetch(withLogo.brands[0]!.logoUrl);
       expect([logo.status, logo.headers.get('content-type')]).to.deep.equal([200, 'image/png']);
       expect(withLogo.brands[0]!.logoUrl.startsWith(base)).to.equal(true);
 
-      const uids = (await readFile(`/proc/${await started.pid()}/status`, 'utf8')).match(/^Uid:\s+(.*)$/m)![1]!.split(/\s+/);
+      const uids = (await readFile(`/proc/${await started.pid()}/status`, 'utf8'))
+        .match(/^Uid:\s+(.*)$/m)![1]!
+        .split(/\s+/);
       expect(uids).to.deep.equal(['10001', '10001', '10001', '10001']);
 
       // Within the termination grace (the chart's is longer than the shutdown timeout plus this margin): past
       // it the race answers "still running" and the test fails; no finer timing is asserted.
       await started.kill('TERM');
-      const code = await Promise.race([started.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), shutdownTimeoutMs + 5000))]);
+      const code = await Promise.race([
+        started.exited,
+        new Promise<string>((resolve) => setTimeout(() => resolve('still running'), shutdownTimeoutMs + 5000)),
+      ]);
       expect(code, logs()).to.equal(0);
       expect(started.logs()).to.include('"msg":"stopped"');
     });

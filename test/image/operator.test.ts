@@ -11,13 +11,28 @@ import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubernetesObjectApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubernetesObjectApi,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { MongoClient } from 'mongodb';
 import { GROUP, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/src/shared/kube.js';
 import { brandFile } from '../../testkit/brand-data.js';
 import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';
 import { renderChart } from '../../testkit/chart.js';
-import { builtImage, IMAGE_BUILD_TIMEOUT_MS, requireRoot, runContainer, untilServing, type BuiltImage, type Container } from '../../testkit/image.js';
+import {
+  builtImage,
+  IMAGE_BUILD_TIMEOUT_MS,
+  requireRoot,
+  runContainer,
+  untilServing,
+  type BuiltImage,
+  type Container,
+} from '../../testkit/image.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../testkit/kubernetes.js';
 import { freePort, mongoUri, testRedisUrl } from '../../testkit/services.js';
 import { until } from '../../testkit/until.js';
@@ -29,11 +44,17 @@ const RBAC_KINDS = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role
 /** How a refused call shows in the operator's log (the client's ApiException, the API server's Status). */
 const REFUSED = /HTTP-Code: 403|forbidden/i;
 
-type RbacObject = KubernetesObject & { subjects?: { kind: string; name: string; namespace?: string }[]; roleRef?: { kind: string; name: string }; rules?: { resources?: string[]; resourceNames?: string[] }[] };
+type RbacObject = KubernetesObject & {
+  subjects?: { kind: string; name: string; namespace?: string }[];
+  roleRef?: { kind: string; name: string };
+  rules?: { resources?: string[]; resourceNames?: string[] }[];
+};
 
 /** The Lease the chart's Role lets the operator update (the chart sets PORTICO_OPERATOR_LEASE to it). */
 function leaseOf(rbac: RbacObject[]): string {
-  const name = rbac.find((o) => o.kind === 'Role')?.rules?.find((r) => r.resources?.includes('leases') && r.resourceNames?.length)?.resourceNames?.[0];
+  const name = rbac
+    .find((o) => o.kind === 'Role')
+    ?.rules?.find((r) => r.resources?.includes('leases') && r.resourceNames?.length)?.resourceNames?.[0];
   if (!name) throw new Error("the chart's operator Role names no Lease");
   return name;
 }
@@ -83,15 +104,27 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
 
     // What the kubelet mounts for the pod: a bound token, the cluster's CA and the namespace.
     const serviceAccount = rbac.find((o) => o.kind === 'ServiceAccount')!.metadata!.name!;
-    const request = await core.createNamespacedServiceAccountToken({ name: serviceAccount, namespace, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
+    const request = await core.createNamespacedServiceAccountToken({
+      name: serviceAccount,
+      namespace,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
     secrets = await mkdtemp(path.join(tmpdir(), 'portico-image-sa-'));
     await chmod(secrets, 0o755); // readable by the image's user, as the kubelet's projected volume is
     await writeFile(path.join(secrets, 'token'), request.status!.token, { mode: 0o644 });
-    await writeFile(path.join(secrets, 'ca.crt'), Buffer.from(kubeconfig.getCurrentCluster()!.caData!, 'base64'), { mode: 0o644 });
+    await writeFile(path.join(secrets, 'ca.crt'), Buffer.from(kubeconfig.getCurrentCluster()!.caData!, 'base64'), {
+      mode: 0o644,
+    });
     await writeFile(path.join(secrets, 'namespace'), namespace, { mode: 0o644 });
 
-    for (const [name, file] of [['epic-r4', 'epic-legacy-2022/epic_endpoints_r4.json'], ['hl7-example', 'smart-app-launch-examples/Bundle-example1.json']] as const) {
-      await core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { 'bundle.json': brandFile(file) } } });
+    for (const [name, file] of [
+      ['epic-r4', 'epic-legacy-2022/epic_endpoints_r4.json'],
+      ['hl7-example', 'smart-app-launch-examples/Bundle-example1.json'],
+    ] as const) {
+      await core.createNamespacedConfigMap({
+        namespace,
+        body: { metadata: { name }, data: { 'bundle.json': brandFile(file) } },
+      });
     }
   });
 
@@ -99,7 +132,8 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
     await container?.remove();
     if (kubeconfig) {
       const objects = KubernetesObjectApi.makeApiClient(kubeconfig);
-      for (const object of rbac.filter((o) => o.kind!.startsWith('Cluster'))) await objects.delete(object).catch(() => {});
+      for (const object of rbac.filter((o) => o.kind!.startsWith('Cluster')))
+        await objects.delete(object).catch(() => {});
     }
     if (secrets) await rm(secrets, { recursive: true, force: true });
     const client = await new MongoClient(mongoUri()).connect();
@@ -130,17 +164,26 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
     const logs = () => `container output:\n${started.logs().slice(-4000)}`;
     /** Stops a wait at the first refused call, naming it, rather than timing out. */
     const notRefused = () => {
-      const line = started.logs().split('\n').find((l) => REFUSED.test(l));
+      const line = started
+        .logs()
+        .split('\n')
+        .find((l) => REFUSED.test(l));
       if (line) throw new Error(`the operator was refused a call with the chart's RBAC:\n${line.slice(0, 2000)}`);
     };
     await untilServing(started, `http://127.0.0.1:${port}/readyz`, 30_000);
 
     const coordination = kubeconfig.makeApiClient(CoordinationV1Api);
-    const holder = async () => (await coordination.readNamespacedLease({ namespace, name: leaseOf(rbac) }).catch(() => undefined))?.spec?.holderIdentity;
-    await until('the operator to hold the Lease', async () => {
-      notRefused();
-      return (await holder()) === pod;
-    }, { timeoutMs: 30_000, intervalMs: 200, diagnose: logs });
+    const holder = async () =>
+      (await coordination.readNamespacedLease({ namespace, name: leaseOf(rbac) }).catch(() => undefined))?.spec
+        ?.holderIdentity;
+    await until(
+      'the operator to hold the Lease',
+      async () => {
+        notRefused();
+        return (await holder()) === pod;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, diagnose: logs },
+    );
 
     const custom = kubeconfig.makeApiClient(CustomObjectsApi);
     await custom.createNamespacedCustomObject({
@@ -154,8 +197,19 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
         metadata: { name: 'brands', namespace },
         spec: {
           sources: [
-            { name: 'epic', format: 'fhir-endpoint-bundle', configMapRef: { name: 'epic-r4', key: 'bundle.json' }, platformType: 'EPIC', priority: 20 },
-            { name: 'hl7', format: 'smart-brands-bundle', configMapRef: { name: 'hl7-example', key: 'bundle.json' }, priority: 10 },
+            {
+              name: 'epic',
+              format: 'fhir-endpoint-bundle',
+              configMapRef: { name: 'epic-r4', key: 'bundle.json' },
+              platformType: 'EPIC',
+              priority: 20,
+            },
+            {
+              name: 'hl7',
+              format: 'smart-brands-bundle',
+              configMapRef: { name: 'hl7-example', key: 'bundle.json' },
+              priority: 10,
+            },
           ],
           logos: { faviconFallback: false }, // no network here: the HL7 brand's data: logo is rendered (by sharp, in the image)
           rollout: { minBrandRatioPercent: 0 },
@@ -166,7 +220,13 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
       'the BrandCatalog to be Ready',
       async () => {
         notRefused();
-        const object = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name: 'brands' })) as BrandCatalogObject;
+        const object = (await custom.getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          plural: PLURAL,
+          namespace,
+          name: 'brands',
+        })) as BrandCatalogObject;
         const conditions = (object.status?.conditions ?? []) as { type: string; status: string }[];
         return conditions.some((c) => c.type === 'Ready' && c.status === 'True') && object;
       },
@@ -178,14 +238,24 @@ describe('image: the operator from the image, in-cluster with the chart RBAC, un
     expect(status.observedGeneration).to.equal(ready.metadata.generation);
 
     const core = kubeconfig.makeApiClient(CoreV1Api);
-    const published = async () => (await core.listNamespacedEvent({ namespace })).items.some((e) => e.involvedObject.name === 'brands' && e.reason === 'Published');
-    await until('a Published Event', async () => {
-      notRefused();
-      return published();
-    }, { timeoutMs: 20_000, intervalMs: 200, diagnose: logs });
+    const published = async () =>
+      (await core.listNamespacedEvent({ namespace })).items.some(
+        (e) => e.involvedObject.name === 'brands' && e.reason === 'Published',
+      );
+    await until(
+      'a Published Event',
+      async () => {
+        notRefused();
+        return published();
+      },
+      { timeoutMs: 20_000, intervalMs: 200, diagnose: logs },
+    );
 
     await started.kill('TERM');
-    const code = await Promise.race([started.exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
+    const code = await Promise.race([
+      started.exited,
+      new Promise<string>((resolve) => setTimeout(() => resolve('still running'), 15_000)),
+    ]);
     expect(code, logs()).to.equal(0);
     expect(await holder(), 'the Lease is handed back').to.equal(undefined);
     notRefused();

@@ -10,7 +10,15 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { systemClock } from '../../core/src/clock.js';
 import { CatalogInformer } from '../../operator/src/controller/informer.js';
-import { FINALIZER, GROUP, KubeClient, microTime, PLURAL, VERSION, type BrandCatalogObject } from '../../operator/src/shared/kube.js';
+import {
+  FINALIZER,
+  GROUP,
+  KubeClient,
+  microTime,
+  PLURAL,
+  VERSION,
+  type BrandCatalogObject,
+} from '../../operator/src/shared/kube.js';
 import { OperatorMetrics } from '../../operator/src/shared/metrics.js';
 import { startOperator as startInstance, type OperatorInstance } from '../../operator/src/controller/operator.js';
 import { TestApi } from '../../testkit/api.js';
@@ -21,7 +29,6 @@ import { until } from '../../testkit/until.js';
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 const VENDOR = 'https://endpoints.vendor.example';
-
 
 describe('operator: controller against a real Kubernetes API server', function () {
   this.timeout(120_000);
@@ -56,7 +63,10 @@ describe('operator: controller against a real Kubernetes API server', function (
   });
 
   /** An operator instance as main.ts runs one, except that losing the lease stops it instead of the process. */
-  function startOperator(identity: string, options: { kube?: KubeClient; metrics?: OperatorMetrics; logger?: typeof logger } = {}) {
+  function startOperator(
+    identity: string,
+    options: { kube?: KubeClient; metrics?: OperatorMetrics; logger?: typeof logger } = {},
+  ) {
     const instance: OperatorInstance & { exitCode?: number } = startInstance({
       kube: options.kube ?? new KubeClient(kubeconfig),
       // Plain fetch, which nock intercepts; the SSRF-filtering agent resolves names before nock could.
@@ -72,8 +82,19 @@ describe('operator: controller against a real Kubernetes API server', function (
           return response.text();
         },
       },
-      controller: { informer: { relistMs: 60_000, watchdogMs: 60_000 }, queue: { baseDelayMs: 200, maxDelayMs: 2000 }, workers: 2 },
-      lease: { namespace, name: 'portico-catalog-operator', identity, leaseDurationSeconds: 3, retryMs: 300, renewDeadlineMs: 2000 },
+      controller: {
+        informer: { relistMs: 60_000, watchdogMs: 60_000 },
+        queue: { baseDelayMs: 200, maxDelayMs: 2000 },
+        workers: 2,
+      },
+      lease: {
+        namespace,
+        name: 'portico-catalog-operator',
+        identity,
+        leaseDurationSeconds: 3,
+        retryMs: 300,
+        renewDeadlineMs: 2000,
+      },
       logger,
       onLostLeadership: (code) => {
         instance.exitCode = code;
@@ -90,8 +111,16 @@ describe('operator: controller against a real Kubernetes API server', function (
     metadata: { name, namespace },
     spec: { sources, refreshInterval: '1h', rollout: { minBrandRatioPercent: 0 } },
   });
-  const create = (body: object) => custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, body });
-  const read = async (name: string) => (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name })) as BrandCatalogObject;
+  const create = (body: object) =>
+    custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, body });
+  const read = async (name: string) =>
+    (await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      namespace,
+      name,
+    })) as BrandCatalogObject;
   const unique = (prefix: string) => `${prefix}-${randomUUID().slice(0, 6)}`;
   const ready = (name: string, snapshotOtherThan?: string) => {
     let last: unknown;
@@ -99,19 +128,37 @@ describe('operator: controller against a real Kubernetes API server', function (
       `${name} to be Ready`,
       async () => {
         const object = await read(name);
-        const status = object.status as { conditions?: { type: string; status: string }[]; currentSnapshot?: { id: string } } | undefined;
-        const isReady = status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && status.currentSnapshot?.id !== snapshotOtherThan;
+        const status = object.status as
+          { conditions?: { type: string; status: string }[]; currentSnapshot?: { id: string } } | undefined;
+        const isReady =
+          status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') &&
+          status.currentSnapshot?.id !== snapshotOtherThan;
         last = object;
         return isReady ? object : undefined;
       },
       { diagnose: () => `last seen: ${JSON.stringify(last).slice(0, 2000)}` },
     );
   };
-  const inlineCsv = (name: string) => ({ name: 'list', format: 'csv', inline: `name,fhirBaseUrl\n${name},https://fhir.${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.example/r4\n` });
+  const inlineCsv = (name: string) => ({
+    name: 'list',
+    format: 'csv',
+    inline: `name,fhirBaseUrl\n${name},https://fhir.${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.example/r4\n`,
+  });
   /** The HL7 example bundle (a brand with a data: logo) as a ConfigMap source of its own. */
-  async function hl7ConfigMap(): Promise<{ name: string; format: string; configMapRef: { name: string; key: string }; priority: number }> {
+  async function hl7ConfigMap(): Promise<{
+    name: string;
+    format: string;
+    configMapRef: { name: string; key: string };
+    priority: number;
+  }> {
     const name = unique('hl7-example');
-    await core.createNamespacedConfigMap({ namespace, body: { metadata: { name }, data: { 'bundle.json': brandFile('smart-app-launch-examples/Bundle-example1.json') } } });
+    await core.createNamespacedConfigMap({
+      namespace,
+      body: {
+        metadata: { name },
+        data: { 'bundle.json': brandFile('smart-app-launch-examples/Bundle-example1.json') },
+      },
+    });
     return { name: 'hl7', format: 'smart-brands-bundle', configMapRef: { name, key: 'bundle.json' }, priority: 10 };
   }
 
@@ -120,9 +167,19 @@ describe('operator: controller against a real Kubernetes API server', function (
     const b = startOperator('operator-b');
     await create(
       catalogBody('brands', [
-        { name: 'epic', format: 'fhir-endpoint-bundle', url: `${VENDOR}/epic-r4.json`, platformType: 'EPIC', priority: 20 },
+        {
+          name: 'epic',
+          format: 'fhir-endpoint-bundle',
+          url: `${VENDOR}/epic-r4.json`,
+          platformType: 'EPIC',
+          priority: 20,
+        },
         await hl7ConfigMap(),
-        { name: 'local', format: 'csv', inline: 'name,fhirBaseUrl,state\nPortico Test Clinic,https://fhir.portico-test.example/r4,MA\n' },
+        {
+          name: 'local',
+          format: 'csv',
+          inline: 'name,fhirBaseUrl,state\nPortico Test Clinic,https://fhir.portico-test.example/r4,MA\n',
+        },
       ]),
     );
     const object = await ready('brands');
@@ -135,7 +192,10 @@ describe('operator: controller against a real Kubernetes API server', function (
     expect(status.currentSnapshot.brandCount).to.equal(304 + 1 + 1);
     expect(status.sources.map((s: { name: string }) => s.name)).to.deep.equal(['epic', 'hl7', 'local']);
 
-    await until('the API to serve the new catalog', async () => (await api.request('GET', '/api/sdk/v1/catalog/brands?q=portico%20test')).body.count === 1);
+    await until(
+      'the API to serve the new catalog',
+      async () => (await api.request('GET', '/api/sdk/v1/catalog/brands?q=portico%20test')).body.count === 1,
+    );
     // One leader: only one instance reconciled.
     expect([a.controller.reconciles > 0, b.controller.reconciles > 0].filter(Boolean)).to.have.length(1);
     expect([a.elector.isLeader, b.elector.isLeader].filter(Boolean)).to.have.length(1);
@@ -146,9 +206,24 @@ describe('operator: controller against a real Kubernetes API server', function (
     const name = unique('changing');
     await create(catalogBody(name, [inlineCsv('Portico First Clinic')]));
     const before = (await ready(name)).status as { currentSnapshot: { id: string } };
-    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: [{ op: 'replace', path: '/spec/sources/0/inline', value: 'name,fhirBaseUrl\nPortico Second Clinic,https://fhir.portico-second.example/r4\n' }] });
+    await custom.patchNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      namespace,
+      name,
+      body: [
+        {
+          op: 'replace',
+          path: '/spec/sources/0/inline',
+          value: 'name,fhirBaseUrl\nPortico Second Clinic,https://fhir.portico-second.example/r4\n',
+        },
+      ],
+    });
     const after = await ready(name, before.currentSnapshot.id);
-    expect((after.status as { currentSnapshot: { id: string } }).currentSnapshot.id).to.not.equal(before.currentSnapshot.id);
+    expect((after.status as { currentSnapshot: { id: string } }).currentSnapshot.id).to.not.equal(
+      before.currentSnapshot.id,
+    );
     // The Event is written right after the status: wait for it rather than race it.
     await until('a second Published event', async () => {
       const events = await core.listNamespacedEvent({ namespace });
@@ -186,12 +261,20 @@ describe('operator: controller against a real Kubernetes API server', function (
 
   it('recovers from an expired watch (410 Gone) by relisting, and keeps seeing changes', async () => {
     const seen: string[] = [];
-    const informer = new CatalogInformer(new KubeClient(kubeconfig), { onChange: (c) => seen.push(c.metadata.name), onDelete: () => {} }, { relistMs: 60_000, watchdogMs: 60_000 }, logger);
+    const informer = new CatalogInformer(
+      new KubeClient(kubeconfig),
+      { onChange: (c) => seen.push(c.metadata.name), onDelete: () => {} },
+      { relistMs: 60_000, watchdogMs: 60_000 },
+      logger,
+    );
     await informer.start();
     try {
       const lists = informer.stats.lists;
       await informer.resumeFrom('1'); // long compacted away
-      await until('the watch to expire and the informer to relist', async () => informer.stats.expired > 0 && informer.stats.lists > lists);
+      await until(
+        'the watch to expire and the informer to relist',
+        async () => informer.stats.expired > 0 && informer.stats.lists > lists,
+      );
       const name = unique('after-expiry');
       await create(catalogBody(name, [inlineCsv('X')]));
       await until('the new object through the resumed watch', async () => seen.includes(name));
@@ -200,25 +283,38 @@ describe('operator: controller against a real Kubernetes API server', function (
     }
   });
 
-  it('reports a failing source: Ready=False/ReconcileFailed, the source\'s error, a Warning Event, and retries', async () => {
+  it("reports a failing source: Ready=False/ReconcileFailed, the source's error, a Warning Event, and retries", async () => {
     startOperator('operator-a');
     let calls = 0;
-    nock(VENDOR).persist().get('/flaky.json').reply(() => {
-      calls++;
-      return [503, 'x'.repeat(100_000)];
-    });
+    nock(VENDOR)
+      .persist()
+      .get('/flaky.json')
+      .reply(() => {
+        calls++;
+        return [503, 'x'.repeat(100_000)];
+      });
     const name = unique('flaky');
     await create(catalogBody(name, [{ name: 'vendor', format: 'csv', url: `${VENDOR}/flaky.json` }]));
     const failed = await until('ReconcileFailed', async () => {
       const object = await read(name);
-      const conditions = (object.status as { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined)?.conditions ?? [];
-      return conditions.find((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'ReconcileFailed') ? object : undefined;
+      const conditions =
+        (
+          object.status as
+            { conditions?: { type: string; status: string; reason: string; message: string }[] } | undefined
+        )?.conditions ?? [];
+      return conditions.find((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'ReconcileFailed')
+        ? object
+        : undefined;
     });
     const status = failed.status as { sources: { name: string; error?: string }[]; conditions: { message: string }[] };
     expect(status.sources[0]).to.include({ name: 'vendor' });
     expect(status.sources[0]!.error).to.match(/503/);
     expect(Math.max(...status.conditions.map((c) => c.message.length))).to.be.at.most(1024);
-    await until('a ReconcileFailed event', async () => (await core.listNamespacedEvent({ namespace })).items.some((e) => e.involvedObject.name === name && e.reason === 'ReconcileFailed' && e.type === 'Warning'));
+    await until('a ReconcileFailed event', async () =>
+      (await core.listNamespacedEvent({ namespace })).items.some(
+        (e) => e.involvedObject.name === name && e.reason === 'ReconcileFailed' && e.type === 'Warning',
+      ),
+    );
     await until('a retry with backoff', async () => calls >= 2);
     await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name });
   });
@@ -226,18 +322,32 @@ describe('operator: controller against a real Kubernetes API server', function (
   it('holds back a snapshot whose brand count collapses: Stalled/BrandCountDrop, the previous one stays active', async () => {
     startOperator('operator-a');
     const name = unique('guarded');
-    const csv = (n: number) => `name,fhirBaseUrl\n${Array.from({ length: n }, (_, i) => `Guarded Clinic ${i},https://fhir.guarded-${i}.example/r4`).join('\n')}\n`;
+    const csv = (n: number) =>
+      `name,fhirBaseUrl\n${Array.from({ length: n }, (_, i) => `Guarded Clinic ${i},https://fhir.guarded-${i}.example/r4`).join('\n')}\n`;
     const body = catalogBody(name, [{ name: 'list', format: 'csv', inline: csv(4) }]);
     body.spec.rollout.minBrandRatioPercent = 50;
     await create(body);
     const first = (await ready(name)).status as { currentSnapshot: { id: string } };
-    await custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body: [{ op: 'replace', path: '/spec/sources/0/inline', value: csv(1) }] });
+    await custom.patchNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      namespace,
+      name,
+      body: [{ op: 'replace', path: '/spec/sources/0/inline', value: csv(1) }],
+    });
     const stalled = await until('Stalled/BrandCountDrop', async () => {
       const object = await read(name);
-      const conditions = (object.status as { conditions?: { type: string; status: string; reason: string }[] }).conditions ?? [];
-      return conditions.some((c) => c.type === 'Stalled' && c.status === 'True' && c.reason === 'BrandCountDrop') ? object : undefined;
+      const conditions =
+        (object.status as { conditions?: { type: string; status: string; reason: string }[] }).conditions ?? [];
+      return conditions.some((c) => c.type === 'Stalled' && c.status === 'True' && c.reason === 'BrandCountDrop')
+        ? object
+        : undefined;
     });
-    const status = stalled.status as { conditions: { type: string; status: string }[]; currentSnapshot: { id: string } };
+    const status = stalled.status as {
+      conditions: { type: string; status: string }[];
+      currentSnapshot: { id: string };
+    };
     expect(status.conditions.find((c) => c.type === 'Ready')!.status).to.equal('False');
     expect(status.currentSnapshot.id).to.equal(first.currentSnapshot.id);
     expect((await api.services.snapshots.active({ namespace, name }))!.snapshotId).to.equal(first.currentSnapshot.id);
@@ -251,7 +361,8 @@ describe('operator: controller against a real Kubernetes API server', function (
     await create(body);
     const object = await until('the Suspended condition', async () => {
       const current = await read(name);
-      const conditions = (current.status as { conditions?: { type: string; reason: string }[] } | undefined)?.conditions ?? [];
+      const conditions =
+        (current.status as { conditions?: { type: string; reason: string }[] } | undefined)?.conditions ?? [];
       return conditions.some((c) => c.type === 'Reconciling' && c.reason === 'Suspended') ? current : undefined;
     });
     expect((object.status as { currentSnapshot?: unknown }).currentSnapshot).to.equal(undefined);
@@ -271,8 +382,14 @@ describe('operator: controller against a real Kubernetes API server', function (
     const name = unique('eventless');
     await create(catalogBody(name, [inlineCsv('Portico Eventless Clinic')]));
     await ready(name);
-    await until('the failure to be counted', async () => (await metrics.registry.getSingleMetricAsString('portico_operator_event_write_failures_total')).includes('reason="Published"} 1'));
-    const logged = lines.map((l) => JSON.parse(l) as { msg: string; reason?: string }).filter((l) => l.msg === 'could not record a Kubernetes Event');
+    await until('the failure to be counted', async () =>
+      (await metrics.registry.getSingleMetricAsString('portico_operator_event_write_failures_total')).includes(
+        'reason="Published"} 1',
+      ),
+    );
+    const logged = lines
+      .map((l) => JSON.parse(l) as { msg: string; reason?: string })
+      .filter((l) => l.msg === 'could not record a Kubernetes Event');
     expect(logged).to.have.length(1);
     expect(logged[0]).to.include({ reason: 'Published' });
   });
@@ -283,13 +400,26 @@ describe('operator: controller against a real Kubernetes API server', function (
     // Artwork no other catalog uses (a colour of its own), or it would rightly be kept.
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#${randomUUID().slice(0, 6)}"/></svg>`;
     const logoUrl = `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`;
-    await create(catalogBody(name, [{ name: 'list', format: 'csv', inline: `name,fhirBaseUrl,logoUrl\nDoomed Clinic,https://fhir.doomed.example/r4,"${logoUrl}"\n` }]));
+    await create(
+      catalogBody(name, [
+        {
+          name: 'list',
+          format: 'csv',
+          inline: `name,fhirBaseUrl,logoUrl\nDoomed Clinic,https://fhir.doomed.example/r4,"${logoUrl}"\n`,
+        },
+      ]),
+    );
     const status = (await ready(name)).status as { currentSnapshot: { id: string } };
     const snapshot = await api.services.snapshots.load(status.currentSnapshot.id);
     const logoKey = snapshot!.brands.find((b) => b.logo)!.logo!.assets['128'];
     expect(await api.services.storage.exists(logoKey)).to.equal(true);
     await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name });
-    await until('the object to be gone', async () => read(name).then(() => false, (error: { code?: number }) => error.code === 404));
+    await until('the object to be gone', async () =>
+      read(name).then(
+        () => false,
+        (error: { code?: number }) => error.code === 404,
+      ),
+    );
     expect(await api.services.snapshots.active({ namespace, name })).to.equal(null);
     expect(await api.services.snapshots.list({ namespace, name })).to.deep.equal([]);
     expect(await api.services.storage.exists(logoKey)).to.equal(false);

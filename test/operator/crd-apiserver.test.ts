@@ -1,7 +1,15 @@
 // The committed BrandCatalog CRD in a real Kubernetes API server: the server takes the CRD, runs its schema
 // and CEL rules on what users apply (including what ajv cannot: list-map key uniqueness, CEL itself), fills
 // defaults, prunes unknown fields, and serves the status subresource, printer columns and short name.
-import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, dumpYaml, setHeaderOptions, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  dumpYaml,
+  setHeaderOptions,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
@@ -33,10 +41,26 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
     objects = cluster.kubeconfig.makeApiClient(CustomObjectsApi);
   });
 
-  const body = (name: string, spec: Spec) => ({ apiVersion: `${GROUP}/${VERSION}`, kind: 'BrandCatalog', metadata: { name }, spec });
+  const body = (name: string, spec: Spec) => ({
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: 'BrandCatalog',
+    metadata: { name },
+    spec,
+  });
   const create = (name: string, spec: Spec, fieldValidation?: string) =>
-    objects.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, body: body(name, spec), ...(fieldValidation && { fieldValidation }) });
-  const read = async (name: string) => (await objects.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name })) as { spec: Spec; status?: Spec };
+    objects.createNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      namespace,
+      plural: PLURAL,
+      body: body(name, spec),
+      ...(fieldValidation && { fieldValidation }),
+    });
+  const read = async (name: string) =>
+    (await objects.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name })) as {
+      spec: Spec;
+      status?: Spec;
+    };
   /** The server's refusal: its HTTP status and message. */
   const refusal = (spec: Spec, fieldValidation?: string) =>
     create(`bad-${randomBytes(3).toString('hex')}`, spec, fieldValidation).then(
@@ -54,7 +78,9 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
   });
 
   it('accepts the vendors example as written (adding only the default it leaves out)', async () => {
-    const example = parseYaml(await readFile(path.join(repoRoot(), 'examples', 'brandcatalog-vendors.yaml'), 'utf8')) as { spec: Spec };
+    const example = parseYaml(
+      await readFile(path.join(repoRoot(), 'examples', 'brandcatalog-vendors.yaml'), 'utf8'),
+    ) as { spec: Spec };
     await create('vendors', example.spec);
     expect((await read('vendors')).spec).to.deep.equal({ ...example.spec, suspend: false });
   });
@@ -74,7 +100,9 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
     const both = await refusal({ sources: [source({ url: 'https://example.org/b.csv', inline: 'x' })] });
     expect(both).to.include({ code: 422 });
     expect(both.message).to.include('exactly one of url, configMapRef and inline is required');
-    expect((await refusal({ sources: [source({})] })).message).to.include('exactly one of url, configMapRef and inline is required');
+    expect((await refusal({ sources: [source({})] })).message).to.include(
+      'exactly one of url, configMapRef and inline is required',
+    );
   });
 
   it('refuses two sources with one name', async () => {
@@ -87,24 +115,38 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
     const http = await refusal({ sources: [source({ url: 'http://example.org/b.csv' })] });
     expect(http).to.include({ code: 422 });
     expect(http.message).to.include('url must be an https:// URL');
-    const demo = parseYaml(await readFile(path.join(repoRoot(), 'examples', 'demo', 'brandcatalog.yaml'), 'utf8')) as { spec: Spec };
-    expect((await refusal(demo.spec)).message).to.match(/spec\.sources\[0\]\.url: Invalid value: .*file: URLs are for `portico-operator import`/);
+    const demo = parseYaml(await readFile(path.join(repoRoot(), 'examples', 'demo', 'brandcatalog.yaml'), 'utf8')) as {
+      spec: Spec;
+    };
+    expect((await refusal(demo.spec)).message).to.match(
+      /spec\.sources\[0\]\.url: Invalid value: .*file: URLs are for `portico-operator import`/,
+    );
   });
 
   it('refuses a spec without sources, and a refreshInterval under a minute', async () => {
     const missing = await refusal({ refreshInterval: '1h' });
     expect(missing).to.include({ code: 422 });
     expect(missing.message).to.include('spec.sources: Required value');
-    expect((await refusal({ sources: [source({ inline: 'x' })], refreshInterval: '30s' })).message).to.include('refreshInterval must be between 1m and 720h');
+    expect((await refusal({ sources: [source({ inline: 'x' })], refreshInterval: '30s' })).message).to.include(
+      'refreshInterval must be between 1m and 720h',
+    );
   });
 
   it('fills the health-check defaults when healthChecks is given, and refuses an interval under 5 minutes', async () => {
     await create('checked', { sources: [source({ inline: 'x' })], healthChecks: {} });
-    expect((await read('checked')).spec.healthChecks).to.deep.equal({ enabled: true, interval: '6h', concurrency: 32, perHostRate: '2/s', perHostConcurrency: 2 });
+    expect((await read('checked')).spec.healthChecks).to.deep.equal({
+      enabled: true,
+      interval: '6h',
+      concurrency: 32,
+      perHostRate: '2/s',
+      perHostConcurrency: 2,
+    });
     const fast = await refusal({ sources: [source({ inline: 'x' })], healthChecks: { interval: '1m' } });
     expect(fast).to.include({ code: 422 });
     expect(fast.message).to.include('healthChecks.interval must be between 5m and 168h');
-    expect((await refusal({ sources: [source({ inline: 'x' })], healthChecks: { perHostRate: '2/h' } })).message).to.include('spec.healthChecks.perHostRate');
+    expect(
+      (await refusal({ sources: [source({ inline: 'x' })], healthChecks: { perHostRate: '2/h' } })).message,
+    ).to.include('spec.healthChecks.perHostRate');
   });
 
   it('drops unknown fields, and names them to clients that ask for strict validation (kubectl does)', async () => {
@@ -112,21 +154,42 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
     expect(strict).to.include({ code: 400 });
     expect(strict.message).to.include('unknown field "spec.sources[0].colour"');
     await create('pruned', { sources: [source({ inline: 'x', colour: 'blue' })] }, 'Ignore');
-    expect((await read('pruned')).spec.sources).to.deep.equal([{ name: 'a', format: 'csv', inline: 'x', platformType: 'OTHER', priority: 100 }]);
+    expect((await read('pruned')).spec.sources).to.deep.equal([
+      { name: 'a', format: 'csv', inline: 'x', platformType: 'OTHER', priority: 100 },
+    ]);
   });
 
   it('takes status through the status subresource and shows it in the printer columns', async () => {
-    await create('published', { sources: [source({ inline: 'x' }), { name: 'b', format: 'csv', url: 'https://example.org/b.csv' }] });
+    await create('published', {
+      sources: [source({ inline: 'x' }), { name: 'b', format: 'csv', url: 'https://example.org/b.csv' }],
+    });
     const at = new Date().toISOString();
     const status: BrandCatalogStatus = {
       observedGeneration: 1,
       conditions: [
-        { type: 'Ready', status: 'True', reason: 'Published', message: '16 brands in snapshot s-1', lastTransitionTime: at, observedGeneration: 1 },
-        { type: 'Stalled', status: 'False', reason: 'Published', message: 'no problem', lastTransitionTime: at, observedGeneration: 1 },
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Published',
+          message: '16 brands in snapshot s-1',
+          lastTransitionTime: at,
+          observedGeneration: 1,
+        },
+        {
+          type: 'Stalled',
+          status: 'False',
+          reason: 'Published',
+          message: 'no problem',
+          lastTransitionTime: at,
+          observedGeneration: 1,
+        },
       ],
       brandCount: 16,
       duplicatesMerged: 1,
-      sources: [{ name: 'a', rowsRead: 17, rejected: 0, kept: 17 }, { name: 'b', error: 'HTTP 503' }],
+      sources: [
+        { name: 'a', rowsRead: 17, rejected: 0, kept: 17 },
+        { name: 'b', error: 'HTTP 503' },
+      ],
       logos: { rendered: 15, fallback: 1, failed: 0 },
       currentSnapshot: { id: 's-1', brandCount: 16, publishedAt: at },
       lastSyncTime: at,
@@ -140,22 +203,45 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
     await objects.patchNamespacedCustomObjectStatus({ ...target, body: { status } }, mergePatch);
     expect((await read('published')).status).to.deep.equal(status);
 
-    const table = (await getJson(cluster, `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}/published`, 'application/json;as=Table;v=v1;g=meta.k8s.io')) as {
+    const table = (await getJson(
+      cluster,
+      `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}/published`,
+      'application/json;as=Table;v=v1;g=meta.k8s.io',
+    )) as {
       columnDefinitions: { name: string }[];
       rows: { cells: unknown[] }[];
     };
     const columns = table.columnDefinitions.map((c) => c.name);
     expect(columns).to.deep.equal(['Name', 'Ready', 'Brands', 'Snapshot', 'Up', 'Down', 'Status', 'Age']);
-    expect(table.rows[0]!.cells.slice(0, 7)).to.deep.equal(['published', 'True', 16, 's-1', 12, 2, '16 brands in snapshot s-1']);
+    expect(table.rows[0]!.cells.slice(0, 7)).to.deep.equal([
+      'published',
+      'True',
+      16,
+      's-1',
+      12,
+      2,
+      '16 brands in snapshot s-1',
+    ]);
 
     const lowercase = { ...status, conditions: [{ ...status.conditions![0]!, reason: 'published ok' }] };
-    const rejected = await objects.patchNamespacedCustomObjectStatus({ ...target, body: { status: lowercase } }, mergePatch).then(() => undefined, (error: unknown) => error);
+    const rejected = await objects
+      .patchNamespacedCustomObjectStatus({ ...target, body: { status: lowercase } }, mergePatch)
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect((rejected as ApiException<string>).code).to.equal(422);
   });
 
   it('is discoverable by its short name and category', async () => {
-    const resources = (await getJson(cluster, `/apis/${GROUP}/${VERSION}`)) as { resources: { name: string; shortNames?: string[]; categories?: string[]; namespaced: boolean }[] };
-    expect(resources.resources.find((r) => r.name === PLURAL)).to.deep.include({ shortNames: ['bcat'], categories: ['portico'], namespaced: true });
+    const resources = (await getJson(cluster, `/apis/${GROUP}/${VERSION}`)) as {
+      resources: { name: string; shortNames?: string[]; categories?: string[]; namespaced: boolean }[];
+    };
+    expect(resources.resources.find((r) => r.name === PLURAL)).to.deep.include({
+      shortNames: ['bcat'],
+      categories: ['portico'],
+      namespaced: true,
+    });
   });
 });
 
@@ -163,11 +249,19 @@ describe('operator: the BrandCatalog CRD in a real API server', function () {
 function getJson(cluster: TestKubernetes, urlPath: string, accept = 'application/json'): Promise<unknown> {
   const ca = Buffer.from(cluster.kubeconfig.getCurrentCluster()!.caData!, 'base64');
   return new Promise((resolve, reject) => {
-    const req = request(`${cluster.server}${urlPath}`, { ca, headers: { authorization: `Bearer ${cluster.token}`, accept } }, (response) => {
-      let text = '';
-      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-      response.on('end', () => (response.statusCode === 200 ? resolve(JSON.parse(text)) : reject(new Error(`GET ${urlPath}: ${response.statusCode} ${text}`))));
-    });
+    const req = request(
+      `${cluster.server}${urlPath}`,
+      { ca, headers: { authorization: `Bearer ${cluster.token}`, accept } },
+      (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () =>
+          response.statusCode === 200
+            ? resolve(JSON.parse(text))
+            : reject(new Error(`GET ${urlPath}: ${response.statusCode} ${text}`)),
+        );
+      },
+    );
     req.on('error', reject).end();
   });
 }

@@ -9,7 +9,14 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
-import { brandCatalogCrd, brandCatalogCrdYaml, brandCatalogSchema, CRD_FILE, MAX_INLINE_BYTES, toStructural } from '../../operator/src/crd/generate.js';
+import {
+  brandCatalogCrd,
+  brandCatalogCrdYaml,
+  brandCatalogSchema,
+  CRD_FILE,
+  MAX_INLINE_BYTES,
+  toStructural,
+} from '../../operator/src/crd/generate.js';
 import { loadCatalogFile } from '../../operator/src/shared/catalog-spec.js';
 import { celViolations, defaultsOf, structuralProblems, unboundedFields } from '../../testkit/crd-schema.js';
 
@@ -31,12 +38,19 @@ function judge(object: unknown): string[] {
   return celViolations(schema, copy);
 }
 
-const catalog = (spec: Schema) => ({ apiVersion: 'catalog.portico.dev/v1alpha1', kind: 'BrandCatalog', metadata: { name: 'c' }, spec });
+const catalog = (spec: Schema) => ({
+  apiVersion: 'catalog.portico.dev/v1alpha1',
+  kind: 'BrandCatalog',
+  metadata: { name: 'c' },
+  spec,
+});
 const source = (fields: Schema) => ({ name: 'a', format: 'csv', ...fields });
 
 async function exampleCatalogs(): Promise<string[]> {
   const root = path.join(repoRoot(), 'examples');
-  const files = (await readdir(root, { recursive: true })).filter((f) => /\.ya?ml$/.test(f)).map((f) => path.join(root, f));
+  const files = (await readdir(root, { recursive: true }))
+    .filter((f) => /\.ya?ml$/.test(f))
+    .map((f) => path.join(root, f));
   const texts = await Promise.all(files.map((f) => readFile(f, 'utf8')));
   return files.filter((_, i) => /^kind:\s*BrandCatalog\s*$/m.test(texts[i]!));
 }
@@ -51,7 +65,12 @@ describe('operator: the BrandCatalog CRD', () => {
   it('names the resource as docs/operator.md does, with status, printer columns and a short name', () => {
     const { spec } = brandCatalogCrd() as { spec: Schema & { versions: Schema[] } };
     expect(spec).to.deep.include({ group: 'catalog.portico.dev', scope: 'Namespaced' });
-    expect(spec.names).to.deep.include({ kind: 'BrandCatalog', plural: 'brandcatalogs', singular: 'brandcatalog', shortNames: ['bcat'] });
+    expect(spec.names).to.deep.include({
+      kind: 'BrandCatalog',
+      plural: 'brandcatalogs',
+      singular: 'brandcatalog',
+      shortNames: ['bcat'],
+    });
     const [version] = spec.versions;
     expect(version).to.deep.include({ name: 'v1alpha1', served: true, storage: true, subresources: { status: {} } });
     const columns = (version!.additionalPrinterColumns as Schema[]).map((c) => [c.name, c.jsonPath]);
@@ -78,7 +97,12 @@ describe('operator: the BrandCatalog CRD', () => {
         either: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
         tags: { type: 'array', uniqueItems: true, items: { type: 'string' } },
         closed: { type: 'object', additionalProperties: false, properties: {} },
-        list: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['id'], items: { type: 'object', properties: { id: { type: 'string' } } } },
+        list: {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['id'],
+          items: { type: 'object', properties: { id: { type: 'string' } } },
+        },
       },
     };
     expect(structuralProblems(bad)).to.have.members([
@@ -94,7 +118,11 @@ describe('operator: the BrandCatalog CRD', () => {
 
   it('has defaults the server can apply: each valid for its own field and its rules', () => {
     const found = defaultsOf(brandCatalogSchema());
-    expect(found.map(([at]) => at)).to.include.members(['$.spec.refreshInterval', '$.spec.logos', '$.spec.sources[].priority']);
+    expect(found.map(([at]) => at)).to.include.members([
+      '$.spec.refreshInterval',
+      '$.spec.logos',
+      '$.spec.sources[].priority',
+    ]);
     for (const [at, { default: value, ...node }] of found) {
       const validate = openApiAjv().compile(node);
       expect(validate(structuredClone(value)), `${at}: ${JSON.stringify(validate.errors)}`).to.equal(true);
@@ -104,14 +132,29 @@ describe('operator: the BrandCatalog CRD', () => {
 
   it('converts TypeBox: literal unions to enums, optional and defaulted fields not required, other unions refused', () => {
     const converted = toStructural(
-      Type.Object({ size: Type.Union([Type.Literal(64), Type.Literal(128)]), note: Type.Optional(Type.String()), on: Type.Boolean({ default: true }), id: Type.String() }, { additionalProperties: false, $id: 'X' }),
+      Type.Object(
+        {
+          size: Type.Union([Type.Literal(64), Type.Literal(128)]),
+          note: Type.Optional(Type.String()),
+          on: Type.Boolean({ default: true }),
+          id: Type.String(),
+        },
+        { additionalProperties: false, $id: 'X' },
+      ),
     );
     expect(converted).to.deep.equal({
       type: 'object',
-      properties: { size: { type: 'integer', enum: [64, 128] }, note: { type: 'string' }, on: { type: 'boolean', default: true }, id: { type: 'string' } },
+      properties: {
+        size: { type: 'integer', enum: [64, 128] },
+        note: { type: 'string' },
+        on: { type: 'boolean', default: true },
+        id: { type: 'string' },
+      },
       required: ['size', 'id'],
     });
-    expect(() => toStructural(Type.Object({ either: Type.Union([Type.String(), Type.Integer()]) }))).to.throw(/either: only unions of literals/);
+    expect(() => toStructural(Type.Object({ either: Type.Union([Type.String(), Type.Integer()]) }))).to.throw(
+      /either: only unions of literals/,
+    );
     expect(() => toStructural(Type.Object({ any: Type.Any() }))).to.throw(/any: a structural schema needs a type/);
   });
 
@@ -123,7 +166,9 @@ describe('operator: the BrandCatalog CRD', () => {
       await loadCatalogFile(path.join(repoRoot(), file)); // the command line takes every one of them
       if (file === 'examples/demo/brandcatalog.yaml') {
         expect(verdict).to.have.length(2);
-        expect(verdict[0]).to.match(/^\$\.spec\.sources\[0\]\.url: url must be an https:\/\/ URL \(file: URLs are for `portico-operator import`/);
+        expect(verdict[0]).to.match(
+          /^\$\.spec\.sources\[0\]\.url: url must be an https:\/\/ URL \(file: URLs are for `portico-operator import`/,
+        );
       } else {
         expect(verdict, file).to.deep.equal([]);
       }
@@ -133,7 +178,9 @@ describe('operator: the BrandCatalog CRD', () => {
   it('requires exactly one of url, configMapRef and inline per source', () => {
     const url = 'https://example.org/brands.csv';
     expect(judge(catalog({ sources: [source({ url })] }))).to.deep.equal([]);
-    expect(judge(catalog({ sources: [source({ configMapRef: { name: 'brands', key: 'brands.csv' } })] }))).to.deep.equal([]);
+    expect(
+      judge(catalog({ sources: [source({ configMapRef: { name: 'brands', key: 'brands.csv' } })] })),
+    ).to.deep.equal([]);
     expect(judge(catalog({ sources: [source({ inline: 'name,fhirBaseUrl\n' })] }))).to.deep.equal([]);
     const one = ['$.spec.sources[0]: exactly one of url, configMapRef and inline is required'];
     expect(judge(catalog({ sources: [source({ url, inline: 'name,fhirBaseUrl\n' })] }))).to.deep.equal(one);
@@ -146,7 +193,9 @@ describe('operator: the BrandCatalog CRD', () => {
     ]);
     expect(judge(catalog({}))).to.deep.equal(["/spec must have required property 'sources'"]);
     expect(judge(catalog({ sources: [] }))).to.deep.equal(['/spec/sources must NOT have fewer than 1 items']);
-    expect(judge(catalog({ sources: [source({ format: 'xml', inline: 'x' })] }))).to.deep.equal(['/spec/sources/0/format must be equal to one of the allowed values']);
+    expect(judge(catalog({ sources: [source({ format: 'xml', inline: 'x' })] }))).to.deep.equal([
+      '/spec/sources/0/format must be equal to one of the allowed values',
+    ]);
     expect(judge(catalog({ sources: [source({ inline: 'x'.repeat(MAX_INLINE_BYTES + 1) })] }))).to.deep.equal([
       '/spec/sources/0/inline must NOT have more than 1048576 characters',
     ]);
@@ -156,18 +205,27 @@ describe('operator: the BrandCatalog CRD', () => {
     const spec = (refreshInterval: string) => catalog({ sources: [source({ inline: 'x' })], refreshInterval });
     for (const ok of ['1m', '90s', '1h30m', '24h', '720h']) expect(judge(spec(ok)), ok).to.deep.equal([]);
     for (const tooShortOrLong of ['30s', '59s', '721h', '720h1s']) {
-      expect(judge(spec(tooShortOrLong)), tooShortOrLong).to.deep.equal(['$.spec.refreshInterval: refreshInterval must be between 1m and 720h (30 days)']);
+      expect(judge(spec(tooShortOrLong)), tooShortOrLong).to.deep.equal([
+        '$.spec.refreshInterval: refreshInterval must be between 1m and 720h (30 days)',
+      ]);
     }
   });
 
   it('keeps healthChecks.interval between 5 minutes and a week, and perHostRate a count per second or minute', () => {
     const spec = (healthChecks: Schema) => catalog({ sources: [source({ inline: 'x' })], healthChecks });
     for (const interval of ['5m', '6h', '1h30m', '168h']) expect(judge(spec({ interval })), interval).to.deep.equal([]);
-    for (const interval of ['4m59s', '30s', '169h']) expect(judge(spec({ interval })), interval).to.deep.equal(['$.spec.healthChecks.interval: healthChecks.interval must be between 5m and 168h (7 days)']);
-    for (const perHostRate of ['2/s', '30/m', '1/5s', '9999/s']) expect(judge(spec({ perHostRate })), perHostRate).to.deep.equal([]);
-    for (const perHostRate of ['0/s', '2', '2/0s', '2/h', '1.5/s', '2/ s']) expect(judge(spec({ perHostRate })), perHostRate).to.have.length(1);
+    for (const interval of ['4m59s', '30s', '169h'])
+      expect(judge(spec({ interval })), interval).to.deep.equal([
+        '$.spec.healthChecks.interval: healthChecks.interval must be between 5m and 168h (7 days)',
+      ]);
+    for (const perHostRate of ['2/s', '30/m', '1/5s', '9999/s'])
+      expect(judge(spec({ perHostRate })), perHostRate).to.deep.equal([]);
+    for (const perHostRate of ['0/s', '2', '2/0s', '2/h', '1.5/s', '2/ s'])
+      expect(judge(spec({ perHostRate })), perHostRate).to.have.length(1);
     expect(judge(spec({ concurrency: 0 }))).to.deep.equal(['/spec/healthChecks/concurrency must be >= 1']);
-    expect(judge(spec({ perHostConcurrency: 17 }))).to.deep.equal(['/spec/healthChecks/perHostConcurrency must be <= 16']);
+    expect(judge(spec({ perHostConcurrency: 17 }))).to.deep.equal([
+      '/spec/healthChecks/perHostConcurrency must be <= 16',
+    ]);
   });
 
   it('leaves healthChecks out when absent (no checks), and fills its defaults when present', () => {
@@ -177,7 +235,13 @@ describe('operator: the BrandCatalog CRD', () => {
     expect(absent.spec).to.not.have.property('healthChecks');
     const empty = catalog({ sources: [source({ inline: 'x' })], healthChecks: {} });
     expect(validate(empty)).to.equal(true);
-    expect(empty.spec.healthChecks).to.deep.equal({ enabled: true, interval: '6h', concurrency: 32, perHostRate: '2/s', perHostConcurrency: 2 });
+    expect(empty.spec.healthChecks).to.deep.equal({
+      enabled: true,
+      interval: '6h',
+      concurrency: 32,
+      perHostRate: '2/s',
+      perHostConcurrency: 2,
+    });
   });
 
   it('fills the defaults a minimal spec leaves out, as the API server will', () => {
@@ -195,7 +259,9 @@ describe('operator: the BrandCatalog CRD', () => {
 
   it('makes source names list-map keys and status lists maps, so names are unique and merges are per item', () => {
     const schema = brandCatalogSchema() as { properties: Record<string, { properties: Record<string, Schema> }> };
-    expect(schema.properties.spec!.properties.sources).to.include({ 'x-kubernetes-list-type': 'map' }).and.deep.include({ 'x-kubernetes-list-map-keys': ['name'] });
+    expect(schema.properties.spec!.properties.sources)
+      .to.include({ 'x-kubernetes-list-type': 'map' })
+      .and.deep.include({ 'x-kubernetes-list-map-keys': ['name'] });
     expect(schema.properties.status!.properties.sources).to.deep.include({ 'x-kubernetes-list-map-keys': ['name'] });
     expect(schema.properties.status!.properties.conditions).to.deep.include({ 'x-kubernetes-list-map-keys': ['type'] });
   });

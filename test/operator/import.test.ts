@@ -30,7 +30,11 @@ describe('operator: importing BrandCatalog files', () => {
   });
 
   it('publishes the demo catalog: merged duplicates, affiliates as aliases, every logo rendered', async () => {
-    const report = await importCatalogFile(DEMO, { store: api.services.snapshots, storage: api.services.storage, ref: api.config.catalog });
+    const report = await importCatalogFile(DEMO, {
+      store: api.services.snapshots,
+      storage: api.services.storage,
+      ref: api.config.catalog,
+    });
     expect(report).to.deep.include({ brandCount: 16, duplicatesMerged: 1, active: true });
     expect(report.logos).to.include({ rendered: 16, failed: 0 });
     await api.services.activeCatalog.refresh();
@@ -39,7 +43,11 @@ describe('operator: importing BrandCatalog files', () => {
     expect(riverbend.body.brands[0].aliases).to.include('Riverbend Urgent Care');
     const lakeside = await api.request('GET', "/api/sdk/v1/catalog/brands?q=lakeside%20children's");
     expect(lakeside.body.brands[0].aliases).to.include("Lakeside Children's Hospital");
-    const again = await importCatalogFile(DEMO, { store: api.services.snapshots, storage: api.services.storage, ref: api.config.catalog });
+    const again = await importCatalogFile(DEMO, {
+      store: api.services.snapshots,
+      storage: api.services.storage,
+      ref: api.config.catalog,
+    });
     expect(again.snapshot.created).to.equal(false);
     expect(again.snapshot.id).to.equal(report.snapshot.id);
   });
@@ -57,25 +65,46 @@ describe('operator: importing BrandCatalog files', () => {
       publicUrl: api.services.storage.publicUrl.bind(api.services.storage),
     };
     let error: unknown;
-    await importCatalogFile(DEMO, { store: api.services.snapshots, storage: broken, ref }).catch((e: unknown) => (error = e));
+    await importCatalogFile(DEMO, { store: api.services.snapshots, storage: broken, ref }).catch(
+      (e: unknown) => (error = e),
+    );
     expect(String(error)).to.match(/object storage failed for \d+ logos/);
     expect(await api.services.snapshots.active(ref)).to.equal(null);
   });
 
   it('validates the vendors example', async () => {
     const file = await loadCatalogFile(path.join(repoRoot(), 'examples', 'brandcatalog-vendors.yaml'));
-    expect(file.spec.sources.map((s) => s.format)).to.include.members(['smart-brands-bundle', 'fhir-endpoint-bundle', 'lantern-endpoints']);
+    expect(file.spec.sources.map((s) => s.format)).to.include.members([
+      'smart-brands-bundle',
+      'fhir-endpoint-bundle',
+      'lantern-endpoints',
+    ]);
     expect(file.spec.sources.every((s) => s.url?.startsWith('https://'))).to.equal(true);
   });
 
   it('refuses invalid files with a message naming the problem', async () => {
     const cases: [string, RegExp][] = [
       ['kind: Nope', /kind|apiVersion/],
-      ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec: {sources: []}', /sources/],
-      ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: csv}]', /exactly one of url, configMapRef and inline/],
-      ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: xml, inline: x}]', /format/],
-      ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: csv, inline: x}, {name: a, format: csv, inline: y}]', /unique/],
-      ['apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  refreshInterval: 30s\n  sources: [{name: a, format: csv, inline: x}]', /between 1m and 720h/],
+      [
+        'apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec: {sources: []}',
+        /sources/,
+      ],
+      [
+        'apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: csv}]',
+        /exactly one of url, configMapRef and inline/,
+      ],
+      [
+        'apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: xml, inline: x}]',
+        /format/,
+      ],
+      [
+        'apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  sources: [{name: a, format: csv, inline: x}, {name: a, format: csv, inline: y}]',
+        /unique/,
+      ],
+      [
+        'apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: x}\nspec:\n  refreshInterval: 30s\n  sources: [{name: a, format: csv, inline: x}]',
+        /between 1m and 720h/,
+      ],
     ];
     for (const [yaml, message] of cases) {
       const file = path.join(dir, 'bad.yaml');
@@ -95,7 +124,11 @@ describe('operator: importing BrandCatalog files', () => {
     });
     const cli = (file: string, database: string) =>
       run(process.execPath, [path.join(repoRoot(), 'bin/portico-operator.js'), 'import', '-f', file], {
-        env: { PATH: process.env.PATH ?? '', MONGODB_URI: `${mongoUri()}${database}`, PORTICO_OBJECT_STORAGE: `file://${dir}/objects` },
+        env: {
+          PATH: process.env.PATH ?? '',
+          MONGODB_URI: `${mongoUri()}${database}`,
+          PORTICO_OBJECT_STORAGE: `file://${dir}/objects`,
+        },
       }).then(
         ({ stdout }) => ({ code: 0, stdout, stderr: '' }),
         (error: { code: number; stdout: string; stderr: string }) => error,
@@ -108,19 +141,32 @@ describe('operator: importing BrandCatalog files', () => {
       const list = path.join(dir, 'millennium_patient_r4_endpoints.json');
       await writeFile(list, brandFile('oracle-health/millennium_patient_r4_endpoints.json'));
       const oracle = path.join(dir, 'oracle.yaml');
-      await writeFile(oracle, `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  rollout: {minBrandRatioPercent: 50}\n  sources:\n    - {name: oracle, format: fhir-endpoint-bundle, platformType: CERNER, url: "file:${list}"}\n`);
+      await writeFile(
+        oracle,
+        `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  rollout: {minBrandRatioPercent: 50}\n  sources:\n    - {name: oracle, format: fhir-endpoint-bundle, platformType: CERNER, url: "file:${list}"}\n`,
+      );
       const first = await cli(oracle, database);
       expect(first.code, first.stderr).to.equal(0);
-      expect(first.stdout).to.match(/catalog tests\/real/).and.match(/1359 rows read, 0 rejected/).and.match(/brands: 1359/).and.match(/active/);
+      expect(first.stdout)
+        .to.match(/catalog tests\/real/)
+        .and.match(/1359 rows read, 0 rejected/)
+        .and.match(/brands: 1359/)
+        .and.match(/active/);
 
       const tiny = path.join(dir, 'tiny.yaml');
-      await writeFile(tiny, `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  rollout: {minBrandRatioPercent: 50}\n  sources:\n    - {name: one, format: csv, inline: "name,fhirBaseUrl\\nOnly One,https://fhir.only-one.example/r4"}\n`);
+      await writeFile(
+        tiny,
+        `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  rollout: {minBrandRatioPercent: 50}\n  sources:\n    - {name: one, format: csv, inline: "name,fhirBaseUrl\\nOnly One,https://fhir.only-one.example/r4"}\n`,
+      );
       const held = await cli(tiny, database);
       expect(held.code).to.equal(3);
       expect(held.stdout).to.match(/NOT activated/);
 
       const broken = path.join(dir, 'broken.yaml');
-      await writeFile(broken, `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  sources:\n    - {name: bad, format: fhir-endpoint-bundle, inline: "not json"}\n`);
+      await writeFile(
+        broken,
+        `apiVersion: catalog.portico.dev/v1alpha1\nkind: BrandCatalog\nmetadata: {name: real, namespace: tests}\nspec:\n  sources:\n    - {name: bad, format: fhir-endpoint-bundle, inline: "not json"}\n`,
+      );
       const failed = await cli(broken, database);
       expect(failed.code).to.equal(1);
       expect(failed.stderr).to.match(/source "bad"/);

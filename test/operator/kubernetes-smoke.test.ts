@@ -30,16 +30,29 @@ describe('operator: the test Kubernetes API server', function () {
     ({ kubeconfig } = await testKubernetes());
     namespace = `smoke-${randomBytes(4).toString('hex')}`;
     group = `g${randomBytes(4).toString('hex')}.smoke.portico.dev`;
-    const created = await kubeconfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: namespace } } });
+    const created = await kubeconfig
+      .makeApiClient(CoreV1Api)
+      .createNamespace({ body: { metadata: { name: namespace } } });
     expect(created.status?.phase).to.equal('Active');
     await createGadgetDefinition(kubeconfig, group);
   });
 
   it('serves custom objects of an Established CustomResourceDefinition, validated against its schema', async () => {
     const objects = kubeconfig.makeApiClient(CustomObjectsApi);
-    const gadget = { apiVersion: `${group}/${VERSION}`, kind: 'Gadget', metadata: { name: 'first' }, spec: { size: 3 } };
+    const gadget = {
+      apiVersion: `${group}/${VERSION}`,
+      kind: 'Gadget',
+      metadata: { name: 'first' },
+      spec: { size: 3 },
+    };
     await objects.createNamespacedCustomObject({ group, version: VERSION, namespace, plural: PLURAL, body: gadget });
-    const read = (await objects.getNamespacedCustomObject({ group, version: VERSION, namespace, plural: PLURAL, name: 'first' })) as typeof gadget & {
+    const read = (await objects.getNamespacedCustomObject({
+      group,
+      version: VERSION,
+      namespace,
+      plural: PLURAL,
+      name: 'first',
+    })) as typeof gadget & {
       metadata: { uid?: string };
     };
     expect(read.spec).to.deep.equal({ size: 3 });
@@ -48,14 +61,23 @@ describe('operator: the test Kubernetes API server', function () {
     const invalid = { ...gadget, metadata: { name: 'too-big' }, spec: { size: 99 } };
     const rejection = await objects
       .createNamespacedCustomObject({ group, version: VERSION, namespace, plural: PLURAL, body: invalid })
-      .then(() => undefined, (error: unknown) => error);
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect(rejection).to.be.instanceOf(ApiException);
     expect((rejection as ApiException<string>).code).to.equal(422);
   });
 
   it('delivers ADDED to a watch on custom objects', async () => {
     const objects = kubeconfig.makeApiClient(CustomObjectsApi);
-    const gadget = (name: string) => ({ group, version: VERSION, namespace, plural: PLURAL, body: { apiVersion: `${group}/${VERSION}`, kind: 'Gadget', metadata: { name }, spec: { size: 1 } } });
+    const gadget = (name: string) => ({
+      group,
+      version: VERSION,
+      namespace,
+      plural: PLURAL,
+      body: { apiVersion: `${group}/${VERSION}`, kind: 'Gadget', metadata: { name }, spec: { size: 1 } },
+    });
     const suffix = randomBytes(3).toString('hex');
     // Watches are served from the API server's watch cache of the resource, which starts only once its CRD
     // is Established: until then a watch is answered 429 "storage is (re)initializing". A watch is known to
@@ -64,16 +86,21 @@ describe('operator: the test Kubernetes API server', function () {
     const existing = `existing-${suffix}`;
     await objects.createNamespacedCustomObject(gadget(existing));
     const endings: string[] = [];
-    const watch = await until(`a watch that delivers ADDED ${existing}`, () => openWatch(kubeconfig, `/apis/${group}/${VERSION}/namespaces/${namespace}/${PLURAL}`, existing, endings), {
-      intervalMs: 200,
-      diagnose: () => `watches that ended first: ${endings.join('; ')}`,
-    });
+    const watch = await until(
+      `a watch that delivers ADDED ${existing}`,
+      () => openWatch(kubeconfig, `/apis/${group}/${VERSION}/namespaces/${namespace}/${PLURAL}`, existing, endings),
+      {
+        intervalMs: 200,
+        diagnose: () => `watches that ended first: ${endings.join('; ')}`,
+      },
+    );
     try {
       const name = `watched-${suffix}`;
       await objects.createNamespacedCustomObject(gadget(name));
       await until(`ADDED ${name}`, () => {
         if (watch.seen.includes(`ADDED ${name}`)) return true;
-        if (watch.ended) throw new Error(`the watch ended (${watch.ended}) before ADDED ${name}; saw: ${watch.seen.join(', ')}`);
+        if (watch.ended)
+          throw new Error(`the watch ended (${watch.ended}) before ADDED ${name}; saw: ${watch.seen.join(', ')}`);
         return false;
       });
     } finally {
@@ -86,7 +113,10 @@ describe('operator: the test Kubernetes API server', function () {
     const now = new V1MicroTime();
     const created = await leases.createNamespacedLease({
       namespace,
-      body: { metadata: { name: 'portico-operator' }, spec: { holderIdentity: 'replica-a', leaseDurationSeconds: 15, acquireTime: now, renewTime: now } },
+      body: {
+        metadata: { name: 'portico-operator' },
+        spec: { holderIdentity: 'replica-a', leaseDurationSeconds: 15, acquireTime: now, renewTime: now },
+      },
     });
     expect(created.spec?.holderIdentity).to.equal('replica-a');
 
@@ -99,8 +129,15 @@ describe('operator: the test Kubernetes API server', function () {
 
     // A second replica still holding the first version loses: the server compares resourceVersions.
     const stale = await leases
-      .replaceNamespacedLease({ name: 'portico-operator', namespace, body: { ...created, spec: { ...created.spec, holderIdentity: 'replica-b' } } })
-      .then(() => undefined, (error: unknown) => error);
+      .replaceNamespacedLease({
+        name: 'portico-operator',
+        namespace,
+        body: { ...created, spec: { ...created.spec, holderIdentity: 'replica-b' } },
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect((stale as ApiException<string>).code).to.equal(409);
     const read = await leases.readNamespacedLease({ name: 'portico-operator', namespace });
     expect(read.spec?.holderIdentity).to.equal('replica-a');
@@ -144,7 +181,13 @@ async function createGadgetDefinition(kubeconfig: KubeConfig, group: string): Pr
           schema: {
             openAPIV3Schema: {
               type: 'object',
-              properties: { spec: { type: 'object', properties: { size: { type: 'integer', minimum: 1, maximum: 10 } }, required: ['size'] } },
+              properties: {
+                spec: {
+                  type: 'object',
+                  properties: { size: { type: 'integer', minimum: 1, maximum: 10 } },
+                  required: ['size'],
+                },
+              },
             },
           },
         },
@@ -153,11 +196,17 @@ async function createGadgetDefinition(kubeconfig: KubeConfig, group: string): Pr
   };
   await extensions.createCustomResourceDefinition({ body });
   let conditions: unknown;
-  await until(`CRD ${body.metadata!.name} to be Established`, async () => {
-    const crd = await extensions.readCustomResourceDefinition({ name: body.metadata!.name! });
-    conditions = crd.status?.conditions;
-    return crd.status?.conditions?.some((condition) => condition.type === 'Established' && condition.status === 'True');
-  }, { timeoutMs: 30_000, diagnose: () => `conditions: ${JSON.stringify(conditions)}` });
+  await until(
+    `CRD ${body.metadata!.name} to be Established`,
+    async () => {
+      const crd = await extensions.readCustomResourceDefinition({ name: body.metadata!.name! });
+      conditions = crd.status?.conditions;
+      return crd.status?.conditions?.some(
+        (condition) => condition.type === 'Established' && condition.status === 'True',
+      );
+    },
+    { timeoutMs: 30_000, diagnose: () => `conditions: ${JSON.stringify(conditions)}` },
+  );
 }
 
 interface OpenWatch {
@@ -172,7 +221,12 @@ interface OpenWatch {
  * Starts a watch (no resourceVersion: the current objects first, as ADDED) and resolves with it once it
  * delivers ADDED `expected`, or with undefined if it ends before that, noting how in `endings`.
  */
-function openWatch(kubeconfig: KubeConfig, path: string, expected: string, endings: string[]): Promise<OpenWatch | undefined> {
+function openWatch(
+  kubeconfig: KubeConfig,
+  path: string,
+  expected: string,
+  endings: string[],
+): Promise<OpenWatch | undefined> {
   return new Promise((resolve, reject) => {
     const watch: OpenWatch = { seen: [], stop: () => void started.then((controller) => controller.abort()) };
     const started = new Watch(kubeconfig).watch(
@@ -184,7 +238,9 @@ function openWatch(kubeconfig: KubeConfig, path: string, expected: string, endin
       },
       (error: unknown) => {
         const status = (error as { statusCode?: number } | null)?.statusCode;
-        watch.ended = error ? `${status ?? ''} ${error instanceof Error ? error.message : JSON.stringify(error)}`.trim() : 'closed by the server';
+        watch.ended = error
+          ? `${status ?? ''} ${error instanceof Error ? error.message : JSON.stringify(error)}`.trim()
+          : 'closed by the server';
         endings.push(`${watch.ended}${watch.seen.length > 0 ? ` after ${watch.seen.join(', ')}` : ''}`);
         resolve(undefined);
       },

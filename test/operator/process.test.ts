@@ -41,7 +41,17 @@ describe('operator: the portico-operator run process', function () {
     await writeFile(file, kubeconfig.exportConfig());
     const port = await freePort();
     const child = spawn(process.execPath, [path.join(repoRoot(), 'bin/portico-operator.js'), 'run'], {
-      env: { PATH: process.env.PATH ?? '', KUBECONFIG: file, PORTICO_OPERATOR_HOST: '127.0.0.1', PORTICO_OPERATOR_PORT: String(port), MONGODB_URI: `${mongoUri()}${database}`, PORTICO_OBJECT_STORAGE: `file://${dir}/objects`, POD_NAMESPACE: namespace, POD_NAME: 'operator-0', LOG_LEVEL: 'info' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        KUBECONFIG: file,
+        PORTICO_OPERATOR_HOST: '127.0.0.1',
+        PORTICO_OPERATOR_PORT: String(port),
+        MONGODB_URI: `${mongoUri()}${database}`,
+        PORTICO_OBJECT_STORAGE: `file://${dir}/objects`,
+        POD_NAMESPACE: namespace,
+        POD_NAME: 'operator-0',
+        LOG_LEVEL: 'info',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -55,25 +65,48 @@ describe('operator: the portico-operator run process', function () {
         version: VERSION,
         plural: PLURAL,
         namespace,
-        body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'BrandCatalog', metadata: { name: 'brands', namespace }, spec: { sources: [{ name: 'list', format: 'csv', inline: 'name,fhirBaseUrl,state\nProcess Clinic,https://fhir.process.example/r4,VT\n' }] } },
+        body: {
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: 'BrandCatalog',
+          metadata: { name: 'brands', namespace },
+          spec: {
+            sources: [
+              {
+                name: 'list',
+                format: 'csv',
+                inline: 'name,fhirBaseUrl,state\nProcess Clinic,https://fhir.process.example/r4,VT\n',
+              },
+            ],
+          },
+        },
       });
       const object = await until(
         'the BrandCatalog to be Ready',
         async () => {
-          const current = (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name: 'brands' })) as { status?: { brandCount?: number; conditions?: { type: string; status: string }[] } };
+          const current = (await custom.getNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            plural: PLURAL,
+            namespace,
+            name: 'brands',
+          })) as { status?: { brandCount?: number; conditions?: { type: string; status: string }[] } };
           return current.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && current;
         },
         { timeoutMs: 30_000, intervalMs: 100, diagnose: () => `operator output:\n${output}` },
       );
       expect(object.status?.brandCount).to.equal(1);
-      const lease = await kubeconfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: 'portico-catalog-operator' });
+      const lease = await kubeconfig
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({ namespace, name: 'portico-catalog-operator' });
       expect(lease.spec?.holderIdentity).to.equal('operator-0');
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).to.equal(200);
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
       expect(ready.status).to.equal(200);
       expect(await ready.json()).to.deep.equal({ status: 'ready', checks: { kubernetes: true, database: true } });
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-      expect(Number(/^portico_operator_reconciles_total\{result="succeeded"\} (\d+)/m.exec(metrics)?.[1])).to.be.greaterThan(0);
+      expect(
+        Number(/^portico_operator_reconciles_total\{result="succeeded"\} (\d+)/m.exec(metrics)?.[1]),
+      ).to.be.greaterThan(0);
       expect(metrics).to.match(/^portico_operator_leader 1$/m);
       expect(metrics).to.match(/^portico_operator_queue_depth 0$/m);
       expect(metrics).to.include(`portico_operator_brands_published{catalog="${namespace}/brands"} 1`);
@@ -85,7 +118,9 @@ describe('operator: the portico-operator run process', function () {
       child.kill('SIGTERM');
     }
     expect(await exited, output).to.equal(0);
-    const released = await kubeconfig.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace, name: 'portico-catalog-operator' });
+    const released = await kubeconfig
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ namespace, name: 'portico-catalog-operator' });
     expect(released.spec?.holderIdentity ?? null).to.equal(null);
   });
 });

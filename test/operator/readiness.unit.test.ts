@@ -46,8 +46,14 @@ describe('operator: readiness', () => {
 
   it('needs the database while leading', async () => {
     state.leading = true;
-    expect(await readyz()).to.deep.equal({ status: 200, body: { status: 'ready', checks: { kubernetes: true, database: true } } });
+    expect(await readyz()).to.deep.equal({
+      status: 200,
+      body: { status: 'ready', checks: { kubernetes: true, database: true } },
+    });
     state.database = false;
-    expect(await readyz()).to.deep.equal({ status: 503, body: { status: 'not ready', checks: { kubernetes: true, database: false } } });
+    expect(await readyz()).to.deep.equal({
+      status: 503,
+      body: { status: 'not ready', checks: { kubernetes: true, database: false } },
+    });
   });
 });

@@ -26,7 +26,13 @@ class PorticoReporter extends Mocha.reporters.Spec {
     });
     runner.once(EVENT_RUN_END, () => {
       const { passes, failures, pending } = runner.stats;
-      const totals = addToTotals({ passes, failures, pending, wallMs: Date.now() - started, files: Object.fromEntries(fileMs) });
+      const totals = addToTotals({
+        passes,
+        failures,
+        pending,
+        wallMs: Date.now() - started,
+        files: Object.fromEntries(fileMs),
+      });
       process.stdout.write(slowest(totals));
       process.stdout.write(`\ntests: ${totals.passes} passed, ${totals.failures} failed, ${totals.pending} skipped\n`);
     });

@@ -11,7 +11,14 @@ export async function runDispatcher(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, 'portico-api');
   const connections = await openConnections(config, (m) => logger.info(m));
-  const services = await buildServices({ config, db: connections.mongo.db, longDb: connections.mongo.longDb, redis: connections.redis, clock: systemClock, logger });
+  const services = await buildServices({
+    config,
+    db: connections.mongo.db,
+    longDb: connections.mongo.longDb,
+    redis: connections.redis,
+    clock: systemClock,
+    logger,
+  });
   await services.dispatcher.start();
   logger.info({ dispatcher: services.dispatcher.id }, 'webhook dispatcher running');
   const stop = async (signal: string) => {

@@ -23,7 +23,13 @@ Scopes: patient:read patient:write webhook:read webhook:write app_user:read app_
 Default grants: {"resourceTypes":["Observation"],"loincCodes":["*"],"confidentiality":["N","L","M"],"sensitivity":[],"lookbackDays":null}
 Output is JSON on stdout; keys are shown once. Configuration comes from the environment (see docs/deployment.md).`;
 
-const DEFAULT_GRANTS = { resourceTypes: ['Observation'], loincCodes: ['*'], confidentiality: ['N', 'L', 'M'], sensitivity: [], lookbackDays: null };
+const DEFAULT_GRANTS = {
+  resourceTypes: ['Observation'],
+  loincCodes: ['*'],
+  confidentiality: ['N', 'L', 'M'],
+  sensitivity: [],
+  lookbackDays: null,
+};
 
 class UsageError extends Error {}
 
@@ -80,7 +86,12 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
       };
     }
     case 'issue-key': {
-      const input = assertValid(CreateKey, { scopes: required(values, 'scopes').split(',').map((s) => s.trim()), ...(values.name && { name: values.name }) });
+      const input = assertValid(CreateKey, {
+        scopes: required(values, 'scopes')
+          .split(',')
+          .map((s) => s.trim()),
+        ...(values.name && { name: values.name }),
+      });
       const accountId = required(values, 'account');
       return (admin) => admin.issueKey(accountId, input);
     }
@@ -94,7 +105,10 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
       };
     }
     case 'create-app': {
-      const input = assertValid(CreateApp, { name: required(values, 'name'), grants: parseJson('grants', values.grants, DEFAULT_GRANTS) });
+      const input = assertValid(CreateApp, {
+        name: required(values, 'name'),
+        grants: parseJson('grants', values.grants, DEFAULT_GRANTS),
+      });
       const accountId = required(values, 'account');
       return async (admin) => {
         const { app, ...keys } = await admin.createApp(accountId, input.name, input.grants);
@@ -102,7 +116,10 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
       };
     }
     case 'update-app': {
-      const input = assertValid(UpdateApp, { status: required(values, 'status'), ...(values.grants && { grants: parseJson('grants', values.grants, undefined) }) });
+      const input = assertValid(UpdateApp, {
+        status: required(values, 'status'),
+        ...(values.grants && { grants: parseJson('grants', values.grants, undefined) }),
+      });
       const appId = required(values, 'app');
       return async (admin) => presentApp(await admin.updateApp(appId, input));
     }
@@ -143,12 +160,22 @@ async function main(argv: string[]): Promise<number> {
 
   const run = planAdmin(command, values as Record<string, string | undefined>);
   // Loaded only now: a usage error or `--help` answers without the service's modules.
-  const [{ loadConfig }, { openConnections }, { buildServices }] = await Promise.all([import('../config.js'), import('../../../core/src/infra/connections.js'), import('../wiring.js')]);
+  const [{ loadConfig }, { openConnections }, { buildServices }] = await Promise.all([
+    import('../config.js'),
+    import('../../../core/src/infra/connections.js'),
+    import('../wiring.js'),
+  ]);
   const config = loadConfig(undefined, undefined, { servesRequests: false });
   // With Redis, running replicas hear about revocations at once; without it their caches expire within 10 s.
   const connections = await openConnections(config, (m) => console.error(m));
   try {
-    const services = await buildServices({ config, db: connections.mongo.db, longDb: connections.mongo.longDb, redis: connections.redis, clock: systemClock });
+    const services = await buildServices({
+      config,
+      db: connections.mongo.db,
+      longDb: connections.mongo.longDb,
+      redis: connections.redis,
+      clock: systemClock,
+    });
     const result = await run(services.admin, connections.redis !== undefined);
     console.log(JSON.stringify(result, null, 2));
     await services.close();

@@ -9,7 +9,10 @@ import { ApiRouter } from '../shared/http/openapi.js';
 
 type DepsOf<F extends (router: ApiRouter, deps: never) => void> = Parameters<F>[1];
 
-export type SdkContext = DepsOf<typeof catalogRoutes> & DepsOf<typeof connectSessionRoutes> & DepsOf<typeof lifecycleRoutes> & DepsOf<typeof gatewayRoutes>;
+export type SdkContext = DepsOf<typeof catalogRoutes> &
+  DepsOf<typeof connectSessionRoutes> &
+  DepsOf<typeof lifecycleRoutes> &
+  DepsOf<typeof gatewayRoutes>;
 
 export function sdkSurface(context: SdkContext): ApiRouter {
   const sdk = new ApiRouter('/api/sdk/v1');

@@ -13,14 +13,19 @@ export interface CatalogActivation {
 
 /** Tells every replica (over Redis) that a catalog's active snapshot moved. */
 export async function announceActivation(redis: Redis, ref: CatalogRef, snapshotId: string): Promise<void> {
-  await redis.publish(CATALOG_CHANNEL, JSON.stringify({ catalog: catalogKey(ref), snapshotId } satisfies CatalogActivation));
+  await redis.publish(
+    CATALOG_CHANNEL,
+    JSON.stringify({ catalog: catalogKey(ref), snapshotId } satisfies CatalogActivation),
+  );
 }
 
 /** The activation a message announces; undefined for anything else on the channel. */
 export function parseActivation(message: string): CatalogActivation | undefined {
   try {
     const parsed = JSON.parse(message) as Partial<CatalogActivation>;
-    return typeof parsed.catalog === 'string' && typeof parsed.snapshotId === 'string' ? { catalog: parsed.catalog, snapshotId: parsed.snapshotId } : undefined;
+    return typeof parsed.catalog === 'string' && typeof parsed.snapshotId === 'string'
+      ? { catalog: parsed.catalog, snapshotId: parsed.snapshotId }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -38,14 +43,19 @@ export interface HealthPublication {
 }
 
 export async function announceHealth(redis: Redis, ref: CatalogRef, version: string): Promise<void> {
-  await redis.publish(HEALTH_CHANNEL, JSON.stringify({ catalog: catalogKey(ref), version } satisfies HealthPublication));
+  await redis.publish(
+    HEALTH_CHANNEL,
+    JSON.stringify({ catalog: catalogKey(ref), version } satisfies HealthPublication),
+  );
 }
 
 /** The publication a message announces; undefined for anything else on the channel. */
 export function parseHealthPublication(message: string): HealthPublication | undefined {
   try {
     const parsed = JSON.parse(message) as Partial<HealthPublication>;
-    return typeof parsed.catalog === 'string' && typeof parsed.version === 'string' ? { catalog: parsed.catalog, version: parsed.version } : undefined;
+    return typeof parsed.catalog === 'string' && typeof parsed.version === 'string'
+      ? { catalog: parsed.catalog, version: parsed.version }
+      : undefined;
   } catch {
     return undefined;
   }

@@ -22,7 +22,8 @@ import { catalogKey, type CatalogRef } from './snapshots.js';
 /** Rows per chunk document: a public row is about 60 bytes, so a chunk stays near 300 KB. */
 export const HEALTH_CHUNK_ROWS = 5000;
 
-/** One brand's published outcome as stored: [brandId, status, fhirVersion, smartConfiguration (1/0), checkedAt (ms) or null]. */
+/** One brand's published outcome as stored: [brandId, status, fhirVersion, smartConfiguration (1/0), checkedAt (ms) or
+ * null]. */
 type PublicRow = [string, EndpointStatus, string | null, 0 | 1, number | null];
 
 /**
@@ -87,14 +88,29 @@ export function countStatuses(health: Iterable<EndpointHealth>): Record<Endpoint
 }
 
 function toRow(brandId: string, health: EndpointHealth): PublicRow {
-  return [brandId, health.status, health.fhirVersion, health.smartConfiguration ? 1 : 0, health.checkedAt === null ? null : Date.parse(health.checkedAt)];
+  return [
+    brandId,
+    health.status,
+    health.fhirVersion,
+    health.smartConfiguration ? 1 : 0,
+    health.checkedAt === null ? null : Date.parse(health.checkedAt),
+  ];
 }
 
 /** A stored row as the API presents it; undefined for a row this version cannot read. */
 function fromRow(row: unknown): [string, EndpointHealth] | undefined {
-  if (!Array.isArray(row) || typeof row[0] !== 'string' || !ENDPOINT_STATUSES.includes(row[1] as EndpointStatus)) return undefined;
+  if (!Array.isArray(row) || typeof row[0] !== 'string' || !ENDPOINT_STATUSES.includes(row[1] as EndpointStatus))
+    return undefined;
   const [brandId, status, fhirVersion, smart, checkedAt] = row as PublicRow;
-  return [brandId, Object.freeze({ status, fhirVersion: typeof fhirVersion === 'string' ? fhirVersion : null, smartConfiguration: smart === 1, checkedAt: typeof checkedAt === 'number' ? new Date(checkedAt).toISOString() : null })];
+  return [
+    brandId,
+    Object.freeze({
+      status,
+      fhirVersion: typeof fhirVersion === 'string' ? fhirVersion : null,
+      smartConfiguration: smart === 1,
+      checkedAt: typeof checkedAt === 'number' ? new Date(checkedAt).toISOString() : null,
+    }),
+  ];
 }
 
 export class EndpointHealthStore {
@@ -149,7 +165,12 @@ export class EndpointHealthStore {
    * Publishes `health` (brand id → outcome; UNKNOWN outcomes are left out) and the operator's `state` rows as
    * a new version, if the current one is still `expected` (null: none yet). Returns the new version.
    */
-  async publish(ref: CatalogRef, health: Map<string, EndpointHealth>, state: unknown[], expected: string | null): Promise<HealthPointer> {
+  async publish(
+    ref: CatalogRef,
+    health: Map<string, EndpointHealth>,
+    state: unknown[],
+    expected: string | null,
+  ): Promise<HealthPointer> {
     const catalog = catalogKey(ref);
     const publishedAt = this.clock.now();
     // Sortable by time, unique without coordination.
@@ -176,7 +197,10 @@ export class EndpointHealthStore {
         const current = await this.pointers.findOne({ _id: catalog });
         if (current?.version !== expected) return { moved: false, retired: null };
         const previous = { version: current.version, chunks: current.chunks, stateChunks: current.stateChunks };
-        const result = await this.pointers.updateOne({ _id: catalog, version: expected }, { $set: { ...fields, retired: previous } });
+        const result = await this.pointers.updateOne(
+          { _id: catalog, version: expected },
+          { $set: { ...fields, retired: previous } },
+        );
         return { moved: result.modifiedCount === 1, retired: current.retired };
       });
     }

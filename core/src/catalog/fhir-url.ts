@@ -44,7 +44,6 @@ export function normaliseFhirBaseUrl(raw: string): string | null {
   return `https://${url.hostname}${port}${path}${url.search}`;
 }
 
-
 /**
  * The path without trailing slashes, read from the right. (`replace(/\/+$/, '')` retried from every slash
  * of a long run that something else follows: a path of 100 000 slashes took 13 s.)

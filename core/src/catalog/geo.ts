@@ -108,7 +108,16 @@ function loadZipTable(text: string): ZipTable {
     cityLon[cities.size] = round4(sum.lon / sum.n);
     cities.set(key, cities.size);
   }
-  return { rowOf, lat: lat.slice(0, rows), lon: lon.slice(0, rows), stateOf: stateOf.slice(0, rows), states, cities, cityLat, cityLon };
+  return {
+    rowOf,
+    lat: lat.slice(0, rows),
+    lon: lon.slice(0, rows),
+    stateOf: stateOf.slice(0, rows),
+    states,
+    cities,
+    cityLat,
+    cityLon,
+  };
 }
 
 const FIVE_DIGITS = /^\d{5}$/;
@@ -144,7 +153,12 @@ const ZIP_OR_ZIP4 = /^(\d{5})(?:-?\d{4})?$/;
  * code; else undefined. Numbers are read as their digits (a JSON number loses a leading zero, so 2134 is not 02134).
  */
 export function usZipCode(value: unknown): string | undefined {
-  const text = typeof value === 'number' && Number.isInteger(value) ? String(value) : typeof value === 'string' ? value.trim() : '';
+  const text =
+    typeof value === 'number' && Number.isInteger(value)
+      ? String(value)
+      : typeof value === 'string'
+        ? value.trim()
+        : '';
   const zip = ZIP_OR_ZIP4.exec(text)?.[1];
   return zip !== undefined && rowOfZip(zip) !== undefined ? zip : undefined;
 }
@@ -152,7 +166,11 @@ export function usZipCode(value: unknown): string | undefined {
 // Abbreviations places are written with ("St. Louis", "Ft Worth", "Mt. Vernon", "Pt Pleasant"), in the words
 // GeoNames spells out. Applied to both sides, so either spelling finds the other.
 const SPELLED_OUT: ReadonlyMap<string, string> = new Map([
-  ['st', 'saint'], ['ste', 'sainte'], ['ft', 'fort'], ['mt', 'mount'], ['pt', 'point'],
+  ['st', 'saint'],
+  ['ste', 'sainte'],
+  ['ft', 'fort'],
+  ['mt', 'mount'],
+  ['pt', 'point'],
 ]);
 
 function cityKey(city: string, state: string): string | undefined {

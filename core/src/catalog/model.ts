@@ -58,7 +58,8 @@ export interface CatalogBrand {
    * snapshots written before identifiers were kept).
    */
   npis?: string[];
-  /** A 5-digit US ZIP code the sources gave for the brand (Lantern's `OrganizationZipCode`, a FHIR Organization's address); absent when none. */
+  /** A 5-digit US ZIP code the sources gave for the brand (Lantern's `OrganizationZipCode`, a FHIR Organization's
+   * address); absent when none. */
   postalCode?: string;
   /**
    * Where the brand is, for `near=` ordering: its ZIP code's centroid, else its city's (city and state), in

@@ -27,6 +27,11 @@ export function isValidNpi(text: string): boolean {
  * numbers (an NPI starts with 1 or 2, so a number loses no leading zero); surrounding whitespace is ignored.
  */
 export function validNpi(value: unknown): string | undefined {
-  const text = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : typeof value === 'string' ? value.trim() : '';
+  const text =
+    typeof value === 'number' && Number.isSafeInteger(value)
+      ? String(value)
+      : typeof value === 'string'
+        ? value.trim()
+        : '';
   return isValidNpi(text) ? text : undefined;
 }

@@ -65,7 +65,8 @@ export const catalogKey = (ref: CatalogRef): string => `${ref.namespace}/${ref.n
 /** Content hash over brands sorted by id, independent of input order. */
 export function contentHashOf(brands: CatalogBrand[]): string {
   const hash = createHash('sha256');
-  for (const brand of [...brands].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) hash.update(JSON.stringify(brand)).update('\n');
+  for (const brand of [...brands].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
+    hash.update(JSON.stringify(brand)).update('\n');
   return hash.digest('hex');
 }
 
@@ -130,7 +131,11 @@ export class SnapshotStore {
 
   /** Newest first. */
   async list(ref: CatalogRef, limit = 100): Promise<SnapshotHeader[]> {
-    const docs = await this.headers.find({ catalog: catalogKey(ref) }).sort({ createdAt: -1, _id: -1 }).limit(limit).toArray();
+    const docs = await this.headers
+      .find({ catalog: catalogKey(ref) })
+      .sort({ createdAt: -1, _id: -1 })
+      .limit(limit)
+      .toArray();
     return docs.map(toHeader);
   }
 
@@ -146,7 +151,8 @@ export class SnapshotStore {
   async activate(ref: CatalogRef, snapshotId: string, expected: string | null): Promise<boolean> {
     const catalog = catalogKey(ref);
     const header = await this.header(snapshotId);
-    if (!header || header.catalog !== catalog) throw new Error(`snapshot ${snapshotId} does not belong to catalog ${catalog}`);
+    if (!header || header.catalog !== catalog)
+      throw new Error(`snapshot ${snapshotId} does not belong to catalog ${catalog}`);
     const activatedAt = this.clock.now();
     if (expected === null) {
       try {
@@ -221,9 +227,18 @@ export function diffBrands(from: CatalogBrand[], to: CatalogBrand[]): SnapshotDi
 /** Every object-storage key a brand's artwork uses, in any format. */
 export function logoKeys(brand: CatalogBrand): string[] {
   if (!brand.logo) return [];
-  return Object.values(brand.logo).flatMap((value) => (typeof value === 'object' && value !== null ? Object.values(value as Record<string, string>) : []));
+  return Object.values(brand.logo).flatMap((value) =>
+    typeof value === 'object' && value !== null ? Object.values(value as Record<string, string>) : [],
+  );
 }
 
 function toHeader(doc: HeaderDocument): SnapshotHeader {
-  return { id: doc._id, catalog: doc.catalog, brandCount: doc.brandCount, chunkCount: doc.chunkCount, contentHash: doc.contentHash, createdAt: doc.createdAt };
+  return {
+    id: doc._id,
+    catalog: doc.catalog,
+    brandCount: doc.brandCount,
+    chunkCount: doc.chunkCount,
+    contentHash: doc.contentHash,
+    createdAt: doc.createdAt,
+  };
 }

@@ -88,7 +88,8 @@ export function stateName(code: string): string | undefined {
   return Object.hasOwn(STATES, upper) ? STATES[upper] : undefined;
 }
 
-/** The upper-case code of a code or a full name (any case, spacing or punctuation), or undefined when neither is known. */
+/** The upper-case code of a code or a full name (any case, spacing or punctuation), or undefined when neither is known.
+ * */
 export function stateCode(codeOrName: string): string | undefined {
   if (typeof codeOrName !== 'string') return undefined;
   const upper = codeOrName.trim().toUpperCase();

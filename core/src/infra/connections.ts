@@ -18,8 +18,18 @@ export interface OpenConnections {
 
 export async function openConnections(config: CoreConfig, log: (message: string) => void): Promise<OpenConnections> {
   let embedded: EmbeddedDatabase | undefined;
-  const uri = config.mongodbUri ?? (embedded = await startEmbeddedDatabase({ port: config.devdbPort, dataDir: config.dataDir, cacheDir: config.cacheDir, log })).uri;
-  const mongo = await connectMongo(uri, config.mongodbDatabase, { timeoutMs: config.mongodbTimeoutMs, longTimeoutMs: config.mongodbLongTimeoutMs });
+  const uri =
+    config.mongodbUri ??
+    (embedded = await startEmbeddedDatabase({
+      port: config.devdbPort,
+      dataDir: config.dataDir,
+      cacheDir: config.cacheDir,
+      log,
+    })).uri;
+  const mongo = await connectMongo(uri, config.mongodbDatabase, {
+    timeoutMs: config.mongodbTimeoutMs,
+    longTimeoutMs: config.mongodbLongTimeoutMs,
+  });
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisTimeoutMs) : undefined;
   return {
     mongo,

@@ -9,10 +9,7 @@ export async function answersWithin(check: () => Promise<boolean>, deadlineMs: n
   });
   try {
     // race() subscribes to the check, so its late failure is not left unhandled.
-    return await Promise.race([
-      check().catch(() => false),
-      late,
-    ]);
+    return await Promise.race([check().catch(() => false), late]);
   } finally {
     clearTimeout(timer);
   }

@@ -1,6 +1,6 @@
-// The embedded MongoDB-compatible database: FerretDB (SQLite backend) wrapped by tools/devdb, built with
-// `go build` into the per-machine tool cache when missing (./go-tool.ts), started on demand and shared: whichever process
-// needs it first starts it, later ones reuse the running server, and the starter stops it when it exits.
+// The embedded MongoDB-compatible database: FerretDB (SQLite backend) wrapped by tools/devdb, built with `go build`
+// into the per-machine tool cache when missing (./go-tool.ts), started on demand and shared: whichever process needs it
+// first starts it, later ones reuse the running server, and the starter stops it when it exits.
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
@@ -62,7 +62,8 @@ async function answers(uri: string): Promise<boolean> {
   }
 }
 
-/** Builds tools/devdb unless the tool cache (`cacheDir`, from the caller's configuration) holds it for the current sources; returns the binary's path. */
+/** Builds tools/devdb unless the tool cache (`cacheDir`, from the caller's configuration) holds it for the current
+ * sources; returns the binary's path. */
 export function buildDevDb(log: (message: string) => void, cacheDir: string): Promise<string> {
   return buildGoTool(DEVDB, cacheDir, log);
 }

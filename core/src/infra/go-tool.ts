@@ -29,10 +29,17 @@ export interface GoTool {
  * Builds the tool into the tool cache under `cacheDir` unless it is there for the current sources, Go release and
  * platform (another clone of this machine may have built it); returns the binary's path.
  */
-export async function buildGoTool(tool: GoTool, cacheDir: string, log: (message: string) => void = () => {}): Promise<string> {
+export async function buildGoTool(
+  tool: GoTool,
+  cacheDir: string,
+  log: (message: string) => void = () => {},
+): Promise<string> {
   const source = path.join(repoRoot(), 'tools', tool.source);
   const fail = (error: unknown): never => {
-    const detail = (error as { code?: string }).code === 'ENOENT' ? 'Go is not installed (https://go.dev/dl)' : String((error as { stderr?: string }).stderr ?? error);
+    const detail =
+      (error as { code?: string }).code === 'ENOENT'
+        ? 'Go is not installed (https://go.dev/dl)'
+        : String((error as { stderr?: string }).stderr ?? error);
     throw new Error(`cannot build ${tool.label}: ${detail}. ${tool.fallback}`);
   };
   const builtFrom = await goBuiltFrom(source).catch(fail);
@@ -41,7 +48,10 @@ export async function buildGoTool(tool: GoTool, cacheDir: string, log: (message:
     log(`building ${tool.label} (go build tools/${tool.source}; ${tool.buildNote}) into ${entry}…`);
     // Go's own build cache (~/.cache/go-build) is shared too: a changed tools/<name> or a new Go release then
     // links kube-apiserver in about a minute instead of compiling it for ten.
-    await run('go', ['build', '-trimpath', '-o', path.join(temporary, tool.binary), '.'], { cwd: source, maxBuffer: 16 * 1024 * 1024 }).catch(fail);
+    await run('go', ['build', '-trimpath', '-o', path.join(temporary, tool.binary), '.'], {
+      cwd: source,
+      maxBuffer: 16 * 1024 * 1024,
+    }).catch(fail);
     await writeFile(path.join(temporary, 'built-from'), builtFrom);
   });
 }
@@ -54,14 +64,27 @@ export async function buildGoTool(tool: GoTool, cacheDir: string, log: (message:
  * dependencies).
  */
 export async function goBuiltFrom(source: string): Promise<string> {
-  const { stdout: goEnv } = await run('go', ['env', 'GOVERSION', 'GOOS', 'GOARCH', 'CGO_ENABLED', 'GOFLAGS'], { cwd: source });
-  const goFiles = readdirSync(source).filter((file) => file.endsWith('.go')).sort();
-  const files = ['go.mod', 'go.sum', ...goFiles].map((file) => `${createHash('sha256').update(readFileSync(path.join(source, file))).digest('hex')}  ${file}\n`);
+  const { stdout: goEnv } = await run('go', ['env', 'GOVERSION', 'GOOS', 'GOARCH', 'CGO_ENABLED', 'GOFLAGS'], {
+    cwd: source,
+  });
+  const goFiles = readdirSync(source)
+    .filter((file) => file.endsWith('.go'))
+    .sort();
+  const files = ['go.mod', 'go.sum', ...goFiles].map(
+    (file) =>
+      `${createHash('sha256')
+        .update(readFileSync(path.join(source, file)))
+        .digest('hex')}  ${file}\n`,
+  );
   return `go build -trimpath\n${goEnv}${files.join('')}`;
 }
 
 /** Spawns the binary and resolves with the rest of its `ready <…>` line once it prints one. */
-export async function startGoTool(binary: string, args: string[], label: string): Promise<{ child: ChildProcessWithoutNullStreams; ready: string }> {
+export async function startGoTool(
+  binary: string,
+  args: string[],
+  label: string,
+): Promise<{ child: ChildProcessWithoutNullStreams; ready: string }> {
   const child = spawn(binary, args, { stdio: 'pipe' });
   const ready = await waitForReady(child, label);
   return { child, ready };

@@ -7,7 +7,18 @@ export function createLogger(level: LogLevel, service: 'portico-api' | 'portico-
     level,
     base: { service },
     redact: {
-      paths: ['key', 'token', 'secret', 'authorization', '*.key', '*.token', '*.secret', '*.authorization', 'req.headers.authorization', 'headers.authorization'],
+      paths: [
+        'key',
+        'token',
+        'secret',
+        'authorization',
+        '*.key',
+        '*.token',
+        '*.secret',
+        '*.authorization',
+        'req.headers.authorization',
+        'headers.authorization',
+      ],
       censor: '[redacted]',
     },
   });

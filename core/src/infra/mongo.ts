@@ -30,7 +30,10 @@ export interface MongoDeadlines {
   longTimeoutMs: number;
 }
 
-export const DEFAULT_MONGO_DEADLINES: Readonly<MongoDeadlines> = Object.freeze({ timeoutMs: 2500, longTimeoutMs: 60_000 });
+export const DEFAULT_MONGO_DEADLINES: Readonly<MongoDeadlines> = Object.freeze({
+  timeoutMs: 2500,
+  longTimeoutMs: 60_000,
+});
 
 export interface Mongo {
   client: MongoClient;
@@ -46,7 +49,10 @@ export interface Mongo {
 export const poolWaitMs = (timeoutMs: number) => Math.min(timeoutMs, Math.max(500, Math.round(timeoutMs / 5)));
 
 /** The two clients' settings. */
-export function mongoClientOptions({ timeoutMs, longTimeoutMs }: MongoDeadlines): { request: MongoClientOptions; long: MongoClientOptions } {
+export function mongoClientOptions({ timeoutMs, longTimeoutMs }: MongoDeadlines): {
+  request: MongoClientOptions;
+  long: MongoClientOptions;
+} {
   const common: MongoClientOptions = {
     // A server that cannot be found or connected to within the request deadline is not there.
     serverSelectionTimeoutMS: timeoutMs,
@@ -68,11 +74,22 @@ export function mongoClientOptions({ timeoutMs, longTimeoutMs }: MongoDeadlines)
       maxPoolSize: 50,
       appName: 'portico',
     },
-    long: { ...common, waitQueueTimeoutMS: longTimeoutMs, socketTimeoutMS: longTimeoutMs, maxPoolSize: 10, appName: 'portico-long' },
+    long: {
+      ...common,
+      waitQueueTimeoutMS: longTimeoutMs,
+      socketTimeoutMS: longTimeoutMs,
+      maxPoolSize: 10,
+      appName: 'portico-long',
+    },
   };
 }
 
-export async function connectMongo(uri: string, database: string, deadlines: MongoDeadlines = DEFAULT_MONGO_DEADLINES, extra: MongoClientOptions = {}): Promise<Mongo> {
+export async function connectMongo(
+  uri: string,
+  database: string,
+  deadlines: MongoDeadlines = DEFAULT_MONGO_DEADLINES,
+  extra: MongoClientOptions = {},
+): Promise<Mongo> {
   const options = mongoClientOptions(deadlines);
   const client = new MongoClient(uri, { ...options.request, ...extra });
   await client.connect();
@@ -97,7 +114,10 @@ export async function pingMongo(db: Db, deadlineMs = 1500, collection?: string):
   return answersWithin(async () => {
     const signal = AbortSignal.timeout(deadlineMs);
     await db.command({ ping: 1 }, { signal });
-    if (collection !== undefined) await db.collection<{ _id: string }>(collection).findOne({ _id: 'readiness-probe' }, { projection: { _id: 1 }, signal });
+    if (collection !== undefined)
+      await db
+        .collection<{ _id: string }>(collection)
+        .findOne({ _id: 'readiness-probe' }, { projection: { _id: 1 }, signal });
     return true;
   }, deadlineMs);
 }
@@ -118,7 +138,12 @@ export function isMongoUnavailable(error: unknown): boolean {
   // The driver (7.x) lets the socket's own error through unwrapped when a write meets a connection the
   // server has just closed (it waits for 'drain' and rethrows what the socket emitted): seen when the
   // database is killed under load (test/faults). It is told by the driver's frames in its stack.
-  if (error instanceof Error && SOCKET_CODES.has((error as NodeJS.ErrnoException).code ?? '') && /[\\/]node_modules[\\/]mongodb[\\/]/.test(error.stack ?? '')) return true;
+  if (
+    error instanceof Error &&
+    SOCKET_CODES.has((error as NodeJS.ErrnoException).code ?? '') &&
+    /[\\/]node_modules[\\/]mongodb[\\/]/.test(error.stack ?? '')
+  )
+    return true;
   if (
     error instanceof MongoNetworkError || // timeouts of a reply included
     error instanceof MongoServerSelectionError ||
@@ -129,8 +154,10 @@ export function isMongoUnavailable(error: unknown): boolean {
     return true;
   }
   // insertMany and bulkWrite wrap the driver's own error (a reply that timed out) as the bulk error's response.
-  if (error instanceof MongoBulkWriteError && error.errorResponse instanceof Error && error.errorResponse !== error) return isMongoUnavailable(error.errorResponse);
-  if (error instanceof MongoServerError && typeof error.code === 'number' && UNAVAILABLE_CODES.has(error.code)) return true;
+  if (error instanceof MongoBulkWriteError && error.errorResponse instanceof Error && error.errorResponse !== error)
+    return isMongoUnavailable(error.errorResponse);
+  if (error instanceof MongoServerError && typeof error.code === 'number' && UNAVAILABLE_CODES.has(error.code))
+    return true;
   return error instanceof MongoError && UNAVAILABLE_NAMES.has(error.name);
 }
 

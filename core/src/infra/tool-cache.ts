@@ -22,7 +22,8 @@ export interface CacheEnvironment {
 
 /** `${PORTICO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/portico}`, absolute (an empty variable counts as unset). */
 export function toolCacheDir(env: CacheEnvironment): string {
-  const dir = env.PORTICO_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache'), 'portico');
+  const dir =
+    env.PORTICO_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache'), 'portico');
   return path.resolve(dir);
 }
 
@@ -37,7 +38,11 @@ export function cacheKey(builtFrom: string): string {
  * beside the entry, and renames that folder into place. Leftovers of an interrupted build are removed under
  * the lock. Returns the path of `file`.
  */
-export async function ensureCacheEntry(entry: string, file: string, build: (temporary: string) => Promise<void>): Promise<string> {
+export async function ensureCacheEntry(
+  entry: string,
+  file: string,
+  build: (temporary: string) => Promise<void>,
+): Promise<string> {
   const target = path.join(entry, file);
   if (existsSync(target)) return target;
   await mkdir(path.dirname(entry), { recursive: true });
@@ -64,7 +69,11 @@ async function removeLeftovers(entry: string): Promise<void> {
   const dir = path.dirname(entry);
   const prefix = `${path.basename(entry)}.tmp.`;
   const leftovers = (await readdir(dir)).filter((name) => name.startsWith(prefix));
-  await Promise.all([entry, ...leftovers.map((name) => path.join(dir, name))].map((folder) => rm(folder, { recursive: true, force: true })));
+  await Promise.all(
+    [entry, ...leftovers.map((name) => path.join(dir, name))].map((folder) =>
+      rm(folder, { recursive: true, force: true }),
+    ),
+  );
 }
 
 /**
@@ -74,7 +83,9 @@ async function removeLeftovers(entry: string): Promise<void> {
  */
 function lock(file: string): Promise<() => Promise<void>> {
   return new Promise((resolve, reject) => {
-    const child = spawn('flock', [file, 'sh', '-c', 'echo locked; exec cat >/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn('flock', [file, 'sh', '-c', 'echo locked; exec cat >/dev/null'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     const unlock = () =>
       new Promise<void>((done) => {
         if (child.exitCode !== null || child.signalCode !== null) return done();
@@ -82,7 +93,9 @@ function lock(file: string): Promise<() => Promise<void>> {
         child.stdin.end();
       });
     child.stdin.on('error', () => {}); // flock gone already: nothing is held
-    child.once('error', (error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? resolve(async () => {}) : reject(error)));
+    child.once('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'ENOENT' ? resolve(async () => {}) : reject(error),
+    );
     child.once('exit', (code) => reject(new Error(`flock ${file} exited with ${code}`)));
     child.stdout.once('data', () => resolve(unlock));
   });

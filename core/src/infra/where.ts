@@ -19,18 +19,23 @@ export async function updateOneWhere<D extends Document & { _id: string }>(
   if (locks.atomic) return collection.findOneAndUpdate({ ...condition, ...byId }, update, { returnDocument: 'after' });
   return locks.withLock(`${collection.collectionName}:${id}`, async () => {
     const current = await collection.findOne(byId);
-    if (!current || !matches(current, condition as Record<string, unknown>)) return null;
+    if (!current || !matches(current, condition)) return null;
     return collection.findOneAndUpdate(byId, update, { returnDocument: 'after' });
   });
 }
 
 /** Deletes the document `id` if it matches `condition`; true when it did. */
-export async function deleteOneWhere<D extends Document & { _id: string }>(collection: Collection<D>, locks: DocumentLocks, id: string, condition: Filter<D>): Promise<boolean> {
+export async function deleteOneWhere<D extends Document & { _id: string }>(
+  collection: Collection<D>,
+  locks: DocumentLocks,
+  id: string,
+  condition: Filter<D>,
+): Promise<boolean> {
   const byId = { _id: id } as Filter<D>;
   if (locks.atomic) return (await collection.deleteOne({ ...condition, ...byId })).deletedCount === 1;
   return locks.withLock(`${collection.collectionName}:${id}`, async () => {
     const current = await collection.findOne(byId);
-    if (!current || !matches(current, condition as Record<string, unknown>)) return false;
+    if (!current || !matches(current, condition)) return false;
     return (await collection.deleteOne(byId)).deletedCount === 1;
   });
 }
@@ -38,13 +43,15 @@ export async function deleteOneWhere<D extends Document & { _id: string }>(colle
 type Condition = Record<string, unknown>;
 const OPERATORS = new Set(['$lt', '$lte', '$gt', '$gte', '$in', '$ne', '$exists']);
 
-/** Whether `doc` matches a filter of equalities (null also matches a missing field), comparisons, $in, $ne, $exists and $or. */
+/** Whether `doc` matches a filter of equalities (null also matches a missing field), comparisons, $in, $ne, $exists and
+ * $or. */
 export function matches(doc: Record<string, unknown>, filter: Condition): boolean {
   return Object.entries(filter).every(([key, expected]) => {
     if (key === '$or') return (expected as Condition[]).some((branch) => matches(doc, branch));
     if (key.startsWith('$')) throw new Error(`matches: unsupported operator ${key}`);
     const actual = valueAt(doc, key);
-    if (isOperatorObject(expected)) return Object.entries(expected).every(([op, operand]) => applies(op, actual, operand));
+    if (isOperatorObject(expected))
+      return Object.entries(expected).every(([op, operand]) => applies(op, actual, operand));
     return equal(actual, expected);
   });
 }
@@ -77,7 +84,8 @@ function applies(op: string, actual: unknown, operand: unknown): boolean {
   }
 }
 
-const comparable = (value: unknown): number | string => (value instanceof Date ? value.getTime() : (value as number | string));
+const comparable = (value: unknown): number | string =>
+  value instanceof Date ? value.getTime() : (value as number | string);
 
 function equal(actual: unknown, expected: unknown): boolean {
   if (expected === null) return actual === null || actual === undefined;

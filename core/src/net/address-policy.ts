@@ -46,7 +46,8 @@ function rangeOf(address: string): string {
   const parsed = parseAddress(address);
   if (!parsed) return 'invalid';
   const range = parsed.range();
-  if (parsed.kind() === 'ipv6' && range === 'unicast' && !(parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_V6)) return 'non-global IPv6 (outside 2000::/3)';
+  if (parsed.kind() === 'ipv6' && range === 'unicast' && !(parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_V6))
+    return 'non-global IPv6 (outside 2000::/3)';
   return range;
 }
 
@@ -58,7 +59,11 @@ export class RefusedAddressError extends Error {
     readonly host: string,
     readonly address: string,
   ) {
-    super(host === address ? `${address} is a ${rangeOf(address)} address` : `${host} resolves to ${address}, a ${rangeOf(address)} address`);
+    super(
+      host === address
+        ? `${address} is a ${rangeOf(address)} address`
+        : `${host} resolves to ${address}, a ${rangeOf(address)} address`,
+    );
     this.name = 'RefusedAddressError';
   }
 }
@@ -78,7 +83,10 @@ const NONE: ReadonlySet<string> = new Set();
  * A DNS lookup for sockets that fails unless every address of the name is public: a name with one private
  * address among public ones is refused, so rebinding between the answers cannot reach inside.
  */
-export function publicOnlyLookup(lookup: typeof dns.lookup = dns.lookup, admitted: ReadonlySet<string> = NONE): LookupFunction {
+export function publicOnlyLookup(
+  lookup: typeof dns.lookup = dns.lookup,
+  admitted: ReadonlySet<string> = NONE,
+): LookupFunction {
   return (hostname, options, callback) => {
     lookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, '', 0);
@@ -123,9 +131,17 @@ function guarded(connect: Connect, lookup: LookupFunction, admitted: ReadonlySet
 export class PublicHttpsAgent extends https.Agent {
   private readonly connectPublic: Connect;
 
-  constructor(options: https.AgentOptions = {}, lookup: typeof dns.lookup = dns.lookup, admitted: ReadonlySet<string> = NONE) {
+  constructor(
+    options: https.AgentOptions = {},
+    lookup: typeof dns.lookup = dns.lookup,
+    admitted: ReadonlySet<string> = NONE,
+  ) {
     super(options);
-    this.connectPublic = guarded((o, cb) => super.createConnection(o, cb), publicOnlyLookup(lookup, admitted), admitted);
+    this.connectPublic = guarded(
+      (o, cb) => super.createConnection(o, cb),
+      publicOnlyLookup(lookup, admitted),
+      admitted,
+    );
   }
 
   override createConnection(options: https.RequestOptions, callback?: ConnectCallback): Duplex | null | undefined {

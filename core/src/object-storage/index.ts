@@ -26,7 +26,8 @@ export function openObjectStorage(spec: string): ObjectStorage {
 
 export function parseFileSpec(spec: string): string {
   const dir = spec.slice('file://'.length);
-  if (dir.trim() === '') throw new ObjectStorageSpecError(spec, 'file:// needs a directory, e.g. file:///var/lib/portico/objects');
+  if (dir.trim() === '')
+    throw new ObjectStorageSpecError(spec, 'file:// needs a directory, e.g. file:///var/lib/portico/objects');
   if (/[?#]/.test(dir)) throw new ObjectStorageSpecError(spec, 'file:// takes no query or fragment');
   return path.resolve(dir);
 }
@@ -44,7 +45,8 @@ export function parseS3Spec(spec: string): S3ObjectStorageOptions {
   if (!match) return fail('expected s3://<bucket>?endpoint=…&region=…');
   const [, bucket = '', , rest = '', query = '', fragment] = match;
   if (bucket === '') fail('s3:// needs a bucket name, e.g. s3://portico-assets');
-  if (!BUCKET.test(bucket) || bucket.includes('..')) fail(`"${bucket}" is not a valid bucket name (3–63 of a-z, 0-9, "." and "-")`);
+  if (!BUCKET.test(bucket) || bucket.includes('..'))
+    fail(`"${bucket}" is not a valid bucket name (3–63 of a-z, 0-9, "." and "-")`);
   if (rest !== '') fail('nothing may follow the bucket name but ?parameters');
   if (fragment !== undefined) fail('s3:// takes no fragment');
 
@@ -52,7 +54,8 @@ export function parseS3Spec(spec: string): S3ObjectStorageOptions {
   const options: S3ObjectStorageOptions = { bucket };
   const seen = new Set<string>();
   for (const [name, value] of params) {
-    if (!(S3_PARAMETERS as readonly string[]).includes(name)) fail(`unknown parameter "${name}" (known: ${S3_PARAMETERS.join(', ')})`);
+    if (!(S3_PARAMETERS as readonly string[]).includes(name))
+      fail(`unknown parameter "${name}" (known: ${S3_PARAMETERS.join(', ')})`);
     if (seen.has(name)) fail(`parameter "${name}" is given twice`);
     seen.add(name);
     if (value === '') fail(`parameter "${name}" is empty`);
@@ -84,6 +87,7 @@ function httpUrl(value: string, name: string, fail: (reason: string) => never): 
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(`${name} must be an http(s) URL (got "${value}")`);
   if (url.search !== '' || url.hash !== '') fail(`${name} may not have a query or fragment`);
-  if (url.username !== '' || url.password !== '') fail(`${name} may not carry credentials: use the AWS environment variables`);
+  if (url.username !== '' || url.password !== '')
+    fail(`${name} may not carry credentials: use the AWS environment variables`);
   return url.toString();
 }

@@ -35,15 +35,19 @@ export function assertValidKey(key: string): void {
   if (key.startsWith('/')) fail('absolute');
   if (key.includes('..')) fail('contains ".."');
   if (key.split('/').some((segment) => segment === '' || segment === '.')) fail('empty or "." path segment');
-  if (key.split('/').some((segment) => segment.length > MAX_SEGMENT_LENGTH)) fail(`a path segment longer than ${MAX_SEGMENT_LENGTH} characters`);
+  if (key.split('/').some((segment) => segment.length > MAX_SEGMENT_LENGTH))
+    fail(`a path segment longer than ${MAX_SEGMENT_LENGTH} characters`);
 }
 
 // type "/" subtype, optional parameters; no control characters (the file driver stores it as text).
-const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=("[^"\p{Cc}]*"|[A-Za-z0-9!#$&^_.+-]+))*$/u;
+const CONTENT_TYPE =
+  /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=("[^"\p{Cc}]*"|[A-Za-z0-9!#$&^_.+-]+))*$/u;
 
 export function assertValidContentType(contentType: string): void {
   if (typeof contentType !== 'string' || contentType.length > 200 || !CONTENT_TYPE.test(contentType)) {
-    throw new Error(`invalid content type ${JSON.stringify(contentType)}: expected type/subtype with optional parameters`);
+    throw new Error(
+      `invalid content type ${JSON.stringify(contentType)}: expected type/subtype with optional parameters`,
+    );
   }
 }
 

@@ -2,7 +2,14 @@
 // Credentials come from the SDK's default chain (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, profiles, web
 // identity, instance roles), never from the storage spec. Objects are content-addressed and immutable, so
 // they are written once with a year-long immutable Cache-Control that S3 hands to every client and CDN.
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { apiAssetPath, assertValidContentType, assertValidKey } from './keys.js';
 import type { ObjectStorage, StoredObject } from './types.js';
 

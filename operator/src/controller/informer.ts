@@ -45,7 +45,10 @@ export class CatalogInformer {
   /** Starts listing and watching; a failed first list (CRD or RBAC not there yet) is retried, not fatal. */
   async start(): Promise<void> {
     await this.relist().catch((error: unknown) => this.retry(error));
-    this.relistTimer = setInterval(() => void this.relist().catch((error: unknown) => this.logger.warn({ err: error }, 'informer: relist failed')), this.options.relistMs);
+    this.relistTimer = setInterval(
+      () => void this.relist().catch((error: unknown) => this.logger.warn({ err: error }, 'informer: relist failed')),
+      this.options.relistMs,
+    );
     this.relistTimer.unref();
   }
 
@@ -101,7 +104,8 @@ export class CatalogInformer {
       (type, object) => {
         if (generation !== this.generation) return;
         this.armWatchdog(generation);
-        if (type === 'ERROR') return end({ status: (object as { code?: number } | undefined)?.code ?? 0, error: object });
+        if (type === 'ERROR')
+          return end({ status: (object as { code?: number } | undefined)?.code ?? 0, error: object });
         delivered = true;
         this.failedWatches = 0;
         const catalog = object as BrandCatalogObject;
@@ -128,7 +132,10 @@ export class CatalogInformer {
     if (how.status === 410) this.stats.expired++;
     const delay = backOff ? Math.min(30_000, 200 * 2 ** this.failedWatches++) : 0;
     if (how.error || how.status !== undefined) {
-      this.logger[how.status === 410 ? 'info' : 'warn']({ err: how.error, status: how.status, retryInMs: delay }, `informer: watch ended; ${relist ? 'relisting' : 'watching again'}`);
+      this.logger[how.status === 410 ? 'info' : 'warn'](
+        { err: how.error, status: how.status, retryInMs: delay },
+        `informer: watch ended; ${relist ? 'relisting' : 'watching again'}`,
+      );
     }
     const go = () => void (relist ? this.relist() : this.watch()).catch((error: unknown) => this.retry(error));
     if (delay === 0) go();

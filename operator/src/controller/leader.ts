@@ -5,7 +5,6 @@
 //   gone before anyone else may take over, and every Lease call has a timeout, so a hung call counts as a
 //   failure instead of keeping a stale leader alive;
 // - writes carry the read resourceVersion, so two candidates never both succeed.
-import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { microTime, statusOf, type KubeClient } from '../shared/kube.js';
 
@@ -35,7 +34,8 @@ export class LeaderElector {
     private readonly logger: Logger,
     private readonly callbacks: { onStartedLeading: () => void; onStoppedLeading: () => void },
   ) {
-    if (options.renewDeadlineMs >= options.leaseDurationSeconds * 1000) throw new Error('renewDeadlineMs must be below the lease duration');
+    if (options.renewDeadlineMs >= options.leaseDurationSeconds * 1000)
+      throw new Error('renewDeadlineMs must be below the lease duration');
   }
 
   get isLeader(): boolean {
@@ -65,7 +65,10 @@ export class LeaderElector {
         this.callbacks.onStartedLeading();
       } else if (!renewed && this.leading && now - this.lastRenewed > this.options.renewDeadlineMs) {
         this.leading = false;
-        this.logger.warn({ identity: this.options.identity }, 'leader election: could not renew within the deadline; stepping down');
+        this.logger.warn(
+          { identity: this.options.identity },
+          'leader election: could not renew within the deadline; stepping down',
+        );
         this.callbacks.onStoppedLeading();
       }
       this.timer = setTimeout(() => void tick(), this.options.retryMs);
@@ -97,8 +100,14 @@ export class LeaderElector {
       try {
         await this.kube.createLease(namespace, {
           metadata: { name, namespace },
-          spec: { holderIdentity: identity, leaseDurationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
-        } as V1Lease);
+          spec: {
+            holderIdentity: identity,
+            leaseDurationSeconds,
+            acquireTime: microTime(now),
+            renewTime: microTime(now),
+            leaseTransitions: 0,
+          },
+        });
         return true;
       } catch (error) {
         if (statusOf(error) === 409) return false; // another candidate created it first

@@ -29,7 +29,8 @@ export function startOperator(options: OperatorOptions): OperatorInstance {
   const controller = new CatalogController({ ...options.deps, kube }, options.controller, logger);
   let stopping = false;
   const elector = new LeaderElector(kube, options.lease, logger, {
-    onStartedLeading: () => void controller.start().catch((error: unknown) => logger.error({ err: error }, 'controller failed to start')),
+    onStartedLeading: () =>
+      void controller.start().catch((error: unknown) => logger.error({ err: error }, 'controller failed to start')),
     onStoppedLeading: () => {
       if (stopping) return;
       logger.error('lost leadership; stopping so that no work overlaps the new leader');

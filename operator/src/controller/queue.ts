@@ -38,10 +38,13 @@ export class WorkQueue {
     clearTimeout(this.timers.get(key));
     // setTimeout fires at once beyond 2^31-1 ms (~24.8 days); the reconcile recomputes what is left then.
     ms = Math.min(ms, MAX_TIMER_MS);
-    const timer = setTimeout(() => {
-      this.timers.delete(key);
-      this.add(key);
-    }, Math.max(0, ms));
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(key);
+        this.add(key);
+      },
+      Math.max(0, ms),
+    );
     timer.unref();
     this.timers.set(key, timer);
   }

@@ -39,7 +39,12 @@ export interface ReconcileDeps {
 /** Milliseconds until the catalog should be reconciled again; undefined: only on change. */
 export type Requeue = number | undefined;
 
-type Status = { conditions?: Condition[]; observedGeneration?: number; lastSyncTime?: string; sources?: { name: string; error?: string }[] };
+type Status = {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  lastSyncTime?: string;
+  sources?: { name: string; error?: string }[];
+};
 
 /** A source that could not be loaded, named so status can say which. */
 class SourceError extends Error {
@@ -86,13 +91,24 @@ export async function reconcile(catalog: BrandCatalogObject, deps: ReconcileDeps
 
 /** Endpoint health is an addition to the catalog: a failure to follow the spec is logged, never fatal to publishing. */
 async function followHealthChecks(catalog: BrandCatalogObject, deps: ReconcileDeps): Promise<void> {
-  await deps.health?.track(catalog).catch((error: unknown) => deps.logger.warn({ err: error, catalog: refOf(catalog) }, 'endpoint health checks could not follow the spec; next reconcile'));
+  await deps.health
+    ?.track(catalog)
+    .catch((error: unknown) =>
+      deps.logger.warn(
+        { err: error, catalog: refOf(catalog) },
+        'endpoint health checks could not follow the spec; next reconcile',
+      ),
+    );
 }
 
-const refOf = (catalog: BrandCatalogObject): CatalogRef => ({ namespace: catalog.metadata.namespace, name: catalog.metadata.name });
-const statusOf = (catalog: BrandCatalogObject): Status => (catalog.status ?? {}) as Status;
+const refOf = (catalog: BrandCatalogObject): CatalogRef => ({
+  namespace: catalog.metadata.namespace,
+  name: catalog.metadata.name,
+});
+const statusOf = (catalog: BrandCatalogObject): Status => catalog.status ?? {};
 
-/** Deletion: objects first, documents last (a failure halfway leaves the snapshots that say what to delete), then the finalizer. */
+/** Deletion: objects first, documents last (a failure halfway leaves the snapshots that say what to delete), then the
+ * finalizer. */
 async function finalize(catalog: BrandCatalogObject, deps: ReconcileDeps): Promise<Requeue> {
   const finalizers = catalog.metadata.finalizers ?? [];
   if (!finalizers.includes(FINALIZER)) return undefined;
@@ -103,7 +119,10 @@ async function finalize(catalog: BrandCatalogObject, deps: ReconcileDeps): Promi
   await deps.store.deleteCatalog(ref);
   deps.metrics.brandsPublished.remove({ catalog: keyOf(catalog) });
   deps.logger.info({ catalog: ref, objectsDeleted: orphaned.length }, 'catalog deleted: snapshots and artwork removed');
-  await deps.kube.setFinalizers(catalog, finalizers.filter((f) => f !== FINALIZER));
+  await deps.kube.setFinalizers(
+    catalog,
+    finalizers.filter((f) => f !== FINALIZER),
+  );
   return undefined;
 }
 
@@ -111,15 +130,28 @@ async function reportSuspended(catalog: BrandCatalogObject, deps: ReconcileDeps)
   const generation = catalog.metadata.generation;
   await deps.kube.patchStatus(catalog, {
     observedGeneration: generation,
-    conditions: setCondition(statusOf(catalog).conditions ?? [], { type: 'Reconciling', status: 'False', reason: 'Suspended', message: 'spec.suspend is true', observedGeneration: generation }, deps.clock.now()),
+    conditions: setCondition(
+      statusOf(catalog).conditions ?? [],
+      {
+        type: 'Reconciling',
+        status: 'False',
+        reason: 'Suspended',
+        message: 'spec.suspend is true',
+        observedGeneration: generation,
+      },
+      deps.clock.now(),
+    ),
   });
   return undefined;
 }
 
-/** Milliseconds until the next refresh; 0 or less when due now (a new generation or a failing catalog is always due). */
+/** Milliseconds until the next refresh; 0 or less when due now (a new generation or a failing catalog is always due).
+ * */
 function untilDue(catalog: BrandCatalogObject, now: Date): number {
   const status = statusOf(catalog);
-  const failing = status.conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'ReconcileFailed') ?? false;
+  const failing =
+    status.conditions?.some((c) => c.type === 'Ready' && c.status === 'False' && c.reason === 'ReconcileFailed') ??
+    false;
   if (status.observedGeneration !== catalog.metadata.generation || failing) return 0;
   const lastSync = status.lastSyncTime ? new Date(status.lastSyncTime).getTime() : 0;
   return lastSync + parseDuration(catalog.spec.refreshInterval) - now.getTime();
@@ -127,7 +159,17 @@ function untilDue(catalog: BrandCatalogObject, now: Date): number {
 
 async function reportReconciling(catalog: BrandCatalogObject, deps: ReconcileDeps): Promise<Condition[]> {
   const generation = catalog.metadata.generation;
-  const conditions = setCondition(statusOf(catalog).conditions ?? [], { type: 'Reconciling', status: 'True', reason: 'Publishing', message: 'fetching sources and publishing a snapshot', observedGeneration: generation }, deps.clock.now());
+  const conditions = setCondition(
+    statusOf(catalog).conditions ?? [],
+    {
+      type: 'Reconciling',
+      status: 'True',
+      reason: 'Publishing',
+      message: 'fetching sources and publishing a snapshot',
+      observedGeneration: generation,
+    },
+    deps.clock.now(),
+  );
   await deps.kube.patchStatus(catalog, { conditions });
   return conditions;
 }
@@ -147,18 +189,42 @@ async function loadSources(catalog: BrandCatalogObject, deps: ReconcileDeps): Pr
 
 async function sourceText(source: SourceSpec, catalog: BrandCatalogObject, deps: ReconcileDeps): Promise<string> {
   if (source.inline !== undefined) return source.inline;
-  if (source.configMapRef) return deps.kube.configMapValue(catalog.metadata.namespace, source.configMapRef.name, source.configMapRef.key);
+  if (source.configMapRef)
+    return deps.kube.configMapValue(catalog.metadata.namespace, source.configMapRef.name, source.configMapRef.key);
   if (source.url?.startsWith('https://')) return deps.fetchText(source.url);
   throw new Error('only https:// URLs, configMapRef and inline sources can be read in a cluster');
 }
 
-async function reportFailure(catalog: BrandCatalogObject, reconciling: Condition[], error: Error, deps: ReconcileDeps): Promise<void> {
+async function reportFailure(
+  catalog: BrandCatalogObject,
+  reconciling: Condition[],
+  error: Error,
+  deps: ReconcileDeps,
+): Promise<void> {
   const generation = catalog.metadata.generation;
   const message = clip(error.message);
   const now = deps.clock.now();
-  let conditions = setCondition(reconciling, { type: 'Ready', status: 'False', reason: 'ReconcileFailed', message, observedGeneration: generation }, now);
-  conditions = setCondition(conditions, { type: 'Reconciling', status: 'True', reason: 'RetryingAfterError', message, observedGeneration: generation }, now);
-  conditions = setCondition(conditions, { type: 'Stalled', status: 'False', reason: 'RetryingAfterError', message: 'the operator retries with backoff', observedGeneration: generation }, now);
+  let conditions = setCondition(
+    reconciling,
+    { type: 'Ready', status: 'False', reason: 'ReconcileFailed', message, observedGeneration: generation },
+    now,
+  );
+  conditions = setCondition(
+    conditions,
+    { type: 'Reconciling', status: 'True', reason: 'RetryingAfterError', message, observedGeneration: generation },
+    now,
+  );
+  conditions = setCondition(
+    conditions,
+    {
+      type: 'Stalled',
+      status: 'False',
+      reason: 'RetryingAfterError',
+      message: 'the operator retries with backoff',
+      observedGeneration: generation,
+    },
+    now,
+  );
   // The Event first: it must be told even if the status write fails too.
   await recordEvent(catalog, 'Warning', 'ReconcileFailed', message, deps);
   const failed = error instanceof SourceError ? error.source : undefined;
@@ -170,21 +236,62 @@ async function reportFailure(catalog: BrandCatalogObject, reconciling: Condition
   await deps.kube.patchStatus(catalog, {
     observedGeneration: generation,
     conditions,
-    sources: catalog.spec.sources.map((s) => ({ ...lastGood(s.name), name: s.name, ...(s.name === failed && { error: message }) })),
+    sources: catalog.spec.sources.map((s) => ({
+      ...lastGood(s.name),
+      name: s.name,
+      ...(s.name === failed && { error: message }),
+    })),
   });
 }
 
-async function reportPublished(catalog: BrandCatalogObject, reconciling: Condition[], report: PublishReport, deps: ReconcileDeps): Promise<void> {
+async function reportPublished(
+  catalog: BrandCatalogObject,
+  reconciling: Condition[],
+  report: PublishReport,
+  deps: ReconcileDeps,
+): Promise<void> {
   const generation = catalog.metadata.generation;
   const at = deps.clock.now();
   const stalled = report.stalled;
-  let conditions = setCondition(reconciling, { type: 'Reconciling', status: 'False', reason: stalled ? stalled.reason : 'Published', message: stalled ? stalled.message : `snapshot ${report.snapshot.id} is active`, observedGeneration: generation }, at);
-  conditions = setCondition(conditions, { type: 'Stalled', status: stalled ? 'True' : 'False', reason: stalled ? stalled.reason : 'Published', message: stalled ? stalled.message : 'no problem', observedGeneration: generation }, at);
+  let conditions = setCondition(
+    reconciling,
+    {
+      type: 'Reconciling',
+      status: 'False',
+      reason: stalled ? stalled.reason : 'Published',
+      message: stalled ? stalled.message : `snapshot ${report.snapshot.id} is active`,
+      observedGeneration: generation,
+    },
+    at,
+  );
+  conditions = setCondition(
+    conditions,
+    {
+      type: 'Stalled',
+      status: stalled ? 'True' : 'False',
+      reason: stalled ? stalled.reason : 'Published',
+      message: stalled ? stalled.message : 'no problem',
+      observedGeneration: generation,
+    },
+    at,
+  );
   conditions = setCondition(
     conditions,
     stalled
-      ? { type: 'Ready', status: 'False', reason: stalled.reason, message: `${stalled.message}; the previous snapshot stays active`, observedGeneration: generation }
-      : { type: 'Ready', status: 'True', reason: 'Published', message: `${report.brandCount} brands in snapshot ${report.snapshot.id}`, observedGeneration: generation },
+      ? {
+          type: 'Ready',
+          status: 'False',
+          reason: stalled.reason,
+          message: `${stalled.message}; the previous snapshot stays active`,
+          observedGeneration: generation,
+        }
+      : {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Published',
+          message: `${report.brandCount} brands in snapshot ${report.snapshot.id}`,
+          observedGeneration: generation,
+        },
     at,
   );
   // What is served: a held-back build does not change the count users see.
@@ -192,7 +299,8 @@ async function reportPublished(catalog: BrandCatalogObject, reconciling: Conditi
   const current = active ? await deps.store.header(active.snapshotId) : null;
   const served = stalled ? (current?.brandCount ?? 0) : report.brandCount;
   deps.metrics.brandsPublished.set({ catalog: keyOf(catalog) }, served);
-  for (const outcome of ['rendered', 'fallback', 'failed'] as const) deps.metrics.logos.inc({ outcome }, report.logos[outcome]);
+  for (const outcome of ['rendered', 'fallback', 'failed'] as const)
+    deps.metrics.logos.inc({ outcome }, report.logos[outcome]);
   await deps.kube.patchStatus(catalog, {
     observedGeneration: generation,
     conditions,
@@ -202,23 +310,44 @@ async function reportPublished(catalog: BrandCatalogObject, reconciling: Conditi
     logos: { rendered: report.logos.rendered, fallback: report.logos.fallback, failed: report.logos.failed },
     currentSnapshot: stalled
       ? current && { id: current.id, brandCount: current.brandCount, publishedAt: current.createdAt.toISOString() }
-      : { id: report.snapshot.id, brandCount: report.snapshot.brandCount, publishedAt: report.snapshot.publishedAt.toISOString() },
+      : {
+          id: report.snapshot.id,
+          brandCount: report.snapshot.brandCount,
+          publishedAt: report.snapshot.publishedAt.toISOString(),
+        },
     lastSyncTime: at.toISOString(),
     nextSyncTime: new Date(at.getTime() + parseDuration(catalog.spec.refreshInterval)).toISOString(),
   });
   if (stalled) await recordEvent(catalog, 'Warning', stalled.reason, stalled.message, deps);
   else if (report.snapshot.created) {
-    const diff = report.diff ? ` (+${report.diff.added.length} −${report.diff.removed.length} ~${report.diff.changed.length})` : '';
-    await recordEvent(catalog, 'Normal', 'Published', `snapshot ${report.snapshot.id} with ${report.brandCount} brands${diff}`, deps);
+    const diff = report.diff
+      ? ` (+${report.diff.added.length} −${report.diff.removed.length} ~${report.diff.changed.length})`
+      : '';
+    await recordEvent(
+      catalog,
+      'Normal',
+      'Published',
+      `snapshot ${report.snapshot.id} with ${report.brandCount} brands${diff}`,
+      deps,
+    );
   }
 }
 
 /** Writes an Event; one that cannot be written is counted and logged (once), and never fails the reconcile. */
-async function recordEvent(catalog: BrandCatalogObject, type: 'Normal' | 'Warning', reason: string, message: string, deps: ReconcileDeps): Promise<void> {
+async function recordEvent(
+  catalog: BrandCatalogObject,
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+  deps: ReconcileDeps,
+): Promise<void> {
   try {
     await deps.kube.event(catalog, type, reason, message, COMPONENT);
   } catch (error) {
     deps.metrics.eventWriteFailures.inc({ reason });
-    deps.logger.warn({ err: error, catalog: refOf(catalog), type, reason, message }, 'could not record a Kubernetes Event');
+    deps.logger.warn(
+      { err: error, catalog: refOf(catalog), type, reason, message },
+      'could not record a Kubernetes Event',
+    );
   }
 }

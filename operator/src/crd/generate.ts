@@ -21,8 +21,22 @@ export type Schema = { [key: string]: unknown };
 
 /** Keywords a structural schema may carry as TypeBox writes them. */
 const KEPT = new Set([
-  'type', 'format', 'title', 'description', 'default', 'enum', 'pattern', 'minLength', 'maxLength',
-  'minimum', 'maximum', 'multipleOf', 'minItems', 'maxItems', 'minProperties', 'maxProperties',
+  'type',
+  'format',
+  'title',
+  'description',
+  'default',
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
 ]);
 /** An inline source must leave room in the object for the rest: etcd stores at most ~1.5 MiB per object. */
 export const MAX_INLINE_BYTES = 1024 * 1024;
@@ -39,7 +53,7 @@ export const CLUSTER_RULES: Record<string, Schema> = {
   'spec.sources[]': {
     'x-kubernetes-validations': [
       celRule(
-        "(has(self.url) ? 1 : 0) + (has(self.configMapRef) ? 1 : 0) + (has(self.inline) ? 1 : 0) == 1",
+        '(has(self.url) ? 1 : 0) + (has(self.configMapRef) ? 1 : 0) + (has(self.inline) ? 1 : 0) == 1',
         'exactly one of url, configMapRef and inline is required',
       ),
     ],
@@ -56,13 +70,19 @@ export const CLUSTER_RULES: Record<string, Schema> = {
   'spec.refreshInterval': {
     maxLength: 32,
     'x-kubernetes-validations': [
-      celRule("duration(self) >= duration('1m') && duration(self) <= duration('720h')", 'refreshInterval must be between 1m and 720h (30 days)'),
+      celRule(
+        "duration(self) >= duration('1m') && duration(self) <= duration('720h')",
+        'refreshInterval must be between 1m and 720h (30 days)',
+      ),
     ],
   },
   'spec.healthChecks.interval': {
     maxLength: 32,
     'x-kubernetes-validations': [
-      celRule("duration(self) >= duration('5m') && duration(self) <= duration('168h')", 'healthChecks.interval must be between 5m and 168h (7 days)'),
+      celRule(
+        "duration(self) >= duration('5m') && duration(self) <= duration('168h')",
+        'healthChecks.interval must be between 5m and 168h (7 days)',
+      ),
     ],
   },
   'status.conditions': { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] },
@@ -84,7 +104,12 @@ export function toStructural(schema: TSchema | Schema, at = '$'): Schema {
     if (KEPT.has(key)) out[key] = value;
     else if (key === 'const') out.enum = [value];
     else if (key === 'properties') {
-      out.properties = Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([name, child]) => [name, toStructural(child, `${at}.${name}`)]));
+      out.properties = Object.fromEntries(
+        Object.entries(value as Record<string, Schema>).map(([name, child]) => [
+          name,
+          toStructural(child, `${at}.${name}`),
+        ]),
+      );
     } else if (key === 'items') out.items = toStructural(value as Schema, `${at}[]`);
     else if (key === 'required') {
       const properties = node.properties as Record<string, Schema>;
@@ -103,7 +128,8 @@ export function toStructural(schema: TSchema | Schema, at = '$'): Schema {
   }
   if (out.type === undefined) throw new Error(`${at}: a structural schema needs a type`);
   const items = out.items as Schema | undefined;
-  if (out['x-kubernetes-list-type'] === 'set' && out.maxItems === undefined && Array.isArray(items?.enum)) out.maxItems = items.enum.length;
+  if (out['x-kubernetes-list-type'] === 'set' && out.maxItems === undefined && Array.isArray(items?.enum))
+    out.maxItems = items.enum.length;
   return out;
 }
 
@@ -122,9 +148,27 @@ function literalUnion(node: Schema, at: string): Schema {
 
 /** Key order people expect when reading the file: what a field is, then its bounds, then its children. */
 const KEY_ORDER = [
-  'type', 'format', 'description', 'default', 'enum', 'pattern', 'minLength', 'maxLength', 'minimum', 'exclusiveMinimum',
-  'maximum', 'exclusiveMaximum', 'multipleOf', 'minItems', 'maxItems', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys',
-  'required', 'properties', 'items', 'x-kubernetes-validations',
+  'type',
+  'format',
+  'description',
+  'default',
+  'enum',
+  'pattern',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'exclusiveMinimum',
+  'maximum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'required',
+  'properties',
+  'items',
+  'x-kubernetes-validations',
 ];
 
 function canonical(node: Schema): Schema {
@@ -134,7 +178,12 @@ function canonical(node: Schema): Schema {
     entries.map(([key, value]) => {
       if (key === 'items') return [key, canonical(value as Schema)];
       if (key !== 'properties') return [key, value];
-      return [key, Object.fromEntries(Object.entries(value as Record<string, Schema>).map(([name, child]) => [name, canonical(child)]))];
+      return [
+        key,
+        Object.fromEntries(
+          Object.entries(value as Record<string, Schema>).map(([name, child]) => [name, canonical(child)]),
+        ),
+      ];
     }),
   );
 }
@@ -159,7 +208,8 @@ export function nodeAt(root: Schema, fieldPath: string): Schema {
 export function brandCatalogSchema(): Schema {
   const schema: Schema = {
     type: 'object',
-    description: 'A catalog of patient-facing health-system brands, built from public sources and served by the Portico API.',
+    description:
+      'A catalog of patient-facing health-system brands, built from public sources and served by the Portico API.',
     required: ['spec'],
     properties: {
       apiVersion: { type: 'string', description: 'The versioned schema of this representation of an object.' },
@@ -179,10 +229,20 @@ export function brandCatalogCrd(): Schema {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: CRD_NAME, labels: { 'app.kubernetes.io/name': 'portico', 'app.kubernetes.io/component': 'catalog-operator' } },
+    metadata: {
+      name: CRD_NAME,
+      labels: { 'app.kubernetes.io/name': 'portico', 'app.kubernetes.io/component': 'catalog-operator' },
+    },
     spec: {
       group: GROUP,
-      names: { kind: 'BrandCatalog', listKind: 'BrandCatalogList', plural: PLURAL, singular: 'brandcatalog', shortNames: ['bcat'], categories: ['portico'] },
+      names: {
+        kind: 'BrandCatalog',
+        listKind: 'BrandCatalogList',
+        plural: PLURAL,
+        singular: 'brandcatalog',
+        shortNames: ['bcat'],
+        categories: ['portico'],
+      },
       scope: 'Namespaced',
       versions: [
         {

@@ -13,7 +13,12 @@ const timestamp = (description: string) => Type.String({ format: 'date-time', ma
 export const Condition = Type.Object({
   type: Type.Union(CONDITION_TYPES.map((t) => Type.Literal(t))),
   status: Type.Union(CONDITION_STATUSES.map((s) => Type.Literal(s))),
-  reason: Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Z][A-Za-z0-9]*$', description: 'CamelCase, e.g. BrandCountDrop.' }),
+  reason: Type.String({
+    minLength: 1,
+    maxLength: 128,
+    pattern: '^[A-Z][A-Za-z0-9]*$',
+    description: 'CamelCase, e.g. BrandCountDrop.',
+  }),
   message: Type.String({ maxLength: 32768, description: 'For people: what happened and what to do.' }),
   lastTransitionTime: timestamp('When status last changed (not when the condition was last written).'),
   observedGeneration: Type.Optional(count('The metadata.generation this condition was set from.')),
@@ -26,13 +31,17 @@ export const SourceStatus = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 63, description: 'spec.sources[].name.' }),
   rowsRead: Type.Optional(count('Rows (brands or endpoints) the source document held.')),
   rejected: Type.Optional(count('Rows skipped: no name or no usable absolute http(s) FHIR base URL.')),
-  kept: Type.Optional(count('Rows this source contributed to the merge (rows read minus rejected, duplicates included).')),
-  error: Type.Optional(Type.String({ maxLength: 4096, description: 'Why the source could not be fetched or parsed, when it could not.' })),
+  kept: Type.Optional(
+    count('Rows this source contributed to the merge (rows read minus rejected, duplicates included).'),
+  ),
+  error: Type.Optional(
+    Type.String({ maxLength: 4096, description: 'Why the source could not be fetched or parsed, when it could not.' }),
+  ),
 });
 export type SourceStatus = Static<typeof SourceStatus>;
 
 export const LogoStatus = Type.Object({
-  rendered: count("Brands whose own logo was rendered."),
+  rendered: count('Brands whose own logo was rendered.'),
   fallback: count("Brands given a fallback (the portal's favicon) instead."),
   failed: count('Brands left without a logo.'),
 });
@@ -57,9 +66,13 @@ export const BrandCatalogStatus = Type.Object({
   logos: Type.Optional(LogoStatus),
   currentSnapshot: Type.Optional(SnapshotStatus),
   lastSyncTime: Type.Optional(timestamp('When the sources were last read.')),
-  nextSyncTime: Type.Optional(timestamp('When they will be read again (lastSyncTime + spec.refreshInterval, sooner after a failure).')),
+  nextSyncTime: Type.Optional(
+    timestamp('When they will be read again (lastSyncTime + spec.refreshInterval, sooner after a failure).'),
+  ),
   // Endpoint health (spec.healthChecks), written at most once a minute while checks run; absent without them.
-  endpointsUp: Type.Optional(count('Brands of the active snapshot whose FHIR endpoint answered both its metadata and its SMART configuration.')),
+  endpointsUp: Type.Optional(
+    count('Brands of the active snapshot whose FHIR endpoint answered both its metadata and its SMART configuration.'),
+  ),
   endpointsDegraded: Type.Optional(count('Brands whose endpoint answered one of the two documents only.')),
   endpointsDown: Type.Optional(count('Brands whose endpoint answered neither usefully (still listed in the catalog).')),
   endpointsUnknown: Type.Optional(count('Brands not checked yet.')),

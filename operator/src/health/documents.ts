@@ -19,7 +19,10 @@ export function readCapabilityStatement(bytes: Buffer): CapabilityReading {
   const members = topLevelStrings(bytes.toString('utf8'), ['resourceType', 'fhirVersion']);
   const capabilityStatement = members !== undefined && CAPABILITY_TYPES.has(members.get('resourceType') ?? '');
   const version = members?.get('fhirVersion');
-  return { capabilityStatement, fhirVersion: capabilityStatement && version !== undefined && FHIR_VERSION.test(version) ? version : null };
+  return {
+    capabilityStatement,
+    fhirVersion: capabilityStatement && version !== undefined && FHIR_VERSION.test(version) ? version : null,
+  };
 }
 
 /**

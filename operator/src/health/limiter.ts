@@ -1,9 +1,9 @@
-// How endpoint checks share the network: at most `concurrency` requests in flight overall, and per host at
-// most `perHostConcurrency` in flight and `perHostRate` started (a token bucket per host holding a single
-// token, so requests to a host are evenly spaced: 2/s is one every 500 ms, never two at once and then a
-// pause, and no one-second window sees more than the rate). A few hosts serve thousands of brands each (eClinicalWorks' healow,
-// Oracle Health, Veradigm), so a host whose limits are reached waits without holding a global slot: the other
-// hosts' requests go ahead, taken round-robin, never stuck behind the busiest host's queue.
+// How endpoint checks share the network: at most `concurrency` requests in flight overall, and per host at most
+// `perHostConcurrency` in flight and `perHostRate` started (a token bucket per host holding a single token, so requests
+// to a host are evenly spaced: 2/s is one every 500 ms, never two at once and then a pause, and no one-second window
+// sees more than the rate). A few hosts serve thousands of brands each (eClinicalWorks' healow, Oracle Health,
+// Veradigm), so a host whose limits are reached waits without holding a global slot: the other hosts' requests go
+// ahead, taken round-robin, never stuck behind the busiest host's queue.
 import type { Cancel, Scheduler } from '../../../core/src/clock.js';
 import type { Rate } from '../shared/catalog-spec.js';
 
@@ -111,7 +111,7 @@ export class HostLimiter {
               },
               (error: unknown) => {
                 free();
-                reject(error);
+                reject(error instanceof Error ? error : new Error(JSON.stringify(error)));
               },
             ),
         fail: reject,
@@ -134,7 +134,15 @@ export class HostLimiter {
   private hostOf(name: string): Host {
     let host = this.hosts.get(name);
     if (!host) {
-      host = { queue: new Fifo(), inFlight: 0, tokens: 1, refilledAt: this.now(), listed: false, timer: undefined, blocks: 0 };
+      host = {
+        queue: new Fifo(),
+        inFlight: 0,
+        tokens: 1,
+        refilledAt: this.now(),
+        listed: false,
+        timer: undefined,
+        blocks: 0,
+      };
       this.hosts.set(name, host);
     }
     return host;

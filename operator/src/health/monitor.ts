@@ -42,7 +42,13 @@ interface Tracked {
   reported?: string;
 }
 
-const STATUS_FIELDS = ['endpointsUp', 'endpointsDegraded', 'endpointsDown', 'endpointsUnknown', 'lastHealthSweepAt'] as const;
+const STATUS_FIELDS = [
+  'endpointsUp',
+  'endpointsDegraded',
+  'endpointsDown',
+  'endpointsUnknown',
+  'lastHealthSweepAt',
+] as const;
 
 export class HealthMonitor {
   private readonly tracked = new Map<string, Tracked>();
@@ -153,7 +159,8 @@ export class HealthMonitor {
     const tracked = this.tracked.get(key);
     if (!tracked) return;
     const summary = tracked.sweeper.summary();
-    for (const status of ENDPOINT_STATUSES) this.deps.metrics.endpoints.set({ catalog: key, status }, summary.counts[status]);
+    for (const status of ENDPOINT_STATUSES)
+      this.deps.metrics.endpoints.set({ catalog: key, status }, summary.counts[status]);
     if (summary.version === null) return; // nothing published yet
     const fields = statusFields(summary);
     const text = JSON.stringify(fields);
@@ -224,7 +231,7 @@ export class HealthMonitor {
 
   /** Removes the publication and the status counts of a catalog whose spec no longer asks for checks. */
   private async unpublish(catalog: BrandCatalogObject): Promise<void> {
-    const status = (catalog.status ?? {}) as Record<string, unknown>;
+    const status = catalog.status ?? {};
     if (await this.deps.store.pointer(refOf(catalog))) await this.deps.store.deleteCatalog(refOf(catalog));
     if (STATUS_FIELDS.some((field) => status[field] !== undefined)) {
       await this.deps.kube.patchStatus(catalog, Object.fromEntries(STATUS_FIELDS.map((field) => [field, null])));
@@ -236,7 +243,10 @@ export class HealthMonitor {
   }
 }
 
-const refOf = (catalog: BrandCatalogObject): CatalogRef => ({ namespace: catalog.metadata.namespace, name: catalog.metadata.name });
+const refOf = (catalog: BrandCatalogObject): CatalogRef => ({
+  namespace: catalog.metadata.namespace,
+  name: catalog.metadata.name,
+});
 
 function statusFields(summary: HealthSummary): Record<string, unknown> {
   return {

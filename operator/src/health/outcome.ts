@@ -31,16 +31,40 @@ export function observedStatus(metadataOk: boolean, smartOk: boolean): Exclude<E
 }
 
 /** The record after a check that ended at `now`. */
-export function afterCheck(previous: BrandRecord | undefined, metadata: ProbeResult, smart: ProbeResult, now: Date): BrandRecord {
-  const memory = (probe: ProbeResult): ProbeMemory => ({ ok: probe.ok, reason: probe.reason, status: probe.status, fhirVersion: probe.fhirVersion, etag: probe.etag, lastModified: probe.lastModified });
+export function afterCheck(
+  previous: BrandRecord | undefined,
+  metadata: ProbeResult,
+  smart: ProbeResult,
+  now: Date,
+): BrandRecord {
+  const memory = (probe: ProbeResult): ProbeMemory => ({
+    ok: probe.ok,
+    reason: probe.reason,
+    status: probe.status,
+    fhirVersion: probe.fhirVersion,
+    etag: probe.etag,
+    lastModified: probe.lastModified,
+  });
   const status = observedStatus(metadata.ok, smart.ok);
   const ms = Math.max(metadata.ms, smart.ms);
-  const wasAnswering = previous !== undefined && previous.health.status !== 'DOWN' && previous.health.status !== 'UNKNOWN';
+  const wasAnswering =
+    previous !== undefined && previous.health.status !== 'DOWN' && previous.health.status !== 'UNKNOWN';
   if (status === 'DOWN' && wasAnswering && previous.suspectSince === null) {
-    return { health: previous.health, metadata: memory(metadata), smart: memory(smart), ms, suspectSince: now.getTime() };
+    return {
+      health: previous.health,
+      metadata: memory(metadata),
+      smart: memory(smart),
+      ms,
+      suspectSince: now.getTime(),
+    };
   }
   return {
-    health: { status, fhirVersion: metadata.ok ? metadata.fhirVersion : null, smartConfiguration: smart.ok, checkedAt: now.toISOString() },
+    health: {
+      status,
+      fhirVersion: metadata.ok ? metadata.fhirVersion : null,
+      smartConfiguration: smart.ok,
+      checkedAt: now.toISOString(),
+    },
     metadata: memory(metadata),
     smart: memory(smart),
     ms,
@@ -50,13 +74,24 @@ export function afterCheck(previous: BrandRecord | undefined, metadata: ProbeRes
 
 /** Whether the API would show something else (checkedAt aside). */
 export const differs = (a: EndpointHealth | undefined, b: EndpointHealth): boolean =>
-  a === undefined || a.status !== b.status || a.fhirVersion !== b.fhirVersion || a.smartConfiguration !== b.smartConfiguration;
+  a === undefined ||
+  a.status !== b.status ||
+  a.fhirVersion !== b.fhirVersion ||
+  a.smartConfiguration !== b.smartConfiguration;
 
-// State rows: [brandId, metadata, smart, ms, suspectSince], each memory as [ok, reason, status, fhirVersion, etag, lastModified].
+// State rows: [brandId, metadata, smart, ms, suspectSince], each memory as [ok, reason, status, fhirVersion, etag,
+// lastModified].
 type MemoryRow = [0 | 1, ProbeReason, number | null, string | null, string | null, string | null];
 type StateRow = [string, MemoryRow, MemoryRow, number, number | null];
 
-const memoryRow = (m: ProbeMemory): MemoryRow => [m.ok ? 1 : 0, m.reason, m.status, m.fhirVersion, m.etag, m.lastModified];
+const memoryRow = (m: ProbeMemory): MemoryRow => [
+  m.ok ? 1 : 0,
+  m.reason,
+  m.status,
+  m.fhirVersion,
+  m.etag,
+  m.lastModified,
+];
 
 export function stateRow(brandId: string, record: BrandRecord): StateRow {
   return [brandId, memoryRow(record.metadata), memoryRow(record.smart), record.ms, record.suspectSince];
@@ -66,10 +101,18 @@ const text = (value: unknown): string | null => (typeof value === 'string' ? val
 
 function memoryOf(row: unknown): ProbeMemory | undefined {
   if (!Array.isArray(row) || !PROBE_REASONS.includes(row[1] as ProbeReason)) return undefined;
-  return { ok: row[0] === 1, reason: row[1] as ProbeReason, status: typeof row[2] === 'number' ? row[2] : null, fhirVersion: text(row[3]), etag: text(row[4]), lastModified: text(row[5]) };
+  return {
+    ok: row[0] === 1,
+    reason: row[1] as ProbeReason,
+    status: typeof row[2] === 'number' ? row[2] : null,
+    fhirVersion: text(row[3]),
+    etag: text(row[4]),
+    lastModified: text(row[5]),
+  };
 }
 
-/** The records a publication holds: its public outcome joined with the operator's row; rows it cannot read are skipped. */
+/** The records a publication holds: its public outcome joined with the operator's row; rows it cannot read are skipped.
+ * */
 export function recordsFrom(health: Map<string, EndpointHealth>, state: unknown[]): Map<string, BrandRecord> {
   const records = new Map<string, BrandRecord>();
   for (const row of state) {
@@ -78,7 +121,13 @@ export function recordsFrom(health: Map<string, EndpointHealth>, state: unknown[
     const metadata = memoryOf(row[1]);
     const smart = memoryOf(row[2]);
     if (!published || !metadata || !smart) continue;
-    records.set(row[0], { health: published, metadata, smart, ms: typeof row[3] === 'number' ? row[3] : 0, suspectSince: typeof row[4] === 'number' ? row[4] : null });
+    records.set(row[0], {
+      health: published,
+      metadata,
+      smart,
+      ms: typeof row[3] === 'number' ? row[3] : 0,
+      suspectSince: typeof row[4] === 'number' ? row[4] : null,
+    });
   }
   return records;
 }

@@ -68,7 +68,12 @@ export const documentUrl = (fhirBaseUrl: string, document: HealthDocument): stri
   document === 'metadata' ? `${fhirBaseUrl}/metadata` : `${fhirBaseUrl}/.well-known/smart-configuration`;
 
 /** Fetches one document and reads it; never throws for anything the endpoint does. */
-export async function probe(fhirBaseUrl: string, document: HealthDocument, previous: ProbeMemory | undefined, settings: ProbeSettings): Promise<ProbeResult> {
+export async function probe(
+  fhirBaseUrl: string,
+  document: HealthDocument,
+  previous: ProbeMemory | undefined,
+  settings: ProbeSettings,
+): Promise<ProbeResult> {
   const { scheduler } = settings;
   const started = scheduler.monotonic();
   const { truncate, accept, ...limits } = LIMITS[document];
@@ -77,20 +82,45 @@ export async function probe(fhirBaseUrl: string, document: HealthDocument, previ
   if (previous?.lastModified) validators['if-modified-since'] = previous.lastModified;
   const elapsed = () => Math.round(scheduler.monotonic() - started);
   try {
-    const answer = await fetchHttpsResponse(documentUrl(fhirBaseUrl, document), { ...limits, timeoutMs: settings.timeoutMs }, { accept, userAgent: USER_AGENT, truncate, headers: validators, agent: settings.agent });
+    const answer = await fetchHttpsResponse(
+      documentUrl(fhirBaseUrl, document),
+      { ...limits, timeoutMs: settings.timeoutMs },
+      { accept, userAgent: USER_AGENT, truncate, headers: validators, agent: settings.agent },
+    );
     if (answer.status === 304) {
       if (!previous || Object.keys(validators).length === 0) return failure('unexpected-304', elapsed(), 304);
       // The validators of a 304 replace the stored ones when it sends them (RFC 9111 §4.3.4).
       return { ...previous, ...validatorsOf(answer.headers, previous), notModified: true, ms: elapsed() };
     }
-    if (answer.status !== 200) return failure(answer.status >= 500 ? 'http-5xx' : answer.status >= 400 ? 'http-4xx' : 'http-other', elapsed(), answer.status);
+    if (answer.status !== 200)
+      return failure(
+        answer.status >= 500 ? 'http-5xx' : answer.status >= 400 ? 'http-4xx' : 'http-other',
+        elapsed(),
+        answer.status,
+      );
     const kept = validatorsOf(answer.headers);
     if (document === 'metadata') {
       const reading = readCapabilityStatement(answer.bytes);
-      return { ok: reading.capabilityStatement, reason: reading.capabilityStatement ? 'ok' : 'invalid', status: null, fhirVersion: reading.fhirVersion, ...kept, notModified: false, ms: elapsed() };
+      return {
+        ok: reading.capabilityStatement,
+        reason: reading.capabilityStatement ? 'ok' : 'invalid',
+        status: null,
+        fhirVersion: reading.fhirVersion,
+        ...kept,
+        notModified: false,
+        ms: elapsed(),
+      };
     }
     const ok = isSmartConfiguration(answer.bytes);
-    return { ok, reason: ok ? 'ok' : 'invalid', status: null, fhirVersion: null, ...kept, notModified: false, ms: elapsed() };
+    return {
+      ok,
+      reason: ok ? 'ok' : 'invalid',
+      status: null,
+      fhirVersion: null,
+      ...kept,
+      notModified: false,
+      ms: elapsed(),
+    };
   } catch (error) {
     return failure(reasonOf(error), elapsed(), null);
   }
@@ -101,15 +131,20 @@ function failure(reason: ProbeReason, ms: number, status: number | null): ProbeR
 }
 
 /** ETag and Last-Modified of an answer, within sane lengths (they are stored and sent back). */
-function validatorsOf(headers: IncomingHttpHeaders, fallback?: ProbeMemory): { etag: string | null; lastModified: string | null } {
-  const bounded = (value: string | undefined) => (value !== undefined && value.length > 0 && value.length <= 200 ? value : undefined);
+function validatorsOf(
+  headers: IncomingHttpHeaders,
+  fallback?: ProbeMemory,
+): { etag: string | null; lastModified: string | null } {
+  const bounded = (value: string | undefined) =>
+    value !== undefined && value.length > 0 && value.length <= 200 ? value : undefined;
   return {
     etag: bounded(headers.etag) ?? fallback?.etag ?? null,
     lastModified: bounded(headers['last-modified']) ?? fallback?.lastModified ?? null,
   };
 }
 
-const TLS_CODES = /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(VERIFY|GET)_|EPROTO$|ERR_OSSL_)/;
+const TLS_CODES =
+  /^(ERR_TLS_|ERR_SSL_|CERT_|DEPTH_ZERO_SELF_SIGNED_CERT$|SELF_SIGNED_CERT_IN_CHAIN$|UNABLE_TO_(VERIFY|GET)_|EPROTO$|ERR_OSSL_)/;
 
 function reasonOf(error: unknown): ProbeReason {
   if (!(error instanceof FetchError)) return 'connection';

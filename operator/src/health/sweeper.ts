@@ -116,7 +116,13 @@ export class CatalogHealthSweeper {
     this.publisher.start(version);
     this.cancelSnapshotPoll = this.scheduler.every(
       this.deps.timing.snapshotPollMs,
-      () => void this.followSnapshot().catch((error: unknown) => logger.warn({ err: error, catalog: this.key }, 'endpoint health: the snapshot could not be read; keeping the brands')),
+      () =>
+        void this.followSnapshot().catch((error: unknown) =>
+          logger.warn(
+            { err: error, catalog: this.key },
+            'endpoint health: the snapshot could not be read; keeping the brands',
+          ),
+        ),
     );
   }
 
@@ -154,7 +160,10 @@ export class CatalogHealthSweeper {
         continue; // the pipeline publishes absolute URLs only
       }
       const known = this.brands.get(id);
-      next.set(id, known?.fhirBaseUrl === fhirBaseUrl ? known : { id, fhirBaseUrl, host, phase: phaseOf(this.key, id) });
+      next.set(
+        id,
+        known?.fhirBaseUrl === fhirBaseUrl ? known : { id, fhirBaseUrl, host, phase: phaseOf(this.key, id) },
+      );
     }
     for (const id of this.brands.keys()) {
       if (next.get(id) !== this.brands.get(id)) this.forget(id);
@@ -184,7 +193,13 @@ export class CatalogHealthSweeper {
     const at =
       record?.suspectSince != null
         ? confirmDue(brand.phase, this.deps.timing.confirmDownMs, now)
-        : nextDue({ phase: brand.phase, intervalMs, catchUpMs: this.deps.timing.catchUpMs, checkedAt: record?.health.checkedAt ? Date.parse(record.health.checkedAt) : null, now });
+        : nextDue({
+            phase: brand.phase,
+            intervalMs,
+            catchUpMs: this.deps.timing.catchUpMs,
+            checkedAt: record?.health.checkedAt ? Date.parse(record.health.checkedAt) : null,
+            now,
+          });
     this.due.set(brand.id, at);
   }
 
@@ -229,9 +244,13 @@ export class CatalogHealthSweeper {
       results = await Promise.all([request('metadata'), request('smart-configuration')]);
     } catch (error) {
       if (error instanceof LimiterStoppedError) return;
-      this.deps.logger.error({ err: error, catalog: this.key, brand: brand.id }, 'endpoint health: a check failed unexpectedly');
+      this.deps.logger.error(
+        { err: error, catalog: this.key, brand: brand.id },
+        'endpoint health: a check failed unexpectedly',
+      );
       const current = this.brands.get(brand.id);
-      if (!this.stopped && current) this.schedule(current, this.deps.clock.now().getTime() + this.deps.timing.confirmDownMs);
+      if (!this.stopped && current)
+        this.schedule(current, this.deps.clock.now().getTime() + this.deps.timing.confirmDownMs);
       return;
     }
     const now = this.deps.clock.now();

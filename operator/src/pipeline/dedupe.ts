@@ -103,7 +103,8 @@ const isHttpUrl = (value: string): boolean => {
 };
 
 // The contract allows `https:` and `data:` artwork; plain http would be fetched over an unauthenticated channel.
-const isLogoUrl = (value: string): boolean => /^data:image\//i.test(value) || (/^https:/i.test(value) && isHttpUrl(value));
+const isLogoUrl = (value: string): boolean =>
+  /^data:image\//i.test(value) || (/^https:/i.test(value) && isHttpUrl(value));
 
 function addName(group: Group, raw: string): void {
   const name = cleanName(raw);
@@ -120,7 +121,8 @@ function fillFrom(group: Group, row: SourceRow): void {
   if (group.portalUrl === null && row.portalUrl !== undefined && isHttpUrl(row.portalUrl.trim())) {
     group.portalUrl = row.portalUrl.trim();
   }
-  if (group.logoUrl === null && row.logoUrl !== undefined && isLogoUrl(row.logoUrl.trim())) group.logoUrl = row.logoUrl.trim();
+  if (group.logoUrl === null && row.logoUrl !== undefined && isLogoUrl(row.logoUrl.trim()))
+    group.logoUrl = row.logoUrl.trim();
 }
 
 export function mergeSources(sources: LoadedSource[]): MergeResult {
@@ -131,7 +133,9 @@ export function mergeSources(sources: LoadedSource[]): MergeResult {
     kept: 0,
   }));
   // Highest priority first (lowest number); ties keep the order the sources were given (a stable sort).
-  const ranked = sources.map((source, i) => ({ source, summary: perSource[i]! })).sort((a, b) => a.source.priority - b.source.priority);
+  const ranked = sources
+    .map((source, i) => ({ source, summary: perSource[i]! }))
+    .sort((a, b) => a.source.priority - b.source.priority);
 
   const groups = new Map<string, Group>();
   let folded = 0;
@@ -149,9 +153,18 @@ export function mergeSources(sources: LoadedSource[]): MergeResult {
       if (group === undefined) {
         // Rows arrive in rank order, so the first row seen for a FHIR system decides its platform type.
         group = {
-          fhirBaseUrl, bestRank: rank, candidates: [], names: [], nameKeys: new Map(),
+          fhirBaseUrl,
+          bestRank: rank,
+          candidates: [],
+          names: [],
+          nameKeys: new Map(),
           platformType: row.platformType ?? inferPlatformType(fhirBaseUrl) ?? source.platformType,
-          city: null, state: null, portalUrl: null, logoUrl: null, npis: new Set(), postalCode: null,
+          city: null,
+          state: null,
+          portalUrl: null,
+          logoUrl: null,
+          npis: new Set(),
+          postalCode: null,
         };
         groups.set(fhirBaseUrl, group);
       } else {
@@ -185,10 +198,46 @@ export function mergeSources(sources: LoadedSource[]): MergeResult {
 // organisation it is: "Health" must not tie "Park Nicollet Health Services" with "HealthPartners" on
 // epicproxy.healthpartners.com.
 const GENERIC_WORDS = new Set([
-  'www', 'fhir', 'fhirproxy', 'proxy', 'epic', 'epicproxy', 'epichosted', 'mychart', 'interconnect', 'api', 'apis',
-  'prod', 'prd', 'portal', 'patient', 'patients', 'patientportal', 'platform', 'cloud', 'hosted', 'secure', 'public',
-  'health', 'healthcare', 'medical', 'medicine', 'care', 'clinic', 'clinics', 'center', 'centre', 'hospital',
-  'hospitals', 'system', 'systems', 'services', 'group', 'network', 'physicians', 'associates',
+  'www',
+  'fhir',
+  'fhirproxy',
+  'proxy',
+  'epic',
+  'epicproxy',
+  'epichosted',
+  'mychart',
+  'interconnect',
+  'api',
+  'apis',
+  'prod',
+  'prd',
+  'portal',
+  'patient',
+  'patients',
+  'patientportal',
+  'platform',
+  'cloud',
+  'hosted',
+  'secure',
+  'public',
+  'health',
+  'healthcare',
+  'medical',
+  'medicine',
+  'care',
+  'clinic',
+  'clinics',
+  'center',
+  'centre',
+  'hospital',
+  'hospitals',
+  'system',
+  'systems',
+  'services',
+  'group',
+  'network',
+  'physicians',
+  'associates',
 ]);
 /** Shorter words than this match too much by prefix ("org", "med", "san"). */
 const MIN_MATCH = 4;
@@ -197,7 +246,9 @@ const MIN_MATCH = 4;
 function hostWords(fhirBaseUrl: string): string[] {
   const labels = new URL(fhirBaseUrl).hostname.split('.');
   if (labels.length > 1) labels.pop();
-  return labels.flatMap((label) => words(label)).filter((w) => w.length >= MIN_MATCH && !/^\d+$/.test(w) && !GENERIC_WORDS.has(w));
+  return labels
+    .flatMap((label) => words(label))
+    .filter((w) => w.length >= MIN_MATCH && !/^\d+$/.test(w) && !GENERIC_WORDS.has(w));
 }
 
 /** How many distinct words of a name match a host word by prefix, either way ("bronson" ↔ "bronsonhg"). */

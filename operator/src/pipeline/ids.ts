@@ -31,7 +31,10 @@ function base32(bytes: Uint8Array): string {
  */
 export function brandIdFor(normalisedFhirBaseUrl: string): string {
   const identity = normaliseFhirBaseUrl(normalisedFhirBaseUrl);
-  if (identity === null) throw new Error(`cannot derive a brand id from ${JSON.stringify(normalisedFhirBaseUrl)}: not a usable FHIR base URL`);
+  if (identity === null)
+    throw new Error(
+      `cannot derive a brand id from ${JSON.stringify(normalisedFhirBaseUrl)}: not a usable FHIR base URL`,
+    );
   const digest = createHash('sha256').update(identity, 'utf8').digest();
   return `b${base32(digest.subarray(0, DIGEST_BYTES))}`;
 }

@@ -11,7 +11,13 @@ export { MAX_REJECTION_REASONS } from './sources/collector.js';
 export { cleanName, inferPlatformType, nameKey, normaliseFhirBaseUrl } from './normalise.js';
 export { brandIdFor } from './ids.js';
 export {
-  MAX_ALIASES, mergeSources, MULTI_TENANT_THRESHOLD, PLATFORM_DISPLAY_NAMES, type MergeResult, type MergedBrand, type SourceSummary,
+  MAX_ALIASES,
+  mergeSources,
+  MULTI_TENANT_THRESHOLD,
+  PLATFORM_DISPLAY_NAMES,
+  type MergeResult,
+  type MergedBrand,
+  type SourceSummary,
 } from './dedupe.js';
 
 const PARSERS: Record<SourceFormat, (text: string) => ParsedSource> = {
@@ -22,9 +28,17 @@ const PARSERS: Record<SourceFormat, (text: string) => ParsedSource> = {
 };
 
 /** A source as the merge takes it: its text read by `read`, parsed, labelled; errors name the source. */
-export async function loadSource(source: { name: string; format: SourceFormat; priority: number; platformType: LoadedSource['platformType'] }, read: () => Promise<string>): Promise<LoadedSource> {
+export async function loadSource(
+  source: { name: string; format: SourceFormat; priority: number; platformType: LoadedSource['platformType'] },
+  read: () => Promise<string>,
+): Promise<LoadedSource> {
   try {
-    return { name: source.name, priority: source.priority, platformType: source.platformType, parsed: parseSource(source.format, await read()) };
+    return {
+      name: source.name,
+      priority: source.priority,
+      platformType: source.platformType,
+      parsed: parseSource(source.format, await read()),
+    };
   } catch (error) {
     throw new Error(`source "${source.name}": ${(error as Error).message}`);
   }

@@ -21,7 +21,12 @@ import type { ImageType } from './logos/sniff.js';
 export { decodeDataUrl, LOGO_FETCH_LIMITS, loadArtwork, type FetchLimits } from './logos/load.js';
 export { largestIconImage } from './logos/ico.js';
 export { iconLinks } from './logos/icon-links.js';
-export { closeSharedArtworkParser, sharedArtworkParser, WorkerArtworkParser, type ArtworkParser } from './logos/parser.js';
+export {
+  closeSharedArtworkParser,
+  sharedArtworkParser,
+  WorkerArtworkParser,
+  type ArtworkParser,
+} from './logos/parser.js';
 export { MAX_INPUT_PIXELS, RENDERER_VERSION, renderArtwork, renderCounters, renditionKey } from './logos/render.js';
 export { LogoError } from './logos/errors.js';
 export { sniffImageType, type ImageType } from './logos/sniff.js';
@@ -30,11 +35,13 @@ export { inertSvg } from './logos/svg.js';
 export interface LogoSettings {
   /** Sizes rendered (default: every catalog size). */
   sizes?: readonly LogoSize[];
-  /** Use the portal's or FHIR host's favicon for brands without usable artwork (default false here; the BrandCatalog spec defaults it to true). */
+  /** Use the portal's or FHIR host's favicon for brands without usable artwork (default false here; the BrandCatalog
+   * spec defaults it to true). */
   faviconFallback?: boolean;
   /** Artworks rendered at once (CPU-bound); default: the available cores. */
   concurrency?: number;
-  /** Brands whose artwork (or favicon) is fetched at once (I/O-bound: favicon look-ups wait on slow sites); default 8 × concurrency, at least 16. */
+  /** Brands whose artwork (or favicon) is fetched at once (I/O-bound: favicon look-ups wait on slow sites); default 8 ×
+   * concurrency, at least 16. */
   fetchConcurrency?: number;
   limits?: Partial<FetchLimits>;
   /** Where untrusted bytes are parsed (default: the process's shared worker pool, 2 s deadline per parse). */
@@ -58,7 +65,8 @@ export interface LogoResults {
   failed: number;
   /** Distinct artworks: rendered in this run, or found complete in storage and reused. */
   artworks: { rendered: number; reused: number };
-  /** Failures by reason (`too-large`, `unsupported-type`, `parse-timeout`, …); favicon look-ups that found nothing as `favicon:<reason>`. */
+  /** Failures by reason (`too-large`, `unsupported-type`, `parse-timeout`, …); favicon look-ups that found nothing as
+   * `favicon:<reason>`. */
   reasons: Record<string, number>;
   /** A few failures in words, for status messages. */
   errors: string[];
@@ -85,7 +93,11 @@ interface LogoRun {
   bySite: Map<string, Promise<Candidate | undefined>>;
 }
 
-export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[], settings: LogoSettings = {}): Promise<LogoResults> {
+export async function storeLogos(
+  storage: ObjectStorage,
+  requests: LogoRequest[],
+  settings: LogoSettings = {},
+): Promise<LogoResults> {
   const concurrency = Math.max(1, settings.concurrency ?? availableParallelism());
   const run: LogoRun = {
     storage,
@@ -94,13 +106,23 @@ export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[]
     faviconFallback: settings.faviconFallback ?? false,
     renderGate: pLimit(concurrency),
     inspection: { parser: settings.parser ?? sharedArtworkParser(), measure: measureImage },
-    results: { logos: new Map(), rendered: 0, fallback: 0, failed: 0, artworks: { rendered: 0, reused: 0 }, reasons: {}, errors: [] },
+    results: {
+      logos: new Map(),
+      rendered: 0,
+      fallback: 0,
+      failed: 0,
+      artworks: { rendered: 0, reused: 0 },
+      reasons: {},
+      errors: [],
+    },
     byReference: new Map(),
     bySource: new Map(),
     bySite: new Map(),
   };
   const queue = requests.filter((r) => r.logoUrl !== undefined || run.faviconFallback);
-  await forEachConcurrently(queue, Math.max(1, settings.fetchConcurrency ?? Math.max(16, 8 * concurrency)), (request) => logoForBrand(run, request));
+  await forEachConcurrently(queue, Math.max(1, settings.fetchConcurrency ?? Math.max(16, 8 * concurrency)), (request) =>
+    logoForBrand(run, request),
+  );
   return run.results;
 }
 
@@ -108,7 +130,10 @@ export async function storeLogos(storage: ObjectStorage, requests: LogoRequest[]
 async function logoForBrand(run: LogoRun, request: LogoRequest): Promise<void> {
   if (request.logoUrl !== undefined) {
     try {
-      run.results.logos.set(request.brandId, { kind: 'rendered', ...(await renditionsOfReference(run, request.logoUrl)) });
+      run.results.logos.set(request.brandId, {
+        kind: 'rendered',
+        ...(await renditionsOfReference(run, request.logoUrl)),
+      });
       run.results.rendered++;
       return;
     } catch (error) {
@@ -119,7 +144,10 @@ async function logoForBrand(run: LogoRun, request: LogoRequest): Promise<void> {
   if (!run.faviconFallback) return;
   try {
     const icon = await findFavicon(request, run.limits, run.inspection, run.bySite);
-    run.results.logos.set(request.brandId, { kind: 'favicon', ...(await renditionsOfBytes(run, icon.bytes, icon.type)) });
+    run.results.logos.set(request.brandId, {
+      kind: 'favicon',
+      ...(await renditionsOfBytes(run, icon.bytes, icon.type)),
+    });
     run.results.fallback++;
   } catch (error) {
     countFailure(run, `favicon:${reasonOf(error)}`);
@@ -128,11 +156,16 @@ async function logoForBrand(run: LogoRun, request: LogoRequest): Promise<void> {
 
 function renditionsOfReference(run: LogoRun, reference: string): Promise<Renditions> {
   let pending = run.byReference.get(reference);
-  if (!pending) run.byReference.set(reference, (pending = loadArtwork(reference, run.limits).then((bytes) => renditionsOfBytes(run, bytes))));
+  if (!pending)
+    run.byReference.set(
+      reference,
+      (pending = loadArtwork(reference, run.limits).then((bytes) => renditionsOfBytes(run, bytes))),
+    );
   return pending;
 }
 
-/** Renditions of source bytes, sniffed once (unless the type is known): reused when every key exists in storage, else rendered and stored. */
+/** Renditions of source bytes, sniffed once (unless the type is known): reused when every key exists in storage, else
+ * rendered and stored. */
 function renditionsOfBytes(run: LogoRun, bytes: Buffer, known?: ImageType): Promise<Renditions> {
   const hash = sha256(bytes);
   let pending = run.bySource.get(hash);
@@ -145,15 +178,26 @@ function renditionsOfBytes(run: LogoRun, bytes: Buffer, known?: ImageType): Prom
 
 async function renderOrReuse(run: LogoRun, bytes: Buffer, type: ImageType, hash: string): Promise<Renditions> {
   const keys = run.sizes.flatMap((size) => LOGO_FORMATS.map((format) => renditionKey(hash, size, format)));
-  const present = await Promise.all(keys.map((key) => storageCall(`checking the stored rendition`, () => run.storage.exists(key))));
+  const present = await Promise.all(
+    keys.map((key) => storageCall(`checking the stored rendition`, () => run.storage.exists(key))),
+  );
   if (present.every(Boolean)) {
     run.results.artworks.reused++;
   } else {
     const renditions = await run.renderGate(() => renderArtwork(bytes, type, run.sizes, run.inspection.parser));
-    await Promise.all(renditions.map(({ size, format, body }) => storageCall('storing the rendition', () => run.storage.put(renditionKey(hash, size, format), body, CONTENT_TYPES[format]))));
+    await Promise.all(
+      renditions.map(({ size, format, body }) =>
+        storageCall('storing the rendition', () =>
+          run.storage.put(renditionKey(hash, size, format), body, CONTENT_TYPES[format]),
+        ),
+      ),
+    );
     run.results.artworks.rendered++;
   }
-  const byFormat = (format: LogoFormat) => Object.fromEntries(LOGO_SIZES.map((size) => [`${size}`, renditionKey(hash, nearest(run.sizes, size), format)])) as BrandLogo['assets'];
+  const byFormat = (format: LogoFormat) =>
+    Object.fromEntries(
+      LOGO_SIZES.map((size) => [`${size}`, renditionKey(hash, nearest(run.sizes, size), format)]),
+    ) as BrandLogo['assets'];
   return { assets: byFormat('png'), webp: byFormat('webp') };
 }
 
@@ -182,6 +226,8 @@ async function forEachConcurrently<T>(items: T[], workers: number, task: (item: 
 }
 
 /** The rendered size that stands in for `size`: itself, else the nearest larger, else the largest. */
-const nearest = (rendered: LogoSize[], size: LogoSize): LogoSize => rendered.find((s) => s >= size) ?? rendered[rendered.length - 1]!;
+const nearest = (rendered: LogoSize[], size: LogoSize): LogoSize =>
+  rendered.find((s) => s >= size) ?? rendered[rendered.length - 1]!;
 
-const reasonOf = (error: unknown): string => (error instanceof LogoError || error instanceof FetchError ? error.reason : 'internal');
+const reasonOf = (error: unknown): string =>
+  error instanceof LogoError || error instanceof FetchError ? error.reason : 'internal';

@@ -6,7 +6,8 @@ import type { PlatformType } from '../../../core/src/catalog/model.js';
 // The identity itself is core's: the API reads FHIR base URLs typed into a search the same way.
 export { normaliseFhirBaseUrl, withoutTrailingSlashes } from '../../../core/src/catalog/fhir-url.js';
 
-/** Trims, collapses runs of whitespace (including no-break spaces) and composes Unicode, so equal names compare equal. */
+/** Trims, collapses runs of whitespace (including no-break spaces) and composes Unicode, so equal names compare equal.
+ * */
 export function cleanName(raw: string): string {
   if (typeof raw !== 'string') return '';
   return raw.normalize('NFC').replace(/\s+/g, ' ').trim();

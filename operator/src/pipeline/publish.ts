@@ -1,7 +1,12 @@
 // The end of the pipeline, shared by the controller and the command line: merged brands → logos → an
 // immutable snapshot → activation (guarded against a collapse in brand count) → retention → announcement.
 import type { CatalogBrand } from '../../../core/src/catalog/model.js';
-import { diffBrands, type CatalogRef, type SnapshotDiff, type SnapshotStore } from '../../../core/src/catalog/snapshots.js';
+import {
+  diffBrands,
+  type CatalogRef,
+  type SnapshotDiff,
+  type SnapshotStore,
+} from '../../../core/src/catalog/snapshots.js';
 import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
 import type { BrandCatalogSpec } from '../shared/catalog-spec.js';
 import { mergeSources, type SourceSummary } from './dedupe.js';
@@ -29,7 +34,14 @@ export interface PublishReport {
    * Brands with their own artwork (`rendered`), with a favicon instead (`fallback`), whose logo reference
    * could not be used (`failed`); distinct artworks rendered now or reused from storage; failures by reason.
    */
-  logos: { rendered: number; fallback: number; failed: number; errors: string[]; artworks: { rendered: number; reused: number }; reasons: Record<string, number> };
+  logos: {
+    rendered: number;
+    fallback: number;
+    failed: number;
+    errors: string[];
+    artworks: { rendered: number; reused: number };
+    reasons: Record<string, number>;
+  };
   snapshot: { id: string; created: boolean; brandCount: number; publishedAt: Date };
   /** True when the snapshot is the active one after this run. */
   active: boolean;
@@ -44,7 +56,12 @@ export class ActivationConflictError extends Error {}
 export async function publishCatalog(input: PublishInput): Promise<PublishReport> {
   const { ref, spec, store, storage } = input;
   const merged = mergeSources(input.sources);
-  const requests = merged.brands.map((b) => ({ brandId: b.id, portalUrl: b.portalUrl, fhirBaseUrl: b.fhirBaseUrl, ...(b.logoUrl !== undefined && { logoUrl: b.logoUrl }) }));
+  const requests = merged.brands.map((b) => ({
+    brandId: b.id,
+    portalUrl: b.portalUrl,
+    fhirBaseUrl: b.fhirBaseUrl,
+    ...(b.logoUrl !== undefined && { logoUrl: b.logoUrl }),
+  }));
   const logos = await storeLogos(storage, requests, {
     ...input.logoOptions,
     ...(spec.logos?.sizes && { sizes: spec.logos.sizes }),
@@ -54,15 +71,28 @@ export async function publishCatalog(input: PublishInput): Promise<PublishReport
   // failing is ours: publishing now would strip artwork from every brand, so the run fails and is retried
   // while the previous snapshot stays active.
   const storageFailures = (logos.reasons.storage ?? 0) + (logos.reasons['favicon:storage'] ?? 0);
-  if (storageFailures > 0) throw new Error(`object storage failed for ${storageFailures} logos (${logos.errors.find((e) => /stor/.test(e)) ?? 'see the operator log'}); not publishing`);
-  const brands: CatalogBrand[] = merged.brands.map(({ logoUrl: _logoUrl, ...brand }) => ({ ...brand, logo: logos.logos.get(brand.id) ?? null }));
+  if (storageFailures > 0)
+    throw new Error(
+      `object storage failed for ${storageFailures} logos (${logos.errors.find((e) => /stor/.test(e)) ?? 'see the operator log'}); not publishing`,
+    );
+  const brands: CatalogBrand[] = merged.brands.map(({ logoUrl: _logoUrl, ...brand }) => ({
+    ...brand,
+    logo: logos.logos.get(brand.id) ?? null,
+  }));
 
   const { header, created } = await store.write(ref, brands);
   const report: PublishReport = {
     brandCount: brands.length,
     duplicatesMerged: merged.duplicatesMerged,
     perSource: merged.perSource,
-    logos: { rendered: logos.rendered, fallback: logos.fallback, failed: logos.failed, errors: logos.errors, artworks: logos.artworks, reasons: logos.reasons },
+    logos: {
+      rendered: logos.rendered,
+      fallback: logos.fallback,
+      failed: logos.failed,
+      errors: logos.errors,
+      artworks: logos.artworks,
+      reasons: logos.reasons,
+    },
     snapshot: { id: header.id, created, brandCount: header.brandCount, publishedAt: header.createdAt },
     active: false,
     diff: null,

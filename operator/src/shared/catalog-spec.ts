@@ -27,11 +27,30 @@ export const SourceSpec = Type.Object(
   {
     name: KubernetesName,
     format: Type.Union(SOURCE_FORMATS.map((f) => Type.Literal(f))),
-    url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, description: 'https URL (the command line also takes file: URLs, relative to the file).' })),
-    configMapRef: Type.Optional(Type.Object({ name: KubernetesName, key: Type.String({ minLength: 1, maxLength: 253 }) }, { additionalProperties: false })),
+    url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: 'https URL (the command line also takes file: URLs, relative to the file).',
+      }),
+    ),
+    configMapRef: Type.Optional(
+      Type.Object(
+        { name: KubernetesName, key: Type.String({ minLength: 1, maxLength: 253 }) },
+        { additionalProperties: false },
+      ),
+    ),
     inline: Type.Optional(Type.String({ minLength: 1, description: 'The source document itself.' })),
-    platformType: Type.Union(PLATFORM_TYPES.map((p) => Type.Literal(p)), { default: 'OTHER', description: 'For rows that carry no platform type.' }),
-    priority: Type.Integer({ minimum: 0, maximum: 1000, default: 100, description: 'Lower wins when duplicates are merged.' }),
+    platformType: Type.Union(
+      PLATFORM_TYPES.map((p) => Type.Literal(p)),
+      { default: 'OTHER', description: 'For rows that carry no platform type.' },
+    ),
+    priority: Type.Integer({
+      minimum: 0,
+      maximum: 1000,
+      default: 100,
+      description: 'Lower wins when duplicates are merged.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -46,16 +65,34 @@ const DURATION = '^([0-9]+(s|m|h))+$';
  */
 export const HealthChecksSpec = Type.Object(
   {
-    enabled: Type.Boolean({ default: true, description: 'false pauses the checks (the last published outcomes stay); without healthChecks there are none.' }),
-    interval: Type.String({ pattern: DURATION, default: '6h', description: "How often each brand's endpoint is checked (5m to 168h); the checks are spread evenly over it." }),
-    concurrency: Type.Integer({ minimum: 1, maximum: 256, default: 32, description: 'Requests in flight at once, over all hosts.' }),
+    enabled: Type.Boolean({
+      default: true,
+      description: 'false pauses the checks (the last published outcomes stay); without healthChecks there are none.',
+    }),
+    interval: Type.String({
+      pattern: DURATION,
+      default: '6h',
+      description: "How often each brand's endpoint is checked (5m to 168h); the checks are spread evenly over it.",
+    }),
+    concurrency: Type.Integer({
+      minimum: 1,
+      maximum: 256,
+      default: 32,
+      description: 'Requests in flight at once, over all hosts.',
+    }),
     perHostRate: Type.String({
       pattern: RATE_PATTERN,
       maxLength: 16,
       default: '2/s',
-      description: 'Requests per second (or other period) to one host, as count/period: 2/s, 30/m, 1/5s. Many brands share a host.',
+      description:
+        'Requests per second (or other period) to one host, as count/period: 2/s, 30/m, 1/5s. Many brands share a host.',
     }),
-    perHostConcurrency: Type.Integer({ minimum: 1, maximum: 16, default: 2, description: 'Requests in flight at once to one host.' }),
+    perHostConcurrency: Type.Integer({
+      minimum: 1,
+      maximum: 16,
+      default: 2,
+      description: 'Requests in flight at once to one host.',
+    }),
   },
   {
     additionalProperties: false,
@@ -70,7 +107,10 @@ export const BrandCatalogSpec = Type.Object(
     sources: Type.Array(SourceSpec, { minItems: 1, maxItems: 50 }),
     logos: Type.Object(
       {
-        sizes: Type.Array(Type.Union(LOGO_SIZES.map((s) => Type.Literal(s))), { default: [...LOGO_SIZES], uniqueItems: true }),
+        sizes: Type.Array(Type.Union(LOGO_SIZES.map((s) => Type.Literal(s))), {
+          default: [...LOGO_SIZES],
+          uniqueItems: true,
+        }),
         faviconFallback: Type.Boolean({ default: true }),
       },
       { additionalProperties: false, default: {} },
@@ -137,16 +177,27 @@ export async function loadCatalogFile(file: string): Promise<CatalogFile> {
   const names = new Set<string>();
   for (const source of document.spec.sources) {
     const given = [source.url, source.configMapRef, source.inline].filter((v) => v !== undefined).length;
-    if (given !== 1) throw new Error(`source "${source.name}": exactly one of url, configMapRef and inline is required`);
+    if (given !== 1)
+      throw new Error(`source "${source.name}": exactly one of url, configMapRef and inline is required`);
     if (names.has(source.name)) throw new Error(`source names must be unique: "${source.name}" is given twice`);
     names.add(source.name);
   }
   const interval = parseDuration(document.spec.refreshInterval);
-  if (interval < MIN_REFRESH_MS || interval > MAX_REFRESH_MS) throw new Error('refreshInterval must be between 1m and 720h (30 days)');
+  if (interval < MIN_REFRESH_MS || interval > MAX_REFRESH_MS)
+    throw new Error('refreshInterval must be between 1m and 720h (30 days)');
   const health = document.spec.healthChecks;
   const healthInterval = health && parseDuration(health.interval);
-  if (healthInterval !== undefined && (healthInterval < MIN_HEALTH_INTERVAL_MS || healthInterval > MAX_HEALTH_INTERVAL_MS)) throw new Error('healthChecks.interval must be between 5m and 168h (7 days)');
-  return { namespace: document.metadata.namespace ?? 'default', name: document.metadata.name, spec: document.spec, baseDir: path.dirname(path.resolve(file)) };
+  if (
+    healthInterval !== undefined &&
+    (healthInterval < MIN_HEALTH_INTERVAL_MS || healthInterval > MAX_HEALTH_INTERVAL_MS)
+  )
+    throw new Error('healthChecks.interval must be between 5m and 168h (7 days)');
+  return {
+    namespace: document.metadata.namespace ?? 'default',
+    name: document.metadata.name,
+    spec: document.spec,
+    baseDir: path.dirname(path.resolve(file)),
+  };
 }
 
 /** The text of a source, for sources the command line can read without a cluster (file: URLs, inline). */

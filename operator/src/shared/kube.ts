@@ -39,7 +39,8 @@ export interface BrandCatalogObject {
  */
 export const microTime = (date: Date): Date => date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z') as unknown as Date;
 
-export const keyOf = (catalog: { metadata: { namespace: string; name: string } }) => `${catalog.metadata.namespace}/${catalog.metadata.name}`;
+export const keyOf = (catalog: { metadata: { namespace: string; name: string } }) =>
+  `${catalog.metadata.namespace}/${catalog.metadata.name}`;
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
@@ -63,13 +64,29 @@ export class KubeClient {
   }
 
   /** Starts a watch of every BrandCatalog; `done` is called once when it ends, with the reason. */
-  watchCatalogs(resourceVersion: string, onEvent: (type: string, object: BrandCatalogObject | { code?: number }) => void, done: (error: unknown) => void): Promise<AbortController> {
-    return new Watch(this.config).watch(`/apis/${GROUP}/${VERSION}/${PLURAL}`, { resourceVersion, allowWatchBookmarks: true }, onEvent, done);
+  watchCatalogs(
+    resourceVersion: string,
+    onEvent: (type: string, object: BrandCatalogObject | { code?: number }) => void,
+    done: (error: unknown) => void,
+  ): Promise<AbortController> {
+    return new Watch(this.config).watch(
+      `/apis/${GROUP}/${VERSION}/${PLURAL}`,
+      { resourceVersion, allowWatchBookmarks: true },
+      onEvent,
+      done,
+    );
   }
 
   async patchStatus(catalog: BrandCatalogObject, status: Record<string, unknown>): Promise<void> {
     await this.custom.patchNamespacedCustomObjectStatus(
-      { group: GROUP, version: VERSION, plural: PLURAL, namespace: catalog.metadata.namespace, name: catalog.metadata.name, body: { status } },
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace: catalog.metadata.namespace,
+        name: catalog.metadata.name,
+        body: { status },
+      },
       mergePatch,
     );
   }
@@ -96,13 +113,25 @@ export class KubeClient {
     return value;
   }
 
-  async event(catalog: BrandCatalogObject, type: 'Normal' | 'Warning', reason: string, message: string, component: string): Promise<void> {
+  async event(
+    catalog: BrandCatalogObject,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+    component: string,
+  ): Promise<void> {
     const now = new Date();
     await this.core.createNamespacedEvent({
       namespace: catalog.metadata.namespace,
       body: {
         metadata: { generateName: `${catalog.metadata.name}.`, namespace: catalog.metadata.namespace },
-        involvedObject: { apiVersion: catalog.apiVersion, kind: 'BrandCatalog', name: catalog.metadata.name, namespace: catalog.metadata.namespace, uid: catalog.metadata.uid },
+        involvedObject: {
+          apiVersion: catalog.apiVersion,
+          kind: 'BrandCatalog',
+          name: catalog.metadata.name,
+          namespace: catalog.metadata.namespace,
+          uid: catalog.metadata.uid,
+        },
         type,
         reason,
         message: message.slice(0, 1024),

@@ -13,16 +13,36 @@ interface Observed {
 export class OperatorMetrics {
   readonly registry = new Registry();
   private observed: Observed = { queueDepth: () => 0, leading: () => false };
-  readonly reconciles = new Counter({ name: 'portico_operator_reconciles_total', help: 'Reconciles by result (succeeded or failed).', labelNames: ['result'] as const, registers: [this.registry] });
+  readonly reconciles = new Counter({
+    name: 'portico_operator_reconciles_total',
+    help: 'Reconciles by result (succeeded or failed).',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
   readonly reconcileSeconds = new Histogram({
     name: 'portico_operator_reconcile_duration_seconds',
     help: 'How long a reconcile took, fetching and rendering included.',
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
     registers: [this.registry],
   });
-  readonly eventWriteFailures = new Counter({ name: 'portico_operator_event_write_failures_total', help: 'Kubernetes Events the operator could not write, by reason.', labelNames: ['reason'] as const, registers: [this.registry] });
-  readonly brandsPublished = new Gauge({ name: 'portico_operator_brands_published', help: 'Brands in the snapshot each BrandCatalog (namespace/name) last published.', labelNames: ['catalog'] as const, registers: [this.registry] });
-  readonly logos = new Counter({ name: 'portico_operator_logos_total', help: 'Logo outcomes of published snapshots: rendered, fallback (the site favicon) or failed.', labelNames: ['outcome'] as const, registers: [this.registry] });
+  readonly eventWriteFailures = new Counter({
+    name: 'portico_operator_event_write_failures_total',
+    help: 'Kubernetes Events the operator could not write, by reason.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly brandsPublished = new Gauge({
+    name: 'portico_operator_brands_published',
+    help: 'Brands in the snapshot each BrandCatalog (namespace/name) last published.',
+    labelNames: ['catalog'] as const,
+    registers: [this.registry],
+  });
+  readonly logos = new Counter({
+    name: 'portico_operator_logos_total',
+    help: 'Logo outcomes of published snapshots: rendered, fallback (the site favicon) or failed.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
 
   readonly endpoints = new Gauge({
     name: 'portico_operator_endpoints',
@@ -30,7 +50,12 @@ export class OperatorMetrics {
     labelNames: ['catalog', 'status'] as const,
     registers: [this.registry],
   });
-  readonly endpointChecks = new Counter({ name: 'portico_operator_endpoint_checks_total', help: 'Endpoint checks by what they observed (up, degraded, down; before a DOWN is confirmed).', labelNames: ['outcome'] as const, registers: [this.registry] });
+  readonly endpointChecks = new Counter({
+    name: 'portico_operator_endpoint_checks_total',
+    help: 'Endpoint checks by what they observed (up, degraded, down; before a DOWN is confirmed).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   readonly endpointRequests = new Counter({
     name: 'portico_operator_endpoint_requests_total',
     help: 'Requests of endpoint checks by document (metadata, smart-configuration) and result (ok, not-modified, or why not).',

@@ -20,7 +20,8 @@ describe('cli: portico admin', function () {
   this.timeout(180_000);
   const database = `t_cli_${randomUUID().slice(0, 8)}`;
   let env: Record<string, string>;
-  const portico = (...args: string[]) => run(process.execPath, [path.join(repoRoot(), 'bin/portico.js'), ...args], { env });
+  const portico = (...args: string[]) =>
+    run(process.execPath, [path.join(repoRoot(), 'bin/portico.js'), ...args], { env });
   const fails = async (args: string[]) => {
     try {
       await portico(...args);
@@ -44,22 +45,30 @@ describe('cli: portico admin', function () {
     const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Acme Health')).stdout);
     expect(account).to.have.keys('id', 'name');
 
-    const issued = JSON.parse((await portico('admin', 'issue-key', '--account', account.id, '--scopes', 'patient:read,webhook:read')).stdout);
+    const issued = JSON.parse(
+      (await portico('admin', 'issue-key', '--account', account.id, '--scopes', 'patient:read,webhook:read')).stdout,
+    );
     expect(issued.key).to.match(/^sk_[0-9A-Za-z]{40}$/);
     expect(issued.scopes).to.deep.equal(['patient:read', 'webhook:read']);
     const stored = await client.db(database).collection('api_keys').findOne({ keyId: issued.id });
     expect(stored?._id).to.equal(hashKey(issued.key));
     expect(JSON.stringify(stored)).to.not.include(issued.key);
 
-    const app = JSON.parse((await portico('admin', 'create-app', '--account', account.id, '--name', 'Companion')).stdout);
+    const app = JSON.parse(
+      (await portico('admin', 'create-app', '--account', account.id, '--name', 'Companion')).stdout,
+    );
     expect(app).to.include({ status: 'ACTIVE' });
     expect(app.publishableKey).to.match(/^pk_/);
     expect(app.secretKey).to.match(/^ak_/);
-    const suspended = JSON.parse((await portico('admin', 'update-app', '--app', app.id, '--status', 'SUSPENDED')).stdout);
+    const suspended = JSON.parse(
+      (await portico('admin', 'update-app', '--app', app.id, '--status', 'SUSPENDED')).stdout,
+    );
     expect(suspended.status).to.equal('SUSPENDED');
 
     await portico('admin', 'revoke-key', '--key-id', issued.id);
-    expect((await client.db(database).collection('api_keys').findOne({ keyId: issued.id }))?.revokedAt).to.be.an.instanceOf(Date);
+    expect(
+      (await client.db(database).collection('api_keys').findOne({ keyId: issued.id }))?.revokedAt,
+    ).to.be.an.instanceOf(Date);
     const again = await fails(['admin', 'revoke-key', '--key-id', issued.id]);
     expect(again.code).to.equal(1);
     expect(again.stderr).to.include('NOT_FOUND');
@@ -67,16 +76,25 @@ describe('cli: portico admin', function () {
 
   it('suspends and reactivates an account', async () => {
     const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Acme Clinics')).stdout);
-    const suspended = JSON.parse((await portico('admin', 'update-account', '--account', account.id, '--status', 'SUSPENDED')).stdout);
+    const suspended = JSON.parse(
+      (await portico('admin', 'update-account', '--account', account.id, '--status', 'SUSPENDED')).stdout,
+    );
     expect(suspended).to.deep.equal({ id: account.id, name: 'Acme Clinics', status: 'SUSPENDED' });
-    expect((await client.db(database).collection('customer_accounts').findOne({ _id: account.id }))?.status).to.equal('SUSPENDED');
-    expect(JSON.parse((await portico('admin', 'update-account', '--account', account.id, '--status', 'ACTIVE')).stdout).status).to.equal('ACTIVE');
+    expect((await client.db(database).collection('customer_accounts').findOne({ _id: account.id }))?.status).to.equal(
+      'SUSPENDED',
+    );
+    expect(
+      JSON.parse((await portico('admin', 'update-account', '--account', account.id, '--status', 'ACTIVE')).stdout)
+        .status,
+    ).to.equal('ACTIVE');
     expect((await fails(['admin', 'update-account', '--account', account.id, '--status', 'PAUSED'])).code).to.equal(1);
   });
 
   it('says that a revocation without REDIS_URL reaches running API processes only when their key cache expires', async () => {
     const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Gamma')).stdout);
-    const issued = JSON.parse((await portico('admin', 'issue-key', '--account', account.id, '--scopes', 'patient:read')).stdout);
+    const issued = JSON.parse(
+      (await portico('admin', 'issue-key', '--account', account.id, '--scopes', 'patient:read')).stdout,
+    );
     const revoked = await portico('admin', 'revoke-key', '--key-id', issued.id);
     expect(JSON.parse(revoked.stdout)).to.deep.equal({ revoked: issued.id });
     expect(revoked.stderr).to.include('REDIS_URL is not set').and.include('up to 10 s').and.include(issued.id);
@@ -94,26 +112,51 @@ describe('cli: portico admin', function () {
       const list = () => api.request('GET', '/api/platform/v1/webhook-endpoints', { key: tenant.key });
       expect((await list()).status).to.equal(200); // the replica now holds the key in its cache
       const cachedAt = Date.now();
-      const revoked = await run(process.execPath, [path.join(repoRoot(), 'bin/portico.js'), 'admin', 'revoke-key', '--key-id', tenant.keyId], {
-        // No PORTICO_CURSOR_SECRET: the command line signs no cursor.
-        env: { ...env, MONGODB_URI: `${mongoUri()}${api.config.mongodbDatabase}`, REDIS_URL: testRedisUrl() },
-      });
+      const revoked = await run(
+        process.execPath,
+        [path.join(repoRoot(), 'bin/portico.js'), 'admin', 'revoke-key', '--key-id', tenant.keyId],
+        {
+          // No PORTICO_CURSOR_SECRET: the command line signs no cursor.
+          env: { ...env, MONGODB_URI: `${mongoUri()}${api.config.mongodbDatabase}`, REDIS_URL: testRedisUrl() },
+        },
+      );
       expect(revoked.stderr).to.equal('');
       // Pub/sub delivers the invalidation before PUBLISH returns to the command line; the replica reads it a
       // moment later. The wait ends before the cached key would expire, so only the invalidation explains a 401.
       let status = 0;
-      await until('the replica to refuse the revoked key', async () => (status = (await list()).status) === 401, { before: cachedAt + KEY_CACHE_TTL_MS - 1000, diagnose: () => `last status: ${status}` });
+      await until('the replica to refuse the revoked key', async () => (status = (await list()).status) === 401, {
+        before: cachedAt + KEY_CACHE_TTL_MS - 1000,
+        diagnose: () => `last status: ${status}`,
+      });
     });
   });
 
   it('rejects bad input with the same rules as the HTTP surface', async () => {
     const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Beta')).stdout);
-    const badScope = await fails(['admin', 'issue-key', '--account', account.id, '--scopes', 'patient:read,everything']);
+    const badScope = await fails([
+      'admin',
+      'issue-key',
+      '--account',
+      account.id,
+      '--scopes',
+      'patient:read,everything',
+    ]);
     expect(badScope.code).to.equal(1);
     expect(badScope.stderr).to.include('BAD_REQUEST');
-    const badGrants = await fails(['admin', 'create-app', '--account', account.id, '--name', 'X', '--grants', '{"resourceTypes":["Patient"]}']);
+    const badGrants = await fails([
+      'admin',
+      'create-app',
+      '--account',
+      account.id,
+      '--name',
+      'X',
+      '--grants',
+      '{"resourceTypes":["Patient"]}',
+    ]);
     expect(badGrants.code).to.equal(1);
-    expect((await fails(['admin', 'issue-key', '--account', randomUUID(), '--scopes', 'patient:read'])).stderr).to.include('NOT_FOUND');
+    expect(
+      (await fails(['admin', 'issue-key', '--account', randomUUID(), '--scopes', 'patient:read'])).stderr,
+    ).to.include('NOT_FOUND');
   });
 
   it('explains its usage and exits 2 on a usage error, before it connects to anything', async () => {
@@ -123,7 +166,13 @@ describe('cli: portico admin', function () {
     const connected = env;
     env = { ...env, MONGODB_URI: 'mongodb://127.0.0.1:1/nothing', REDIS_URL: 'redis://127.0.0.1:1' };
     try {
-      for (const args of [['admin'], ['admin', 'frobnicate'], ['admin', 'create-account'], ['nonsense'], ['admin', 'create-app', '--account', 'a', '--name', 'n', '--grants', '{not json']]) {
+      for (const args of [
+        ['admin'],
+        ['admin', 'frobnicate'],
+        ['admin', 'create-account'],
+        ['nonsense'],
+        ['admin', 'create-app', '--account', 'a', '--name', 'n', '--grants', '{not json'],
+      ]) {
         const failure = await fails(args);
         expect(failure.code, args.join(' ')).to.equal(2);
         expect(failure.stderr).to.include('Usage:');

@@ -5,7 +5,17 @@ import { TestApi } from '../../../testkit/api.js';
 import { publishTo, realSource, realSources } from '../../../testkit/catalog.js';
 import type { CatalogBrand } from '../../../core/src/catalog/model.js';
 
-const brand = (id: string, name: string): CatalogBrand => ({ id, name, aliases: [], platformType: 'OTHER', fhirBaseUrl: `https://${id}.example/fhir`, city: null, state: null, portalUrl: null, logo: null });
+const brand = (id: string, name: string): CatalogBrand => ({
+  id,
+  name,
+  aliases: [],
+  platformType: 'OTHER',
+  fhirBaseUrl: `https://${id}.example/fhir`,
+  city: null,
+  state: null,
+  portalUrl: null,
+  logo: null,
+});
 
 describe('catalog: snapshot store', () => {
   let api: TestApi;
@@ -41,7 +51,10 @@ describe('catalog: snapshot store', () => {
     const firsts = await Promise.all([store.activate(ref('race'), a, null), store.activate(ref('race'), b, null)]);
     expect(firsts.filter(Boolean)).to.have.length(1);
     const winner = (await store.active(ref('race')))!.snapshotId;
-    const moves = await Promise.all([store.activate(ref('race'), c, winner), store.activate(ref('race'), winner === a ? b : a, winner)]);
+    const moves = await Promise.all([
+      store.activate(ref('race'), c, winner),
+      store.activate(ref('race'), winner === a ? b : a, winner),
+    ]);
     expect(moves.filter(Boolean)).to.have.length(1);
     expect(await store.activate(ref('race'), c, 'not-the-active-one')).to.equal(false);
   });
@@ -66,15 +79,21 @@ describe('catalog: snapshot store', () => {
 
   it('diffs two snapshots into added, removed and changed brands', async () => {
     const store = api.services.snapshots;
-    const from = (await store.write(ref('diff'), [brand('b1', 'One'), brand('b2', 'Two'), brand('b3', 'Three')])).header.id;
-    const to = (await store.write(ref('diff'), [brand('b1', 'One'), brand('b2', 'Two, renamed'), brand('b4', 'Four')])).header.id;
+    const from = (await store.write(ref('diff'), [brand('b1', 'One'), brand('b2', 'Two'), brand('b3', 'Three')])).header
+      .id;
+    const to = (await store.write(ref('diff'), [brand('b1', 'One'), brand('b2', 'Two, renamed'), brand('b4', 'Four')]))
+      .header.id;
     expect(await store.diff(from, to)).to.deep.equal({ added: ['b4'], removed: ['b3'], changed: ['b2'] });
   });
 
   it('gives listed brands the same ids when their lists are published again, alone or with others', async () => {
-    const oracleOnly = [realSource('oracle', 'fhir-endpoint-bundle', 'oracle-health/millennium_patient_r4_endpoints.json', 'CERNER', 10)];
+    const oracleOnly = [
+      realSource('oracle', 'fhir-endpoint-bundle', 'oracle-health/millennium_patient_r4_endpoints.json', 'CERNER', 10),
+    ];
     await publishTo(api, oracleOnly);
-    const first = await api.services.snapshots.load((await api.services.snapshots.active(api.config.catalog))!.snapshotId);
+    const first = await api.services.snapshots.load(
+      (await api.services.snapshots.active(api.config.catalog))!.snapshotId,
+    );
     const idsByUrl = new Map(first!.brands.map((b) => [b.fhirBaseUrl, b.id]));
     const report = await publishTo(api, realSources());
     expect(report.active).to.equal(true);
@@ -87,7 +106,9 @@ describe('catalog: snapshot store', () => {
   it('holds back a snapshot whose brand count collapses (BrandCountDrop) and keeps serving the old one', async () => {
     await publishTo(api, realSources());
     const before = (await api.services.snapshots.active(api.config.catalog))!.snapshotId;
-    const tiny = [realSource('hl7-example', 'smart-brands-bundle', 'smart-app-launch-examples/Bundle-example1.json', 'OTHER')];
+    const tiny = [
+      realSource('hl7-example', 'smart-brands-bundle', 'smart-app-launch-examples/Bundle-example1.json', 'OTHER'),
+    ];
     const report = await publishTo(api, tiny, 50);
     expect(report.active).to.equal(false);
     expect(report.stalled?.reason).to.equal('BrandCountDrop');

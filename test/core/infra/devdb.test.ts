@@ -17,10 +17,16 @@ describe('core: the embedded database', () => {
     // plans with the schema the connection last saw).
     const plan = async () => {
       await collection.findOne({ _id: 'absent' });
-      return JSON.stringify(((await collection.find({ _id: 'absent' }).explain()) as { queryPlanner?: unknown }).queryPlanner);
+      return JSON.stringify(
+        ((await collection.find({ _id: 'absent' }).explain()) as { queryPlanner?: unknown }).queryPlanner,
+      );
     };
     let last = '';
-    await until('lookups by _id to use the index', async () => /USING INDEX \S+__id_lookup/.test((last = await plan())), { intervalMs: 100, diagnose: () => `still a table scan: ${last}` });
+    await until(
+      'lookups by _id to use the index',
+      async () => /USING INDEX \S+__id_lookup/.test((last = await plan())),
+      { intervalMs: 100, diagnose: () => `still a table scan: ${last}` },
+    );
     expect(await collection.findOne({ _id: 'absent' })).to.equal(null);
   });
 });

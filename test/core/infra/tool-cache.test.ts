@@ -19,7 +19,9 @@ const LIBRARY = path.join(repoRoot(), 'scripts', 'lib', 'tool-cache.sh');
 /** Runs `script` in bash with the library sourced, in this process' environment or in `env` (plus PATH) alone. */
 async function bash(script: string, env?: Record<string, string>): Promise<string> {
   const environment = env ? { PATH: process.env.PATH!, HOME: '/home/someone', ...env } : process.env;
-  const { stdout } = await run('bash', ['-c', `set -euo pipefail; source "${LIBRARY}"; ${script}`], { env: environment });
+  const { stdout } = await run('bash', ['-c', `set -euo pipefail; source "${LIBRARY}"; ${script}`], {
+    env: environment,
+  });
   return stdout;
 }
 
@@ -33,7 +35,9 @@ describe('tool cache', () => {
       [{ PORTICO_CACHE_DIR: 'relative/tools' }, path.join(process.cwd(), 'relative/tools')],
     ];
     for (const [env, expected] of cases) {
-      const variables = Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+      const variables = Object.fromEntries(
+        Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+      );
       expect(toolCacheDir({ HOME: '/home/someone', ...env }), JSON.stringify(env)).to.equal(expected);
       expect(await bash('tool_cache_dir', variables), JSON.stringify(env)).to.equal(expected);
     }
@@ -41,14 +45,18 @@ describe('tool cache', () => {
 
   it('keys the Go programs under tools/ alike in the scripts and in TypeScript', async function () {
     this.timeout(60_000);
-    const tools = (await readdir(path.join(repoRoot(), 'tools'), { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    const tools = (await readdir(path.join(repoRoot(), 'tools'), { withFileTypes: true }))
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
     expect(tools).to.include.members(['devdb', 'kube-apiserver', 'kubectl', 's3d']);
     for (const tool of tools) {
       const source = path.join(repoRoot(), 'tools', tool);
       const ours = await goBuiltFrom(source);
       expect(await bash(`go_built_from "${source}"`), tool).to.equal(ours);
       expect((await bash(`go_built_from "${source}" | tool_cache_key`)).trim(), tool).to.equal(cacheKey(ours));
-      expect(ours, tool).to.match(/^go build -trimpath\ngo\d/).and.include('  go.sum\n');
+      expect(ours, tool)
+        .to.match(/^go build -trimpath\ngo\d/)
+        .and.include('  go.sum\n');
     }
   });
 
@@ -66,7 +74,14 @@ describe('tool cache', () => {
       const entry = path.join(cache, 'tool', 'key');
       const builds = path.join(cache, 'builds');
       // The script's build takes a second; TypeScript asks while it runs and must wait for it, not build again.
-      const script = spawn('bash', ['-c', `set -euo pipefail; source "${LIBRARY}"; slow() { echo script >>"${builds}"; sleep 1; echo built >"$1/program"; }; tool_cache_build "${entry}" program slow`], { stdio: 'inherit' });
+      const script = spawn(
+        'bash',
+        [
+          '-c',
+          `set -euo pipefail; source "${LIBRARY}"; slow() { echo script >>"${builds}"; sleep 1; echo built >"$1/program"; }; tool_cache_build "${entry}" program slow`,
+        ],
+        { stdio: 'inherit' },
+      );
       const scriptDone = new Promise<number | null>((resolve) => script.once('exit', resolve));
       await until('the script’s build to start', () => existsSync(builds), { intervalMs: 20 });
       expect(existsSync(entry), 'the entry while it is being built').to.equal(false);
@@ -90,7 +105,9 @@ describe('tool cache', () => {
       }).catch((error: Error) => error);
       expect(String(failure)).to.include('the build failed');
       expect((await readdir(path.dirname(entry))).sort()).to.deep.equal(['key.lock']);
-      await ensureCacheEntry(entry, 'program', async (temporary) => writeFile(path.join(temporary, 'program'), 'whole'));
+      await ensureCacheEntry(entry, 'program', async (temporary) =>
+        writeFile(path.join(temporary, 'program'), 'whole'),
+      );
       expect(await readFile(path.join(entry, 'program'), 'utf8')).to.equal('whole');
       expect(await bash(`tool_cache_build "${entry}" program false; cat "${entry}/program"`)).to.equal('whole');
     });

@@ -5,15 +5,28 @@ import type { LookupAddress } from 'node:dns';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import nock from 'nock';
-import { isPublicAddress, PublicHttpsAgent, publicOnlyLookup, RefusedAddressError } from '../../../core/src/net/address-policy.js';
+import {
+  isPublicAddress,
+  PublicHttpsAgent,
+  publicOnlyLookup,
+  RefusedAddressError,
+} from '../../../core/src/net/address-policy.js';
 import { NOT_PUBLIC, PUBLIC } from '../../../testkit/addresses.js';
 
 /** A fake DNS: name → addresses, in the shape dns.lookup answers with `all: true`. */
 function fakeDns(table: Record<string, string[]>) {
-  return ((hostname: string, _options: unknown, callback: (error: Error | null, addresses: LookupAddress[]) => void) => {
+  return ((
+    hostname: string,
+    _options: unknown,
+    callback: (error: Error | null, addresses: LookupAddress[]) => void,
+  ) => {
     const addresses = table[hostname];
-    if (!addresses) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-    callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+    if (!addresses)
+      return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+    callback(
+      null,
+      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
   }) as unknown as typeof import('node:dns').lookup;
 }
 
@@ -28,14 +41,25 @@ describe('core: outbound address policy', () => {
       });
     }
     it('refuses what is not an address', () => {
-      for (const text of ['', 'example.com', 'localhost', '::ffff:999.0.0.1', '1.2.3.4.5']) expect(isPublicAddress(text), text).to.equal(false);
+      for (const text of ['', 'example.com', 'localhost', '::ffff:999.0.0.1', '1.2.3.4.5'])
+        expect(isPublicAddress(text), text).to.equal(false);
     });
   });
 
   describe('publicOnlyLookup', () => {
-    const lookup = publicOnlyLookup(fakeDns({ 'public.test': ['93.184.215.14', '2606:4700:4700::1111'], 'mixed.test': ['93.184.215.14', '10.0.0.7'], 'rebound.test': ['127.0.0.1'] }));
+    const lookup = publicOnlyLookup(
+      fakeDns({
+        'public.test': ['93.184.215.14', '2606:4700:4700::1111'],
+        'mixed.test': ['93.184.215.14', '10.0.0.7'],
+        'rebound.test': ['127.0.0.1'],
+      }),
+    );
     const ask = (host: string, all: boolean) =>
-      new Promise<{ error: Error | null; result: unknown }>((resolve) => lookup(host, { all }, (error, address, family) => resolve({ error, result: all ? address : { address, family } })));
+      new Promise<{ error: Error | null; result: unknown }>((resolve) =>
+        lookup(host, { all }, (error, address, family) =>
+          resolve({ error, result: all ? address : { address, family } }),
+        ),
+      );
 
     it('answers like dns.lookup for a name whose every address is public', async () => {
       expect((await ask('public.test', false)).result).to.deep.equal({ address: '93.184.215.14', family: 4 });
@@ -97,7 +121,11 @@ describe('core: outbound address policy', () => {
     });
 
     it('admits the exact addresses a test names (a loopback stub standing in for public hosts), and nothing else', async () => {
-      const agent = new PublicHttpsAgent({}, fakeDns({ 'stub.test': ['127.0.0.1'], 'other.test': ['127.0.0.2'] }), new Set(['127.0.0.1']));
+      const agent = new PublicHttpsAgent(
+        {},
+        fakeDns({ 'stub.test': ['127.0.0.1'], 'other.test': ['127.0.0.2'] }),
+        new Set(['127.0.0.1']),
+      );
       for (const host of ['stub.test', '127.0.0.1']) {
         const before = connections;
         expect(await get(host, agent), host).to.not.be.instanceOf(RefusedAddressError); // the listener hangs up: not TLS

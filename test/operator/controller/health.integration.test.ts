@@ -82,18 +82,46 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
     });
     return startOperator({
       kube,
-      deps: { store: api.services.snapshots, storage: api.services.storage, clock: systemClock, logger, metrics, health, fetchText: () => Promise.reject(new Error('no https sources here')) },
-      controller: { informer: { relistMs: 60_000, watchdogMs: 60_000 }, queue: { baseDelayMs: 200, maxDelayMs: 2000 }, workers: 2 },
-      lease: { namespace, name: 'portico-catalog-operator', identity: 'health-test', leaseDurationSeconds: 3, retryMs: 300, renewDeadlineMs: 2000 },
+      deps: {
+        store: api.services.snapshots,
+        storage: api.services.storage,
+        clock: systemClock,
+        logger,
+        metrics,
+        health,
+        fetchText: () => Promise.reject(new Error('no https sources here')),
+      },
+      controller: {
+        informer: { relistMs: 60_000, watchdogMs: 60_000 },
+        queue: { baseDelayMs: 200, maxDelayMs: 2000 },
+        workers: 2,
+      },
+      lease: {
+        namespace,
+        name: 'portico-catalog-operator',
+        identity: 'health-test',
+        leaseDurationSeconds: 3,
+        retryMs: 300,
+        renewDeadlineMs: 2000,
+      },
       logger,
       onLostLeadership: () => void instance?.stop(),
     });
   }
 
-  const read = async () => (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name })) as BrandCatalogObject;
-  const patch = (body: object[]) => custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body });
-  const status = async () => ((await read()).status ?? {}) as Record<string, unknown>;
-  const answered = () => until('the checks under way to be answered', () => health.requestsInFlight === 0, { intervalMs: 1 });
+  const read = async () =>
+    (await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: VERSION,
+      plural: PLURAL,
+      namespace,
+      name,
+    })) as BrandCatalogObject;
+  const patch = (body: object[]) =>
+    custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name, body });
+  const status = async () => (await read()).status ?? {};
+  const answered = () =>
+    until('the checks under way to be answered', () => health.requestsInFlight === 0, { intervalMs: 1 });
   /**
    * Moves the checks' time on, timer by timer and each time once the requests under way are answered, until
    * `probe` holds; the operator's reconciles and the API run on real time meanwhile.
@@ -113,16 +141,27 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
   it('checks the brands while leading and writes the counts to status and metrics; the API shows the outcomes', async () => {
     // Brand names from the Oracle Health list fixture, their endpoints on the stub: three healthy, one without a SMART
     // configuration, one failing.
-    const names = (JSON.parse(brandFile('oracle-health/millennium_patient_r4_endpoints.json')) as { entry: { resource: { resourceType: string; name?: string } }[] }).entry
+    const names = (
+      JSON.parse(brandFile('oracle-health/millennium_patient_r4_endpoints.json')) as {
+        entry: { resource: { resourceType: string; name?: string } }[];
+      }
+    ).entry
       .map((e) => e.resource)
       .filter((r) => r.resourceType === 'Organization' && r.name)
       .slice(0, 5)
       .map((r) => r.name!);
     expect(names).to.have.length(5);
     const hosts = ['up-1', 'up-2', 'up-3', 'degraded', 'down'];
-    const csv = ['name,fhirBaseUrl', ...names.map((n, i) => `${csvField(n)},${stub.baseUrl(`${hosts[i]}.fhir.test`)}`)].join('\n');
+    const csv = [
+      'name,fhirBaseUrl',
+      ...names.map((n, i) => `${csvField(n)},${stub.baseUrl(`${hosts[i]}.fhir.test`)}`),
+    ].join('\n');
     stub.behaviour = (request) =>
-      request.host === 'down.fhir.test' ? { status: 500 } : request.host === 'degraded.fhir.test' && request.path.endsWith('/smart-configuration') ? { status: 404 } : undefined;
+      request.host === 'down.fhir.test'
+        ? { status: 500 }
+        : request.host === 'degraded.fhir.test' && request.path.endsWith('/smart-configuration')
+          ? { status: 404 }
+          : undefined;
 
     const sweptFrom = time.monotonic();
     instance = start();
@@ -135,14 +174,24 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
         apiVersion: `${GROUP}/${VERSION}`,
         kind: 'BrandCatalog',
         metadata: { name, namespace },
-        spec: { sources: [{ name: 'oracle-names', format: 'csv', inline: csv }], refreshInterval: '1h', healthChecks: { interval: `${INTERVAL / 60_000}m`, perHostRate: '50/s' } },
+        spec: {
+          sources: [{ name: 'oracle-names', format: 'csv', inline: csv }],
+          refreshInterval: '1h',
+          healthChecks: { interval: `${INTERVAL / 60_000}m`, perHostRate: '50/s' },
+        },
       },
     });
     const counted = await advanceUntil('endpoint counts in status', async () => {
       const current = await status();
       return current.endpointsUp === 3 && current.lastHealthSweepAt !== undefined && current;
     });
-    expect(counted).to.include({ brandCount: 5, endpointsUp: 3, endpointsDegraded: 1, endpointsDown: 1, endpointsUnknown: 0 });
+    expect(counted).to.include({
+      brandCount: 5,
+      endpointsUp: 3,
+      endpointsDegraded: 1,
+      endpointsDown: 1,
+      endpointsUnknown: 0,
+    });
     expect(Date.parse(counted.lastHealthSweepAt as string)).to.be.within(sweptFrom, time.monotonic());
 
     const exposition = await metrics.registry.metrics();
@@ -150,7 +199,9 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
     expect(exposition).to.include(`portico_operator_endpoints{catalog="${catalog}",status="UP"} 3`);
     expect(exposition).to.include(`portico_operator_endpoints{catalog="${catalog}",status="DOWN"} 1`);
     expect(exposition).to.match(/portico_operator_endpoint_checks_total\{outcome="up"\} [3-9]/);
-    expect(exposition).to.match(/portico_operator_endpoint_requests_total\{document="metadata",result="http-5xx"\} [1-9]/);
+    expect(exposition).to.match(
+      /portico_operator_endpoint_requests_total\{document="metadata",result="http-5xx"\} [1-9]/,
+    );
 
     await api.services.activeCatalog.refresh();
     await api.services.endpointHealth.refresh();
@@ -159,13 +210,22 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
     expect(byName(names[0]!)).to.deep.include({ status: 'UP', fhirVersion: '4.0.1', smartConfiguration: true });
     expect(byName(names[4]!)).to.deep.include({ status: 'DOWN' });
     // Over HTTP: search and lookup show the outcome, and status=up keeps the working endpoints only.
-    const search = async (query: string) => (await api.request('GET', `/api/sdk/v1/catalog/brands?${query}`)).body.brands as { id: string; name: string; endpoint: Record<string, unknown> }[];
+    const search = async (query: string) =>
+      (await api.request('GET', `/api/sdk/v1/catalog/brands?${query}`)).body.brands as {
+        id: string;
+        name: string;
+        endpoint: Record<string, unknown>;
+      }[];
     const [up] = await search(`q=${encodeURIComponent(names[0]!)}&limit=1`);
     expect(up!.endpoint).to.deep.include({ status: 'UP', fhirVersion: '4.0.1', smartConfiguration: true });
     expect(up!.endpoint.checkedAt).to.be.a('string');
-    expect((await api.request('GET', `/api/sdk/v1/catalog/brands/${up!.id}`)).body.brand.endpoint).to.deep.equal(up!.endpoint);
+    expect((await api.request('GET', `/api/sdk/v1/catalog/brands/${up!.id}`)).body.brand.endpoint).to.deep.equal(
+      up!.endpoint,
+    );
     const working = await search('near=10001&status=up&limit=100');
-    expect(working.map((b) => b.name)).to.include(names[0]!).and.not.include(names[4]!);
+    expect(working.map((b) => b.name))
+      .to.include(names[0]!)
+      .and.not.include(names[4]!);
     for (const brand of working) expect(brand.endpoint.status).to.equal('UP');
   });
 
@@ -206,9 +266,16 @@ describe('operator: endpoint health against a real Kubernetes API server', funct
     await patch([{ op: 'add', path: '/spec/healthChecks', value: {} }]);
     await advanceUntil('published again', async () => (await store.pointer({ namespace, name })) !== null);
     await custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace, name });
-    await until('the catalog gone', async () => read().then(() => false, () => true));
+    await until('the catalog gone', async () =>
+      read().then(
+        () => false,
+        () => true,
+      ),
+    );
     expect(await store.pointer({ namespace, name })).to.equal(null);
-    const chunks = await api.mongo.db.collection('catalog_endpoint_health_chunks').countDocuments({ catalog: `${namespace}/${name}` });
+    const chunks = await api.mongo.db
+      .collection('catalog_endpoint_health_chunks')
+      .countDocuments({ catalog: `${namespace}/${name}` });
     expect(chunks).to.equal(0);
   });
 });

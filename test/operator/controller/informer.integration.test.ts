@@ -58,7 +58,9 @@ class ObservedKube extends KubeClient {
     return list;
   }
 
-  override async watchCatalogs(...[resourceVersion, onEvent, done]: Parameters<KubeClient['watchCatalogs']>): Promise<AbortController> {
+  override async watchCatalogs(
+    ...[resourceVersion, onEvent, done]: Parameters<KubeClient['watchCatalogs']>
+  ): Promise<AbortController> {
     const plan = this.plans.get(this.watches.length);
     const watched: Watched = { from: resourceVersion, open: false, fail: () => {} };
     this.watches.push(watched);
@@ -121,10 +123,17 @@ describe('operator: the catalog informer after a watch ends (real Kubernetes API
   beforeEach(async () => {
     kube = new ObservedKube(kubeconfig);
     seen = [];
-    informer = new CatalogInformer(kube, { onChange: (c) => seen.push(c.metadata.name), onDelete: () => {} }, { relistMs: 60_000, watchdogMs: 60_000 }, logger);
+    informer = new CatalogInformer(
+      kube,
+      { onChange: (c) => seen.push(c.metadata.name), onDelete: () => {} },
+      { relistMs: 60_000, watchdogMs: 60_000 },
+      logger,
+    );
     await informer.start();
     // A BrandCatalog watch cache that is still starting answers 429 first; the informer backs off and retries.
-    await until('the informer to have a watch open', () => kube.current(), { diagnose: () => JSON.stringify(kube.watches) });
+    await until('the informer to have a watch open', () => kube.current(), {
+      diagnose: () => JSON.stringify(kube.watches),
+    });
   });
 
   afterEach(() => informer.stop());
@@ -136,17 +145,26 @@ describe('operator: the catalog informer after a watch ends (real Kubernetes API
   async function changeWhileNoWatchIsOpen(end: () => Promise<void> | void, nextWatch: number): Promise<Watched> {
     const next = kube.hold(nextWatch);
     await end();
-    await until('the informer to start its next watch', () => kube.watches.length > nextWatch, { diagnose: () => JSON.stringify(kube.watches) });
+    await until('the informer to start its next watch', () => kube.watches.length > nextWatch, {
+      diagnose: () => JSON.stringify(kube.watches),
+    });
     const name = `meanwhile-${randomUUID().slice(0, 6)}`;
     await custom.createNamespacedCustomObject({
       group: GROUP,
       version: VERSION,
       plural: PLURAL,
       namespace,
-      body: { apiVersion: `${GROUP}/${VERSION}`, kind: 'BrandCatalog', metadata: { name, namespace }, spec: { sources: [{ name: 'list', format: 'csv', inline: 'name,fhirBaseUrl\nX,https://x.example/r4\n' }] } },
+      body: {
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: 'BrandCatalog',
+        metadata: { name, namespace },
+        spec: { sources: [{ name: 'list', format: 'csv', inline: 'name,fhirBaseUrl\nX,https://x.example/r4\n' }] },
+      },
     });
     next.release();
-    await until(`${name} to reach the handlers`, () => seen.includes(name), { diagnose: () => JSON.stringify(kube.watches) });
+    await until(`${name} to reach the handlers`, () => seen.includes(name), {
+      diagnose: () => JSON.stringify(kube.watches),
+    });
     return kube.watches[nextWatch]!;
   }
 
@@ -163,7 +181,7 @@ describe('operator: the catalog informer after a watch ends (real Kubernetes API
     expect(kube.watches[resumed]!.ended).to.equal('ERROR 410'); // the real server's answer, not ObservedKube's
   });
 
-  it('relists and watches from the new list when a watch\'s start is answered 410 Gone', async () => {
+  it("relists and watches from the new list when a watch's start is answered 410 Gone", async () => {
     const lists = kube.lists.length;
     kube.answer(kube.watches.length, 410);
     expectRelisted(lists, await changeWhileNoWatchIsOpen(() => informer.resumeFrom('1'), kube.watches.length + 1));
@@ -172,13 +190,19 @@ describe('operator: the catalog informer after a watch ends (real Kubernetes API
   it('relists, after a backoff, and watches from the new list when a watch ends with an ERROR event other than 410', async () => {
     const lists = kube.lists.length;
     const failing = kube.current()!;
-    expectRelisted(lists, await changeWhileNoWatchIsOpen(() => failing.fail({ code: 500, reason: 'InternalError' }), kube.watches.length));
+    expectRelisted(
+      lists,
+      await changeWhileNoWatchIsOpen(() => failing.fail({ code: 500, reason: 'InternalError' }), kube.watches.length),
+    );
   });
 
   it('backs off and resumes from where it was, without a list, when a watch ends with ERROR 429', async () => {
     const lists = kube.lists.length;
     const failing = kube.current()!;
-    const next = await changeWhileNoWatchIsOpen(() => failing.fail({ code: 429, reason: 'TooManyRequests' }), kube.watches.length);
+    const next = await changeWhileNoWatchIsOpen(
+      () => failing.fail({ code: 429, reason: 'TooManyRequests' }),
+      kube.watches.length,
+    );
     expect(kube.lists).to.have.length(lists);
     expect(next.from).to.equal(failing.reached ?? failing.from);
   });

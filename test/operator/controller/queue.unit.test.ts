@@ -24,7 +24,12 @@ describe('operator: work queue', () => {
 
   it('backs off exponentially per key and starts over after forget', () => {
     const queue = new WorkQueue({ baseDelayMs: 100, maxDelayMs: 1000 });
-    expect([queue.addRateLimited('a'), queue.addRateLimited('a'), queue.addRateLimited('a'), queue.addRateLimited('b')]).to.deep.equal([100, 200, 400, 100]);
+    expect([
+      queue.addRateLimited('a'),
+      queue.addRateLimited('a'),
+      queue.addRateLimited('a'),
+      queue.addRateLimited('b'),
+    ]).to.deep.equal([100, 200, 400, 100]);
     for (let i = 0; i < 5; i++) queue.addRateLimited('a');
     expect(queue.addRateLimited('a')).to.equal(1000);
     queue.forget('a');
@@ -67,16 +72,38 @@ describe('operator: conditions and durations', () => {
   const t2 = new Date('2026-11-22T11:00:00.000Z');
 
   it('moves lastTransitionTime only when the status flips', () => {
-    let conditions: Condition[] = setCondition([], { type: 'Ready', status: 'False', reason: 'Publishing', message: 'a', observedGeneration: 1 }, t1);
-    conditions = setCondition(conditions, { type: 'Ready', status: 'False', reason: 'ReconcileFailed', message: 'b', observedGeneration: 2 }, t2);
-    expect(conditions[0]).to.include({ reason: 'ReconcileFailed', message: 'b', observedGeneration: 2, lastTransitionTime: t1.toISOString() });
-    conditions = setCondition(conditions, { type: 'Ready', status: 'True', reason: 'Published', message: 'c', observedGeneration: 2 }, t2);
+    let conditions: Condition[] = setCondition(
+      [],
+      { type: 'Ready', status: 'False', reason: 'Publishing', message: 'a', observedGeneration: 1 },
+      t1,
+    );
+    conditions = setCondition(
+      conditions,
+      { type: 'Ready', status: 'False', reason: 'ReconcileFailed', message: 'b', observedGeneration: 2 },
+      t2,
+    );
+    expect(conditions[0]).to.include({
+      reason: 'ReconcileFailed',
+      message: 'b',
+      observedGeneration: 2,
+      lastTransitionTime: t1.toISOString(),
+    });
+    conditions = setCondition(
+      conditions,
+      { type: 'Ready', status: 'True', reason: 'Published', message: 'c', observedGeneration: 2 },
+      t2,
+    );
     expect(conditions[0]!.lastTransitionTime).to.equal(t2.toISOString());
   });
 
   it('keeps one condition per type, sorted', () => {
     let conditions: Condition[] = [];
-    for (const type of ['Stalled', 'Ready', 'Reconciling', 'Ready'] as const) conditions = setCondition(conditions, { type, status: 'True', reason: 'X', message: '', observedGeneration: 1 }, t1);
+    for (const type of ['Stalled', 'Ready', 'Reconciling', 'Ready'] as const)
+      conditions = setCondition(
+        conditions,
+        { type, status: 'True', reason: 'X', message: '', observedGeneration: 1 },
+        t1,
+      );
     expect(conditions.map((c) => c.type)).to.deep.equal(['Ready', 'Reconciling', 'Stalled']);
   });
 

@@ -6,7 +6,13 @@ import nock from 'nock';
 import { systemScheduler } from '../../../core/src/clock.js';
 import { afterCheck, type BrandRecord } from '../../../operator/src/health/outcome.js';
 import { probe, USER_AGENT } from '../../../operator/src/health/probe.js';
-import { CAPABILITY_STATEMENT, FhirStub, SMART_CONFIGURATION, type StubAnswer, type StubRequest } from '../../../testkit/fhir-stub.js';
+import {
+  CAPABILITY_STATEMENT,
+  FhirStub,
+  SMART_CONFIGURATION,
+  type StubAnswer,
+  type StubRequest,
+} from '../../../testkit/fhir-stub.js';
 import { PRIVATE_ADDRESS, settings, stubAgent } from '../../../testkit/health.js';
 import { testTls } from '../../../testkit/tls.js';
 import { until } from '../../../testkit/until.js';
@@ -36,22 +42,40 @@ describe('operator: endpoint checks', function () {
   });
 
   /** Both requests of a check, as the sweeper makes them, and the record they lead to (checked at `at`). */
-  async function check(baseUrl: string, previous?: BrandRecord, timeoutMs = 2000, at = new Date()): Promise<BrandRecord> {
+  async function check(
+    baseUrl: string,
+    previous?: BrandRecord,
+    timeoutMs = 2000,
+    at = new Date(),
+  ): Promise<BrandRecord> {
     // The deadline is real time (a real server is slow), so the durations are measured in real time too.
     const options = { agent, timeoutMs, scheduler: systemScheduler };
-    const [metadata, smart] = await Promise.all([probe(baseUrl, 'metadata', previous?.metadata, options), probe(baseUrl, 'smart-configuration', previous?.smart, options)]);
+    const [metadata, smart] = await Promise.all([
+      probe(baseUrl, 'metadata', previous?.metadata, options),
+      probe(baseUrl, 'smart-configuration', previous?.smart, options),
+    ]);
     return afterCheck(previous, metadata, smart, at);
   }
-  const on = (path: string, answer: StubAnswer) => (request: StubRequest) => (request.path.endsWith(path) ? answer : undefined);
+  const on = (path: string, answer: StubAnswer) => (request: StubRequest) =>
+    request.path.endsWith(path) ? answer : undefined;
 
   it('is UP when /metadata is a CapabilityStatement and the SMART configuration is one; it asks as a FHIR client', async () => {
     const at = new Date('2026-03-01T12:00:00Z');
     const record = await check(stub.baseUrl('up.fhir.test'), undefined, 2000, at);
-    expect(record.health).to.deep.include({ status: 'UP', fhirVersion: '4.0.1', smartConfiguration: true, checkedAt: at.toISOString() });
+    expect(record.health).to.deep.include({
+      status: 'UP',
+      fhirVersion: '4.0.1',
+      smartConfiguration: true,
+      checkedAt: at.toISOString(),
+    });
     const paths = stub.requests.map((r) => r.path).sort();
     expect(paths).to.deep.equal(['/r4/.well-known/smart-configuration', '/r4/metadata']);
     const metadata = stub.requests.find((r) => r.path === '/r4/metadata')!;
-    expect(metadata.headers).to.include({ accept: 'application/fhir+json', 'user-agent': USER_AGENT, host: `up.fhir.test:${stub.port}` });
+    expect(metadata.headers).to.include({
+      accept: 'application/fhir+json',
+      'user-agent': USER_AGENT,
+      host: `up.fhir.test:${stub.port}`,
+    });
   });
 
   it('is DEGRADED with a 404 at /metadata (SMART configuration fine), and with no SMART configuration', async () => {
@@ -60,14 +84,19 @@ describe('operator: endpoint checks', function () {
     expect(noMetadata.health).to.deep.include({ status: 'DEGRADED', fhirVersion: null, smartConfiguration: true });
     expect(noMetadata.metadata).to.include({ ok: false, reason: 'http-4xx', status: 404 });
 
-    stub.behaviour = on('/smart-configuration', { status: 200, body: '<!doctype html><title>Sign in</title>', headers: { 'content-type': 'text/html' } });
+    stub.behaviour = on('/smart-configuration', {
+      status: 200,
+      body: '<!doctype html><title>Sign in</title>',
+      headers: { 'content-type': 'text/html' },
+    });
     const noSmart = await check(stub.baseUrl('degraded.fhir.test'));
     expect(noSmart.health).to.deep.include({ status: 'DEGRADED', fhirVersion: '4.0.1', smartConfiguration: false });
     expect(noSmart.smart).to.include({ ok: false, reason: 'invalid' });
   });
 
   it('is DOWN when neither answers usefully: 5xx, an HTML page, a refused connection', async () => {
-    stub.behaviour = (request) => (request.path.endsWith('/metadata') ? { status: 503, body: 'busy' } : { status: 200, body: '<html></html>' });
+    stub.behaviour = (request) =>
+      request.path.endsWith('/metadata') ? { status: 503, body: 'busy' } : { status: 200, body: '<html></html>' };
     const record = await check(stub.baseUrl('down.fhir.test'));
     expect(record.health).to.deep.include({ status: 'DOWN', fhirVersion: null, smartConfiguration: false });
     expect([record.metadata.reason, record.smart.reason]).to.deep.equal(['http-5xx', 'invalid']);
@@ -102,11 +131,20 @@ describe('operator: endpoint checks', function () {
   });
 
   it('refuses redirects to private addresses, by name or literal, before connecting; and a base URL that resolves to one', async () => {
-    for (const target of [`https://private.fhir.test:${internal.port}/r4/metadata`, `https://${PRIVATE_ADDRESS}:${internal.port}/r4/metadata`, 'https://internal.fhir.test/r4/metadata', 'https://[::1]/metadata', 'https://169.254.169.254/latest/meta-data']) {
+    for (const target of [
+      `https://private.fhir.test:${internal.port}/r4/metadata`,
+      `https://${PRIVATE_ADDRESS}:${internal.port}/r4/metadata`,
+      'https://internal.fhir.test/r4/metadata',
+      'https://[::1]/metadata',
+      'https://169.254.169.254/latest/meta-data',
+    ]) {
       stub.behaviour = () => ({ status: 302, headers: { location: target } });
       const record = await check(stub.baseUrl('redirecting.fhir.test'));
       expect(record.health.status, target).to.equal('DOWN');
-      expect([record.metadata.reason, record.smart.reason], target).to.deep.equal(['refused-address', 'refused-address']);
+      expect([record.metadata.reason, record.smart.reason], target).to.deep.equal([
+        'refused-address',
+        'refused-address',
+      ]);
     }
     const direct = await check(`https://private.fhir.test:${internal.port}/r4`);
     expect([direct.metadata.reason, direct.smart.reason]).to.deep.equal(['refused-address', 'refused-address']);
@@ -114,17 +152,29 @@ describe('operator: endpoint checks', function () {
   });
 
   it('follows a public redirect (each hop checked) and reads the document where it lands', async () => {
-    stub.behaviour = (request) => (request.host === 'old.fhir.test' ? { status: 301, headers: { location: stub.baseUrl('new.fhir.test') + request.path.slice(3) } } : undefined);
+    stub.behaviour = (request) =>
+      request.host === 'old.fhir.test'
+        ? { status: 301, headers: { location: stub.baseUrl('new.fhir.test') + request.path.slice(3) } }
+        : undefined;
     const record = await check(stub.baseUrl('old.fhir.test'));
     expect(record.health.status).to.equal('UP');
-    expect(stub.requests.map((r) => r.host).sort()).to.deep.equal(['new.fhir.test', 'new.fhir.test', 'old.fhir.test', 'old.fhir.test']);
+    expect(stub.requests.map((r) => r.host).sort()).to.deep.equal([
+      'new.fhir.test',
+      'new.fhir.test',
+      'old.fhir.test',
+      'old.fhir.test',
+    ]);
   });
 
   it('sends the validators it was given; a 304 keeps the outcome and moves checkedAt', async () => {
     stub.behaviour = (request) => {
       if (request.path.endsWith('/metadata')) {
         if (request.headers['if-modified-since'] === 'Wed, 01 Jan 2026 00:00:00 GMT') return { status: 304 };
-        return { status: 200, body: CAPABILITY_STATEMENT.replace('4.0.1', '4.0.0'), headers: { 'last-modified': 'Wed, 01 Jan 2026 00:00:00 GMT' } };
+        return {
+          status: 200,
+          body: CAPABILITY_STATEMENT.replace('4.0.1', '4.0.0'),
+          headers: { 'last-modified': 'Wed, 01 Jan 2026 00:00:00 GMT' },
+        };
       }
       return undefined; // ETag "smart-1", honoured by If-None-Match
     };
@@ -167,8 +217,14 @@ describe('operator: endpoint checks', function () {
   });
 
   it('keeps only what it needs of a large CapabilityStatement (the first 64 KiB) and refuses a huge SMART configuration', async () => {
-    const huge = CAPABILITY_STATEMENT.replace('"rest":[', `"rest":[${'{"mode":"server","resource":[]},'.repeat(200_000)}`);
-    stub.behaviour = (request) => (request.path.endsWith('/metadata') ? { status: 200, body: huge } : { status: 200, body: SMART_CONFIGURATION.replace('{', `{"padding":"${'x'.repeat(100_000)}",`) });
+    const huge = CAPABILITY_STATEMENT.replace(
+      '"rest":[',
+      `"rest":[${'{"mode":"server","resource":[]},'.repeat(200_000)}`,
+    );
+    stub.behaviour = (request) =>
+      request.path.endsWith('/metadata')
+        ? { status: 200, body: huge }
+        : { status: 200, body: SMART_CONFIGURATION.replace('{', `{"padding":"${'x'.repeat(100_000)}",`) };
     const record = await check(stub.baseUrl('large.fhir.test'));
     expect(record.health).to.deep.include({ status: 'DEGRADED', fhirVersion: '4.0.1', smartConfiguration: false });
     expect(record.smart.reason).to.equal('too-large');

@@ -1,7 +1,11 @@
 // What an endpoint check reads from the two documents: a CapabilityStatement's resourceType and fhirVersion
 // from its first bytes only, and whether a SMART configuration is one.
 import { expect } from 'chai';
-import { isSmartConfiguration, readCapabilityStatement, topLevelStrings } from '../../../operator/src/health/documents.js';
+import {
+  isSmartConfiguration,
+  readCapabilityStatement,
+  topLevelStrings,
+} from '../../../operator/src/health/documents.js';
 import { CAPABILITY_STATEMENT, SMART_CONFIGURATION } from '../../../testkit/fhir-stub.js';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
@@ -31,9 +35,18 @@ function countingText(text: string): { text: string; reads: () => number } {
 
 describe('operator: endpoint health documents', () => {
   it('reads resourceType and fhirVersion of a CapabilityStatement (and DSTU2 Conformance)', () => {
-    expect(readCapabilityStatement(bytes(CAPABILITY_STATEMENT))).to.deep.equal({ capabilityStatement: true, fhirVersion: '4.0.1' });
-    expect(readCapabilityStatement(bytes('{"resourceType":"Conformance","fhirVersion":"1.0.2"}'))).to.deep.equal({ capabilityStatement: true, fhirVersion: '1.0.2' });
-    expect(readCapabilityStatement(bytes('\uFEFF {\n "resourceType" : "CapabilityStatement"}'))).to.deep.equal({ capabilityStatement: true, fhirVersion: null });
+    expect(readCapabilityStatement(bytes(CAPABILITY_STATEMENT))).to.deep.equal({
+      capabilityStatement: true,
+      fhirVersion: '4.0.1',
+    });
+    expect(readCapabilityStatement(bytes('{"resourceType":"Conformance","fhirVersion":"1.0.2"}'))).to.deep.equal({
+      capabilityStatement: true,
+      fhirVersion: '1.0.2',
+    });
+    expect(readCapabilityStatement(bytes('\uFEFF {\n "resourceType" : "CapabilityStatement"}'))).to.deep.equal({
+      capabilityStatement: true,
+      fhirVersion: null,
+    });
   });
 
   it('reads the two members from the first bytes of a large statement, skipping nested objects, arrays and escapes', () => {
@@ -43,11 +56,21 @@ describe('operator: endpoint health documents', () => {
   });
 
   it('refuses other resources, HTML, arrays, and versions that are not versions', () => {
-    expect(readCapabilityStatement(bytes('{"resourceType":"OperationOutcome","issue":[]}')).capabilityStatement).to.equal(false);
-    expect(readCapabilityStatement(bytes('<!doctype html><html><body>Sign in</body></html>')).capabilityStatement).to.equal(false);
-    expect(readCapabilityStatement(bytes('[{"resourceType":"CapabilityStatement"}]')).capabilityStatement).to.equal(false);
-    expect(readCapabilityStatement(bytes('{"resourceType":{"x":"CapabilityStatement"}}')).capabilityStatement).to.equal(false);
-    expect(readCapabilityStatement(bytes('{"resourceType":"CapabilityStatement","fhirVersion":"<script>"}'))).to.deep.equal({ capabilityStatement: true, fhirVersion: null });
+    expect(
+      readCapabilityStatement(bytes('{"resourceType":"OperationOutcome","issue":[]}')).capabilityStatement,
+    ).to.equal(false);
+    expect(
+      readCapabilityStatement(bytes('<!doctype html><html><body>Sign in</body></html>')).capabilityStatement,
+    ).to.equal(false);
+    expect(readCapabilityStatement(bytes('[{"resourceType":"CapabilityStatement"}]')).capabilityStatement).to.equal(
+      false,
+    );
+    expect(readCapabilityStatement(bytes('{"resourceType":{"x":"CapabilityStatement"}}')).capabilityStatement).to.equal(
+      false,
+    );
+    expect(
+      readCapabilityStatement(bytes('{"resourceType":"CapabilityStatement","fhirVersion":"<script>"}')),
+    ).to.deep.equal({ capabilityStatement: true, fhirVersion: null });
     expect(readCapabilityStatement(bytes('')).capabilityStatement).to.equal(false);
   });
 
@@ -67,7 +90,15 @@ describe('operator: endpoint health documents', () => {
   it('takes a SMART configuration that names its token or authorization endpoint, nothing else', () => {
     expect(isSmartConfiguration(bytes(SMART_CONFIGURATION))).to.equal(true);
     expect(isSmartConfiguration(bytes('{"token_endpoint":"https://a.example/token"}'))).to.equal(true);
-    for (const text of ['{}', '[]', '{"error":"not_found"}', '<html></html>', '{"token_endpoint":42}', 'null', '{"token_endpoint":"x"']) {
+    for (const text of [
+      '{}',
+      '[]',
+      '{"error":"not_found"}',
+      '<html></html>',
+      '{"token_endpoint":42}',
+      'null',
+      '{"token_endpoint":"x"',
+    ]) {
       expect(isSmartConfiguration(bytes(text)), text).to.equal(false);
     }
   });

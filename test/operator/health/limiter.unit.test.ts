@@ -37,7 +37,11 @@ async function load(time: ManualTime, limiter: HostLimiter, hosts: Record<string
 
 describe('operator: endpoint check limits', () => {
   it('holds the global cap and each host at its cap', async () => {
-    const { time, limiter } = limiterOn({ concurrency: 6, perHostConcurrency: 2, perHostRate: { count: 1000, periodMs: 1000 } });
+    const { time, limiter } = limiterOn({
+      concurrency: 6,
+      perHostConcurrency: 2,
+      perHostRate: { count: 1000, periodMs: 1000 },
+    });
     const { peak, globalPeak } = await load(time, limiter, { a: 20, b: 20, c: 20, d: 20 }, 20);
     expect(globalPeak).to.equal(6);
     for (const host of ['a', 'b', 'c', 'd']) expect(peak.get(host), host).to.equal(2);
@@ -45,17 +49,28 @@ describe('operator: endpoint check limits', () => {
 
   it("spaces a host's requests by its rate: never more than the rate in any one-second window", async () => {
     let throttled = 0;
-    const { time, limiter } = limiterOn({ concurrency: 50, perHostConcurrency: 10, perHostRate: { count: 10, periodMs: 1000 } }, () => throttled++);
+    const { time, limiter } = limiterOn(
+      { concurrency: 50, perHostConcurrency: 10, perHostRate: { count: 10, periodMs: 1000 } },
+      () => throttled++,
+    );
     const { starts } = await load(time, limiter, { busy: 25 }, 0);
     const times = starts.get('busy')!;
     // One at once, then one every 100 ms, exactly: the 25th at 2.4 s.
     expect(times).to.deep.equal(Array.from({ length: 25 }, (_, i) => i * 100));
-    for (let i = 0; i < times.length; i++) expect(times.filter((t) => t > times[i]! - 1000 && t <= times[i]!).length, `window ending at request ${i}`).to.be.at.most(10);
+    for (let i = 0; i < times.length; i++)
+      expect(
+        times.filter((t) => t > times[i]! - 1000 && t <= times[i]!).length,
+        `window ending at request ${i}`,
+      ).to.be.at.most(10);
     expect(throttled).to.equal(24);
   });
 
   it('lets other hosts through while the busiest waits for its tokens (no head-of-line blocking)', async () => {
-    const { time, limiter } = limiterOn({ concurrency: 2, perHostConcurrency: 2, perHostRate: { count: 2, periodMs: 1000 } });
+    const { time, limiter } = limiterOn({
+      concurrency: 2,
+      perHostConcurrency: 2,
+      perHostRate: { count: 2, periodMs: 1000 },
+    });
     const busy = Array.from({ length: 6 }, () => limiter.run('busy', async () => time.monotonic()));
     const others = ['x', 'y', 'z'].map((host) => limiter.run(host, async () => time.monotonic()));
     expect(await time.run(Promise.all(others))).to.deep.equal([0, 0, 0]); // before the busy host's second token
@@ -63,7 +78,11 @@ describe('operator: endpoint check limits', () => {
   });
 
   it('fails queued requests when stopped, and refuses new ones; running ones finish', async () => {
-    const { limiter } = limiterOn({ concurrency: 1, perHostConcurrency: 1, perHostRate: { count: 100, periodMs: 1000 } });
+    const { limiter } = limiterOn({
+      concurrency: 1,
+      perHostConcurrency: 1,
+      perHostRate: { count: 100, periodMs: 1000 },
+    });
     let finish: () => void = () => {};
     const running = limiter.run('a', async () => {
       await new Promise<void>((resolve) => (finish = resolve));
@@ -81,7 +100,11 @@ describe('operator: endpoint check limits', () => {
   });
 
   it("passes a request's failure to its caller and frees its slots", async () => {
-    const { time, limiter } = limiterOn({ concurrency: 1, perHostConcurrency: 1, perHostRate: { count: 100, periodMs: 1000 } });
+    const { time, limiter } = limiterOn({
+      concurrency: 1,
+      perHostConcurrency: 1,
+      perHostRate: { count: 100, periodMs: 1000 },
+    });
     const failing = limiter.run('a', async () => {
       throw new Error('boom');
     });

@@ -12,7 +12,12 @@ import { ManualTime } from '../../../testkit/clock.js';
 const checked = (spec: Record<string, unknown> = {}) =>
   ({
     metadata: { namespace: 'ns', name: 'c', uid: 'u' },
-    spec: { sources: [], healthChecks: { enabled: true, interval: '6h', concurrency: 4, perHostRate: '2/s', perHostConcurrency: 2 }, suspend: false, ...spec },
+    spec: {
+      sources: [],
+      healthChecks: { enabled: true, interval: '6h', concurrency: 4, perHostRate: '2/s', perHostConcurrency: 2 },
+      suspend: false,
+      ...spec,
+    },
     status: {},
   }) as unknown as BrandCatalogObject;
 

@@ -39,15 +39,42 @@ describe('operator: endpoint check schedule', function () {
     const phase = 0.25;
     const interval = 6 * HOUR;
     const place = 1000 * interval + phase * interval; // a phase point
-    expect(nextDue({ phase, intervalMs: interval, catchUpMs: 15 * 60_000, checkedAt: place, now: place })).to.equal(place + interval);
+    expect(nextDue({ phase, intervalMs: interval, catchUpMs: 15 * 60_000, checkedAt: place, now: place })).to.equal(
+      place + interval,
+    );
     // Checked 2 h late (the host was throttled): the next phase point at least half an interval later.
-    expect(nextDue({ phase, intervalMs: interval, catchUpMs: 15 * 60_000, checkedAt: place + 2 * HOUR, now: place + 2 * HOUR })).to.equal(place + interval);
-    expect(nextDue({ phase, intervalMs: interval, catchUpMs: 15 * 60_000, checkedAt: place + 4 * HOUR, now: place + 4 * HOUR })).to.equal(place + 2 * interval);
+    expect(
+      nextDue({
+        phase,
+        intervalMs: interval,
+        catchUpMs: 15 * 60_000,
+        checkedAt: place + 2 * HOUR,
+        now: place + 2 * HOUR,
+      }),
+    ).to.equal(place + interval);
+    expect(
+      nextDue({
+        phase,
+        intervalMs: interval,
+        catchUpMs: 15 * 60_000,
+        checkedAt: place + 4 * HOUR,
+        now: place + 4 * HOUR,
+      }),
+    ).to.equal(place + 2 * interval);
   });
 
   it('ramps never-checked and overdue brands in over the catch-up window, spread by their place', () => {
     const now = Date.UTC(2026, 0, 1);
-    const due = ids.map((id) => nextDue({ phase: phaseOf('default/default', id), intervalMs: 6 * HOUR, catchUpMs: 15 * 60_000, checkedAt: null, now }) - now);
+    const due = ids.map(
+      (id) =>
+        nextDue({
+          phase: phaseOf('default/default', id),
+          intervalMs: 6 * HOUR,
+          catchUpMs: 15 * 60_000,
+          checkedAt: null,
+          now,
+        }) - now,
+    );
     expect(Math.min(...due)).to.be.at.least(0);
     expect(Math.max(...due)).to.be.below(15 * 60_000);
     const perMinute = new Array(15).fill(0) as number[];

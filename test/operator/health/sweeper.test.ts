@@ -39,7 +39,10 @@ describe('operator: endpoint health sweeps', function () {
     // The Epic 2022 R4 list (synthetic, test/fixtures/brands): one brand per host, but for a few (the eight of
     // fhir.summitridge.example share one).
     const hosts = new Set<string>();
-    epic = stubbedBrands([realSource('epic', 'fhir-endpoint-bundle', 'epic-legacy-2022/epic_endpoints_r4.json', 'EPIC')], stub).filter((b) => {
+    epic = stubbedBrands(
+      [realSource('epic', 'fhir-endpoint-bundle', 'epic-legacy-2022/epic_endpoints_r4.json', 'EPIC')],
+      stub,
+    ).filter((b) => {
       const name = host(b);
       return !hosts.has(name) && Boolean(hosts.add(name));
     });
@@ -65,9 +68,12 @@ describe('operator: endpoint health sweeps', function () {
    */
   async function drive(what: string, done: () => boolean | Promise<boolean>): Promise<void> {
     for (let fired = 0; ; fired++) {
-      await until('the requests under way to be answered', () => sweepers.every((s) => s.requestsInFlight === 0), { intervalMs: 1 });
+      await until('the requests under way to be answered', () => sweepers.every((s) => s.requestsInFlight === 0), {
+        intervalMs: 1,
+      });
       if (await done()) return;
-      if (fired > 200_000 || !(await time.next())) throw new Error(`${what}: not after ${fired} timers (manual time ${time.now().toISOString()})`);
+      if (fired > 200_000 || !(await time.next()))
+        throw new Error(`${what}: not after ${fired} timers (manual time ${time.now().toISOString()})`);
     }
   }
 
@@ -83,14 +89,25 @@ describe('operator: endpoint health sweeps', function () {
     return header.id;
   }
 
-  function sweeper(ref: CatalogRef, limits: Partial<HealthSettings>, timing: Partial<HealthTiming> = {}): CatalogHealthSweeper {
+  function sweeper(
+    ref: CatalogRef,
+    limits: Partial<HealthSettings>,
+    timing: Partial<HealthTiming> = {},
+  ): CatalogHealthSweeper {
     const configured = settings(limits);
     const created = new CatalogHealthSweeper({
       ref,
       snapshots: snapshots(),
       store: store(),
       settings: configured,
-      timing: { ...DEFAULT_TIMING, catchUpMs: 0, publishDelayMs: 100, refreshPublishMs: 300, snapshotPollMs: 60_000, ...timing },
+      timing: {
+        ...DEFAULT_TIMING,
+        catchUpMs: 0,
+        publishDelayMs: 100,
+        refreshPublishMs: 300,
+        snapshotPollMs: 60_000,
+        ...timing,
+      },
       agent: stubAgent(configured),
       clock: time,
       scheduler: time,
@@ -102,20 +119,40 @@ describe('operator: endpoint health sweeps', function () {
 
   it('holds a host carrying 2,000 real brands to its limits (at most 2 at once, its rate) while 100 other hosts go ahead', async function () {
     this.timeout(300_000); // 4,000 requests one token apart, each answered before time moves on: about 20 s, a minute on a loaded machine
-    const ecw = stubbedBrands([realSource('ecw', 'lantern-endpoints', 'lantern-prod_resources/eClinicalWorks_LLC_EndpointSources.json', 'ECLINICALWORKS')], stub).slice(0, 2000);
+    const ecw = stubbedBrands(
+      [
+        realSource(
+          'ecw',
+          'lantern-endpoints',
+          'lantern-prod_resources/eClinicalWorks_LLC_EndpointSources.json',
+          'ECLINICALWORKS',
+        ),
+      ],
+      stub,
+    ).slice(0, 2000);
     const busyHost = host(ecw[0]!);
     expect(new Set(ecw.map(host))).to.deep.equal(new Set([busyHost]));
     const others = epic.filter((b) => host(b) !== busyHost).slice(0, 100);
     const ref = newRef();
     await activate(ref, [...ecw, ...others]);
     const rate = 300;
-    const checks = sweeper(ref, { concurrency: 16, perHostConcurrency: 2, perHostRate: { count: rate, periodMs: 1000 } });
+    const checks = sweeper(ref, {
+      concurrency: 16,
+      perHostConcurrency: 2,
+      perHostRate: { count: rate, periodMs: 1000 },
+    });
     await checks.start(); // every brand is due at once (no catch-up window): the limits alone pace them
     await drive('every brand checked and published', () => checks.summary().counts.UP === ecw.length + others.length);
 
     const busy = stub.statsOf(busyHost);
     const seconds = (busy.starts.at(-1)! - busy.starts[0]!) / 1000;
-    const report = { requests: busy.requests, peakInFlight: busy.peakInFlight, peakConnections: busy.peakConnections, peakPerSecond: stub.peakRate(busyHost), seconds: Number(seconds.toFixed(1)) };
+    const report = {
+      requests: busy.requests,
+      peakInFlight: busy.peakInFlight,
+      peakConnections: busy.peakConnections,
+      peakPerSecond: stub.peakRate(busyHost),
+      seconds: Number(seconds.toFixed(1)),
+    };
     console.log(`      ${busyHost} (manual time): ${JSON.stringify(report)}`);
     expect(busy.requests).to.equal(4000);
     expect(busy.peakInFlight).to.be.within(1, 2);
@@ -134,7 +171,11 @@ describe('operator: endpoint health sweeps', function () {
     const ref = newRef();
     await activate(ref, brands);
     const interval = 3000;
-    const checks = sweeper(ref, { intervalMs: interval, perHostRate: { count: 100, periodMs: 1000 } }, { catchUpMs: interval });
+    const checks = sweeper(
+      ref,
+      { intervalMs: interval, perHostRate: { count: 100, periodMs: 1000 } },
+      { catchUpMs: interval },
+    );
     const started = time.monotonic();
     await checks.start();
     await drive('three rounds of checks', () => brands.every((b) => stub.statsOf(host(b)).requests >= 6));
@@ -142,15 +183,26 @@ describe('operator: endpoint health sweeps', function () {
     // fires on a whole millisecond, so a check begins within 1 ms after the instant it is due.
     const wrong: string[] = [];
     for (const brand of brands) {
-      const [first, second, third] = stub.statsOf(host(brand)).starts.filter((_, i) => i % 2 === 0) as [number, number, number];
+      const [first, second, third] = stub.statsOf(host(brand)).starts.filter((_, i) => i % 2 === 0) as [
+        number,
+        number,
+        number,
+      ];
       const phase = phaseOf(checks.key, brand.id) * interval;
       // Round one: at the brand's place in the catch-up window (phase × window), so 180 brands are a ramp over 3 s.
-      if (!(first - started >= phase && first - started <= phase + 1)) wrong.push(`${brand.id}: first check at ${first - started} ms, due at ${phase.toFixed(1)} ${JSON.stringify(stub.statsOf(host(brand)).starts.map((t) => t - started))} ${host(brand)}`);
+      if (!(first - started >= phase && first - started <= phase + 1))
+        wrong.push(
+          `${brand.id}: first check at ${first - started} ms, due at ${phase.toFixed(1)} ${JSON.stringify(stub.statsOf(host(brand)).starts.map((t) => t - started))} ${host(brand)}`,
+        );
       // Round two: on its phase point of the interval, never sooner than half an interval after the first.
       const offset = (((second - phase) % interval) + interval) % interval;
-      if (!(second - first >= interval / 2 && offset <= 1)) wrong.push(`${brand.id}: second check ${second - first} ms after the first, ${offset.toFixed(1)} ms past its phase point`);
+      if (!(second - first >= interval / 2 && offset <= 1))
+        wrong.push(
+          `${brand.id}: second check ${second - first} ms after the first, ${offset.toFixed(1)} ms past its phase point`,
+        );
       // Round three: one interval after the second.
-      if (Math.abs(third - second - interval) > 1) wrong.push(`${brand.id}: third check ${third - second} ms after the second`);
+      if (Math.abs(third - second - interval) > 1)
+        wrong.push(`${brand.id}: third check ${third - second} ms after the second`);
     }
     expect(wrong).to.deep.equal([]);
   });
@@ -176,7 +228,8 @@ describe('operator: endpoint health sweeps', function () {
     // Each brand's first check after the restart (one brand per host): both requests conditional, answered 304.
     const firstChecks = brands.flatMap((b) => stub.requests.filter((r) => r.host === host(b)).slice(0, 2));
     expect(firstChecks).to.have.length(120);
-    for (const request of firstChecks) expect(request.headers['if-none-match'], `${request.host}${request.path}`).to.be.oneOf(['"cs-1"', '"smart-1"']);
+    for (const request of firstChecks)
+      expect(request.headers['if-none-match'], `${request.host}${request.path}`).to.be.oneOf(['"cs-1"', '"smart-1"']);
     // No burst: none sooner than half an interval after the brand's check before the restart, and every one
     // within one and a half intervals of it (its next phase point).
     for (const brand of brands) {
@@ -187,7 +240,11 @@ describe('operator: endpoint health sweeps', function () {
     }
     await drive('the refreshed check times published', async () => {
       const after = (await store().load(ref)) as { health: Map<string, { status: string; checkedAt: string | null }> };
-      return brands.every((b) => after.health.get(b.id)!.status === 'UP' && after.health.get(b.id)!.checkedAt! > before.health.get(b.id)!.checkedAt!);
+      return brands.every(
+        (b) =>
+          after.health.get(b.id)!.status === 'UP' &&
+          after.health.get(b.id)!.checkedAt! > before.health.get(b.id)!.checkedAt!,
+      );
     });
   });
 });

@@ -25,7 +25,14 @@ describe('operator pipeline: csv source', () => {
         logoUrl: 'https://stmarys.example/logo.svg',
       },
       // The line break inside the quoted name is kept by the parser and collapsed like any other whitespace.
-      { name: 'Good "Family" Clinic', fhirBaseUrl: 'http://FHIR.Good.example/R4/', platformType: 'CERNER', aliases: ['The "Good" Clinic'], city: 'Madison', state: 'wisconsin' },
+      {
+        name: 'Good "Family" Clinic',
+        fhirBaseUrl: 'http://FHIR.Good.example/R4/',
+        platformType: 'CERNER',
+        aliases: ['The "Good" Clinic'],
+        city: 'Madison',
+        state: 'wisconsin',
+      },
       { name: 'Plain Clinic', fhirBaseUrl: 'https://fhir.plain.example/r4' },
     ]);
   });
@@ -39,7 +46,13 @@ describe('operator pipeline: csv source', () => {
     const awkward = ['Quote " inside', 'Comma, inside', 'Line\nbreak', '"Fully quoted"', 'Trailing |pipe'];
     const lines = awkward.map((name, i) => [csvField(name), `https://fhir.x${i}.example/r4`].join(','));
     const parsed = parseCsv(['name,fhirBaseUrl', ...lines].join('\r\n'));
-    expect(parsed.rows.map((r) => r.name)).to.deep.equal(['Quote " inside', 'Comma, inside', 'Line break', '"Fully quoted"', 'Trailing |pipe']);
+    expect(parsed.rows.map((r) => r.name)).to.deep.equal([
+      'Quote " inside',
+      'Comma, inside',
+      'Line break',
+      '"Fully quoted"',
+      'Trailing |pipe',
+    ]);
   });
 
   it('rejects and counts bad rows (with their line) without failing the file', () => {
@@ -78,7 +91,11 @@ describe('operator pipeline: csv source', () => {
     ['a header without fhirBaseUrl', 'name,url\nA,https://a.example', /lacks "fhirBaseUrl"/],
     ['a header without either required column', 'title,url\n', /lacks "name" and "fhirBaseUrl"/],
     ['a header naming a column twice', 'name,fhirBaseUrl,Name\n', /names the column "name" twice/],
-    ['an unterminated quoted field', 'name,fhirBaseUrl\n"Open quote,https://a.example\n', /csv: the source is not valid CSV/],
+    [
+      'an unterminated quoted field',
+      'name,fhirBaseUrl\n"Open quote,https://a.example\n',
+      /csv: the source is not valid CSV/,
+    ],
   ];
   for (const [what, text, message] of malformed) {
     it(`throws on ${what}`, () => expect(() => parseCsv(text)).to.throw(message));

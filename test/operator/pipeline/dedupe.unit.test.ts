@@ -1,6 +1,11 @@
 import { expect } from 'chai';
 import type { PlatformType } from '../../../core/src/catalog/model.js';
-import { MAX_ALIASES, mergeSources, MULTI_TENANT_THRESHOLD, type MergedBrand } from '../../../operator/src/pipeline/dedupe.js';
+import {
+  MAX_ALIASES,
+  mergeSources,
+  MULTI_TENANT_THRESHOLD,
+  type MergedBrand,
+} from '../../../operator/src/pipeline/dedupe.js';
 import { brandIdFor } from '../../../operator/src/pipeline/ids.js';
 import { parseSource } from '../../../operator/src/pipeline/index.js';
 import type { SourceRow } from '../../../operator/src/pipeline/types.js';
@@ -22,12 +27,24 @@ describe('operator pipeline: deduplication and merge', () => {
         source('directory', [{ name: 'Lakeside Hlth Sys', fhirBaseUrl: URL_A }], 100),
         source('curated', [{ name: 'Lakeside Health', fhirBaseUrl: 'http://FHIR.lakeside.example/api/FHIR/R4/' }], 10),
       ]);
-      expect(only(brands)).to.deep.include({ name: 'Lakeside Health', aliases: ['Lakeside Hlth Sys'], fhirBaseUrl: URL_A, id: brandIdFor(URL_A) });
+      expect(only(brands)).to.deep.include({
+        name: 'Lakeside Health',
+        aliases: ['Lakeside Hlth Sys'],
+        fhirBaseUrl: URL_A,
+        id: brandIdFor(URL_A),
+      });
     });
 
     it('breaks ties by source order, then by row order', () => {
       const { brands } = mergeSources([
-        source('first', [{ name: 'First Row', fhirBaseUrl: URL_A }, { name: 'Second Row', fhirBaseUrl: URL_A }], 50),
+        source(
+          'first',
+          [
+            { name: 'First Row', fhirBaseUrl: URL_A },
+            { name: 'Second Row', fhirBaseUrl: URL_A },
+          ],
+          50,
+        ),
         source('second', [{ name: 'Other Source', fhirBaseUrl: URL_A }], 50),
       ]);
       expect(only(brands)).to.deep.include({ name: 'First Row', aliases: ['Second Row', 'Other Source'] });
@@ -35,27 +52,69 @@ describe('operator pipeline: deduplication and merge', () => {
 
     it('takes the winner’s platform type, else the one the URL gives away, else the source default', () => {
       const { brands } = mergeSources([
-        source('s', [
-          { name: 'Stated', fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/stated', platformType: 'VERADIGM' },
-          { name: 'Inferred', fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/inferred' },
-          { name: 'Defaulted', fhirBaseUrl: 'https://fhir.unknown.example/r4' },
-        ], 100, 'NEXTGEN'),
+        source(
+          's',
+          [
+            { name: 'Stated', fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/stated', platformType: 'VERADIGM' },
+            { name: 'Inferred', fhirBaseUrl: 'https://fhir-myrecord.cerner.com/r4/inferred' },
+            { name: 'Defaulted', fhirBaseUrl: 'https://fhir.unknown.example/r4' },
+          ],
+          100,
+          'NEXTGEN',
+        ),
         // A lower-ranked row's platform does not override the winner's chain.
-        source('late', [{ name: 'Late', fhirBaseUrl: 'https://fhir.unknown.example/r4', platformType: 'GREENWAY' }], 200),
+        source(
+          'late',
+          [{ name: 'Late', fhirBaseUrl: 'https://fhir.unknown.example/r4', platformType: 'GREENWAY' }],
+          200,
+        ),
       ]);
       const platformOf = (name: string) => brands.find((b) => b.name === name)!.platformType;
-      expect([platformOf('Stated'), platformOf('Inferred'), platformOf('Defaulted')]).to.deep.equal(['VERADIGM', 'CERNER', 'NEXTGEN']);
+      expect([platformOf('Stated'), platformOf('Inferred'), platformOf('Defaulted')]).to.deep.equal([
+        'VERADIGM',
+        'CERNER',
+        'NEXTGEN',
+      ]);
     });
 
     it('fills fields the winner lacks from lower-ranked rows, in rank order', () => {
       const { brands } = mergeSources([
         source('curated', [{ name: 'Lakeside Health', fhirBaseUrl: URL_A }], 10),
-        source('vendor', [{ name: 'Lakeside', fhirBaseUrl: URL_A, state: 'Wisconsin', portalUrl: 'https://mychart.lakeside.example', logoUrl: 'https://lakeside.example/logo.svg' }], 20),
-        source('directory', [{ name: 'Lakeside', fhirBaseUrl: URL_A, city: 'Madison', state: 'WI', portalUrl: 'https://other.example', logoUrl: 'data:image/png;base64,AAAA' }], 30),
+        source(
+          'vendor',
+          [
+            {
+              name: 'Lakeside',
+              fhirBaseUrl: URL_A,
+              state: 'Wisconsin',
+              portalUrl: 'https://mychart.lakeside.example',
+              logoUrl: 'https://lakeside.example/logo.svg',
+            },
+          ],
+          20,
+        ),
+        source(
+          'directory',
+          [
+            {
+              name: 'Lakeside',
+              fhirBaseUrl: URL_A,
+              city: 'Madison',
+              state: 'WI',
+              portalUrl: 'https://other.example',
+              logoUrl: 'data:image/png;base64,AAAA',
+            },
+          ],
+          30,
+        ),
       ]);
       expect(only(brands)).to.deep.include({
-        name: 'Lakeside Health', aliases: ['Lakeside'], city: 'Madison', state: 'WI',
-        portalUrl: 'https://mychart.lakeside.example', logoUrl: 'https://lakeside.example/logo.svg',
+        name: 'Lakeside Health',
+        aliases: ['Lakeside'],
+        city: 'Madison',
+        state: 'WI',
+        portalUrl: 'https://mychart.lakeside.example',
+        logoUrl: 'https://lakeside.example/logo.svg',
       });
     });
 
@@ -70,20 +129,52 @@ describe('operator pipeline: deduplication and merge', () => {
 
     it('ignores a state that is not a US state and artwork or portals that are not usable URLs', () => {
       const { brands } = mergeSources([
-        source('a', [{ name: 'Lakeside Health', fhirBaseUrl: URL_A, state: 'QC', logoUrl: 'http://lakeside.example/logo.png', portalUrl: 'javascript:alert(1)' }], 10),
-        source('b', [{ name: 'Lakeside Health', fhirBaseUrl: URL_A, logoUrl: 'data:image/svg+xml;utf8,<svg/>', portalUrl: 'https://mychart.lakeside.example' }], 20),
+        source(
+          'a',
+          [
+            {
+              name: 'Lakeside Health',
+              fhirBaseUrl: URL_A,
+              state: 'QC',
+              logoUrl: 'http://lakeside.example/logo.png',
+              portalUrl: 'javascript:alert(1)',
+            },
+          ],
+          10,
+        ),
+        source(
+          'b',
+          [
+            {
+              name: 'Lakeside Health',
+              fhirBaseUrl: URL_A,
+              logoUrl: 'data:image/svg+xml;utf8,<svg/>',
+              portalUrl: 'https://mychart.lakeside.example',
+            },
+          ],
+          20,
+        ),
       ]);
-      expect(only(brands)).to.deep.include({ state: null, city: null, logoUrl: 'data:image/svg+xml;utf8,<svg/>', portalUrl: 'https://mychart.lakeside.example' });
+      expect(only(brands)).to.deep.include({
+        state: null,
+        city: null,
+        logoUrl: 'data:image/svg+xml;utf8,<svg/>',
+        portalUrl: 'https://mychart.lakeside.example',
+      });
     });
 
     it('keeps each other name once (case and whitespace aside), never the brand’s own name, in rank order', () => {
       const { brands, duplicatesMerged } = mergeSources([
         source('a', [{ name: 'Lakeside Health', fhirBaseUrl: URL_A, aliases: ['Lakeside', 'LAKESIDE HEALTH'] }], 10),
-        source('b', [
-          { name: 'lakeside  health', fhirBaseUrl: URL_A },
-          { name: 'Lakeside Children’s', fhirBaseUrl: URL_A, aliases: ['lakeside', 'Lakeside Kids'] },
-          { name: ' LAKESIDE CHILDREN’S ', fhirBaseUrl: URL_A },
-        ], 20),
+        source(
+          'b',
+          [
+            { name: 'lakeside  health', fhirBaseUrl: URL_A },
+            { name: 'Lakeside Children’s', fhirBaseUrl: URL_A, aliases: ['lakeside', 'Lakeside Kids'] },
+            { name: ' LAKESIDE CHILDREN’S ', fhirBaseUrl: URL_A },
+          ],
+          20,
+        ),
       ]);
       expect(only(brands).aliases).to.deep.equal(['Lakeside', 'Lakeside Children’s', 'Lakeside Kids']);
       expect(duplicatesMerged).to.equal(3);
@@ -91,7 +182,16 @@ describe('operator pipeline: deduplication and merge', () => {
 
     it('leaves logoUrl absent and fields null when no source has them', () => {
       const brand = only(mergeSources([source('a', [{ name: 'Bare', fhirBaseUrl: URL_A }])]).brands);
-      expect(brand).to.deep.equal({ id: brandIdFor(URL_A), name: 'Bare', aliases: [], platformType: 'EPIC', fhirBaseUrl: URL_A, city: null, state: null, portalUrl: null });
+      expect(brand).to.deep.equal({
+        id: brandIdFor(URL_A),
+        name: 'Bare',
+        aliases: [],
+        platformType: 'EPIC',
+        fhirBaseUrl: URL_A,
+        city: null,
+        state: null,
+        portalUrl: null,
+      });
     });
   });
 
@@ -113,20 +213,47 @@ describe('operator pipeline: deduplication and merge', () => {
       });
       // A host label that starts a name word counts too ("lake" starts "Lakeside").
       const lake = 'https://fhir.lake.example/r4';
-      expect(only(mergeSources([source('s', [{ name: 'Harbor Clinic', fhirBaseUrl: lake }, { name: 'Lakeside', fhirBaseUrl: lake }])]).brands).name).to.equal('Lakeside');
+      expect(
+        only(
+          mergeSources([
+            source('s', [
+              { name: 'Harbor Clinic', fhirBaseUrl: lake },
+              { name: 'Lakeside', fhirBaseUrl: lake },
+            ]),
+          ]).brands,
+        ).name,
+      ).to.equal('Lakeside');
     });
 
     it('scores by the number of matching words; ties keep the row order', () => {
       const url = 'https://fhir.lakeside-regional.example/r4';
-      const named = (...names: string[]) => only(mergeSources([source('s', names.map((name) => ({ name, fhirBaseUrl: url })))]).brands).name;
-      expect(named('Harbor Clinic', 'Lakeside', 'Lakeside Regional Health', 'Regional Lakeside')).to.equal('Lakeside Regional Health');
+      const named = (...names: string[]) =>
+        only(
+          mergeSources([
+            source(
+              's',
+              names.map((name) => ({ name, fhirBaseUrl: url })),
+            ),
+          ]).brands,
+        ).name;
+      expect(named('Harbor Clinic', 'Lakeside', 'Lakeside Regional Health', 'Regional Lakeside')).to.equal(
+        'Lakeside Regional Health',
+      );
       expect(named('Harbor Clinic', 'Regional Lakeside', 'Lakeside Regional Health')).to.equal('Regional Lakeside');
       expect(named('Harbor Clinic', 'Bay Clinic')).to.equal('Harbor Clinic');
     });
 
     it('ignores the top-level domain, short words and words that only say what kind of organisation it is', () => {
       const partners = 'https://epicproxy.healthpartners.example/api/FHIR/R4';
-      const named = (url: string, ...names: string[]) => only(mergeSources([source('s', names.map((name) => ({ name, fhirBaseUrl: url })))]).brands).name;
+      const named = (url: string, ...names: string[]) =>
+        only(
+          mergeSources([
+            source(
+              's',
+              names.map((name) => ({ name, fhirBaseUrl: url })),
+            ),
+          ]).brands,
+        ).name;
       // "Health" starts "healthpartners" but says nothing about whose server it is.
       expect(named(partners, 'Park Nicollet Health Services', 'HealthPartners')).to.equal('HealthPartners');
       expect(named('https://fhir.med.example/r4', 'Lakeside', 'Med Center of Example')).to.equal('Lakeside');
@@ -136,9 +263,16 @@ describe('operator pipeline: deduplication and merge', () => {
     it('never lets a lower-ranked source or a row’s aliases name the brand, however well they match', () => {
       const { brands } = mergeSources([
         source('brands-2026', [{ name: 'Bronson', fhirBaseUrl: BRONSON }], 30),
-        source('epic-2022', [{ name: 'Kalamazoo Foot Surgery', fhirBaseUrl: BRONSON, aliases: ['Bronson Healthcare Group'] }], 20),
+        source(
+          'epic-2022',
+          [{ name: 'Kalamazoo Foot Surgery', fhirBaseUrl: BRONSON, aliases: ['Bronson Healthcare Group'] }],
+          20,
+        ),
       ]);
-      expect(only(brands)).to.deep.include({ name: 'Kalamazoo Foot Surgery', aliases: ['Bronson Healthcare Group', 'Bronson'] });
+      expect(only(brands)).to.deep.include({
+        name: 'Kalamazoo Foot Surgery',
+        aliases: ['Bronson Healthcare Group', 'Bronson'],
+      });
     });
 
     it('takes the matching name as its own row wrote it, even when an earlier alias spelled it otherwise', () => {
@@ -171,7 +305,11 @@ describe('operator pipeline: deduplication and merge', () => {
 
     it(`counts distinct names (aliases included, case aside): ${MULTI_TENANT_THRESHOLD} are still one health system`, () => {
       const url = 'https://fhir.lakeside.example/r4';
-      const rows = [...practices(MULTI_TENANT_THRESHOLD - 2, url), { name: 'PRACTICE 1', fhirBaseUrl: url }, { name: 'Lakeside', fhirBaseUrl: url, aliases: ['Lakeside North', 'lakeside'] }];
+      const rows = [
+        ...practices(MULTI_TENANT_THRESHOLD - 2, url),
+        { name: 'PRACTICE 1', fhirBaseUrl: url },
+        { name: 'Lakeside', fhirBaseUrl: url, aliases: ['Lakeside North', 'lakeside'] },
+      ];
       const { brands, aliasesCapped } = mergeSources([source('s', rows)]);
       expect(only(brands).name).to.equal('Lakeside');
       expect(only(brands).aliases).to.have.length(MULTI_TENANT_THRESHOLD - 1);
@@ -184,18 +322,29 @@ describe('operator pipeline: deduplication and merge', () => {
     });
 
     it('uses the platform type’s vendor name, from the row, the host or the source, else the host’s domain', () => {
-      const named = (rows: SourceRow[], platformType: PlatformType = 'OTHER') => only(mergeSources([source('s', rows, 100, platformType)]).brands).name;
+      const named = (rows: SourceRow[], platformType: PlatformType = 'OTHER') =>
+        only(mergeSources([source('s', rows, 100, platformType)]).brands).name;
       expect(named(practices(51, 'https://fhir.netsmartcloud.com/uscore/v1'))).to.equal('Netsmart practices');
-      expect(named(practices(51, 'https://fhir.vendor.example/r4'), 'ECLINICALWORKS')).to.equal('eClinicalWorks practices');
-      expect(named(practices(51, 'https://fhir.vendor.example/r4').map((r) => ({ ...r, platformType: 'MODMED' as const })))).to.equal('ModMed practices');
-      expect(named(practices(51, 'https://patientportal.streamlinemd.com/FHIRServer/FHIR'))).to.equal('streamlinemd.com practices');
+      expect(named(practices(51, 'https://fhir.vendor.example/r4'), 'ECLINICALWORKS')).to.equal(
+        'eClinicalWorks practices',
+      );
+      expect(
+        named(practices(51, 'https://fhir.vendor.example/r4').map((r) => ({ ...r, platformType: 'MODMED' as const }))),
+      ).to.equal('ModMed practices');
+      expect(named(practices(51, 'https://patientportal.streamlinemd.com/FHIRServer/FHIR'))).to.equal(
+        'streamlinemd.com practices',
+      );
       expect(named(practices(51, 'https://10.0.0.7:8443/fhir'))).to.equal('10.0.0.7 practices');
     });
   });
 
   describe('counting and determinism', () => {
     it('reports rows, rejected and kept per source, rejecting hand-built rows the parsers would have', () => {
-      const parsedElsewhere = { rows: [{ name: 'Kept', fhirBaseUrl: URL_A }], rejected: 3, rejections: ['x', 'y', 'z'] };
+      const parsedElsewhere = {
+        rows: [{ name: 'Kept', fhirBaseUrl: URL_A }],
+        rejected: 3,
+        rejections: ['x', 'y', 'z'],
+      };
       const { perSource, duplicatesMerged, brands } = mergeSources([
         loaded('parsed', parsedElsewhere),
         source('inline', [
@@ -214,7 +363,9 @@ describe('operator pipeline: deduplication and merge', () => {
     });
 
     it('sorts brands by id and gives the same output for the same input', () => {
-      const input = () => [loaded('epic', parseSource('fhir-endpoint-bundle', brandFile('epic-legacy-2022/epic_endpoints_r4.json')))];
+      const input = () => [
+        loaded('epic', parseSource('fhir-endpoint-bundle', brandFile('epic-legacy-2022/epic_endpoints_r4.json'))),
+      ];
       const first = mergeSources(input());
       const ids = first.brands.map((b) => b.id);
       expect(ids).to.deep.equal([...ids].sort());
@@ -222,7 +373,13 @@ describe('operator pipeline: deduplication and merge', () => {
     });
 
     it('merges nothing into nothing', () => {
-      expect(mergeSources([])).to.deep.equal({ brands: [], duplicatesMerged: 0, aliasesCapped: 0, npisCapped: 0, perSource: [] });
+      expect(mergeSources([])).to.deep.equal({
+        brands: [],
+        duplicatesMerged: 0,
+        aliasesCapped: 0,
+        npisCapped: 0,
+        perSource: [],
+      });
     });
   });
 
@@ -239,10 +396,14 @@ describe('operator pipeline: deduplication and merge', () => {
       expect(result.duplicatesMerged).to.equal(total('kept') - result.brands.length);
       expect(new Set(result.brands.map((b) => b.id)).size).to.equal(result.brands.length);
       // athenahealth's two lists name the same system: one brand, not two.
-      expect(result.brands.filter((b) => b.platformType === 'ATHENAHEALTH').map((b) => b.fhirBaseUrl)).to.include('https://api.platform.athenahealth.com/fhir/r4');
+      expect(result.brands.filter((b) => b.platformType === 'ATHENAHEALTH').map((b) => b.fhirBaseUrl)).to.include(
+        'https://api.platform.athenahealth.com/fhir/r4',
+      );
       // The three vendors' shared endpoints are named after the vendor (StreamlineMD has no platform type,
       // so its domain stands in) and are the only brands whose aliases were capped.
-      const shared = result.brands.filter((b) => b.name.endsWith(' practices')).map((b) => [b.name, b.fhirBaseUrl, b.aliases.length]);
+      const shared = result.brands
+        .filter((b) => b.name.endsWith(' practices'))
+        .map((b) => [b.name, b.fhirBaseUrl, b.aliases.length]);
       expect(shared).to.have.deep.members([
         ['athenahealth practices', 'https://api.platform.athenahealth.com/fhir/r4', MAX_ALIASES],
         ['Netsmart practices', 'https://fhir.netsmartcloud.com/uscore/v1', MAX_ALIASES],
@@ -258,7 +419,11 @@ describe('operator pipeline: deduplication and merge', () => {
       expect(distinct).to.be.greaterThan(17_000);
       const { brands, aliasesCapped, duplicatesMerged } = mergeSources([loaded('athenahealth', parsed)]);
       const athena = only(brands);
-      expect(athena).to.include({ name: 'athenahealth practices', platformType: 'ATHENAHEALTH', fhirBaseUrl: 'https://api.platform.athenahealth.com/fhir/r4' });
+      expect(athena).to.include({
+        name: 'athenahealth practices',
+        platformType: 'ATHENAHEALTH',
+        fhirBaseUrl: 'https://api.platform.athenahealth.com/fhir/r4',
+      });
       expect(athena.aliases).to.have.length(MAX_ALIASES);
       expect(athena.aliases.length).to.be.at.most(50);
       // The first practices in the list's order, the one that used to name the brand first of all.
@@ -275,8 +440,16 @@ describe('operator pipeline: deduplication and merge', () => {
       expect(brandsCsv).to.include({ rejected: 0 });
       expect(brandsCsv.rows).to.have.length(csvRows);
       const result = mergeSources([
-        loaded('oracle-patient', parseSource('fhir-endpoint-bundle', brandFile('oracle-health/millennium_patient_r4_endpoints.json')), { priority: 10, platformType: 'CERNER' }),
-        loaded('epic-r4-2022', parseSource('fhir-endpoint-bundle', brandFile('epic-legacy-2022/epic_endpoints_r4.json')), { priority: 20, platformType: 'EPIC' }),
+        loaded(
+          'oracle-patient',
+          parseSource('fhir-endpoint-bundle', brandFile('oracle-health/millennium_patient_r4_endpoints.json')),
+          { priority: 10, platformType: 'CERNER' },
+        ),
+        loaded(
+          'epic-r4-2022',
+          parseSource('fhir-endpoint-bundle', brandFile('epic-legacy-2022/epic_endpoints_r4.json')),
+          { priority: 20, platformType: 'EPIC' },
+        ),
         loaded('epic-brands-2026', brandsCsv, { priority: 30, platformType: 'OTHER' }),
       ]);
       expect(result.perSource).to.deep.equal([
@@ -291,9 +464,15 @@ describe('operator pipeline: deduplication and merge', () => {
 
       // Harrowgate: named by the 2022 list (higher priority) after the host, epicproxy.harrowgatehg.example, rather
       // than after its first organisation; located by the 2026 one; every name searchable.
-      const harrowgate = result.brands.find((b) => b.fhirBaseUrl === 'https://epicproxy.harrowgatehg.example/FHIRProxy/api/FHIR/R4')!;
+      const harrowgate = result.brands.find(
+        (b) => b.fhirBaseUrl === 'https://epicproxy.harrowgatehg.example/FHIRProxy/api/FHIR/R4',
+      )!;
       expect(harrowgate).to.include({ name: 'Harrowgate Healthcare Group', state: 'MI', city: null });
-      expect(harrowgate.aliases).to.include.members(['Bayshore Ear, Nose & Throat – Wexford', 'Harrowgate', 'Lakeshore Cancer Center']);
+      expect(harrowgate.aliases).to.include.members([
+        'Bayshore Ear, Nose & Throat – Wexford',
+        'Harrowgate',
+        'Lakeshore Cancer Center',
+      ]);
       expect(harrowgate.aliases).to.have.length(13);
       // The 2026 list's "Harrowgate" matches the host as well, but a better source's name always wins.
       expect(harrowgate.aliases[0]).to.equal('Bayshore Ear, Nose & Throat – Wexford');
@@ -312,11 +491,15 @@ describe('operator pipeline: deduplication and merge', () => {
         'https://api.brackenridge.example/epic-gateway/api/FHIR/R4',
         'https://api.brackenridge.example/epic-gateway/api/fhir/R4',
       ]);
-      const network = brands.find((b) => b.fhirBaseUrl === 'https://mychartwa.wrenhaven.example/fhirproxy/api/FHIR/R4')!;
+      const network = brands.find(
+        (b) => b.fhirBaseUrl === 'https://mychartwa.wrenhaven.example/fhirproxy/api/FHIR/R4',
+      )!;
       expect(network.aliases).to.have.length(41);
       // Named after the host, where the first row would name it "Abbot Ridge Hospital and Healthcare".
       expect(network.name).to.equal('Wrenhaven Health & Services');
-      expect(brands.find((b) => b.fhirBaseUrl === 'https://epicproxy.harrowgatehg.example/FHIRProxy/api/FHIR/R4')!.name).to.equal('Harrowgate');
+      expect(
+        brands.find((b) => b.fhirBaseUrl === 'https://epicproxy.harrowgatehg.example/FHIRProxy/api/FHIR/R4')!.name,
+      ).to.equal('Harrowgate');
     });
   });
 });

@@ -7,7 +7,9 @@ describe('operator pipeline: brand ids', () => {
   it('is the same id in every release for the same FHIR system (pinned values, = RFC 4648 base32 of SHA-256)', () => {
     // Changing these breaks every app that stored a brand id: ids must outlive code changes.
     expect(brandIdFor('https://api.platform.athenahealth.com/fhir/r4')).to.equal('by7w2a7daqozncvrtzrgpg33ojqmqumrq');
-    expect(brandIdFor('https://fhir-myrecord.cerner.com/r4/-KzIoYV6gk-ILcHOWbsH2m9KsSdDgi12')).to.equal('bbdut4gunccklvxpmeopk7l6zvjb7of54');
+    expect(brandIdFor('https://fhir-myrecord.cerner.com/r4/-KzIoYV6gk-ILcHOWbsH2m9KsSdDgi12')).to.equal(
+      'bbdut4gunccklvxpmeopk7l6zvjb7of54',
+    );
   });
 
   it('is opaque, URL-safe, at most 64 characters and carries 160 bits', () => {

@@ -4,17 +4,45 @@ import { SOURCE_FORMATS, parseSource, type SourceFormat } from '../../../operato
 describe('operator pipeline: parseSource', () => {
   const samples: Record<SourceFormat, string> = {
     'smart-brands-bundle': JSON.stringify({
-      resourceType: 'Bundle', type: 'collection', entry: [
-        { resource: { resourceType: 'Organization', id: 'o', name: 'Smart Clinic', endpoint: [{ reference: 'Endpoint/e' }] } },
+      resourceType: 'Bundle',
+      type: 'collection',
+      entry: [
+        {
+          resource: {
+            resourceType: 'Organization',
+            id: 'o',
+            name: 'Smart Clinic',
+            endpoint: [{ reference: 'Endpoint/e' }],
+          },
+        },
         { resource: { resourceType: 'Endpoint', id: 'e', status: 'active', address: 'https://fhir.smart.example/r4' } },
       ],
     }),
     'fhir-endpoint-bundle': JSON.stringify({
-      resourceType: 'Bundle', type: 'collection', entry: [
-        { resource: { resourceType: 'Endpoint', id: 'e', status: 'active', name: 'Vendor Clinic', address: 'https://fhir.vendor.example/r4' } },
+      resourceType: 'Bundle',
+      type: 'collection',
+      entry: [
+        {
+          resource: {
+            resourceType: 'Endpoint',
+            id: 'e',
+            status: 'active',
+            name: 'Vendor Clinic',
+            address: 'https://fhir.vendor.example/r4',
+          },
+        },
       ],
     }),
-    'lantern-endpoints': JSON.stringify({ Endpoints: [{ URL: 'https://fhir.lantern.example/r4', OrganizationName: 'Lantern Clinic', NPIID: '', OrganizationZipCode: '' }] }),
+    'lantern-endpoints': JSON.stringify({
+      Endpoints: [
+        {
+          URL: 'https://fhir.lantern.example/r4',
+          OrganizationName: 'Lantern Clinic',
+          NPIID: '',
+          OrganizationZipCode: '',
+        },
+      ],
+    }),
     csv: 'name,fhirBaseUrl\nCsv Clinic,https://fhir.csv.example/r4\n',
   };
 
@@ -29,7 +57,9 @@ describe('operator pipeline: parseSource', () => {
 
   it('names the format when the text is in another one', () => {
     expect(() => parseSource('lantern-endpoints', samples.csv)).to.throw(/^lantern-endpoints: the source is not JSON/);
-    expect(() => parseSource('smart-brands-bundle', samples['lantern-endpoints'])).to.throw(/^smart-brands-bundle: expected a FHIR Bundle/);
+    expect(() => parseSource('smart-brands-bundle', samples['lantern-endpoints'])).to.throw(
+      /^smart-brands-bundle: expected a FHIR Bundle/,
+    );
   });
 
   it('refuses an unknown format', () => {

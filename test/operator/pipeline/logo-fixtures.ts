@@ -26,12 +26,20 @@ export async function everyFormat(): Promise<Record<string, Buffer>> {
     webp: await (await image()).webp().toBuffer(),
     avif: await (await image()).avif({ effort: 0 }).toBuffer(),
     ico: ico([{ png: await png(64) }]),
-    svg: Buffer.from('<?xml version="1.0"?>\n<!-- logo -->\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n'),
+    svg: Buffer.from(
+      '<?xml version="1.0"?>\n<!-- logo -->\n<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>\n',
+    ),
   };
 }
 
 /** A 32-bit BMP DIB as icons store it: bottom-up BGRA rows, then a 1-bit AND mask (`transparent(x, y)`). */
-export function bmpEntry(width: number, height: number, bgra: [number, number, number, number], transparent: (x: number, y: number) => boolean = () => false, bitCount: 24 | 32 = 32): Buffer {
+export function bmpEntry(
+  width: number,
+  height: number,
+  bgra: [number, number, number, number],
+  transparent: (x: number, y: number) => boolean = () => false,
+  bitCount: 24 | 32 = 32,
+): Buffer {
   const stride = Math.ceil((width * bitCount) / 32) * 4;
   const maskStride = Math.ceil(width / 32) * 4;
   const dib = Buffer.alloc(40 + (stride + maskStride) * height);
@@ -98,7 +106,12 @@ export function bombPng(side = 20_000): Buffer {
   ihdr.writeUInt32BE(side, 4);
   ihdr[8] = 1; // bit depth 1, colour type 0 (grey)
   const rows = deflateSync(Buffer.alloc((Math.ceil(side / 8) + 1) * side), { level: 9 });
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), crcChunk('IHDR', ihdr), crcChunk('IDAT', rows), crcChunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    crcChunk('IHDR', ihdr),
+    crcChunk('IDAT', rows),
+    crcChunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 /** Object storage in a fresh temporary directory. */

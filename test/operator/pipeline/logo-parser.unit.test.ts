@@ -4,13 +4,21 @@
 // busy-loops on demand, as catastrophic backtracking did; nothing here measures time.
 import { expect } from 'chai';
 import nock from 'nock';
-import { closeSharedArtworkParser, sharedArtworkParser, storeLogos, WorkerArtworkParser, type LogoRequest } from '../../../operator/src/pipeline/logos.js';
+import {
+  closeSharedArtworkParser,
+  sharedArtworkParser,
+  storeLogos,
+  WorkerArtworkParser,
+  type LogoRequest,
+} from '../../../operator/src/pipeline/logos.js';
 import { LogoError } from '../../../operator/src/pipeline/logos/errors.js';
 import type { ParsePoolOptions } from '../../../operator/src/pipeline/logos/parse-pool.js';
 import { ico, png, tempStorage } from './logo-fixtures.js';
 
 const STALLING_WORKER = new URL('./stalling-parse-worker.js', import.meta.url);
-const SVG = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>');
+const SVG = Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>',
+);
 const dataUrl = (bytes: Buffer | string) => `data:text/plain;base64,${Buffer.from(bytes).toString('base64')}`;
 let serial = 0;
 const request = (logoUrl?: string, extra: Partial<LogoRequest> = {}): LogoRequest => ({
@@ -27,7 +35,7 @@ async function ticksDuring<T>(work: Promise<T>): Promise<{ ticks: number; outcom
   const timer = setInterval(() => ticks++, 5);
   try {
     const [outcome] = await Promise.allSettled([work]);
-    return { ticks, outcome: outcome! };
+    return { ticks, outcome: outcome };
   } finally {
     clearInterval(timer);
   }
@@ -61,7 +69,13 @@ describe('operator: artwork parsing off the event loop', () => {
 
   it('queues tasks beyond its size and runs them in order on reused workers', async () => {
     const pool = parser({ size: 2 });
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => (i % 2 ? pool.sniff(SVG) : pool.iconLinks(Buffer.from(`<link rel=icon href=/${i}.png>`), new URL('https://a.example/')))));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        i % 2
+          ? pool.sniff(SVG)
+          : pool.iconLinks(Buffer.from(`<link rel=icon href=/${i}.png>`), new URL('https://a.example/')),
+      ),
+    );
     expect(results.filter((r) => r === 'svg')).to.have.length(6);
     expect(results[4]).to.deep.equal([{ url: 'https://a.example/4.png', size: 0 }]);
     expect(pool.pool.counters.started).to.be.at.most(2);
@@ -91,11 +105,25 @@ describe('operator: artwork parsing off the event loop', () => {
 
   it('counts logos and favicons whose parse overran as parse-timeout, like any other logo failure, and renders the rest', async () => {
     const { storage, remove } = await tempStorage();
-    const settings = { parser: parser({ size: 1, deadlineMs: 300 }), limits: { maxBytes: 64 * 1024, timeoutMs: 2000, maxRedirects: 0 }, sizes: [64] as const };
+    const settings = {
+      parser: parser({ size: 1, deadlineMs: 300 }),
+      limits: { maxBytes: 64 * 1024, timeoutMs: 2000, maxRedirects: 0 },
+      sizes: [64] as const,
+    };
     try {
-      const logos = await storeLogos(storage, [request(dataUrl('stall in a data: URL')), request(dataUrl(SVG))], settings);
+      const logos = await storeLogos(
+        storage,
+        [request(dataUrl('stall in a data: URL')), request(dataUrl(SVG))],
+        settings,
+      );
       expect(logos).to.deep.include({ rendered: 1, failed: 1, reasons: { 'parse-timeout': 1 } });
-      nock('https://stalling.example.org').get('/').reply(200, '<link rel=icon href=/icon.svg>').get('/favicon.ico').reply(404).get('/icon.svg').reply(200, 'stall in the linked icon');
+      nock('https://stalling.example.org')
+        .get('/')
+        .reply(200, '<link rel=icon href=/icon.svg>')
+        .get('/favicon.ico')
+        .reply(404)
+        .get('/icon.svg')
+        .reply(200, 'stall in the linked icon');
       const site = { portalUrl: 'https://stalling.example.org/', fhirBaseUrl: 'https://stalling.example.org/r4' };
       const favicons = await storeLogos(storage, [request(undefined, site)], { ...settings, faviconFallback: true });
       expect(favicons).to.deep.include({ fallback: 0, failed: 0, reasons: { 'favicon:parse-timeout': 1 } });

@@ -7,7 +7,13 @@ import { iconLinks } from '../../../operator/src/pipeline/logos/icon-links.js';
 import { scanCounters } from '../../../operator/src/pipeline/logos/scan.js';
 import { LogoError, sniffImageType } from '../../../operator/src/pipeline/logos/sniff.js';
 import { inertSvg, looksLikeSvg } from '../../../operator/src/pipeline/logos/svg.js';
-import { formerIconLinks, formerInertSvgText, formerIsSvgText, generatedPages, generatedSvgs } from './former-patterns.js';
+import {
+  formerIconLinks,
+  formerInertSvgText,
+  formerIsSvgText,
+  generatedPages,
+  generatedSvgs,
+} from './former-patterns.js';
 
 const KiB = 1024;
 const PAGE = new URL('https://portal.example.org/app/');
@@ -20,8 +26,14 @@ function steps(work: () => unknown): number {
   return scanCounters.steps - before;
 }
 
-/** The work at `size` and at four times `size`: four times as much, give or take, and a few characters' worth per character. */
-function expectLinear(label: string, input: (size: number) => string, parse: (text: string) => unknown, size: number): void {
+/** The work at `size` and at four times `size`: four times as much, give or take, and a few characters' worth per
+ * character. */
+function expectLinear(
+  label: string,
+  input: (size: number) => string,
+  parse: (text: string) => unknown,
+  size: number,
+): void {
   const small = steps(() => parse(input(size)));
   const large = steps(() => parse(input(4 * size)));
   expect(small, label).to.be.greaterThan(0);
@@ -60,7 +72,13 @@ describe('operator: artwork parsing in linear time', () => {
       for (const page of pages) expect(iconLinks(page, PAGE), page).to.deep.equal(formerIconLinks(page, PAGE));
       // The comparison means something: a fair share of the pages link icons, some through a <base>.
       expect(pages.filter((page) => iconLinks(page, PAGE).length > 0).length).to.be.greaterThan(1000);
-      expect(pages.filter((page) => iconLinks(page, PAGE).some((link) => link.url.startsWith('https://portal.example.org/') && !link.url.startsWith(PAGE.href))).length).to.be.greaterThan(50);
+      expect(
+        pages.filter((page) =>
+          iconLinks(page, PAGE).some(
+            (link) => link.url.startsWith('https://portal.example.org/') && !link.url.startsWith(PAGE.href),
+          ),
+        ).length,
+      ).to.be.greaterThan(50);
     });
   });
 
@@ -98,7 +116,11 @@ describe('operator: artwork parsing in linear time', () => {
       for (const text of ['<svg><rect/></svg><script/>', '<svg <!-- -->/>x', '<!-- <svg> -->', '<svg></svg><!--']) {
         expect(() => sniffImageType(Buffer.from(text)), text).to.throw(LogoError, /not a PNG/);
       }
-      for (const text of ['<svg/>', '\n<svg viewBox="0 0 1 1"/>\n', '<?xml version="1.0"?><!DOCTYPE svg><svg></svg> <!-- end --> ']) {
+      for (const text of [
+        '<svg/>',
+        '\n<svg viewBox="0 0 1 1"/>\n',
+        '<?xml version="1.0"?><!DOCTYPE svg><svg></svg> <!-- end --> ',
+      ]) {
         expect(sniffImageType(Buffer.from(text)), text).to.equal('svg');
       }
     });

@@ -6,46 +6,67 @@ interface Bundle {
   entry: { resource: { resourceType: string; address?: string; contained?: { address?: { state?: string }[] }[] } }[];
 }
 const endpointAddresses = (file: string): string[] =>
-  (JSON.parse(brandFile(file)) as Bundle).entry.flatMap((e) => (e.resource.resourceType === 'Endpoint' ? [e.resource.address!] : []));
-const lanternUrls = (file: string): string[] => (JSON.parse(lanternFile(file)) as { Endpoints: { URL: string }[] }).Endpoints.map((e) => e.URL);
+  (JSON.parse(brandFile(file)) as Bundle).entry.flatMap((e) =>
+    e.resource.resourceType === 'Endpoint' ? [e.resource.address!] : [],
+  );
+const lanternUrls = (file: string): string[] =>
+  (JSON.parse(lanternFile(file)) as { Endpoints: { URL: string }[] }).Endpoints.map((e) => e.URL);
 
 describe('operator pipeline: normalisation', () => {
   describe('normaliseFhirBaseUrl (the FHIR system identity)', () => {
     const same: [string, string, string][] = [
       ['an already normal URL', 'https://fhir.example.org/r4', 'https://fhir.example.org/r4'],
       ['http upgraded to https', 'http://fhir.example.org/r4', 'https://fhir.example.org/r4'],
-      ['scheme and host lower-cased, path case kept', 'HTTPS://FHIR.Example.ORG/Prod/FHIR/R4', 'https://fhir.example.org/Prod/FHIR/R4'],
+      [
+        'scheme and host lower-cased, path case kept',
+        'HTTPS://FHIR.Example.ORG/Prod/FHIR/R4',
+        'https://fhir.example.org/Prod/FHIR/R4',
+      ],
       ['a trailing slash', 'https://fhir.example.org/r4/', 'https://fhir.example.org/r4'],
       ['several trailing slashes', 'https://fhir.example.org/r4///', 'https://fhir.example.org/r4'],
       ['a bare host with a slash', 'https://fhir.example.org/', 'https://fhir.example.org'],
       ['the default https port', 'https://fhir.example.org:443/r4', 'https://fhir.example.org/r4'],
       ['the default http port once upgraded', 'http://fhir.example.org:80/r4', 'https://fhir.example.org/r4'],
-      [':443 on an http URL (the https default once upgraded)', 'http://fhir.example.org:443/r4', 'https://fhir.example.org/r4'],
+      [
+        ':443 on an http URL (the https default once upgraded)',
+        'http://fhir.example.org:443/r4',
+        'https://fhir.example.org/r4',
+      ],
       ['a fragment', 'https://fhir.example.org/r4#top', 'https://fhir.example.org/r4'],
       ['surrounding whitespace', '  https://fhir.example.org/r4\n', 'https://fhir.example.org/r4'],
       ['no scheme', 'fhir.example.org/r4', 'https://fhir.example.org/r4'],
       ['no scheme, with a port', 'fhir.example.org:8443/r4/', 'https://fhir.example.org:8443/r4'],
       ['a protocol-relative URL', '//fhir.example.org/r4', 'https://fhir.example.org/r4'],
       ['an internationalised host (punycode)', 'https://BÜCHER.example/fhir', 'https://xn--bcher-kva.example/fhir'],
-      ['MEDITECH’s explicit :443 (real Lantern row)', 'https://mtrestapis-live02.steward.org:443/v1/uscore/R4', 'https://mtrestapis-live02.steward.org/v1/uscore/R4'],
+      [
+        'MEDITECH’s explicit :443 (real Lantern row)',
+        'https://mtrestapis-live02.steward.org:443/v1/uscore/R4',
+        'https://mtrestapis-live02.steward.org/v1/uscore/R4',
+      ],
     ];
     for (const [what, raw, expected] of same) {
       it(`normalises ${what}`, () => expect(normaliseFhirBaseUrl(raw)).to.equal(expected));
     }
 
     it('keeps a non-default port, and :80 when https is explicit', () => {
-      expect(normaliseFhirBaseUrl('https://fhirserver.astronautehr.com:9443/fhir-server/api/v4/')).to.equal('https://fhirserver.astronautehr.com:9443/fhir-server/api/v4');
+      expect(normaliseFhirBaseUrl('https://fhirserver.astronautehr.com:9443/fhir-server/api/v4/')).to.equal(
+        'https://fhirserver.astronautehr.com:9443/fhir-server/api/v4',
+      );
       expect(normaliseFhirBaseUrl('https://fhir.example.org:80/r4')).to.equal('https://fhir.example.org:80/r4');
     });
 
     it('keeps the query (Veradigm tells tenants apart by it) but drops a trailing slash before it', () => {
       const url = 'https://fhir.fhirpoint.open.allscripts.com/R4/open-OCC-FhirPoint-Echo?cust=10344843';
       expect(normaliseFhirBaseUrl(url)).to.equal(url);
-      expect(normaliseFhirBaseUrl('https://fhir.example.org/r4/?tenant=a#x')).to.equal('https://fhir.example.org/r4?tenant=a');
+      expect(normaliseFhirBaseUrl('https://fhir.example.org/r4/?tenant=a#x')).to.equal(
+        'https://fhir.example.org/r4?tenant=a',
+      );
     });
 
     it('keeps systems that differ only in path case apart', () => {
-      expect(normaliseFhirBaseUrl('https://fhir.example.org/FHIR')).to.not.equal(normaliseFhirBaseUrl('https://fhir.example.org/fhir'));
+      expect(normaliseFhirBaseUrl('https://fhir.example.org/FHIR')).to.not.equal(
+        normaliseFhirBaseUrl('https://fhir.example.org/fhir'),
+      );
     });
 
     const unusable: [string, string][] = [
@@ -60,8 +81,14 @@ describe('operator pipeline: normalisation', () => {
       ['no host', 'https:///r4'],
       ['no authority', 'https:fhir.example.org/r4'],
       ['a relative path (real First Insight row)', 'api/nce/R4'],
-      ['a pasted label before the URL (real Astronaut row)', ': https://fhirserver.astronautehr.com:9443/fhir-server/api/v4/'],
-      ['a tab inside the host (real First Insight row)', 'https://127.0.0.1\teyeassociatesofgreenbayscwi.ficintegrations.com/API/GMPibL/R4'],
+      [
+        'a pasted label before the URL (real Astronaut row)',
+        ': https://fhirserver.astronautehr.com:9443/fhir-server/api/v4/',
+      ],
+      [
+        'a tab inside the host (real First Insight row)',
+        'https://127.0.0.1\teyeassociatesofgreenbayscwi.ficintegrations.com/API/GMPibL/R4',
+      ],
       ['a space inside', 'https://fhir.example.org/r 4'],
       ['a single-label host without a scheme', 'localhost:8080/fhir'],
       ['an invalid host', 'https://exa mple.org/r4'],
@@ -116,9 +143,16 @@ describe('operator pipeline: normalisation', () => {
 
   describe('inferPlatformType', () => {
     it('recognises every Oracle Health endpoint (Millennium patient and provider, Soarian) as CERNER', () => {
-      for (const file of ['millennium_patient_r4_endpoints.json', 'millennium_provider_r4_endpoints.json', 'soarian_patient_r4_endpoints.json']) {
+      for (const file of [
+        'millennium_patient_r4_endpoints.json',
+        'millennium_provider_r4_endpoints.json',
+        'soarian_patient_r4_endpoints.json',
+      ]) {
         const urls = endpointAddresses(`oracle-health/${file}`);
-        expect(urls.map((u) => inferPlatformType(normaliseFhirBaseUrl(u)!)).filter((p) => p !== 'CERNER'), file).to.deep.equal([]);
+        expect(
+          urls.map((u) => inferPlatformType(normaliseFhirBaseUrl(u)!)).filter((p) => p !== 'CERNER'),
+          file,
+        ).to.deep.equal([]);
       }
     });
 
@@ -153,9 +187,13 @@ describe('operator pipeline: normalisation', () => {
 
     it('infers nothing where the real lists show a host or path shared by vendors', () => {
       // Veradigm's and Altera's lists both use FHIRPoint; Office Practicum and CareCloud copy Epic's path.
-      expect(inferPlatformType('https://fhir.fhirpoint.open.allscripts.com/R4/open-OCC-FhirPoint-Echo?cust=10344843')).to.equal(undefined);
+      expect(
+        inferPlatformType('https://fhir.fhirpoint.open.allscripts.com/R4/open-OCC-FhirPoint-Echo?cust=10344843'),
+      ).to.equal(undefined);
       expect(inferPlatformType('https://applications.op.healthcare/2198/api/FHIR/R4')).to.equal(undefined);
-      expect(inferPlatformType('https://api-datamanager.development.carecloud.com:8081/api/fhir/R4')).to.equal(undefined);
+      expect(inferPlatformType('https://api-datamanager.development.carecloud.com:8081/api/fhir/R4')).to.equal(
+        undefined,
+      );
       expect(inferPlatformType('https://fhir.example.org/r4')).to.equal(undefined);
       expect(inferPlatformType('not a url')).to.equal(undefined);
     });

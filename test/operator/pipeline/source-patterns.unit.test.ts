@@ -8,21 +8,52 @@ import { formerTypeAndId, formerWithoutTrailingSlashes, generated } from './form
 
 describe('operator pipeline: source text in linear time', () => {
   it('reads a reference’s type and id as the former pattern did, on 20000 generated references', () => {
-    const references = generated(3, 20_000, 8, ['Endpoint', 'a', 'B1', '/', '/', '_history', '/_history/', 'Endpoint/e1', '_', '1', '-', 'x/', 'https://h.example', '#']);
-    for (const reference of references) expect(typeAndIdOf(reference), reference).to.deep.equal(formerTypeAndId(reference));
+    const references = generated(3, 20_000, 8, [
+      'Endpoint',
+      'a',
+      'B1',
+      '/',
+      '/',
+      '_history',
+      '/_history/',
+      'Endpoint/e1',
+      '_',
+      '1',
+      '-',
+      'x/',
+      'https://h.example',
+      '#',
+    ]);
+    for (const reference of references)
+      expect(typeAndIdOf(reference), reference).to.deep.equal(formerTypeAndId(reference));
     expect(references.filter((r) => typeAndIdOf(r) !== undefined).length).to.be.greaterThan(2000);
-    expect(references.filter((r) => r.endsWith(`/${typeAndIdOf(r)?.id}`) === false && typeAndIdOf(r) !== undefined).length, 'versioned').to.be.greaterThan(200);
+    expect(
+      references.filter((r) => r.endsWith(`/${typeAndIdOf(r)?.id}`) === false && typeAndIdOf(r) !== undefined).length,
+      'versioned',
+    ).to.be.greaterThan(200);
   });
 
   it('resolves a reference inside a megabyte of letters, and pairs nothing with it', () => {
     const huge = `${'a'.repeat(1024 * 1024)}/b/`;
     expect(typeAndIdOf(huge)).to.equal(undefined);
-    expect(typeAndIdOf(`${'Endpoint'.repeat(100_000)}/e1/_history/2`)).to.deep.equal({ type: 'Endpoint'.repeat(100_000), id: 'e1' });
+    expect(typeAndIdOf(`${'Endpoint'.repeat(100_000)}/e1/_history/2`)).to.deep.equal({
+      type: 'Endpoint'.repeat(100_000),
+      id: 'e1',
+    });
     const bundle = {
       resourceType: 'Bundle',
       entry: [
-        { resource: { resourceType: 'Organization', id: 'o', name: 'Hostile Health', endpoint: [{ reference: huge }, { reference: 'Endpoint/e' }] } },
-        { resource: { resourceType: 'Endpoint', id: 'e', status: 'active', address: 'https://fhir.hostile.example/r4' } },
+        {
+          resource: {
+            resourceType: 'Organization',
+            id: 'o',
+            name: 'Hostile Health',
+            endpoint: [{ reference: huge }, { reference: 'Endpoint/e' }],
+          },
+        },
+        {
+          resource: { resourceType: 'Endpoint', id: 'e', status: 'active', address: 'https://fhir.hostile.example/r4' },
+        },
       ],
     };
     const parsed = parseSmartBrandsBundle(JSON.stringify(bundle));
@@ -31,7 +62,10 @@ describe('operator pipeline: source text in linear time', () => {
   });
 
   it('drops trailing slashes as the former pattern did, also after 100 000 slashes that something follows', () => {
-    for (const path of generated(5, 5000, 6, ['/', '//', 'a', 'r4', '%2F'])) expect(withoutTrailingSlashes(path), path).to.equal(formerWithoutTrailingSlashes(path));
-    expect(normaliseFhirBaseUrl(`https://fhir.example.org/${'/'.repeat(100_000)}r4//`)).to.equal(`https://fhir.example.org/${'/'.repeat(100_000)}r4`);
+    for (const path of generated(5, 5000, 6, ['/', '//', 'a', 'r4', '%2F']))
+      expect(withoutTrailingSlashes(path), path).to.equal(formerWithoutTrailingSlashes(path));
+    expect(normaliseFhirBaseUrl(`https://fhir.example.org/${'/'.repeat(100_000)}r4//`)).to.equal(
+      `https://fhir.example.org/${'/'.repeat(100_000)}r4`,
+    );
   });
 });

@@ -2,13 +2,24 @@
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
 import type { AccountStore, CustomerAccount, Quota } from './store.js';
 
-type Entry = CustomerAccount & { usage: Record<Quota, number>; version: number; updatedAt: Date; deletedAt: Date | null };
+type Entry = CustomerAccount & {
+  usage: Record<Quota, number>;
+  version: number;
+  updatedAt: Date;
+  deletedAt: Date | null;
+};
 
 export class FakeAccountStore implements AccountStore {
   private readonly accounts = new MemoryVersioned<Entry>();
 
   async insert(account: CustomerAccount): Promise<void> {
-    this.accounts.insert(account.id, { ...account, usage: { webhookEndpoints: 0 }, version: 1, updatedAt: account.createdAt, deletedAt: null });
+    this.accounts.insert(account.id, {
+      ...account,
+      usage: { webhookEndpoints: 0 },
+      version: 1,
+      updatedAt: account.createdAt,
+      deletedAt: null,
+    });
   }
 
   async get(id: string): Promise<CustomerAccount | null> {

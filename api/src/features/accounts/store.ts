@@ -47,13 +47,24 @@ export class CustomerAccountRepository implements AccountStore {
     locks: DocumentLocks,
     private readonly cache?: SharedCache<CustomerAccount>,
   ) {
-    this.documents = new VersionedCollection(db.collection<AccountDocument>('customer_accounts'), locks, (id) => cache?.invalidate(id));
+    this.documents = new VersionedCollection(db.collection<AccountDocument>('customer_accounts'), locks, (id) =>
+      cache?.invalidate(id),
+    );
   }
 
   async init(_indexes?: Db): Promise<void> {}
 
   async insert(account: CustomerAccount): Promise<void> {
-    await this.documents.insert({ _id: account.id, _version: 1, name: account.name, status: account.status, createdAt: account.createdAt, updatedAt: account.createdAt, deletedAt: null, usage: { webhookEndpoints: 0 } });
+    await this.documents.insert({
+      _id: account.id,
+      _version: 1,
+      name: account.name,
+      status: account.status,
+      createdAt: account.createdAt,
+      updatedAt: account.createdAt,
+      deletedAt: null,
+      usage: { webhookEndpoints: 0 },
+    });
   }
 
   async get(id: string): Promise<CustomerAccount | null> {
@@ -72,10 +83,20 @@ export class CustomerAccountRepository implements AccountStore {
 
   reserve(id: string, quota: Quota, max: number): Promise<boolean> {
     // Usage is not in the cached account, so taking quota leaves the cache alone.
-    return this.documents.modify(id, { [`usage.${quota}`]: { $lt: max } }, { $inc: { [`usage.${quota}`]: 1 } }, { cached: false });
+    return this.documents.modify(
+      id,
+      { [`usage.${quota}`]: { $lt: max } },
+      { $inc: { [`usage.${quota}`]: 1 } },
+      { cached: false },
+    );
   }
 
   async release(id: string, quota: Quota): Promise<void> {
-    await this.documents.modify(id, { [`usage.${quota}`]: { $gt: 0 } }, { $inc: { [`usage.${quota}`]: -1 } }, { cached: false });
+    await this.documents.modify(
+      id,
+      { [`usage.${quota}`]: { $gt: 0 } },
+      { $inc: { [`usage.${quota}`]: -1 } },
+      { cached: false },
+    );
   }
 }

@@ -1,7 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Text } from '../../shared/http/schemas.js';
 
-export const PLATFORM_SCOPES = ['patient:read', 'patient:write', 'webhook:read', 'webhook:write', 'app_user:read', 'app_user:write', 'clinical:write'] as const;
+export const PLATFORM_SCOPES = [
+  'patient:read',
+  'patient:write',
+  'webhook:read',
+  'webhook:write',
+  'app_user:read',
+  'app_user:write',
+  'clinical:write',
+] as const;
 
 export const AccountParams = Type.Object({ id: Type.String({ maxLength: 1024 }) });
 export const AppParams = Type.Object({ id: Type.String({ maxLength: 1024 }) });
@@ -11,7 +19,11 @@ export const CreateAccount = Type.Object({ name: Text(1, 200) }, { additionalPro
 export const Account = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String() });
 export const AccountStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED')]);
 export const UpdateAccount = Type.Object({ status: AccountStatus }, { additionalProperties: false });
-export const AccountWithStatus = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), status: AccountStatus });
+export const AccountWithStatus = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  status: AccountStatus,
+});
 
 export const CreateKey = Type.Object(
   {
@@ -29,13 +41,31 @@ export const IssuedKey = Type.Object({
 
 export const Grants = Type.Object(
   {
-    resourceTypes: Type.Array(Type.Literal('Observation'), { uniqueItems: true, description: 'FHIR resource types the install may read.' }),
-    loincCodes: Type.Union([Type.Array(Type.Literal('*'), { minItems: 1, maxItems: 1 }), Type.Array(Type.String({ pattern: '^[0-9]{1,7}-[0-9]$' }), { uniqueItems: true, maxItems: 1000 })], {
-      description: '`["*"]` for every LOINC code, else the codes the install may read.',
+    resourceTypes: Type.Array(Type.Literal('Observation'), {
+      uniqueItems: true,
+      description: 'FHIR resource types the install may read.',
     }),
-    confidentiality: Type.Array(Type.Union(['U', 'L', 'M', 'N', 'R', 'V'].map((c) => Type.Literal(c))), { uniqueItems: true, description: 'v3-Confidentiality codes the install may see.' }),
-    sensitivity: Type.Array(Type.String({ pattern: '^[A-Z][A-Z0-9]{1,15}$' }), { uniqueItems: true, maxItems: 100, description: 'v3-ActCode sensitivity codes (HIV, PSY, ETH, SUD, …) the install may see.' }),
-    lookbackDays: Type.Union([Type.Null(), Type.Integer({ minimum: 1, maximum: 36500 })], { description: '`null` for no limit.' }),
+    loincCodes: Type.Union(
+      [
+        Type.Array(Type.Literal('*'), { minItems: 1, maxItems: 1 }),
+        Type.Array(Type.String({ pattern: '^[0-9]{1,7}-[0-9]$' }), { uniqueItems: true, maxItems: 1000 }),
+      ],
+      {
+        description: '`["*"]` for every LOINC code, else the codes the install may read.',
+      },
+    ),
+    confidentiality: Type.Array(Type.Union(['U', 'L', 'M', 'N', 'R', 'V'].map((c) => Type.Literal(c))), {
+      uniqueItems: true,
+      description: 'v3-Confidentiality codes the install may see.',
+    }),
+    sensitivity: Type.Array(Type.String({ pattern: '^[A-Z][A-Z0-9]{1,15}$' }), {
+      uniqueItems: true,
+      maxItems: 100,
+      description: 'v3-ActCode sensitivity codes (HIV, PSY, ETH, SUD, …) the install may see.',
+    }),
+    lookbackDays: Type.Union([Type.Null(), Type.Integer({ minimum: 1, maximum: 36500 })], {
+      description: '`null` for no limit.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -43,14 +73,28 @@ export type Grants = Static<typeof Grants>;
 
 export const AppStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED')]);
 export const CreateApp = Type.Object({ name: Text(1, 200), grants: Grants }, { additionalProperties: false });
-export const UpdateApp = Type.Object({ status: AppStatus, grants: Type.Optional(Grants) }, { additionalProperties: false });
-export const App = Type.Object({ id: Type.String({ format: 'uuid' }), name: Type.String(), grants: Grants, status: AppStatus });
+export const UpdateApp = Type.Object(
+  { status: AppStatus, grants: Type.Optional(Grants) },
+  { additionalProperties: false },
+);
+export const App = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  grants: Grants,
+  status: AppStatus,
+});
 export const CreatedApp = Type.Intersect([
   App,
   Type.Object({
     publishableKey: Type.String({ pattern: '^pk_', description: 'For client apps (SDK surface); shown only here.' }),
-    publishableKeyId: Type.String({ format: 'uuid', description: 'Id of the publishable key, for `DELETE /api-keys/{keyId}`.' }),
+    publishableKeyId: Type.String({
+      format: 'uuid',
+      description: 'Id of the publishable key, for `DELETE /api-keys/{keyId}`.',
+    }),
     secretKey: Type.String({ pattern: '^ak_', description: 'For the observation gateway; shown only here.' }),
-    secretKeyId: Type.String({ format: 'uuid', description: 'Id of the secret app key, for `DELETE /api-keys/{keyId}`.' }),
+    secretKeyId: Type.String({
+      format: 'uuid',
+      description: 'Id of the secret app key, for `DELETE /api-keys/{keyId}`.',
+    }),
   }),
 ]);

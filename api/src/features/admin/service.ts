@@ -22,7 +22,11 @@ export interface AdminServiceDeps {
   clock: Clock;
 }
 
-export const memberTuple = (accountId: string, keyId: string) => ({ object: `customer_account:${accountId}`, relation: 'member', subject: `api_key:${keyId}` });
+export const memberTuple = (accountId: string, keyId: string) => ({
+  object: `customer_account:${accountId}`,
+  relation: 'member',
+  subject: `api_key:${keyId}`,
+});
 
 export class AdminService {
   constructor(private readonly deps: AdminServiceDeps) {}
@@ -56,29 +60,67 @@ export class AdminService {
     if (revoked.kind === 'sk') await this.deps.authz.revoke(revoked.accountId, memberTuple(revoked.accountId, keyId));
   }
 
-  async createApp(accountId: string, name: string, grants: Grants): Promise<{ app: App; publishableKey: string; publishableKeyId: string; secretKey: string; secretKeyId: string }> {
+  async createApp(
+    accountId: string,
+    name: string,
+    grants: Grants,
+  ): Promise<{ app: App; publishableKey: string; publishableKeyId: string; secretKey: string; secretKeyId: string }> {
     if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');
     checkGrants(grants);
     const now = this.deps.clock.now();
-    const app: App = { id: randomUUID(), accountId, name, grants, status: 'ACTIVE', createdAt: now, updatedAt: now, version: 1 };
+    const app: App = {
+      id: randomUUID(),
+      accountId,
+      name,
+      grants,
+      status: 'ACTIVE',
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+    };
     await this.deps.apps.insert(app);
     const publishableKeyId = randomUUID();
     const secretKeyId = randomUUID();
     const publishableKey = await this.storeKey('pk', publishableKeyId, accountId, app.id, [], `${name} (publishable)`);
-    const secretKey = await this.storeKey('ak', secretKeyId, accountId, app.id, ['observation:read'], `${name} (secret)`);
+    const secretKey = await this.storeKey(
+      'ak',
+      secretKeyId,
+      accountId,
+      app.id,
+      ['observation:read'],
+      `${name} (secret)`,
+    );
     return { app, publishableKey, publishableKeyId, secretKey, secretKeyId };
   }
 
   async updateApp(id: string, changes: { status: App['status']; grants?: Grants }): Promise<App> {
     if (changes.grants) checkGrants(changes.grants);
-    const app = await changing(this.deps.generations, [`app:${id}`], () => this.deps.apps.update(id, changes, this.deps.clock.now()));
+    const app = await changing(this.deps.generations, [`app:${id}`], () =>
+      this.deps.apps.update(id, changes, this.deps.clock.now()),
+    );
     if (!app) throw notFound('app');
     return app;
   }
 
-  private async storeKey(kind: KeyKind, keyId: string, accountId: string, appId: string | null, scopes: string[], name: string | null): Promise<string> {
+  private async storeKey(
+    kind: KeyKind,
+    keyId: string,
+    accountId: string,
+    appId: string | null,
+    scopes: string[],
+    name: string | null,
+  ): Promise<string> {
     const key = generateKey(kind);
-    await this.deps.keys.insert(hashKey(key), { keyId, kind, accountId, appId, name, scopes, createdAt: this.deps.clock.now(), revokedAt: null });
+    await this.deps.keys.insert(hashKey(key), {
+      keyId,
+      kind,
+      accountId,
+      appId,
+      name,
+      scopes,
+      createdAt: this.deps.clock.now(),
+      revokedAt: null,
+    });
     return key;
   }
 }
@@ -86,8 +128,20 @@ export class AdminService {
 /** What the schema cannot say of grants: LOINC check digits, and sensitivity codes of v3-ActCode's policies. */
 function checkGrants(grants: Grants): void {
   const errors: FieldError[] = [];
-  for (const code of grants.loincCodes) if (code !== '*' && !isLoincCode(code)) errors.push({ in: 'body', name: 'grants.loincCodes', detail: `${code} is not a LOINC code (its check digit does not match)` });
+  for (const code of grants.loincCodes)
+    if (code !== '*' && !isLoincCode(code))
+      errors.push({
+        in: 'body',
+        name: 'grants.loincCodes',
+        detail: `${code} is not a LOINC code (its check digit does not match)`,
+      });
   const known = sensitivityCodes();
-  for (const code of grants.sensitivity) if (!known.has(code)) errors.push({ in: 'body', name: 'grants.sensitivity', detail: `${code} is not a v3-ActCode information sensitivity code (e.g. ETH, HIV, PSY, SUD, STD)` });
+  for (const code of grants.sensitivity)
+    if (!known.has(code))
+      errors.push({
+        in: 'body',
+        name: 'grants.sensitivity',
+        detail: `${code} is not a v3-ActCode information sensitivity code (e.g. ETH, HIV, PSY, SUD, STD)`,
+      });
   if (errors.length > 0) throw badRequest('The grants name codes that do not exist.', errors);
 }

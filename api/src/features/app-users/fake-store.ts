@@ -2,7 +2,15 @@
 // MemoryVersioned, the same rules VersionedCollection enforces in the database.
 import type { ChangeTarget } from '../webhooks/index.js';
 import { DuplicateKeyError, MemoryVersioned } from '../../shared/infra/memory-versioned.js';
-import { APP_USERS, userKey, type AppUser, type AppUserStore, type ConnectionRecord, type StateView, type UserChanges } from './store.js';
+import {
+  APP_USERS,
+  userKey,
+  type AppUser,
+  type AppUserStore,
+  type ConnectionRecord,
+  type StateView,
+  type UserChanges,
+} from './store.js';
 
 type Entry = AppUser & { deletedAt: null };
 
@@ -40,7 +48,7 @@ export class FakeAppUserStore implements AppUserStore {
     at: Date,
     changeId: string,
   ): Promise<AppUser | null> {
-    const entry = this.users.update(userKey(accountId, appUserId), version, changes as Partial<Entry>, at, changeId);
+    const entry = this.users.update(userKey(accountId, appUserId), version, changes, at, changeId);
     return entry && strip(entry);
   }
 

@@ -6,7 +6,12 @@ import { representation, strongEtag, type Representation } from '../../shared/ht
 import { APP_USER_ID } from '../../shared/http/ids.js';
 
 /** The state's representation; undefined for a malformed appUserId (the Koa route answers 400). */
-export async function lifecycleAnswer(users: AppUserService, principal: Principal, appUserId: string, ifNoneMatch: string | undefined): Promise<Representation | undefined> {
+export async function lifecycleAnswer(
+  users: AppUserService,
+  principal: Principal,
+  appUserId: string,
+  ifNoneMatch: string | undefined,
+): Promise<Representation | undefined> {
   if (!APP_USER_ID.test(appUserId)) return undefined;
   const { state } = await users.state(principal.accountId, appUserId);
   return representation(ifNoneMatch, strongEtag(state), () => ({ appUserId, state }), PRIVATE_NO_CACHE);

@@ -1,7 +1,13 @@
 // App users and their connections on the platform surface: read, tombstone, revoke one connection. The
 // lifecycle is AppUserService's (api/src/app-users); app users belong to the customer account.
 import { principalOf, requireScope } from '../../shared/http/auth.js';
-import { ifMatch, preconditionOf, sendRepresentation, strongEtag, IF_NONE_MATCH } from '../../shared/http/conditional.js';
+import {
+  ifMatch,
+  preconditionOf,
+  sendRepresentation,
+  strongEtag,
+  IF_NONE_MATCH,
+} from '../../shared/http/conditional.js';
 import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
 import { invalidField, notFound } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
@@ -20,7 +26,10 @@ function appUserIdOf(raw: string): string {
   return raw;
 }
 
-export function appUserRoutes(api: ApiRouter, { users, idempotent }: { users: AppUserService } & Pick<RouteGuards, 'idempotent'>): void {
+export function appUserRoutes(
+  api: ApiRouter,
+  { users, idempotent }: { users: AppUserService } & Pick<RouteGuards, 'idempotent'>,
+): void {
   const byId = validate({ params: AppUserParams });
   api.get(
     '/app-users/:appUserId',
@@ -30,7 +39,10 @@ export function appUserRoutes(api: ApiRouter, { users, idempotent }: { users: Ap
       description: 'A user never seen is 200 `UNLINKED` with no connections, null timestamps and `_version` "0".',
       tags,
       requestHeaders: [IF_NONE_MATCH],
-      responses: { 200: { description: 'The app user.', schema: AppUserView, headers: ['ETag', 'Cache-Control', 'Vary'] }, 304: { description: 'Not modified.' } },
+      responses: {
+        200: { description: 'The app user.', schema: AppUserView, headers: ['ETag', 'Cache-Control', 'Vary'] },
+        304: { description: 'Not modified.' },
+      },
     },
     requireScope('app_user:read'),
     byId,
@@ -46,7 +58,8 @@ export function appUserRoutes(api: ApiRouter, { users, idempotent }: { users: Ap
     {
       operationId: 'tombstoneAppUser',
       summary: 'Tombstone an app user (terminal), revoking every connection',
-      description: 'Emits `connection.revoked` for each live connection, then `app_user.tombstoned`. A user never seen is tombstoned too (it can never connect). Repeating it is 204 and emits nothing. `If-Match` is compared with the user\'s `_version` ("0" for a user never seen): 412 when it does not match.',
+      description:
+        'Emits `connection.revoked` for each live connection, then `app_user.tombstoned`. A user never seen is tombstoned too (it can never connect). Repeating it is 204 and emits nothing. `If-Match` is compared with the user\'s `_version` ("0" for a user never seen): 412 when it does not match.',
       tags,
       responses: { 204: { description: 'Tombstoned.' } },
     },
@@ -55,7 +68,11 @@ export function appUserRoutes(api: ApiRouter, { users, idempotent }: { users: Ap
     ifMatch(),
     idempotent(),
     async (ctx) => {
-      await users.tombstone(principalOf(ctx).accountId, appUserIdOf(byId.get(ctx).params.appUserId), preconditionOf(ctx));
+      await users.tombstone(
+        principalOf(ctx).accountId,
+        appUserIdOf(byId.get(ctx).params.appUserId),
+        preconditionOf(ctx),
+      );
       ctx.status = 204;
     },
   );
@@ -66,7 +83,8 @@ export function appUserRoutes(api: ApiRouter, { users, idempotent }: { users: Ap
     {
       operationId: 'revokeConnection',
       summary: 'Revoke one connection',
-      description: "Emits `connection.revoked`; when it was the user's last live connection the user moves ACTIVE → LIMITED (emits `app_user.limited`). An absent, already revoked or another account's connection is 404.",
+      description:
+        "Emits `connection.revoked`; when it was the user's last live connection the user moves ACTIVE → LIMITED (emits `app_user.limited`). An absent, already revoked or another account's connection is 404.",
       tags,
       responses: { 204: { description: 'Revoked.' } },
     },

@@ -3,9 +3,19 @@ import { APP_USER_ID } from '../../shared/http/ids.js';
 import { NullableTimestamp, Timestamp } from '../../shared/http/schemas.js';
 
 /** docs/api.md, "Connecting a patient's health system": 1–128 characters from [A-Za-z0-9._:@-]. */
-export const AppUserId = Type.String({ pattern: APP_USER_ID.source, description: "Your app's own id for the user (1–128 of `A-Z a-z 0-9 . _ : @ -`).", examples: ['user-8f3a2c'] });
+export const AppUserId = Type.String({
+  pattern: APP_USER_ID.source,
+  description: "Your app's own id for the user (1–128 of `A-Z a-z 0-9 . _ : @ -`).",
+  examples: ['user-8f3a2c'],
+});
 
-export const LifecycleState = Type.Union(['UNLINKED', 'LIMITED', 'ACTIVE', 'TOMBSTONED'].map((s) => Type.Literal(s)), { description: 'UNLINKED (never seen) → LIMITED (first initiate) → ACTIVE (first connection) → LIMITED (last connection revoked); any → TOMBSTONED (terminal).' });
+export const LifecycleState = Type.Union(
+  ['UNLINKED', 'LIMITED', 'ACTIVE', 'TOMBSTONED'].map((s) => Type.Literal(s)),
+  {
+    description:
+      'UNLINKED (never seen) → LIMITED (first initiate) → ACTIVE (first connection) → LIMITED (last connection revoked); any → TOMBSTONED (terminal).',
+  },
+);
 
 export const AppUserParams = Type.Object({ appUserId: AppUserId });
 export const ConnectionParams = Type.Object({ connectionId: Type.String({ maxLength: 64 }) });
@@ -24,7 +34,28 @@ export const AppUserView = Type.Object(
     connections: Type.Array(ConnectionView, { description: 'Live connections, oldest first.' }),
     createdAt: NullableTimestamp,
     updatedAt: NullableTimestamp,
-    _version: Type.String({ pattern: '^[0-9]+$', description: '"0" for a user never seen (UNLINKED), else as for every resource.' }),
+    _version: Type.String({
+      pattern: '^[0-9]+$',
+      description: '"0" for a user never seen (UNLINKED), else as for every resource.',
+    }),
   },
-  { examples: [{ appUserId: 'user-8f3a2c', state: 'ACTIVE', connections: [{ id: '0193a0c4-7b1e-7c1a-9d2e-3f4a5b6c7d8e', appId: '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f', brandId: 'b-4kq9xw2m', createdAt: '2026-11-22T10:00:00.000Z' }], createdAt: '2026-11-22T09:58:00.000Z', updatedAt: '2026-11-22T10:00:00.000Z', _version: '2' }] },
+  {
+    examples: [
+      {
+        appUserId: 'user-8f3a2c',
+        state: 'ACTIVE',
+        connections: [
+          {
+            id: '0193a0c4-7b1e-7c1a-9d2e-3f4a5b6c7d8e',
+            appId: '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
+            brandId: 'b-4kq9xw2m',
+            createdAt: '2026-11-22T10:00:00.000Z',
+          },
+        ],
+        createdAt: '2026-11-22T09:58:00.000Z',
+        updatedAt: '2026-11-22T10:00:00.000Z',
+        _version: '2',
+      },
+    ],
+  },
 );

@@ -14,9 +14,15 @@ import { Type } from '@sinclair/typebox';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import type { AppUserService } from './service.js';
 
-export const Lifecycle = Type.Object({ appUserId: AppUserId, state: LifecycleState }, { examples: [{ appUserId: 'user-8f3a2c', state: 'LIMITED' }] });
+export const Lifecycle = Type.Object(
+  { appUserId: AppUserId, state: LifecycleState },
+  { examples: [{ appUserId: 'user-8f3a2c', state: 'LIMITED' }] },
+);
 
-export function lifecycleRoutes(sdk: ApiRouter, { users, requireKey }: { users: AppUserService } & Pick<RouteGuards, 'requireKey'>): void {
+export function lifecycleRoutes(
+  sdk: ApiRouter,
+  { users, requireKey }: { users: AppUserService } & Pick<RouteGuards, 'requireKey'>,
+): void {
   const probe = validate({ params: AppUserParams });
   sdk.get(
     '/app-users/:appUserId/lifecycle',
@@ -27,7 +33,10 @@ export function lifecycleRoutes(sdk: ApiRouter, { users, requireKey }: { users: 
         'Resolves (your customer account, appUserId) to UNLINKED, LIMITED, ACTIVE or TOMBSTONED. Read-only: no write, no event, no connect session, no provisioning, and no token from the initiate rate-limit bucket. Poll it with `If-None-Match`: the entity tag is the state, so 304 means the state has not moved.',
       tags: ['App users'],
       requestHeaders: [IF_NONE_MATCH],
-      responses: { 200: { description: 'The state.', schema: Lifecycle, headers: ['ETag', 'Cache-Control', 'Vary'] }, 304: { description: 'The state has not moved.' } },
+      responses: {
+        200: { description: 'The state.', schema: Lifecycle, headers: ['ETag', 'Cache-Control', 'Vary'] },
+        304: { description: 'The state has not moved.' },
+      },
     },
     requireKey('sdk-publishable'),
     probe,

@@ -23,7 +23,9 @@ export interface AppUserServiceDeps {
 }
 
 /** What a transition decides from the user as read: the changes and events, or a refusal (thrown). */
-type Decision<T> = { result: T; state?: StoredState; connections?: Connection[]; events: DomainEvent[]; after?: () => Promise<void> } | { result: T; unchanged: true };
+type Decision<T> =
+  | { result: T; state?: StoredState; connections?: Connection[]; events: DomainEvent[]; after?: () => Promise<void> }
+  | { result: T; unchanged: true };
 /** How a never-seen user is created by a transition: its state and events. */
 type Creation = { state: StoredState; events: DomainEvent[] };
 
@@ -50,12 +52,19 @@ export class AppUserService {
         if (user.state === 'TOMBSTONED') throw tombstoned();
         return { result: user, unchanged: true };
       },
-      { create: { state: 'LIMITED', events: [this.userEvent('app_user.limited', accountId, appUserId, 'LIMITED')] }, created: (user) => user },
+      {
+        create: { state: 'LIMITED', events: [this.userEvent('app_user.limited', accountId, appUserId, 'LIMITED')] },
+        created: (user) => user,
+      },
     );
   }
 
   /** Complete: a new connection (`connection.created`), and LIMITED → ACTIVE on the first (`app_user.activated`). */
-  async connect(accountId: string, appUserId: string, link: { appId: string; brandId: string; sessionId: string; connectionId: string }): Promise<Connection> {
+  async connect(
+    accountId: string,
+    appUserId: string,
+    link: { appId: string; brandId: string; sessionId: string; connectionId: string },
+  ): Promise<Connection> {
     await this.provision(accountId, appUserId); // a session is only made for a provisioned user; this is a safety net
     const { connectionId, ...rest } = link;
     const connection: Connection = { id: connectionId, ...rest, createdAt: this.deps.clock.now() };
@@ -67,21 +76,42 @@ export class AppUserService {
       if (!user || user.state === 'TOMBSTONED') throw tombstoned();
       const made = user.connections.find((c) => c.id === connectionId);
       if (made) return { result: made, unchanged: true }; // the claim's earlier holder got this far
-      if (user.connections.some((c) => c.sessionId === link.sessionId)) throw new AppError('CONFLICT', 'The connect session is already completed.');
-      if (user.connections.length >= MAX_CONNECTIONS_PER_USER) throw new AppError('LIMIT_EXCEEDED', `An app user holds at most ${MAX_CONNECTIONS_PER_USER} live connections.`, { limit: MAX_CONNECTIONS_PER_USER });
+      if (user.connections.some((c) => c.sessionId === link.sessionId))
+        throw new AppError('CONFLICT', 'The connect session is already completed.');
+      if (user.connections.length >= MAX_CONNECTIONS_PER_USER)
+        throw new AppError(
+          'LIMIT_EXCEEDED',
+          `An app user holds at most ${MAX_CONNECTIONS_PER_USER} live connections.`,
+          { limit: MAX_CONNECTIONS_PER_USER },
+        );
       if (!indexed) {
         // The index entry first: a connection is never listed without it, and an entry alone grants nothing.
-        const record: ConnectionRecord = { id: connection.id, accountId, appUserId, appId: link.appId, brandId: link.brandId, createdAt: connection.createdAt, revokedAt: null };
+        const record: ConnectionRecord = {
+          id: connection.id,
+          accountId,
+          appUserId,
+          appId: link.appId,
+          brandId: link.brandId,
+          createdAt: connection.createdAt,
+          revokedAt: null,
+        };
         await this.deps.users.indexConnection(record);
         indexed = true;
       }
-      const events = [this.deps.outbox.event('connection.created', accountId, `connection:${connection.id}`, { connectionId: connection.id, appUserId, brandId: link.brandId })];
+      const events = [
+        this.deps.outbox.event('connection.created', accountId, `connection:${connection.id}`, {
+          connectionId: connection.id,
+          appUserId,
+          brandId: link.brandId,
+        }),
+      ];
       if (user.state === 'LIMITED') events.push(this.userEvent('app_user.activated', accountId, appUserId, 'ACTIVE'));
       return { result: connection, state: 'ACTIVE', connections: [...user.connections, connection], events };
     });
   }
 
-  /** Revokes one live connection of the account (`connection.revoked`); the last one moves ACTIVE → LIMITED (`app_user.limited`). False when absent, revoked or another account's. */
+  /** Revokes one live connection of the account (`connection.revoked`); the last one moves ACTIVE → LIMITED
+   * (`app_user.limited`). False when absent, revoked or another account's. */
   async revoke(accountId: string, connectionId: string): Promise<boolean> {
     const record = await this.deps.users.connection(accountId, connectionId);
     if (!record) return false;
@@ -92,22 +122,43 @@ export class AppUserService {
       const events = [this.revokedEvent(accountId, user.appUserId, connection)];
       const state = rest.length === 0 && user.state === 'ACTIVE' ? 'LIMITED' : user.state;
       if (state !== user.state) events.push(this.userEvent('app_user.limited', accountId, user.appUserId, 'LIMITED'));
-      return { result: true, state, connections: rest, events, after: () => this.deps.users.markRevoked([connectionId], this.deps.clock.now()) };
+      return {
+        result: true,
+        state,
+        connections: rest,
+        events,
+        after: () => this.deps.users.markRevoked([connectionId], this.deps.clock.now()),
+      };
     });
   }
 
-  /** Any state → TOMBSTONED, revoking every connection (`connection.revoked`…, `app_user.tombstoned`); again: nothing. */
+  /** Any state → TOMBSTONED, revoking every connection (`connection.revoked`…, `app_user.tombstoned`); again: nothing.
+   * */
   async tombstone(accountId: string, appUserId: string, precondition?: Precondition): Promise<void> {
     const event = () => this.userEvent('app_user.tombstoned', accountId, appUserId, 'TOMBSTONED');
-    await this.transition<undefined>(accountId, appUserId, (user) => {
-      // If-Match against the user as read (version 0: never seen); the change is conditional on that version.
-      if (!preconditionHolds(precondition, String(user?.version ?? 0))) throw new AppError('PRECONDITION_FAILED', 'The app user has changed since the given entity tag.', { currentVersion: String(user?.version ?? 0) });
-      if (!user) return null;
-      if (user.state === 'TOMBSTONED') return { result: undefined, unchanged: true };
-      const ids = user.connections.map((c) => c.id);
-      const events = [...user.connections.map((c) => this.revokedEvent(accountId, appUserId, c)), event()];
-      return { result: undefined, state: 'TOMBSTONED', connections: [], events, after: () => this.deps.users.markRevoked(ids, this.deps.clock.now()) };
-    }, { create: { state: 'TOMBSTONED', events: [event()] }, created: () => undefined });
+    await this.transition<undefined>(
+      accountId,
+      appUserId,
+      (user) => {
+        // If-Match against the user as read (version 0: never seen); the change is conditional on that version.
+        if (!preconditionHolds(precondition, String(user?.version ?? 0)))
+          throw new AppError('PRECONDITION_FAILED', 'The app user has changed since the given entity tag.', {
+            currentVersion: String(user?.version ?? 0),
+          });
+        if (!user) return null;
+        if (user.state === 'TOMBSTONED') return { result: undefined, unchanged: true };
+        const ids = user.connections.map((c) => c.id);
+        const events = [...user.connections.map((c) => this.revokedEvent(accountId, appUserId, c)), event()];
+        return {
+          result: undefined,
+          state: 'TOMBSTONED',
+          connections: [],
+          events,
+          after: () => this.deps.users.markRevoked(ids, this.deps.clock.now()),
+        };
+      },
+      { create: { state: 'TOMBSTONED', events: [event()] }, created: () => undefined },
+    );
   }
 
   /**
@@ -126,21 +177,48 @@ export class AppUserService {
       if (decision === null) {
         if (!fresh) throw new Error('a transition decided to create a user it cannot create');
         const now = this.deps.clock.now();
-        const created: AppUser = { accountId, appUserId, state: fresh.create.state, connections: [], createdAt: now, updatedAt: now, version: 1 };
+        const created: AppUser = {
+          accountId,
+          appUserId,
+          state: fresh.create.state,
+          connections: [],
+          createdAt: now,
+          updatedAt: now,
+          version: 1,
+        };
         const target = this.deps.users.target(accountId, appUserId, 1);
         // Someone else created it first: undefined drops the staged events, and the next round decides again.
-        const done = await this.deps.outbox.record(fresh.create.events, target, async (changeId) => ((await this.deps.users.create(created, changeId)) ? created : undefined));
+        const done = await this.deps.outbox.record(fresh.create.events, target, async (changeId) =>
+          (await this.deps.users.create(created, changeId)) ? created : undefined,
+        );
         if (done) return fresh.created(done);
         continue;
       }
       if ('unchanged' in decision) return decision.result;
       const current = user!;
       const target = this.deps.users.target(accountId, appUserId, current.version + 1);
-      const changes = { ...(decision.state && { state: decision.state }), ...(decision.connections && { connections: decision.connections }) };
+      const changes = {
+        ...(decision.state && { state: decision.state }),
+        ...(decision.connections && { connections: decision.connections }),
+      };
       // Every connection the user had or will have: the gateway's cached checks of each are now stale.
-      const touched = [...new Set([...current.connections, ...(decision.connections ?? [])].map((c) => `conn:${c.id}`))];
+      const touched = [
+        ...new Set([...current.connections, ...(decision.connections ?? [])].map((c) => `conn:${c.id}`)),
+      ];
       const written = await changing(this.deps.generations, touched, () =>
-        this.deps.outbox.record(decision.events, target, async (changeId) => (await this.deps.users.update(accountId, appUserId, current.version, changes, this.deps.clock.now(), changeId)) ?? undefined),
+        this.deps.outbox.record(
+          decision.events,
+          target,
+          async (changeId) =>
+            (await this.deps.users.update(
+              accountId,
+              appUserId,
+              current.version,
+              changes,
+              this.deps.clock.now(),
+              changeId,
+            )) ?? undefined,
+        ),
       );
       if (written) {
         await decision.after?.();
@@ -150,13 +228,23 @@ export class AppUserService {
     throw new AppError('CONFLICT', 'The app user is being changed concurrently; retry.', {}, {}, { storable: false });
   }
 
-  private userEvent(type: 'app_user.limited' | 'app_user.activated' | 'app_user.tombstoned', accountId: string, appUserId: string, state: StoredState): DomainEvent {
+  private userEvent(
+    type: 'app_user.limited' | 'app_user.activated' | 'app_user.tombstoned',
+    accountId: string,
+    appUserId: string,
+    state: StoredState,
+  ): DomainEvent {
     return this.deps.outbox.event(type, accountId, `app_user:${appUserId}`, { appUserId, state });
   }
 
   private revokedEvent(accountId: string, appUserId: string, connection: Connection): DomainEvent {
-    return this.deps.outbox.event('connection.revoked', accountId, `connection:${connection.id}`, { connectionId: connection.id, appUserId, brandId: connection.brandId });
+    return this.deps.outbox.event('connection.revoked', accountId, `connection:${connection.id}`, {
+      connectionId: connection.id,
+      appUserId,
+      brandId: connection.brandId,
+    });
   }
 }
 
-const tombstoned = () => new AppError('CONFLICT', 'The app user is TOMBSTONED: it can no longer connect.', { state: 'TOMBSTONED' });
+const tombstoned = () =>
+  new AppError('CONFLICT', 'The app user is TOMBSTONED: it can no longer connect.', { state: 'TOMBSTONED' });

@@ -65,7 +65,14 @@ export interface AppUserStore {
   /** Creates the user; false when it exists already (someone else created it first). */
   create(user: AppUser, changeId: string): Promise<boolean>;
   /** Applies the changes if the user is at `version`; the user after, or null when it moved on. */
-  update(accountId: string, appUserId: string, version: number, changes: UserChanges, at: Date, changeId: string): Promise<AppUser | null>;
+  update(
+    accountId: string,
+    appUserId: string,
+    version: number,
+    changes: UserChanges,
+    at: Date,
+    changeId: string,
+  ): Promise<AppUser | null>;
   /** Records a connection in the index (before the user lists it). */
   indexConnection(record: ConnectionRecord): Promise<void>;
   /** The index entry of a connection of the account; null when absent or another account's. */
@@ -96,7 +103,9 @@ export class AppUserRepository implements AppUserStore {
     locks: DocumentLocks,
     private readonly cache?: SharedCache<StateView>,
   ) {
-    this.documents = new VersionedCollection(db.collection<AppUserDocument>(APP_USERS), locks, (key) => cache?.invalidate(key));
+    this.documents = new VersionedCollection(db.collection<AppUserDocument>(APP_USERS), locks, (key) =>
+      cache?.invalidate(key),
+    );
     this.connections = db.collection<ConnectionDocument>('connections');
   }
 
@@ -115,14 +124,18 @@ export class AppUserRepository implements AppUserStore {
   }
 
   async state(accountId: string, appUserId: string): Promise<StateView> {
-    const load = async (): Promise<StateView> => Object.freeze({ state: (await this.documents.find(userKey(accountId, appUserId)))?.state ?? 'UNLINKED' });
+    const load = async (): Promise<StateView> =>
+      Object.freeze({ state: (await this.documents.find(userKey(accountId, appUserId)))?.state ?? 'UNLINKED' });
     return (this.cache ? await this.cache.getOrLoad(userKey(accountId, appUserId), load) : null) ?? load();
   }
 
   async create(user: AppUser, changeId: string): Promise<boolean> {
     const { version, ...rest } = user;
     try {
-      await this.documents.insert({ _id: userKey(user.accountId, user.appUserId), _version: version, ...rest, deletedAt: null }, changeId);
+      await this.documents.insert(
+        { _id: userKey(user.accountId, user.appUserId), _version: version, ...rest, deletedAt: null },
+        changeId,
+      );
       return true;
     } catch (error) {
       if ((error as { code?: number }).code === 11000) return false;
@@ -130,7 +143,14 @@ export class AppUserRepository implements AppUserStore {
     }
   }
 
-  async update(accountId: string, appUserId: string, version: number, changes: UserChanges, at: Date, changeId: string): Promise<AppUser | null> {
+  async update(
+    accountId: string,
+    appUserId: string,
+    version: number,
+    changes: UserChanges,
+    at: Date,
+    changeId: string,
+  ): Promise<AppUser | null> {
     const doc = await this.documents.update(userKey(accountId, appUserId), version, { set: changes }, at, changeId);
     return doc && toUser(doc);
   }

@@ -42,7 +42,12 @@ export interface AppStore {
   update(id: string, changes: AppChanges, at: Date): Promise<App | null>;
 }
 
-type AppDocument = Omit<App, 'id' | 'version'> & { _id: string; _version: number; deletedAt: Date | null; _changes?: Record<string, string> };
+type AppDocument = Omit<App, 'id' | 'version'> & {
+  _id: string;
+  _version: number;
+  deletedAt: Date | null;
+  _changes?: Record<string, string>;
+};
 
 export class AppRepository implements AppStore {
   private readonly documents: VersionedCollection<AppDocument>;

@@ -48,7 +48,9 @@ export class AuthorizationService {
   async check(tenantId: string, subject: string, relation: string, object: string): Promise<boolean> {
     if (this.granted) {
       const key = `${tenantId}|${subject}|${relation}|${object}`;
-      const cached = await this.granted.getOrLoad(key, async () => ((await this.evaluate(tenantId, subject, relation, object, 0, false)) ? GRANTED : null));
+      const cached = await this.granted.getOrLoad(key, async () =>
+        (await this.evaluate(tenantId, subject, relation, object, 0, false)) ? GRANTED : null,
+      );
       if (cached) return true;
     }
     // Cached relation sets can lag behind tuples another process just added (a key issued from the command
@@ -56,7 +58,14 @@ export class AuthorizationService {
     return this.evaluate(tenantId, subject, relation, object, 0, true);
   }
 
-  private async evaluate(tenantId: string, subject: string, relation: string, object: string, depth: number, fresh: boolean): Promise<boolean> {
+  private async evaluate(
+    tenantId: string,
+    subject: string,
+    relation: string,
+    object: string,
+    depth: number,
+    fresh: boolean,
+  ): Promise<boolean> {
     if (depth > MAX_DEPTH) return false;
     const type = object.slice(0, object.indexOf(':'));
     const rewrites = this.model[type]?.[relation];
@@ -66,7 +75,11 @@ export class AuthorizationService {
         for (const held of await this.tuples.subjects(tenantId, object, relation, fresh)) {
           if (held === subject) return true;
           const hash = held.indexOf('#');
-          if (hash > 0 && (await this.evaluate(tenantId, subject, held.slice(hash + 1), held.slice(0, hash), depth + 1, fresh))) return true;
+          if (
+            hash > 0 &&
+            (await this.evaluate(tenantId, subject, held.slice(hash + 1), held.slice(0, hash), depth + 1, fresh))
+          )
+            return true;
         }
       } else if ('from' in rewrite) {
         for (const target of await this.tuples.subjects(tenantId, object, rewrite.from, fresh)) {

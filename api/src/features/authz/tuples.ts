@@ -50,7 +50,10 @@ export class TupleRepository implements TupleStore {
     await this.locks.withLock(`authz_relations:${id}`, () =>
       this.collection.updateOne(
         { _id: id },
-        { $setOnInsert: { tenantId, object: tuple.object, relation: tuple.relation }, $addToSet: { subjects: tuple.subject } },
+        {
+          $setOnInsert: { tenantId, object: tuple.object, relation: tuple.relation },
+          $addToSet: { subjects: tuple.subject },
+        },
         { upsert: true },
       ),
     );
@@ -59,14 +62,17 @@ export class TupleRepository implements TupleStore {
 
   async delete(tenantId: string, tuple: Tuple): Promise<void> {
     const id = relationId(tenantId, tuple.object, tuple.relation);
-    await this.locks.withLock(`authz_relations:${id}`, () => this.collection.updateOne({ _id: id }, { $pull: { subjects: tuple.subject } }));
+    await this.locks.withLock(`authz_relations:${id}`, () =>
+      this.collection.updateOne({ _id: id }, { $pull: { subjects: tuple.subject } }),
+    );
     this.cache?.invalidate(id);
   }
 
   /** The subjects holding `relation` on `object` inside the tenant; `fresh` reads past the cache. */
   async subjects(tenantId: string, object: string, relation: string, fresh = false): Promise<string[]> {
     const id = relationId(tenantId, object, relation);
-    const load = async () => (await this.collection.findOne({ _id: id }, { projection: { subjects: 1 } }))?.subjects ?? [];
+    const load = async () =>
+      (await this.collection.findOne({ _id: id }, { projection: { subjects: 1 } }))?.subjects ?? [];
     if (fresh) return load();
     // Only non-empty sets are cached: "no tuple yet" must not outlive the write that adds one.
     return (await (this.cache ? this.cache.getOrLoad(id, load, (subjects) => subjects.length > 0) : load())) ?? [];

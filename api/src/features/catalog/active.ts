@@ -65,7 +65,10 @@ export class ActiveCatalog {
     if (!snapshot) return; // pruned between the two reads: the next refresh sees the newer pointer
     const index = this.build(snapshot.brands);
     this.current = { snapshotId: snapshot.id, index, loadedAt: new Date() };
-    this.logger.info({ catalog: catalogKey(this.ref), snapshotId: snapshot.id, brands: index.size, ms: Date.now() - started }, 'catalog snapshot activated');
+    this.logger.info(
+      { catalog: catalogKey(this.ref), snapshotId: snapshot.id, brands: index.size, ms: Date.now() - started },
+      'catalog snapshot activated',
+    );
   }
 
   /** Loads now, then follows activations: Redis announcements when given, and polling every `pollMs`. */
@@ -76,7 +79,11 @@ export class ActiveCatalog {
       ...(redis && { redis }),
       channel: CATALOG_CHANNEL,
       concerns: (message) => parseActivation(message)?.catalog === catalogKey(this.ref),
-      onError: (error) => this.logger.warn({ err: error, catalog: catalogKey(this.ref) }, 'catalog refresh failed; serving the previous snapshot'),
+      onError: (error) =>
+        this.logger.warn(
+          { err: error, catalog: catalogKey(this.ref) },
+          'catalog refresh failed; serving the previous snapshot',
+        ),
     });
   }
 

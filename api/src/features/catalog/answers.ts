@@ -12,7 +12,10 @@ import type { CatalogService } from './service.js';
 
 export const EDGE_CACHE = 'public, max-age=300, stale-while-revalidate=60';
 export const LOGO_CACHE = 'public, max-age=86400';
-export const CATALOG_CORS = { 'Access-Control-Allow-Origin': '*', 'Access-Control-Expose-Headers': 'ETag, X-Request-Id' } as const;
+export const CATALOG_CORS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'ETag, X-Request-Id',
+} as const;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export const ROUTES = {
@@ -70,7 +73,12 @@ export class CatalogAnswers {
     return {
       status: 307,
       route: ROUTES.logo,
-      headers: { ...CATALOG_CORS, Location: location, 'Cache-Control': LOGO_CACHE, 'Content-Type': 'text/plain; charset=utf-8' },
+      headers: {
+        ...CATALOG_CORS,
+        Location: location,
+        'Cache-Control': LOGO_CACHE,
+        'Content-Type': 'text/plain; charset=utf-8',
+      },
       body: 'Temporary Redirect', // what Koa sends with a bodiless redirect, so every path says the same
     };
   }
@@ -79,11 +87,21 @@ export class CatalogAnswers {
   private originOf(request: CatalogRequest): Origin {
     return requestOrigin(this.publicBaseUrl, request.headers, request.encrypted, this.trustProxy);
   }
-
 }
 
-function representation(request: CatalogRequest, route: string, etag: string, body: () => string, vary: string[]): CatalogAnswer {
-  const headers = { ...CATALOG_CORS, ETag: etag, 'Cache-Control': EDGE_CACHE, ...(vary.length > 0 && { Vary: vary.join(', ') }) };
+function representation(
+  request: CatalogRequest,
+  route: string,
+  etag: string,
+  body: () => string,
+  vary: string[],
+): CatalogAnswer {
+  const headers = {
+    ...CATALOG_CORS,
+    ETag: etag,
+    'Cache-Control': EDGE_CACHE,
+    ...(vary.length > 0 && { Vary: vary.join(', ') }),
+  };
   if (noneMatchHits(headerOf(request.headers, 'if-none-match'), etag)) return { status: 304, route, headers };
   return { status: 200, route, headers: { ...headers, 'Content-Type': JSON_TYPE }, body: body() };
 }

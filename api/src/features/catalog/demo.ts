@@ -19,9 +19,26 @@ export interface DemoReport {
 
 export async function publishDemoCatalog(config: Config, mongodbUri: string, logger: Logger): Promise<DemoReport> {
   const root = repoRoot();
-  const args = [path.join(root, 'bin', 'portico-operator.js'), 'import', '-f', path.join(root, 'examples', 'demo', 'brandcatalog.yaml'), '--catalog', catalogKey(config.catalog), '--json'];
-  const env = childEnvironment({ MONGODB_URI: mongodbUri, PORTICO_OBJECT_STORAGE: config.objectStorage, LOG_LEVEL: config.logLevel, ...(config.redisUrl && { REDIS_URL: config.redisUrl }) });
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: DEMO_IMPORT_TIMEOUT_MS });
+  const args = [
+    path.join(root, 'bin', 'portico-operator.js'),
+    'import',
+    '-f',
+    path.join(root, 'examples', 'demo', 'brandcatalog.yaml'),
+    '--catalog',
+    catalogKey(config.catalog),
+    '--json',
+  ];
+  const env = childEnvironment({
+    MONGODB_URI: mongodbUri,
+    PORTICO_OBJECT_STORAGE: config.objectStorage,
+    LOG_LEVEL: config.logLevel,
+    ...(config.redisUrl && { REDIS_URL: config.redisUrl }),
+  });
+  const child = spawn(process.execPath, args, {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: DEMO_IMPORT_TIMEOUT_MS,
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -30,7 +47,10 @@ export async function publishDemoCatalog(config: Config, mongodbUri: string, log
     child.once('error', reject);
     child.once('exit', (exitCode) => resolve(exitCode));
   });
-  if (code !== 0) throw new Error(`publishing the demo catalog failed (portico-operator import exited with ${code}): ${stderr.trim()}`);
+  if (code !== 0)
+    throw new Error(
+      `publishing the demo catalog failed (portico-operator import exited with ${code}): ${stderr.trim()}`,
+    );
   if (stderr.trim()) logger.debug({ output: stderr.trim() }, 'portico-operator import');
   return JSON.parse(stdout) as DemoReport;
 }

@@ -22,7 +22,11 @@ function placeOf(brand: CatalogBrand): string | null {
   return brand.city ?? brand.state ?? null;
 }
 
-const LABELS: readonly ((brand: CatalogBrand) => string | null)[] = [placeOf, (b) => hostOf(b.portalUrl), (b) => hostOf(b.fhirBaseUrl)];
+const LABELS: readonly ((brand: CatalogBrand) => string | null)[] = [
+  placeOf,
+  (b) => hostOf(b.portalUrl),
+  (b) => hostOf(b.fhirBaseUrl),
+];
 
 /** One label per brand (same positions); undefined for a brand whose name no other brand in the list shares. */
 export function disambiguations(brands: readonly CatalogBrand[]): (string | undefined)[] {

@@ -54,12 +54,19 @@ export class ActiveEndpointHealth {
       return;
     }
     this.current = { version: published.version, health: published.health };
-    this.logger.debug({ catalog: catalogKey(this.ref), version: published.version, brands: published.brands, ms: Date.now() - started }, 'endpoint health loaded');
+    this.logger.debug(
+      { catalog: catalogKey(this.ref), version: published.version, brands: published.brands, ms: Date.now() - started },
+      'endpoint health loaded',
+    );
   }
 
   /** Loads now, then follows publications: Redis announcements when given, and polling every `pollMs`. */
   async start(pollMs: number, redis?: Redis): Promise<void> {
-    const onError = (error: unknown) => this.logger.warn({ err: error, catalog: catalogKey(this.ref) }, 'endpoint health refresh failed; showing the previous outcomes');
+    const onError = (error: unknown) =>
+      this.logger.warn(
+        { err: error, catalog: catalogKey(this.ref) },
+        'endpoint health refresh failed; showing the previous outcomes',
+      );
     // Health is an addition to the catalog, never a reason not to serve: a failed first load is logged.
     await this.refresh().catch(onError);
     await this.follower.follow({

@@ -31,7 +31,13 @@ export function catalogFastPath(answers: CatalogAnswers, observer: RequestObserv
       res.destroy();
       return true;
     }
-    observer.record({ method: 'GET', route: answer.route, status: answer.status, seconds: (performance.now() - started) / 1000, requestId });
+    observer.record({
+      method: 'GET',
+      route: answer.route,
+      status: answer.status,
+      seconds: (performance.now() - started) / 1000,
+      requestId,
+    });
     return true;
   };
 }
@@ -40,7 +46,11 @@ export function catalogFastPath(answers: CatalogAnswers, observer: RequestObserv
 function answerFor(answers: CatalogAnswers, req: IncomingMessage, url: string): CatalogAnswer | undefined {
   const queryAt = url.indexOf('?');
   const path = queryAt < 0 ? url : url.slice(0, queryAt);
-  const request: CatalogRequest = { query: queryAt < 0 ? '' : url.slice(queryAt + 1), headers: req.headers, encrypted: (req.socket as { encrypted?: boolean }).encrypted === true };
+  const request: CatalogRequest = {
+    query: queryAt < 0 ? '' : url.slice(queryAt + 1),
+    headers: req.headers,
+    encrypted: (req.socket as { encrypted?: boolean }).encrypted === true,
+  };
   if (path === PREFIX) return answers.search(request);
   if (path[PREFIX.length] !== '/') return undefined;
   const rest = path.slice(PREFIX.length + 1);

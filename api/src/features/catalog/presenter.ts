@@ -46,4 +46,5 @@ export function searchJson(answer: SearchAnswer, origin: string): string {
   return `{"brands":[${items.join(',')}],"count":${brands.length}}`;
 }
 
-export const lookupJson = (found: { brand: CatalogBrand; endpoint: EndpointHealth }, origin: string): string => `{"brand":${withMembers(found.brand, origin, endpointJson(found.endpoint))}}`;
+export const lookupJson = (found: { brand: CatalogBrand; endpoint: EndpointHealth }, origin: string): string =>
+  `{"brand":${withMembers(found.brand, origin, endpointJson(found.endpoint))}}`;

@@ -32,7 +32,11 @@ export function catalogCors(): Middleware {
 
 const brandIdOf = (ctx: Context): string => String((ctx.params as Record<string, string | undefined>).brandId);
 
-const requestOf = (ctx: Context): CatalogRequest => ({ query: ctx.querystring, headers: ctx.req.headers, encrypted: (ctx.req.socket as { encrypted?: boolean }).encrypted === true });
+const requestOf = (ctx: Context): CatalogRequest => ({
+  query: ctx.querystring,
+  headers: ctx.req.headers,
+  encrypted: (ctx.req.socket as { encrypted?: boolean }).encrypted === true,
+});
 
 function respond(ctx: Context, answer: CatalogAnswer): void {
   ctx.status = answer.status;
@@ -40,7 +44,13 @@ function respond(ctx: Context, answer: CatalogAnswer): void {
   ctx.body = answer.body ?? null;
 }
 
-export function catalogRoutes(api: ApiRouter, { catalogAnswers: answers, catalogService: catalog }: { catalogAnswers: CatalogAnswers; catalogService: CatalogService }): void {
+export function catalogRoutes(
+  api: ApiRouter,
+  {
+    catalogAnswers: answers,
+    catalogService: catalog,
+  }: { catalogAnswers: CatalogAnswers; catalogService: CatalogService },
+): void {
   api.get(
     '/catalog/brands',
     {
@@ -54,7 +64,14 @@ export function catalogRoutes(api: ApiRouter, { catalogAnswers: answers, catalog
       tags,
       input: { query: SearchQuery },
       requestHeaders: [IF_NONE_MATCH],
-      responses: { 200: { description: 'Matching brands, best first.', schema: SearchResponse, headers: ['ETag', 'Cache-Control'] }, 304: { description: 'Not modified.' } },
+      responses: {
+        200: {
+          description: 'Matching brands, best first.',
+          schema: SearchResponse,
+          headers: ['ETag', 'Cache-Control'],
+        },
+        304: { description: 'Not modified.' },
+      },
     },
     async (ctx) => respond(ctx, answers.search(requestOf(ctx))),
   );
@@ -68,7 +85,10 @@ export function catalogRoutes(api: ApiRouter, { catalogAnswers: answers, catalog
       tags,
       input: { params: BrandParams },
       requestHeaders: [IF_NONE_MATCH],
-      responses: { 200: { description: 'The brand.', schema: LookupResponse, headers: ['ETag', 'Cache-Control'] }, 304: { description: 'Not modified.' } },
+      responses: {
+        200: { description: 'The brand.', schema: LookupResponse, headers: ['ETag', 'Cache-Control'] },
+        304: { description: 'Not modified.' },
+      },
     },
     async (ctx) => respond(ctx, answers.lookup(brandIdOf(ctx), requestOf(ctx))),
   );
@@ -95,7 +115,10 @@ export function catalogRoutes(api: ApiRouter, { catalogAnswers: answers, catalog
       summary: 'A pre-rendered catalog asset (content-addressed, immutable)',
       description: 'A key that was never stored is 404; object storage that cannot answer is 503.',
       tags,
-      responses: { 200: { description: 'The image.', headers: ['ETag', 'Cache-Control'] }, 304: { description: 'Not modified.' } },
+      responses: {
+        200: { description: 'The image.', headers: ['ETag', 'Cache-Control'] },
+        304: { description: 'Not modified.' },
+      },
     },
     asset,
     async (ctx) => {

@@ -17,7 +17,11 @@ import {
   type PlatformType,
 } from '../../../../core/src/catalog/model.js';
 import { DependencyUnavailableError } from '../../../../core/src/errors.js';
-import { InvalidObjectKeyError, type ObjectStorage, type StoredObject } from '../../../../core/src/object-storage/index.js';
+import {
+  InvalidObjectKeyError,
+  type ObjectStorage,
+  type StoredObject,
+} from '../../../../core/src/object-storage/index.js';
 import { invalidField, notFound } from '../../shared/http/errors.js';
 
 export interface SearchInput {
@@ -38,7 +42,12 @@ export interface EndpointHealthView {
 }
 
 /** What a catalog read shows of a brand's endpoint before its first check, or with checks off. */
-export const UNCHECKED: EndpointHealth = { status: 'UNKNOWN', fhirVersion: null, smartConfiguration: false, checkedAt: null };
+export const UNCHECKED: EndpointHealth = {
+  status: 'UNKNOWN',
+  fhirVersion: null,
+  smartConfiguration: false,
+  checkedAt: null,
+};
 
 /** A search answer: the results, and how to show each brand's endpoint. */
 export interface SearchAnswer extends SearchResult {
@@ -68,7 +77,8 @@ export class CatalogService {
     private readonly zipCentroid: ZipCentroids,
   ) {}
 
-  /** Short queries find nothing (the index's own rule) unless `near` asks for the nearest brands; no snapshot yet, nothing either. */
+  /** Short queries find nothing (the index's own rule) unless `near` asks for the nearest brands; no snapshot yet,
+   * nothing either. */
   search(input: SearchInput, origin: string): Answer<SearchAnswer> {
     const platform = parsePlatform(input.platform);
     const status = parseStatus(input.status);
@@ -77,11 +87,19 @@ export class CatalogService {
     const served = this.catalog.get(); // one snapshot for the whole request
     const health = this.health;
     const version = health.version;
-    const etag = tag(served?.snapshotId ?? NO_SNAPSHOT, `search\n${q}\n${platform ?? ''}\n${input.limit}\n${input.near ?? ''}\n${status ?? ''}\n${version}\n${origin}`);
+    const etag = tag(
+      served?.snapshotId ?? NO_SNAPSHOT,
+      `search\n${q}\n${platform ?? ''}\n${input.limit}\n${input.near ?? ''}\n${status ?? ''}\n${version}\n${origin}`,
+    );
     const endpointOf = (brand: CatalogBrand) => health.get(brand.id) ?? UNCHECKED;
     if (!served) return { value: { brands: [], exact: 0, endpointOf }, etag };
     const only = status === undefined ? undefined : this.statusMask(served.snapshotId, served.index, version, status);
-    const result = served.index.search(q, { limit: input.limit, ...(platform && { platform }), ...(near && { near }), ...(only && { only }) });
+    const result = served.index.search(q, {
+      limit: input.limit,
+      ...(platform && { platform }),
+      ...(near && { near }),
+      ...(only && { only }),
+    });
     return { value: { ...result, endpointOf }, etag };
   }
 
@@ -90,7 +108,10 @@ export class CatalogService {
     const brand = served?.index.get(brandId);
     if (!served || !brand) throw notFound('brand');
     const version = this.health.version;
-    return { value: { brand, endpoint: this.health.get(brandId) ?? UNCHECKED }, etag: tag(served.snapshotId, `brand\n${brandId}\n${version}\n${origin}`) };
+    return {
+      value: { brand, endpoint: this.health.get(brandId) ?? UNCHECKED },
+      etag: tag(served.snapshotId, `brand\n${brandId}\n${version}\n${origin}`),
+    };
   }
 
   private centroidOf(zip: string): GeoPoint {
@@ -101,13 +122,19 @@ export class CatalogService {
 
   private statusMask(snapshotId: string, index: CatalogIndex, version: string, status: EndpointStatus): Uint8Array {
     let cached = this.statusMasks;
-    if (cached?.snapshotId !== snapshotId || cached.version !== version) this.statusMasks = cached = { snapshotId, version, masks: new Map() };
+    if (cached?.snapshotId !== snapshotId || cached.version !== version)
+      this.statusMasks = cached = { snapshotId, version, masks: new Map() };
     let mask = cached.masks.get(status);
-    if (!mask) cached.masks.set(status, (mask = index.mask((brand) => (this.health.get(brand.id) ?? UNCHECKED).status === status)));
+    if (!mask)
+      cached.masks.set(
+        status,
+        (mask = index.mask((brand) => (this.health.get(brand.id) ?? UNCHECKED).status === status)),
+      );
     return mask;
   }
 
-  /** Where the brand's artwork of this size and format lives; WebP falls back to PNG in snapshots written before WebP. */
+  /** Where the brand's artwork of this size and format lives; WebP falls back to PNG in snapshots written before WebP.
+   * */
   logoLocation(brandId: string, size: number, format: string): string {
     if (!isLogoSize(size)) throw invalidField('query', 'size', `must be one of ${LOGO_SIZES.join(', ')}`);
     if (!isLogoFormat(format)) throw invalidField('query', 'format', `must be one of ${LOGO_FORMATS.join(', ')}`);
@@ -138,14 +165,16 @@ const isLogoFormat = (format: string): format is LogoFormat => (LOGO_FORMATS as 
 function parsePlatform(raw: string | undefined): PlatformType | undefined {
   if (raw === undefined) return undefined;
   const upper = raw.toUpperCase();
-  if (!(PLATFORM_TYPES as readonly string[]).includes(upper)) throw invalidField('query', 'platform', `must be one of ${PLATFORM_TYPES.join(', ')}`);
+  if (!(PLATFORM_TYPES as readonly string[]).includes(upper))
+    throw invalidField('query', 'platform', `must be one of ${PLATFORM_TYPES.join(', ')}`);
   return upper as PlatformType;
 }
 
 function parseStatus(raw: string | undefined): EndpointStatus | undefined {
   if (raw === undefined) return undefined;
   const upper = raw.toUpperCase();
-  if (!(ENDPOINT_STATUSES as readonly string[]).includes(upper)) throw invalidField('query', 'status', `must be one of ${ENDPOINT_STATUSES.map((s) => s.toLowerCase()).join(', ')}`);
+  if (!(ENDPOINT_STATUSES as readonly string[]).includes(upper))
+    throw invalidField('query', 'status', `must be one of ${ENDPOINT_STATUSES.map((s) => s.toLowerCase()).join(', ')}`);
   return upper as EndpointStatus;
 }
 

@@ -119,14 +119,28 @@ export class BundleHeads {
    * document, so that two writers racing on one head (a commit and the tidy after the last one) would each undo
    * the other's change. The head after, or null when the condition no longer held.
    */
-  private write(connectionId: string, condition: Filter<HeadDocument>, update: UpdateFilter<HeadDocument>): Promise<HeadDocument | null> {
+  private write(
+    connectionId: string,
+    condition: Filter<HeadDocument>,
+    update: UpdateFilter<HeadDocument>,
+  ): Promise<HeadDocument | null> {
     return updateOneWhere(this.collection, this.locks, connectionId, condition, update);
   }
 
   /** What readers of the connection may see now. */
   async visibility(connectionId: string): Promise<Visibility> {
-    const head = await this.collection.findOne({ _id: connectionId }, { projection: { _version: 1, abandoned: 1, pending: 1, kept: 1 } });
-    return head ? { committed: head._version, abandoned: head.abandoned.map((a) => a.gen), pending: head.pending ?? [], kept: head.kept ?? [] } : NOTHING;
+    const head = await this.collection.findOne(
+      { _id: connectionId },
+      { projection: { _version: 1, abandoned: 1, pending: 1, kept: 1 } },
+    );
+    return head
+      ? {
+          committed: head._version,
+          abandoned: head.abandoned.map((a) => a.gen),
+          pending: head.pending ?? [],
+          kept: head.kept ?? [],
+        }
+      : NOTHING;
   }
 
   /**
@@ -145,7 +159,13 @@ export class BundleHeads {
         // Another writer moved first: read again, after a pause as when it is held.
       }
       if (performance.now() + pause > waitUntil) {
-        throw new AppError('SERVICE_UNAVAILABLE', 'Another bundle for this connection is being written; retry shortly.', {}, { 'Retry-After': '1' }, { storable: false });
+        throw new AppError(
+          'SERVICE_UNAVAILABLE',
+          'Another bundle for this connection is being written; retry shortly.',
+          {},
+          { 'Retry-After': '1' },
+          { storable: false },
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
@@ -158,12 +178,24 @@ export class BundleHeads {
    */
   async commit(lease: WriterLease, replaces: boolean, at: Date): Promise<boolean> {
     const scope = currentChangeScope();
-    if (scope) await scope.recoveryPoint({ collection: HEADS, id: lease.connectionId, version: lease.gen, changeId: scope.changeId, generation: true });
+    if (scope)
+      await scope.recoveryPoint({
+        collection: HEADS,
+        id: lease.connectionId,
+        version: lease.gen,
+        changeId: scope.changeId,
+        generation: true,
+      });
     const result = await this.write(
       lease.connectionId,
       { 'writer.token': lease.token },
       {
-        $set: { _version: lease.gen, writer: null, stamp: randomUUID(), ...(scope && { [`_changes.${lease.gen % CHANGE_RING}`]: scope.changeId }) },
+        $set: {
+          _version: lease.gen,
+          writer: null,
+          stamp: randomUUID(),
+          ...(scope && { [`_changes.${lease.gen % CHANGE_RING}`]: scope.changeId }),
+        },
         $push: { [replaces ? 'pending' : 'kept']: { gen: lease.gen, at } },
       },
     );
@@ -172,7 +204,13 @@ export class BundleHeads {
 
   /** Extends the lease before a write; false when it was taken over (the bundle must stop: it cannot commit). */
   async renew(lease: WriterLease, at: Date): Promise<boolean> {
-    return (await this.write(lease.connectionId, { 'writer.token': lease.token }, { $set: { 'writer.until': new Date(at.getTime() + WRITER_LEASE_MS) } })) !== null;
+    return (
+      (await this.write(
+        lease.connectionId,
+        { 'writer.token': lease.token },
+        { $set: { 'writer.until': new Date(at.getTime() + WRITER_LEASE_MS) } },
+      )) !== null
+    );
   }
 
   /** Gives the lease back without committing (the bundle failed): the next writer lists its generation as abandoned. */
@@ -185,7 +223,11 @@ export class BundleHeads {
     for (let attempt = 0; attempt < LIST_ATTEMPTS; attempt++) {
       const head = await this.collection.findOne({ _id: connectionId });
       if (!head || (head.applier && head.applier.token !== token && head.applier.until > at)) return false;
-      const result = await this.write(connectionId, { stamp: head.stamp }, { $set: { applier: { token, until: new Date(at.getTime() + APPLIER_LEASE_MS) }, stamp: randomUUID() } });
+      const result = await this.write(
+        connectionId,
+        { stamp: head.stamp },
+        { $set: { applier: { token, until: new Date(at.getTime() + APPLIER_LEASE_MS) }, stamp: randomUUID() } },
+      );
       if (result !== null) return true;
     }
     return false;
@@ -193,7 +235,13 @@ export class BundleHeads {
 
   /** Extends the applier's lease before a batch; false when another took it over. */
   async renewApplier(connectionId: string, token: string, at: Date): Promise<boolean> {
-    return (await this.write(connectionId, { 'applier.token': token }, { $set: { 'applier.until': new Date(at.getTime() + APPLIER_LEASE_MS) } })) !== null;
+    return (
+      (await this.write(
+        connectionId,
+        { 'applier.token': token },
+        { $set: { 'applier.until': new Date(at.getTime() + APPLIER_LEASE_MS) } },
+      )) !== null
+    );
   }
 
   async releaseApplier(connectionId: string, token: string): Promise<void> {
@@ -226,12 +274,17 @@ export class BundleHeads {
 
   /** Stops listing kept generations (their records are gone) and abandoned ones (listed long enough). */
   forget(connectionId: string, kept: number[], abandoned: number[]): Promise<void> {
-    return this.changeLists(connectionId, (head) => ({ kept: head.kept.filter((k) => !kept.includes(k.gen)), abandoned: head.abandoned.filter((a) => !abandoned.includes(a.gen)) }));
+    return this.changeLists(connectionId, (head) => ({
+      kept: head.kept.filter((k) => !kept.includes(k.gen)),
+      abandoned: head.abandoned.filter((a) => !abandoned.includes(a.gen)),
+    }));
   }
 
   /** Notes that abandoned generations' leftovers are deleted. */
   cleaned(connectionId: string, gens: number[]): Promise<void> {
-    return this.changeLists(connectionId, (head) => ({ abandoned: head.abandoned.map((a) => (gens.includes(a.gen) ? { ...a, cleaned: true } : a)) }));
+    return this.changeLists(connectionId, (head) => ({
+      abandoned: head.abandoned.map((a) => (gens.includes(a.gen) ? { ...a, cleaned: true } : a)),
+    }));
   }
 
   /** The heads that list kept or abandoned generations (for the periodic tidy: a small document per connection). */
@@ -246,7 +299,10 @@ export class BundleHeads {
   }
 
   /** Rewrites some of the head's lists, conditioned on its stamp (read again and retried when it moved). */
-  private async changeLists(connectionId: string, change: (head: HeadDocument) => Partial<Pick<HeadDocument, 'pending' | 'kept' | 'abandoned'>> | null): Promise<void> {
+  private async changeLists(
+    connectionId: string,
+    change: (head: HeadDocument) => Partial<Pick<HeadDocument, 'pending' | 'kept' | 'abandoned'>> | null,
+  ): Promise<void> {
     for (let attempt = 0; attempt < LIST_ATTEMPTS; attempt++) {
       const head = await this.collection.findOne({ _id: connectionId });
       const lists = head && change({ ...head, pending: head.pending ?? [], kept: head.kept ?? [] });
@@ -257,11 +313,25 @@ export class BundleHeads {
     throw new Error(`the head of connection ${connectionId} kept changing`);
   }
 
-  private async take(connectionId: string, head: HeadDocument | null, token: string, at: Date): Promise<WriterLease | null> {
+  private async take(
+    connectionId: string,
+    head: HeadDocument | null,
+    token: string,
+    at: Date,
+  ): Promise<WriterLease | null> {
     const until = new Date(at.getTime() + WRITER_LEASE_MS);
     if (!head) {
       try {
-        await this.collection.insertOne({ _id: connectionId, _version: 0, next: 1, writer: { token, until }, abandoned: [], pending: [], kept: [], stamp: randomUUID() });
+        await this.collection.insertOne({
+          _id: connectionId,
+          _version: 0,
+          next: 1,
+          writer: { token, until },
+          abandoned: [],
+          pending: [],
+          kept: [],
+          stamp: randomUUID(),
+        });
       } catch (error) {
         if ((error as { code?: unknown }).code === 11000) return null;
         throw error;
@@ -270,15 +340,25 @@ export class BundleHeads {
     }
     // Every generation handed out since the last commit belongs to a writer that died or lost its lease.
     const dead = [];
-    for (let gen = head._version + 1; gen <= head.next; gen++) if (!head.abandoned.some((a) => a.gen === gen)) dead.push({ gen, at });
+    for (let gen = head._version + 1; gen <= head.next; gen++)
+      if (!head.abandoned.some((a) => a.gen === gen)) dead.push({ gen, at });
     const abandoned = [...head.abandoned, ...dead];
     const taken = await this.write(
       connectionId,
-      { stamp: head.stamp, _version: head._version, next: head.next, ...(head.writer === null ? { writer: null } : { 'writer.token': head.writer.token }) },
+      {
+        stamp: head.stamp,
+        _version: head._version,
+        next: head.next,
+        ...(head.writer === null ? { writer: null } : { 'writer.token': head.writer.token }),
+      },
       { $set: { next: head.next + 1, writer: { token, until }, abandoned, stamp: randomUUID() } },
     );
     if (taken === null) return null;
-    return { connectionId, gen: head.next + 1, token, abandoned: abandoned.filter((a) => !a.cleaned).map((a) => a.gen) };
+    return {
+      connectionId,
+      gen: head.next + 1,
+      token,
+      abandoned: abandoned.filter((a) => !a.cleaned).map((a) => a.gen),
+    };
   }
 }
-

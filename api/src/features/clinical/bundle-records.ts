@@ -41,9 +41,30 @@ export function recordObservations(record: BundleRecord): StoredFields[] {
 
 export const BUNDLES = 'observation_bundles';
 
-export const lostLease = () => new AppError('SERVICE_UNAVAILABLE', 'The bundle took too long to write and another took its place; send it again.', {}, { 'Retry-After': '1' }, { storable: false });
-export const interrupted = () => new AppError('SERVICE_UNAVAILABLE', 'The bundle could not be written whole (the database was interrupted); send it again.', {}, { 'Retry-After': '1' }, { storable: false });
-export const movedOn = () => new AppError('SERVICE_UNAVAILABLE', "The connection's observations changed while they were read; retry.", {}, { 'Retry-After': '1' }, { storable: false });
+export const lostLease = () =>
+  new AppError(
+    'SERVICE_UNAVAILABLE',
+    'The bundle took too long to write and another took its place; send it again.',
+    {},
+    { 'Retry-After': '1' },
+    { storable: false },
+  );
+export const interrupted = () =>
+  new AppError(
+    'SERVICE_UNAVAILABLE',
+    'The bundle could not be written whole (the database was interrupted); send it again.',
+    {},
+    { 'Retry-After': '1' },
+    { storable: false },
+  );
+export const movedOn = () =>
+  new AppError(
+    'SERVICE_UNAVAILABLE',
+    "The connection's observations changed while they were read; retry.",
+    {},
+    { 'Retry-After': '1' },
+    { storable: false },
+  );
 
 /**
  * Inserts a bundle's record. Its _id is new (the generation is this writer's alone), so one that exists is this

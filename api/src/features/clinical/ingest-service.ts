@@ -1,8 +1,8 @@
 // Clinical ingest (docs/api.md, "Clinical records and the observation gateway"): a FHIR R4 Bundle of up to 1000
 // Observations for one live connection of the account, validated whole before anything is written
-// (features/clinical/observations.ts), then upserted by Observation.id within the connection. A revoke that lands between the
-// liveness check and the write leaves the bundle stored under the revoked connection, where no search reaches it (the
-// gateway serves live connections only): the ingest counts as made just before the revoke.
+// (features/clinical/observations.ts), then upserted by Observation.id within the connection. A revoke that lands
+// between the liveness check and the write leaves the bundle stored under the revoked connection, where no search
+// reaches it (the gateway serves live connections only): the ingest counts as made just before the revoke.
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserStore } from '../app-users/index.js';
 import type { ObservationStore } from './store.js';
@@ -11,7 +11,6 @@ import { changing, type Generations } from '../../shared/infra/generations.js';
 import type { Principal } from '../../shared/http/auth.js';
 import { badRequest, notFound } from '../../shared/http/errors.js';
 import { UUID } from '../../shared/http/ids.js';
-
 
 export interface IngestServiceDeps {
   users: AppUserStore;
@@ -23,19 +22,33 @@ export interface IngestServiceDeps {
 export class IngestService {
   constructor(private readonly deps: IngestServiceDeps) {}
 
-  async ingest(principal: Principal, connectionId: string, body: unknown): Promise<{ ingested: number; updated: number }> {
+  async ingest(
+    principal: Principal,
+    connectionId: string,
+    body: unknown,
+  ): Promise<{ ingested: number; updated: number }> {
     await this.liveConnection(principal.accountId, connectionId);
     const checked = validateBundle(body);
     if (!checked.ok) {
       const count = checked.problems.filter((p) => p.index >= 0).length;
       throw badRequest(
         `The bundle is not valid${count > 0 ? `: ${count} problem(s) in its entries` : ''}; nothing was written.`,
-        checked.problems.map((p) => ({ in: 'body', name: p.path, detail: p.index >= 0 ? `entry ${p.index}: ${p.problem}` : p.problem })),
+        checked.problems.map((p) => ({
+          in: 'body',
+          name: p.path,
+          detail: p.index >= 0 ? `entry ${p.index}: ${p.problem}` : p.problem,
+        })),
         { limit: MAX_PROBLEMS }, // validateBundle lists up to 100 itself, as this operation documents
       );
     }
     // Every replica's index of the connection is stale from here (the gateway checks `obs:<id>` per search).
-    return changing(this.deps.generations, [`obs:${connectionId}`], () => this.deps.observations.upsert({ accountId: principal.accountId, connectionId }, checked.observations, this.deps.clock.now()));
+    return changing(this.deps.generations, [`obs:${connectionId}`], () =>
+      this.deps.observations.upsert(
+        { accountId: principal.accountId, connectionId },
+        checked.observations,
+        this.deps.clock.now(),
+      ),
+    );
   }
 
   /** 404 unless the connection is the account's and live (its user still lists it). */

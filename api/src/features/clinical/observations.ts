@@ -37,19 +37,30 @@ export interface NormalizedObservation {
   sensitivity: string[];
 }
 
-export type BundleResult = { ok: true; observations: NormalizedObservation[] } | { ok: false; problems: EntryProblem[] };
+export type BundleResult =
+  { ok: true; observations: NormalizedObservation[] } | { ok: false; problems: EntryProblem[] };
 
 const BUNDLE_TYPES = ['collection', 'batch'];
 const VALUE_ELEMENTS = [
-  'valueQuantity', 'valueCodeableConcept', 'valueString', 'valueBoolean', 'valueInteger', 'valueRange',
-  'valueRatio', 'valueSampledData', 'valueTime', 'valueDateTime', 'valuePeriod',
+  'valueQuantity',
+  'valueCodeableConcept',
+  'valueString',
+  'valueBoolean',
+  'valueInteger',
+  'valueRange',
+  'valueRatio',
+  'valueSampledData',
+  'valueTime',
+  'valueDateTime',
+  'valuePeriod',
 ];
 const EFFECTIVE_ELEMENTS = ['effectiveDateTime', 'effectivePeriod', 'effectiveTiming', 'effectiveInstant'];
 
 type Json = Record<string, unknown>;
 
 export function validateBundle(body: unknown): BundleResult {
-  if (!isObject(body)) return { ok: false, problems: [{ index: -1, path: '', problem: 'must be a FHIR Bundle (a JSON object)' }] };
+  if (!isObject(body))
+    return { ok: false, problems: [{ index: -1, path: '', problem: 'must be a FHIR Bundle (a JSON object)' }] };
   const problems: EntryProblem[] = bundleProblems(body);
   const entries = body.entry;
   if (!Array.isArray(entries) || entries.length > MAX_ENTRIES) return { ok: false, problems };
@@ -67,9 +78,14 @@ export function validateBundle(body: unknown): BundleResult {
     if (typeof id === 'string') {
       const first = firstWithId.get(id);
       if (first === undefined) firstWithId.set(id, index);
-      else read.problems.push({ path: 'id', problem: `repeats the id of entry[${first}]; each Observation.id may appear once` });
+      else
+        read.problems.push({
+          path: 'id',
+          problem: `repeats the id of entry[${first}]; each Observation.id may appear once`,
+        });
     }
-    if (read.problems.length > 0) problems.push(...read.problems.map((p) => ({ index, path: at(p.path), problem: p.problem })));
+    if (read.problems.length > 0)
+      problems.push(...read.problems.map((p) => ({ index, path: at(p.path), problem: p.problem })));
     else if (read.observation) observations.push(read.observation);
   });
   return problems.length > 0 ? { ok: false, problems: capped(problems) } : { ok: true, observations };
@@ -82,7 +98,8 @@ function bundleProblems(body: Json): EntryProblem[] {
   if (!BUNDLE_TYPES.includes(body.type as string)) bundle('type', `must be ${BUNDLE_TYPES.join(' or ')}`);
   if (body.entry === undefined) bundle('entry', 'is required');
   else if (!Array.isArray(body.entry)) bundle('entry', 'must be an array');
-  else if (body.entry.length > MAX_ENTRIES) bundle('entry', `has ${body.entry.length} entries; at most ${MAX_ENTRIES} are accepted`);
+  else if (body.entry.length > MAX_ENTRIES)
+    bundle('entry', `has ${body.entry.length} entries; at most ${MAX_ENTRIES} are accepted`);
   return problems;
 }
 
@@ -103,7 +120,8 @@ function readObservation(resource: unknown): ReadObservation {
   if (resource === undefined) return { problems: [{ path: '', problem: 'is required' }] };
   if (!isObject(resource)) return { problems: [{ path: '', problem: 'must be a FHIR resource (a JSON object)' }] };
   // Another resource type breaks every Observation rule at once; one problem says it.
-  if (resource.resourceType !== 'Observation') return { problems: [{ path: 'resourceType', problem: 'must be "Observation"' }] };
+  if (resource.resourceType !== 'Observation')
+    return { problems: [{ path: 'resourceType', problem: 'must be "Observation"' }] };
 
   const problems = observationSchemaProblems(resource);
   const add = (path: string, problem: string) => problems.push({ path, problem });
@@ -137,13 +155,22 @@ function readObservation(resource: unknown): ReadObservation {
 
 function hasCodeOrText(concept: Json): boolean {
   if (typeof concept.text === 'string' && concept.text.trim() !== '') return true;
-  return list(concept.coding).some((coding) => isObject(coding) && typeof coding.code === 'string' && coding.code !== '');
+  return list(concept.coding).some(
+    (coding) => isObject(coding) && typeof coding.code === 'string' && coding.code !== '',
+  );
 }
 
 /** A choice element ([x]) takes one type: the second one given is the problem. */
-function atMostOne(element: Json, prefix: string, names: string[], choice: string, add: (path: string, problem: string) => void): void {
+function atMostOne(
+  element: Json,
+  prefix: string,
+  names: string[],
+  choice: string,
+  add: (path: string, problem: string) => void,
+): void {
   const given = names.filter((name) => element[name] !== undefined);
-  for (const name of given.slice(1)) add(`${prefix}${name}`, `is a second ${choice} (${given[0]} is given too); at most one is allowed`);
+  for (const name of given.slice(1))
+    add(`${prefix}${name}`, `is a second ${choice} (${given[0]} is given too); at most one is allowed`);
 }
 
 /** The range effective[x] stands for, reporting dates that are not on the calendar or out of order. */
@@ -211,5 +238,6 @@ function firstPerPath(problems: ResourceProblem[]): ResourceProblem[] {
   return problems.filter((p) => !seen.has(p.path) && seen.add(p.path));
 }
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);

@@ -8,21 +8,36 @@ import type { IngestService } from './ingest-service.js';
 export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
 
 const IngestParams = Type.Object({ connectionId: Type.String({ maxLength: 64 }) });
-const IngestBody = Type.Object({}, { additionalProperties: true, description: 'A FHIR R4 Bundle (type `collection` or `batch`) of up to 1000 Observation resources, each with an `id`.' });
+const IngestBody = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description:
+      'A FHIR R4 Bundle (type `collection` or `batch`) of up to 1000 Observation resources, each with an `id`.',
+  },
+);
 const IngestResult = Type.Object({
   ingested: Type.Integer({ minimum: 0, description: 'Observations new to the connection.' }),
   updated: Type.Integer({ minimum: 0, description: 'Observations that replaced one of the same id.' }),
 });
 
-export function ingestRoutes(api: ApiRouter, { ingest, idempotent }: { ingest: IngestService } & Pick<RouteGuards, 'idempotent'>): void {
-  const input = validate({ params: IngestParams, body: IngestBody, maxBodyBytes: INGEST_MAX_BYTES, bodyMediaTypes: ['application/fhir+json'] });
+export function ingestRoutes(
+  api: ApiRouter,
+  { ingest, idempotent }: { ingest: IngestService } & Pick<RouteGuards, 'idempotent'>,
+): void {
+  const input = validate({
+    params: IngestParams,
+    body: IngestBody,
+    maxBodyBytes: INGEST_MAX_BYTES,
+    bodyMediaTypes: ['application/fhir+json'],
+  });
   api.post(
     '/connections/:connectionId/observations',
     {
       operationId: 'ingestObservations',
       summary: "Ingest Observations into a connection's record",
       description:
-        'Validates every entry against FHIR R4 (HL7\'s JSON schema for Observation, plus: `id` and `status` required, `code` with a coding or text, one `value[x]` and one `effective[x]`, real calendar dates, at most one v3-Confidentiality label, ids unique in the bundle). Any invalid entry → 400 listing each problem (`details.errors[].name` is the path, e.g. `entry[3].resource.status`; at most 100 listed) and nothing is written. Valid bundles are upserted by `Observation.id` within the connection, all or nothing: searches see none of a bundle until all of it is written, a bundle whose server stopped part-way is never seen (a retry with its `Idempotency-Key` writes it whole), and repeating a request is harmless. Bundles for one connection are written one at a time: one sent while another is written waits for it up to 3 s, then 503 with `Retry-After: 1`. Body limit 5 MiB (413). An absent, revoked or another account\'s connection is 404.',
+        "Validates every entry against FHIR R4 (HL7's JSON schema for Observation, plus: `id` and `status` required, `code` with a coding or text, one `value[x]` and one `effective[x]`, real calendar dates, at most one v3-Confidentiality label, ids unique in the bundle). Any invalid entry → 400 listing each problem (`details.errors[].name` is the path, e.g. `entry[3].resource.status`; at most 100 listed) and nothing is written. Valid bundles are upserted by `Observation.id` within the connection, all or nothing: searches see none of a bundle until all of it is written, a bundle whose server stopped part-way is never seen (a retry with its `Idempotency-Key` writes it whole), and repeating a request is harmless. Bundles for one connection are written one at a time: one sent while another is written waits for it up to 3 s, then 503 with `Retry-After: 1`. Body limit 5 MiB (413). An absent, revoked or another account's connection is 404.",
       tags: ['Clinical ingest'],
       responses: { 200: { description: 'Written.', schema: IngestResult } },
     },

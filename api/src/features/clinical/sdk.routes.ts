@@ -17,12 +17,18 @@ const tags = ['Observation gateway'];
 const PATH = '/api/sdk/v1/observations/_search';
 const MEDIA_TYPES = ['application/json', 'application/fhir+json'];
 const DESCRIPTION =
-  'Checks, in order, before any clinical data is read: the `ak_` key and its scope `observation:read` (403 `GATEWAY_ACCESS_DENIED`, `details.reason` INSUFFICIENT_SCOPE); app-tenant residency (an absent, revoked or another app\'s or account\'s connection is one identical 404); the install (the app is not suspended, else APP_NOT_INSTALLED; a suspended app\'s keys are refused before that with the same 401 as an unknown key, so this reason only shows a suspension made while the request was checked); the subject (the app user is ACTIVE, else SUBJECT_NOT_ACTIVE); the resource type (Observation granted, else RESOURCE_TYPE_NOT_GRANTED). Then the install\'s LOINC allow-list, confidentiality and sensitivity labels (a resource without labels counts as N with none) and look-back window (a resource counts when its effective range ends inside it; one without an effective date is then left out) filter together with `code`, `category` and `date` before anything is counted or paged (over a per-replica index of the connection that every ingest refreshes, or inside the database query for a connection too large to index), so `total` and paging count only what the caller may see. Every denial is logged with the request id, key id and reason. The `next` link\'s cursor is signed, carries every parameter and the point in time the search began (observations ingested later are not part of the walk, so a walk returns each visible observation once), and is bound to the key\'s app. An observation re-ingested during a walk with a different effective date moves in the sort order and may be returned twice or not at all. `fullUrl` is `<base>/api/sdk/v1/connections/{connectionId}/fhir/Observation/{id}`: an identifier (resource ids are unique within a connection), not a readable URL yet.';
+  "Checks, in order, before any clinical data is read: the `ak_` key and its scope `observation:read` (403 `GATEWAY_ACCESS_DENIED`, `details.reason` INSUFFICIENT_SCOPE); app-tenant residency (an absent, revoked or another app's or account's connection is one identical 404); the install (the app is not suspended, else APP_NOT_INSTALLED; a suspended app's keys are refused before that with the same 401 as an unknown key, so this reason only shows a suspension made while the request was checked); the subject (the app user is ACTIVE, else SUBJECT_NOT_ACTIVE); the resource type (Observation granted, else RESOURCE_TYPE_NOT_GRANTED). Then the install's LOINC allow-list, confidentiality and sensitivity labels (a resource without labels counts as N with none) and look-back window (a resource counts when its effective range ends inside it; one without an effective date is then left out) filter together with `code`, `category` and `date` before anything is counted or paged (over a per-replica index of the connection that every ingest refreshes, or inside the database query for a connection too large to index), so `total` and paging count only what the caller may see. Every denial is logged with the request id, key id and reason. The `next` link's cursor is signed, carries every parameter and the point in time the search began (observations ingested later are not part of the walk, so a walk returns each visible observation once), and is bound to the key's app. An observation re-ingested during a walk with a different effective date moves in the sort order and may be returned twice or not at all. `fullUrl` is `<base>/api/sdk/v1/connections/{connectionId}/fhir/Observation/{id}`: an identifier (resource ids are unique within a connection), not a readable URL yet.";
 
 /** What the gateway's routes are given. */
-export type GatewayRouteDeps = { gateway: GatewayService } & Pick<RouteGuards, 'requireKey' | 'publicBaseUrl' | 'trustProxy'>;
+export type GatewayRouteDeps = { gateway: GatewayService } & Pick<
+  RouteGuards,
+  'requireKey' | 'publicBaseUrl' | 'trustProxy'
+>;
 
-export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseUrl, trustProxy }: GatewayRouteDeps): void {
+export function gatewayRoutes(
+  sdk: ApiRouter,
+  { gateway, requireKey, publicBaseUrl, trustProxy }: GatewayRouteDeps,
+): void {
   const respond = (ctx: Context, page: SearchPage) => {
     const answer = searchAnswer(page, ctx.req, publicBaseUrl, trustProxy);
     ctx.set(answer.headers);
@@ -40,7 +46,19 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
   const post = validate({ body: SearchBody, bodyMediaTypes: MEDIA_TYPES.slice(1) });
   sdk.post(
     '/observations/_search',
-    { operationId: 'searchObservations', summary: "Search a connection's observations (FHIR searchset)", description: DESCRIPTION, tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet, contentType: 'application/fhir+json' } } },
+    {
+      operationId: 'searchObservations',
+      summary: "Search a connection's observations (FHIR searchset)",
+      description: DESCRIPTION,
+      tags,
+      responses: {
+        200: {
+          description: 'A FHIR Bundle, `application/fhir+json`.',
+          schema: SearchSet,
+          contentType: 'application/fhir+json',
+        },
+      },
+    },
     requireKey('sdk-secret'),
     scoped,
     post,
@@ -53,12 +71,28 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
   const get = validate({ query: SearchQuery });
   sdk.get(
     '/observations/_search',
-    { operationId: 'continueObservationSearch', summary: 'The next page of a search (the `next` link)', description: 'A `GET` of a `next` link with the same `ak_` key continues the search; the checks run again on every page.', tags, responses: { 200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet, contentType: 'application/fhir+json' } } },
+    {
+      operationId: 'continueObservationSearch',
+      summary: 'The next page of a search (the `next` link)',
+      description:
+        'A `GET` of a `next` link with the same `ak_` key continues the search; the checks run again on every page.',
+      tags,
+      responses: {
+        200: {
+          description: 'A FHIR Bundle, `application/fhir+json`.',
+          schema: SearchSet,
+          contentType: 'application/fhir+json',
+        },
+      },
+    },
     requireKey('sdk-secret'),
     scoped,
     get,
     async (ctx) => {
-      respond(ctx, await gateway.search(principalOf(ctx), String(ctx.state.requestId), { cursor: get.get(ctx).query.cursor }));
+      respond(
+        ctx,
+        await gateway.search(principalOf(ctx), String(ctx.state.requestId), { cursor: get.get(ctx).query.cursor }),
+      );
     },
   );
 }
@@ -67,10 +101,24 @@ export function gatewayRoutes(sdk: ApiRouter, { gateway, requireKey, publicBaseU
  * The search on the node:http fast path (shared/http/keyed-fast-path.ts): a plain, valid POST body or a `next`
  * link's cursor; anything else, and every denial, is left to the Koa routes above (which log it).
  */
-export function gatewayFastRoutes({ gateway, publicBaseUrl, trustProxy }: Omit<GatewayRouteDeps, 'requireKey'>): KeyedRoute[] {
+export function gatewayFastRoutes({
+  gateway,
+  publicBaseUrl,
+  trustProxy,
+}: Omit<GatewayRouteDeps, 'requireKey'>): KeyedRoute[] {
   const readQuery = queryReader(SearchQuery);
-  const search = async (principal: Parameters<GatewayService['search']>[0], requestId: string, input: Parameters<GatewayService['search']>[2], req: IncomingMessage) =>
-    searchAnswer(await gateway.search(principal, requestId, input, { logDenials: false }), req, publicBaseUrl, trustProxy);
+  const search = async (
+    principal: Parameters<GatewayService['search']>[0],
+    requestId: string,
+    input: Parameters<GatewayService['search']>[2],
+    req: IncomingMessage,
+  ) =>
+    searchAnswer(
+      await gateway.search(principal, requestId, input, { logDenials: false }),
+      req,
+      publicBaseUrl,
+      trustProxy,
+    );
   return [
     {
       operationId: 'searchObservations',
@@ -94,11 +142,27 @@ export function gatewayFastRoutes({ gateway, publicBaseUrl, trustProxy }: Omit<G
 
 /** The 200 of a search, for both paths: the Bundle's bytes and its headers. */
 function searchAnswer(page: SearchPage, req: IncomingMessage, publicBaseUrl: string | undefined, trustProxy: boolean) {
-  const { origin: base, vary } = requestOrigin(publicBaseUrl, req.headers, (req.socket as { encrypted?: boolean }).encrypted === true, trustProxy);
+  const { origin: base, vary } = requestOrigin(
+    publicBaseUrl,
+    req.headers,
+    (req.socket as { encrypted?: boolean }).encrypted === true,
+    trustProxy,
+  );
   const link = (cursor: string) => `${base}${PATH}?cursor=${encodeURIComponent(cursor)}`;
-  const links = [{ relation: 'self', url: link(page.self) }, ...(page.next ? [{ relation: 'next', url: link(page.next) }] : [])];
-  const headers: Record<string, string> = { 'Cache-Control': 'no-store', 'Content-Type': 'application/fhir+json; charset=utf-8', ...(vary.length > 0 && { Vary: vary.join(', ') }) };
-  return { status: 200 as const, headers, body: bundleBody(page, links, `${base}/api/sdk/v1/connections/${page.connectionId}/fhir/Observation/`) };
+  const links = [
+    { relation: 'self', url: link(page.self) },
+    ...(page.next ? [{ relation: 'next', url: link(page.next) }] : []),
+  ];
+  const headers: Record<string, string> = {
+    'Cache-Control': 'no-store',
+    'Content-Type': 'application/fhir+json; charset=utf-8',
+    ...(vary.length > 0 && { Vary: vary.join(', ') }),
+  };
+  return {
+    status: 200 as const,
+    headers,
+    body: bundleBody(page, links, `${base}/api/sdk/v1/connections/${page.connectionId}/fhir/Observation/`),
+  };
 }
 
 /**
@@ -106,9 +170,16 @@ function searchAnswer(page: SearchPage, req: IncomingMessage, publicBaseUrl: str
  * it once, entryTail()), so the Bundle is copied together in one buffer: no stringify, no re-encoding.
  */
 function bundleBody(page: SearchPage, links: { relation: string; url: string }[], entryBase: string): Buffer {
-  const head = Buffer.from(`{"resourceType":"Bundle","type":"searchset","total":${page.total},"link":${JSON.stringify(links)},"entry":[`);
+  const head = Buffer.from(
+    `{"resourceType":"Bundle","type":"searchset","total":${page.total},"link":${JSON.stringify(links)},"entry":[`,
+  );
   const start = Buffer.from(`,{"fullUrl":${JSON.stringify(entryBase).slice(0, -1)}`);
-  const body = Buffer.allocUnsafe(head.length + page.items.reduce((sum, item) => sum + start.length + item.tail.length, 0) - (page.items.length > 0 ? 1 : 0) + END.length);
+  const body = Buffer.allocUnsafe(
+    head.length +
+      page.items.reduce((sum, item) => sum + start.length + item.tail.length, 0) -
+      (page.items.length > 0 ? 1 : 0) +
+      END.length,
+  );
   body.set(head, 0);
   let offset = head.length;
   page.items.forEach((item, i) => {

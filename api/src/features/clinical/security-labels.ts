@@ -28,7 +28,10 @@ export function securityLabels(security: unknown, add: (path: string, problem: s
       if (!(CONFIDENTIALITY_CODES as readonly unknown[]).includes(code)) {
         add(`${path}.code`, `must be a v3-Confidentiality code: ${CONFIDENTIALITY_CODES.join(', ')}`);
       } else if (confidentiality.size > 0 && !confidentiality.has(code as string)) {
-        add(path, `is a second confidentiality label (${[...confidentiality][0]} is given too); at most one is allowed`);
+        add(
+          path,
+          `is a second confidentiality label (${[...confidentiality][0]} is given too); at most one is allowed`,
+        );
       } else {
         confidentiality.add(code as string);
       }

@@ -26,7 +26,17 @@ import type { NormalizedObservation } from './observations.js';
 import type { ObservationDocument } from './document.js';
 import { through } from '../../../../core/src/infra/mongo.js';
 import { ABANDONED_LISTED_MS, BundleHeads, KEPT_MS, type Visibility, type WriterLease } from './bundle-heads.js';
-import { BUNDLES, insertRecord, interrupted, lostLease, movedOn, packObservations, recordObservations, type BundleRecord, type StoredFields } from './bundle-records.js';
+import {
+  BUNDLES,
+  insertRecord,
+  interrupted,
+  lostLease,
+  movedOn,
+  packObservations,
+  recordObservations,
+  type BundleRecord,
+  type StoredFields,
+} from './bundle-records.js';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 
 export interface IngestTarget {
@@ -37,9 +47,20 @@ export interface IngestTarget {
 /** What ingest and the gateway need of storage. */
 export interface ObservationStore {
   /** Upserts every observation by id within the connection, all or nothing: how many were new and how many replaced. */
-  upsert(target: IngestTarget, observations: NormalizedObservation[], at: Date): Promise<{ ingested: number; updated: number }>;
-  /** One page of what `filter` matches after the keyset position `after`, in `sort` order, and how many match `filter` in all. */
-  page(connectionId: string, filter: Filter<ObservationDocument>, after: Filter<ObservationDocument> | undefined, sort: Sort, limit: number): Promise<{ items: ObservationDocument[]; total: number }>;
+  upsert(
+    target: IngestTarget,
+    observations: NormalizedObservation[],
+    at: Date,
+  ): Promise<{ ingested: number; updated: number }>;
+  /** One page of what `filter` matches after the keyset position `after`, in `sort` order, and how many match `filter`
+   * in all. */
+  page(
+    connectionId: string,
+    filter: Filter<ObservationDocument>,
+    after: Filter<ObservationDocument> | undefined,
+    sort: Sort,
+    limit: number,
+  ): Promise<{ items: ObservationDocument[]; total: number }>;
   /**
    * Every observation of the connection as its last commit left it (what the gateway's index is built from), in
    * no particular order. One may come twice: its later copy is the one shown, with its first copy's firstIngestedAt.
@@ -90,21 +111,45 @@ export class ObservationRepository implements ObservationStore {
     await through(this.collection, indexes).createIndex({ connectionId: 1, sortDate: 1, _id: 1 });
   }
 
-  async upsert({ accountId, connectionId }: IngestTarget, observations: NormalizedObservation[], at: Date): Promise<{ ingested: number; updated: number }> {
+  async upsert(
+    { accountId, connectionId }: IngestTarget,
+    observations: NormalizedObservation[],
+    at: Date,
+  ): Promise<{ ingested: number; updated: number }> {
     if (observations.length === 0) return { ingested: 0, updated: 0 };
     const lease = await this.heads.acquire(connectionId, () => this.clock.now());
     const { gen } = lease;
     const idOf = (resourceId: string) => `${connectionId}/${resourceId}`;
-    const stored = observations.map((o): StoredFields => ({ connectionId, accountId, resourceId: o.resourceId, code: o.code, category: o.category, date: o.date, sortDate: o.date?.start ?? BEGINNING, confidentiality: o.confidentiality, sensitivity: o.sensitivity, resource: o.resource, updatedAt: at }));
+    const stored = observations.map((o): StoredFields => ({
+      connectionId,
+      accountId,
+      resourceId: o.resourceId,
+      code: o.code,
+      category: o.category,
+      date: o.date,
+      sortDate: o.date?.start ?? BEGINNING,
+      confidentiality: o.confidentiality,
+      sensitivity: o.sensitivity,
+      resource: o.resource,
+      updatedAt: at,
+    }));
     let committed = false;
     try {
       await this.removeLeftovers(lease);
       await this.renewed(lease);
-      await insertRecord(this.records, { _id: `${connectionId}/${gen}`, connectionId, gen, at, observations: packObservations(stored) });
+      await insertRecord(this.records, {
+        _id: `${connectionId}/${gen}`,
+        connectionId,
+        gen,
+        at,
+        observations: packObservations(stored),
+      });
       await this.renewed(lease);
       // Most of a bundle is usually new: one unordered insert of everything; the ids that exist fail it, and a
       // unique _id decides, so two ingests racing on one id never duplicate it.
-      const existing = await this.insertNew(stored.map((fields) => ({ _id: idOf(fields.resourceId), ...fields, seq: gen, rev: gen, firstIngestedAt: at })));
+      const existing = await this.insertNew(
+        stored.map((fields) => ({ _id: idOf(fields.resourceId), ...fields, seq: gen, rev: gen, firstIngestedAt: at })),
+      );
       // Leftovers of a generation that never committed are not there for readers: this bundle writes them anew.
       // (Read by _id, then written by _id alone: see the top of this file. No other writer is at work on them.)
       if (existing.size > 0 && lease.abandoned.length > 0) {
@@ -114,7 +159,15 @@ export class ObservationRepository implements ObservationStore {
           await this.renewed(lease);
           // seq only moves forward: a write of this bundle that lands late, after another took its lease over and
           // wrote the same leftover, does not hide what that one committed.
-          await this.longCollection.bulkWrite(again.map((fields) => ({ updateMany: { filter: { _id: idOf(fields.resourceId) }, update: { $set: { ...fields, rev: gen, firstIngestedAt: at }, $max: { seq: gen } } } })), { ordered: false });
+          await this.longCollection.bulkWrite(
+            again.map((fields) => ({
+              updateMany: {
+                filter: { _id: idOf(fields.resourceId) },
+                update: { $set: { ...fields, rev: gen, firstIngestedAt: at }, $max: { seq: gen } },
+              },
+            })),
+            { ordered: false },
+          );
         }
         for (const id of leftovers) existing.delete(id);
       }
@@ -124,7 +177,8 @@ export class ObservationRepository implements ObservationStore {
       const replacing = stored.filter((fields) => existing.has(idOf(fields.resourceId)));
       this.afterCommit(connectionId, async () => {
         // This bundle's replacements, and those of any bundle whose applier stopped.
-        if (replaced > 0 || (await this.heads.visibility(connectionId)).pending.length > 0) await this.applyPending(connectionId, new Map([[gen, replacing]]));
+        if (replaced > 0 || (await this.heads.visibility(connectionId)).pending.length > 0)
+          await this.applyPending(connectionId, new Map([[gen, replacing]]));
         await this.tidy(connectionId);
       });
       return { ingested: observations.length - replaced, updated: replaced };
@@ -137,14 +191,28 @@ export class ObservationRepository implements ObservationStore {
     }
   }
 
-  async page(connectionId: string, filter: Filter<ObservationDocument>, after: Filter<ObservationDocument> | undefined, sort: Sort, limit: number): Promise<{ items: ObservationDocument[]; total: number }> {
+  async page(
+    connectionId: string,
+    filter: Filter<ObservationDocument>,
+    after: Filter<ObservationDocument> | undefined,
+    sort: Sort,
+    limit: number,
+  ): Promise<{ items: ObservationDocument[]; total: number }> {
     for (let attempt = 0; attempt < PAGE_ATTEMPTS; attempt++) {
       // A database query cannot lay a record over what it reads: pending bundles are applied first (by their
       // applier, or here when it stopped).
       const before = await this.applied(connectionId);
-      const visible = { $and: [filter, { seq: { $not: { $gt: before.committed }, ...(before.abandoned.length > 0 && { $nin: before.abandoned }) } }] } as Filter<ObservationDocument>;
+      const visible = {
+        $and: [
+          filter,
+          { seq: { $not: { $gt: before.committed }, ...(before.abandoned.length > 0 && { $nin: before.abandoned }) } },
+        ],
+      } as Filter<ObservationDocument>;
       const pageFilter = after ? { $and: [visible, after] } : visible;
-      const [items, total] = await Promise.all([this.collection.find(pageFilter).sort(sort).limit(limit).toArray(), this.collection.countDocuments(visible)]);
+      const [items, total] = await Promise.all([
+        this.collection.find(pageFilter).sort(sort).limit(limit).toArray(),
+        this.collection.countDocuments(visible),
+      ]);
       // A bundle that replaced observations while they were read may show in part: read again.
       if (!replacedSince(await this.heads.visibility(connectionId), before.committed)) return { items, total };
     }
@@ -165,14 +233,23 @@ export class ObservationRepository implements ObservationStore {
     if (after.pending.length > 0) this.afterCommit(connectionId, () => this.applyPending(connectionId)); // its applier may have stopped
     // The bundles being applied when the read began, and every bundle committed while it went on, in the order
     // they were committed: the read may have met any part of them.
-    const gens = [...new Set([...before.pending.map((p) => p.gen), ...[...after.pending, ...after.kept].map((g) => g.gen).filter((gen) => gen > before.committed)])].sort((a, b) => a - b);
+    const gens = [
+      ...new Set([
+        ...before.pending.map((p) => p.gen),
+        ...[...after.pending, ...after.kept].map((g) => g.gen).filter((gen) => gen > before.committed),
+      ]),
+    ].sort((a, b) => a - b);
     for (const gen of gens) {
       const record = await this.records.findOne({ _id: `${connectionId}/${gen}` });
       if (!record) throw movedOn(); // applied and forgotten while this read went on (it took longer than KEPT_MS)
       for (const fields of recordObservations(record)) {
         const _id = `${connectionId}/${fields.resourceId}`;
         // One the read did not meet (a replacement moved it in the index order) is looked up.
-        const first = firstWritten.get(_id) ?? (await this.longCollection.findOne({ _id }, { projection: { firstIngestedAt: 1, seq: 1 } }))?.firstIngestedAt ?? record.at;
+        const first =
+          firstWritten.get(_id) ??
+          (await this.longCollection.findOne({ _id }, { projection: { firstIngestedAt: 1, seq: 1 } }))
+            ?.firstIngestedAt ??
+          record.at;
         firstWritten.set(_id, first);
         yield { ...fields, _id, firstIngestedAt: first };
       }
@@ -182,7 +259,8 @@ export class ObservationRepository implements ObservationStore {
   /** The connection's observations as readers see them, one each (all() without its repeats): for tests and tools. */
   async current(connectionId: string): Promise<ObservationDocument[]> {
     const byId = new Map<string, ObservationDocument>();
-    for await (const doc of this.all(connectionId)) byId.set(doc._id, { ...doc, firstIngestedAt: byId.get(doc._id)?.firstIngestedAt ?? doc.firstIngestedAt });
+    for await (const doc of this.all(connectionId))
+      byId.set(doc._id, { ...doc, firstIngestedAt: byId.get(doc._id)?.firstIngestedAt ?? doc.firstIngestedAt });
     return [...byId.values()];
   }
 
@@ -197,10 +275,12 @@ export class ObservationRepository implements ObservationStore {
       await this.longCollection.insertMany(docs, { ordered: false });
       return new Set();
     } catch (error) {
-      const failures = (error as { writeErrors?: { code: number; index: number }[] | { code: number; index: number } }).writeErrors;
+      const failures = (error as { writeErrors?: { code: number; index: number }[] | { code: number; index: number } })
+        .writeErrors;
       const list = failures === undefined ? [] : Array.isArray(failures) ? failures : [failures];
       // Anything but duplicates (or duplicates without saying which) is an interrupted write: retry the bundle.
-      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw (error as { code?: unknown }).code === 11000 ? interrupted() : error;
+      if (list.length === 0 || list.some((e) => e.code !== 11000))
+        throw (error as { code?: unknown }).code === 11000 ? interrupted() : error;
       return new Set(list.map((e) => docs[e.index]!._id));
     }
   }
@@ -220,7 +300,10 @@ export class ObservationRepository implements ObservationStore {
       if (!(await this.heads.takeApplier(connectionId, token, this.clock.now()))) return;
       try {
         for (;;) {
-          const next = (await this.heads.visibility(connectionId)).pending.reduce<number | undefined>((first, p) => (first === undefined || p.gen < first ? p.gen : first), undefined);
+          const next = (await this.heads.visibility(connectionId)).pending.reduce<number | undefined>(
+            (first, p) => (first === undefined || p.gen < first ? p.gen : first),
+            undefined,
+          );
           if (next === undefined) break;
           const record = known.has(next) ? undefined : await this.records.findOne({ _id: `${connectionId}/${next}` });
           const replacing = known.get(next) ?? (record && recordObservations(record));
@@ -248,7 +331,15 @@ export class ObservationRepository implements ObservationStore {
    * end, which releases the connection at once. On MongoDB the two are the same write.
    */
   private async replace(connectionId: string, gen: number, batch: StoredFields[]): Promise<void> {
-    await this.longCollection.bulkWrite(batch.map((fields) => ({ updateMany: { filter: { _id: `${connectionId}/${fields.resourceId}` }, update: { $set: { ...fields, rev: gen } } } })), { ordered: false });
+    await this.longCollection.bulkWrite(
+      batch.map((fields) => ({
+        updateMany: {
+          filter: { _id: `${connectionId}/${fields.resourceId}` },
+          update: { $set: { ...fields, rev: gen } },
+        },
+      })),
+      { ordered: false },
+    );
   }
 
   /**
@@ -280,9 +371,17 @@ export class ObservationRepository implements ObservationStore {
     for (const gen of expired) {
       const record = await this.records.findOne({ _id: `${connectionId}/${gen}` });
       if (!record) continue; // it died before its record, so before anything else
-      const marked = await this.marked(lease, recordObservations(record).map((fields) => `${connectionId}/${fields.resourceId}`), [gen]);
+      const marked = await this.marked(
+        lease,
+        recordObservations(record).map((fields) => `${connectionId}/${fields.resourceId}`),
+        [gen],
+      );
       await this.renewed(lease);
-      if (marked.length > 0) await this.longCollection.bulkWrite(marked.map((_id) => ({ deleteMany: { filter: { _id } } })), { ordered: false });
+      if (marked.length > 0)
+        await this.longCollection.bulkWrite(
+          marked.map((_id) => ({ deleteMany: { filter: { _id } } })),
+          { ordered: false },
+        );
       await this.records.deleteOne({ _id: record._id });
     }
     await this.heads.cleaned(connectionId, expired);
@@ -293,7 +392,11 @@ export class ObservationRepository implements ObservationStore {
     const marked: string[] = [];
     for (let from = 0; from < ids.length; from += READS_AT_ONCE) {
       if (from % (READS_AT_ONCE * 16) === 0) await this.renewed(lease);
-      const docs = await Promise.all(ids.slice(from, from + READS_AT_ONCE).map((_id) => this.longCollection.findOne({ _id }, { projection: { seq: 1 } })));
+      const docs = await Promise.all(
+        ids
+          .slice(from, from + READS_AT_ONCE)
+          .map((_id) => this.longCollection.findOne({ _id }, { projection: { seq: 1 } })),
+      );
       for (const doc of docs) if (doc && doc.seq !== undefined && gens.includes(doc.seq)) marked.push(doc._id);
     }
     return marked;
@@ -321,7 +424,9 @@ export class ObservationRepository implements ObservationStore {
     const head = await this.heads.head(connectionId);
     const now = this.clock.now().getTime();
     const kept = (head?.kept ?? []).filter((k) => k.at.getTime() <= now - KEPT_MS).map((k) => k.gen);
-    const abandoned = (head?.abandoned ?? []).filter((a) => a.cleaned && a.at.getTime() <= now - ABANDONED_LISTED_MS).map((a) => a.gen);
+    const abandoned = (head?.abandoned ?? [])
+      .filter((a) => a.cleaned && a.at.getTime() <= now - ABANDONED_LISTED_MS)
+      .map((a) => a.gen);
     if (kept.length === 0 && abandoned.length === 0) return;
     for (const gen of kept) await this.records.deleteOne({ _id: `${connectionId}/${gen}` });
     await this.heads.forget(connectionId, kept, abandoned);
@@ -329,7 +434,8 @@ export class ObservationRepository implements ObservationStore {
 
   /** tidy() for every connection that lists kept or abandoned generations; a failure is left for the next round. */
   async tidyAll(): Promise<void> {
-    for (const head of await this.heads.listing()) await this.tidy(head._id).catch((error: unknown) => this.onBackgroundError(error, head._id));
+    for (const head of await this.heads.listing())
+      await this.tidy(head._id).catch((error: unknown) => this.onBackgroundError(error, head._id));
   }
 }
 

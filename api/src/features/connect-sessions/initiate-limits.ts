@@ -5,7 +5,12 @@
 // (taking nothing) when it was refused before.
 import type { Principal } from '../../shared/http/auth.js';
 import { AppError } from '../../shared/http/errors.js';
-import { rateLimitFields, type RateDecision, type RateLimiter, type RatePolicy } from '../../shared/infra/rate-limit.js';
+import {
+  rateLimitFields,
+  type RateDecision,
+  type RateLimiter,
+  type RatePolicy,
+} from '../../shared/infra/rate-limit.js';
 
 export interface InitiateLimitsDeps {
   perUser: { limiter: RateLimiter; policy: RatePolicy };
@@ -39,7 +44,10 @@ export class InitiateLimits {
   /** The fields as the buckets stand, taking nothing: the user's only when the request named one. */
   async peek(principal: Principal, appUserId?: string): Promise<Record<string, string>> {
     const { perUser, perKey } = this.deps;
-    const [user, key] = await Promise.all([appUserId === undefined ? undefined : perUser.limiter.peek(userBucket(principal, appUserId)), perKey.limiter.peek(keyBucket(principal))]);
+    const [user, key] = await Promise.all([
+      appUserId === undefined ? undefined : perUser.limiter.peek(userBucket(principal, appUserId)),
+      perKey.limiter.peek(keyBucket(principal)),
+    ]);
     return this.fields(user, key);
   }
 
@@ -47,13 +55,24 @@ export class InitiateLimits {
   private refusal(user: RateDecision, key: RateDecision): AppError {
     const waitMs = Math.max(user.allowed ? 0 : user.retryAfterMs, key.allowed ? 0 : key.retryAfterMs);
     const retryAfterSeconds = Math.max(1, Math.ceil(waitMs / 1000));
-    const detail = !user.allowed ? 'Too many connect sessions initiated for this app user; retry after the time given.' : 'Too many connect sessions initiated with this publishable key; retry after the time given.';
-    return new AppError('RATE_LIMITED', detail, { retryAfterSeconds }, { ...this.fields(user, key), 'Retry-After': String(retryAfterSeconds) }, { storable: false });
+    const detail = !user.allowed
+      ? 'Too many connect sessions initiated for this app user; retry after the time given.'
+      : 'Too many connect sessions initiated with this publishable key; retry after the time given.';
+    return new AppError(
+      'RATE_LIMITED',
+      detail,
+      { retryAfterSeconds },
+      { ...this.fields(user, key), 'Retry-After': String(retryAfterSeconds) },
+      { storable: false },
+    );
   }
 
   private fields(user: RateDecision | undefined, key: RateDecision): Record<string, string> {
     const { perUser, perKey } = this.deps;
-    const fields = rateLimitFields([...(user ? [{ policy: perUser.policy, decision: user }] : []), { policy: perKey.policy, decision: key }]);
+    const fields = rateLimitFields([
+      ...(user ? [{ policy: perUser.policy, decision: user }] : []),
+      { policy: perKey.policy, decision: key },
+    ]);
     // Retry-After belongs to a refusal (the 429 sets it); an answer refused for another reason does not wait.
     delete fields['Retry-After'];
     return fields;

@@ -3,7 +3,14 @@ import { Timestamp } from '../../shared/http/schemas.js';
 import { AppUserId } from '../app-users/index.js';
 
 export const InitiateSession = Type.Object(
-  { appUserId: AppUserId, brandId: Type.String({ minLength: 1, maxLength: 64, description: 'A brand of the catalog (`GET /catalog/brands`).' }) },
+  {
+    appUserId: AppUserId,
+    brandId: Type.String({
+      minLength: 1,
+      maxLength: 64,
+      description: 'A brand of the catalog (`GET /catalog/brands`).',
+    }),
+  },
   { additionalProperties: false, examples: [{ appUserId: 'user-8f3a2c', brandId: 'b-4kq9xw2m' }] },
 );
 export type InitiateSession = Static<typeof InitiateSession>;

@@ -37,7 +37,10 @@ export class ConnectSessionService {
    * before it takes any (an unknown brand is a 400 that takes none); an answer refused after it took them
    * (a TOMBSTONED user's 409) carries the same fields.
    */
-  async initiate(principal: Principal, input: InitiateSession): Promise<{ session: ConnectSession; rateHeaders: Record<string, string> }> {
+  async initiate(
+    principal: Principal,
+    input: InitiateSession,
+  ): Promise<{ session: ConnectSession; rateHeaders: Record<string, string> }> {
     if (!this.deps.brandExists(input.brandId)) throw invalidField('body', 'brandId', 'is not a brand of the catalog');
     const rateHeaders = await this.deps.limits.take(principal, input.appUserId);
     try {
@@ -89,21 +92,37 @@ export class ConnectSessionService {
   async complete(principal: Principal, id: string): Promise<{ connection: Connection; appUserId: string }> {
     const session = UUID.test(id) ? await this.deps.sessions.get(principal.accountId, id) : null;
     if (!session) throw notFound('connect session');
-    const completed = () => new AppError('CONFLICT', 'The connect session is already completed.', { status: 'COMPLETED' });
+    const completed = () =>
+      new AppError('CONFLICT', 'The connect session is already completed.', { status: 'COMPLETED' });
     const now = this.deps.clock.now();
     if (session.status === 'COMPLETED') throw completed();
-    if (session.status === 'PENDING' && now >= session.expiresAt) throw new AppError('CONFLICT', 'The connect session has expired; initiate a new one.', { expiresAt: session.expiresAt.toISOString() });
+    if (session.status === 'PENDING' && now >= session.expiresAt)
+      throw new AppError('CONFLICT', 'The connect session has expired; initiate a new one.', {
+        expiresAt: session.expiresAt.toISOString(),
+      });
     // A suspended app's sessions wait: completing one would connect an app that may not act.
     const app = await this.deps.apps.find(session.appId);
     // Not stored by idempotency: the same request succeeds once the app is active again.
-    if (app?.status !== 'ACTIVE') throw new AppError('CONFLICT', "The connect session's app is suspended; it can be completed once the app is active again.", { appStatus: app?.status ?? null }, {}, { storable: false });
+    if (app?.status !== 'ACTIVE')
+      throw new AppError(
+        'CONFLICT',
+        "The connect session's app is suspended; it can be completed once the app is active again.",
+        { appStatus: app?.status ?? null },
+        {},
+        { storable: false },
+      );
     // The session is claimed first, with the id its connection will have: of two completes one claims it
     // (the other is 409), and a complete that died part-way is taken over once its claim lapses, with the
     // same connection id, so it never makes a second connection.
     const connectionId = session.status === 'COMPLETING' ? session.connectionId! : randomUUID();
     const claimed = await this.deps.sessions.claim(session, connectionId, now, new Date(now.getTime() + CLAIM_MS));
     if (!claimed) throw completed();
-    const connection = await this.deps.users.connect(principal.accountId, session.appUserId, { appId: session.appId, brandId: session.brandId, sessionId: session.id, connectionId });
+    const connection = await this.deps.users.connect(principal.accountId, session.appUserId, {
+      appId: session.appId,
+      brandId: session.brandId,
+      sessionId: session.id,
+      connectionId,
+    });
     await this.deps.sessions.complete(session.id, connectionId, this.deps.clock.now());
     return { connection, appUserId: session.appUserId };
   }

@@ -66,14 +66,27 @@ export class SessionRepository implements SessionStore {
   }
 
   async claim(session: ConnectSession, connectionId: string, now: Date, until: Date): Promise<ConnectSession | null> {
-    const condition = session.status === 'PENDING' ? { status: 'PENDING' as const } : { status: 'COMPLETING' as const, connectionId: session.connectionId, claimUntil: { $lt: now } };
-    const doc = await updateOneWhere(this.collection, this.locks, session.id, condition, { $set: { status: 'COMPLETING', connectionId, claimUntil: until } });
+    const condition =
+      session.status === 'PENDING'
+        ? { status: 'PENDING' as const }
+        : { status: 'COMPLETING' as const, connectionId: session.connectionId, claimUntil: { $lt: now } };
+    const doc = await updateOneWhere(this.collection, this.locks, session.id, condition, {
+      $set: { status: 'COMPLETING', connectionId, claimUntil: until },
+    });
     if (!doc) return null;
     const { _id, _changeId, ...rest } = doc;
     return { id: _id, ...rest };
   }
 
   async complete(id: string, connectionId: string, at: Date): Promise<boolean> {
-    return (await updateOneWhere(this.collection, this.locks, id, { status: 'COMPLETING', connectionId }, { $set: { status: 'COMPLETED', completedAt: at, claimUntil: null } })) !== null;
+    return (
+      (await updateOneWhere(
+        this.collection,
+        this.locks,
+        id,
+        { status: 'COMPLETING', connectionId },
+        { $set: { status: 'COMPLETED', completedAt: at, claimUntil: null } },
+      )) !== null
+    );
   }
 }

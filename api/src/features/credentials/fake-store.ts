@@ -7,7 +7,8 @@ export class FakeApiKeyStore implements ApiKeyStore {
   private readonly byHash = new Map<string, ApiKeyRecord>();
 
   async insert(hash: string, record: ApiKeyRecord): Promise<void> {
-    if (this.byHash.has(hash) || [...this.byHash.values()].some((r) => r.keyId === record.keyId)) throw new DuplicateKeyError(hash);
+    if (this.byHash.has(hash) || [...this.byHash.values()].some((r) => r.keyId === record.keyId))
+      throw new DuplicateKeyError(hash);
     this.byHash.set(hash, structuredClone(record));
   }
 

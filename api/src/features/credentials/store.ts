@@ -58,7 +58,13 @@ export class ApiKeyRepository implements ApiKeyStore {
     const live = await this.collection.findOne({ keyId, revokedAt: null });
     if (!live) return null;
     const mark = await markPlainWrite('api_keys', live._id, '_revokedBy');
-    const revoked = await updateOneWhere(this.collection, this.locks, live._id, { revokedAt: null }, { $set: { revokedAt: at, ...mark } });
+    const revoked = await updateOneWhere(
+      this.collection,
+      this.locks,
+      live._id,
+      { revokedAt: null },
+      { $set: { revokedAt: at, ...mark } },
+    );
     this.cache?.invalidate(live._id);
     return revoked && toRecord(live);
   }

@@ -7,7 +7,18 @@ import { presentPatient } from './presenter.js';
 import type { PatientService } from './service.js';
 
 /** The profile's representation; throws the service's 403/404 (problem responses are Koa's). */
-export async function patientAnswer(patients: PatientService, principal: Principal, id: string, ifNoneMatch: string | undefined, link: LinkBuilder): Promise<Representation> {
+export async function patientAnswer(
+  patients: PatientService,
+  principal: Principal,
+  id: string,
+  ifNoneMatch: string | undefined,
+  link: LinkBuilder,
+): Promise<Representation> {
   const patient = await patients.get(principal, id);
-  return representation(ifNoneMatch, strongEtag(patient.version), () => presentPatient(patient, link), PRIVATE_NO_CACHE);
+  return representation(
+    ifNoneMatch,
+    strongEtag(patient.version),
+    () => presentPatient(patient, link),
+    PRIVATE_NO_CACHE,
+  );
 }

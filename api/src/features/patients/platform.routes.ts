@@ -12,11 +12,21 @@ import type { PatientService } from './service.js';
 
 const tags = ['Patients'];
 
-export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: { patients: PatientService } & Pick<RouteGuards, 'idempotent' | 'link'>): void {
+export function patientRoutes(
+  api: ApiRouter,
+  { patients, idempotent, link }: { patients: PatientService } & Pick<RouteGuards, 'idempotent' | 'link'>,
+): void {
   const create = validate({ body: CreatePatient });
   api.post(
     '/patients',
-    { operationId: 'createPatient', summary: 'Create a patient profile', tags, responses: { 201: { description: 'Created; emits `patient.created`.', schema: Patient, headers: ['ETag', 'Location'] } } },
+    {
+      operationId: 'createPatient',
+      summary: 'Create a patient profile',
+      tags,
+      responses: {
+        201: { description: 'Created; emits `patient.created`.', schema: Patient, headers: ['ETag', 'Location'] },
+      },
+    },
     requireScope('patient:write'),
     create,
     idempotent(),
@@ -37,15 +47,24 @@ export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: { 
       operationId: 'getPatient',
       summary: 'Get a patient profile',
       description:
-        'Checks, in order: scope `patient:read`; the relation-tuple check; tenant membership; a tenant-filtered read. Failures of the first three are one uniform 403 `PLATFORM_ACCESS_DENIED` whether the id is unknown, malformed or another tenant\'s; an authorized patient that is absent (e.g. deleted) is 404.',
+        "Checks, in order: scope `patient:read`; the relation-tuple check; tenant membership; a tenant-filtered read. Failures of the first three are one uniform 403 `PLATFORM_ACCESS_DENIED` whether the id is unknown, malformed or another tenant's; an authorized patient that is absent (e.g. deleted) is 404.",
       tags,
       requestHeaders: [IF_NONE_MATCH],
-      responses: { 200: { description: 'The profile.', schema: Patient, headers: ['ETag', 'Cache-Control', 'Vary'] }, 304: { description: 'Not modified (If-None-Match matched, weak comparison).' } },
+      responses: {
+        200: { description: 'The profile.', schema: Patient, headers: ['ETag', 'Cache-Control', 'Vary'] },
+        304: { description: 'Not modified (If-None-Match matched, weak comparison).' },
+      },
     },
     requireScope('patient:read'),
     byId,
     async (ctx) => {
-      const answer = await patientAnswer(patients, principalOf(ctx), byId.get(ctx).params.id, ctx.get('If-None-Match') || undefined, link);
+      const answer = await patientAnswer(
+        patients,
+        principalOf(ctx),
+        byId.get(ctx).params.id,
+        ctx.get('If-None-Match') || undefined,
+        link,
+      );
       ctx.set(answer.headers);
       ctx.status = answer.status;
       ctx.body = answer.status === 304 ? null : answer.body;
@@ -57,7 +76,8 @@ export function patientRoutes(api: ApiRouter, { patients, idempotent, link }: { 
     {
       operationId: 'deletePatient',
       summary: 'Delete a patient profile (soft)',
-      description: 'Authorized like the read (uniform 403), then existence (404), then If-Match (412). Emits `patient.deleted`. Deleting again → 404.',
+      description:
+        'Authorized like the read (uniform 403), then existence (404), then If-Match (412). Emits `patient.deleted`. Deleting again → 404.',
       tags,
       responses: { 204: { description: 'Deleted.' } },
     },

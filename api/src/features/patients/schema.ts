@@ -3,8 +3,14 @@ import { Links, Text, Timestamp, Version } from '../../shared/http/schemas.js';
 
 export const SEXES = ['male', 'female', 'other', 'unknown'] as const;
 
-const Sex = Type.Union(SEXES.map((s) => Type.Literal(s)), { description: 'Administrative sex.' });
-const BirthDate = Type.String({ format: 'date', description: 'A valid calendar date `YYYY-MM-DD`, not in the future.' });
+const Sex = Type.Union(
+  SEXES.map((s) => Type.Literal(s)),
+  { description: 'Administrative sex.' },
+);
+const BirthDate = Type.String({
+  format: 'date',
+  description: 'A valid calendar date `YYYY-MM-DD`, not in the future.',
+});
 const Email = Type.String({ format: 'email', maxLength: 254, description: 'RFC 5322 address.' });
 const PhoneNumber = Type.String({ pattern: '^\\+[1-9][0-9]{1,14}$', description: 'E.164, e.g. `+14155550123`.' });
 const Language = Type.String({

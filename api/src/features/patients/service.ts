@@ -13,7 +13,6 @@ import type { Patient, PatientStore } from './store.js';
 import type { CreatePatient } from './schema.js';
 import { UUID } from '../../shared/http/ids.js';
 
-
 export interface PatientServiceDeps {
   patients: PatientStore;
   authz: AuthorizationService;
@@ -30,14 +29,32 @@ export class PatientService {
     if (input.birthDate !== undefined && input.birthDate > now.toISOString().slice(0, 10)) {
       throw invalidField('body', 'birthDate', 'must not be in the future');
     }
-    const patient: Patient = { ...input, id: randomUUID(), tenantId: principal.accountId, createdAt: now, updatedAt: now, version: 1, deletedAt: null };
+    const patient: Patient = {
+      ...input,
+      id: randomUUID(),
+      tenantId: principal.accountId,
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+      deletedAt: null,
+    };
     // The tenant tuple first: a patient is never readable without it, and a stray tuple grants nothing.
-    await this.deps.authz.grant(patient.tenantId, { object: `patient:${patient.id}`, relation: 'tenant', subject: `customer_account:${patient.tenantId}` });
-    const event = this.deps.outbox.event('patient.created', patient.tenantId, `patient:${patient.id}`, { patientId: patient.id });
-    await this.deps.outbox.record([event], this.deps.patients.target(patient.tenantId, patient.id, 1), async (changeId) => {
-      await this.deps.patients.insert(patient, changeId);
-      return patient;
+    await this.deps.authz.grant(patient.tenantId, {
+      object: `patient:${patient.id}`,
+      relation: 'tenant',
+      subject: `customer_account:${patient.tenantId}`,
     });
+    const event = this.deps.outbox.event('patient.created', patient.tenantId, `patient:${patient.id}`, {
+      patientId: patient.id,
+    });
+    await this.deps.outbox.record(
+      [event],
+      this.deps.patients.target(patient.tenantId, patient.id, 1),
+      async (changeId) => {
+        await this.deps.patients.insert(patient, changeId);
+        return patient;
+      },
+    );
     return patient;
   }
 
@@ -56,13 +73,26 @@ export class PatientService {
       const current = await this.deps.patients.findStored(tenantId, id);
       if (!current || current.deletedAt !== null) throw notFound('patient');
       if (!preconditionHolds(precondition, String(current.version))) {
-        throw new AppError('PRECONDITION_FAILED', 'The patient has changed since the given entity tag.', { currentVersion: String(current.version) });
+        throw new AppError('PRECONDITION_FAILED', 'The patient has changed since the given entity tag.', {
+          currentVersion: String(current.version),
+        });
       }
       const event = this.deps.outbox.event('patient.deleted', tenantId, `patient:${id}`, { patientId: id });
       const target = this.deps.patients.target(tenantId, id, current.version + 1);
-      const deleted = await this.deps.outbox.record([event], target, async (changeId) => ((await this.deps.patients.softDelete(tenantId, id, current.version, this.deps.clock.now(), changeId)) ? true : undefined));
+      const deleted = await this.deps.outbox.record([event], target, async (changeId) =>
+        (await this.deps.patients.softDelete(tenantId, id, current.version, this.deps.clock.now(), changeId))
+          ? true
+          : undefined,
+      );
       if (deleted) return;
-      if (attempt >= 5) throw new AppError('CONFLICT', 'The patient is being changed concurrently; retry.', {}, {}, { storable: false });
+      if (attempt >= 5)
+        throw new AppError(
+          'CONFLICT',
+          'The patient is being changed concurrently; retry.',
+          {},
+          {},
+          { storable: false },
+        );
     }
   }
 
@@ -70,7 +100,12 @@ export class PatientService {
   private async authorize(principal: Principal, permission: 'read' | 'write', id: string): Promise<void> {
     const denied = () => new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
     if (!UUID.test(id)) throw denied();
-    const allowed = await this.deps.authz.check(principal.accountId, `api_key:${principal.keyId}`, permission, `patient:${id}`);
+    const allowed = await this.deps.authz.check(
+      principal.accountId,
+      `api_key:${principal.keyId}`,
+      permission,
+      `patient:${id}`,
+    );
     if (!allowed) throw denied();
     const account = await this.deps.accounts.get(principal.accountId);
     if (account?.status !== 'ACTIVE') throw denied();

@@ -49,7 +49,9 @@ export class PatientRepository implements PatientStore {
     locks: DocumentLocks,
     private readonly cache?: SharedCache<Patient>,
   ) {
-    this.documents = new VersionedCollection(db.collection<PatientDocument>(PATIENTS), locks, (key) => cache?.invalidate(key));
+    this.documents = new VersionedCollection(db.collection<PatientDocument>(PATIENTS), locks, (key) =>
+      cache?.invalidate(key),
+    );
   }
 
   async init(_indexes?: Db): Promise<void> {}
@@ -64,7 +66,9 @@ export class PatientRepository implements PatientStore {
   }
 
   async find(tenantId: string, id: string): Promise<Patient | null> {
-    return this.cache ? this.cache.getOrLoad(keyOf(tenantId, id), () => this.findStored(tenantId, id)) : this.findStored(tenantId, id);
+    return this.cache
+      ? this.cache.getOrLoad(keyOf(tenantId, id), () => this.findStored(tenantId, id))
+      : this.findStored(tenantId, id);
   }
 
   async findStored(tenantId: string, id: string): Promise<Patient | null> {

@@ -32,9 +32,15 @@ function presentAttempt(record: AttemptRecord) {
 }
 
 /** What the delivery routes are given. */
-export type DeliveryRouteDeps = { webhookEndpoints: WebhookEndpointService; webhookDeliveries: WebhookDeliveryService } & Pick<RouteGuards, 'idempotent' | 'link'>;
+export type DeliveryRouteDeps = {
+  webhookEndpoints: WebhookEndpointService;
+  webhookDeliveries: WebhookDeliveryService;
+} & Pick<RouteGuards, 'idempotent' | 'link'>;
 
-export function webhookDeliveryRoutes(api: ApiRouter, { webhookEndpoints, webhookDeliveries, idempotent, link }: DeliveryRouteDeps): void {
+export function webhookDeliveryRoutes(
+  api: ApiRouter,
+  { webhookEndpoints, webhookDeliveries, idempotent, link }: DeliveryRouteDeps,
+): void {
   const log = validate({ params: IdParams, query: DeliveriesQuery });
   api.get(
     '/webhook-endpoints/:id/deliveries',
@@ -50,9 +56,17 @@ export function webhookDeliveryRoutes(api: ApiRouter, { webhookEndpoints, webhoo
     async (ctx) => {
       const { params, query } = log.get(ctx);
       const page = await webhookDeliveries.attempts(principalOf(ctx), params.id, query);
-      const self = new URLSearchParams({ limit: String(query.limit), ...(query.status && { status: query.status }), ...(query.cursor !== undefined && { cursor: query.cursor }) });
+      const self = new URLSearchParams({
+        limit: String(query.limit),
+        ...(query.status && { status: query.status }),
+        ...(query.cursor !== undefined && { cursor: query.cursor }),
+      });
       ctx.set(PRIVATE_NO_CACHE);
-      ctx.body = { data: page.items.map(presentAttempt), pagination: { nextCursor: page.nextCursor, hasMore: page.nextCursor !== null }, _links: { self: { href: link(`${endpointPath(params.id)}/deliveries?${self.toString()}`) } } };
+      ctx.body = {
+        data: page.items.map(presentAttempt),
+        pagination: { nextCursor: page.nextCursor, hasMore: page.nextCursor !== null },
+        _links: { self: { href: link(`${endpointPath(params.id)}/deliveries?${self.toString()}`) } },
+      };
     },
   );
 
@@ -91,7 +105,11 @@ export function webhookDeliveryRoutes(api: ApiRouter, { webhookEndpoints, webhoo
     ifMatch(),
     idempotent(),
     async (ctx) => {
-      const { endpoint, secret } = await webhookEndpoints.rotateSecret(principalOf(ctx), byId.get(ctx).params.id, preconditionOf(ctx));
+      const { endpoint, secret } = await webhookEndpoints.rotateSecret(
+        principalOf(ctx),
+        byId.get(ctx).params.id,
+        preconditionOf(ctx),
+      );
       ctx.set('ETag', strongEtag(endpoint.version));
       ctx.set(PRIVATE_NO_CACHE);
       ctx.body = { secret };

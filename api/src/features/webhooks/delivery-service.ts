@@ -2,7 +2,14 @@
 // recover what an endpoint missed (while failing, PAUSED or DISABLED) by queueing those events again with
 // their original ids.
 import type { Clock } from '../../../../core/src/clock.js';
-import { deliveryId, newAttemptId, type AttemptRecord, type AttemptStatus, type DeliveryStore, type QueuedDelivery } from './events/deliveries.js';
+import {
+  deliveryId,
+  newAttemptId,
+  type AttemptRecord,
+  type AttemptStatus,
+  type DeliveryStore,
+  type QueuedDelivery,
+} from './events/deliveries.js';
 import { TEST_EVENT_TYPE, type DomainEvent } from './events/domain-event.js';
 import type { EventQueue } from './events/event-queue.js';
 import type { EventOutbox } from './events/outbox.js';
@@ -42,18 +49,28 @@ export class WebhookDeliveryService {
   constructor(private readonly deps: WebhookDeliveryServiceDeps) {}
 
   /** The endpoint's attempt log, newest first, in pages. */
-  async attempts(principal: Principal, id: string, query: { limit: number; cursor?: string; status?: AttemptStatus }): Promise<AttemptLogPage> {
+  async attempts(
+    principal: Principal,
+    id: string,
+    query: { limit: number; cursor?: string; status?: AttemptStatus },
+  ): Promise<AttemptLogPage> {
     await this.endpoint(principal, id);
     const binding = { route: LOG_ROUTE, accountId: principal.accountId };
     let before: string | undefined;
     if (query.cursor !== undefined) {
       const position = this.deps.cursors.decode(binding, query.cursor);
-      if (position.e !== id || !position.i || (position.s ?? '') !== (query.status ?? '')) throw invalidField('query', 'cursor', 'is not a cursor issued for this list');
+      if (position.e !== id || !position.i || (position.s ?? '') !== (query.status ?? ''))
+        throw invalidField('query', 'cursor', 'is not a cursor issued for this list');
       before = position.i;
     }
-    const page = await this.deps.deliveries.list(principal.accountId, id, { limit: query.limit, ...(query.status && { status: query.status }), ...(before && { before }) });
+    const page = await this.deps.deliveries.list(principal.accountId, id, {
+      limit: query.limit,
+      ...(query.status && { status: query.status }),
+      ...(before && { before }),
+    });
     const last = page.items.at(-1);
-    const nextCursor = page.hasMore && last ? this.deps.cursors.encode(binding, { e: id, i: last.id, s: query.status ?? '' }) : null;
+    const nextCursor =
+      page.hasMore && last ? this.deps.cursors.encode(binding, { e: id, i: last.id, s: query.status ?? '' }) : null;
     return { items: page.items, nextCursor };
   }
 
@@ -61,7 +78,12 @@ export class WebhookDeliveryService {
   async sendTest(principal: Principal, id: string): Promise<{ eventId: string }> {
     const endpoint = await this.activeEndpoint(principal, id, 'only an ACTIVE endpoint receives a test event');
     await this.deps.limits.test(principal.accountId, endpoint.id);
-    const event: DomainEvent = { ...this.deps.outbox.event(TEST_EVENT_TYPE, principal.accountId, `webhook_endpoint:${endpoint.id}`, { webhookEndpointId: endpoint.id }), targetEndpointId: endpoint.id };
+    const event: DomainEvent = {
+      ...this.deps.outbox.event(TEST_EVENT_TYPE, principal.accountId, `webhook_endpoint:${endpoint.id}`, {
+        webhookEndpointId: endpoint.id,
+      }),
+      targetEndpointId: endpoint.id,
+    };
     await this.deps.outbox.append([event]);
     return { eventId: event.id };
   }
@@ -73,23 +95,39 @@ export class WebhookDeliveryService {
    */
   async recover(principal: Principal, id: string, since: Date): Promise<{ events: number }> {
     const now = this.deps.clock.now();
-    if (since.getTime() < now.getTime() - RECOVER_WINDOW_MS) throw invalidField('body', 'since', 'must be at most 14 days ago');
+    if (since.getTime() < now.getTime() - RECOVER_WINDOW_MS)
+      throw invalidField('body', 'since', 'must be at most 14 days ago');
     if (since > now) throw invalidField('body', 'since', 'must not be in the future');
-    const endpoint = await this.activeEndpoint(principal, id, 'only an ACTIVE endpoint can recover events; set its status to ACTIVE first');
-    return this.deps.limits.recover(principal.accountId, endpoint.id, () => this.requeue(principal, endpoint, since, now));
+    const endpoint = await this.activeEndpoint(
+      principal,
+      id,
+      'only an ACTIVE endpoint can recover events; set its status to ACTIVE first',
+    );
+    return this.deps.limits.recover(principal.accountId, endpoint.id, () =>
+      this.requeue(principal, endpoint, since, now),
+    );
   }
 
   /** recover's work: every missed event since `since` queued again. */
-  private async requeue(principal: Principal, endpoint: WebhookEndpoint, since: Date, now: Date): Promise<{ events: number }> {
-    // Nothing from before the endpoint existed; read in pages, so a busy account's fortnight is never in memory at once.
+  private async requeue(
+    principal: Principal,
+    endpoint: WebhookEndpoint,
+    since: Date,
+    now: Date,
+  ): Promise<{ events: number }> {
+    // Nothing from before the endpoint existed; read in pages, so a busy account's fortnight is never in memory at
+    // once.
     const from = since > endpoint.createdAt ? since : endpoint.createdAt;
     let queued = 0;
-    for (let after: { occurredAt: Date; id: string } | undefined; ; ) {
+    for (let after: { occurredAt: Date; id: string } | undefined; ;) {
       const page = await this.deps.events.since(principal.accountId, from, RECOVER_PAGE, after);
       if (page.length === 0) break;
       after = { occurredAt: page.at(-1)!.occurredAt, id: page.at(-1)!.id };
       const events = page.filter((e) => wants(endpoint, e));
-      const history = await this.deps.deliveries.history(endpoint.id, events.map((e) => e.id));
+      const history = await this.deps.deliveries.history(
+        endpoint.id,
+        events.map((e) => e.id),
+      );
       const deliveries: QueuedDelivery[] = events
         .filter((e) => !history.get(e.id)?.succeeded)
         .map((event) => ({
@@ -121,7 +159,10 @@ export class WebhookDeliveryService {
 
   private async activeEndpoint(principal: Principal, id: string, why: string): Promise<WebhookEndpoint> {
     const endpoint = await this.endpoint(principal, id);
-    if (endpoint.status !== 'ACTIVE') throw new AppError('CONFLICT', `The webhook endpoint is ${endpoint.status}: ${why}.`, { status: endpoint.status });
+    if (endpoint.status !== 'ACTIVE')
+      throw new AppError('CONFLICT', `The webhook endpoint is ${endpoint.status}: ${why}.`, {
+        status: endpoint.status,
+      });
     return endpoint;
   }
 }
@@ -129,5 +170,8 @@ export class WebhookDeliveryService {
 /** Whether an event is one the endpoint should have received. */
 function wants(endpoint: WebhookEndpoint, event: DomainEvent): boolean {
   if (event.targetEndpointId !== undefined) return event.targetEndpointId === endpoint.id;
-  return event.type !== TEST_EVENT_TYPE && (endpoint.eventTypes.includes('*') || (endpoint.eventTypes as string[]).includes(event.type));
+  return (
+    event.type !== TEST_EVENT_TYPE &&
+    (endpoint.eventTypes.includes('*') || (endpoint.eventTypes as string[]).includes(event.type))
+  );
 }

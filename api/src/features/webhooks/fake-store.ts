@@ -1,9 +1,18 @@
 // In-memory WebhookEndpointStore for unit tests of the webhook-endpoint service;
 // test/api/features/webhooks/store.test.ts holds it and WebhookEndpointRepository to the same behaviour.
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
-import { deliveryChanges, type DeliveryOutcome, type DisableRule, type EndpointChanges, type ListPosition, type WebhookEndpoint, type WebhookEndpointStore } from './store.js';
+import {
+  deliveryChanges,
+  type DeliveryOutcome,
+  type DisableRule,
+  type EndpointChanges,
+  type ListPosition,
+  type WebhookEndpoint,
+  type WebhookEndpointStore,
+} from './store.js';
 
-const newestFirst = (a: WebhookEndpoint, b: WebhookEndpoint) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+const newestFirst = (a: WebhookEndpoint, b: WebhookEndpoint) =>
+  b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 export class FakeWebhookEndpointStore implements WebhookEndpointStore {
   private readonly endpoints = new MemoryVersioned<WebhookEndpoint>();
@@ -28,13 +37,25 @@ export class FakeWebhookEndpointStore implements WebhookEndpointStore {
       .sort(newestFirst);
   }
 
-  async listLive(accountId: string, limit: number, after?: ListPosition): Promise<{ items: WebhookEndpoint[]; hasMore: boolean }> {
+  async listLive(
+    accountId: string,
+    limit: number,
+    after?: ListPosition,
+  ): Promise<{ items: WebhookEndpoint[]; hasMore: boolean }> {
     const live = await this.allLive(accountId);
-    const rest = after ? live.filter((e) => newestFirst(e, { createdAt: after.createdAt, id: after.id } as WebhookEndpoint) > 0) : live;
+    const rest = after
+      ? live.filter((e) => newestFirst(e, { createdAt: after.createdAt, id: after.id } as WebhookEndpoint) > 0)
+      : live;
     return { items: rest.slice(0, limit), hasMore: rest.length > limit };
   }
 
-  async update(accountId: string, id: string, version: number, changes: EndpointChanges, at: Date): Promise<WebhookEndpoint | null> {
+  async update(
+    accountId: string,
+    id: string,
+    version: number,
+    changes: EndpointChanges,
+    at: Date,
+  ): Promise<WebhookEndpoint | null> {
     return this.endpoints.update(`${accountId}/${id}`, version, changes, at);
   }
 
@@ -42,7 +63,12 @@ export class FakeWebhookEndpointStore implements WebhookEndpointStore {
     return this.endpoints.softDelete(`${accountId}/${id}`, version, at);
   }
 
-  async recordOutcomes(accountId: string, id: string, outcomes: readonly DeliveryOutcome[], at: Date): Promise<WebhookEndpoint | null> {
+  async recordOutcomes(
+    accountId: string,
+    id: string,
+    outcomes: readonly DeliveryOutcome[],
+    at: Date,
+  ): Promise<WebhookEndpoint | null> {
     const current = await this.findLive(accountId, id);
     if (!current) return null;
     const change = deliveryChanges(outcomes);
@@ -52,7 +78,9 @@ export class FakeWebhookEndpointStore implements WebhookEndpointStore {
       'any',
       {
         consecutiveFailures: change.reset ? change.failures : current.consecutiveFailures + change.failures,
-        failingSince: change.reset ? (change.firstFailureAt ?? null) : (current.failingSince ?? change.firstFailureAt ?? null),
+        failingSince: change.reset
+          ? (change.firstFailureAt ?? null)
+          : (current.failingSince ?? change.firstFailureAt ?? null),
         lastDeliveryAttemptAt: latest(current.lastDeliveryAttemptAt, change.lastAttemptAt),
         lastSuccessfulDeliveryAt: latest(current.lastSuccessfulDeliveryAt, change.lastSuccessAt),
       },
@@ -60,10 +88,23 @@ export class FakeWebhookEndpointStore implements WebhookEndpointStore {
     );
   }
 
-  async disable(accountId: string, id: string, rule: DisableRule | undefined, at: Date): Promise<WebhookEndpoint | null> {
+  async disable(
+    accountId: string,
+    id: string,
+    rule: DisableRule | undefined,
+    at: Date,
+  ): Promise<WebhookEndpoint | null> {
     const current = await this.findLive(accountId, id);
     if (!current || current.status !== 'ACTIVE') return null;
-    if (rule && !(current.consecutiveFailures >= rule.failures && current.failingSince !== null && current.failingSince <= rule.failingBefore)) return null;
+    if (
+      rule &&
+      !(
+        current.consecutiveFailures >= rule.failures &&
+        current.failingSince !== null &&
+        current.failingSince <= rule.failingBefore
+      )
+    )
+      return null;
     return this.endpoints.update(`${accountId}/${id}`, current.version, { status: 'DISABLED' }, at);
   }
 }

@@ -40,7 +40,12 @@ export class EndpointOperationLimits {
   /** Takes a test-event token of the endpoint; 429 when its bucket is empty. */
   async test(accountId: string, endpointId: string): Promise<void> {
     const decision = await this.deps.test.take(`${accountId}\n${endpointId}`);
-    if (!decision.allowed) throw rateLimited(`At most ${TEST_POLICY.capacity} test events a minute per webhook endpoint; retry after the time given.`, TEST_POLICY, decision);
+    if (!decision.allowed)
+      throw rateLimited(
+        `At most ${TEST_POLICY.capacity} test events a minute per webhook endpoint; retry after the time given.`,
+        TEST_POLICY,
+        decision,
+      );
   }
 
   /** Runs `work` as the endpoint's only recover: 409 while another runs, 429 past 10 an hour (nothing runs then). */
@@ -49,7 +54,12 @@ export class EndpointOperationLimits {
     await this.lease(endpointId, owner);
     try {
       const decision = await this.deps.recover.take(`${accountId}\n${endpointId}`);
-      if (!decision.allowed) throw rateLimited(`At most ${RECOVER_POLICY.capacity} recovers an hour per webhook endpoint; retry after the time given.`, RECOVER_POLICY, decision);
+      if (!decision.allowed)
+        throw rateLimited(
+          `At most ${RECOVER_POLICY.capacity} recovers an hour per webhook endpoint; retry after the time given.`,
+          RECOVER_POLICY,
+          decision,
+        );
       return await work();
     } finally {
       await deleteOneWhere(this.runs, this.deps.locks, endpointId, { owner }).catch(() => undefined); // else the lease ends by itself
@@ -69,6 +79,12 @@ export class EndpointOperationLimits {
       if (!(await deleteOneWhere(this.runs, this.deps.locks, endpointId, { until: { $lt: now } }))) break;
     }
     // Not replayed by idempotency: a retry after the other recover has finished may run.
-    throw new AppError('CONFLICT', 'A recover of this webhook endpoint is already running; retry when it has finished.', {}, { 'Retry-After': '5' }, { storable: false });
+    throw new AppError(
+      'CONFLICT',
+      'A recover of this webhook endpoint is already running; retry when it has finished.',
+      {},
+      { 'Retry-After': '5' },
+      { storable: false },
+    );
   }
 }

@@ -1,20 +1,40 @@
 import type { Context } from 'koa';
 import { principalOf, requireScope } from '../../shared/http/auth.js';
-import { IF_NONE_MATCH, ifMatch, preconditionOf, sendRepresentation, strongEtag } from '../../shared/http/conditional.js';
+import {
+  IF_NONE_MATCH,
+  ifMatch,
+  preconditionOf,
+  sendRepresentation,
+  strongEtag,
+} from '../../shared/http/conditional.js';
 import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { IdParams } from '../../shared/http/schemas.js';
 import { validate } from '../../shared/http/validate.js';
 import { endpointPath, presentWebhookEndpoint, presentWebhookEndpointPage } from './presenter.js';
 import type { WebhookEndpoint as Endpoint } from './store.js';
-import { CreatedWebhookEndpoint, CreateWebhookEndpoint, ListQuery, UpdateWebhookEndpoint, WebhookEndpoint, WebhookEndpointList } from './schema.js';
+import {
+  CreatedWebhookEndpoint,
+  CreateWebhookEndpoint,
+  ListQuery,
+  UpdateWebhookEndpoint,
+  WebhookEndpoint,
+  WebhookEndpointList,
+} from './schema.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import type { WebhookEndpointService } from './service.js';
 
 const tags = ['Webhook endpoints'];
-const notFoundNote = 'Another account\'s, deleted or unknown endpoint → 404.';
+const notFoundNote = "Another account's, deleted or unknown endpoint → 404.";
 
-export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempotent, link }: { webhookEndpoints: WebhookEndpointService } & Pick<RouteGuards, 'idempotent' | 'link'>): void {
+export function webhookEndpointRoutes(
+  api: ApiRouter,
+  {
+    webhookEndpoints,
+    idempotent,
+    link,
+  }: { webhookEndpoints: WebhookEndpointService } & Pick<RouteGuards, 'idempotent' | 'link'>,
+): void {
   const present = (ctx: Context, endpoint: Endpoint, status = 200, extra: { secret?: string } = {}) => {
     ctx.status = status;
     ctx.set('ETag', strongEtag(endpoint.version));
@@ -28,7 +48,8 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
     {
       operationId: 'createWebhookEndpoint',
       summary: 'Create a webhook endpoint',
-      description: 'At most 100 live endpoints per account (409 `LIMIT_EXCEEDED`). The signing `secret` appears only in this response.',
+      description:
+        'At most 100 live endpoints per account (409 `LIMIT_EXCEEDED`). The signing `secret` appears only in this response.',
       tags,
       responses: { 201: { description: 'Created.', schema: CreatedWebhookEndpoint, headers: ['ETag', 'Location'] } },
     },
@@ -48,7 +69,8 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
     {
       operationId: 'listWebhookEndpoints',
       summary: 'List webhook endpoints (newest first)',
-      description: 'Order `createdAt` desc, then `id` desc. Cursors are signed and bound to this list and account; a tampered, foreign or other-route cursor → 400. A walk through all pages returns every live endpoint exactly once, also while endpoints are being created.',
+      description:
+        'Order `createdAt` desc, then `id` desc. Cursors are signed and bound to this list and account; a tampered, foreign or other-route cursor → 400. A walk through all pages returns every live endpoint exactly once, also while endpoints are being created.',
       tags,
       responses: { 200: { description: 'One page.', schema: WebhookEndpointList } },
     },
@@ -60,7 +82,12 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
       const self = new URLSearchParams({ limit: String(limit), ...(cursor !== undefined && { cursor }) });
       ctx.set(PRIVATE_NO_CACHE);
       ctx.type = 'application/json';
-      ctx.body = presentWebhookEndpointPage(page.items, page.nextCursor, link(`/api/platform/v1/webhook-endpoints?${self.toString()}`), link);
+      ctx.body = presentWebhookEndpointPage(
+        page.items,
+        page.nextCursor,
+        link(`/api/platform/v1/webhook-endpoints?${self.toString()}`),
+        link,
+      );
     },
   );
 
@@ -73,17 +100,29 @@ export function webhookEndpointRoutes(api: ApiRouter, { webhookEndpoints, idempo
       description: notFoundNote,
       tags,
       requestHeaders: [IF_NONE_MATCH],
-      responses: { 200: { description: 'The endpoint.', schema: WebhookEndpoint, headers: ['ETag'] }, 304: { description: 'Not modified (weak comparison); empty body.' } },
+      responses: {
+        200: { description: 'The endpoint.', schema: WebhookEndpoint, headers: ['ETag'] },
+        304: { description: 'Not modified (weak comparison); empty body.' },
+      },
     },
     requireScope('webhook:read'),
     byId,
     async (ctx) => {
       const endpoint = await webhookEndpoints.get(principalOf(ctx), byId.get(ctx).params.id);
-      sendRepresentation(ctx, strongEtag(endpoint.version), () => presentWebhookEndpoint(endpoint, link), PRIVATE_NO_CACHE);
+      sendRepresentation(
+        ctx,
+        strongEtag(endpoint.version),
+        () => presentWebhookEndpoint(endpoint, link),
+        PRIVATE_NO_CACHE,
+      );
     },
   );
 
-  const update = validate({ params: IdParams, body: UpdateWebhookEndpoint, bodyMediaTypes: ['application/merge-patch+json'] });
+  const update = validate({
+    params: IdParams,
+    body: UpdateWebhookEndpoint,
+    bodyMediaTypes: ['application/merge-patch+json'],
+  });
   api.patch(
     '/webhook-endpoints/:id',
     {

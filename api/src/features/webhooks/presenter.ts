@@ -28,7 +28,12 @@ export function presentWebhookEndpoint(endpoint: WebhookEndpoint, link: LinkBuil
 const endpointJson = new JsonMemo(presentWebhookEndpoint);
 
 /** The list envelope (docs/api.md, "Rules every operation follows") as JSON text. */
-export function presentWebhookEndpointPage(items: WebhookEndpoint[], nextCursor: string | null, selfHref: string, link: LinkBuilder): string {
+export function presentWebhookEndpointPage(
+  items: WebhookEndpoint[],
+  nextCursor: string | null,
+  selfHref: string,
+  link: LinkBuilder,
+): string {
   const pagination = JSON.stringify({ nextCursor, hasMore: nextCursor !== null });
   return `{"data":[${items.map((e) => endpointJson.json(e, link)).join(',')}],"pagination":${pagination},"_links":${JSON.stringify({ self: { href: selfHref } })}}`;
 }

@@ -17,10 +17,10 @@ import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
 const LIST_ROUTE = 'webhook-endpoints.list';
 /**
  * Attempts at a conditional write that lost a race without an If-Match to arbitrate. The delivery recorder
- * (features/webhooks/events/recorder.ts) moves an endpoint's `_version` on every batch of attempts (up to every 100 ms per
- * replica), so an owner's write to a busy endpoint, whose read → recovery point → write window is widest inside
- * an idempotent request, can lose several rounds in a row to bookkeeping alone; it is a conflict only when it
- * keeps losing. (Found by the isolation matrix: 5 attempts lost 5-6 of 200 idempotent PATCHes under traffic.)
+ * (features/webhooks/events/recorder.ts) moves an endpoint's `_version` on every batch of attempts (up to every 100 ms
+ * per replica), so an owner's write to a busy endpoint, whose read → recovery point → write window is widest inside an
+ * idempotent request, can lose several rounds in a row to bookkeeping alone; it is a conflict only when it keeps
+ * losing. (Found by the isolation matrix: 5 attempts lost 5-6 of 200 idempotent PATCHes under traffic.)
  */
 const MAX_WRITE_ATTEMPTS = 20;
 
@@ -50,7 +50,11 @@ export class WebhookEndpointService {
     const url = await checkWebhookUrl(input.url, this.deps.urlPolicy);
     const accountId = principal.accountId;
     if (!(await this.deps.accounts.reserve(accountId, 'webhookEndpoints', MAX_ENDPOINTS_PER_ACCOUNT))) {
-      throw new AppError('LIMIT_EXCEEDED', `An account can have at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one first.`, { limit: MAX_ENDPOINTS_PER_ACCOUNT });
+      throw new AppError(
+        'LIMIT_EXCEEDED',
+        `An account can have at most ${MAX_ENDPOINTS_PER_ACCOUNT} webhook endpoints; delete one first.`,
+        { limit: MAX_ENDPOINTS_PER_ACCOUNT },
+      );
     }
     const now = this.deps.clock.now();
     const endpoint: WebhookEndpoint = {
@@ -87,12 +91,14 @@ export class WebhookEndpointService {
     if (cursor !== undefined) {
       const position = this.deps.cursors.decode(binding, cursor);
       const createdAt = new Date(position.c ?? '');
-      if (Number.isNaN(createdAt.getTime()) || !position.i) throw invalidField('query', 'cursor', 'is not a cursor issued for this list');
+      if (Number.isNaN(createdAt.getTime()) || !position.i)
+        throw invalidField('query', 'cursor', 'is not a cursor issued for this list');
       after = { createdAt, id: position.i };
     }
     const { items, hasMore } = await this.deps.endpoints.listLive(principal.accountId, limit, after);
     const last = items.at(-1);
-    const nextCursor = hasMore && last ? this.deps.cursors.encode(binding, { c: last.createdAt.toISOString(), i: last.id }) : null;
+    const nextCursor =
+      hasMore && last ? this.deps.cursors.encode(binding, { c: last.createdAt.toISOString(), i: last.id }) : null;
     return { items, nextCursor };
   }
 
@@ -102,7 +108,12 @@ export class WebhookEndpointService {
     return endpoint;
   }
 
-  async update(principal: Principal, id: string, patch: UpdateWebhookEndpoint, precondition: Precondition | undefined): Promise<WebhookEndpoint> {
+  async update(
+    principal: Principal,
+    id: string,
+    patch: UpdateWebhookEndpoint,
+    precondition: Precondition | undefined,
+  ): Promise<WebhookEndpoint> {
     if (patch.eventTypes) checkEventTypes(patch.eventTypes);
     let url: string | undefined;
     for (let attempt = 1; ; attempt++) {
@@ -111,7 +122,13 @@ export class WebhookEndpointService {
       if (patch.url !== undefined && url === undefined) url = await checkWebhookUrl(patch.url, this.deps.urlPolicy);
       const changes = changesOf(current, { ...patch, ...(url !== undefined && { url }) });
       if (Object.keys(changes).length === 0) return current;
-      const updated = await this.deps.endpoints.update(principal.accountId, id, current.version, changes, this.deps.clock.now());
+      const updated = await this.deps.endpoints.update(
+        principal.accountId,
+        id,
+        current.version,
+        changes,
+        this.deps.clock.now(),
+      );
       if (updated) return updated;
       if (attempt >= MAX_WRITE_ATTEMPTS) throw concurrentChange();
     }
@@ -133,12 +150,20 @@ export class WebhookEndpointService {
    * A new signing secret, shown once; the one it replaces keeps signing beside it for 24 hours, so receivers
    * verify with either while they switch.
    */
-  async rotateSecret(principal: Principal, id: string, precondition: Precondition | undefined): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  async rotateSecret(
+    principal: Principal,
+    id: string,
+    precondition: Precondition | undefined,
+  ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     const secret = newSigningSecret();
     for (let attempt = 1; ; attempt++) {
       const current = await this.current(principal, id, precondition);
       const now = this.deps.clock.now();
-      const changes = { secret, previousSecret: current.secret, previousSecretExpiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS) };
+      const changes = {
+        secret,
+        previousSecret: current.secret,
+        previousSecretExpiresAt: new Date(now.getTime() + ROTATION_OVERLAP_MS),
+      };
       const updated = await this.deps.endpoints.update(principal.accountId, id, current.version, changes, now);
       if (updated) return { endpoint: updated, secret };
       if (attempt >= MAX_WRITE_ATTEMPTS) throw concurrentChange();
@@ -146,18 +171,25 @@ export class WebhookEndpointService {
   }
 
   /** The live endpoint, after existence (404) and then the If-Match precondition (412). */
-  private async current(principal: Principal, id: string, precondition: Precondition | undefined): Promise<WebhookEndpoint> {
+  private async current(
+    principal: Principal,
+    id: string,
+    precondition: Precondition | undefined,
+  ): Promise<WebhookEndpoint> {
     const current = await this.deps.endpoints.findLive(principal.accountId, id);
     if (!current) throw notFound('webhook endpoint');
     if (!preconditionHolds(precondition, String(current.version))) {
-      throw new AppError('PRECONDITION_FAILED', 'The webhook endpoint has changed since the given entity tag.', { currentVersion: String(current.version) });
+      throw new AppError('PRECONDITION_FAILED', 'The webhook endpoint has changed since the given entity tag.', {
+        currentVersion: String(current.version),
+      });
     }
     return current;
   }
 }
 
 /** Lost every race: worth a retry, so never replayed as the request's outcome. */
-const concurrentChange = () => new AppError('CONFLICT', 'The webhook endpoint is being changed concurrently; retry.', {}, {}, { storable: false });
+const concurrentChange = () =>
+  new AppError('CONFLICT', 'The webhook endpoint is being changed concurrently; retry.', {}, {}, { storable: false });
 
 function checkEventTypes(eventTypes: readonly string[]): void {
   if (eventTypes.includes('*') && eventTypes.length > 1) throw invalidField('body', 'eventTypes', '"*" stands alone');
@@ -169,8 +201,10 @@ const sameSet = (a: readonly string[], b: readonly string[]) => a.length === b.l
 function changesOf(current: WebhookEndpoint, patch: UpdateWebhookEndpoint): EndpointChanges {
   const changes: EndpointChanges = {};
   if (patch.url !== undefined && patch.url !== current.url) changes.url = patch.url;
-  if (patch.eventTypes !== undefined && !sameSet(patch.eventTypes, current.eventTypes)) changes.eventTypes = patch.eventTypes;
-  if (patch.description !== undefined && patch.description !== current.description) changes.description = patch.description;
+  if (patch.eventTypes !== undefined && !sameSet(patch.eventTypes, current.eventTypes))
+    changes.eventTypes = patch.eventTypes;
+  if (patch.description !== undefined && patch.description !== current.description)
+    changes.description = patch.description;
   if (patch.status !== undefined && patch.status !== current.status) changes.status = patch.status;
   // Reactivating starts the failure count (and the run it belongs to) afresh.
   if (patch.status === 'ACTIVE' && current.consecutiveFailures !== 0) changes.consecutiveFailures = 0;

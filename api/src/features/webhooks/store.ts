@@ -30,7 +30,20 @@ export interface WebhookEndpoint {
   deletedAt: Date | null;
 }
 
-export type EndpointChanges = Partial<Pick<WebhookEndpoint, 'url' | 'eventTypes' | 'description' | 'status' | 'consecutiveFailures' | 'failingSince' | 'secret' | 'previousSecret' | 'previousSecretExpiresAt'>>;
+export type EndpointChanges = Partial<
+  Pick<
+    WebhookEndpoint,
+    | 'url'
+    | 'eventTypes'
+    | 'description'
+    | 'status'
+    | 'consecutiveFailures'
+    | 'failingSince'
+    | 'secret'
+    | 'previousSecret'
+    | 'previousSecretExpiresAt'
+  >
+>;
 
 /** One delivery attempt's result, as the endpoint's delivery fields take it. */
 export interface DeliveryOutcome {
@@ -49,7 +62,13 @@ export interface DisableRule {
  * everything is known; without one, the count grows from whatever it is now (an increment, so that
  * concurrent batches never lose one) and the run began at the first failure unless it began earlier.
  */
-export function deliveryChanges(outcomes: readonly DeliveryOutcome[]): { lastAttemptAt: Date; lastSuccessAt?: Date; failures: number; reset: boolean; firstFailureAt?: Date } {
+export function deliveryChanges(outcomes: readonly DeliveryOutcome[]): {
+  lastAttemptAt: Date;
+  lastSuccessAt?: Date;
+  failures: number;
+  reset: boolean;
+  firstFailureAt?: Date;
+} {
   const lastSuccess = outcomes.map((o) => o.succeeded).lastIndexOf(true);
   const after = outcomes.slice(lastSuccess + 1);
   return {
@@ -61,7 +80,8 @@ export function deliveryChanges(outcomes: readonly DeliveryOutcome[]): { lastAtt
   };
 }
 
-/** What the webhook-endpoint service needs of storage; WebhookEndpointRepository (MongoDB) and FakeWebhookEndpointStore. */
+/** What the webhook-endpoint service needs of storage; WebhookEndpointRepository (MongoDB) and
+ * FakeWebhookEndpointStore. */
 export interface WebhookEndpointStore {
   insert(endpoint: WebhookEndpoint): Promise<void>;
   /** The account's live endpoint as stored now (for writes), or null when absent, deleted or foreign. */
@@ -69,16 +89,33 @@ export interface WebhookEndpointStore {
   /** The same, for reads: may come from a cache. */
   readLive(accountId: string, id: string): Promise<WebhookEndpoint | null>;
   /** Live endpoints newest first (createdAt desc, id desc), strictly after `after`. */
-  listLive(accountId: string, limit: number, after?: ListPosition): Promise<{ items: WebhookEndpoint[]; hasMore: boolean }>;
-  /** Applies changes (a null description removes it) if the endpoint is live at `version`; null when it moved on or went away. */
-  update(accountId: string, id: string, version: number, changes: EndpointChanges, at: Date): Promise<WebhookEndpoint | null>;
+  listLive(
+    accountId: string,
+    limit: number,
+    after?: ListPosition,
+  ): Promise<{ items: WebhookEndpoint[]; hasMore: boolean }>;
+  /** Applies changes (a null description removes it) if the endpoint is live at `version`; null when it moved on or
+   * went away. */
+  update(
+    accountId: string,
+    id: string,
+    version: number,
+    changes: EndpointChanges,
+    at: Date,
+  ): Promise<WebhookEndpoint | null>;
   /** Soft-deletes the endpoint if it is live at `version`; false when it moved on or went away. */
   softDelete(accountId: string, id: string, version: number, at: Date): Promise<boolean>;
   /** Every live endpoint of the account, newest first; may come from a cache. */
   allLive(accountId: string): Promise<readonly WebhookEndpoint[]>;
   /** Records attempt outcomes in the delivery fields; the endpoint after, or null when it is gone. */
-  recordOutcomes(accountId: string, id: string, outcomes: readonly DeliveryOutcome[], at: Date): Promise<WebhookEndpoint | null>;
-  /** ACTIVE → DISABLED, when the rule holds (or at once without one); the endpoint disabled, or null if it did not move. */
+  recordOutcomes(
+    accountId: string,
+    id: string,
+    outcomes: readonly DeliveryOutcome[],
+    at: Date,
+  ): Promise<WebhookEndpoint | null>;
+  /** ACTIVE → DISABLED, when the rule holds (or at once without one); the endpoint disabled, or null if it did not
+   * move. */
   disable(accountId: string, id: string, rule: DisableRule | undefined, at: Date): Promise<WebhookEndpoint | null>;
 }
 
@@ -104,12 +141,19 @@ export class WebhookEndpointRepository implements WebhookEndpointStore {
     locks: DocumentLocks,
     private readonly cache?: SharedCache<WebhookEndpoint[]>,
   ) {
-    this.documents = new VersionedCollection(db.collection<EndpointDocument>('webhook_endpoints'), locks, (key) => cache?.invalidate(accountOf(key)));
+    this.documents = new VersionedCollection(db.collection<EndpointDocument>('webhook_endpoints'), locks, (key) =>
+      cache?.invalidate(accountOf(key)),
+    );
   }
 
   /** `indexes`: the database handle index builds go through (they can take long). */
   async init(indexes?: Db): Promise<void> {
-    await through(this.documents.collection, indexes).createIndex({ accountId: 1, deletedAt: 1, createdAt: -1, id: -1 });
+    await through(this.documents.collection, indexes).createIndex({
+      accountId: 1,
+      deletedAt: 1,
+      createdAt: -1,
+      id: -1,
+    });
   }
 
   async insert(endpoint: WebhookEndpoint): Promise<void> {
@@ -126,7 +170,11 @@ export class WebhookEndpointRepository implements WebhookEndpointStore {
     return (await this.allLive(accountId)).find((e) => e.id === id) ?? null;
   }
 
-  async listLive(accountId: string, limit: number, after?: ListPosition): Promise<{ items: WebhookEndpoint[]; hasMore: boolean }> {
+  async listLive(
+    accountId: string,
+    limit: number,
+    after?: ListPosition,
+  ): Promise<{ items: WebhookEndpoint[]; hasMore: boolean }> {
     const all = await this.allLive(accountId);
     const start = after ? all.findIndex((e) => isAfter(e, after)) : 0;
     const rest = start < 0 ? [] : all.slice(start);
@@ -136,16 +184,28 @@ export class WebhookEndpointRepository implements WebhookEndpointStore {
   async allLive(accountId: string): Promise<WebhookEndpoint[]> {
     // Frozen: cached objects are shared by requests (and their JSON is memoised), so nothing may change them.
     const load = async () =>
-      Object.freeze((await this.documents.collection.find({ accountId, deletedAt: null }).sort({ createdAt: -1, id: -1 }).toArray()).map((d) => Object.freeze(toEndpoint(d)))) as WebhookEndpoint[];
+      Object.freeze(
+        (
+          await this.documents.collection.find({ accountId, deletedAt: null }).sort({ createdAt: -1, id: -1 }).toArray()
+        ).map((d) => Object.freeze(toEndpoint(d))),
+      ) as WebhookEndpoint[];
     return (await (this.cache ? this.cache.getOrLoad(accountId, load) : load())) ?? [];
   }
 
-  async update(accountId: string, id: string, version: number, changes: EndpointChanges, at: Date): Promise<WebhookEndpoint | null> {
+  async update(
+    accountId: string,
+    id: string,
+    version: number,
+    changes: EndpointChanges,
+    at: Date,
+  ): Promise<WebhookEndpoint | null> {
     const { description, ...set } = changes;
     const doc = await this.documents.update(
       keyOf(accountId, id),
       version,
-      description === null ? { set, unset: ['description'] } : { set: { ...set, ...(description !== undefined && { description }) } },
+      description === null
+        ? { set, unset: ['description'] }
+        : { set: { ...set, ...(description !== undefined && { description }) } },
       at,
     );
     return doc && toEndpoint(doc);
@@ -155,22 +215,55 @@ export class WebhookEndpointRepository implements WebhookEndpointStore {
     return this.documents.softDelete(keyOf(accountId, id), version, at);
   }
 
-  async recordOutcomes(accountId: string, id: string, outcomes: readonly DeliveryOutcome[], at: Date): Promise<WebhookEndpoint | null> {
+  async recordOutcomes(
+    accountId: string,
+    id: string,
+    outcomes: readonly DeliveryOutcome[],
+    at: Date,
+  ): Promise<WebhookEndpoint | null> {
     const key = keyOf(accountId, id);
     const change = deliveryChanges(outcomes);
     const doc = change.reset
-      ? await this.documents.update(key, 'any', { set: { consecutiveFailures: change.failures, failingSince: change.firstFailureAt ?? null }, max: { lastDeliveryAttemptAt: change.lastAttemptAt, lastSuccessfulDeliveryAt: change.lastSuccessAt! } }, at)
-      : await this.documents.update(key, 'any', { inc: { consecutiveFailures: change.failures }, max: { lastDeliveryAttemptAt: change.lastAttemptAt } }, at);
+      ? await this.documents.update(
+          key,
+          'any',
+          {
+            set: { consecutiveFailures: change.failures, failingSince: change.firstFailureAt ?? null },
+            max: { lastDeliveryAttemptAt: change.lastAttemptAt, lastSuccessfulDeliveryAt: change.lastSuccessAt! },
+          },
+          at,
+        )
+      : await this.documents.update(
+          key,
+          'any',
+          { inc: { consecutiveFailures: change.failures }, max: { lastDeliveryAttemptAt: change.lastAttemptAt } },
+          at,
+        );
     if (doc && !change.reset && change.firstFailureAt && doc.failingSince == null) {
       // The run of failures starts now unless it had already started: set only where it is unset.
-      await this.documents.modify(key, { failingSince: null, deletedAt: null }, { $set: { failingSince: change.firstFailureAt } });
+      await this.documents.modify(
+        key,
+        { failingSince: null, deletedAt: null },
+        { $set: { failingSince: change.firstFailureAt } },
+      );
       return this.findLive(accountId, id);
     }
     return doc && toEndpoint(doc);
   }
 
-  async disable(accountId: string, id: string, rule: DisableRule | undefined, at: Date): Promise<WebhookEndpoint | null> {
-    const condition = rule ? { status: 'ACTIVE' as const, consecutiveFailures: { $gte: rule.failures }, failingSince: { $lte: rule.failingBefore } } : { status: 'ACTIVE' as const };
+  async disable(
+    accountId: string,
+    id: string,
+    rule: DisableRule | undefined,
+    at: Date,
+  ): Promise<WebhookEndpoint | null> {
+    const condition = rule
+      ? {
+          status: 'ACTIVE' as const,
+          consecutiveFailures: { $gte: rule.failures },
+          failingSince: { $lte: rule.failingBefore },
+        }
+      : { status: 'ACTIVE' as const };
     const doc = await this.documents.updateWhere(keyOf(accountId, id), condition, { set: { status: 'DISABLED' } }, at);
     return doc && toEndpoint(doc);
   }

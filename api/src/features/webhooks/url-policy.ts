@@ -18,7 +18,8 @@ const NO_SUCH_HOST = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME', 'EAI_NONAME', '
 /** Resolves a host name to all of its addresses. */
 export type Resolver = (host: string) => Promise<string[]>;
 
-export const systemResolver: Resolver = async (host) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+export const systemResolver: Resolver = async (host) =>
+  (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 export interface UrlPolicy {
   /** PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: development and tests only. */
@@ -45,21 +46,26 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<s
   if (url.hostname === '') throw refuse('must name a host');
   // Not a well-known service's port (ssh, smtp, …) on someone else's host: 443 or an unprivileged port.
   const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-  if (port !== 443 && (port < MIN_PORT || port > 65_535)) throw refuse(`must use port 443 or a port from ${MIN_PORT} to 65535`);
+  if (port !== 443 && (port < MIN_PORT || port > 65_535))
+    throw refuse(`must use port 443 or a port from ${MIN_PORT} to 65535`);
   const normalised = url.toString();
   if (normalised.length > MAX_URL_LENGTH) throw refuse(`must be at most ${MAX_URL_LENGTH} characters`);
   if (policy.allowPrivate) return normalised;
 
   const host = bareHost(url.hostname);
   if (ipaddr.isValid(host)) {
-    if (!isPublicAddress(host)) throw refuse('must not point to a loopback, private, link-local, multicast or reserved address');
+    if (!isPublicAddress(host))
+      throw refuse('must not point to a loopback, private, link-local, multicast or reserved address');
     return normalised;
   }
   let addresses: string[];
   let timer: NodeJS.Timeout | undefined;
   try {
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(Object.assign(new Error('DNS timeout'), { code: 'ETIMEOUT' })), policy.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(Object.assign(new Error('DNS timeout'), { code: 'ETIMEOUT' })),
+        policy.resolveTimeoutMs ?? RESOLVE_TIMEOUT_MS,
+      );
     });
     addresses = await Promise.race([policy.resolve(host), timeout]);
   } catch (error) {

@@ -34,10 +34,28 @@ export class WriteAdmission {
     this.queue = new PQueue({ concurrency: options.limit });
     if (options.registry) {
       const registers = [options.registry];
-      this.refused = new Counter({ name: 'portico_write_admission_refused_total', help: 'Write requests refused 503 after waiting their turn too long.', registers });
+      this.refused = new Counter({
+        name: 'portico_write_admission_refused_total',
+        help: 'Write requests refused 503 after waiting their turn too long.',
+        registers,
+      });
       const queue = this.queue;
-      new Gauge({ name: 'portico_writes_in_flight', help: 'Write requests doing their work in this process.', registers, collect() { this.set(queue.pending); } });
-      new Gauge({ name: 'portico_writes_waiting', help: 'Write requests waiting for their turn in this process.', registers, collect() { this.set(queue.size); } });
+      new Gauge({
+        name: 'portico_writes_in_flight',
+        help: 'Write requests doing their work in this process.',
+        registers,
+        collect() {
+          this.set(queue.pending);
+        },
+      });
+      new Gauge({
+        name: 'portico_writes_waiting',
+        help: 'Write requests waiting for their turn in this process.',
+        registers,
+        collect() {
+          this.set(queue.size);
+        },
+      });
     }
   }
 
@@ -46,11 +64,19 @@ export class WriteAdmission {
    * within maxWaitMs, and by `startBy` (a performance.now() instant: the request's own deadline leaves it only
    * so long), and while `abandoned` says nobody waits for the answer any more.
    */
-  async run<T>(work: () => Promise<T>, { startBy, abandoned }: { startBy?: number; abandoned?: () => boolean } = {}): Promise<T> {
+  async run<T>(
+    work: () => Promise<T>,
+    { startBy, abandoned }: { startBy?: number; abandoned?: () => boolean } = {},
+  ): Promise<T> {
     let started = false;
     const refusal = () => {
       this.refused?.inc();
-      return new AppError('SERVICE_UNAVAILABLE', 'The service is busy with other writes; nothing was done. Try again shortly.', {}, { 'Retry-After': String(ADMISSION_RETRY_AFTER_SECONDS) });
+      return new AppError(
+        'SERVICE_UNAVAILABLE',
+        'The service is busy with other writes; nothing was done. Try again shortly.',
+        {},
+        { 'Retry-After': String(ADMISSION_RETRY_AFTER_SECONDS) },
+      );
     };
     const waitMs = Math.min(this.options.maxWaitMs, startBy === undefined ? Infinity : startBy - performance.now());
     if (waitMs <= 0) throw refusal();

@@ -9,7 +9,11 @@ import type { OperationPatch } from './openapi.js';
 export type Surface = 'platform' | 'sdk-publishable' | 'sdk-secret';
 
 const KIND_OF_SURFACE: Record<Surface, KeyKind> = { platform: 'sk', 'sdk-publishable': 'pk', 'sdk-secret': 'ak' };
-const SECURITY_OF_SURFACE: Record<Surface, string> = { platform: 'platformKey', 'sdk-publishable': 'publishableKey', 'sdk-secret': 'appSecretKey' };
+const SECURITY_OF_SURFACE: Record<Surface, string> = {
+  platform: 'platformKey',
+  'sdk-publishable': 'publishableKey',
+  'sdk-secret': 'appSecretKey',
+};
 
 export interface Principal {
   keyId: string;
@@ -35,7 +39,11 @@ function unauthorized(detail: string, tokenSent: boolean): AppError {
 }
 
 /** The one 401 of an unusable key: on the SDK surface it names suspension too, which the platform answers with 403. */
-const unusableKey = (surface: Surface) => unauthorized(surface === 'platform' ? 'The API key is unknown or revoked.' : 'The API key is unknown, revoked or suspended.', true);
+const unusableKey = (surface: Surface) =>
+  unauthorized(
+    surface === 'platform' ? 'The API key is unknown or revoked.' : 'The API key is unknown, revoked or suspended.',
+    true,
+  );
 
 const BEARER = /^Bearer +([\x21-\x7e]+) *$/i;
 
@@ -58,7 +66,11 @@ export type Refusal = 'missing' | 'not-bearer' | 'wrong-kind' | 'unusable' | 'ac
  */
 export type Authenticate = (authorization: string | undefined, kind: KeyKind) => Promise<Principal | Refusal>;
 
-export function createAuthenticate(lookup: KeyLookup, accountActive: ActiveCheck, appActive: ActiveCheck): Authenticate {
+export function createAuthenticate(
+  lookup: KeyLookup,
+  accountActive: ActiveCheck,
+  appActive: ActiveCheck,
+): Authenticate {
   return async function authenticate(authorization, kind) {
     if (authorization === undefined || authorization === '') return 'missing';
     const key = BEARER.exec(authorization)?.[1];
@@ -81,13 +93,15 @@ export function createAuth(authenticate: Authenticate) {
         ctx.state.principal = outcome;
         return next();
       }
-      if (outcome === 'missing') throw unauthorized('An API key is required: send "Authorization: Bearer <key>".', false);
+      if (outcome === 'missing')
+        throw unauthorized('An API key is required: send "Authorization: Bearer <key>".', false);
       if (outcome === 'not-bearer') throw unauthorized('The Authorization header must be "Bearer <key>".', true);
       if (outcome === 'wrong-kind') throw unauthorized(`This operation takes a ${expected}_ key.`, true);
       // On the SDK surface an unknown or revoked key, a suspended account's and a suspended app's get the
       // same answer, so that a key's answer tells nothing of what it belongs to (docs/api.md, Abuse limits). The
       // platform keeps 403 for a suspended account: its keys are secret, their holder the account itself.
-      if (outcome === 'account-suspended' && surface === 'platform') throw new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
+      if (outcome === 'account-suspended' && surface === 'platform')
+        throw new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
       throw unusableKey(surface);
     } as Documented;
     middleware.openapi = { security: SECURITY_OF_SURFACE[surface] };
@@ -101,7 +115,13 @@ const principals = new WeakMap<ApiKeyRecord, Principal>();
 export function principalFor(record: ApiKeyRecord): Principal {
   let principal = principals.get(record);
   if (!principal) {
-    principal = { keyId: record.keyId, kind: record.kind, accountId: record.accountId, appId: record.appId, scopes: new Set(record.scopes) };
+    principal = {
+      keyId: record.keyId,
+      kind: record.kind,
+      accountId: record.accountId,
+      appId: record.appId,
+      scopes: new Set(record.scopes),
+    };
     principals.set(record, principal);
   }
   return principal;
@@ -133,7 +153,13 @@ export function requireAdminToken(token: string): Documented {
     if (!timingSafeEqual(createHash('sha256').update(presented).digest(), expected)) {
       throw unauthorized('The admin token is not valid.', true);
     }
-    ctx.state.principal = { keyId: 'admin', kind: 'sk', accountId: '', appId: null, scopes: new Set() } satisfies Principal;
+    ctx.state.principal = {
+      keyId: 'admin',
+      kind: 'sk',
+      accountId: '',
+      appId: null,
+      scopes: new Set(),
+    } satisfies Principal;
     await next();
   } as Documented;
   middleware.openapi = { security: 'adminToken' };

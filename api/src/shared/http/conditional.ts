@@ -37,7 +37,8 @@ export function parseTagList(header: string): TagList | undefined {
 
 export const IF_NONE_MATCH: HeaderDoc = {
   name: 'If-None-Match',
-  description: 'Entity tags of a cached copy (weak comparison) or `*`; when one matches the current representation the answer is 304 with no body. A malformed value is ignored.',
+  description:
+    'Entity tags of a cached copy (weak comparison) or `*`; when one matches the current representation the answer is 304 with no body. A malformed value is ignored.',
 };
 
 export const strongEtag = (version: string | number): string => `"${version}"`;
@@ -60,7 +61,12 @@ export function noneMatchHits(header: string | undefined, etag: string): boolean
  * Answers a conditional GET: sets the representation's ETag (and any caching headers) and either a 304
  * with no body or the 200 body. The 304 repeats ETag, Cache-Control and Vary exactly as the 200 would.
  */
-export function sendRepresentation(ctx: Context, etag: string, body: () => unknown, headers: Record<string, string> = {}): void {
+export function sendRepresentation(
+  ctx: Context,
+  etag: string,
+  body: () => unknown,
+  headers: Record<string, string> = {},
+): void {
   const answer = representation(ctx.get('If-None-Match'), etag, body, headers);
   ctx.set(answer.headers);
   ctx.status = answer.status;
@@ -75,7 +81,12 @@ export interface Representation {
   body?: unknown;
 }
 
-export function representation(ifNoneMatch: string | undefined, etag: string, body: () => unknown, headers: Record<string, string> = {}): Representation {
+export function representation(
+  ifNoneMatch: string | undefined,
+  etag: string,
+  body: () => unknown,
+  headers: Record<string, string> = {},
+): Representation {
   const all = { ETag: etag, ...headers };
   if (noneMatchHits(ifNoneMatch, etag)) return { status: 304, headers: all };
   return { status: 200, headers: all, body: body() };
@@ -98,7 +109,9 @@ export function ifMatch(): Middleware & { openapi: OperationPatch } {
       const list = parseTagList(header);
       if (list === undefined) throw invalidField('header', 'If-Match', 'must be * or a list of entity tags');
       ctx.state.precondition = (
-        list === '*' ? { kind: 'any' } : { kind: 'versions', versions: list.filter((t) => !t.weak).map((t) => t.opaque) }
+        list === '*'
+          ? { kind: 'any' }
+          : { kind: 'versions', versions: list.filter((t) => !t.weak).map((t) => t.opaque) }
       ) satisfies Precondition;
     }
     await next();
@@ -116,4 +129,5 @@ export function ifMatch(): Middleware & { openapi: OperationPatch } {
   return middleware;
 }
 
-export const preconditionOf = (ctx: Context): Precondition | undefined => ctx.state.precondition as Precondition | undefined;
+export const preconditionOf = (ctx: Context): Precondition | undefined =>
+  ctx.state.precondition as Precondition | undefined;

@@ -52,14 +52,23 @@ export class CursorCodec {
   }
 
   /** The signed content of a cursor; `rejected` for a malformed, oversized or forged one. */
-  private open(cursor: string, maxLength: number, rejected: Error): { r?: unknown; a?: unknown; p?: unknown; d?: unknown } {
+  private open(
+    cursor: string,
+    maxLength: number,
+    rejected: Error,
+  ): { r?: unknown; a?: unknown; p?: unknown; d?: unknown } {
     const [payload, signature, extra] = cursor.split('.');
     if (!payload || !signature || extra !== undefined || cursor.length > maxLength) throw rejected;
     const expected = Buffer.from(this.sign(payload));
     const presented = Buffer.from(signature);
     if (expected.length !== presented.length || !timingSafeEqual(expected, presented)) throw rejected;
     try {
-      return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) ?? {}) as { r?: unknown; a?: unknown; p?: unknown; d?: unknown };
+      return (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) ?? {}) as {
+        r?: unknown;
+        a?: unknown;
+        p?: unknown;
+        d?: unknown;
+      };
     } catch {
       throw rejected;
     }

@@ -49,7 +49,11 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** `handler`, with every request answered 503 when it has not started its response within `timeoutMs`. */
 export function withRequestDeadline(handler: Handler, { timeoutMs, logger, registry }: DeadlineOptions): Handler {
-  const exceeded = new Counter({ name: 'portico_request_deadline_exceeded_total', help: 'Requests answered 503 by the request deadline while their work went on.', registers: [registry] });
+  const exceeded = new Counter({
+    name: 'portico_request_deadline_exceeded_total',
+    help: 'Requests answered 503 by the request deadline while their work went on.',
+    registers: [registry],
+  });
   return function deadline(req, res) {
     const started = performance.now();
     halfway.set(req, started + timeoutMs / 2);
@@ -57,27 +61,55 @@ export function withRequestDeadline(handler: Handler, { timeoutMs, logger, regis
       // A response under way (headers sent) is left to finish; a connection the client dropped needs no answer;
       // and one that is still answering an earlier request on this connection (pipelining) is left to that.
       const socket = req.socket as Socket & { _httpMessage?: ServerResponse | null };
-      if (res.headersSent || res.writableEnded || !socket.writable || (socket._httpMessage != null && socket._httpMessage !== res)) return;
+      if (
+        res.headersSent ||
+        res.writableEnded ||
+        !socket.writable ||
+        (socket._httpMessage != null && socket._httpMessage !== res)
+      )
+        return;
       answered.add(req);
       exceeded.inc();
       const path = (req.url ?? '/').split('?', 1)[0]!;
       const requestId = requestIdOf(req);
-      const outcome = req.headers['idempotency-key'] === undefined
-        ? 'It may still complete: without an Idempotency-Key, read the resource to learn whether it did.'
-        : 'It may still complete: a retry with the same Idempotency-Key answers with its outcome once it is decided.';
-      const problem = new AppError('SERVICE_UNAVAILABLE', `The request did not finish within ${timeoutMs} ms. ${outcome}`, {}, { 'Retry-After': String(DEADLINE_RETRY_AFTER_SECONDS) });
+      const outcome =
+        req.headers['idempotency-key'] === undefined
+          ? 'It may still complete: without an Idempotency-Key, read the resource to learn whether it did.'
+          : 'It may still complete: a retry with the same Idempotency-Key answers with its outcome once it is decided.';
+      const problem = new AppError(
+        'SERVICE_UNAVAILABLE',
+        `The request did not finish within ${timeoutMs} ms. ${outcome}`,
+        {},
+        { 'Retry-After': String(DEADLINE_RETRY_AFTER_SECONDS) },
+      );
       const body = JSON.stringify(problemOf(problem, path));
       const headers: Record<string, string | number> = {};
       for (const name of res.getHeaderNames()) if (KEPT_HEADERS.test(name)) headers[name] = String(res.getHeader(name));
-      Object.assign(headers, { 'X-Request-Id': requestId, 'Content-Type': 'application/problem+json', 'Content-Length': Buffer.byteLength(body), Connection: 'close' }, problem.headers);
-      const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+      Object.assign(
+        headers,
+        {
+          'X-Request-Id': requestId,
+          'Content-Type': 'application/problem+json',
+          'Content-Length': Buffer.byteLength(body),
+          Connection: 'close',
+        },
+        problem.headers,
+      );
+      const head = Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('');
       // Nothing more is read from the connection: a request pipelined behind this one would run with nobody to
       // answer. Closed once the answer is written: paused, it would never read the client's end of it (the
       // server keeps connections half-open), and the work's own response is never written (Koa sees the socket
       // unwritable), so nothing else would ever close it.
       socket.pause();
-      socket.end(`HTTP/1.1 503 ${STATUS_CODES[503]}\r\n${head}\r\n${req.method === 'HEAD' ? '' : body}`, () => socket.destroy());
-      logger.warn({ requestId, method: req.method, ms: Math.round(performance.now() - started) }, 'request deadline: answered 503; the work goes on and is settled like a crashed request');
+      socket.end(`HTTP/1.1 503 ${STATUS_CODES[503]}\r\n${head}\r\n${req.method === 'HEAD' ? '' : body}`, () =>
+        socket.destroy(),
+      );
+      logger.warn(
+        { requestId, method: req.method, ms: Math.round(performance.now() - started) },
+        'request deadline: answered 503; the work goes on and is settled like a crashed request',
+      );
     }, timeoutMs);
     res.once('close', () => clearTimeout(timer));
     handler(req, res);

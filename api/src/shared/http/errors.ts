@@ -27,7 +27,12 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['IDEMPOTENCY_KEY_IN_USE', 'RATE_LIMITED', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE']);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set([
+  'IDEMPOTENCY_KEY_IN_USE',
+  'RATE_LIMITED',
+  'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE',
+]);
 
 export interface FieldError {
   in: 'body' | 'query' | 'path' | 'header';
@@ -67,7 +72,11 @@ export const MAX_LISTED_ERRORS = MAX_DESCRIBED_PROBLEMS;
  * 400 with `details.errors`: the first `limit` of `errors`, and `details.errorsOmitted` (only when some were
  * left out) counting the others plus `omitted`, problems found but never described.
  */
-export function badRequest(detail: string, errors?: FieldError[], { limit = MAX_LISTED_ERRORS, omitted = 0 }: { limit?: number; omitted?: number } = {}): AppError {
+export function badRequest(
+  detail: string,
+  errors?: FieldError[],
+  { limit = MAX_LISTED_ERRORS, omitted = 0 }: { limit?: number; omitted?: number } = {},
+): AppError {
   if (!errors) return new AppError('BAD_REQUEST', detail);
   const listed = errors.length > limit ? errors.slice(0, limit) : errors;
   const left = omitted + errors.length - listed.length;
@@ -75,12 +84,19 @@ export function badRequest(detail: string, errors?: FieldError[], { limit = MAX_
 }
 
 export const invalidField = (where: FieldError['in'], name: string, detail: string): AppError =>
-  badRequest(`Invalid ${where === 'path' ? 'path parameter' : where} "${name}": ${detail}`, [{ in: where, name, detail }]);
+  badRequest(`Invalid ${where === 'path' ? 'path parameter' : where} "${name}": ${detail}`, [
+    { in: where, name, detail },
+  ]);
 
 export const notFound = (what = 'resource'): AppError => new AppError('NOT_FOUND', `The ${what} does not exist.`);
 
 export const serviceUnavailable = (dependency: string): AppError =>
-  new AppError('SERVICE_UNAVAILABLE', `A dependency (${dependency}) is unreachable; try again shortly.`, {}, { 'Retry-After': '5' });
+  new AppError(
+    'SERVICE_UNAVAILABLE',
+    `A dependency (${dependency}) is unreachable; try again shortly.`,
+    {},
+    { 'Retry-After': '5' },
+  );
 
 export interface ProblemDocument {
   type: string;

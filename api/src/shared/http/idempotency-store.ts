@@ -59,7 +59,8 @@ export interface IdempotencyStore {
   renew(scope: string, owner: string, leaseUntil: number): Promise<boolean>;
   /** Replaces the owner's running claim with the outcome; false when the claim is not the owner's. */
   complete(scope: string, owner: string, done: DoneRecord): Promise<boolean>;
-  /** Hands a running claim back (released, its lease no longer counts), only if it is still the owner's; whether it was. */
+  /** Hands a running claim back (released, its lease no longer counts), only if it is still the owner's; whether it
+   * was. */
   release(scope: string, owner: string): Promise<boolean>;
   /** Whether the change a recovery point announced happened. */
   reached(target: RecoveryPoint): Promise<boolean>;
@@ -132,27 +133,82 @@ export class MongoIdempotencyStore implements IdempotencyStore {
    * every recovery point and renewal moves, also those of a replica older than `revision` (a rolling upgrade).
    */
   async takeOver(scope: string, judged: Judged, running: RunningRecord): Promise<boolean> {
-    const fields = { owner: running.owner, leaseUntil: new Date(running.leaseUntil), expiresAt: new Date(running.expiresAt), claimFingerprint: running.fingerprint };
+    const fields = {
+      owner: running.owner,
+      leaseUntil: new Date(running.leaseUntil),
+      expiresAt: new Date(running.expiresAt),
+      claimFingerprint: running.fingerprint,
+    };
     const revision = judged.revision ?? 0;
-    const condition = { state: 'running' as const, owner: judged.owner, leaseUntil: new Date(judged.leaseUntil), revision: revision === 0 ? { $exists: false } : revision };
-    return (await updateOneWhere(this.collection, this.locks, scope, condition, { $set: fields, $unset: { releasedBy: '' }, $inc: { revision: 1 } })) !== null;
+    const condition = {
+      state: 'running' as const,
+      owner: judged.owner,
+      leaseUntil: new Date(judged.leaseUntil),
+      revision: revision === 0 ? { $exists: false } : revision,
+    };
+    return (
+      (await updateOneWhere(this.collection, this.locks, scope, condition, {
+        $set: fields,
+        $unset: { releasedBy: '' },
+        $inc: { revision: 1 },
+      })) !== null
+    );
   }
 
   async addTarget(scope: string, owner: string, target: RecoveryPoint, leaseUntil: number): Promise<boolean> {
-    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $push: { targets: target }, $set: { leaseUntil: new Date(leaseUntil) }, $inc: { revision: 1 } })) !== null;
+    return (
+      (await updateOneWhere(
+        this.collection,
+        this.locks,
+        scope,
+        { state: 'running', owner },
+        { $push: { targets: target }, $set: { leaseUntil: new Date(leaseUntil) }, $inc: { revision: 1 } },
+      )) !== null
+    );
   }
 
   async renew(scope: string, owner: string, leaseUntil: number): Promise<boolean> {
-    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { leaseUntil: new Date(leaseUntil) }, $inc: { revision: 1 } })) !== null;
+    return (
+      (await updateOneWhere(
+        this.collection,
+        this.locks,
+        scope,
+        { state: 'running', owner },
+        { $set: { leaseUntil: new Date(leaseUntil) }, $inc: { revision: 1 } },
+      )) !== null
+    );
   }
 
   async complete(scope: string, owner: string, done: DoneRecord): Promise<boolean> {
-    const update = { $set: { state: 'done' as const, fingerprint: done.fingerprint, sealed: done.sealed, expiresAt: new Date(done.expiresAt) }, $unset: { owner: '' as const, leaseUntil: '' as const, targets: '' as const, releasedBy: '' as const, claimFingerprint: '' as const }, $inc: { revision: 1 } };
+    const update = {
+      $set: {
+        state: 'done' as const,
+        fingerprint: done.fingerprint,
+        sealed: done.sealed,
+        expiresAt: new Date(done.expiresAt),
+      },
+      $unset: {
+        owner: '' as const,
+        leaseUntil: '' as const,
+        targets: '' as const,
+        releasedBy: '' as const,
+        claimFingerprint: '' as const,
+      },
+      $inc: { revision: 1 },
+    };
     return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, update)) !== null;
   }
 
   async release(scope: string, owner: string): Promise<boolean> {
-    return (await updateOneWhere(this.collection, this.locks, scope, { state: 'running', owner }, { $set: { releasedBy: owner }, $inc: { revision: 1 } })) !== null;
+    return (
+      (await updateOneWhere(
+        this.collection,
+        this.locks,
+        scope,
+        { state: 'running', owner },
+        { $set: { releasedBy: owner }, $inc: { revision: 1 } },
+      )) !== null
+    );
   }
 
   reached(target: RecoveryPoint): Promise<boolean> {
@@ -161,21 +217,55 @@ export class MongoIdempotencyStore implements IdempotencyStore {
 
   async sweep(now: number, limit: number): Promise<number> {
     const before = new Date(now);
-    const expired = await this.collection.find({ expiresAt: { $lte: before } }, { projection: { _id: 1 } }).limit(limit).toArray();
+    const expired = await this.collection
+      .find({ expiresAt: { $lte: before } }, { projection: { _id: 1 } })
+      .limit(limit)
+      .toArray();
     let deleted = 0;
     // One conditional delete each: a record claimed afresh meanwhile is not expired and stays.
-    for (const { _id } of expired) if (await deleteOneWhere(this.collection, this.locks, _id, { expiresAt: { $lte: before } })) deleted++;
+    for (const { _id } of expired)
+      if (await deleteOneWhere(this.collection, this.locks, _id, { expiresAt: { $lte: before } })) deleted++;
     return deleted;
   }
 }
 
 function toDocument(scope: string, record: IdempotencyRecord): RecordDocument {
-  if (record.state === 'done') return { _id: scope, state: 'done', fingerprint: record.fingerprint, sealed: record.sealed, expiresAt: new Date(record.expiresAt) };
-  return { _id: scope, state: 'running', fingerprint: record.fingerprint, owner: record.owner, leaseUntil: new Date(record.leaseUntil), expiresAt: new Date(record.expiresAt), targets: record.targets };
+  if (record.state === 'done')
+    return {
+      _id: scope,
+      state: 'done',
+      fingerprint: record.fingerprint,
+      sealed: record.sealed,
+      expiresAt: new Date(record.expiresAt),
+    };
+  return {
+    _id: scope,
+    state: 'running',
+    fingerprint: record.fingerprint,
+    owner: record.owner,
+    leaseUntil: new Date(record.leaseUntil),
+    expiresAt: new Date(record.expiresAt),
+    targets: record.targets,
+  };
 }
 
 function toRecord(doc: RecordDocument): IdempotencyRecord {
-  if (doc.state === 'done') return { state: 'done', fingerprint: doc.fingerprint, sealed: doc.sealed ?? '', expiresAt: doc.expiresAt.getTime() };
+  if (doc.state === 'done')
+    return {
+      state: 'done',
+      fingerprint: doc.fingerprint,
+      sealed: doc.sealed ?? '',
+      expiresAt: doc.expiresAt.getTime(),
+    };
   const released = doc.releasedBy !== undefined && doc.releasedBy === doc.owner;
-  return { state: 'running', fingerprint: doc.claimFingerprint ?? doc.fingerprint, owner: doc.owner ?? '', leaseUntil: doc.leaseUntil?.getTime() ?? 0, expiresAt: doc.expiresAt.getTime(), targets: doc.targets ?? [], revision: doc.revision ?? 0, ...(released && { released: true }) };
+  return {
+    state: 'running',
+    fingerprint: doc.claimFingerprint ?? doc.fingerprint,
+    owner: doc.owner ?? '',
+    leaseUntil: doc.leaseUntil?.getTime() ?? 0,
+    expiresAt: doc.expiresAt.getTime(),
+    targets: doc.targets ?? [],
+    revision: doc.revision ?? 0,
+    ...(released && { released: true }),
+  };
 }

@@ -31,9 +31,11 @@ export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const LEASE_MS = 30_000;
 /** After an ambiguous failure (a write may still land): how long recovery waits before judging. */
 const SETTLE_MS = 15_000;
-/** Delays of the background attempts of a step on the store (recording an outcome, handing a claim back) that failed at first. */
+/** Delays of the background attempts of a step on the store (recording an outcome, handing a claim back) that failed at
+ * first. */
 const STORE_RETRIES_MS = [250, 500, 1_000, 2_000, 2_000, 5_000, 5_000, 15_000, 30_000];
-/** How many answers of the store an unanswered claim's hand-back waits for (found nothing each time) before it stops. */
+/** How many answers of the store an unanswered claim's hand-back waits for (found nothing each time) before it stops.
+ * */
 const HAND_BACK_ANSWERS = 4;
 const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 /** What readKey accepts, for /openapi.json: KEY_SHAPE, or KEY_SHAPE in double quotes (`""` is no key). */
@@ -68,7 +70,9 @@ function unseal(key: Buffer, sealed: string): StoredResponse {
   const raw = Buffer.from(sealed, 'base64');
   const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
   decipher.setAuthTag(raw.subarray(12, 28));
-  return JSON.parse(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8')) as StoredResponse;
+  return JSON.parse(
+    Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'),
+  ) as StoredResponse;
 }
 
 function readKey(ctx: Context): string | undefined {
@@ -88,7 +92,12 @@ export interface IdempotencyOptions {
   admission?: WriteAdmission;
 }
 
-export function createIdempotency(store: IdempotencyStore, clock: Clock, serverSecret: string, options: IdempotencyOptions = {}) {
+export function createIdempotency(
+  store: IdempotencyStore,
+  clock: Clock,
+  serverSecret: string,
+  options: IdempotencyOptions = {},
+) {
   const logger = options.logger ?? pino({ level: 'silent' });
   const leaseMs = options.leaseMs ?? LEASE_MS;
   const now = () => clock.now().getTime();
@@ -103,10 +112,16 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
     } catch (error) {
       const delay = STORE_RETRIES_MS[attempt];
       if (delay === undefined) {
-        logger.error({ err: error, scope }, `idempotency: ${what} failed for good; a retry will settle the key from its recovery points once its lease ends`);
+        logger.error(
+          { err: error, scope },
+          `idempotency: ${what} failed for good; a retry will settle the key from its recovery points once its lease ends`,
+        );
         return;
       }
-      logger.warn({ err: error, scope, attempt: attempt + 1 }, `idempotency: ${what} failed; retrying in the background`);
+      logger.warn(
+        { err: error, scope, attempt: attempt + 1 },
+        `idempotency: ${what} failed; retrying in the background`,
+      );
       setTimeout(() => void persist(scope, what, step, attempt + 1), delay).unref();
     }
   }
@@ -140,7 +155,8 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
   /** Records an outcome (the response is sent regardless). */
   function complete(scope: string, owner: string, done: DoneRecord): Promise<void> {
     return persist(scope, 'recording the outcome', async () => {
-      if (!(await store.complete(scope, owner, done))) logger.warn({ scope }, 'idempotency: the claim was taken over before its outcome was recorded');
+      if (!(await store.complete(scope, owner, done)))
+        logger.warn({ scope }, 'idempotency: the claim was taken over before its outcome was recorded');
     });
   }
 
@@ -153,7 +169,12 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
     const admission = options.admission;
     const middleware = async function idempotentMiddleware(ctx: Context, next: () => Promise<unknown>) {
       // A write starts by half its request's deadline at the latest, and never once the deadline has answered.
-      return admission ? admission.run(() => once(ctx, next), { startBy: latestWriteStart(ctx.req), abandoned: () => answeredByDeadline(ctx.req) }) : once(ctx, next);
+      return admission
+        ? admission.run(() => once(ctx, next), {
+            startBy: latestWriteStart(ctx.req),
+            abandoned: () => answeredByDeadline(ctx.req),
+          })
+        : once(ctx, next);
     } as Middleware & { openapi: OperationPatch };
     /** One execution per (credential, key). */
     const once = async (ctx: Context, next: () => Promise<unknown>): Promise<unknown> => {
@@ -165,9 +186,21 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
       const fingerprint = createHash('sha256')
         .update([ctx.method, ctx.path, ctx.state.bodySha256 ?? '', ctx.get('If-Match')].join('\n'))
         .digest('hex');
-      const sealWith = (response: StoredResponse, of = fingerprint): DoneRecord => ({ state: 'done', fingerprint: of, sealed: seal(sealingKey(serverSecret, keyId, key), response), expiresAt: now() + REPLAY_WINDOW_MS });
+      const sealWith = (response: StoredResponse, of = fingerprint): DoneRecord => ({
+        state: 'done',
+        fingerprint: of,
+        sealed: seal(sealingKey(serverSecret, keyId, key), response),
+        expiresAt: now() + REPLAY_WINDOW_MS,
+      });
       const owner = randomUUID();
-      const running = (): RunningRecord => ({ state: 'running', fingerprint, owner, leaseUntil: now() + leaseMs, expiresAt: now() + REPLAY_WINDOW_MS, targets: [] });
+      const running = (): RunningRecord => ({
+        state: 'running',
+        fingerprint,
+        owner,
+        leaseUntil: now() + leaseMs,
+        expiresAt: now() + REPLAY_WINDOW_MS,
+        targets: [],
+      });
 
       // ——— claim, or answer from the record ———
       for (let round = 1; ; round++) {
@@ -184,7 +217,10 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
         // request may use it at once (its recovery points are still asked below, in case a write landed late).
         const released = existing.state === 'running' && existing.released === true;
         if (existing.fingerprint !== fingerprint && !released) {
-          throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.');
+          throw new AppError(
+            'IDEMPOTENCY_KEY_REUSED',
+            'This Idempotency-Key was already used for a different request.',
+          );
         }
         if (existing.state === 'done') {
           replay(ctx, unseal(sealingKey(serverSecret, keyId, key), existing.sealed));
@@ -196,7 +232,11 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
         if (await anyReached(existing.targets)) {
           const done = sealWith(captureResponse(ctx, executed()), existing.fingerprint);
           if (!(await store.complete(scope, existing.owner, done))) throw inUse(); // settled by another request meanwhile: a retry replays its answer
-          if (existing.fingerprint !== fingerprint) throw new AppError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used for a different request.');
+          if (existing.fingerprint !== fingerprint)
+            throw new AppError(
+              'IDEMPOTENCY_KEY_REUSED',
+              'This Idempotency-Key was already used for a different request.',
+            );
           return;
         }
         // Only if the claim is as it was judged: an owner still alive may have recorded a recovery point since.
@@ -222,14 +262,26 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
         recoveryPoint: async (point) => {
           if (!(await store.addTarget(scope, owner, point, now() + leaseMs))) {
             // Taken over (this execution stalled past its lease): it must not write any more.
-            throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is executing elsewhere.', {}, { 'Retry-After': '1' });
+            throw new AppError(
+              'IDEMPOTENCY_KEY_IN_USE',
+              'A request with this Idempotency-Key is executing elsewhere.',
+              {},
+              { 'Retry-After': '1' },
+            );
           }
           targets.push(point);
         },
       };
-      const renewal = setInterval(() => {
-        store.renew(scope, owner, now() + leaseMs).catch((error: unknown) => logger.warn({ err: error, scope }, 'idempotency: the claim could not be renewed'));
-      }, Math.max(1, Math.floor(leaseMs / 3)));
+      const renewal = setInterval(
+        () => {
+          store
+            .renew(scope, owner, now() + leaseMs)
+            .catch((error: unknown) =>
+              logger.warn({ err: error, scope }, 'idempotency: the claim could not be renewed'),
+            );
+        },
+        Math.max(1, Math.floor(leaseMs / 3)),
+      );
       renewal.unref();
 
       /** A failure: release the claim when nothing can have happened, else settle it by the recovery points. */
@@ -251,7 +303,9 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
         // failure it does not, so that the answer is not held up by the same dependency.
         const step = settled
           ? persist(scope, 'handing back a failed claim', () => store.release(scope, owner))
-          : persist(scope, 'holding a failed claim until it settles', () => store.renew(scope, owner, now() + SETTLE_MS));
+          : persist(scope, 'holding a failed claim until it settles', () =>
+              store.renew(scope, owner, now() + SETTLE_MS),
+            );
         if (decided !== undefined && decided.status < 500) await step;
         return 'failed';
       };
@@ -262,7 +316,12 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
         });
       } catch (error) {
         const decided = toAppError(error);
-        if (!decided || !STORED_ERROR_STATUSES.has(decided.status) || decided.code === 'IDEMPOTENCY_KEY_IN_USE' || decided.options.storable === false) {
+        if (
+          !decided ||
+          !STORED_ERROR_STATUSES.has(decided.status) ||
+          decided.code === 'IDEMPOTENCY_KEY_IN_USE' ||
+          decided.options.storable === false
+        ) {
           active = false;
           clearInterval(renewal);
           if ((await fail(decided)) === 'executed') return;
@@ -296,10 +355,19 @@ export function createIdempotency(store: IdempotencyStore, clock: Clock, serverS
   };
 }
 
-const inUse = () => new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still executing.', {}, { 'Retry-After': '1' });
+const inUse = () =>
+  new AppError(
+    'IDEMPOTENCY_KEY_IN_USE',
+    'A request with this Idempotency-Key is still executing.',
+    {},
+    { 'Retry-After': '1' },
+  );
 
 const executed = () =>
-  new AppError('IDEMPOTENCY_KEY_EXECUTED', 'The request with this Idempotency-Key was executed, but its response is no longer available; read the resource to see its state.');
+  new AppError(
+    'IDEMPOTENCY_KEY_EXECUTED',
+    'The request with this Idempotency-Key was executed, but its response is no longer available; read the resource to see its state.',
+  );
 
 /** The response as it will be sent and stored (after rendering `problem`, when given). */
 function captureResponse(ctx: Context, problem?: AppError): StoredResponse {

@@ -67,12 +67,23 @@ interface Resolved extends KeyedRoute {
 function resolve(route: KeyedRoute, table: TableRoute[]): Resolved {
   const entry = table.find((t) => t.operationId === route.operationId);
   const method = entry?.method.toUpperCase();
-  if (!entry || (method !== 'GET' && method !== 'POST')) throw new Error(`the fast path answers for ${route.operationId}, which no router serves by GET or POST`);
-  const pattern = new RegExp(`^${entry.path.split('/').map((segment) => (segment.startsWith(':') ? '([^/]+)' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('\\/')}$`);
+  if (!entry || (method !== 'GET' && method !== 'POST'))
+    throw new Error(`the fast path answers for ${route.operationId}, which no router serves by GET or POST`);
+  const pattern = new RegExp(
+    `^${entry.path
+      .split('/')
+      .map((segment) => (segment.startsWith(':') ? '([^/]+)' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('\\/')}$`,
+  );
   return { ...route, route: entry.path, method, pattern };
 }
 
-export function keyedFastPath(keyedRoutes: KeyedRoute[], table: TableRoute[], authenticate: Authenticate, observer: RequestObserver) {
+export function keyedFastPath(
+  keyedRoutes: KeyedRoute[],
+  table: TableRoute[],
+  authenticate: Authenticate,
+  observer: RequestObserver,
+) {
   const routes = keyedRoutes.map((route) => resolve(route, table));
   return function fastPath(req: IncomingMessage, res: ServerResponse, fallback: () => void): boolean {
     const url = req.url;
@@ -84,7 +95,15 @@ export function keyedFastPath(keyedRoutes: KeyedRoute[], table: TableRoute[], au
       if (!match) continue;
       const started = performance.now();
       /** The deadline answered while the fast path worked: the 503 is what the client saw, counted here. */
-      const late = (finishedAs: number) => observer.record({ method: route.method, route: route.route, status: 503, seconds: (performance.now() - started) / 1000, requestId: requestIdOf(req), finishedAs });
+      const late = (finishedAs: number) =>
+        observer.record({
+          method: route.method,
+          route: route.route,
+          status: 503,
+          seconds: (performance.now() - started) / 1000,
+          requestId: requestIdOf(req),
+          finishedAs,
+        });
       void serve(route, match.slice(1), mark < 0 ? '' : url.slice(mark + 1), req, res, authenticate, observer).then(
         (served) => {
           if (served) return;
@@ -118,7 +137,15 @@ export function fastPathFailures(): Middleware {
   };
 }
 
-async function serve(route: Resolved, params: string[], query: string, req: IncomingMessage, res: ServerResponse, authenticate: Authenticate, observer: RequestObserver): Promise<boolean> {
+async function serve(
+  route: Resolved,
+  params: string[],
+  query: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  authenticate: Authenticate,
+  observer: RequestObserver,
+): Promise<boolean> {
   const started = performance.now();
   // The same check as the Koa routes' (auth.ts); any refusal is Koa's to answer.
   const principal = await authenticate(req.headers.authorization, route.kind);
@@ -136,10 +163,26 @@ async function serve(route: Resolved, params: string[], query: string, req: Inco
     if (!route.body.check(body)) return false;
   }
   const requestId = requestIdOf(req);
-  const answer = await route.answer({ principal, params: params.map((p) => decodeURIComponent(p)), query, body, ifNoneMatch: headerOf(req, 'if-none-match'), req, requestId });
+  const answer = await route.answer({
+    principal,
+    params: params.map((p) => decodeURIComponent(p)),
+    query,
+    body,
+    ifNoneMatch: headerOf(req, 'if-none-match'),
+    req,
+    requestId,
+  });
   if (!answer) return false;
   if (answeredByDeadline(req)) {
-    observer.record({ method: route.method, route: route.route, status: 503, seconds: (performance.now() - started) / 1000, requestId, credentialId: principal.keyId, finishedAs: answer.status });
+    observer.record({
+      method: route.method,
+      route: route.route,
+      status: 503,
+      seconds: (performance.now() - started) / 1000,
+      requestId,
+      credentialId: principal.keyId,
+      finishedAs: answer.status,
+    });
     return true;
   }
   const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...answer.headers };
@@ -151,7 +194,14 @@ async function serve(route: Resolved, params: string[], query: string, req: Inco
   }
   res.writeHead(answer.status, headers);
   res.end(payload);
-  observer.record({ method: route.method, route: route.route, status: answer.status, seconds: (performance.now() - started) / 1000, requestId, credentialId: principal.keyId });
+  observer.record({
+    method: route.method,
+    route: route.route,
+    status: answer.status,
+    seconds: (performance.now() - started) / 1000,
+    requestId,
+    credentialId: principal.keyId,
+  });
   return true;
 }
 

@@ -33,7 +33,8 @@ export function generateKey(kind: KeyKind): string {
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
 
-export const kindOf = (key: string): KeyKind | undefined => (KEY_SHAPE.test(key) ? (key.slice(0, 2) as KeyKind) : undefined);
+export const kindOf = (key: string): KeyKind | undefined =>
+  KEY_SHAPE.test(key) ? (key.slice(0, 2) as KeyKind) : undefined;
 
 /**
  * How long a replica may keep a key's record cached. Every revocation is announced over Redis when it is

@@ -47,7 +47,10 @@ export class RequestObserver {
     this.requests.inc(labels);
     this.latency.observe(labels, seconds);
     if (this.logger.isLevelEnabled('info')) {
-      this.logger[status >= 500 ? 'warn' : 'info']({ requestId, method, route, status, ms: Math.round(seconds * 1e4) / 10, credentialId, finishedAs }, 'request');
+      this.logger[status >= 500 ? 'warn' : 'info'](
+        { requestId, method, route, status, ms: Math.round(seconds * 1e4) / 10, credentialId, finishedAs },
+        'request',
+      );
     }
   }
 

@@ -112,11 +112,21 @@ export interface WebhookDoc {
   responses: Record<string, string>;
 }
 
-export function buildOpenApi(routers: ApiRouter[], info: { version: string; serverUrl?: string }, problemSchema: TSchema, notes: string[], webhooks: WebhookDoc[] = []): unknown {
+export function buildOpenApi(
+  routers: ApiRouter[],
+  info: { version: string; serverUrl?: string },
+  problemSchema: TSchema,
+  notes: string[],
+  webhooks: WebhookDoc[] = [],
+): unknown {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const router of routers) {
     for (const op of router.operations) {
-      const merged = mergePatches([...(op.doc.input ? [op.doc.input] : []), ...op.patches, { requestHeaders: op.doc.requestHeaders }]);
+      const merged = mergePatches([
+        ...(op.doc.input ? [op.doc.input] : []),
+        ...op.patches,
+        { requestHeaders: op.doc.requestHeaders },
+      ]);
       const openPath = op.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
       const parameters: unknown[] = [];
       for (const [name, schema] of Object.entries(merged.params?.properties ?? {})) {
@@ -126,10 +136,22 @@ export function buildOpenApi(routers: ApiRouter[], info: { version: string; serv
       const requiredQuery = new Set(merged.query?.required ?? []);
       for (const [name, schema] of Object.entries(merged.query?.properties ?? {})) {
         const required = requiredQuery.has(name) && (schema as { default?: unknown }).default === undefined;
-        parameters.push({ name, in: 'query', required, schema: strip(schema), description: (schema as { description?: string }).description });
+        parameters.push({
+          name,
+          in: 'query',
+          required,
+          schema: strip(schema),
+          description: (schema as { description?: string }).description,
+        });
       }
       for (const header of merged.requestHeaders ?? []) {
-        parameters.push({ name: header.name, in: 'header', required: false, description: header.description, schema: header.schema ?? { type: 'string' } });
+        parameters.push({
+          name: header.name,
+          in: 'header',
+          required: false,
+          description: header.description,
+          schema: header.schema ?? { type: 'string' },
+        });
       }
       const responses: Record<string, unknown> = {};
       for (const [status, response] of Object.entries(op.doc.responses)) {
@@ -137,10 +159,15 @@ export function buildOpenApi(routers: ApiRouter[], info: { version: string; serv
         responses[status] = {
           description: response.description,
           ...(response.headers ? { headers } : {}),
-          ...(response.schema ? { content: { [response.contentType ?? 'application/json']: { schema: strip(response.schema) } } } : {}),
+          ...(response.schema
+            ? { content: { [response.contentType ?? 'application/json']: { schema: strip(response.schema) } } }
+            : {}),
         };
       }
-      responses.default = { description: 'Problem details (RFC 9457).', content: { 'application/problem+json': { schema: PROBLEM_REF } } };
+      responses.default = {
+        description: 'Problem details (RFC 9457).',
+        content: { 'application/problem+json': { schema: PROBLEM_REF } },
+      };
       const description = [op.doc.description, ...(merged.notes ?? [])].filter(Boolean).join('\n\n');
       (paths[openPath] ??= {})[op.method] = {
         operationId: op.doc.operationId,
@@ -151,7 +178,14 @@ export function buildOpenApi(routers: ApiRouter[], info: { version: string; serv
         ...(merged.scopes?.length ? { 'x-required-scopes': merged.scopes } : {}),
         parameters,
         ...(merged.body
-          ? { requestBody: { required: true, content: Object.fromEntries((merged.bodyMediaTypes ?? ['application/json']).map((t) => [t, { schema: strip(merged.body!) }])) } }
+          ? {
+              requestBody: {
+                required: true,
+                content: Object.fromEntries(
+                  (merged.bodyMediaTypes ?? ['application/json']).map((t) => [t, { schema: strip(merged.body!) }]),
+                ),
+              },
+            }
           : {}),
         responses,
       };
@@ -173,9 +207,17 @@ export function buildOpenApi(routers: ApiRouter[], info: { version: string; serv
           post: {
             summary: w.summary,
             description: w.description,
-            parameters: w.headers.map((h) => ({ name: h.name, in: 'header', required: true, description: h.description, schema: h.schema ?? { type: 'string' } })),
+            parameters: w.headers.map((h) => ({
+              name: h.name,
+              in: 'header',
+              required: true,
+              description: h.description,
+              schema: h.schema ?? { type: 'string' },
+            })),
             requestBody: { required: true, content: { 'application/json': { schema: strip(w.body) } } },
-            responses: Object.fromEntries(Object.entries(w.responses).map(([status, description]) => [status, { description }])),
+            responses: Object.fromEntries(
+              Object.entries(w.responses).map(([status, description]) => [status, { description }]),
+            ),
           },
         },
       ]),
@@ -183,10 +225,18 @@ export function buildOpenApi(routers: ApiRouter[], info: { version: string; serv
     components: {
       schemas: { Problem: strip(problemSchema) },
       securitySchemes: {
-        platformKey: { type: 'http', scheme: 'bearer', description: 'Secret platform key `sk_…` of a customer account.' },
+        platformKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Secret platform key `sk_…` of a customer account.',
+        },
         publishableKey: { type: 'http', scheme: 'bearer', description: 'Publishable app key `pk_…` (client apps).' },
         appSecretKey: { type: 'http', scheme: 'bearer', description: 'Secret app key `ak_…` (observation gateway).' },
-        adminToken: { type: 'http', scheme: 'bearer', description: 'PORTICO_ADMIN_TOKEN; the admin surface answers 404 when unset.' },
+        adminToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'PORTICO_ADMIN_TOKEN; the admin surface answers 404 when unset.',
+        },
       },
     },
   };

@@ -11,16 +11,28 @@ export interface Origin {
 }
 
 /**
-  * Where absolute links point (docs/api.md, "The catalog search"): PUBLIC_BASE_URL; else the request's well-formed
-  * Host (400 otherwise) and scheme, and X-Forwarded-Proto/-Host only when the deployment trusts its proxy.
+ * Where absolute links point (docs/api.md, "The catalog search"): PUBLIC_BASE_URL; else the request's well-formed
+ * Host (400 otherwise) and scheme, and X-Forwarded-Proto/-Host only when the deployment trusts its proxy.
  */
-export function requestOrigin(publicBaseUrl: string | undefined, headers: IncomingHttpHeaders, encrypted: boolean, trustProxy = false): Origin {
+export function requestOrigin(
+  publicBaseUrl: string | undefined,
+  headers: IncomingHttpHeaders,
+  encrypted: boolean,
+  trustProxy = false,
+): Origin {
   if (publicBaseUrl !== undefined) return { origin: publicBaseUrl, vary: [] };
-  const first = (value: string | string[] | undefined) => (typeof value === 'string' ? value.split(',')[0]!.trim() : '');
+  const first = (value: string | string[] | undefined) =>
+    typeof value === 'string' ? value.split(',')[0]!.trim() : '';
   const forwardedProto = trustProxy ? first(headers['x-forwarded-proto']).toLowerCase() : '';
   const forwardedHost = trustProxy ? first(headers['x-forwarded-host']) : '';
   const proto = forwardedProto === 'http' || forwardedProto === 'https' ? forwardedProto : encrypted ? 'https' : 'http';
   const host = forwardedHost || headers.host;
-  if (!host || !HOST.test(host)) throw badRequest('The request names no valid host: send a Host header such as "api.example.com".', [{ in: 'header', name: forwardedHost ? 'X-Forwarded-Host' : 'Host', detail: 'must be host[:port]' }]);
-  return { origin: `${proto}://${host}`, vary: trustProxy ? ['Host', 'X-Forwarded-Proto', 'X-Forwarded-Host'] : ['Host'] };
+  if (!host || !HOST.test(host))
+    throw badRequest('The request names no valid host: send a Host header such as "api.example.com".', [
+      { in: 'header', name: forwardedHost ? 'X-Forwarded-Host' : 'Host', detail: 'must be host[:port]' },
+    ]);
+  return {
+    origin: `${proto}://${host}`,
+    vary: trustProxy ? ['Host', 'X-Forwarded-Proto', 'X-Forwarded-Host'] : ['Host'],
+  };
 }

@@ -57,7 +57,12 @@ export function problemMiddleware(logger: Logger): Middleware {
         throw new AppError('NOT_FOUND', `No operation is defined at ${ctx.path}.`);
       }
       if (ctx.body == null && ctx.status === 405) {
-        throw new AppError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed on ${ctx.path}.`, {}, { Allow: String(ctx.response.get('Allow')) });
+        throw new AppError(
+          'METHOD_NOT_ALLOWED',
+          `${ctx.method} is not allowed on ${ctx.path}.`,
+          {},
+          { Allow: String(ctx.response.get('Allow')) },
+        );
       }
     } catch (error) {
       const known = toAppError(error);
@@ -67,7 +72,13 @@ export function problemMiddleware(logger: Logger): Middleware {
         return;
       }
       logger.error({ err: error, requestId: ctx.state.requestId }, 'unexpected error');
-      renderProblem(ctx, new AppError('INTERNAL_ERROR', `An unexpected error occurred; quote request id ${String(ctx.state.requestId)}.`));
+      renderProblem(
+        ctx,
+        new AppError(
+          'INTERNAL_ERROR',
+          `An unexpected error occurred; quote request id ${String(ctx.state.requestId)}.`,
+        ),
+      );
     }
   };
 }

@@ -5,7 +5,8 @@ import type { Middleware } from 'koa';
 const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** A well-formed incoming X-Request-Id is echoed; anything else gets a new one. */
-export const requestIdFor = (incoming: string | undefined): string => (incoming !== undefined && WELL_FORMED.test(incoming) ? incoming : randomUUID());
+export const requestIdFor = (incoming: string | undefined): string =>
+  incoming !== undefined && WELL_FORMED.test(incoming) ? incoming : randomUUID();
 
 const assigned = new WeakMap<IncomingMessage, string>();
 

@@ -3,9 +3,16 @@ import { Type, type TString } from '@sinclair/typebox';
 import { explainedFormat } from '../../../../core/src/schema.js';
 import { MAX_LISTED_ERRORS } from './errors.js';
 
-export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC with milliseconds.', examples: ['2026-11-22T10:00:00.000Z'] });
+export const Timestamp = Type.String({
+  format: 'date-time',
+  description: 'ISO 8601 UTC with milliseconds.',
+  examples: ['2026-11-22T10:00:00.000Z'],
+});
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
-export const Version = Type.String({ pattern: '^[1-9][0-9]*$', description: 'Resource version: "1" at creation, +1 on every change. The entity tag is `"<_version>"`.' });
+export const Version = Type.String({
+  pattern: '^[1-9][0-9]*$',
+  description: 'Resource version: "1" at creation, +1 on every change. The entity tag is `"<_version>"`.',
+});
 export const Links = Type.Object({ self: Type.Object({ href: Type.String() }) });
 
 /** A path identifier: any string, so that a malformed id gets the operation's own answer, not a 400. */
@@ -24,16 +31,31 @@ export const Problem = Type.Object(
         errors: Type.Optional(
           Type.Array(
             Type.Object({
-              in: Type.Union([Type.Literal('body'), Type.Literal('query'), Type.Literal('path'), Type.Literal('header')]),
+              in: Type.Union([
+                Type.Literal('body'),
+                Type.Literal('query'),
+                Type.Literal('path'),
+                Type.Literal('header'),
+              ]),
               name: Type.String({ description: 'The field, as a dotted path (`""` for the value as a whole).' }),
               detail: Type.String(),
             }),
-            { description: `400 \`BAD_REQUEST\`: what is wrong, field by field; at most ${MAX_LISTED_ERRORS} listed (100 for clinical ingest).` },
+            {
+              description: `400 \`BAD_REQUEST\`: what is wrong, field by field; at most ${MAX_LISTED_ERRORS} listed (100 for clinical ingest).`,
+            },
           ),
         ),
-        errorsOmitted: Type.Optional(Type.Integer({ minimum: 1, description: 'Present when `errors` was cut short: how many more problems were found and not listed.' })),
+        errorsOmitted: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            description: 'Present when `errors` was cut short: how many more problems were found and not listed.',
+          }),
+        ),
       },
-      { additionalProperties: true, description: 'Machine-readable specifics of the problem; `{}` when there are none.' },
+      {
+        additionalProperties: true,
+        description: 'Machine-readable specifics of the problem; `{}` when there are none.',
+      },
     ),
     retryable: Type.Boolean(),
   },
@@ -53,12 +75,18 @@ export const Problem = Type.Object(
 // required text, `text-not-blank`, described in words in the OpenAPI document.
 const KEPT_FORMAT = '\\u200C\\u200D';
 const CHARACTER = `(?:[^\\p{Cc}\\p{Cf}\\p{Cs}\\p{Zl}\\p{Zp}]|[${KEPT_FORMAT}])`;
-const REFUSED_CHARACTERS = 'control characters, invisible format characters (zero-width, bidirectional or tag characters), line separators or unpaired surrogates';
+const REFUSED_CHARACTERS =
+  'control characters, invisible format characters (zero-width, bidirectional or tag characters), line separators or unpaired surrogates';
 const NO_CONTROL = explainedFormat('text', `^${CHARACTER}*$`, `must not contain ${REFUSED_CHARACTERS}`);
 // Required text must also show something: not only spaces and joiners. A lookahead keeps the pattern linear
 // in the length of the value (ajv applies it even when maxLength has already failed).
-const NOT_BLANK = explainedFormat('text-not-blank', `^(?![\\s${KEPT_FORMAT}]*$)${CHARACTER}*$`, `must not be blank, nor contain ${REFUSED_CHARACTERS}`);
+const NOT_BLANK = explainedFormat(
+  'text-not-blank',
+  `^(?![\\s${KEPT_FORMAT}]*$)${CHARACTER}*$`,
+  `must not be blank, nor contain ${REFUSED_CHARACTERS}`,
+);
 
-/** Free text (names, descriptions) without invisible or control characters; when required (minLength > 0) also not blank. */
+/** Free text (names, descriptions) without invisible or control characters; when required (minLength > 0) also not
+ * blank. */
 export const Text = (minLength: number, maxLength: number, extra: Record<string, unknown> = {}): TString =>
   Type.String({ minLength, maxLength, format: minLength > 0 ? NOT_BLANK : NO_CONTROL, ...extra });

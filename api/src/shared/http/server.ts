@@ -26,10 +26,15 @@ export function createApiServer(handler: (req: IncomingMessage, res: ServerRespo
     }
     const problem =
       error.code === 'HPE_HEADER_OVERFLOW'
-        ? new AppError('REQUEST_HEADER_FIELDS_TOO_LARGE', `The request line and headers exceed ${MAX_HEADER_BYTES / 1024} KiB.`)
+        ? new AppError(
+            'REQUEST_HEADER_FIELDS_TOO_LARGE',
+            `The request line and headers exceed ${MAX_HEADER_BYTES / 1024} KiB.`,
+          )
         : new AppError('BAD_REQUEST', 'The request is not well-formed HTTP/1.1.');
     const body = JSON.stringify(problemOf(problem, '/'));
-    socket.end(`HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    socket.end(
+      `HTTP/1.1 ${problem.status} ${problem.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
   });
   return server;
 }

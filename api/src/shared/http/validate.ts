@@ -88,12 +88,13 @@ export function queryReader<Q extends TObject>(schema: Q): (rawQuery: string, er
       const values = given.getAll(name);
       if (values.length === 0) continue;
       if (values.length > 1) errors.push({ in: 'query', name, detail: 'must be given at most once' });
-      else if (integers.has(name) && !/^[0-9]{1,9}$/.test(values[0]!)) errors.push({ in: 'query', name, detail: 'must be an integer written in decimal digits' });
+      else if (integers.has(name) && !/^[0-9]{1,9}$/.test(values[0]!))
+        errors.push({ in: 'query', name, detail: 'must be an integer written in decimal digits' });
       else query[name] = values[0];
     }
     // A query schema's few parameters, each read once, bound its problems: all are passed on (badRequest caps).
     if (errors.length === before && !check(query)) addSchemaErrors(errors, 'query', check, Infinity);
-    return query as Static<Q>;
+    return query;
   };
 }
 
@@ -114,9 +115,13 @@ export function assertValid<T extends TSchema>(schema: T, value: unknown): Stati
   if (!check(value)) {
     const errors: FieldError[] = [];
     const omitted = addSchemaErrors(errors, 'body', check);
-    throw badRequest(describeProblems({ problems: errors.map((e) => ({ path: e.name, detail: e.detail })), omitted }), errors, { omitted });
+    throw badRequest(
+      describeProblems({ problems: errors.map((e) => ({ path: e.name, detail: e.detail })), omitted }),
+      errors,
+      { omitted },
+    );
   }
-  return value as Static<T>;
+  return value;
 }
 
 const rawBodies = new WeakMap<IncomingMessage, Promise<Buffer>>();
@@ -137,7 +142,8 @@ export function rawBodyOf(req: IncomingMessage, limit: number, length: number | 
  */
 export function plainBodyLength(req: IncomingMessage, mediaTypes: string[], limit: number): number | undefined {
   const length = Number(req.headers['content-length']);
-  if (req.headers['transfer-encoding'] !== undefined || !Number.isSafeInteger(length) || length <= 0 || length > limit) return undefined;
+  if (req.headers['transfer-encoding'] !== undefined || !Number.isSafeInteger(length) || length <= 0 || length > limit)
+    return undefined;
   try {
     return mediaTypes.includes(contentType.parse(req).type) ? length : undefined;
   } catch {
@@ -203,7 +209,10 @@ export function parseJsonBody(raw: Buffer): unknown {
   // stored as U+FFFD, not as sent. Only a body with such an escape is walked.
   if (SURROGATE_ESCAPE.test(text)) {
     const path = unpairedSurrogate(value);
-    if (path !== undefined) throw badRequest('The request body holds a string with an unpaired UTF-16 surrogate; text must be Unicode.', [{ in: 'body', name: path, detail: 'unpaired surrogate' }]);
+    if (path !== undefined)
+      throw badRequest('The request body holds a string with an unpaired UTF-16 surrogate; text must be Unicode.', [
+        { in: 'body', name: path, detail: 'unpaired surrogate' },
+      ]);
   }
   return value;
 }
@@ -221,7 +230,12 @@ function unpairedSurrogate(value: unknown): string | undefined {
   const pathOf = (place: number, name?: string): string => {
     const keys: (string | number)[] = name === undefined ? [] : [name];
     for (let at = place; at > 0; at = places[at]!.parent) keys.push(places[at]!.key);
-    return keys.reverse().reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`), '');
+    return keys
+      .reverse()
+      .reduce<string>(
+        (path, key) => (typeof key === 'number' ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`),
+        '',
+      );
   };
   const pending: [unknown, number][] = [[value, 0]];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
@@ -241,7 +255,12 @@ function unpairedSurrogate(value: unknown): string | undefined {
 }
 
 /** Adds what a failed check found to `errors` (at most `limit` described); returns how many it left out. */
-function addSchemaErrors(errors: FieldError[], where: FieldError['in'], check: ValidateFunction, limit = MAX_LISTED_ERRORS): number {
+function addSchemaErrors(
+  errors: FieldError[],
+  where: FieldError['in'],
+  check: ValidateFunction,
+  limit = MAX_LISTED_ERRORS,
+): number {
   const { problems, omitted } = schemaProblems(check, limit);
   for (const { path, detail } of problems) errors.push({ in: where, name: path, detail });
   return omitted;

@@ -37,7 +37,11 @@ export class SharedCache<V extends object> {
   }
 
   /** The cached value, or the loaded one (cached when `keep` says so; null only when misses are remembered). */
-  async getOrLoad(key: string, load: () => Promise<V | null>, keep: (value: V) => boolean = () => true): Promise<V | null> {
+  async getOrLoad(
+    key: string,
+    load: () => Promise<V | null>,
+    keep: (value: V) => boolean = () => true,
+  ): Promise<V | null> {
     const hit = this.entries.get(key);
     if (hit !== undefined) return hit;
     if (this.misses?.get(key)) return null;

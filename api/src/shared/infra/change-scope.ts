@@ -19,8 +19,8 @@ export interface RecoveryPoint {
   version?: number;
   field?: string;
   /**
-   * `version` is a generation of a document that commits generations one at a time and lists those that never
-   * committed in `abandoned` (a connection's head, api/src/features/clinical/bundle-heads.ts): committedGeneration decides.
+   * `version` is a generation of a document that commits generations one at a time and lists those that never committed
+   * in `abandoned` (a connection's head, api/src/features/clinical/bundle-heads.ts): committedGeneration decides.
    */
   generation?: boolean;
 }
@@ -29,7 +29,11 @@ export interface RecoveryPoint {
 export const CHANGE_RING = 16;
 
 /** Whether the change `changeId`, which left the document at `version`, is recorded in it. */
-export function changeRecorded(doc: { _version?: number; _changes?: Record<string, string> } | null, version: number, changeId: string): boolean {
+export function changeRecorded(
+  doc: { _version?: number; _changes?: Record<string, string> } | null,
+  version: number,
+  changeId: string,
+): boolean {
   return doc !== null && (doc._version ?? 0) >= version && doc._changes?.[String(version % CHANGE_RING)] === changeId;
 }
 
@@ -65,7 +69,11 @@ export function outsideChangeScope<T>(work: () => T): T {
  * For a plain write of document `id` in `collection`: records the recovery point first and returns the
  * fields that mark the document with the change id ({} outside a scope).
  */
-export async function markPlainWrite(collection: string, id: string, field = CHANGE_FIELD): Promise<Record<string, string>> {
+export async function markPlainWrite(
+  collection: string,
+  id: string,
+  field = CHANGE_FIELD,
+): Promise<Record<string, string>> {
   const scope = currentChangeScope();
   if (!scope) return {};
   await scope.recoveryPoint({ collection, id, changeId: scope.changeId, field });
@@ -74,10 +82,18 @@ export async function markPlainWrite(collection: string, id: string, field = CHA
 
 /** Whether the change a recovery point announced is in the database. */
 export async function recoveryPointReached(db: Db, point: RecoveryPoint): Promise<boolean> {
-  const doc = await db.collection<{ _id: string } & Record<string, unknown>>(point.collection).findOne({ _id: point.id });
+  const doc = await db
+    .collection<{ _id: string } & Record<string, unknown>>(point.collection)
+    .findOne({ _id: point.id });
   if (!doc) return false;
-  if (point.generation && point.version !== undefined) return committedGeneration(doc as { _version?: number; abandoned?: { gen: number }[] }, point.version);
-  if (point.version !== undefined) return changeRecorded(doc as { _version?: number; _changes?: Record<string, string> }, point.version, point.changeId);
+  if (point.generation && point.version !== undefined)
+    return committedGeneration(doc as { _version?: number; abandoned?: { gen: number }[] }, point.version);
+  if (point.version !== undefined)
+    return changeRecorded(
+      doc as { _version?: number; _changes?: Record<string, string> },
+      point.version,
+      point.changeId,
+    );
   return doc[point.field ?? CHANGE_FIELD] === point.changeId;
 }
 
@@ -87,6 +103,9 @@ export async function recoveryPointReached(db: Db, point: RecoveryPoint): Promis
  * abandoned ones stay listed for longer than a retry can ask. (A `_changes` ring alone would forget a commit
  * after CHANGE_RING later ones.)
  */
-export function committedGeneration(doc: { _version?: number; abandoned?: { gen: number }[] } | null, gen: number): boolean {
+export function committedGeneration(
+  doc: { _version?: number; abandoned?: { gen: number }[] } | null,
+  gen: number,
+): boolean {
   return doc !== null && (doc._version ?? 0) >= gen && !(doc.abandoned ?? []).some((a) => a.gen === gen);
 }

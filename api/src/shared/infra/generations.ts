@@ -72,10 +72,12 @@ export class RedisGenerations implements Generations {
 
   async ensure(keys: string[]): Promise<string[]> {
     const found = await this.read(keys);
-    if (found.every((token) => token !== undefined)) return found as string[];
+    if (found.every((token) => token !== undefined)) return found;
     // One token wins (NX), whoever sets it; read again to get the winner.
     const pipeline = this.redis.pipeline();
-    keys.forEach((key, i) => found[i] === undefined && pipeline.set(PREFIX + key, randomUUID(), 'EX', TOKEN_SECONDS, 'NX'));
+    keys.forEach(
+      (key, i) => found[i] === undefined && pipeline.set(PREFIX + key, randomUUID(), 'EX', TOKEN_SECONDS, 'NX'),
+    );
     await pipeline.exec();
     const again = await this.read(keys);
     if (again.some((token) => token === undefined)) throw new Error('a generation token vanished as it was set');
@@ -97,7 +99,10 @@ export class RedisGenerations implements Generations {
         () => this.logger?.info({ keys, attempt }, 'generation tokens replaced after a failed attempt'),
         (error: unknown) => {
           if (attempt < LATE_RETRIES) return this.bumpLater(keys, attempt + 1);
-          this.logger?.error({ err: error, keys }, 'generation tokens could not be replaced after a change: other replicas may use cached state until its TTL');
+          this.logger?.error(
+            { err: error, keys },
+            'generation tokens could not be replaced after a change: other replicas may use cached state until its TTL',
+          );
         },
       );
     }, LATE_RETRY_MS).unref();
@@ -107,11 +112,15 @@ export class RedisGenerations implements Generations {
 /**
  * Runs `change` between two bumps of `keys`. A failure of the first is the answer (nothing was written). A
  * change that fails may still have been written: the keys are bumped again and the change's own error is
-  * thrown. A change that succeeded is reported as such even if the second bump fails (docs/api.md, "Rules every
-  * operation follows": an executed operation is never reported as a retryable failure); that bump is retried in the
-  * background.
+ * thrown. A change that succeeded is reported as such even if the second bump fails (docs/api.md, "Rules every
+ * operation follows": an executed operation is never reported as a retryable failure); that bump is retried in the
+ * background.
  */
-export async function changing<T>(generations: Generations | undefined, keys: string[], change: () => Promise<T>): Promise<T> {
+export async function changing<T>(
+  generations: Generations | undefined,
+  keys: string[],
+  change: () => Promise<T>,
+): Promise<T> {
   if (!generations || keys.length === 0) return change();
   await generations.bump(keys);
   let result: T;

@@ -5,9 +5,15 @@
 // that cost.
 import { LRUCache } from 'lru-cache';
 
-export type LruOptions<K extends NonNullable<unknown>, V extends NonNullable<unknown>> = Omit<LRUCache.Options<K, V, unknown>, 'max' | 'maxSize' | 'sizeCalculation' | 'maxEntrySize'>;
+export type LruOptions<K extends NonNullable<unknown>, V extends NonNullable<unknown>> = Omit<
+  LRUCache.Options<K, V, unknown>,
+  'max' | 'maxSize' | 'sizeCalculation' | 'maxEntrySize'
+>;
 
 /** A cache of at most `entries` entries, the least recently used evicted first. */
-export function lruCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>>(entries: number, options: LruOptions<K, V> = {}): LRUCache<K, V> {
+export function lruCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>>(
+  entries: number,
+  options: LruOptions<K, V> = {},
+): LRUCache<K, V> {
   return new LRUCache<K, V>({ ...options, maxSize: entries, sizeCalculation: () => 1 });
 }

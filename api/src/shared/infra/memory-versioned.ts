@@ -81,7 +81,7 @@ export class MemoryVersioned<T extends VersionedEntity> {
   private record(key: string, version: number, changeId: string | undefined): void {
     if (changeId === undefined) return;
     let ring = this.changes.get(key);
-    if (!ring) this.changes.set(key, (ring = new Map()));
+    if (!ring) this.changes.set(key, (ring = new Map<number, string>()));
     ring.set(version % CHANGE_RING, changeId);
   }
 

@@ -46,7 +46,8 @@ export function parseRatePolicy(text: string, name: string): RatePolicy | undefi
   const capacity = Number(match[1]);
   const windowMs = parseDuration(match[2]!);
   if (capacity < 1 || capacity > MAX_CAPACITY) return undefined;
-  if (windowMs === undefined || windowMs < MIN_WINDOW_MS || windowMs > MAX_WINDOW_MS || windowMs % 1000 !== 0) return undefined;
+  if (windowMs === undefined || windowMs < MIN_WINDOW_MS || windowMs > MAX_WINDOW_MS || windowMs % 1000 !== 0)
+    return undefined;
   return Object.freeze({ capacity, windowMs, name });
 }
 
@@ -86,13 +87,22 @@ function singlePolicyFields(policy: RatePolicy, decision: RateDecision): Record<
     return headers;
   }
   const nextToken = msUntilNextToken(policy, decision);
-  headers['RateLimit'] = nextToken === undefined ? `${name};r=${decision.remaining}` : `${name};r=${decision.remaining};t=${Math.ceil(nextToken / 1000)}`;
+  headers['RateLimit'] =
+    nextToken === undefined
+      ? `${name};r=${decision.remaining}`
+      : `${name};r=${decision.remaining};t=${Math.ceil(nextToken / 1000)}`;
   return headers;
 }
 
 /** 429 with Retry-After and the RateLimit fields; never stored by idempotency (the bucket refills). */
 export function rateLimited(detail: string, policy: RatePolicy, decision: RateDecision): AppError {
-  return new AppError('RATE_LIMITED', detail, { retryAfterSeconds: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) }, rateLimitHeaders(policy, decision), { storable: false });
+  return new AppError(
+    'RATE_LIMITED',
+    detail,
+    { retryAfterSeconds: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) },
+    rateLimitHeaders(policy, decision),
+    { storable: false },
+  );
 }
 
 /**
@@ -125,8 +135,14 @@ interface Bucket {
 // Refill is fractional: tolerate the last bits of floating-point error when asking for a whole token.
 const EPSILON = 1e-9;
 
-/** One request at `now`: refill since the bucket's time (never backwards), then take a token if one is there (`take` false: only look). */
-function takeToken(policy: RatePolicy, bucket: Bucket | undefined, now: number, take = true): { bucket: Bucket; decision: RateDecision } {
+/** One request at `now`: refill since the bucket's time (never backwards), then take a token if one is there (`take`
+ * false: only look). */
+function takeToken(
+  policy: RatePolicy,
+  bucket: Bucket | undefined,
+  now: number,
+  take = true,
+): { bucket: Bucket; decision: RateDecision } {
   let tokens = policy.capacity;
   let at = now;
   if (bucket) {
@@ -262,7 +278,10 @@ export class RedisRateLimiter implements RateLimiter {
 
   private async run(key: string, take: 0 | 1): Promise<RateDecision> {
     const command = (this.redis as unknown as Record<typeof COMMAND, TakeCommand>)[COMMAND];
-    const reply = await withDeadline(() => command.call(this.redis, this.prefix + bucketId(key), this.policy.capacity, this.policy.windowMs, take), this.timeoutMs);
+    const reply = await withDeadline(
+      () => command.call(this.redis, this.prefix + bucketId(key), this.policy.capacity, this.policy.windowMs, take),
+      this.timeoutMs,
+    );
     if (!Array.isArray(reply) || reply.length !== 4 || !reply.every((n) => typeof n === 'number')) {
       throw new Error(`unexpected reply from the rate-limit script: ${JSON.stringify(reply)}`);
     }

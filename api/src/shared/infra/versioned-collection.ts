@@ -56,11 +56,15 @@ export class VersionedCollection<D extends VersionedDocument> {
 
   async insert(doc: D, given?: string): Promise<void> {
     const changeId = await this.recoveryPoint(doc._id, doc._version, given);
-    const stored = changeId === undefined ? doc : { ...doc, _changes: { [String(doc._version % CHANGE_RING)]: changeId } };
+    const stored =
+      changeId === undefined ? doc : { ...doc, _changes: { [String(doc._version % CHANGE_RING)]: changeId } };
     try {
       await this.collection.insertOne(stored as OptionalUnlessRequiredId<D>);
     } catch (error) {
-      const ours = changeId !== undefined && (error as { code?: unknown }).code === 11000 && changeRecorded(await this.find(doc._id), doc._version, changeId);
+      const ours =
+        changeId !== undefined &&
+        (error as { code?: unknown }).code === 11000 &&
+        changeRecorded(await this.find(doc._id), doc._version, changeId);
       if (!ours) throw error;
     } finally {
       this.invalidate(doc._id); // a "not there" may have been cached
@@ -95,11 +99,29 @@ export class VersionedCollection<D extends VersionedDocument> {
    * guarded by its limit), under the same lock; true when the filter matched. `cached: false` says the
    * fields it writes are in no cached copy, so caches are left alone (quotas change on every create).
    */
-  async modify(id: string, condition: Filter<D>, update: UpdateFilter<D>, options: { cached: boolean } = { cached: true }): Promise<boolean> {
-    return (await this.write(id, () => updateOneWhere(this.collection, this.locks, id, condition, update), options.cached)) !== null;
+  async modify(
+    id: string,
+    condition: Filter<D>,
+    update: UpdateFilter<D>,
+    options: { cached: boolean } = { cached: true },
+  ): Promise<boolean> {
+    return (
+      (await this.write(
+        id,
+        () => updateOneWhere(this.collection, this.locks, id, condition, update),
+        options.cached,
+      )) !== null
+    );
   }
 
-  private async change(id: string, version: ExpectedVersion, changes: Changes<D>, system: Record<string, unknown>, given: string | undefined, extra: Filter<D> = {}): Promise<D | null> {
+  private async change(
+    id: string,
+    version: ExpectedVersion,
+    changes: Changes<D>,
+    system: Record<string, unknown>,
+    given: string | undefined,
+    extra: Filter<D> = {},
+  ): Promise<D | null> {
     if (given !== undefined && version === 'any') throw new Error('a change id needs the version the change expects');
     if (version === 'any' && currentChangeScope()) return this.changeAtCurrentVersion(id, changes, system, extra);
     const changeId = version === 'any' ? undefined : await this.recoveryPoint(id, version + 1, given);
@@ -109,7 +131,9 @@ export class VersionedCollection<D extends VersionedDocument> {
     if (changes.unset?.length) update.$unset = Object.fromEntries(changes.unset.map((name) => [name, '']));
     if (changes.max && Object.keys(changes.max).length > 0) update.$max = changes.max;
     const condition = { ...extra, deletedAt: null, ...(version !== 'any' && { _version: version }) } as Filter<D>;
-    const after = (await this.write(id, () => updateOneWhere(this.collection, this.locks, id, condition, update as UpdateFilter<D>))) as D | null;
+    const after = (await this.write(id, () =>
+      updateOneWhere(this.collection, this.locks, id, condition, update as UpdateFilter<D>),
+    )) as D | null;
     if (after !== null || changeId === undefined) return after;
     const now = await this.find(id);
     return changeRecorded(now, Number(version) + 1, changeId) ? now : null;
@@ -119,7 +143,12 @@ export class VersionedCollection<D extends VersionedDocument> {
    * A change "whatever the version" inside a change scope: it needs a known version to record where it
    * lands, so it is made conditional on the version read, and read again if that moved on.
    */
-  private async changeAtCurrentVersion(id: string, changes: Changes<D>, system: Record<string, unknown>, extra: Filter<D>): Promise<D | null> {
+  private async changeAtCurrentVersion(
+    id: string,
+    changes: Changes<D>,
+    system: Record<string, unknown>,
+    extra: Filter<D>,
+  ): Promise<D | null> {
     for (let attempt = 1; attempt <= ANY_VERSION_ATTEMPTS; attempt++) {
       const current = await this.find(id);
       if (!current || current.deletedAt !== null) return null;
@@ -136,7 +165,8 @@ export class VersionedCollection<D extends VersionedDocument> {
   private async recoveryPoint(id: string, version: number, given: string | undefined): Promise<string | undefined> {
     const scope = currentChangeScope();
     const changeId = given ?? scope?.changeId;
-    if (scope && changeId !== undefined) await scope.recoveryPoint({ collection: this.collection.collectionName, id, version, changeId });
+    if (scope && changeId !== undefined)
+      await scope.recoveryPoint({ collection: this.collection.collectionName, id, version, changeId });
     return changeId;
   }
 

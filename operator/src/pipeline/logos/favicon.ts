@@ -71,10 +71,19 @@ export async function siteFavicon(
 ): Promise<Candidate | undefined> {
   // The parser failing on a page or a candidate skips it; when nothing usable is found, it is the reason.
   const failures: unknown[] = [];
-  const failed = <T>(fallback: T) => (error: unknown) => (failures.push(error), fallback);
+  const failed =
+    <T>(fallback: T) =>
+    (error: unknown) => (failures.push(error), fallback);
   const look = (bytes: Buffer) => inspect(bytes, inspection).catch(failed(undefined));
-  const ico = fetchForLogos(new URL('/favicon.ico', home), limits, { accept: 'image/*' }).then(({ bytes }) => look(bytes), () => undefined);
-  const page = await fetchForLogos(home, { ...limits, maxBytes: Math.min(limits.maxBytes, MAX_PAGE_BYTES) }, { accept: 'text/html', truncate: true }).catch(() => undefined);
+  const ico = fetchForLogos(new URL('/favicon.ico', home), limits, { accept: 'image/*' }).then(
+    ({ bytes }) => look(bytes),
+    () => undefined,
+  );
+  const page = await fetchForLogos(
+    home,
+    { ...limits, maxBytes: Math.min(limits.maxBytes, MAX_PAGE_BYTES) },
+    { accept: 'text/html', truncate: true },
+  ).catch(() => undefined);
   const links = page ? await inspection.parser.iconLinks(page.bytes, page.url).catch(failed([])) : [];
   const fromLinks = (async () => {
     for (const link of links.slice(0, MAX_LINKED_TRIES)) {

@@ -5,7 +5,9 @@
 // read out of bounds. npm's ICO decoders are unmaintained, hence this file.
 import { LogoError } from './errors.js';
 
-export type IconImage = { kind: 'png'; bytes: Buffer; width: number; height: number } | { kind: 'raw'; data: Buffer; width: number; height: number };
+export type IconImage =
+  | { kind: 'png'; bytes: Buffer; width: number; height: number }
+  | { kind: 'raw'; data: Buffer; width: number; height: number };
 
 /** Icons are at most 256 × 256; a BMP entry claiming more than this is refused rather than decoded. */
 const MAX_BMP_SIDE = 1024;
@@ -70,7 +72,8 @@ export function decodeDib(dib: Buffer): IconImage & { kind: 'raw' } {
   const height = Math.floor(Math.abs(dib.readInt32LE(8)) / 2);
   const bitCount = dib.readUInt16LE(14);
   const compression = dib.readUInt32LE(16);
-  if (width <= 0 || height <= 0 || width > MAX_BMP_SIDE || height > MAX_BMP_SIDE) throw malformed(`BMP size ${width}×${height}`);
+  if (width <= 0 || height <= 0 || width > MAX_BMP_SIDE || height > MAX_BMP_SIDE)
+    throw malformed(`BMP size ${width}×${height}`);
   if (![1, 4, 8, 24, 32].includes(bitCount)) throw malformed(`${bitCount}-bit BMP`);
   if (compression !== 0 && !(compression === 3 && bitCount === 32)) throw malformed('compressed BMP');
 
@@ -90,7 +93,10 @@ export function decodeDib(dib: Buffer): IconImage & { kind: 'raw' } {
     const row = pixelsAt + (height - 1 - y) * stride; // bottom-up
     for (let x = 0; x < width; x++) {
       const o = (y * width + x) * 4;
-      let b: number, g: number, r: number, a = 255;
+      let b: number,
+        g: number,
+        r: number,
+        a = 255;
       if (bitCount === 32) {
         [b, g, r, a] = [dib[row + 4 * x]!, dib[row + 4 * x + 1]!, dib[row + 4 * x + 2]!, dib[row + 4 * x + 3]!];
         if (a !== 0) anyAlpha = true;

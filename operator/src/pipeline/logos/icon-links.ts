@@ -19,10 +19,15 @@ const ICON_RELS = new Set(['icon', 'apple-touch-icon', 'apple-touch-icon-precomp
 
 // One pass, no nested quantifiers: linear.
 const decodeEntities = (value: string) =>
-  linearPass(value).replace(/&(amp|quot|apos|lt|gt|#(\d+)|#x([0-9a-f]+));/gi, (whole, name: string, dec?: string, hex?: string) => {
-    if (dec || hex) return String.fromCodePoint(Math.min(0x10ffff, parseInt(dec ?? hex!, dec ? 10 : 16)));
-    return ({ amp: '&', quot: '"', apos: "'", lt: '<', gt: '>' } as Record<string, string>)[name.toLowerCase()] ?? whole;
-  });
+  linearPass(value).replace(
+    /&(amp|quot|apos|lt|gt|#(\d+)|#x([0-9a-f]+));/gi,
+    (whole, name: string, dec?: string, hex?: string) => {
+      if (dec || hex) return String.fromCodePoint(Math.min(0x10ffff, parseInt(dec ?? hex!, dec ? 10 : 16)));
+      return (
+        ({ amp: '&', quot: '"', apos: "'", lt: '<', gt: '>' } as Record<string, string>)[name.toLowerCase()] ?? whole
+      );
+    },
+  );
 
 /** The icons a page links, largest declared first; hrefs resolved against the page's URL (or its <base>). */
 export function iconLinks(html: string, pageUrl: URL): IconLink[] {
@@ -75,7 +80,7 @@ function withoutComments(html: string): string {
  * `href` after a non-word character followed by `=` and a value of at least one character, quotes excluded.
  */
 function baseHrefOf(text: string): string | undefined {
-  for (let at = findCaseless(text, '<base', 0); at >= 0; ) {
+  for (let at = findCaseless(text, '<base', 0); at >= 0;) {
     if (at + 5 >= text.length || !boundaryAt(text, at + 5)) {
       at = findCaseless(text, '<base', at + 1);
       continue;
@@ -111,7 +116,7 @@ const isBaseHrefChar = (code: number) => code !== 0x22 && code !== 0x27 && code 
 /** Each `<link` tag up to its first `>`, without the `<link`; none after a `<link` that no `>` follows. */
 function linkTags(text: string): string[] {
   const tags: string[] = [];
-  for (let at = findCaseless(text, '<link', 0); at >= 0; ) {
+  for (let at = findCaseless(text, '<link', 0); at >= 0;) {
     if (!boundaryAt(text, at + 5)) {
       at = findCaseless(text, '<link', at + 1);
       continue;
@@ -168,4 +173,3 @@ function attributesOf(tag: string): Map<string, string> {
   linearPass(tag);
   return attributes;
 }
-

@@ -5,11 +5,19 @@ import { LogoError } from './sniff.js';
 
 export type { FetchLimits };
 
-export const LOGO_FETCH_LIMITS: Readonly<FetchLimits> = { maxBytes: 2 * 1024 * 1024, timeoutMs: 10_000, maxRedirects: 3 };
+export const LOGO_FETCH_LIMITS: Readonly<FetchLimits> = {
+  maxBytes: 2 * 1024 * 1024,
+  timeoutMs: 10_000,
+  maxRedirects: 3,
+};
 const USER_AGENT = 'Portico-catalog-operator (logo renderer)';
 
 /** A GET for artwork or a page that links it, as the logo renderer. */
-export function fetchForLogos(url: string | URL, limits: FetchLimits, options: { accept: string; truncate?: boolean }): Promise<Fetched> {
+export function fetchForLogos(
+  url: string | URL,
+  limits: FetchLimits,
+  options: { accept: string; truncate?: boolean },
+): Promise<Fetched> {
   return fetchHttps(url, limits, { ...options, userAgent: USER_AGENT });
 }
 
@@ -18,7 +26,8 @@ export function decodeDataUrl(url: string, maxBytes = LOGO_FETCH_LIMITS.maxBytes
   const match = /^data:([^,]*?)(;base64)?,(.*)$/is.exec(url);
   if (!match) throw new LogoError('bad-data-url', 'malformed data: URL');
   // A base64 body decodes to 3/4 of its length: refuse what cannot fit before decoding it.
-  if (match[3]!.length > (match[2] ? (maxBytes * 4) / 3 + 4 : maxBytes * 3)) throw new LogoError('too-large', `logo larger than ${maxBytes} bytes`);
+  if (match[3]!.length > (match[2] ? (maxBytes * 4) / 3 + 4 : maxBytes * 3))
+    throw new LogoError('too-large', `logo larger than ${maxBytes} bytes`);
   let body: Buffer;
   try {
     body = match[2] ? Buffer.from(match[3]!, 'base64') : Buffer.from(decodeURIComponent(match[3]!), 'utf8');

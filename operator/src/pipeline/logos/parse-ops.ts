@@ -49,7 +49,10 @@ export function serveParseOps(ops: ParseOps): void {
       reply = { id, value: operation(...(args as never[])) };
     } catch (error) {
       const { message } = error as Error;
-      reply = { id, error: error instanceof LogoError ? { reason: error.reason, message } : { message: String(message) } };
+      reply = {
+        id,
+        error: error instanceof LogoError ? { reason: error.reason, message } : { message: String(message) },
+      };
     }
     port.postMessage(reply);
   });

@@ -119,7 +119,9 @@ export class ParsePool {
       this.crashed(slot, `the artwork parser did not start within ${START_DEADLINE_MS} ms`);
       void worker.terminate();
     }, START_DEADLINE_MS);
-    worker.on('message', (reply: ParseReply | ParseReady) => ('ready' in reply ? this.started(slot) : this.answered(slot, reply)));
+    worker.on('message', (reply: ParseReply | ParseReady) =>
+      'ready' in reply ? this.started(slot) : this.answered(slot, reply),
+    );
     worker.on('error', (error) => this.crashed(slot, `the artwork parser failed: ${error.message}`));
     worker.on('exit', (code) => this.crashed(slot, `the artwork parser exited with code ${code}`));
     this.slots.add(slot);
@@ -138,7 +140,10 @@ export class ParsePool {
     if (task === undefined || reply.id !== task.id) return;
     clearTimeout(slot.deadline);
     slot.task = undefined;
-    if ('error' in reply) task.reject(reply.error.reason ? new LogoError(reply.error.reason, reply.error.message) : new Error(reply.error.message));
+    if ('error' in reply)
+      task.reject(
+        reply.error.reason ? new LogoError(reply.error.reason, reply.error.message) : new Error(reply.error.message),
+      );
     else task.resolve(reply.value);
     slot.worker.unref();
     slot.idle = setTimeout(() => this.retire(slot), this.idleMs).unref();
@@ -147,7 +152,9 @@ export class ParsePool {
 
   private overran(slot: Slot): void {
     this.counters.timedOut++;
-    this.forget(slot)?.reject(new LogoError('parse-timeout', `parsing the artwork took longer than ${this.deadlineMs} ms`));
+    this.forget(slot)?.reject(
+      new LogoError('parse-timeout', `parsing the artwork took longer than ${this.deadlineMs} ms`),
+    );
     void slot.worker.terminate();
     this.dispatch();
   }

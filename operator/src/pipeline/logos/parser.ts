@@ -23,7 +23,8 @@ export interface ArtworkParser {
 }
 
 /** Bytes as sent to a worker: a view of part of a larger buffer is copied, or cloning would copy all of it. */
-const exact = (bytes: Buffer): Uint8Array => (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes));
+const exact = (bytes: Buffer): Uint8Array =>
+  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : new Uint8Array(bytes);
 
 export class WorkerArtworkParser implements ArtworkParser {
   readonly pool: ParsePool;

@@ -40,7 +40,11 @@ export function renditionKey(sourceHash: string, size: LogoSize, format: LogoFor
   return `logo-${sha256(`portico-logo/v${RENDERER_VERSION}\n${sourceHash}\n${size}\n${format}`).slice(0, 40)}.${format}`;
 }
 
-const decodeOptions = (extra: SharpOptions = {}): SharpOptions => ({ limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', ...extra });
+const decodeOptions = (extra: SharpOptions = {}): SharpOptions => ({
+  limitInputPixels: MAX_INPUT_PIXELS,
+  failOn: 'error',
+  ...extra,
+});
 
 function pipeline(input: Buffer, options: SharpOptions) {
   renderCounters.pipelines++;
@@ -51,12 +55,18 @@ function pipeline(input: Buffer, options: SharpOptions) {
 export async function measureImage(bytes: Buffer): Promise<{ width: number; height: number }> {
   const meta = await sharp(bytes, decodeOptions()).metadata();
   if (!meta.width || !meta.height) throw new LogoError('undecodable', 'the image has no dimensions');
-  if (meta.width * meta.height > MAX_INPUT_PIXELS) throw new LogoError('too-many-pixels', `${meta.width}×${meta.height} is over the pixel limit`);
+  if (meta.width * meta.height > MAX_INPUT_PIXELS)
+    throw new LogoError('too-many-pixels', `${meta.width}×${meta.height} is over the pixel limit`);
   return { width: meta.width, height: meta.height };
 }
 
 /** What sharp is given for each sniffed type; ICO is unpacked by the artwork parser (sharp cannot read it). */
-async function sharpInput(bytes: Buffer, type: ImageType, largest: number, parser: ArtworkParser): Promise<{ input: Buffer; options: SharpOptions }> {
+async function sharpInput(
+  bytes: Buffer,
+  type: ImageType,
+  largest: number,
+  parser: ArtworkParser,
+): Promise<{ input: Buffer; options: SharpOptions }> {
   if (type === 'svg') {
     const svg = await parser.inertSvg(bytes);
     const meta = await sharp(svg, decodeOptions()).metadata();
@@ -67,7 +77,10 @@ async function sharpInput(bytes: Buffer, type: ImageType, largest: number, parse
   if (type === 'ico') {
     const icon = await parser.largestIcon(bytes);
     if (icon.kind === 'png') return { input: icon.bytes, options: decodeOptions() };
-    return { input: icon.data, options: decodeOptions({ raw: { width: icon.width, height: icon.height, channels: 4 } }) };
+    return {
+      input: icon.data,
+      options: decodeOptions({ raw: { width: icon.width, height: icon.height, channels: 4 } }),
+    };
   }
   return { input: bytes, options: decodeOptions() };
 }
@@ -78,8 +91,14 @@ export interface Rendition {
   body: Buffer;
 }
 
-/** Every size × format of one artwork, largest size first; SVG and ICO are prepared by `parser` (off the event loop). */
-export async function renderArtwork(bytes: Buffer, type: ImageType, sizes: readonly LogoSize[], parser: ArtworkParser = sharedArtworkParser()): Promise<Rendition[]> {
+/** Every size × format of one artwork, largest size first; SVG and ICO are prepared by `parser` (off the event loop).
+ * */
+export async function renderArtwork(
+  bytes: Buffer,
+  type: ImageType,
+  sizes: readonly LogoSize[],
+  parser: ArtworkParser = sharedArtworkParser(),
+): Promise<Rendition[]> {
   renderCounters.artworks++;
   const ordered = [...new Set(sizes)].sort((a, b) => b - a);
   if (ordered.length === 0) return [];
@@ -88,14 +107,15 @@ export async function renderArtwork(bytes: Buffer, type: ImageType, sizes: reado
   try {
     pixels = await pipeline(input, options)
       .autoOrient()
-      .resize(ordered[0]!, ordered[0]!, { fit: 'contain', background: TRANSPARENT })
+      .resize(ordered[0], ordered[0], { fit: 'contain', background: TRANSPARENT })
       .toColourspace('srgb')
       .ensureAlpha()
       .raw({ depth: 'uchar' })
       .toBuffer({ resolveWithObject: true });
   } catch (error) {
     const message = (error as Error).message;
-    if (/pixel limit/i.test(message)) throw new LogoError('too-many-pixels', 'the image is over the pixel limit (decompression bomb?)');
+    if (/pixel limit/i.test(message))
+      throw new LogoError('too-many-pixels', 'the image is over the pixel limit (decompression bomb?)');
     if (/timeout/i.test(message)) throw new LogoError('timeout', 'rendering took too long');
     throw new LogoError('undecodable', `the image could not be decoded: ${message}`);
   }
@@ -111,8 +131,18 @@ export async function renderArtwork(bytes: Buffer, type: ImageType, sizes: reado
     }
     const raw = { raw: { width: size, height: size, channels: pixels.info.channels } };
     const data = pixels.data;
-    track(pipeline(data, raw).png({ compressionLevel: 6 }).toBuffer().then((body) => ({ size, format: 'png' as const, body })));
-    track(pipeline(data, raw).webp({ quality: 85, alphaQuality: 100, effort: 2 }).toBuffer().then((body) => ({ size, format: 'webp' as const, body })));
+    track(
+      pipeline(data, raw)
+        .png({ compressionLevel: 6 })
+        .toBuffer()
+        .then((body) => ({ size, format: 'png' as const, body })),
+    );
+    track(
+      pipeline(data, raw)
+        .webp({ quality: 85, alphaQuality: 100, effort: 2 })
+        .toBuffer()
+        .then((body) => ({ size, format: 'webp' as const, body })),
+    );
   }
   return Promise.all(renditions);
 }

@@ -11,11 +11,22 @@ export const scanCounters = { steps: 0 };
 export function isSpace(code: number): boolean {
   if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
   if (code < 0xa0) return false;
-  return code === 0xa0 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+  return (
+    code === 0xa0 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 /** JavaScript's `\w` without the u flag. */
-export const isWordChar = (code: number): boolean => (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f;
+export const isWordChar = (code: number): boolean =>
+  (code >= 0x30 && code <= 0x39) || (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || code === 0x5f;
 
 /** A `\b` after the word character just before `at` (the end of the text counts as a boundary). */
 export const boundaryAt = (text: string, at: number): boolean => at >= text.length || !isWordChar(text.charCodeAt(at));
@@ -57,7 +68,8 @@ export function skipSpaces(text: string, from: number): number {
   return at;
 }
 
-/** Counts a whole pass over `text` by a regular expression that is linear by construction (no nested quantifiers over the same characters). */
+/** Counts a whole pass over `text` by a regular expression that is linear by construction (no nested quantifiers over
+ * the same characters). */
 export function linearPass(text: string): string {
   countSteps(text.length);
   return text;

@@ -10,7 +10,8 @@ export { LogoError };
 export const IMAGE_TYPES = ['png', 'jpeg', 'gif', 'webp', 'avif', 'ico', 'svg'] as const;
 export type ImageType = (typeof IMAGE_TYPES)[number];
 
-const startsWith = (bytes: Buffer, signature: number[], at = 0) => bytes.length >= at + signature.length && signature.every((b, i) => bytes[at + i] === b);
+const startsWith = (bytes: Buffer, signature: number[], at = 0) =>
+  bytes.length >= at + signature.length && signature.every((b, i) => bytes[at + i] === b);
 const ascii = (bytes: Buffer, start: number, end: number) => bytes.toString('latin1', start, end);
 
 /** AVIF brands sharp's HEIF loader decodes (its prebuilt libheif has AV1, not HEVC: HEIC is refused). */

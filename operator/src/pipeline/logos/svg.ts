@@ -56,7 +56,11 @@ function startsWithSvgRoot(text: string): boolean {
       at = close + 1;
     } else break;
   }
-  return text.startsWith('<svg', at) && at + 4 < text.length && (isSpace(text.charCodeAt(at + 4)) || text[at + 4] === '>' || text[at + 4] === '/');
+  return (
+    text.startsWith('<svg', at) &&
+    at + 4 < text.length &&
+    (isSpace(text.charCodeAt(at + 4)) || text[at + 4] === '>' || text[at + 4] === '/')
+  );
 }
 
 /**
@@ -120,7 +124,7 @@ export function inertSvg(bytes: Buffer): Buffer {
 function withoutExternalCssUrls(text: string): string {
   const kept: string[] = [];
   let from = 0;
-  for (let at = findCaseless(text, 'url(', 0); at >= 0; ) {
+  for (let at = findCaseless(text, 'url(', 0); at >= 0;) {
     const target = skipSpaces(text, at + 4);
     if (text[target] === '#' || caselessAt(text, 'data:', target)) {
       at = findCaseless(text, 'url(', at + 1);

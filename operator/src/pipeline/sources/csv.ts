@@ -49,7 +49,9 @@ function readHeader(header: string[]): Map<Column, number> {
   if (missing.length > 0) {
     // Names the columns found (a few, shortened), never the source's content at length: errors reach status and Events.
     const found = header.slice(0, 8).map((c) => (c.length > 40 ? `${c.slice(0, 40)}…` : c));
-    throw new Error(`${FORMAT}: the header row lacks ${missing.map((c) => `"${c}"`).join(' and ')} (found ${header.length} columns: ${found.join(',')}${header.length > 8 ? ',…' : ''})`);
+    throw new Error(
+      `${FORMAT}: the header row lacks ${missing.map((c) => `"${c}"`).join(' and ')} (found ${header.length} columns: ${found.join(',')}${header.length > 8 ? ',…' : ''})`,
+    );
   }
   return positions;
 }

@@ -37,7 +37,8 @@ export const list = (value: unknown): unknown[] => (Array.isArray(value) ? value
 export const isType = (resource: Resource, type: string): boolean => resource.resourceType === type;
 
 /** `Organization/abc` for messages. */
-export const label = (resource: Resource): string => `${String(resource.resourceType)}/${typeof resource.id === 'string' ? resource.id : '?'}`;
+export const label = (resource: Resource): string =>
+  `${String(resource.resourceType)}/${typeof resource.id === 'string' ? resource.id : '?'}`;
 
 const isLetter = (code: number) => (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a);
 
@@ -49,7 +50,12 @@ const isLetter = (code: number) => (code >= 0x41 && code <= 0x5a) || (code >= 0x
  */
 export function typeAndIdOf(reference: string): { type: string; id: string } | undefined {
   const slashes: number[] = []; // the last three, right to left
-  for (let at = reference.lastIndexOf('/'); at >= 0 && slashes.length < 3; at = at > 0 ? reference.lastIndexOf('/', at - 1) : -1) slashes.push(at);
+  for (
+    let at = reference.lastIndexOf('/');
+    at >= 0 && slashes.length < 3;
+    at = at > 0 ? reference.lastIndexOf('/', at - 1) : -1
+  )
+    slashes.push(at);
   const segment = (i: number) => reference.slice(slashes[i]! + 1, i === 0 ? reference.length : slashes[i - 1]);
   const lettersBefore = (end: number) => {
     let start = end;
@@ -116,8 +122,19 @@ export function referencesIn(value: unknown): string[] {
 
 // Address.country values that mean the United States or one of its territories (vendors write the name out).
 const US_COUNTRIES = new Set([
-  'us', 'usa', 'u.s.', 'u.s.a.', 'united states', 'united states of america', 'puerto rico', 'guam',
-  'american samoa', 'northern mariana islands', 'u.s. virgin islands', 'us virgin islands', 'virgin islands',
+  'us',
+  'usa',
+  'u.s.',
+  'u.s.a.',
+  'united states',
+  'united states of america',
+  'puerto rico',
+  'guam',
+  'american samoa',
+  'northern mariana islands',
+  'u.s. virgin islands',
+  'us virgin islands',
+  'virgin islands',
 ]);
 
 export interface Location {
@@ -169,7 +186,8 @@ export const npisOf = (organization: Resource): unknown[] =>
     .filter((identifier) => isRecord(identifier) && identifier.system === NPI_SYSTEM)
     .map((identifier) => (identifier as Resource).value);
 
-/** Inactive resources are skipped: an Endpoint whose status is set and not `active`, an Organization with active: false. */
+/** Inactive resources are skipped: an Endpoint whose status is set and not `active`, an Organization with active:
+ * false. */
 export function isActive(resource: Resource): boolean {
   if (isType(resource, 'Endpoint')) return resource.status === undefined || resource.status === 'active';
   return resource.active !== false;

@@ -11,7 +11,17 @@
 import type { ParsedSource } from '../types.js';
 import { RowCollector, isRecord } from './collector.js';
 import {
-  ResourceIndex, aliasesOf, isActive, isType, label, list, npisOf, pickLocation, readBundle, referencesIn, str,
+  ResourceIndex,
+  aliasesOf,
+  isActive,
+  isType,
+  label,
+  list,
+  npisOf,
+  pickLocation,
+  readBundle,
+  referencesIn,
+  str,
   type Resource,
 } from './fhir-common.js';
 

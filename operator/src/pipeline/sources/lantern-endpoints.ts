@@ -17,7 +17,15 @@ export function parseLanternEndpoints(text: string): ParsedSource {
     const where = `Endpoints[${i}]`;
     if (!isRecord(entry)) out.reject(`${where}: not an object`);
     else {
-      out.add({ name: entry.OrganizationName, fhirBaseUrl: entry.URL, npis: [entry.NPIID], postalCode: entry.OrganizationZipCode }, where);
+      out.add(
+        {
+          name: entry.OrganizationName,
+          fhirBaseUrl: entry.URL,
+          npis: [entry.NPIID],
+          postalCode: entry.OrganizationZipCode,
+        },
+        where,
+      );
     }
   });
   return out.result();

@@ -6,7 +6,17 @@
 import type { ParsedSource } from '../types.js';
 import { RowCollector, isRecord, type CandidateRow } from './collector.js';
 import {
-  ResourceIndex, aliasesOf, isActive, isType, label, list, npisOf, pickLocation, readBundle, referencesIn, str,
+  ResourceIndex,
+  aliasesOf,
+  isActive,
+  isType,
+  label,
+  list,
+  npisOf,
+  pickLocation,
+  readBundle,
+  referencesIn,
+  str,
   type Resource,
 } from './fhir-common.js';
 
@@ -112,7 +122,9 @@ export function parseSmartBrandsBundle(text: string): ParsedSource {
   for (const affiliate of affiliates) {
     const parent = brandWithEndpoints(affiliate, index, rowsOf);
     if (parent === undefined) {
-      out.reject(`${label(affiliate)} (${str(affiliate.name) ?? 'no name'}): neither it nor its parent has an Endpoint`);
+      out.reject(
+        `${label(affiliate)} (${str(affiliate.name) ?? 'no name'}): neither it nor its parent has an Endpoint`,
+      );
       continue;
     }
     // An affiliate without its own Endpoint is reached through its parent's: users search for it by its name or

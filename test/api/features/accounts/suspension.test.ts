@@ -27,7 +27,8 @@ describe('accounts: suspension', () => {
     other = await primary.tenant();
     app = await appOf(primary, tenant);
     connectionId = await connectionOf(primary, tenant, app, 'patient-sus', brandId);
-    patientId = (await primary.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() })).body.id;
+    patientId = (await primary.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() }))
+      .body.id;
   });
   after(async () => {
     await replica.close();
@@ -38,9 +39,11 @@ describe('accounts: suspension', () => {
   const statuses = async (api: TestApi) => ({
     patientRead: (await api.request('GET', `/api/platform/v1/patients/${patientId}`, { key: tenant.key })).status,
     endpointList: (await api.request('GET', '/api/platform/v1/webhook-endpoints', { key: tenant.key })).status,
-    patientCreate: (await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() })).status,
+    patientCreate: (await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() }))
+      .status,
     probe: (await api.request('GET', '/api/sdk/v1/app-users/patient-sus/lifecycle', { key: app.pk })).status,
-    search: (await api.request('POST', '/api/sdk/v1/observations/_search', { key: app.ak, body: { connectionId } })).status,
+    search: (await api.request('POST', '/api/sdk/v1/observations/_search', { key: app.ak, body: { connectionId } }))
+      .status,
   });
   const working = { patientRead: 200, endpointList: 200, patientCreate: 201, probe: 200, search: 200 };
   const refused = { patientRead: 403, endpointList: 403, patientCreate: 403, probe: 401, search: 401 };
@@ -50,14 +53,18 @@ describe('accounts: suspension', () => {
     expect(res.body).to.include({ id: tenant.accountId, status });
   };
   /**
-    * The replica applies the change once the invalidation arrives over Redis (docs/api.md, "suspension": within a
-    * second, which a loaded test machine cannot time). The wait must end before the replica's cached entries (10 s,
-    * the shortest lifetime among them) could have expired since they were cached, so only the invalidation can
-    * explain the change it sees.
+   * The replica applies the change once the invalidation arrives over Redis (docs/api.md, "suspension": within a
+   * second, which a loaded test machine cannot time). The wait must end before the replica's cached entries (10 s,
+   * the shortest lifetime among them) could have expired since they were cached, so only the invalidation can
+   * explain the change it sees.
    */
   const onReplica = async (expected: Record<string, number>, cachedAt: number) => {
     let seen: Record<string, number> | undefined;
-    await until('the replica to apply the change', async () => JSON.stringify((seen = await statuses(replica))) === JSON.stringify(expected), { before: cachedAt + 9_000, intervalMs: 20, diagnose: () => `last seen: ${JSON.stringify(seen)}` });
+    await until(
+      'the replica to apply the change',
+      async () => JSON.stringify((seen = await statuses(replica))) === JSON.stringify(expected),
+      { before: cachedAt + 9_000, intervalMs: 20, diagnose: () => `last seen: ${JSON.stringify(seen)}` },
+    );
   };
 
   it('refuses every credential of a suspended account on every replica, and reactivation restores them', async () => {
@@ -73,7 +80,9 @@ describe('accounts: suspension', () => {
     const unauthorized = await replica.request('GET', '/api/sdk/v1/app-users/patient-sus/lifecycle', { key: app.pk });
     expect(unauthorized.body).to.include({ code: 'UNAUTHORIZED' });
     // Another tenant is untouched.
-    expect((await replica.request('GET', '/api/platform/v1/webhook-endpoints', { key: other.key })).status).to.equal(200);
+    expect((await replica.request('GET', '/api/platform/v1/webhook-endpoints', { key: other.key })).status).to.equal(
+      200,
+    );
 
     await setStatus('ACTIVE');
     expect(await statuses(primary)).to.deep.equal(working);
@@ -81,8 +90,15 @@ describe('accounts: suspension', () => {
   });
 
   it('answers 404 for an unknown account and 400 for an unknown status', async () => {
-    expect((await primary.admin('PATCH', '/customer-accounts/00000000-0000-4000-8000-000000000000', { status: 'SUSPENDED' })).status).to.equal(404);
-    expect((await primary.admin('PATCH', `/customer-accounts/${tenant.accountId}`, { status: 'PAUSED' })).status).to.equal(400);
-    expect((await primary.admin('PATCH', `/customer-accounts/${tenant.accountId}`, { status: 'ACTIVE', name: 'x' })).status).to.equal(400);
+    expect(
+      (await primary.admin('PATCH', '/customer-accounts/00000000-0000-4000-8000-000000000000', { status: 'SUSPENDED' }))
+        .status,
+    ).to.equal(404);
+    expect(
+      (await primary.admin('PATCH', `/customer-accounts/${tenant.accountId}`, { status: 'PAUSED' })).status,
+    ).to.equal(400);
+    expect(
+      (await primary.admin('PATCH', `/customer-accounts/${tenant.accountId}`, { status: 'ACTIVE', name: 'x' })).status,
+    ).to.equal(400);
   });
 });

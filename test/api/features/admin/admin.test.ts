@@ -4,7 +4,13 @@ import { ADMIN_TOKEN, TestApi } from '../../../../testkit/api.js';
 import { buildPatient } from '../../../../testkit/factories.js';
 
 const ADMIN = '/api/admin/v1';
-const GRANTS = { resourceTypes: ['Observation'], loincCodes: ['*'], confidentiality: ['N', 'L', 'M'], sensitivity: [], lookbackDays: null };
+const GRANTS = {
+  resourceTypes: ['Observation'],
+  loincCodes: ['*'],
+  confidentiality: ['N', 'L', 'M'],
+  sensitivity: [],
+  lookbackDays: null,
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe('admin surface', () => {
@@ -25,7 +31,10 @@ describe('admin surface', () => {
     it('answers 404 on every admin path, with or without a token', async () => {
       for (const [method, path] of calls) {
         for (const key of [ADMIN_TOKEN, undefined, 'anything-at-all-1234567890']) {
-          const res = await api.request(method, ADMIN + path, { key, body: method === 'DELETE' ? undefined : { name: 'x' } });
+          const res = await api.request(method, ADMIN + path, {
+            key,
+            body: method === 'DELETE' ? undefined : { name: 'x' },
+          });
           expect(res.status, `${method} ${path} ${key ? 'with' : 'without'} token`).to.equal(404);
           expect(res.body.code).to.equal('NOT_FOUND');
           expect(res.headers.get('www-authenticate')).to.equal(null);
@@ -41,7 +50,9 @@ describe('admin surface', () => {
     });
     after(() => api.close());
 
-    const account = async () => (await api.admin('POST', '/customer-accounts', { name: `Account ${randomUUID().slice(0, 8)}` })).body.id as string;
+    const account = async () =>
+      (await api.admin('POST', '/customer-accounts', { name: `Account ${randomUUID().slice(0, 8)}` })).body
+        .id as string;
 
     it('refuses a missing or wrong token with 401', async () => {
       const none = await api.request('POST', `${ADMIN}/customer-accounts`, { body: { name: 'Nope' } });
@@ -71,7 +82,12 @@ describe('admin surface', () => {
 
     it('honours Idempotency-Key: a retried account creation makes one account', async () => {
       const key = randomUUID();
-      const send = () => api.request('POST', `${ADMIN}/customer-accounts`, { key: ADMIN_TOKEN, body: { name: 'Once' }, headers: { 'idempotency-key': key } });
+      const send = () =>
+        api.request('POST', `${ADMIN}/customer-accounts`, {
+          key: ADMIN_TOKEN,
+          body: { name: 'Once' },
+          headers: { 'idempotency-key': key },
+        });
       const first = await send();
       const again = await send();
       expect([first.status, again.status]).to.deep.equal([201, 201]);
@@ -81,13 +97,19 @@ describe('admin surface', () => {
 
     it('issues a secret key shown once, which works at once with exactly its scopes', async () => {
       const id = await account();
-      const res = await api.admin('POST', `/customer-accounts/${id}/api-keys`, { scopes: ['patient:write'], name: 'CI' });
+      const res = await api.admin('POST', `/customer-accounts/${id}/api-keys`, {
+        scopes: ['patient:write'],
+        name: 'CI',
+      });
       expect(res.status).to.equal(201);
       expect(res.body).to.have.all.keys('id', 'key', 'scopes');
       expect(res.body.id).to.match(UUID);
       expect(res.body.key).to.match(/^sk_[0-9A-Za-z]{40}$/);
       expect(res.body.scopes).to.deep.equal(['patient:write']);
-      const created = await api.request('POST', '/api/platform/v1/patients', { key: res.body.key, body: buildPatient() });
+      const created = await api.request('POST', '/api/platform/v1/patients', {
+        key: res.body.key,
+        body: buildPatient(),
+      });
       expect(created.status).to.equal(201);
       expect((await api.request('GET', created.headers.get('location')!, { key: res.body.key })).status).to.equal(403);
     });
@@ -103,24 +125,32 @@ describe('admin surface', () => {
 
     it('answers 404 for keys and apps of an unknown account', async () => {
       for (const id of [randomUUID(), 'not-a-uuid']) {
-        expect((await api.admin('POST', `/customer-accounts/${id}/api-keys`, { scopes: ['patient:read'] })).status).to.equal(404);
-        expect((await api.admin('POST', `/customer-accounts/${id}/apps`, { name: 'App', grants: GRANTS })).status).to.equal(404);
+        expect(
+          (await api.admin('POST', `/customer-accounts/${id}/api-keys`, { scopes: ['patient:read'] })).status,
+        ).to.equal(404);
+        expect(
+          (await api.admin('POST', `/customer-accounts/${id}/apps`, { name: 'App', grants: GRANTS })).status,
+        ).to.equal(404);
       }
     });
 
     it('revokes a key: 204, the key gets 401 at once, revoking again is 404', async () => {
       const id = await account();
       const issued = (await api.admin('POST', `/customer-accounts/${id}/api-keys`, { scopes: ['webhook:read'] })).body;
-      expect((await api.request('GET', '/api/platform/v1/webhook-endpoints', { key: issued.key })).status).to.equal(200);
+      expect((await api.request('GET', '/api/platform/v1/webhook-endpoints', { key: issued.key })).status).to.equal(
+        200,
+      );
       const revoked = await api.admin('DELETE', `/api-keys/${issued.id}`);
       expect(revoked.status).to.equal(204);
       expect(revoked.text).to.equal('');
-      expect((await api.request('GET', '/api/platform/v1/webhook-endpoints', { key: issued.key })).status).to.equal(401);
+      expect((await api.request('GET', '/api/platform/v1/webhook-endpoints', { key: issued.key })).status).to.equal(
+        401,
+      );
       expect((await api.admin('DELETE', `/api-keys/${issued.id}`)).status).to.equal(404);
       expect((await api.admin('DELETE', `/api-keys/${randomUUID()}`)).status).to.equal(404);
     });
 
-    it('revoking one key leaves the account\'s other keys working', async () => {
+    it("revoking one key leaves the account's other keys working", async () => {
       const id = await account();
       const a = (await api.admin('POST', `/customer-accounts/${id}/api-keys`, { scopes: ['webhook:read'] })).body;
       const b = (await api.admin('POST', `/customer-accounts/${id}/api-keys`, { scopes: ['webhook:read'] })).body;
@@ -131,9 +161,19 @@ describe('admin surface', () => {
     it('issues several keys for one account at the same time, each one working', async () => {
       for (let round = 0; round < 3; round++) {
         const id = await account();
-        const answers = await Promise.all(Array.from({ length: 8 }, () => api.admin('POST', `/customer-accounts/${id}/api-keys`, { scopes: ['webhook:read'] })));
-        expect(answers.map((a) => a.status), answers.find((a) => a.status !== 201)?.text).to.deep.equal(Array(8).fill(201));
-        for (const { body } of answers) expect((await api.request('GET', '/api/platform/v1/webhook-endpoints', { key: body.key })).status).to.equal(200);
+        const answers = await Promise.all(
+          Array.from({ length: 8 }, () =>
+            api.admin('POST', `/customer-accounts/${id}/api-keys`, { scopes: ['webhook:read'] }),
+          ),
+        );
+        expect(
+          answers.map((a) => a.status),
+          answers.find((a) => a.status !== 201)?.text,
+        ).to.deep.equal(Array(8).fill(201));
+        for (const { body } of answers)
+          expect((await api.request('GET', '/api/platform/v1/webhook-endpoints', { key: body.key })).status).to.equal(
+            200,
+          );
       }
     });
 
@@ -163,7 +203,10 @@ describe('admin surface', () => {
     for (const [what, change] of badGrants) {
       it(`refuses an app whose grants have ${what} (400)`, async () => {
         const id = await account();
-        const res = await api.admin('POST', `/customer-accounts/${id}/apps`, { name: 'Bad', grants: { ...GRANTS, ...change } });
+        const res = await api.admin('POST', `/customer-accounts/${id}/apps`, {
+          name: 'Bad',
+          grants: { ...GRANTS, ...change },
+        });
         expect(res.status).to.equal(400);
         expect(res.body.code).to.equal('BAD_REQUEST');
       });
@@ -172,10 +215,26 @@ describe('admin surface', () => {
     it('refuses a PATCH whose grants name unknown codes, and takes real ones', async () => {
       const id = await account();
       const app = (await api.admin('POST', `/customer-accounts/${id}/apps`, { name: 'Codes', grants: GRANTS })).body;
-      const bad = await api.admin('PATCH', `/apps/${app.id}`, { status: 'ACTIVE', grants: { ...GRANTS, loincCodes: ['718-7', '2339-1'] } });
+      const bad = await api.admin('PATCH', `/apps/${app.id}`, {
+        status: 'ACTIVE',
+        grants: { ...GRANTS, loincCodes: ['718-7', '2339-1'] },
+      });
       expect(bad.status).to.equal(400);
-      expect(bad.body.details.errors).to.deep.equal([{ in: 'body', name: 'grants.loincCodes', detail: '2339-1 is not a LOINC code (its check digit does not match)' }]);
-      const good = await api.admin('PATCH', `/apps/${app.id}`, { status: 'ACTIVE', grants: { ...GRANTS, loincCodes: ['718-7', '2339-0', '8867-4', '85354-9', '4548-4'], sensitivity: ['ETH', 'SUD', 'STD'] } });
+      expect(bad.body.details.errors).to.deep.equal([
+        {
+          in: 'body',
+          name: 'grants.loincCodes',
+          detail: '2339-1 is not a LOINC code (its check digit does not match)',
+        },
+      ]);
+      const good = await api.admin('PATCH', `/apps/${app.id}`, {
+        status: 'ACTIVE',
+        grants: {
+          ...GRANTS,
+          loincCodes: ['718-7', '2339-0', '8867-4', '85354-9', '4548-4'],
+          sensitivity: ['ETH', 'SUD', 'STD'],
+        },
+      });
       expect(good.status, good.text).to.equal(200);
     });
 
@@ -186,7 +245,10 @@ describe('admin surface', () => {
       expect(suspended.status).to.equal(200);
       expect(suspended.body).to.include({ id: app.id, status: 'SUSPENDED' });
       expect(suspended.body.grants).to.deep.equal(GRANTS);
-      const active = await api.admin('PATCH', `/apps/${app.id}`, { status: 'ACTIVE', grants: { ...GRANTS, lookbackDays: 30 } });
+      const active = await api.admin('PATCH', `/apps/${app.id}`, {
+        status: 'ACTIVE',
+        grants: { ...GRANTS, lookbackDays: 30 },
+      });
       expect(active.status).to.equal(200);
       expect(active.body).to.include({ status: 'ACTIVE' });
       expect(active.body.grants.lookbackDays).to.equal(30);
@@ -197,7 +259,8 @@ describe('admin surface', () => {
     it('never stores a raw key, only something derived from it', async () => {
       const id = await account();
       const issued = (await api.admin('POST', `/customer-accounts/${id}/api-keys`, { scopes: ['patient:read'] })).body;
-      const app = (await api.admin('POST', `/customer-accounts/${id}/apps`, { name: 'Secretive', grants: GRANTS })).body;
+      const app = (await api.admin('POST', `/customer-accounts/${id}/apps`, { name: 'Secretive', grants: GRANTS }))
+        .body;
       const documents = await api.mongo.db.collection('api_keys').find({ accountId: id }).toArray();
       expect(documents).to.have.length(3);
       const stored = JSON.stringify(documents);

@@ -9,7 +9,12 @@ import { ManualClock } from '../../../../testkit/clock.js';
 const ACCOUNT = '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f';
 const APP = '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d';
 let n = 0;
-const link = (brandId = 'brand-a') => ({ appId: APP, brandId, sessionId: `session-${++n}`, connectionId: `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}` });
+const link = (brandId = 'brand-a') => ({
+  appId: APP,
+  brandId,
+  sessionId: `session-${++n}`,
+  connectionId: `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`,
+});
 
 describe('app users: the lifecycle service (fakes)', () => {
   let store: FakeAppUserStore;
@@ -29,7 +34,11 @@ describe('app users: the lifecycle service (fakes)', () => {
     expect(user).to.include({ state: 'LIMITED', version: 1 });
     await service.provision(ACCOUNT, 'u1');
     expect(types()).to.deep.equal(['app_user.limited']);
-    expect(outbox.targets.get(outbox.committed[0]!.id)).to.deep.equal({ collection: 'app_users', id: `${ACCOUNT}/u1`, version: 1 });
+    expect(outbox.targets.get(outbox.committed[0]!.id)).to.deep.equal({
+      collection: 'app_users',
+      id: `${ACCOUNT}/u1`,
+      version: 1,
+    });
   });
 
   it('activates on the first connection only, and goes back to LIMITED with the last revoke', async () => {
@@ -42,7 +51,15 @@ describe('app users: the lifecycle service (fakes)', () => {
     expect(await service.revoke(ACCOUNT, second.id)).to.equal(true);
     expect(await service.revoke(ACCOUNT, second.id)).to.equal(false);
     expect((await service.state(ACCOUNT, 'u2')).state).to.equal('LIMITED');
-    expect(types()).to.deep.equal(['app_user.limited', 'connection.created', 'app_user.activated', 'connection.created', 'connection.revoked', 'connection.revoked', 'app_user.limited']);
+    expect(types()).to.deep.equal([
+      'app_user.limited',
+      'connection.created',
+      'app_user.activated',
+      'connection.created',
+      'connection.revoked',
+      'connection.revoked',
+      'app_user.limited',
+    ]);
     expect((await store.connection(ACCOUNT, first.id))!.revokedAt).to.be.instanceOf(Date);
   });
 
@@ -69,7 +86,9 @@ describe('app users: the lifecycle service (fakes)', () => {
     const once = link();
     const made = await service.connect(ACCOUNT, 'u5', once);
     expect(await service.connect(ACCOUNT, 'u5', once)).to.deep.equal(made); // the same claim finishing: the same connection
-    await expectConflict(service.connect(ACCOUNT, 'u5', { ...once, connectionId: '00000000-0000-4000-8000-0000000000aa' }));
+    await expectConflict(
+      service.connect(ACCOUNT, 'u5', { ...once, connectionId: '00000000-0000-4000-8000-0000000000aa' }),
+    );
     for (let i = 1; i < MAX_CONNECTIONS_PER_USER; i++) await service.connect(ACCOUNT, 'u5', link());
     const refused = await service.connect(ACCOUNT, 'u5', link()).catch((e: { code: string }) => e.code);
     expect(refused).to.equal('LIMIT_EXCEEDED');
@@ -92,6 +111,9 @@ describe('app users: the lifecycle service (fakes)', () => {
 });
 
 async function expectConflict(promise: Promise<unknown>): Promise<void> {
-  const code = await promise.then(() => 'none', (e: { code?: string }) => e.code);
+  const code = await promise.then(
+    () => 'none',
+    (e: { code?: string }) => e.code,
+  );
   expect(code).to.equal('CONFLICT');
 }

@@ -9,7 +9,11 @@ class MemoryTuples extends FakeTupleStore {
   add(tenantId: string, written: string): this {
     const hash = written.indexOf('#');
     const at = written.indexOf('@');
-    void this.write(tenantId, { object: written.slice(0, hash), relation: written.slice(hash + 1, at), subject: written.slice(at + 1) });
+    void this.write(tenantId, {
+      object: written.slice(0, hash),
+      relation: written.slice(hash + 1, at),
+      subject: written.slice(at + 1),
+    });
     return this;
   }
 
@@ -27,7 +31,9 @@ describe('authz: the relation-tuple check', () => {
 
   /** Patient P of account A; key K is a member of A. */
   const tenantA = () =>
-    new MemoryTuples().add(A, `patient:P#tenant@customer_account:${A}`).add(A, `customer_account:${A}#member@api_key:K`);
+    new MemoryTuples()
+      .add(A, `patient:P#tenant@customer_account:${A}`)
+      .add(A, `customer_account:${A}#member@api_key:K`);
 
   it('denies everything by default', async () => {
     const authz = service(new MemoryTuples());

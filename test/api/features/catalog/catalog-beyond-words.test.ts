@@ -23,7 +23,8 @@ interface Shown {
 
 describe('sdk: catalog search by address, NPI, typo and ZIP code (list fixtures)', () => {
   let api: TestApi;
-  const search = async (query: string, headers: Record<string, string> = {}) => api.request('GET', `${BASE}/brands?${query}`, { headers });
+  const search = async (query: string, headers: Record<string, string> = {}) =>
+    api.request('GET', `${BASE}/brands?${query}`, { headers });
   const brandsOf = async (query: string): Promise<Shown[]> => {
     const res = await search(query);
     expect(res.status, query).to.equal(200);
@@ -32,7 +33,10 @@ describe('sdk: catalog search by address, NPI, typo and ZIP code (list fixtures)
 
   before(async () => {
     api = await TestApi.start();
-    await publishTo(api, [...realSources(), realSource('medhost', 'lantern-endpoints', 'lantern-prod_resources/MEDHOST_EndpointSources.json', 'MEDHOST', 30)]);
+    await publishTo(api, [
+      ...realSources(),
+      realSource('medhost', 'lantern-endpoints', 'lantern-prod_resources/MEDHOST_EndpointSources.json', 'MEDHOST', 30),
+    ]);
   });
   after(() => api.close());
 
@@ -68,7 +72,9 @@ describe('sdk: catalog search by address, NPI, typo and ZIP code (list fixtures)
     const placed = distances.filter((d): d is number => typeof d === 'number');
     expect(placed.length).to.be.greaterThan(10);
     expect(placed).to.deep.equal([...placed].sort((a, b) => a - b));
-    expect(distances.indexOf(null) === -1 || distances.slice(distances.indexOf(null)).every((d) => d === null)).to.equal(true);
+    expect(
+      distances.indexOf(null) === -1 || distances.slice(distances.indexOf(null)).every((d) => d === null),
+    ).to.equal(true);
     // The nearest is in Wisconsin, and its distance is what core's haversine gives for its ZIP centroid.
     expect(brands[0]!.state).to.equal('WI');
     expect(placed[0]).to.be.below(100);
@@ -91,7 +97,7 @@ describe('sdk: catalog search by address, NPI, typo and ZIP code (list fixtures)
   });
 
   it('shows every endpoint as UNKNOWN before any check, and filters on status', async () => {
-    expect((await brandsOf('q=hospital&status=UP'))).to.deep.equal([]);
+    expect(await brandsOf('q=hospital&status=UP')).to.deep.equal([]);
     const unknown = await brandsOf('q=hospital&status=unknown&limit=10');
     expect(unknown).to.have.length(10);
     for (const brand of unknown) expect(brand.endpoint.status).to.equal('UNKNOWN');
@@ -101,7 +107,8 @@ describe('sdk: catalog search by address, NPI, typo and ZIP code (list fixtures)
     // Look-alikes: several Oracle Health systems publish the same organisation name (the fixture as the real list).
     const brands = await brandsOf('q=hospital&limit=100');
     const byName = new Map<string, Shown[]>();
-    for (const brand of brands) byName.set(brand.name.toLowerCase(), [...(byName.get(brand.name.toLowerCase()) ?? []), brand]);
+    for (const brand of brands)
+      byName.set(brand.name.toLowerCase(), [...(byName.get(brand.name.toLowerCase()) ?? []), brand]);
     for (const group of byName.values()) {
       if (group.length === 1) expect(group[0]!.disambiguation).to.equal(undefined);
       else expect(new Set(group.map((b) => b.disambiguation)).size, group[0]!.name).to.equal(group.length);
@@ -110,7 +117,8 @@ describe('sdk: catalog search by address, NPI, typo and ZIP code (list fixtures)
 
   it('gives each near and status its own ETag', async () => {
     const tags = new Set<string>();
-    for (const query of ['q=hospital', 'q=hospital&near=53703', 'q=hospital&near=60601', 'q=hospital&status=unknown']) tags.add((await search(query)).headers.get('etag')!);
+    for (const query of ['q=hospital', 'q=hospital&near=53703', 'q=hospital&near=60601', 'q=hospital&status=unknown'])
+      tags.add((await search(query)).headers.get('etag')!);
     expect(tags.size).to.equal(4);
   });
 });

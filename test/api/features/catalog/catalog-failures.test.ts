@@ -9,9 +9,21 @@ describe('sdk: catalog failures', () => {
     const api = await TestApi.start();
     try {
       const ref = api.config.catalog;
-      const brand = { id: 'bcorrupt', name: 'Corrupt Artwork Clinic', aliases: [], platformType: 'OTHER' as const, fhirBaseUrl: 'https://fhir.corrupt.example/r4', city: null, state: null, portalUrl: null };
+      const brand = {
+        id: 'bcorrupt',
+        name: 'Corrupt Artwork Clinic',
+        aliases: [],
+        platformType: 'OTHER' as const,
+        fhirBaseUrl: 'https://fhir.corrupt.example/r4',
+        city: null,
+        state: null,
+        portalUrl: null,
+      };
       const assets = { '64': '../escape.png', '128': '../escape.png', '256': '../escape.png', '512': '../escape.png' };
-      const { header } = await api.services.snapshots.write(ref, [brand].map((b) => ({ ...b, logo: { kind: 'rendered' as const, assets } })));
+      const { header } = await api.services.snapshots.write(
+        ref,
+        [brand].map((b) => ({ ...b, logo: { kind: 'rendered' as const, assets } })),
+      );
       await api.services.snapshots.activate(ref, header.id, null);
       await api.services.activeCatalog.refresh();
 
@@ -30,7 +42,11 @@ describe('sdk: catalog failures', () => {
 
   it('answers an asset with 503 when object storage cannot be reached, and 404 only for a key that cannot exist', async () => {
     // An S3 endpoint nothing listens on: every call fails to connect.
-    const api = await TestApi.start({ env: { PORTICO_OBJECT_STORAGE: 's3://portico-down?endpoint=http://127.0.0.1:9&region=us-east-1&forcePathStyle=true' } });
+    const api = await TestApi.start({
+      env: {
+        PORTICO_OBJECT_STORAGE: 's3://portico-down?endpoint=http://127.0.0.1:9&region=us-east-1&forcePathStyle=true',
+      },
+    });
     try {
       const res = await api.request('GET', '/api/sdk/v1/catalog/assets/logo-0123456789abcdef.png');
       expect(res.status).to.equal(503);

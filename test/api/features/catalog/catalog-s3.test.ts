@@ -13,8 +13,16 @@ describe('sdk: catalog artwork in S3', () => {
   before(async () => {
     const { endpoint, bucket } = await testS3Bucket();
     bucketUrl = `${endpoint}/${bucket}/`;
-    api = await TestApi.start({ env: { PORTICO_OBJECT_STORAGE: `s3://${bucket}?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1&forcePathStyle=true` } });
-    const report = await importCatalogFile(path.join(repoRoot(), 'examples', 'demo', 'brandcatalog.yaml'), { store: api.services.snapshots, storage: api.services.storage, ref: api.config.catalog });
+    api = await TestApi.start({
+      env: {
+        PORTICO_OBJECT_STORAGE: `s3://${bucket}?endpoint=${encodeURIComponent(endpoint)}&region=us-east-1&forcePathStyle=true`,
+      },
+    });
+    const report = await importCatalogFile(path.join(repoRoot(), 'examples', 'demo', 'brandcatalog.yaml'), {
+      store: api.services.snapshots,
+      storage: api.services.storage,
+      ref: api.config.catalog,
+    });
     expect(report.logos.rendered).to.equal(16);
     await api.services.activeCatalog.refresh();
   });

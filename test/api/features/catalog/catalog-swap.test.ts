@@ -29,7 +29,10 @@ describe('sdk: catalog hot swap', () => {
       });
       const after = await publishTo(api, realSources());
       // The load goes on until it has seen the new snapshot served, however long a busy machine takes.
-      await until('answers from the new snapshot', () => answers.length > 20 && answers.some((a) => a.etag.includes(after.snapshot.id)));
+      await until(
+        'answers from the new snapshot',
+        () => answers.length > 20 && answers.some((a) => a.etag.includes(after.snapshot.id)),
+      );
       publishing = false;
       await Promise.all(load);
 
@@ -65,7 +68,11 @@ describe('sdk: catalog hot swap', () => {
         });
         // With Redis the poll interval is a minute (the most the configuration allows), and the swap must be seen
         // before the first poll could have come: only the announcement can explain it.
-        await until('the new snapshot served', () => api.services.activeCatalog.get()?.snapshotId === report.snapshot.id, { timeoutMs: 30_000, ...(redis && { before: firstPoll }) });
+        await until(
+          'the new snapshot served',
+          () => api.services.activeCatalog.get()?.snapshotId === report.snapshot.id,
+          { timeoutMs: 30_000, ...(redis && { before: firstPoll }) },
+        );
         expect((await api.request('GET', SEARCH)).body.count).to.be.greaterThan(0);
         await announcer?.quit();
       } finally {

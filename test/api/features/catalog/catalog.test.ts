@@ -13,7 +13,8 @@ describe('sdk: catalog search, lookup and logos on the brand list fixtures', () 
   });
   after(() => api.close());
 
-  const search = (query: string, headers: Record<string, string> = {}) => api.request('GET', `${BASE}/brands?${query}`, { headers });
+  const search = (query: string, headers: Record<string, string> = {}) =>
+    api.request('GET', `${BASE}/brands?${query}`, { headers });
   const names = async (query: string) => ((await search(query)).body.brands as { name: string }[]).map((b) => b.name);
 
   describe('GET /catalog/brands', () => {
@@ -22,10 +23,27 @@ describe('sdk: catalog search, lookup and logos on the brand list fixtures', () 
       expect(res.status).to.equal(200);
       expect(res.body.count).to.equal(res.body.brands.length);
       expect(res.body.brands[0]).to.include({ name: 'Larkmoor General Hospital', platformType: 'CERNER', state: 'LA' });
-      expect(res.body.brands[0]).to.have.all.keys('id', 'name', 'aliases', 'platformType', 'fhirBaseUrl', 'city', 'state', 'portalUrl', 'logoUrl', 'endpoint', 'fuzzy');
+      expect(res.body.brands[0]).to.have.all.keys(
+        'id',
+        'name',
+        'aliases',
+        'platformType',
+        'fhirBaseUrl',
+        'city',
+        'state',
+        'portalUrl',
+        'logoUrl',
+        'endpoint',
+        'fuzzy',
+      );
       expect(res.body.brands[0].fuzzy).to.equal(false);
       // No health checks in this catalog: every endpoint is UNKNOWN.
-      expect(res.body.brands[0].endpoint).to.deep.equal({ status: 'UNKNOWN', fhirVersion: null, smartConfiguration: false, checkedAt: null });
+      expect(res.body.brands[0].endpoint).to.deep.equal({
+        status: 'UNKNOWN',
+        fhirVersion: null,
+        smartConfiguration: false,
+        checkedAt: null,
+      });
       expect(res.body.brands[0].fhirBaseUrl).to.match(/^https:\/\/fhir-myrecord\.cerner\.com\/r4\//);
     });
 
@@ -51,7 +69,10 @@ describe('sdk: catalog search, lookup and logos on the brand list fixtures', () 
     it('finds a brand by the name of a duplicate merged into it (alias), below name matches', async () => {
       // Harrowgate's seven organisations share one FHIR system, named after its host (harrowgatehg).
       const res = await search('q=wexford%20foot');
-      expect(res.body.brands[0]).to.include({ name: 'Harrowgate Healthcare Group', fhirBaseUrl: 'https://epicproxy.harrowgatehg.example/FHIRProxy/api/FHIR/R4' });
+      expect(res.body.brands[0]).to.include({
+        name: 'Harrowgate Healthcare Group',
+        fhirBaseUrl: 'https://epicproxy.harrowgatehg.example/FHIRProxy/api/FHIR/R4',
+      });
       expect(res.body.brands[0].aliases).to.include('Wexford Foot Surgery');
     });
 
@@ -119,7 +140,9 @@ describe('sdk: catalog search, lookup and logos on the brand list fixtures', () 
     });
 
     it('answers a CORS preflight', async () => {
-      const res = await api.request('OPTIONS', `${BASE}/brands?q=mercy`, { headers: { origin: 'https://app.example', 'access-control-request-headers': 'if-none-match' } });
+      const res = await api.request('OPTIONS', `${BASE}/brands?q=mercy`, {
+        headers: { origin: 'https://app.example', 'access-control-request-headers': 'if-none-match' },
+      });
       expect(res.status).to.equal(204);
       expect(res.headers.get('access-control-allow-origin')).to.equal('*');
       expect(res.headers.get('access-control-allow-headers')).to.match(/if-none-match/i);
@@ -134,7 +157,13 @@ describe('sdk: catalog search, lookup and logos on the brand list fixtures', () 
       const { fuzzy: _fuzzy, ...brand } = found;
       expect(res.body).to.deep.equal({ brand });
       expect(res.headers.get('cache-control')).to.equal('public, max-age=300, stale-while-revalidate=60');
-      expect((await api.request('GET', `${BASE}/brands/${found.id}`, { headers: { 'if-none-match': res.headers.get('etag')! } })).status).to.equal(304);
+      expect(
+        (
+          await api.request('GET', `${BASE}/brands/${found.id}`, {
+            headers: { 'if-none-match': res.headers.get('etag')! },
+          })
+        ).status,
+      ).to.equal(304);
     });
 
     it('answers 404 problem details for unknown and malformed ids', async () => {
@@ -167,7 +196,9 @@ describe('sdk: catalog search, lookup and logos on the brand list fixtures', () 
       }
       expect(seen.size).to.equal(4);
       const byDefault = await fetch(brand.logoUrl, { redirect: 'manual' });
-      expect(byDefault.headers.get('location')).to.equal((await fetch(`${brand.logoUrl}?size=128`, { redirect: 'manual' })).headers.get('location'));
+      expect(byDefault.headers.get('location')).to.equal(
+        (await fetch(`${brand.logoUrl}?size=128`, { redirect: 'manual' })).headers.get('location'),
+      );
     });
 
     it('is 404 for a brand without artwork (logoUrl null) and for an unknown brand; 400 for an unknown size', async () => {
@@ -176,12 +207,21 @@ describe('sdk: catalog search, lookup and logos on the brand list fixtures', () 
       expect((await api.request('GET', `${BASE}/brands/${plain.id}/logo`)).status).to.equal(404);
       expect((await api.request('GET', `${BASE}/brands/bnope/logo`)).status).to.equal(404);
       const withLogo = (await search('q=examplelabs')).body.brands[0];
-      for (const size of ['100', '0', 'big', '1024']) expect((await api.request('GET', `${BASE}/brands/${withLogo.id}/logo?size=${size}`)).status, size).to.equal(400);
+      for (const size of ['100', '0', 'big', '1024'])
+        expect((await api.request('GET', `${BASE}/brands/${withLogo.id}/logo?size=${size}`)).status, size).to.equal(
+          400,
+        );
     });
 
     it('does not serve what is not an asset', async () => {
       // A name longer than a file system holds (found by Schemathesis: it was a 503 "object storage unreachable").
-      for (const key of ['nope.png', '..%2F..%2Fetc%2Fpasswd', '%2e%2e', '0'.repeat(300), `logos/${'a'.repeat(256)}.png`]) {
+      for (const key of [
+        'nope.png',
+        '..%2F..%2Fetc%2Fpasswd',
+        '%2e%2e',
+        '0'.repeat(300),
+        `logos/${'a'.repeat(256)}.png`,
+      ]) {
         expect((await api.request('GET', `${BASE}/assets/${key}`)).status, key).to.equal(404);
       }
     });

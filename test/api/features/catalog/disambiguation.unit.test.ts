@@ -4,22 +4,57 @@ import { buildBrand } from './search/real-brands.js';
 
 describe('sdk: catalog disambiguation of look-alike names', () => {
   it('labels namesakes by place, else portal host, else FHIR host; others get nothing', () => {
-    const madison = buildBrand({ name: 'ExampleHealth', city: 'Madison', state: 'WI', fhirBaseUrl: 'https://fhir.eh.example.com/madison' });
-    const portal = buildBrand({ name: 'EXAMPLEHEALTH', portalUrl: 'https://ehpmadison.example.com/MyChart/', fhirBaseUrl: 'https://fhir.eh.example.com/other' });
+    const madison = buildBrand({
+      name: 'ExampleHealth',
+      city: 'Madison',
+      state: 'WI',
+      fhirBaseUrl: 'https://fhir.eh.example.com/madison',
+    });
+    const portal = buildBrand({
+      name: 'EXAMPLEHEALTH',
+      portalUrl: 'https://ehpmadison.example.com/MyChart/',
+      fhirBaseUrl: 'https://fhir.eh.example.com/other',
+    });
     const bare = buildBrand({ name: 'ExampleHealth.', fhirBaseUrl: 'https://api.bare.example.net/r4' });
     const alone = buildBrand({ name: 'Unrelated Clinic', city: 'Madison', state: 'WI' });
-    expect(disambiguations([madison, alone, portal, bare])).to.deep.equal(['Madison, WI', undefined, 'ehpmadison.example.com', 'api.bare.example.net']);
+    expect(disambiguations([madison, alone, portal, bare])).to.deep.equal([
+      'Madison, WI',
+      undefined,
+      'ehpmadison.example.com',
+      'api.bare.example.net',
+    ]);
   });
 
   it('skips a label the namesakes share, down to the FHIR base URL', () => {
-    const a = buildBrand({ name: 'Mercy Clinic', city: 'Springfield', state: 'MO', portalUrl: 'https://mychart.mercy.net/', fhirBaseUrl: 'https://fhir.mercy.net/a' });
-    const b = buildBrand({ name: 'Mercy Clinic', city: 'Springfield', state: 'MO', portalUrl: 'https://mychart.mercy.net/', fhirBaseUrl: 'https://fhir.mercy.net/b' });
-    const c = buildBrand({ name: 'Mercy Clinic', city: 'Springfield', state: 'IL', fhirBaseUrl: 'https://fhir.mercy.net/c' });
+    const a = buildBrand({
+      name: 'Mercy Clinic',
+      city: 'Springfield',
+      state: 'MO',
+      portalUrl: 'https://mychart.mercy.net/',
+      fhirBaseUrl: 'https://fhir.mercy.net/a',
+    });
+    const b = buildBrand({
+      name: 'Mercy Clinic',
+      city: 'Springfield',
+      state: 'MO',
+      portalUrl: 'https://mychart.mercy.net/',
+      fhirBaseUrl: 'https://fhir.mercy.net/b',
+    });
+    const c = buildBrand({
+      name: 'Mercy Clinic',
+      city: 'Springfield',
+      state: 'IL',
+      fhirBaseUrl: 'https://fhir.mercy.net/c',
+    });
     expect(disambiguations([a, b, c])).to.deep.equal(['fhir.mercy.net/a', 'fhir.mercy.net/b', 'Springfield, IL']);
   });
 
   it('never gives two namesakes the same label, even across kinds (a portal host that is another FHIR host)', () => {
-    const a = buildBrand({ name: 'Mercy', portalUrl: 'https://mychart.mercy.org/MyChart', fhirBaseUrl: 'https://fhir.a.org/r4' });
+    const a = buildBrand({
+      name: 'Mercy',
+      portalUrl: 'https://mychart.mercy.org/MyChart',
+      fhirBaseUrl: 'https://fhir.a.org/r4',
+    });
     const b = buildBrand({ name: 'Mercy', fhirBaseUrl: 'https://mychart.mercy.org/FHIR/api/R4' });
     expect(disambiguations([a, b])).to.deep.equal(['fhir.a.org', 'mychart.mercy.org/FHIR/api/R4']);
   });

@@ -47,7 +47,9 @@ describe('api: published endpoint health', function () {
   async function activate(list: CatalogBrand[]): Promise<string> {
     const { header } = await api.services.snapshots.write(api.config.catalog, list);
     const current = await api.services.snapshots.active(api.config.catalog);
-    expect(await api.services.snapshots.activate(api.config.catalog, header.id, current?.snapshotId ?? null)).to.equal(true);
+    expect(await api.services.snapshots.activate(api.config.catalog, header.id, current?.snapshotId ?? null)).to.equal(
+      true,
+    );
     await Promise.all([api.services.activeCatalog.refresh(), replica.services.activeCatalog.refresh()]);
     return header.id;
   }
@@ -56,8 +58,13 @@ describe('api: published endpoint health', function () {
     const down = brands[0]!;
     const degraded = brands.find((b) => new URL(b.fhirBaseUrl).hostname !== new URL(down.fhirBaseUrl).hostname)!;
     stub.behaviour = (request) => {
-      if (request.path.startsWith(new URL(down.fhirBaseUrl).pathname) && request.host === new URL(down.fhirBaseUrl).hostname) return { status: 503 };
-      if (request.host === new URL(degraded.fhirBaseUrl).hostname && request.path.endsWith('/smart-configuration')) return { status: 404 };
+      if (
+        request.path.startsWith(new URL(down.fhirBaseUrl).pathname) &&
+        request.host === new URL(down.fhirBaseUrl).hostname
+      )
+        return { status: 503 };
+      if (request.host === new URL(degraded.fhirBaseUrl).hostname && request.path.endsWith('/smart-configuration'))
+        return { status: 404 };
       return undefined;
     };
     const snapshotId = await activate(brands);
@@ -80,17 +87,36 @@ describe('api: published endpoint health', function () {
     });
     const checksFrom = Date.now();
     await sweeper.start();
-    await until('every brand checked and published', () => sweeper!.summary().counts.UNKNOWN === 0 && sweeper!.summary().version);
+    await until(
+      'every brand checked and published',
+      () => sweeper!.summary().counts.UNKNOWN === 0 && sweeper!.summary().version,
+    );
     for (const served of [api, replica]) {
       // A publication with every brand, this one or a later one (the sweeper republishes as outcomes age):
       // waiting for one exact version could miss it on a busy machine.
-      await until(`${served === api ? 'the announced' : 'the polled'} publication`, () => brands.every((b) => (served.services.endpointHealth.get(b.id)?.status ?? 'UNKNOWN') !== 'UNKNOWN'));
+      await until(`${served === api ? 'the announced' : 'the polled'} publication`, () =>
+        brands.every((b) => (served.services.endpointHealth.get(b.id)?.status ?? 'UNKNOWN') !== 'UNKNOWN'),
+      );
       // Never seen answering, so DOWN at once (only a DOWN after UP or DEGRADED waits for a confirming check).
-      expect(served.services.endpointHealth.get(down.id)).to.deep.include({ status: 'DOWN', fhirVersion: null, smartConfiguration: false });
+      expect(served.services.endpointHealth.get(down.id)).to.deep.include({
+        status: 'DOWN',
+        fhirVersion: null,
+        smartConfiguration: false,
+      });
     }
-    expect(api.services.endpointHealth.get(degraded.id)).to.deep.include({ status: 'DEGRADED', fhirVersion: '4.0.1', smartConfiguration: false });
-    const up = brands.find((b) => b !== down && b !== degraded && new URL(b.fhirBaseUrl).hostname !== new URL(degraded.fhirBaseUrl).hostname)!;
-    expect(api.services.endpointHealth.get(up.id)).to.deep.include({ status: 'UP', fhirVersion: '4.0.1', smartConfiguration: true });
+    expect(api.services.endpointHealth.get(degraded.id)).to.deep.include({
+      status: 'DEGRADED',
+      fhirVersion: '4.0.1',
+      smartConfiguration: false,
+    });
+    const up = brands.find(
+      (b) => b !== down && b !== degraded && new URL(b.fhirBaseUrl).hostname !== new URL(degraded.fhirBaseUrl).hostname,
+    )!;
+    expect(api.services.endpointHealth.get(up.id)).to.deep.include({
+      status: 'UP',
+      fhirVersion: '4.0.1',
+      smartConfiguration: true,
+    });
     expect(Date.parse(api.services.endpointHealth.get(up.id)!.checkedAt!)).to.be.within(checksFrom, Date.now());
     // The snapshot is the one activated before the checks: health never rebuilt it.
     expect(api.services.activeCatalog.get()!.snapshotId).to.equal(snapshotId);
@@ -99,16 +125,32 @@ describe('api: published endpoint health', function () {
 
   it('drops a brand that left the snapshot, and shows a brand that joined only once it is checked', async () => {
     const [leaving, ...staying] = brands;
-    const joining: CatalogBrand = { ...staying[0]!, id: 'joining-brand', name: 'Joining Health', fhirBaseUrl: stub.baseUrl('joining.fhir.test') };
-    stub.behaviour = (request) => (request.host === 'joining.fhir.test' ? { status: 200, body: '{"resourceType":"CapabilityStatement","fhirVersion":"4.0.1"}', delayMs: 1500 } : undefined);
+    const joining: CatalogBrand = {
+      ...staying[0]!,
+      id: 'joining-brand',
+      name: 'Joining Health',
+      fhirBaseUrl: stub.baseUrl('joining.fhir.test'),
+    };
+    stub.behaviour = (request) =>
+      request.host === 'joining.fhir.test'
+        ? { status: 200, body: '{"resourceType":"CapabilityStatement","fhirVersion":"4.0.1"}', delayMs: 1500 }
+        : undefined;
     const before = api.services.endpointHealth.version;
     expect(api.services.endpointHealth.get(leaving!.id)).to.not.equal(undefined);
     await activate([...staying, joining]);
     // The operator follows the snapshot: the leaver's entry goes in the next publication, while the joiner's
     // first check (a slow server) is still under way.
-    await until('the leaver dropped', () => api.services.endpointHealth.version !== before && api.services.endpointHealth.get(leaving!.id) === undefined);
+    await until(
+      'the leaver dropped',
+      () =>
+        api.services.endpointHealth.version !== before && api.services.endpointHealth.get(leaving!.id) === undefined,
+    );
     expect(api.services.endpointHealth.get(joining.id)).to.equal(undefined); // UNKNOWN
     await until('the joiner checked', () => api.services.endpointHealth.get(joining.id));
-    expect(api.services.endpointHealth.get(joining.id)).to.deep.include({ status: 'DEGRADED', fhirVersion: '4.0.1', smartConfiguration: false });
+    expect(api.services.endpointHealth.get(joining.id)).to.deep.include({
+      status: 'DEGRADED',
+      fhirVersion: '4.0.1',
+      smartConfiguration: false,
+    });
   });
 });

@@ -1,10 +1,10 @@
-// A bundle is applied whole or not at all (api/src/features/clinical/bundle-heads.ts, repository.ts): readers see none of
-// it until its commit and all of it after, also while its replacements are applied in place; a bundle whose
-// writer died part-way is never seen, and a retry with the same Idempotency-Key writes it whole; a writer whose
-// lease was taken over commits nothing. The writer's death is made exact here: its commit waits on a gate the
-// test holds (a process killed at any step before it leaves the same state: its record and its new observations
-// written, or some of them, and no commit), and its lease and the request's claim run out on the injected clock.
-// The gateway is read both ways: from its per-replica index and from the database.
+// A bundle is applied whole or not at all (api/src/features/clinical/bundle-heads.ts, repository.ts): readers see none
+// of it until its commit and all of it after, also while its replacements are applied in place; a bundle whose writer
+// died part-way is never seen, and a retry with the same Idempotency-Key writes it whole; a writer whose lease was
+// taken over commits nothing. The writer's death is made exact here: its commit waits on a gate the test holds (a
+// process killed at any step before it leaves the same state: its record and its new observations written, or some of
+// them, and no commit), and its lease and the request's claim run out on the injected clock. The gateway is read both
+// ways: from its per-replica index and from the database.
 import { expect } from 'chai';
 import { TestApi, type Tenant } from '../../../../testkit/api.js';
 import { appOf, connectionOf, GRANTS, type AppKeys } from '../../../../testkit/apps.js';
@@ -20,7 +20,10 @@ import { LEASE_MS } from '../../../../api/src/shared/http/idempotency.js';
 const PLATFORM = '/api/platform/v1';
 const COUNT = 300;
 
-for (const [where, indexMb] of [['its index', '128'], ['the database', '0']] as const) {
+for (const [where, indexMb] of [
+  ['its index', '128'],
+  ['the database', '0'],
+] as const) {
   describe(`platform: atomic ingest, the gateway reading ${where}`, function () {
     this.timeout(180_000);
     const clock = new ManualClock(new Date('2026-11-26T09:00:00.000Z'));
@@ -40,14 +43,22 @@ for (const [where, indexMb] of [['its index', '128'], ['the database', '0']] as 
     after(() => api.close());
 
     const resources = manyObservations(COUNT);
-    const round = (name: string) => observationBundle(resources.map((resource) => ({ ...resource, note: [{ text: name }] })));
+    const round = (name: string) =>
+      observationBundle(resources.map((resource) => ({ ...resource, note: [{ text: name }] })));
     const ingest = (connectionId: string, body: unknown, headers: Record<string, string> = {}) =>
       api.request('POST', `${PLATFORM}/connections/${connectionId}/observations`, { key: tenant.key, body, headers });
     /** What one gateway search shows: how many match, and the rounds the page's observations come from. */
     const seen = async (connectionId: string) => {
-      const res = await api.request('POST', '/api/sdk/v1/observations/_search', { key: app.ak, body: { connectionId, _count: 100 } });
+      const res = await api.request('POST', '/api/sdk/v1/observations/_search', {
+        key: app.ak,
+        body: { connectionId, _count: 100 },
+      });
       expect(res.status, res.text).to.equal(200);
-      const rounds = new Set<string>(res.body.entry.map((entry: { resource: { note?: { text: string }[] } }) => entry.resource.note?.[0]?.text ?? 'none'));
+      const rounds = new Set<string>(
+        res.body.entry.map(
+          (entry: { resource: { note?: { text: string }[] } }) => entry.resource.note?.[0]?.text ?? 'none',
+        ),
+      );
       return { total: res.body.total as number, rounds: [...rounds].sort() };
     };
     /** Holds the next commit at a gate: the writer has written its versions and waits, as one that died would. */
@@ -94,7 +105,8 @@ for (const [where, indexMb] of [['its index', '128'], ['the database', '0']] as 
       const poller = (async () => {
         while (polling) polls.push(await seen(connectionId));
       })();
-      for (const name of ['three', 'four', 'five']) expect((await ingest(connectionId, round(name))).body).to.deep.equal({ ingested: 0, updated: COUNT });
+      for (const name of ['three', 'four', 'five'])
+        expect((await ingest(connectionId, round(name))).body).to.deep.equal({ ingested: 0, updated: COUNT });
       polling = false;
       await poller;
       expect(polls.length).to.be.greaterThan(0);
@@ -130,7 +142,9 @@ for (const [where, indexMb] of [['its index', '128'], ['the database', '0']] as 
       expect((await dying).status).to.not.equal(200);
       expect(await api.services.observations.heads.commit(lease, true, clock.now())).to.equal(false);
       expect(await seen(connectionId)).to.deep.equal({ total: COUNT, rounds: ['two'] });
-      expect((await api.services.observations.heads.head(connectionId))!.abandoned.map((a) => a.gen)).to.include(lease.gen);
+      expect((await api.services.observations.heads.head(connectionId))!.abandoned.map((a) => a.gen)).to.include(
+        lease.gen,
+      );
 
       // Long after, what nobody needs any more is deleted: the dead generation's record, and the older bundles'.
       await api.services.observations.settled();
@@ -142,7 +156,11 @@ for (const [where, indexMb] of [['its index', '128'], ['the database', '0']] as 
       expect(await seen(connectionId)).to.deep.equal({ total: COUNT, rounds: ['three'] });
       // The dead generation stays listed (its leftovers cleaned) for as long as a retry may ask whether it committed.
       const head = (await api.services.observations.heads.head(connectionId))!;
-      expect({ abandoned: head.abandoned.map((a) => ({ gen: a.gen, cleaned: a.cleaned })), pending: head.pending, kept: head.kept.map((k) => k.gen) }).to.deep.equal({
+      expect({
+        abandoned: head.abandoned.map((a) => ({ gen: a.gen, cleaned: a.cleaned })),
+        pending: head.pending,
+        kept: head.kept.map((k) => k.gen),
+      }).to.deep.equal({
         abandoned: [{ gen: lease.gen, cleaned: true }],
         pending: [],
         kept: [head._version],
@@ -194,13 +212,18 @@ for (const [where, indexMb] of [['its index', '128'], ['the database', '0']] as 
       };
       expect((await ingest(connectionId, round('two'))).body).to.deep.equal({ ingested: 0, updated: COUNT });
       await stopped;
-      expect(await api.mongo.db.collection('observations').countDocuments({ connectionId, 'resource.note.text': 'two' })).to.equal(100);
+      expect(
+        await api.mongo.db.collection('observations').countDocuments({ connectionId, 'resource.note.text': 'two' }),
+      ).to.equal(100);
       if (indexMb !== '0') {
         // The index lays the bundle's record over what it reads.
         for (let i = 0; i < 3; i++) expect(await seen(connectionId)).to.deep.equal({ total: COUNT, rounds: ['two'] });
       } else {
         // A database query cannot: the search waits for the applier, then answers 503 (retry).
-        const res = await api.request('POST', '/api/sdk/v1/observations/_search', { key: app.ak, body: { connectionId, _count: 100 } });
+        const res = await api.request('POST', '/api/sdk/v1/observations/_search', {
+          key: app.ak,
+          body: { connectionId, _count: 100 },
+        });
         expect(res.status, res.text).to.equal(503);
         expect(res.body).to.include({ code: 'SERVICE_UNAVAILABLE', retryable: true });
       }
@@ -209,8 +232,13 @@ for (const [where, indexMb] of [['its index', '128'], ['the database', '0']] as 
       clock.advance(APPLIER_LEASE_MS + 1_000);
       if (indexMb !== '0') expect(await api.services.observations.current(connectionId)).to.have.length(COUNT);
       expect(await seen(connectionId)).to.deep.equal({ total: COUNT, rounds: ['two'] });
-      await until('the bundle to be applied', async () => (await api.services.observations.heads.head(connectionId))!.pending.length === 0);
-      expect(await api.mongo.db.collection('observations').countDocuments({ connectionId, 'resource.note.text': 'two' })).to.equal(COUNT);
+      await until(
+        'the bundle to be applied',
+        async () => (await api.services.observations.heads.head(connectionId))!.pending.length === 0,
+      );
+      expect(
+        await api.mongo.db.collection('observations').countDocuments({ connectionId, 'resource.note.text': 'two' }),
+      ).to.equal(COUNT);
       // The stopped applier wakes: its lease is gone, so it writes at most the batch it was in, and stops.
       open();
       await api.services.observations.settled();

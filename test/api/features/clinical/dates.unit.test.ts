@@ -34,7 +34,10 @@ describe('clinical: FHIR date ranges', () => {
   });
 
   it('keeps milliseconds of a finer fraction (microseconds are dropped, not rounded)', () => {
-    expect(range('2024-03-04T09:12:44.123999Z')).to.deep.equal(['2024-03-04T09:12:44.123Z', '2024-03-04T09:12:44.123Z']);
+    expect(range('2024-03-04T09:12:44.123999Z')).to.deep.equal([
+      '2024-03-04T09:12:44.123Z',
+      '2024-03-04T09:12:44.123Z',
+    ]);
   });
 
   it('honours time-zone offsets, across a day boundary too', () => {

@@ -27,7 +27,8 @@ describe('platform: clinical ingest', () => {
   });
   after(() => api.close());
 
-  const ingest = (id: string, body: unknown, key = tenant.key, headers: Record<string, string> = {}) => api.request('POST', `${PLATFORM}/connections/${id}/observations`, { key, body, headers });
+  const ingest = (id: string, body: unknown, key = tenant.key, headers: Record<string, string> = {}) =>
+    api.request('POST', `${PLATFORM}/connections/${id}/observations`, { key, body, headers });
   const stored = () => api.mongo.db.collection('observations').countDocuments({ connectionId });
 
   it('upserts a bundle by Observation.id: new ones are ingested, known ones updated', async () => {
@@ -35,20 +36,33 @@ describe('platform: clinical ingest', () => {
     const first = await ingest(connectionId, observationBundle(resources));
     expect(first.status, first.text).to.equal(200);
     expect(first.body).to.deep.equal({ ingested: 20, updated: 0 });
-    const again = await ingest(connectionId, observationBundle([...resources.slice(0, 5), heartRate()], 'batch'), tenant.key, { 'content-type': 'application/fhir+json' });
+    const again = await ingest(
+      connectionId,
+      observationBundle([...resources.slice(0, 5), heartRate()], 'batch'),
+      tenant.key,
+      { 'content-type': 'application/fhir+json' },
+    );
     expect(again.body).to.deep.equal({ ingested: 1, updated: 5 });
     expect(await stored()).to.equal(21);
   });
 
   it('takes 1000 entries and refuses 1001', async () => {
-    expect((await ingest(connectionId, observationBundle(manyObservations(1000)))).body).to.deep.equal({ ingested: 1000, updated: 0 });
+    expect((await ingest(connectionId, observationBundle(manyObservations(1000)))).body).to.deep.equal({
+      ingested: 1000,
+      updated: 0,
+    });
     const tooMany = await ingest(connectionId, observationBundle(manyObservations(1001)));
     expect(tooMany.status).to.equal(400);
   });
 
   it('lists every bad entry and writes nothing when one is invalid', async () => {
     const before = await stored();
-    const bundle = observationBundle([heartRate(), heartRate({ status: 'done' }), hemoglobin({ code: { coding: [] } }), heartRate({ effectiveDateTime: '2023-02-29' })]);
+    const bundle = observationBundle([
+      heartRate(),
+      heartRate({ status: 'done' }),
+      hemoglobin({ code: { coding: [] } }),
+      heartRate({ effectiveDateTime: '2023-02-29' }),
+    ]);
     const res = await ingest(connectionId, bundle);
     expect(res.status).to.equal(400);
     expect(res.body.code).to.equal('BAD_REQUEST');
@@ -64,15 +78,21 @@ describe('platform: clinical ingest', () => {
   it('refuses a body over 5 MiB with 413, and other media types with 415', async () => {
     const padded = observationBundle([heartRate({ note: [{ text: 'x'.repeat(5 * 1024 * 1024) }] })]);
     expect((await ingest(connectionId, padded)).status).to.equal(413);
-    const text = await api.request('POST', `${PLATFORM}/connections/${connectionId}/observations`, { key: tenant.key, raw: 'hello', headers: { 'content-type': 'text/plain' } });
+    const text = await api.request('POST', `${PLATFORM}/connections/${connectionId}/observations`, {
+      key: tenant.key,
+      raw: 'hello',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(text.status).to.equal(415);
   });
 
-  it('answers 404 for another account\'s, a revoked, an unknown or a malformed connection, and 403 without clinical:write', async () => {
+  it("answers 404 for another account's, a revoked, an unknown or a malformed connection, and 403 without clinical:write", async () => {
     const bundle = observationBundle([heartRate()]);
     expect((await ingest(connectionId, bundle, other.key)).status).to.equal(404);
     const revoked = await connectionOf(api, tenant, app, 'revoked-user', brandId);
-    expect((await api.request('DELETE', `${PLATFORM}/connections/${revoked}`, { key: tenant.key })).status).to.equal(204);
+    expect((await api.request('DELETE', `${PLATFORM}/connections/${revoked}`, { key: tenant.key })).status).to.equal(
+      204,
+    );
     expect((await ingest(revoked, bundle)).status).to.equal(404);
     expect((await ingest('00000000-0000-4000-8000-000000000000', bundle)).status).to.equal(404);
     expect((await ingest('nope', bundle)).status).to.equal(404);

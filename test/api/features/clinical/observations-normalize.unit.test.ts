@@ -1,8 +1,17 @@
 import { expect } from 'chai';
 import { validateBundle, type NormalizedObservation } from '../../../../api/src/features/clinical/observations.js';
 import {
-  ACT_CODE, bloodPressure, CATEGORY_SYSTEM, confidentiality, glucose, hba1c, heartRate, hemoglobin, LOINC,
-  observationBundle, sensitivity,
+  ACT_CODE,
+  bloodPressure,
+  CATEGORY_SYSTEM,
+  confidentiality,
+  glucose,
+  hba1c,
+  heartRate,
+  hemoglobin,
+  LOINC,
+  observationBundle,
+  sensitivity,
 } from '../../../../testkit/observations.js';
 
 type Resource = Record<string, unknown>;
@@ -48,12 +57,25 @@ describe('clinical: normalized Observations', () => {
     });
 
     it('accepts a code given as text alone, which gives no tokens', () => {
-      expect(normalize(glucose({ code: { text: 'Fasting glucose' } })).code).to.deep.equal({ tokens: [], codes: [], systems: [] });
+      expect(normalize(glucose({ code: { text: 'Fasting glucose' } })).code).to.deep.equal({
+        tokens: [],
+        codes: [],
+        systems: [],
+      });
     });
 
     it('counts a coding with a system but no code among the systems only', () => {
-      const code = { coding: [{ system: LOINC, code: '2339-0' }, { system: SNOMED, display: 'Glucose measurement' }] };
-      expect(normalize(glucose({ code })).code).to.deep.equal({ tokens: [`${LOINC}|2339-0`], codes: ['2339-0'], systems: [LOINC, SNOMED] });
+      const code = {
+        coding: [
+          { system: LOINC, code: '2339-0' },
+          { system: SNOMED, display: 'Glucose measurement' },
+        ],
+      };
+      expect(normalize(glucose({ code })).code).to.deep.equal({
+        tokens: [`${LOINC}|2339-0`],
+        codes: ['2339-0'],
+        systems: [LOINC, SNOMED],
+      });
     });
 
     it('gathers the codings of every category', () => {
@@ -70,7 +92,11 @@ describe('clinical: normalized Observations', () => {
     });
 
     it('has empty category tokens without a category', () => {
-      expect(normalize(heartRate({ category: undefined })).category).to.deep.equal({ tokens: [], codes: [], systems: [] });
+      expect(normalize(heartRate({ category: undefined })).category).to.deep.equal({
+        tokens: [],
+        codes: [],
+        systems: [],
+      });
     });
   });
 
@@ -83,7 +109,10 @@ describe('clinical: normalized Observations', () => {
     });
 
     it('reads a partial effectiveDateTime as its whole month', () => {
-      expect(dateOf(hba1c({ effectiveDateTime: '2024-02' }))).to.deep.equal(['2024-02-01T00:00:00.000Z', '2024-02-29T23:59:59.999Z']);
+      expect(dateOf(hba1c({ effectiveDateTime: '2024-02' }))).to.deep.equal([
+        '2024-02-01T00:00:00.000Z',
+        '2024-02-29T23:59:59.999Z',
+      ]);
     });
 
     it('reads an effectiveInstant as that instant', () => {
@@ -111,10 +140,9 @@ describe('clinical: normalized Observations', () => {
     });
 
     it('accepts a period that starts and ends within the same day', () => {
-      expect(dateOf(hemoglobin({ effectivePeriod: { start: '2024-03-01T10:00:00Z', end: '2024-03-01' } }))).to.deep.equal([
-        '2024-03-01T10:00:00.000Z',
-        '2024-03-01T23:59:59.999Z',
-      ]);
+      expect(
+        dateOf(hemoglobin({ effectivePeriod: { start: '2024-03-01T10:00:00Z', end: '2024-03-01' } })),
+      ).to.deep.equal(['2024-03-01T10:00:00.000Z', '2024-03-01T23:59:59.999Z']);
     });
 
     it('reads an effectiveTiming from its earliest to its latest event, in any order', () => {
@@ -134,7 +162,9 @@ describe('clinical: normalized Observations', () => {
     it('gives each observation dates of its own', () => {
       const first = normalize(hemoglobin({ effectivePeriod: { start: '2024-03-01' } }));
       first.date!.end.setTime(0);
-      expect(normalize(hemoglobin({ effectivePeriod: { start: '2024-03-01' } })).date!.end.toISOString()).to.equal('9999-12-31T23:59:59.999Z');
+      expect(normalize(hemoglobin({ effectivePeriod: { start: '2024-03-01' } })).date!.end.toISOString()).to.equal(
+        '9999-12-31T23:59:59.999Z',
+      );
     });
   });
 
@@ -156,7 +186,9 @@ describe('clinical: normalized Observations', () => {
     });
 
     it('takes the same confidentiality label twice as one', () => {
-      expect(normalize(hemoglobin({ meta: { security: [confidentiality('R'), confidentiality('R')] } })).confidentiality).to.equal('R');
+      expect(
+        normalize(hemoglobin({ meta: { security: [confidentiality('R'), confidentiality('R')] } })).confidentiality,
+      ).to.equal('R');
     });
 
     it('ignores labels of other systems', () => {
@@ -165,7 +197,9 @@ describe('clinical: normalized Observations', () => {
         { system: 'http://terminology.hl7.org/CodeSystem/v3-ObservationValue', code: 'redacted' },
         { system: ACT_CODE, code: 'PSY' },
       ];
-      const observation = normalize(hemoglobin({ meta: { versionId: '3', lastUpdated: '2024-03-01T11:00:00Z', security } }));
+      const observation = normalize(
+        hemoglobin({ meta: { versionId: '3', lastUpdated: '2024-03-01T11:00:00Z', security } }),
+      );
       expect(observation).to.include({ confidentiality: 'N' });
       expect(observation.sensitivity).to.deep.equal(['PSY']);
     });

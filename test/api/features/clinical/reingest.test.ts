@@ -33,9 +33,21 @@ describe('platform: re-ingesting observations that exist', function () {
     let running = true;
     const loop = (async () => {
       while (running) {
-        const created = await api.request('POST', `${PLATFORM}/patients`, { key: other.key, body: buildPatient(), signal: AbortSignal.timeout(HANG_MS) });
+        const created = await api.request('POST', `${PLATFORM}/patients`, {
+          key: other.key,
+          body: buildPatient(),
+          signal: AbortSignal.timeout(HANG_MS),
+        });
         statuses.push(created.status);
-        if (created.status === 201) statuses.push((await api.request('GET', `${PLATFORM}/patients/${created.body.id}`, { key: other.key, signal: AbortSignal.timeout(HANG_MS) })).status);
+        if (created.status === 201)
+          statuses.push(
+            (
+              await api.request('GET', `${PLATFORM}/patients/${created.body.id}`, {
+                key: other.key,
+                signal: AbortSignal.timeout(HANG_MS),
+              })
+            ).status,
+          );
       }
     })();
     return {
@@ -51,16 +63,28 @@ describe('platform: re-ingesting observations that exist', function () {
     it(`answers 200 with updated: ${count} for ${count} existing ids, twice, while another tenant is served`, async () => {
       const app = await appOf(api, tenant);
       const connectionId = await connectionOf(api, tenant, app, `reingest-${count}`, brandId);
-      const ingest = (body: unknown) => api.request('POST', `${PLATFORM}/connections/${connectionId}/observations`, { key: tenant.key, body, signal: AbortSignal.timeout(HANG_MS) });
+      const ingest = (body: unknown) =>
+        api.request('POST', `${PLATFORM}/connections/${connectionId}/observations`, {
+          key: tenant.key,
+          body,
+          signal: AbortSignal.timeout(HANG_MS),
+        });
       const resources = manyObservations(count);
       const first = await ingest(observationBundle(resources));
       expect(first.body).to.deep.equal({ ingested: count, updated: 0 });
-      const observations = api.mongo.db.collection<{ resourceId: string; firstIngestedAt: Date; resource: { note?: { text: string }[] } }>('observations');
-      const firstIngestedAt = (await observations.findOne({ connectionId, resourceId: resources[0]!.id as string }))!.firstIngestedAt;
+      const observations = api.mongo.db.collection<{
+        resourceId: string;
+        firstIngestedAt: Date;
+        resource: { note?: { text: string }[] };
+      }>('observations');
+      const firstIngestedAt = (await observations.findOne({ connectionId, resourceId: resources[0]!.id as string }))!
+        .firstIngestedAt;
 
       const traffic = otherTenantTraffic();
       for (const round of [1, 2]) {
-        const res = await ingest(observationBundle(resources.map((resource) => ({ ...resource, note: [{ text: `round ${round}` }] }))));
+        const res = await ingest(
+          observationBundle(resources.map((resource) => ({ ...resource, note: [{ text: `round ${round}` }] }))),
+        );
         expect(res.status, res.text).to.equal(200);
         expect(res.body).to.deep.equal({ ingested: 0, updated: count });
       }
@@ -69,7 +93,11 @@ describe('platform: re-ingesting observations that exist', function () {
       expect(statuses.filter((status) => status !== 201 && status !== 200)).to.deep.equal([]);
 
       // Readers see the last round at once; its replacements are written in place after the answer.
-      expect((await api.services.observations.current(connectionId)).every((doc) => (doc.resource as { note?: { text: string }[] }).note?.[0]?.text === 'round 2')).to.equal(true);
+      expect(
+        (await api.services.observations.current(connectionId)).every(
+          (doc) => (doc.resource as { note?: { text: string }[] }).note?.[0]?.text === 'round 2',
+        ),
+      ).to.equal(true);
       await api.services.observations.settled();
       const stored = await observations.find({ connectionId }).toArray();
       expect(stored).to.have.length(count);

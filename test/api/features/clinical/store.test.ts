@@ -267,7 +267,7 @@ describeStore<ObservationStore, ObservationRepository>(
       const totals = await seen(store().upsert(target, normalized(moved), T2), { date: ['eq2025-01-01'] });
       expect(
         [...totals].every((total) => total === 0 || total === 200),
-        `totals seen: ${[...totals]}`,
+        `totals seen: ${[...totals].join(', ')}`,
       ).to.equal(true);
       expect(totals).to.include(200);
     });

@@ -28,14 +28,20 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
   });
   after(() => api.close());
 
-  const initiate = (appUserId: string, key = app.pk, brand = brandId) => api.request('POST', `${SDK}/connect-sessions`, { key, body: { appUserId, brandId: brand } });
-  const complete = (id: string, key = tenant.key) => api.request('POST', `${PLATFORM}/connect-sessions/${id}/complete`, { key });
-  const probe = (appUserId: string, headers: Record<string, string> = {}, key = app.pk) => api.request('GET', `${SDK}/app-users/${encodeURIComponent(appUserId)}/lifecycle`, { key, headers });
-  const appUser = (appUserId: string, key = tenant.key) => api.request('GET', `${PLATFORM}/app-users/${encodeURIComponent(appUserId)}`, { key });
+  const initiate = (appUserId: string, key = app.pk, brand = brandId) =>
+    api.request('POST', `${SDK}/connect-sessions`, { key, body: { appUserId, brandId: brand } });
+  const complete = (id: string, key = tenant.key) =>
+    api.request('POST', `${PLATFORM}/connect-sessions/${id}/complete`, { key });
+  const probe = (appUserId: string, headers: Record<string, string> = {}, key = app.pk) =>
+    api.request('GET', `${SDK}/app-users/${encodeURIComponent(appUserId)}/lifecycle`, { key, headers });
+  const appUser = (appUserId: string, key = tenant.key) =>
+    api.request('GET', `${PLATFORM}/app-users/${encodeURIComponent(appUserId)}`, { key });
   // The clock stands still here, so events are told apart by id, not by time.
-  const events = async (accountId = tenant.accountId) => (await eventsOf(api.mongo.db, accountId)).map((e) => [e.type, e.data, e.id] as const);
+  const events = async (accountId = tenant.accountId) =>
+    (await eventsOf(api.mongo.db, accountId)).map((e) => [e.type, e.data, e.id] as const);
   const mark = async () => new Set((await events()).map(([, , id]) => id));
-  const since = async (seen: Set<string>) => (await events()).filter(([, , id]) => !seen.has(id)).map(([type, data]) => [type, data]);
+  const since = async (seen: Set<string>) =>
+    (await events()).filter(([, , id]) => !seen.has(id)).map(([type, data]) => [type, data]);
 
   it('takes a user from UNLINKED to LIMITED to ACTIVE, with the events of each step', async () => {
     const id = 'user:ada@example.org';
@@ -44,19 +50,31 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
 
     const started = await initiate(id);
     expect(started.status, started.text).to.equal(201);
-    expect(started.body).to.include({ appUserId: id, brandId, status: 'PENDING', expiresAt: '2026-11-23T09:30:00.000Z' });
+    expect(started.body).to.include({
+      appUserId: id,
+      brandId,
+      status: 'PENDING',
+      expiresAt: '2026-11-23T09:30:00.000Z',
+    });
     expect(started.headers.get('ratelimit-policy')).to.be.a('string');
     expect((await probe(id)).body.state).to.equal('LIMITED');
 
     const done = await complete(started.body.id);
     expect(done.status, done.text).to.equal(200);
-    expect(done.body.connection).to.include({ appUserId: id, appId: app.appId, brandId, createdAt: '2026-11-23T09:00:00.000Z' });
+    expect(done.body.connection).to.include({
+      appUserId: id,
+      appId: app.appId,
+      brandId,
+      createdAt: '2026-11-23T09:00:00.000Z',
+    });
     const connectionId = done.body.connection.id;
     expect((await probe(id)).body.state).to.equal('ACTIVE');
 
     const user = await appUser(id);
     expect(user.body).to.deep.include({ appUserId: id, state: 'ACTIVE', _version: '2' });
-    expect(user.body.connections).to.deep.equal([{ id: connectionId, appId: app.appId, brandId, createdAt: '2026-11-23T09:00:00.000Z' }]);
+    expect(user.body.connections).to.deep.equal([
+      { id: connectionId, appId: app.appId, brandId, createdAt: '2026-11-23T09:00:00.000Z' },
+    ]);
     expect(await since(before)).to.have.deep.members([
       ['app_user.limited', { appUserId: id, state: 'LIMITED' }],
       ['connection.created', { connectionId, appUserId: id, brandId }],
@@ -106,7 +124,7 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
     expect((await probe('bad id!')).status).to.equal(400);
   });
 
-  it('refuses to complete twice, after expiry, or another account\'s session', async () => {
+  it("refuses to complete twice, after expiry, or another account's session", async () => {
     const twice = await initiate('twice');
     expect((await complete(twice.body.id, other.key)).status).to.equal(404);
     expect((await complete(twice.body.id)).status).to.equal(200);
@@ -123,18 +141,28 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
 
   it('completes a session once when two completes race', async () => {
     const session = await initiate('racer');
-    const answers = await Promise.all([complete(session.body.id), complete(session.body.id), complete(session.body.id)]);
+    const answers = await Promise.all([
+      complete(session.body.id),
+      complete(session.body.id),
+      complete(session.body.id),
+    ]);
     expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 409, 409]);
     const user = await appUser('racer');
     expect(user.body.connections).to.have.length(1);
-    expect((await events()).filter(([type, data]) => type === 'connection.created' && (data as { appUserId: string }).appUserId === 'racer')).to.have.length(1);
+    expect(
+      (await events()).filter(
+        ([type, data]) => type === 'connection.created' && (data as { appUserId: string }).appUserId === 'racer',
+      ),
+    ).to.have.length(1);
   });
 
   it('never makes a second connection from one session: not after a revoke, nor when a complete died part-way', async () => {
     const session = await initiate('once-only');
     const first = await complete(session.body.id);
     expect(first.status).to.equal(200);
-    expect((await api.request('DELETE', `${PLATFORM}/connections/${first.body.connection.id}`, { key: tenant.key })).status).to.equal(204);
+    expect(
+      (await api.request('DELETE', `${PLATFORM}/connections/${first.body.connection.id}`, { key: tenant.key })).status,
+    ).to.equal(204);
     expect((await complete(session.body.id)).status).to.equal(409);
 
     // A complete that claimed its session and died before the user listed the connection: once the claim
@@ -142,7 +170,12 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
     const stalled = await initiate('taken-over');
     const sessions = api.mongo.db.collection('connect_sessions');
     const chosen = '0193a0c4-7b1e-7c1a-9d2e-3f4a5b6c7d8e';
-    await sessions.updateOne({ _id: stalled.body.id } as never, { $set: { status: 'COMPLETING', connectionId: chosen, claimUntil: new Date(clock.now().getTime() + 30_000) } });
+    await sessions.updateOne(
+      { _id: stalled.body.id },
+      {
+        $set: { status: 'COMPLETING', connectionId: chosen, claimUntil: new Date(clock.now().getTime() + 30_000) },
+      },
+    );
     expect((await complete(stalled.body.id)).status).to.equal(409); // its claim still stands
     clock.advance(31_000);
     const finished = await complete(stalled.body.id);
@@ -161,13 +194,17 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
     expect((await probe(id)).body.state).to.equal('ACTIVE');
     expect((await api.request('DELETE', `${PLATFORM}/connections/${first}`, { key: tenant.key })).status).to.equal(404);
     const before = await mark();
-    expect((await api.request('DELETE', `${PLATFORM}/connections/${second}`, { key: tenant.key })).status).to.equal(204);
+    expect((await api.request('DELETE', `${PLATFORM}/connections/${second}`, { key: tenant.key })).status).to.equal(
+      204,
+    );
     expect((await probe(id)).body.state).to.equal('LIMITED');
     expect(await since(before)).to.have.deep.members([
       ['connection.revoked', { connectionId: second, appUserId: id, brandId }],
       ['app_user.limited', { appUserId: id, state: 'LIMITED' }],
     ]);
-    expect((await api.request('DELETE', `${PLATFORM}/connections/not-a-uuid`, { key: tenant.key })).status).to.equal(404);
+    expect((await api.request('DELETE', `${PLATFORM}/connections/not-a-uuid`, { key: tenant.key })).status).to.equal(
+      404,
+    );
   });
 
   it('tombstones for good: every connection revoked, then nothing more', async () => {
@@ -186,9 +223,13 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
     expect((await initiate(id)).status).to.equal(409);
     expect((await complete(pending.body.id)).status).to.equal(409);
     expect((await appUser(id)).body).to.deep.include({ state: 'TOMBSTONED', connections: [] });
-    expect((await api.request('DELETE', `${PLATFORM}/connections/${connection}`, { key: tenant.key })).status).to.equal(404);
+    expect((await api.request('DELETE', `${PLATFORM}/connections/${connection}`, { key: tenant.key })).status).to.equal(
+      404,
+    );
     // A user never seen can be tombstoned too.
-    expect((await api.request('DELETE', `${PLATFORM}/app-users/never-seen-leaver`, { key: tenant.key })).status).to.equal(204);
+    expect(
+      (await api.request('DELETE', `${PLATFORM}/app-users/never-seen-leaver`, { key: tenant.key })).status,
+    ).to.equal(204);
     expect((await probe('never-seen-leaver')).body.state).to.equal('TOMBSTONED');
   });
 
@@ -197,26 +238,61 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
     await initiate(id);
     const current = await appUser(id);
     expect(current.headers.get('etag')).to.equal('"1"');
-    const stale = await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key, headers: { 'if-match': '"7"' } });
+    const stale = await api.request('DELETE', `${PLATFORM}/app-users/${id}`, {
+      key: tenant.key,
+      headers: { 'if-match': '"7"' },
+    });
     expect(stale.status).to.equal(412);
     expect((await probe(id)).body.state).to.equal('LIMITED');
-    expect((await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key, headers: { 'if-match': 'W/"1"' } })).status).to.equal(412);
-    expect((await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key, headers: { 'if-match': 'garbage' } })).status).to.equal(400);
-    expect((await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key, headers: { 'if-match': '"1"' } })).status).to.equal(204);
+    expect(
+      (
+        await api.request('DELETE', `${PLATFORM}/app-users/${id}`, {
+          key: tenant.key,
+          headers: { 'if-match': 'W/"1"' },
+        })
+      ).status,
+    ).to.equal(412);
+    expect(
+      (
+        await api.request('DELETE', `${PLATFORM}/app-users/${id}`, {
+          key: tenant.key,
+          headers: { 'if-match': 'garbage' },
+        })
+      ).status,
+    ).to.equal(400);
+    expect(
+      (await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key, headers: { 'if-match': '"1"' } }))
+        .status,
+    ).to.equal(204);
     expect((await probe(id)).body.state).to.equal('TOMBSTONED');
-    expect((await api.request('DELETE', `${PLATFORM}/app-users/never-seen-conditional`, { key: tenant.key, headers: { 'if-match': '"0"' } })).status).to.equal(204);
+    expect(
+      (
+        await api.request('DELETE', `${PLATFORM}/app-users/never-seen-conditional`, {
+          key: tenant.key,
+          headers: { 'if-match': '"0"' },
+        })
+      ).status,
+    ).to.equal(204);
   });
 
   it('ends a complete racing a tombstone in one consistent state', async () => {
     for (let round = 0; round < 5; round++) {
       const id = `race-${round}`;
       const session = await initiate(id);
-      await Promise.all([complete(session.body.id), api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key })]);
+      await Promise.all([
+        complete(session.body.id),
+        api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key }),
+      ]);
       const user = (await appUser(id)).body;
       expect(user).to.deep.include({ state: 'TOMBSTONED', connections: [] });
-      const mine = (await events()).filter(([, data]) => (data as { appUserId?: string }).appUserId === id).map(([type]) => type);
+      const mine = (await events())
+        .filter(([, data]) => (data as { appUserId?: string }).appUserId === id)
+        .map(([type]) => type);
       // Either the complete came first (created, then revoked by the tombstone) or the tombstone did (no connection).
-      expect([['app_user.activated', 'app_user.limited', 'app_user.tombstoned', 'connection.created', 'connection.revoked'], ['app_user.limited', 'app_user.tombstoned']]).to.deep.include(mine.sort());
+      expect([
+        ['app_user.activated', 'app_user.limited', 'app_user.tombstoned', 'connection.created', 'connection.revoked'],
+        ['app_user.limited', 'app_user.tombstoned'],
+      ]).to.deep.include(mine.sort());
     }
   });
 

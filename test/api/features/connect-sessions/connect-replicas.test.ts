@@ -27,7 +27,14 @@ describe('sdk: connect sessions across replicas', () => {
     const app = await appOf(primary, tenant);
     const brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
     const appUserId = `bucket-${Date.now()}`;
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? replica : primary).request('POST', '/api/sdk/v1/connect-sessions', { key: app.pk, body: { appUserId, brandId } })));
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        (i % 2 ? replica : primary).request('POST', '/api/sdk/v1/connect-sessions', {
+          key: app.pk,
+          body: { appUserId, brandId },
+        }),
+      ),
+    );
     const statuses = answers.map((a) => a.status);
     expect(statuses.filter((s) => s === 201)).to.have.length(10);
     expect(statuses.filter((s) => s === 429)).to.have.length(20);
@@ -37,16 +44,31 @@ describe('sdk: connect sessions across replicas', () => {
     // took theirs): a refused user takes none of them.
     expect(refused.headers.get('ratelimit')).to.match(/^"initiate";r=0;t=\d+, "initiate-key";r=(5\d|60)(;t=\d+)?$/);
     // Another user of the same account has a bucket of its own.
-    expect((await replica.request('POST', '/api/sdk/v1/connect-sessions', { key: app.pk, body: { appUserId: `${appUserId}-other`, brandId } })).status).to.equal(201);
+    expect(
+      (
+        await replica.request('POST', '/api/sdk/v1/connect-sessions', {
+          key: app.pk,
+          body: { appUserId: `${appUserId}-other`, brandId },
+        })
+      ).status,
+    ).to.equal(201);
   });
 
-  it('invalidates the other replica\'s probe cache when a transition happens', async () => {
+  it("invalidates the other replica's probe cache when a transition happens", async () => {
     const tenant = await primary.tenant();
     const app = await appOf(primary, tenant);
     const brandId = primary.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
-    const probe = async () => (await replica.request('GET', '/api/sdk/v1/app-users/cached-user/lifecycle', { key: app.pk })).body.state;
+    const probe = async () =>
+      (await replica.request('GET', '/api/sdk/v1/app-users/cached-user/lifecycle', { key: app.pk })).body.state;
     expect(await probe()).to.equal('UNLINKED'); // now cached on the replica
-    expect((await primary.request('POST', '/api/sdk/v1/connect-sessions', { key: app.pk, body: { appUserId: 'cached-user', brandId } })).status).to.equal(201);
+    expect(
+      (
+        await primary.request('POST', '/api/sdk/v1/connect-sessions', {
+          key: app.pk,
+          body: { appUserId: 'cached-user', brandId },
+        })
+      ).status,
+    ).to.equal(201);
     // Redis pub/sub carries the invalidation (the cache's TTL is a minute): wait for it, do not time it.
     await until('the replica to see LIMITED', async () => (await probe()) === 'LIMITED');
   });

@@ -19,7 +19,10 @@ describe('sdk: initiate limits, suspended apps and unusable keys', () => {
   let brandId: string;
 
   before(async () => {
-    api = await TestApi.start({ clock, env: { PORTICO_INITIATE_RATE_LIMIT: '3/60s', PORTICO_INITIATE_KEY_RATE_LIMIT: '6/60s' } });
+    api = await TestApi.start({
+      clock,
+      env: { PORTICO_INITIATE_RATE_LIMIT: '3/60s', PORTICO_INITIATE_KEY_RATE_LIMIT: '6/60s' },
+    });
     await publishTo(api, realSources());
     brandId = api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
     tenant = await api.tenant();
@@ -28,9 +31,14 @@ describe('sdk: initiate limits, suspended apps and unusable keys', () => {
   // A full minute between tests: every bucket is full again.
   beforeEach(() => clock.advance(61_000));
 
-  const initiate = (app: AppKeys, appUserId: unknown, brand = brandId) => api.request('POST', `${SDK}/connect-sessions`, { key: app.pk, body: { appUserId, brandId: brand } });
-  const fields = (res: Response) => ({ policy: res.headers.get('ratelimit-policy'), limit: res.headers.get('ratelimit') });
-  const remaining = (res: Response, policy: string) => Number(new RegExp(`"${policy}";r=(\\d+)`).exec(res.headers.get('ratelimit') ?? '')?.[1]);
+  const initiate = (app: AppKeys, appUserId: unknown, brand = brandId) =>
+    api.request('POST', `${SDK}/connect-sessions`, { key: app.pk, body: { appUserId, brandId: brand } });
+  const fields = (res: Response) => ({
+    policy: res.headers.get('ratelimit-policy'),
+    limit: res.headers.get('ratelimit'),
+  });
+  const remaining = (res: Response, policy: string) =>
+    Number(new RegExp(`"${policy}";r=(\\d+)`).exec(res.headers.get('ratelimit') ?? '')?.[1]);
 
   it('limits one publishable key across app users, and leaves another app’s key alone', async () => {
     const app = await appOf(api, tenant);
@@ -84,11 +92,22 @@ describe('sdk: initiate limits, suspended apps and unusable keys', () => {
     expect([remaining(conflict, 'initiate'), remaining(conflict, 'initiate-key')]).to.deep.equal([1, 4]);
     // A replayed answer takes nothing, and shows the buckets as they stand.
     const headers = { 'Idempotency-Key': `replayed-${Date.now()}` };
-    const first = await api.request('POST', `${SDK}/connect-sessions`, { key: app.pk, body: { appUserId: 'replayed', brandId }, headers });
-    const replay = await api.request('POST', `${SDK}/connect-sessions`, { key: app.pk, body: { appUserId: 'replayed', brandId }, headers });
+    const first = await api.request('POST', `${SDK}/connect-sessions`, {
+      key: app.pk,
+      body: { appUserId: 'replayed', brandId },
+      headers,
+    });
+    const replay = await api.request('POST', `${SDK}/connect-sessions`, {
+      key: app.pk,
+      body: { appUserId: 'replayed', brandId },
+      headers,
+    });
     expect([first.status, replay.status]).to.deep.equal([201, 201]);
     expect(replay.headers.get('idempotent-replayed')).to.equal('true');
-    expect([remaining(replay, 'initiate'), remaining(replay, 'initiate-key')]).to.deep.equal([remaining(first, 'initiate'), remaining(first, 'initiate-key')]);
+    expect([remaining(replay, 'initiate'), remaining(replay, 'initiate-key')]).to.deep.equal([
+      remaining(first, 'initiate'),
+      remaining(first, 'initiate-key'),
+    ]);
   });
 
   it('refuses a suspended app’s keys everywhere and its sessions’ completion, until it is active again', async () => {
@@ -96,7 +115,8 @@ describe('sdk: initiate limits, suspended apps and unusable keys', () => {
     const connectionId = await connectionOf(api, tenant, app, 'suspended-app-user', brandId);
     const pending = await initiate(app, 'waiting');
     expect(pending.status).to.equal(201);
-    const setStatus = async (status: string) => expect((await api.admin('PATCH', `/apps/${app.appId}`, { status })).status).to.equal(200);
+    const setStatus = async (status: string) =>
+      expect((await api.admin('PATCH', `/apps/${app.appId}`, { status })).status).to.equal(200);
     const statuses = async () => [
       (await initiate(app, 'someone')).status,
       (await api.request('GET', `${SDK}/app-users/waiting/lifecycle`, { key: app.pk })).status,
@@ -107,41 +127,77 @@ describe('sdk: initiate limits, suspended apps and unusable keys', () => {
     expect(await statuses()).to.deep.equal([401, 401, 401]);
     // Under an Idempotency-Key too: the 409 is not kept, so the same request succeeds once the app is active.
     const headers = { 'Idempotency-Key': `complete-${pending.body.id}` };
-    const complete = await api.request('POST', `/api/platform/v1/connect-sessions/${pending.body.id}/complete`, { key: tenant.key, headers });
+    const complete = await api.request('POST', `/api/platform/v1/connect-sessions/${pending.body.id}/complete`, {
+      key: tenant.key,
+      headers,
+    });
     expect(complete.status).to.equal(409);
     expect(complete.body.details).to.deep.equal({ appStatus: 'SUSPENDED' });
     await setStatus('ACTIVE');
     expect(await statuses()).to.deep.equal([201, 200, 200]);
-    expect((await api.request('POST', `/api/platform/v1/connect-sessions/${pending.body.id}/complete`, { key: tenant.key, headers })).status).to.equal(200);
+    expect(
+      (
+        await api.request('POST', `/api/platform/v1/connect-sessions/${pending.body.id}/complete`, {
+          key: tenant.key,
+          headers,
+        })
+      ).status,
+    ).to.equal(200);
   });
 
   it('answers an unknown, a revoked and a suspended key with one and the same 401', async () => {
     const suspendedAccount = await api.tenant();
     const ofSuspendedAccount = await appOf(api, suspendedAccount);
-    expect((await api.admin('PATCH', `/customer-accounts/${suspendedAccount.accountId}`, { status: 'SUSPENDED' })).status).to.equal(200);
+    expect(
+      (await api.admin('PATCH', `/customer-accounts/${suspendedAccount.accountId}`, { status: 'SUSPENDED' })).status,
+    ).to.equal(200);
     const ofSuspendedApp = await appOf(api, tenant);
     expect((await api.admin('PATCH', `/apps/${ofSuspendedApp.appId}`, { status: 'SUSPENDED' })).status).to.equal(200);
     const revokedApp = await appOf(api, tenant);
     const revokedKeyId = (await api.services.keys.findByHash(hashKey(revokedApp.pk)))!.keyId;
     expect((await api.admin('DELETE', `/api-keys/${revokedKeyId}`)).status).to.equal(204);
-    const keys = { unknown: generateKey('pk'), revoked: revokedApp.pk, suspendedAccount: ofSuspendedAccount.pk, suspendedApp: ofSuspendedApp.pk };
+    const keys = {
+      unknown: generateKey('pk'),
+      revoked: revokedApp.pk,
+      suspendedAccount: ofSuspendedAccount.pk,
+      suspendedApp: ofSuspendedApp.pk,
+    };
     const answers = new Set<string>();
     for (const [name, key] of Object.entries(keys)) {
-      for (const res of [await api.request('GET', `${SDK}/app-users/someone/lifecycle`, { key }), await api.request('POST', `${SDK}/connect-sessions`, { key, body: { appUserId: 'someone', brandId } })]) {
+      for (const res of [
+        await api.request('GET', `${SDK}/app-users/someone/lifecycle`, { key }),
+        await api.request('POST', `${SDK}/connect-sessions`, { key, body: { appUserId: 'someone', brandId } }),
+      ]) {
         expect(res.status, name).to.equal(401);
         const { requestId: _requestId, instance: _instance, ...body } = res.body as Record<string, unknown>;
-        answers.add(JSON.stringify({ body, challenge: res.headers.get('www-authenticate'), limits: res.headers.get('ratelimit') }));
+        answers.add(
+          JSON.stringify({
+            body,
+            challenge: res.headers.get('www-authenticate'),
+            limits: res.headers.get('ratelimit'),
+          }),
+        );
       }
     }
     // The apps' secret keys on the gateway (its node:http fast path, then Koa), the revoked app's ak_ revoked too.
     const revokedAk = (await api.services.keys.findByHash(hashKey(revokedApp.ak)))!.keyId;
     expect((await api.admin('DELETE', `/api-keys/${revokedAk}`)).status).to.equal(204);
-    const secretKeys = { unknown: generateKey('ak'), revoked: revokedApp.ak, suspendedAccount: ofSuspendedAccount.ak, suspendedApp: ofSuspendedApp.ak };
+    const secretKeys = {
+      unknown: generateKey('ak'),
+      revoked: revokedApp.ak,
+      suspendedAccount: ofSuspendedAccount.ak,
+      suspendedApp: ofSuspendedApp.ak,
+    };
     for (const [name, key] of Object.entries(secretKeys)) {
-      const res = await api.request('POST', `${SDK}/observations/_search`, { key, body: { connectionId: '00000000-0000-4000-8000-000000000000' } });
+      const res = await api.request('POST', `${SDK}/observations/_search`, {
+        key,
+        body: { connectionId: '00000000-0000-4000-8000-000000000000' },
+      });
       expect(res.status, `ak_ ${name}`).to.equal(401);
       const { requestId: _requestId, instance: _instance, ...body } = res.body as Record<string, unknown>;
-      answers.add(JSON.stringify({ body, challenge: res.headers.get('www-authenticate'), limits: res.headers.get('ratelimit') }));
+      answers.add(
+        JSON.stringify({ body, challenge: res.headers.get('www-authenticate'), limits: res.headers.get('ratelimit') }),
+      );
     }
     expect([...answers]).to.have.length(1);
   });
@@ -149,17 +205,24 @@ describe('sdk: initiate limits, suspended apps and unusable keys', () => {
   it('remembers an unknown key for a moment: the same made-up key again reads nothing', async () => {
     const key = generateKey('pk');
     // Counts the loads the key cache makes (each one database read).
-    const cache = (api.services.keys as unknown as { cache: { getOrLoad: (k: string, load: () => Promise<unknown>) => Promise<unknown> } }).cache;
+    const cache = (
+      api.services.keys as unknown as {
+        cache: { getOrLoad: (k: string, load: () => Promise<unknown>) => Promise<unknown> };
+      }
+    ).cache;
     const getOrLoad = cache.getOrLoad.bind(cache);
     let loads = 0;
     cache.getOrLoad = (k, load) => getOrLoad(k, () => ((loads += k === hashKey(key) ? 1 : 0), load()));
     const started = performance.now();
     try {
-      for (let i = 0; i < 20; i++) expect((await api.request('GET', `${SDK}/app-users/someone/lifecycle`, { key })).status).to.equal(401);
+      for (let i = 0; i < 20; i++)
+        expect((await api.request('GET', `${SDK}/app-users/someone/lifecycle`, { key })).status).to.equal(401);
     } finally {
       cache.getOrLoad = getOrLoad;
     }
     // One read, and one more for each time the memory of it ran out meanwhile (a slow machine).
-    expect(loads).to.be.at.least(1).and.at.most(1 + Math.floor((performance.now() - started) / KEY_MISS_TTL_MS));
+    expect(loads)
+      .to.be.at.least(1)
+      .and.at.most(1 + Math.floor((performance.now() - started) / KEY_MISS_TTL_MS));
   });
 });

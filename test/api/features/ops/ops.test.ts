@@ -74,7 +74,11 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
   it('/readyz answers a 503 problem naming what is down when a dependency does not answer', async () => {
     const withRedis = await TestApi.start({ redis: true });
     try {
-      expect((await withRedis.request('GET', '/readyz')).body.checks).to.deep.equal({ mongodb: true, redis: true, catalog: true });
+      expect((await withRedis.request('GET', '/readyz')).body.checks).to.deep.equal({
+        mongodb: true,
+        redis: true,
+        catalog: true,
+      });
       withRedis.redis!.disconnect();
       const res = await withRedis.request('GET', '/readyz');
       expect(res.status).to.equal(503);
@@ -90,7 +94,15 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
   describe('/metrics', () => {
     const ROUTE = '/api/platform/v1/patients/:id';
     const counterLine = (text: string) =>
-      text.split('\n').find((l) => l.startsWith('http_requests_total{') && l.includes(`route="${ROUTE}"`) && l.includes('method="GET"') && l.includes('status="200"'));
+      text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('http_requests_total{') &&
+            l.includes(`route="${ROUTE}"`) &&
+            l.includes('method="GET"') &&
+            l.includes('status="200"'),
+        );
 
     it('is the Prometheus text format with request counts and latencies by route template', async () => {
       const patient = await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() });
@@ -134,7 +146,8 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
       for (const { key, op } of operations) {
         expect(op.operationId, key).to.be.a('string').that.is.not.empty;
         expect(Object.keys(op.responses ?? {}), key).to.not.be.empty;
-        for (const [status, response] of Object.entries<any>(op.responses)) expect(response.description, `${key} ${status}`).to.be.a('string');
+        for (const [status, response] of Object.entries<any>(op.responses))
+          expect(response.description, `${key} ${status}`).to.be.a('string');
       }
       const ids = operations.map((o) => o.op.operationId);
       expect(new Set(ids).size).to.equal(ids.length);
@@ -156,20 +169,35 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
       const patch = doc.paths['/api/platform/v1/webhook-endpoints/{id}'].patch;
       const headers = patch.parameters.filter((p: any) => p.in === 'header').map((p: any) => p.name.toLowerCase());
       expect(headers).to.include.members(['if-match', 'idempotency-key']);
-      expect(Object.keys(patch.requestBody.content)).to.include.members(['application/merge-patch+json', 'application/json']);
+      expect(Object.keys(patch.requestBody.content)).to.include.members([
+        'application/merge-patch+json',
+        'application/json',
+      ]);
     });
 
     it('documents Idempotency-Key on every platform and admin POST, PATCH and DELETE', () => {
       const writes = operations.filter((o) => /^(POST|PATCH|DELETE) \/api\/(platform|admin)\//.test(o.key));
       expect(writes).to.not.be.empty;
       for (const { key, op } of writes) {
-        expect((op.parameters ?? []).map((p: any) => `${p.in}:${p.name.toLowerCase()}`), key).to.include('header:idempotency-key');
+        expect(
+          (op.parameters ?? []).map((p: any) => `${p.in}:${p.name.toLowerCase()}`),
+          key,
+        ).to.include('header:idempotency-key');
       }
     });
 
     it('defines the Problem schema with all eight fields, and it matches what the API sends', async () => {
       const problem = doc.components.schemas.Problem;
-      expect(problem.required).to.include.members(['type', 'title', 'status', 'detail', 'instance', 'code', 'details', 'retryable']);
+      expect(problem.required).to.include.members([
+        'type',
+        'title',
+        'status',
+        'detail',
+        'instance',
+        'code',
+        'details',
+        'retryable',
+      ]);
       const check = addFormats(new Ajv({ strict: false })).compile(problem);
       const sent = await api.request('GET', `/nowhere-${randomUUID()}`);
       expect(check(sent.body), JSON.stringify(check.errors)).to.equal(true);
@@ -190,7 +218,9 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
         }
       }
       expect(compiled).to.be.at.least(EXPECTED_OPERATIONS.filter((k) => /^(POST|PATCH) \/api\//.test(k)).length);
-      const patient = ajv.compile(doc.paths['/api/platform/v1/patients'].post.requestBody.content['application/json'].schema);
+      const patient = ajv.compile(
+        doc.paths['/api/platform/v1/patients'].post.requestBody.content['application/json'].schema,
+      );
       expect(patient(buildPatient())).to.equal(true);
       expect(patient({ ...buildPatient(), ssn: '123-45-6789' })).to.equal(false);
       expect(patient({ familyName: 'Doe' })).to.equal(false);
@@ -199,17 +229,25 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
     // Found by Schemathesis (test/fuzz/schemathesis.test.ts): schemas that were not JSON Schema 2020-12, and
     // parameters documented looser or stricter than the API checks them.
     it('has only JSON Schema 2020-12 in every parameter, request and response (OpenAPI 3.1)', () => {
-      const ajv = addFormats(new Ajv2020({ strict: false }) as unknown as Ajv);
+      const ajv = addFormats(new Ajv2020({ strict: false }));
       ajv.addSchema(doc.components.schemas.Problem, 'problem');
       let compiled = 0;
       for (const { key, op } of operations) {
         const schemas = [
           ...(op.parameters ?? []).map((p: any) => [`${p.in} ${p.name}`, p.schema]),
           ...Object.entries<any>(op.requestBody?.content ?? {}).map(([type, media]) => [`body ${type}`, media.schema]),
-          ...Object.entries<any>(op.responses).flatMap(([status, r]) => Object.entries<any>(r.content ?? {}).map(([type, media]) => [`${status} ${type}`, media.schema])),
+          ...Object.entries<any>(op.responses).flatMap(([status, r]) =>
+            Object.entries<any>(r.content ?? {}).map(([type, media]) => [`${status} ${type}`, media.schema]),
+          ),
         ];
         for (const [where, schema] of schemas) {
-          expect(() => ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('#/components/schemas/Problem', 'problem')) as object), `${key} ${where}`).to.not.throw();
+          expect(
+            () =>
+              ajv.compile(
+                JSON.parse(JSON.stringify(schema).replaceAll('#/components/schemas/Problem', 'problem')) as object,
+              ),
+            `${key} ${where}`,
+          ).to.not.throw();
           compiled++;
         }
       }
@@ -217,33 +255,85 @@ describe('ops: health, readiness, metrics and the OpenAPI document', () => {
     });
 
     it('documents query parameters with a default as optional, and the values the API takes', () => {
-      const parameter = (key: string, name: string) => operations.find((o) => o.key === key)!.op.parameters.find((p: any) => p.name === name);
-      for (const [key, name] of [['GET /api/platform/v1/webhook-endpoints', 'limit'], ['GET /api/sdk/v1/catalog/brands', 'limit'], ['GET /api/sdk/v1/catalog/brands/{brandId}/logo', 'size']]) {
+      const parameter = (key: string, name: string) =>
+        operations.find((o) => o.key === key)!.op.parameters.find((p: any) => p.name === name);
+      for (const [key, name] of [
+        ['GET /api/platform/v1/webhook-endpoints', 'limit'],
+        ['GET /api/sdk/v1/catalog/brands', 'limit'],
+        ['GET /api/sdk/v1/catalog/brands/{brandId}/logo', 'size'],
+      ]) {
         expect(parameter(key!, name!).required, `${key} ${name}`).to.equal(false);
       }
-      expect(parameter('GET /api/sdk/v1/catalog/brands/{brandId}/logo', 'size').schema.enum).to.deep.equal([64, 128, 256, 512]);
+      expect(parameter('GET /api/sdk/v1/catalog/brands/{brandId}/logo', 'size').schema.enum).to.deep.equal([
+        64, 128, 256, 512,
+      ]);
       const platform = new RegExp(parameter('GET /api/sdk/v1/catalog/brands', 'platform').schema.pattern);
       expect(['epic', 'EPIC', 'Practice_Fusion', 'other'].filter((p) => !platform.test(p))).to.deep.equal([]);
       expect(['epic-ish', 'EPICS', '', 'practice fusion'].filter((p) => platform.test(p))).to.deep.equal([]);
       const appUserId = new RegExp(parameter('GET /api/platform/v1/app-users/{appUserId}', 'appUserId').schema.pattern);
-      expect([appUserId.test('user-8f3a2c'), appUserId.test('a'.repeat(129)), appUserId.test('a b')]).to.deep.equal([true, false, false]);
+      expect([appUserId.test('user-8f3a2c'), appUserId.test('a'.repeat(129)), appUserId.test('a b')]).to.deep.equal([
+        true,
+        false,
+        false,
+      ]);
       const cursor = new RegExp(parameter('GET /api/sdk/v1/observations/_search', 'cursor').schema.pattern);
-      expect([cursor.test('eyJyIjoiYSJ9.c2ln-_'), cursor.test('0'), cursor.test('a.b.c')]).to.deep.equal([true, false, false]);
+      expect([cursor.test('eyJyIjoiYSJ9.c2ln-_'), cursor.test('0'), cursor.test('a.b.c')]).to.deep.equal([
+        true,
+        false,
+        false,
+      ]);
       for (const key of ['POST /api/sdk/v1/observations/_search', 'GET /api/sdk/v1/observations/_search']) {
-        expect(Object.keys(operations.find((o) => o.key === key)!.op.responses['200'].content), key).to.deep.equal(['application/fhir+json']);
+        expect(Object.keys(operations.find((o) => o.key === key)!.op.responses['200'].content), key).to.deep.equal([
+          'application/fhir+json',
+        ]);
       }
     });
 
     it('documents the If-Match and Idempotency-Key syntax the API enforces', async () => {
-      const header = (key: string, name: string) => new RegExp(operations.find((o) => o.key === key)!.op.parameters.find((p: any) => p.name === name).schema.pattern);
+      const header = (key: string, name: string) =>
+        new RegExp(
+          operations.find((o) => o.key === key)!.op.parameters.find((p: any) => p.name === name).schema.pattern,
+        );
       const ifMatch = header('DELETE /api/platform/v1/patients/{id}', 'If-Match');
-      for (const value of ['*', '"1"', 'W/"1"', '"1", "2"', '"a,b",W/"c"', '"1",', ', "1"', '"1",,"2"', '', '0', '1', '"1" "2"', 'W/1', '"1", ,', '**', '"a"b']) {
+      for (const value of [
+        '*',
+        '"1"',
+        'W/"1"',
+        '"1", "2"',
+        '"a,b",W/"c"',
+        '"1",',
+        ', "1"',
+        '"1",,"2"',
+        '',
+        '0',
+        '1',
+        '"1" "2"',
+        'W/1',
+        '"1", ,',
+        '**',
+        '"a"b',
+      ]) {
         expect(ifMatch.test(value), JSON.stringify(value)).to.equal(value === '' || parseTagList(value) !== undefined);
       }
       const idempotencyKey = header('POST /api/platform/v1/patients', 'Idempotency-Key');
-      for (const value of ['k', '"k"', 'a'.repeat(255), `"${'a'.repeat(255)}"`, '"', '""', 'a'.repeat(256), 'a b', 'é']) {
-        const res = await api.request('DELETE', `/api/platform/v1/patients/${randomUUID()}`, { key: tenant.key, headers: { 'Idempotency-Key': value } });
-        expect(idempotencyKey.test(value), JSON.stringify(value)).to.equal(!/Idempotency-Key/.test(res.body?.detail ?? ''));
+      for (const value of [
+        'k',
+        '"k"',
+        'a'.repeat(255),
+        `"${'a'.repeat(255)}"`,
+        '"',
+        '""',
+        'a'.repeat(256),
+        'a b',
+        'é',
+      ]) {
+        const res = await api.request('DELETE', `/api/platform/v1/patients/${randomUUID()}`, {
+          key: tenant.key,
+          headers: { 'Idempotency-Key': value },
+        });
+        expect(idempotencyKey.test(value), JSON.stringify(value)).to.equal(
+          !/Idempotency-Key/.test(res.body?.detail ?? ''),
+        );
       }
     });
   });

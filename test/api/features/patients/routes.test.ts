@@ -10,7 +10,8 @@ describe('platform: patients', () => {
   let other: Tenant;
   withTestApi((started) => ({ api, tenant, other } = started));
 
-  const create = (key: string, body: unknown = buildPatient()) => api.request('POST', '/api/platform/v1/patients', { key, body });
+  const create = (key: string, body: unknown = buildPatient()) =>
+    api.request('POST', '/api/platform/v1/patients', { key, body });
 
   describe('POST /patients', () => {
     it('creates a profile with Location, ETag and every given field', async () => {
@@ -71,7 +72,11 @@ describe('platform: patients', () => {
 
     it('rejects a body that is not an object', async () => {
       for (const raw of ['[]', '"text"', 'null', '42']) {
-        const res = await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, raw, headers: { 'content-type': 'application/json' } });
+        const res = await api.request('POST', '/api/platform/v1/patients', {
+          key: tenant.key,
+          raw,
+          headers: { 'content-type': 'application/json' },
+        });
         expect(res.status, raw).to.equal(400);
       }
     });
@@ -99,24 +104,44 @@ describe('platform: patients', () => {
     it('answers 304 with no body to a matching weak or strong tag, repeating the caching headers', async () => {
       const created = await create(tenant.key);
       for (const tag of ['"1"', 'W/"1"', '"7", W/"1"', '*']) {
-        const res = await api.request('GET', `/api/platform/v1/patients/${created.body.id}`, { key: tenant.key, headers: { 'if-none-match': tag } });
+        const res = await api.request('GET', `/api/platform/v1/patients/${created.body.id}`, {
+          key: tenant.key,
+          headers: { 'if-none-match': tag },
+        });
         expect(res.status, tag).to.equal(304);
         expect(res.text).to.equal('');
         expect(res.headers.get('etag')).to.equal('"1"');
         expect(res.headers.get('cache-control')).to.equal('private, no-cache');
         expect(res.headers.get('vary')).to.equal('Authorization');
       }
-      const miss = await api.request('GET', `/api/platform/v1/patients/${created.body.id}`, { key: tenant.key, headers: { 'if-none-match': '"2"' } });
+      const miss = await api.request('GET', `/api/platform/v1/patients/${created.body.id}`, {
+        key: tenant.key,
+        headers: { 'if-none-match': '"2"' },
+      });
       expect(miss.status).to.equal(200);
     });
 
     it('gives unknown, malformed and foreign ids the same 403', async () => {
       const foreign = await create(other.key);
       const answers = [];
-      for (const id of [randomUUID(), 'not-a-uuid', foreign.body.id, '../../etc/passwd', "' OR 1=1 --", 'x'.repeat(500)]) {
-        const res = await api.request('GET', `/api/platform/v1/patients/${encodeURIComponent(id)}`, { key: tenant.key });
+      for (const id of [
+        randomUUID(),
+        'not-a-uuid',
+        foreign.body.id,
+        '../../etc/passwd',
+        "' OR 1=1 --",
+        'x'.repeat(500),
+      ]) {
+        const res = await api.request('GET', `/api/platform/v1/patients/${encodeURIComponent(id)}`, {
+          key: tenant.key,
+        });
         expect(res.status, id).to.equal(403);
-        answers.push({ code: res.body.code, detail: res.body.detail, details: res.body.details, title: res.body.title });
+        answers.push({
+          code: res.body.code,
+          detail: res.body.detail,
+          details: res.body.details,
+          title: res.body.title,
+        });
       }
       expect(new Set(answers.map((a) => JSON.stringify(a))).size).to.equal(1);
     });
@@ -132,7 +157,9 @@ describe('platform: patients', () => {
     it('denies a revoked key with 401', async () => {
       const created = await create(tenant.key);
       const extra = await api.keyFor(tenant.accountId, ['patient:read']);
-      expect((await api.request('GET', `/api/platform/v1/patients/${created.body.id}`, { key: extra.key })).status).to.equal(200);
+      expect(
+        (await api.request('GET', `/api/platform/v1/patients/${created.body.id}`, { key: extra.key })).status,
+      ).to.equal(200);
       expect((await api.admin('DELETE', `/api-keys/${extra.keyId}`)).status).to.equal(204);
       const res = await api.request('GET', `/api/platform/v1/patients/${created.body.id}`, { key: extra.key });
       expect(res.status).to.equal(401);
@@ -149,18 +176,22 @@ describe('platform: patients', () => {
       expect(read.status).to.equal(404);
       expect(read.body.code).to.equal('NOT_FOUND');
       expect((await api.request('DELETE', path, { key: tenant.key })).status).to.equal(404);
-      const events = (await eventsOf(api.mongo.db, tenant.accountId)).filter((e) => e.data.patientId === created.body.id);
+      const events = (await eventsOf(api.mongo.db, tenant.accountId)).filter(
+        (e) => e.data.patientId === created.body.id,
+      );
       expect(events.map((e) => [e.type, e.status])).to.deep.equal([
         ['patient.created', 'pending'],
         ['patient.deleted', 'pending'],
       ]);
     });
 
-    it('cannot touch another tenant\'s patient (403) and leaves it intact', async () => {
+    it("cannot touch another tenant's patient (403) and leaves it intact", async () => {
       const foreign = await create(other.key);
       const res = await api.request('DELETE', `/api/platform/v1/patients/${foreign.body.id}`, { key: tenant.key });
       expect(res.status).to.equal(403);
-      expect((await api.request('GET', `/api/platform/v1/patients/${foreign.body.id}`, { key: other.key })).status).to.equal(200);
+      expect(
+        (await api.request('GET', `/api/platform/v1/patients/${foreign.body.id}`, { key: other.key })).status,
+      ).to.equal(200);
     });
   });
 });
@@ -170,31 +201,47 @@ describe('platform: patients — DELETE preconditions and races', () => {
   let api: TestApi;
   let tenant: Tenant;
   withTestApi((started) => ({ api, tenant } = started));
-  const createPatient = async () => (await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).body as { id: string };
+  const createPatient = async () =>
+    (await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).body as { id: string };
 
   it('honours If-Match (docs/api.md, "Rules every operation follows"): 412 for a stale or weak tag and nothing changes; 400 when malformed; 204 on a match', async () => {
     const { id } = await createPatient();
-    for (const [tag, status] of [['"7"', 412], ['W/"1"', 412], ['garbage', 400]] as const) {
+    for (const [tag, status] of [
+      ['"7"', 412],
+      ['W/"1"', 412],
+      ['garbage', 400],
+    ] as const) {
       const res = await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key, headers: { 'if-match': tag } });
       expect(res.status, tag).to.equal(status);
       expect((await api.request('GET', `${PATIENTS}/${id}`, { key: tenant.key })).status).to.equal(200);
     }
-    expect((await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key, headers: { 'if-match': '"1"' } })).status).to.equal(204);
+    expect(
+      (await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key, headers: { 'if-match': '"1"' } })).status,
+    ).to.equal(204);
   });
 
   it('checks authorization and existence before the precondition', async () => {
     const { id } = await createPatient();
     await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key });
-    expect((await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key, headers: { 'if-match': '"1"' } })).status).to.equal(404);
-    expect((await api.request('DELETE', `${PATIENTS}/${randomUUID()}`, { key: tenant.key, headers: { 'if-match': '"1"' } })).status).to.equal(403);
+    expect(
+      (await api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key, headers: { 'if-match': '"1"' } })).status,
+    ).to.equal(404);
+    expect(
+      (await api.request('DELETE', `${PATIENTS}/${randomUUID()}`, { key: tenant.key, headers: { 'if-match': '"1"' } }))
+        .status,
+    ).to.equal(403);
   });
 
   it('deletes once among parallel deletes, with one patient.deleted event', async () => {
     const { id } = await createPatient();
-    const answers = await Promise.all(Array.from({ length: 6 }, () => api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key })));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => api.request('DELETE', `${PATIENTS}/${id}`, { key: tenant.key })),
+    );
     expect(answers.filter((r) => r.status === 204)).to.have.length(1);
     expect(answers.filter((r) => r.status === 404)).to.have.length(5);
-    const events = (await eventsOf(api.mongo.db, tenant.accountId)).filter((e) => e.type === 'patient.deleted' && e.data.patientId === id);
+    const events = (await eventsOf(api.mongo.db, tenant.accountId)).filter(
+      (e) => e.type === 'patient.deleted' && e.data.patientId === id,
+    );
     expect(events).to.have.length(1);
   });
 

@@ -14,7 +14,6 @@ import { PatientService } from '../../../../api/src/features/patients/service.js
 import { ManualClock } from '../../../../testkit/clock.js';
 import { rejection } from '../../../../testkit/expect.js';
 
-
 describe('platform: patient service (unit, fake stores)', () => {
   let clock: ManualClock;
   let patients: FakePatientStore;
@@ -44,35 +43,54 @@ describe('platform: patient service (unit, fake stores)', () => {
     it('stores the profile at version 1 with its tenant tuple, and records patient.created with it', async () => {
       const principal = await tenant();
       const created = await service.create(principal, { givenName: 'Ada', familyName: 'Lovelace' });
-      expect(created).to.deep.include({ tenantId: principal.accountId, version: 1, deletedAt: null, createdAt: clock.now() });
+      expect(created).to.deep.include({
+        tenantId: principal.accountId,
+        version: 1,
+        deletedAt: null,
+        createdAt: clock.now(),
+      });
       expect(await patients.find(principal.accountId, created.id)).to.deep.equal(created);
-      expect(await tuples.subjects(principal.accountId, `patient:${created.id}`, 'tenant')).to.deep.equal([`customer_account:${principal.accountId}`]);
-      expect(outbox.committed.map((e) => [e.type, e.data])).to.deep.equal([['patient.created', { patientId: created.id }]]);
+      expect(await tuples.subjects(principal.accountId, `patient:${created.id}`, 'tenant')).to.deep.equal([
+        `customer_account:${principal.accountId}`,
+      ]);
+      expect(outbox.committed.map((e) => [e.type, e.data])).to.deep.equal([
+        ['patient.created', { patientId: created.id }],
+      ]);
     });
 
     it('refuses a birth date in the future, storing and emitting nothing', async () => {
       const principal = await tenant();
-      const error = await rejection(service.create(principal, { givenName: 'Ada', familyName: 'Lovelace', birthDate: '2026-11-21' }));
+      const error = await rejection(
+        service.create(principal, { givenName: 'Ada', familyName: 'Lovelace', birthDate: '2026-11-21' }),
+      );
       expect(error.status).to.equal(400);
       expect(error.details).to.have.nested.property('errors[0].name', 'birthDate');
       expect(outbox.committed).to.deep.equal([]);
-      expect(await service.create(principal, { givenName: 'Ada', familyName: 'Lovelace', birthDate: '2026-11-20' })).to.have.property('birthDate', '2026-11-20');
+      expect(
+        await service.create(principal, { givenName: 'Ada', familyName: 'Lovelace', birthDate: '2026-11-20' }),
+      ).to.have.property('birthDate', '2026-11-20');
     });
   });
 
   describe('get', () => {
-    it('returns the tenant\'s patient', async () => {
+    it("returns the tenant's patient", async () => {
       const principal = await tenant();
       const created = await service.create(principal, { givenName: 'Ada', familyName: 'Lovelace' });
       expect(await service.get(principal, created.id)).to.deep.equal(created);
     });
 
-    it('answers one uniform 403 for a malformed id, an unknown id and another tenant\'s patient', async () => {
+    it("answers one uniform 403 for a malformed id, an unknown id and another tenant's patient", async () => {
       const owner = await tenant();
       const caller = await tenant();
       const foreign = await service.create(owner, { givenName: 'Ada', familyName: 'Lovelace' });
-      const errors = await Promise.all(['not-a-uuid', randomUUID(), foreign.id].map((id) => rejection(service.get(caller, id))));
-      for (const error of errors) expect(error).to.include({ code: 'PLATFORM_ACCESS_DENIED', detail: ACCESS_DENIED_DETAIL }).and.have.property('details').that.deep.equals({});
+      const errors = await Promise.all(
+        ['not-a-uuid', randomUUID(), foreign.id].map((id) => rejection(service.get(caller, id))),
+      );
+      for (const error of errors)
+        expect(error)
+          .to.include({ code: 'PLATFORM_ACCESS_DENIED', detail: ACCESS_DENIED_DETAIL })
+          .and.have.property('details')
+          .that.deep.equals({});
     });
 
     it('denies a key whose account is suspended, even with the tuples in place', async () => {
@@ -96,7 +114,10 @@ describe('platform: patient service (unit, fake stores)', () => {
       const created = await service.create(principal, { givenName: 'Ada', familyName: 'Lovelace' });
       clock.advance(1000);
       await service.delete(principal, created.id, { kind: 'versions', versions: ['1'] });
-      expect(await patients.find(principal.accountId, created.id)).to.deep.include({ version: 2, deletedAt: clock.now() });
+      expect(await patients.find(principal.accountId, created.id)).to.deep.include({
+        version: 2,
+        deletedAt: clock.now(),
+      });
       expect(await rejection(service.delete(principal, created.id, undefined))).to.include({ code: 'NOT_FOUND' });
       expect(outbox.committed.map((e) => e.type)).to.deep.equal(['patient.created', 'patient.deleted']);
     });
@@ -108,7 +129,9 @@ describe('platform: patient service (unit, fake stores)', () => {
       expect(error).to.include({ code: 'PRECONDITION_FAILED' });
       expect(error.details).to.deep.equal({ currentVersion: '1' });
       expect(await patients.find(principal.accountId, created.id)).to.deep.include({ version: 1, deletedAt: null });
-      expect(await rejection(service.delete(principal, randomUUID(), { kind: 'versions', versions: ['7'] }))).to.include({ code: 'PLATFORM_ACCESS_DENIED' });
+      expect(
+        await rejection(service.delete(principal, randomUUID(), { kind: 'versions', versions: ['7'] })),
+      ).to.include({ code: 'PLATFORM_ACCESS_DENIED' });
     });
 
     it('gives up after losing five races with a retryable conflict that is never stored for replay', async () => {

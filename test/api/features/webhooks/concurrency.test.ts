@@ -6,7 +6,8 @@ import { buildEndpoint } from '../../../../testkit/factories.js';
 const BASE = '/api/platform/v1/webhook-endpoints';
 const N = 10;
 
-const outcomes = (responses: Response[]) => responses.map((r) => `${r.status}:${r.body?._version ?? r.body?.code ?? ''}`).join(' ');
+const outcomes = (responses: Response[]) =>
+  responses.map((r) => `${r.status}:${r.body?._version ?? r.body?.code ?? ''}`).join(' ');
 
 /** Every response is either an executed/replayed success or "still executing"; returns the successes. */
 function splitIdempotent(responses: Response[], success: number): { successes: Response[]; inUse: Response[] } {
@@ -18,10 +19,14 @@ function splitIdempotent(responses: Response[], success: number): { successes: R
     expect(res.headers.get('retry-after')).to.equal('1');
   }
   expect(successes.length, 'at least the executing request succeeds').to.be.greaterThan(0);
-  expect(successes.filter((r) => r.headers.get('idempotent-replayed') !== 'true'), 'exactly one execution').to.have.length(1);
+  expect(
+    successes.filter((r) => r.headers.get('idempotent-replayed') !== 'true'),
+    'exactly one execution',
+  ).to.have.length(1);
   for (const res of successes) {
     expect(res.text).to.equal(successes[0]!.text);
-    for (const header of ['etag', 'location', 'content-type']) expect(res.headers.get(header), header).to.equal(successes[0]!.headers.get(header));
+    for (const header of ['etag', 'location', 'content-type'])
+      expect(res.headers.get(header), header).to.equal(successes[0]!.headers.get(header));
   }
   return { successes, inUse };
 }
@@ -35,7 +40,8 @@ for (const redis of [false, true]) {
     });
     after(() => api.close());
 
-    const stored = (t: Tenant) => api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: t.accountId });
+    const stored = (t: Tenant) =>
+      api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: t.accountId });
     const create = async (t: Tenant) => {
       const res = await api.request('POST', BASE, { key: t.key, body: buildEndpoint({ description: 'v1' }) });
       expect(res.status).to.equal(201);
@@ -64,7 +70,13 @@ for (const redis of [false, true]) {
       const { id } = await create(t);
       const key = randomUUID();
       const responses = await Promise.all(
-        Array.from({ length: N }, () => api.request('PATCH', `${BASE}/${id}`, { key: t.key, body: { status: 'PAUSED', description: 'v2' }, headers: { 'idempotency-key': key } })),
+        Array.from({ length: N }, () =>
+          api.request('PATCH', `${BASE}/${id}`, {
+            key: t.key,
+            body: { status: 'PAUSED', description: 'v2' },
+            headers: { 'idempotency-key': key },
+          }),
+        ),
       );
       const { successes } = splitIdempotent(responses, 200);
       expect(successes[0]!.body).to.include({ _version: '2', status: 'PAUSED' });
@@ -75,7 +87,11 @@ for (const redis of [false, true]) {
       const t = await api.tenant();
       const { id } = await create(t);
       const key = randomUUID();
-      const responses = await Promise.all(Array.from({ length: N }, () => api.request('DELETE', `${BASE}/${id}`, { key: t.key, headers: { 'idempotency-key': key } })));
+      const responses = await Promise.all(
+        Array.from({ length: N }, () =>
+          api.request('DELETE', `${BASE}/${id}`, { key: t.key, headers: { 'idempotency-key': key } }),
+        ),
+      );
       const { successes } = splitIdempotent(responses, 204);
       for (const res of successes) expect(res.text).to.equal('');
       expect((await api.request('GET', `${BASE}/${id}`, { key: t.key })).status).to.equal(404);
@@ -85,11 +101,18 @@ for (const redis of [false, true]) {
       const t = await api.tenant();
       const { id } = await create(t);
       const responses = await Promise.all(
-        Array.from({ length: 8 }, (_, i) => api.request('PATCH', `${BASE}/${id}`, { key: t.key, body: { description: `writer ${i}` }, headers: { 'if-match': '"1"' } })),
+        Array.from({ length: 8 }, (_, i) =>
+          api.request('PATCH', `${BASE}/${id}`, {
+            key: t.key,
+            body: { description: `writer ${i}` },
+            headers: { 'if-match': '"1"' },
+          }),
+        ),
       );
       const winners = responses.filter((r) => r.status === 200);
       expect(winners, outcomes(responses)).to.have.length(1);
-      for (const res of responses.filter((r) => r.status !== 200)) expect(res.body.code).to.equal('PRECONDITION_FAILED');
+      for (const res of responses.filter((r) => r.status !== 200))
+        expect(res.body.code).to.equal('PRECONDITION_FAILED');
       const final = await api.request('GET', `${BASE}/${id}`, { key: t.key });
       expect(final.body._version).to.equal('2');
       expect(final.body.description).to.equal(winners[0]!.body.description);
@@ -98,7 +121,11 @@ for (const redis of [false, true]) {
     it('loses no update among 8 parallel unconditional PATCHes', async () => {
       const t = await api.tenant();
       const { id } = await create(t);
-      const responses = await Promise.all(Array.from({ length: 8 }, (_, i) => api.request('PATCH', `${BASE}/${id}`, { key: t.key, body: { description: `writer ${i}` } })));
+      const responses = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          api.request('PATCH', `${BASE}/${id}`, { key: t.key, body: { description: `writer ${i}` } }),
+        ),
+      );
       const ok = responses.filter((r) => r.status === 200);
       for (const res of responses) expect(res.status, res.text).to.be.oneOf([200, 409]);
       const versions = ok.map((r) => r.body._version);
@@ -111,8 +138,15 @@ for (const redis of [false, true]) {
     it('deletes once among 8 parallel DELETEs with If-Match "1"; the others find it gone (404)', async () => {
       const t = await api.tenant();
       const { id } = await create(t);
-      const responses = await Promise.all(Array.from({ length: 8 }, () => api.request('DELETE', `${BASE}/${id}`, { key: t.key, headers: { 'if-match': '"1"' } })));
-      expect(responses.filter((r) => r.status === 204), outcomes(responses)).to.have.length(1);
+      const responses = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          api.request('DELETE', `${BASE}/${id}`, { key: t.key, headers: { 'if-match': '"1"' } }),
+        ),
+      );
+      expect(
+        responses.filter((r) => r.status === 204),
+        outcomes(responses),
+      ).to.have.length(1);
       for (const res of responses.filter((r) => r.status !== 204)) expect(res.body.code).to.equal('NOT_FOUND');
     });
   });
@@ -138,18 +172,34 @@ describe('platform: webhook endpoints — idempotency across two replicas sharin
     const body = buildEndpoint();
     const key = randomUUID();
     const responses = await Promise.all(
-      Array.from({ length: N }, (_, i) => (i % 2 ? replica : primary).request('POST', BASE, { key: t.key, body, headers: { 'idempotency-key': key } })),
+      Array.from({ length: N }, (_, i) =>
+        (i % 2 ? replica : primary).request('POST', BASE, { key: t.key, body, headers: { 'idempotency-key': key } }),
+      ),
     );
     splitIdempotent(responses, 201);
-    expect(await primary.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: t.accountId })).to.equal(1);
+    expect(await primary.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: t.accountId })).to.equal(
+      1,
+    );
     const replay = await replica.request('POST', BASE, { key: t.key, body, headers: { 'idempotency-key': key } });
     expect(replay.headers.get('idempotent-replayed')).to.equal('true');
   });
 
   it('refuses the same key with another body on the other replica (422)', async () => {
     const key = randomUUID();
-    expect((await primary.request('POST', BASE, { key: tenant.key, body: buildEndpoint(), headers: { 'idempotency-key': key } })).status).to.equal(201);
-    const res = await replica.request('POST', BASE, { key: tenant.key, body: buildEndpoint(), headers: { 'idempotency-key': key } });
+    expect(
+      (
+        await primary.request('POST', BASE, {
+          key: tenant.key,
+          body: buildEndpoint(),
+          headers: { 'idempotency-key': key },
+        })
+      ).status,
+    ).to.equal(201);
+    const res = await replica.request('POST', BASE, {
+      key: tenant.key,
+      body: buildEndpoint(),
+      headers: { 'idempotency-key': key },
+    });
     expect(res.status).to.equal(422);
     expect(res.body.code).to.equal('IDEMPOTENCY_KEY_REUSED');
   });

@@ -19,7 +19,8 @@ describe('platform: webhook endpoints — If-Match preconditions', () => {
   const read = (id: string, owner: Tenant = tenant) => api.request('GET', `${BASE}/${id}`, { key: owner.key });
   const patch = (id: string, ifMatch: string, body: unknown = { description: 'after' }) =>
     api.request('PATCH', `${BASE}/${id}`, { key: tenant.key, body, headers: { 'if-match': ifMatch } });
-  const remove = (id: string, ifMatch: string) => api.request('DELETE', `${BASE}/${id}`, { key: tenant.key, headers: { 'if-match': ifMatch } });
+  const remove = (id: string, ifMatch: string) =>
+    api.request('DELETE', `${BASE}/${id}`, { key: tenant.key, headers: { 'if-match': ifMatch } });
   const expectPreconditionFailed = (res: Response, what: string) => {
     expect(res.status, what).to.equal(412);
     expect(res.headers.get('content-type'), what).to.match(/^application\/problem\+json/);
@@ -50,7 +51,11 @@ describe('platform: webhook endpoints — If-Match preconditions', () => {
 
     it('applies the change when a list of tags contains the current one', async () => {
       const { id } = await create();
-      for (const [header, version] of [['"7", "1"', '2'], ['W/"2","2"', '3'], ['"9",   "3"  , "4"', '4']] as const) {
+      for (const [header, version] of [
+        ['"7", "1"', '2'],
+        ['W/"2","2"', '3'],
+        ['"9",   "3"  , "4"', '4'],
+      ] as const) {
         const res = await patch(id, header, { description: `v${version}` });
         expect(res.status, header).to.equal(200);
         expect(res.body._version, header).to.equal(version);
@@ -59,7 +64,8 @@ describe('platform: webhook endpoints — If-Match preconditions', () => {
 
     it('never matches a weak tag: 412 and nothing changes', async () => {
       const { id } = await create();
-      for (const header of ['W/"1"', 'W/"1", W/"2"', '"5", W/"1"']) expectPreconditionFailed(await patch(id, header), header);
+      for (const header of ['W/"1"', 'W/"1", W/"2"', '"5", W/"1"'])
+        expectPreconditionFailed(await patch(id, header), header);
       await expectUntouched(id);
     });
 
@@ -84,7 +90,10 @@ describe('platform: webhook endpoints — If-Match preconditions', () => {
         const res = await patch(id, header);
         expect(res.status, header).to.equal(400);
         expect(res.body.code, header).to.equal('BAD_REQUEST');
-        expect(res.body.details.errors.map((e: { in: string; name: string }) => `${e.in}:${e.name}`), header).to.include('header:If-Match');
+        expect(
+          res.body.details.errors.map((e: { in: string; name: string }) => `${e.in}:${e.name}`),
+          header,
+        ).to.include('header:If-Match');
       }
       await expectUntouched(id);
     });
@@ -148,7 +157,10 @@ describe('platform: webhook endpoints — If-Match preconditions', () => {
       for (const header of ['abc', '"1', 'W/1']) {
         const res = await remove(id, header);
         expect(res.status, header).to.equal(400);
-        expect(res.body.details.errors.map((e: { name: string }) => e.name), header).to.include('If-Match');
+        expect(
+          res.body.details.errors.map((e: { name: string }) => e.name),
+          header,
+        ).to.include('If-Match');
       }
       await expectUntouched(id);
     });
@@ -176,7 +188,11 @@ describe('platform: webhook endpoints — entity tags with commas', () => {
 
   it('accepts If-Match tags whose opaque part contains a comma', async () => {
     const created = await api.request('POST', BASE, { key: tenant.key, body: buildEndpoint() });
-    const res = await api.request('PATCH', `${BASE}/${created.body.id}`, { key: tenant.key, body: { description: 'x' }, headers: { 'if-match': '"a,b", "1"' } });
+    const res = await api.request('PATCH', `${BASE}/${created.body.id}`, {
+      key: tenant.key,
+      body: { description: 'x' },
+      headers: { 'if-match': '"a,b", "1"' },
+    });
     expect(res.status).to.equal(200);
   });
 });

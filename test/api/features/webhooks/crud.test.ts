@@ -6,14 +6,25 @@ import { webhookClient, withoutSecret } from '../../../../testkit/webhooks.js';
 
 const BASE = '/api/platform/v1/webhook-endpoints';
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const ALL_EVENT_TYPES = ['patient.created', 'patient.deleted', 'app_user.limited', 'app_user.activated', 'app_user.tombstoned', 'connection.created', 'connection.revoked'];
+const ALL_EVENT_TYPES = [
+  'patient.created',
+  'patient.deleted',
+  'app_user.limited',
+  'app_user.activated',
+  'app_user.tombstoned',
+  'connection.created',
+  'connection.revoked',
+];
 
 describe('platform: webhook endpoints — create, read, delete', () => {
   let api: TestApi;
   let tenant: Tenant;
   withTestApi((started) => ({ api, tenant } = started));
 
-  const { create, get, patch, listAll } = webhookClient(() => api, () => tenant.key);
+  const { create, get, patch, listAll } = webhookClient(
+    () => api,
+    () => tenant.key,
+  );
 
   describe('POST /webhook-endpoints', () => {
     it('creates an ACTIVE endpoint with Location, ETag "1", the contract fields and a signing secret', async () => {
@@ -99,7 +110,8 @@ describe('platform: webhook endpoints — create, read, delete', () => {
         const res = await get(created.body.id, { 'if-none-match': tag });
         expect(res.status, tag).to.equal(304);
         expect(res.text, tag).to.equal('');
-        for (const header of ['etag', 'cache-control', 'vary']) expect(res.headers.get(header), `${tag} ${header}`).to.equal(full.headers.get(header));
+        for (const header of ['etag', 'cache-control', 'vary'])
+          expect(res.headers.get(header), `${tag} ${header}`).to.equal(full.headers.get(header));
       }
       for (const tag of ['"2"', 'W/"2"', '"11"']) {
         const res = await get(created.body.id, { 'if-none-match': tag });
@@ -121,7 +133,14 @@ describe('platform: webhook endpoints — create, read, delete', () => {
       const deleted = await create();
       expect((await api.request('DELETE', `${BASE}/${deleted.body.id}`, { key: tenant.key })).status).to.equal(204);
       const answers = [];
-      for (const id of [randomUUID(), 'not-a-uuid', deleted.body.id, '..%2F..%2Fpatients', "'%20OR%201%3D1%20--", 'x'.repeat(500)]) {
+      for (const id of [
+        randomUUID(),
+        'not-a-uuid',
+        deleted.body.id,
+        '..%2F..%2Fpatients',
+        "'%20OR%201%3D1%20--",
+        'x'.repeat(500),
+      ]) {
         const res = await get(id);
         expect(res.status, id).to.equal(404);
         expect(res.headers.get('content-type'), id).to.match(/^application\/problem\+json/);
@@ -173,7 +192,9 @@ describe('platform: webhook endpoints — create, read, delete', () => {
       expect(res.headers.get('location')).to.equal(href);
       expect(res.body._links.self.href).to.equal(href);
       const list = await hosted.request('GET', BASE, { key: owner.key });
-      expect(list.body._links.self.href).to.match(/^https:\/\/api\.portico\.example\/api\/platform\/v1\/webhook-endpoints/);
+      expect(list.body._links.self.href).to.match(
+        /^https:\/\/api\.portico\.example\/api\/platform\/v1\/webhook-endpoints/,
+      );
       expect(list.body.data[0]._links.self.href).to.equal(href);
     });
   });
@@ -185,6 +206,8 @@ describe('platform: webhook endpoints — odd ids', () => {
   withTestApi((started) => ({ api, tenant } = started));
 
   it('answers a very long id with 404', async () => {
-    expect((await api.request('GET', `/api/platform/v1/webhook-endpoints/${'x'.repeat(3000)}`, { key: tenant.key })).status).to.equal(404);
+    expect(
+      (await api.request('GET', `/api/platform/v1/webhook-endpoints/${'x'.repeat(3000)}`, { key: tenant.key })).status,
+    ).to.equal(404);
   });
 });

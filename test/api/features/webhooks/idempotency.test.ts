@@ -7,7 +7,13 @@ import { buildEndpoint } from '../../../../testkit/factories.js';
 const BASE = '/api/platform/v1/webhook-endpoints';
 
 /** node:http, because fetch folds repeated headers into one. */
-function postWithRepeatedHeader(api: TestApi, key: string, name: string, values: string[], body: unknown): Promise<number> {
+function postWithRepeatedHeader(
+  api: TestApi,
+  key: string,
+  name: string,
+  values: string[],
+  body: unknown,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${api.url}${BASE}`, { method: 'POST' }, (res) => {
       res.resume();
@@ -27,9 +33,14 @@ for (const redis of [false, true]) {
     let tenant: Tenant;
     withTestApi((started) => ({ api, tenant } = started), { redis });
 
-    const post = (body: unknown, idempotencyKey: string, key = tenant.key) => api.request('POST', BASE, { key, body, headers: { 'idempotency-key': idempotencyKey } });
-    const stored = (t: Tenant = tenant) => api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: t.accountId });
-    const create = async () => (await api.request('POST', BASE, { key: tenant.key, body: buildEndpoint({ description: 'v1' }) })).body as { id: string };
+    const post = (body: unknown, idempotencyKey: string, key = tenant.key) =>
+      api.request('POST', BASE, { key, body, headers: { 'idempotency-key': idempotencyKey } });
+    const stored = (t: Tenant = tenant) =>
+      api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: t.accountId });
+    const create = async () =>
+      (await api.request('POST', BASE, { key: tenant.key, body: buildEndpoint({ description: 'v1' }) })).body as {
+        id: string;
+      };
 
     it('replays a create byte-for-byte with Idempotent-Replayed, creating one endpoint', async () => {
       const t = await api.tenant();
@@ -42,7 +53,8 @@ for (const redis of [false, true]) {
       expect(again.status).to.equal(201);
       expect(again.headers.get('idempotent-replayed')).to.equal('true');
       expect(again.text).to.equal(first.text);
-      for (const header of ['etag', 'location', 'content-type']) expect(again.headers.get(header), header).to.equal(first.headers.get(header));
+      for (const header of ['etag', 'location', 'content-type'])
+        expect(again.headers.get(header), header).to.equal(first.headers.get(header));
       expect(await stored(t)).to.equal(1);
     });
 
@@ -71,18 +83,27 @@ for (const redis of [false, true]) {
     it('refuses the same key on another operation (422)', async () => {
       const key = randomUUID();
       const created = await post(buildEndpoint(), key);
-      const del = await api.request('DELETE', `${BASE}/${created.body.id}`, { key: tenant.key, headers: { 'idempotency-key': key } });
+      const del = await api.request('DELETE', `${BASE}/${created.body.id}`, {
+        key: tenant.key,
+        headers: { 'idempotency-key': key },
+      });
       expect(del.status).to.equal(422);
       expect(del.body.code).to.equal('IDEMPOTENCY_KEY_REUSED');
       expect((await api.request('GET', `${BASE}/${created.body.id}`, { key: tenant.key })).status).to.equal(200);
     });
 
-    it('replays a DELETE\'s 204 instead of answering 404 the second time', async () => {
+    it("replays a DELETE's 204 instead of answering 404 the second time", async () => {
       const { id } = await create();
       const key = randomUUID();
-      const first = await api.request('DELETE', `${BASE}/${id}`, { key: tenant.key, headers: { 'idempotency-key': key } });
+      const first = await api.request('DELETE', `${BASE}/${id}`, {
+        key: tenant.key,
+        headers: { 'idempotency-key': key },
+      });
       expect(first.status).to.equal(204);
-      const again = await api.request('DELETE', `${BASE}/${id}`, { key: tenant.key, headers: { 'idempotency-key': key } });
+      const again = await api.request('DELETE', `${BASE}/${id}`, {
+        key: tenant.key,
+        headers: { 'idempotency-key': key },
+      });
       expect(again.status).to.equal(204);
       expect(again.text).to.equal('');
       expect(again.headers.get('idempotent-replayed')).to.equal('true');
@@ -103,30 +124,51 @@ for (const redis of [false, true]) {
     it('replays a stored 412 even after the tag it named has become current', async () => {
       const { id } = await create();
       const key = randomUUID();
-      const send = () => api.request('PATCH', `${BASE}/${id}`, { key: tenant.key, body: { description: 'guarded' }, headers: { 'idempotency-key': key, 'if-match': '"2"' } });
+      const send = () =>
+        api.request('PATCH', `${BASE}/${id}`, {
+          key: tenant.key,
+          body: { description: 'guarded' },
+          headers: { 'idempotency-key': key, 'if-match': '"2"' },
+        });
       const first = await send();
       expect(first.status).to.equal(412);
-      expect((await api.request('PATCH', `${BASE}/${id}`, { key: tenant.key, body: { status: 'PAUSED' } })).body._version).to.equal('2');
+      expect(
+        (await api.request('PATCH', `${BASE}/${id}`, { key: tenant.key, body: { status: 'PAUSED' } })).body._version,
+      ).to.equal('2');
       const again = await send();
       expect(again.status).to.equal(412);
       expect(again.headers.get('idempotent-replayed')).to.equal('true');
       expect(again.text).to.equal(first.text);
-      expect((await api.request('GET', `${BASE}/${id}`, { key: tenant.key })).body).to.include({ _version: '2', description: 'v1' });
+      expect((await api.request('GET', `${BASE}/${id}`, { key: tenant.key })).body).to.include({
+        _version: '2',
+        description: 'v1',
+      });
     });
 
     it('replays a PATCH without applying it again', async () => {
       const { id } = await create();
       const key = randomUUID();
-      const send = () => api.request('PATCH', `${BASE}/${id}`, { key: tenant.key, body: { description: 'once' }, headers: { 'idempotency-key': key } });
+      const send = () =>
+        api.request('PATCH', `${BASE}/${id}`, {
+          key: tenant.key,
+          body: { description: 'once' },
+          headers: { 'idempotency-key': key },
+        });
       const first = await send();
       expect(first.body._version).to.equal('2');
-      expect((await api.request('PATCH', `${BASE}/${id}`, { key: tenant.key, body: { description: 'later' } })).body._version).to.equal('3');
+      expect(
+        (await api.request('PATCH', `${BASE}/${id}`, { key: tenant.key, body: { description: 'later' } })).body
+          ._version,
+      ).to.equal('3');
       const again = await send();
       expect(again.status).to.equal(200);
       expect(again.headers.get('idempotent-replayed')).to.equal('true');
       expect(again.headers.get('etag')).to.equal('"2"');
       expect(again.text).to.equal(first.text);
-      expect((await api.request('GET', `${BASE}/${id}`, { key: tenant.key })).body).to.include({ _version: '3', description: 'later' });
+      expect((await api.request('GET', `${BASE}/${id}`, { key: tenant.key })).body).to.include({
+        _version: '3',
+        description: 'later',
+      });
     });
 
     it('does not store requests rejected as invalid, so the key stays usable', async () => {
@@ -144,9 +186,17 @@ for (const redis of [false, true]) {
       const t = await api.tenant();
       const key = randomUUID();
       const raw = JSON.stringify(buildEndpoint());
-      const refused = await api.request('POST', BASE, { key: t.key, raw, headers: { 'content-type': 'text/plain', 'idempotency-key': key } });
+      const refused = await api.request('POST', BASE, {
+        key: t.key,
+        raw,
+        headers: { 'content-type': 'text/plain', 'idempotency-key': key },
+      });
       expect(refused.status).to.equal(415);
-      const res = await api.request('POST', BASE, { key: t.key, raw, headers: { 'content-type': 'application/json', 'idempotency-key': key } });
+      const res = await api.request('POST', BASE, {
+        key: t.key,
+        raw,
+        headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      });
       expect(res.status).to.equal(201);
       expect(res.headers.get('idempotent-replayed')).to.equal(null);
     });
@@ -173,7 +223,9 @@ for (const redis of [false, true]) {
         expect(res.body.code).to.equal('BAD_REQUEST');
         expect(res.body.details.errors.map((e: { name: string }) => e.name)).to.include('Idempotency-Key');
       }
-      expect(await postWithRepeatedHeader(api, t.key, 'Idempotency-Key', [randomUUID(), randomUUID()], buildEndpoint())).to.equal(400);
+      expect(
+        await postWithRepeatedHeader(api, t.key, 'Idempotency-Key', [randomUUID(), randomUUID()], buildEndpoint()),
+      ).to.equal(400);
       expect(await stored(t)).to.equal(0);
       expect((await post(buildEndpoint(), 'k'.repeat(255), t.key)).status).to.equal(201);
     });

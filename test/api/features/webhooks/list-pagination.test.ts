@@ -15,7 +15,9 @@ async function createMany(api: TestApi, tenant: Tenant, count: number, batch = 2
   const ids: string[] = [];
   for (let done = 0; done < count; done += batch) {
     const size = Math.min(batch, count - done);
-    const responses = await Promise.all(Array.from({ length: size }, () => api.request('POST', BASE, { key: tenant.key, body: buildEndpoint() })));
+    const responses = await Promise.all(
+      Array.from({ length: size }, () => api.request('POST', BASE, { key: tenant.key, body: buildEndpoint() })),
+    );
     for (const res of responses) {
       expect(res.status, res.text).to.equal(201);
       ids.push(res.body.id);
@@ -53,7 +55,10 @@ describe('platform: webhook endpoints — list and pagination', () => {
     const pages: Response[] = [];
     let cursor: string | null = null;
     do {
-      const params = new URLSearchParams({ ...(limit !== undefined && { limit: String(limit) }), ...(cursor !== null && { cursor }) });
+      const params = new URLSearchParams({
+        ...(limit !== undefined && { limit: String(limit) }),
+        ...(cursor !== null && { cursor }),
+      });
       const page = await list(t, `?${params.toString()}`);
       expect(page.status, page.text).to.equal(200);
       pages.push(page);
@@ -84,7 +89,9 @@ describe('platform: webhook endpoints — list and pagination', () => {
 
   it('lists full representations without the secret, and a self link that reproduces the page', async () => {
     const page = await list(tenant, `?limit=5&cursor=${encodeURIComponent(firstCursor)}`);
-    expect(page.body._links.self.href).to.be.a('string').and.match(/^\/api\/platform\/v1\/webhook-endpoints/);
+    expect(page.body._links.self.href)
+      .to.be.a('string')
+      .and.match(/^\/api\/platform\/v1\/webhook-endpoints/);
     const again = await api.request('GET', page.body._links.self.href, { key: tenant.key });
     expect(again.body.data).to.deep.equal(page.body.data);
     const one = page.body.data[0];
@@ -98,7 +105,11 @@ describe('platform: webhook endpoints — list and pagination', () => {
     const { items } = await walk(t, 7, () => createMany(api, t, 3, 3));
     const seen = items.map((e) => e.id);
     expect(new Set(seen).size, 'no duplicates').to.equal(seen.length);
-    for (const id of before) expect(seen.filter((s) => s === id), id).to.have.length(1);
+    for (const id of before)
+      expect(
+        seen.filter((s) => s === id),
+        id,
+      ).to.have.length(1);
     expectNewestFirst(items);
   });
 
@@ -115,7 +126,11 @@ describe('platform: webhook endpoints — list and pagination', () => {
     } while (cursor !== null);
     const seen = pages.flat().map((e) => e.id);
     expect(new Set(seen).size, 'no duplicates').to.equal(seen.length);
-    for (const id of before) expect(seen.filter((s) => s === id), id).to.have.length(1);
+    for (const id of before)
+      expect(
+        seen.filter((s) => s === id),
+        id,
+      ).to.have.length(1);
   });
 
   it('skips endpoints deleted during the walk and still returns every other one once', async () => {
@@ -129,10 +144,14 @@ describe('platform: webhook endpoints — list and pagination', () => {
     });
     const seen = items.map((e) => e.id);
     expect(new Set(seen).size).to.equal(seen.length);
-    for (const id of created.filter((c) => !doomed.includes(c))) expect(seen.filter((s) => s === id), id).to.have.length(1);
+    for (const id of created.filter((c) => !doomed.includes(c)))
+      expect(
+        seen.filter((s) => s === id),
+        id,
+      ).to.have.length(1);
   });
 
-  it('never lists another account\'s endpoints', async () => {
+  it("never lists another account's endpoints", async () => {
     const mine = (await walk(tenant, 100)).items.map((e) => e.id);
     const theirs = (await walk(other, 100)).items.map((e) => e.id);
     expect(theirs).to.have.length(3);
@@ -149,13 +168,28 @@ describe('platform: webhook endpoints — list and pagination', () => {
     expect(hundred.body.pagination).to.deep.equal({ nextCursor: null, hasMore: false });
   });
 
-  for (const query of ['limit=0', 'limit=101', 'limit=-1', 'limit=1.5', 'limit=abc', 'limit=1e1', 'limit=', 'limit=10&limit=10', 'limit=%2B5', 'limit=0x0A', 'limit=%2010', 'limit=99999999999']) {
+  for (const query of [
+    'limit=0',
+    'limit=101',
+    'limit=-1',
+    'limit=1.5',
+    'limit=abc',
+    'limit=1e1',
+    'limit=',
+    'limit=10&limit=10',
+    'limit=%2B5',
+    'limit=0x0A',
+    'limit=%2010',
+    'limit=99999999999',
+  ]) {
     it(`refuses ${query} with 400 naming limit (never clamped)`, async () => {
       const res = await list(tenant, `?${query}`);
       expect(res.status, res.text).to.equal(400);
       expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
       expect(res.body).to.include({ code: 'BAD_REQUEST', status: 400 });
-      expect(res.body.details.errors.map((e: { in: string; name: string }) => `${e.in}:${e.name}`)).to.include('query:limit');
+      expect(res.body.details.errors.map((e: { in: string; name: string }) => `${e.in}:${e.name}`)).to.include(
+        'query:limit',
+      );
     });
   }
 
@@ -165,7 +199,10 @@ describe('platform: webhook endpoints — list and pagination', () => {
       const res = await list(t, `?limit=10&cursor=${encodeURIComponent(cursor)}`);
       expect(res.status, `${what}: ${res.text}`).to.equal(400);
       expect(res.body.code, what).to.equal('BAD_REQUEST');
-      expect(res.body.details.errors.map((e: { name: string }) => e.name), what).to.include('cursor');
+      expect(
+        res.body.details.errors.map((e: { name: string }) => e.name),
+        what,
+      ).to.include('cursor');
     };
 
     it('refuses tampered, truncated and invented cursors with 400', async () => {
@@ -180,7 +217,10 @@ describe('platform: webhook endpoints — list and pagination', () => {
         ['a.b', 'a.b'],
         ['an empty string', ''],
         ['only a dot', '.'],
-        ['a re-encoded payload with the old signature', `${Buffer.from(Buffer.from(payload, 'base64url').toString().replace(/"i":"/, '"i":"f')).toString('base64url')}.${signature}`],
+        [
+          'a re-encoded payload with the old signature',
+          `${Buffer.from(Buffer.from(payload, 'base64url').toString().replace(/"i":"/, '"i":"f')).toString('base64url')}.${signature}`,
+        ],
       ];
       for (const [what, cursor] of tampered) await expectCursorRefused(tenant, cursor, what);
     });
@@ -199,9 +239,21 @@ describe('platform: webhook endpoints — list and pagination', () => {
         ['another route', codec.encode({ route: 'other.route', accountId: tenant.accountId }, position)],
         ['the patients route', codec.encode({ route: 'patients.list', accountId: tenant.accountId }, position)],
         ['this route for another account', codec.encode({ route, accountId: other.accountId }, position)],
-        ['a position that is not a date', codec.encode({ route, accountId: tenant.accountId }, { c: 'yesterday', i: 'x' })],
-        ['a position without an id', codec.encode({ route, accountId: tenant.accountId }, { c: new Date().toISOString() })],
-        ['an operator object in the position', codec.encode({ route, accountId: tenant.accountId }, { c: { $gt: '' }, i: { $ne: null } } as unknown as Record<string, string>)],
+        [
+          'a position that is not a date',
+          codec.encode({ route, accountId: tenant.accountId }, { c: 'yesterday', i: 'x' }),
+        ],
+        [
+          'a position without an id',
+          codec.encode({ route, accountId: tenant.accountId }, { c: new Date().toISOString() }),
+        ],
+        [
+          'an operator object in the position',
+          codec.encode({ route, accountId: tenant.accountId }, {
+            c: { $gt: '' },
+            i: { $ne: null },
+          } as unknown as Record<string, string>),
+        ],
       ];
       for (const [what, cursor] of forged) await expectCursorRefused(tenant, cursor, what);
     });

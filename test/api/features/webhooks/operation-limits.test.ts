@@ -12,9 +12,20 @@ describe('platform: limits on webhook test events and recovers', () => {
   const clock = new ManualClock(new Date('2026-11-20T10:00:00.000Z'));
   withTestApi((started) => ({ api, tenant } = started), { clock, env: { PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS: 'true' } });
 
-  const endpoint = async () => (await api.request('POST', WEBHOOKS, { key: tenant.key, body: { url: 'http://127.0.0.1:9999/in', eventTypes: ['patient.created'] } })).body.id as string;
+  const endpoint = async () =>
+    (
+      await api.request('POST', WEBHOOKS, {
+        key: tenant.key,
+        body: { url: 'http://127.0.0.1:9999/in', eventTypes: ['patient.created'] },
+      })
+    ).body.id as string;
   const test = (id: string) => api.request('POST', `${WEBHOOKS}/${id}/test`, { key: tenant.key });
-  const recover = (id: string, headers: Record<string, string> = {}) => api.request('POST', `${WEBHOOKS}/${id}/recover`, { key: tenant.key, body: { since: new Date(clock.now().getTime() - 3_600_000).toISOString() }, headers });
+  const recover = (id: string, headers: Record<string, string> = {}) =>
+    api.request('POST', `${WEBHOOKS}/${id}/recover`, {
+      key: tenant.key,
+      body: { since: new Date(clock.now().getTime() - 3_600_000).toISOString() },
+      headers,
+    });
 
   it('takes 10 test events a minute per endpoint, then 429 with Retry-After and the RateLimit fields', async () => {
     const [id, other] = [await endpoint(), await endpoint()];

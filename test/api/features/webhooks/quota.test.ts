@@ -15,7 +15,8 @@ describe('platform: webhook endpoints — 100 live endpoints per account', () =>
   });
   after(() => api.close());
 
-  const create = (t: Tenant, body: unknown = buildEndpoint(), headers: Record<string, string> = {}) => api.request('POST', BASE, { key: t.key, body, headers });
+  const create = (t: Tenant, body: unknown = buildEndpoint(), headers: Record<string, string> = {}) =>
+    api.request('POST', BASE, { key: t.key, body, headers });
   /** Creates `count` endpoints in parallel batches of 25; every one must succeed. */
   const fill = async (t: Tenant, count: number): Promise<string[]> => {
     const ids: string[] = [];
@@ -31,7 +32,9 @@ describe('platform: webhook endpoints — 100 live endpoints per account', () =>
   /** Live endpoints as the tenant sees them (one full page) and as stored. */
   const live = async (t: Tenant) => {
     const page = await api.request('GET', `${BASE}?limit=100`, { key: t.key });
-    const stored = await api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: t.accountId, deletedAt: null });
+    const stored = await api.mongo.db
+      .collection('webhook_endpoints')
+      .countDocuments({ accountId: t.accountId, deletedAt: null });
     return { listed: page.body.data.length as number, more: page.body.pagination.hasMore as boolean, stored };
   };
   const expectLimitExceeded = (res: Response) => {
@@ -66,7 +69,10 @@ describe('platform: webhook endpoints — 100 live endpoints per account', () =>
     await fill(t, QUOTA - 5);
     const responses = await Promise.all(Array.from({ length: 12 }, () => create(t)));
     const statuses = responses.map((r) => r.status);
-    expect(statuses.filter((s) => s === 201), statuses.join()).to.have.length(5);
+    expect(
+      statuses.filter((s) => s === 201),
+      statuses.join(),
+    ).to.have.length(5);
     for (const res of responses.filter((r) => r.status !== 201)) expectLimitExceeded(res);
     expect(await live(t)).to.deep.equal({ listed: 100, more: false, stored: 100 });
   });
@@ -80,7 +86,10 @@ describe('platform: webhook endpoints — 100 live endpoints per account', () =>
       ...Array.from({ length: 8 }, () => create(t)),
     ]);
     const deletes = responses.slice(0, 6).map((r) => r.status);
-    expect(deletes.filter((s) => s === 204), `each endpoint deleted once: ${deletes.join()}`).to.have.length(3);
+    expect(
+      deletes.filter((s) => s === 204),
+      `each endpoint deleted once: ${deletes.join()}`,
+    ).to.have.length(3);
     const after = await live(t);
     expect(after.stored).to.be.at.most(100);
     const fillUp = await Promise.all(Array.from({ length: 10 }, () => create(t)));

@@ -11,7 +11,6 @@ import { WebhookEndpointService } from '../../../../api/src/features/webhooks/se
 import { ManualClock } from '../../../../testkit/clock.js';
 import { rejection } from '../../../../testkit/expect.js';
 
-
 const DNS: Record<string, string[]> = { 'hooks.example.org': ['93.184.215.14'], 'internal.example.org': ['10.0.0.7'] };
 
 describe('platform: webhook-endpoint service (unit, fake stores)', () => {
@@ -21,7 +20,11 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
   let service: WebhookEndpointService;
   let principal: Principal;
   const cancelled: string[] = [];
-  const body = (overrides = {}) => ({ url: 'https://hooks.example.org/portico', eventTypes: ['patient.created' as const], ...overrides });
+  const body = (overrides = {}) => ({
+    url: 'https://hooks.example.org/portico',
+    eventTypes: ['patient.created' as const],
+    ...overrides,
+  });
 
   beforeEach(async () => {
     clock = new ManualClock(new Date('2026-11-20T10:00:00.000Z'));
@@ -31,7 +34,11 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
       endpoints,
       accounts,
       cursors: new CursorCodec('unit-test-cursor-secret-0123456789abcdef'),
-      urlPolicy: { allowPrivate: false, resolve: async (host) => DNS[host] ?? Promise.reject(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' })) },
+      urlPolicy: {
+        allowPrivate: false,
+        resolve: async (host) =>
+          DNS[host] ?? Promise.reject(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' })),
+      },
       deliveries: { cancel: async (_accountId: string, endpointId: string) => (cancelled.push(endpointId), 0) },
       clock,
     });
@@ -42,7 +49,13 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
   describe('create', () => {
     it('creates an ACTIVE endpoint with a fresh whsec_ secret and takes one unit of quota', async () => {
       const created = await service.create(principal, body({ description: 'main' }));
-      expect(created).to.deep.include({ status: 'ACTIVE', consecutiveFailures: 0, version: 1, description: 'main', lastDeliveryAttemptAt: null });
+      expect(created).to.deep.include({
+        status: 'ACTIVE',
+        consecutiveFailures: 0,
+        version: 1,
+        description: 'main',
+        lastDeliveryAttemptAt: null,
+      });
       expect(created.secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
       expect(accounts.usage(principal.accountId, 'webhookEndpoints')).to.equal(1);
     });
@@ -62,8 +75,12 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
     });
 
     it('refuses, before taking quota, a private destination and a "*" that does not stand alone', async () => {
-      expect(await rejection(service.create(principal, body({ url: 'https://internal.example.org/x' })))).to.include({ status: 400 });
-      expect(await rejection(service.create(principal, body({ eventTypes: ['*', 'patient.created'] })))).to.include({ status: 400 });
+      expect(await rejection(service.create(principal, body({ url: 'https://internal.example.org/x' })))).to.include({
+        status: 400,
+      });
+      expect(await rejection(service.create(principal, body({ eventTypes: ['*', 'patient.created'] })))).to.include({
+        status: 400,
+      });
       expect(accounts.usage(principal.accountId, 'webhookEndpoints')).to.equal(0);
     });
   });
@@ -71,7 +88,10 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
   describe('update', () => {
     it('changes only what differs: the same values keep the version; ACTIVE clears the failure count', async () => {
       const created = await service.create(principal, body({ eventTypes: ['patient.created', 'patient.deleted'] }));
-      expect((await service.update(principal, created.id, { eventTypes: ['patient.deleted', 'patient.created'] }, undefined)).version).to.equal(1);
+      expect(
+        (await service.update(principal, created.id, { eventTypes: ['patient.deleted', 'patient.created'] }, undefined))
+          .version,
+      ).to.equal(1);
       clock.advance(1000);
       const paused = await service.update(principal, created.id, { status: 'PAUSED', description: 'later' }, undefined);
       expect(paused).to.deep.include({ status: 'PAUSED', description: 'later', version: 2, updatedAt: clock.now() });
@@ -82,8 +102,17 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
 
     it('checks existence before If-Match, and If-Match before the URL', async () => {
       const created = await service.create(principal, body());
-      expect(await rejection(service.update(principal, randomUUID(), {}, { kind: 'versions', versions: ['9'] }))).to.include({ code: 'NOT_FOUND' });
-      const error = await rejection(service.update(principal, created.id, { url: 'https://internal.example.org/x' }, { kind: 'versions', versions: ['9'] }));
+      expect(
+        await rejection(service.update(principal, randomUUID(), {}, { kind: 'versions', versions: ['9'] })),
+      ).to.include({ code: 'NOT_FOUND' });
+      const error = await rejection(
+        service.update(
+          principal,
+          created.id,
+          { url: 'https://internal.example.org/x' },
+          { kind: 'versions', versions: ['9'] },
+        ),
+      );
       expect(error).to.include({ code: 'PRECONDITION_FAILED' });
       expect(error.details).to.deep.equal({ currentVersion: '1' });
     });
@@ -93,7 +122,9 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
       let attempts = 0;
       const update = endpoints.update.bind(endpoints);
       endpoints.update = async (...args) => (++attempts < 3 ? null : update(...args));
-      expect((await service.update(principal, created.id, { description: 'won' }, undefined)).description).to.equal('won');
+      expect((await service.update(principal, created.id, { description: 'won' }, undefined)).description).to.equal(
+        'won',
+      );
       expect(attempts).to.equal(3);
       endpoints.update = async () => (attempts++, null);
       const error = await rejection(service.update(principal, created.id, { description: 'lost' }, undefined));

@@ -22,9 +22,16 @@ describe('platform: webhook endpoints — tenant isolation, scopes and credentia
     return res.body as Record<string, unknown> & { id: string; secret: string };
   };
   const read = (owner: Tenant, id: string) => api.request('GET', `${BASE}/${id}`, { key: owner.key });
-  const notFoundShape = (res: Response) => JSON.stringify({ status: res.status, code: res.body?.code, title: res.body?.title, detail: res.body?.detail, details: res.body?.details });
+  const notFoundShape = (res: Response) =>
+    JSON.stringify({
+      status: res.status,
+      code: res.body?.code,
+      title: res.body?.title,
+      detail: res.body?.detail,
+      details: res.body?.details,
+    });
 
-  describe('another account\'s endpoint', () => {
+  describe("another account's endpoint", () => {
     it('is 404 on every route, shaped exactly like an unknown id, and stays unchanged', async () => {
       const foreign = await create(other);
       const before = await read(other, foreign.id);
@@ -46,7 +53,11 @@ describe('platform: webhook endpoints — tenant isolation, scopes and credentia
         expect(res.status, what).to.equal(404);
         expect(res.body.code, what).to.equal('NOT_FOUND');
         expect(res.text, what).to.not.include('theirs');
-        const unknown = await api.request(method, `${BASE}/${randomUUID()}`, { key: tenant.key, headers: { ...headers, 'idempotency-key': randomUUID() }, body });
+        const unknown = await api.request(method, `${BASE}/${randomUUID()}`, {
+          key: tenant.key,
+          headers: { ...headers, 'idempotency-key': randomUUID() },
+          body,
+        });
         expect(notFoundShape(res), what).to.equal(notFoundShape(unknown));
       }
       const after = await read(other, foreign.id);
@@ -55,11 +66,15 @@ describe('platform: webhook endpoints — tenant isolation, scopes and credentia
       expect(after.body._version).to.equal('1');
     });
 
-    it('never appears in the caller\'s list, and the caller\'s never appear in the owner\'s', async () => {
+    it("never appears in the caller's list, and the caller's never appear in the owner's", async () => {
       const foreign = await create(other);
       const mine = await create(tenant);
-      const myList = (await api.request('GET', `${BASE}?limit=100`, { key: tenant.key })).body.data.map((e: { id: string }) => e.id);
-      const theirList = (await api.request('GET', `${BASE}?limit=100`, { key: other.key })).body.data.map((e: { id: string }) => e.id);
+      const myList = (await api.request('GET', `${BASE}?limit=100`, { key: tenant.key })).body.data.map(
+        (e: { id: string }) => e.id,
+      );
+      const theirList = (await api.request('GET', `${BASE}?limit=100`, { key: other.key })).body.data.map(
+        (e: { id: string }) => e.id,
+      );
       expect(myList).to.include(mine.id).and.not.include(foreign.id);
       expect(theirList).to.include(foreign.id).and.not.include(mine.id);
     });
@@ -82,11 +97,16 @@ describe('platform: webhook endpoints — tenant isolation, scopes and credentia
       ['DELETE', `${BASE}/${id}`, undefined, 'webhook:write'],
     ];
 
-    for (const [held, label] of [[['webhook:read'], 'webhook:read only'], [['webhook:write'], 'webhook:write only'], [['patient:read', 'patient:write', 'app_user:read', 'app_user:write', 'clinical:write'], 'every other scope']] as const) {
+    for (const [held, label] of [
+      [['webhook:read'], 'webhook:read only'],
+      [['webhook:write'], 'webhook:write only'],
+      [['patient:read', 'patient:write', 'app_user:read', 'app_user:write', 'clinical:write'], 'every other scope'],
+    ] as const) {
       it(`with ${label}, denies exactly the operations whose scope is missing (403, naming it) and changes nothing`, async () => {
         const own = await create(tenant);
         const { key } = await api.keyFor(tenant.accountId, [...held]);
-        const stored = () => api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: tenant.accountId });
+        const stored = () =>
+          api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: tenant.accountId });
         const count = await stored();
         for (const [method, path, body, scope] of routes(own.id)) {
           if ((held as readonly string[]).includes(scope)) continue;
@@ -110,7 +130,10 @@ describe('platform: webhook endpoints — tenant isolation, scopes and credentia
       expect(created.status).to.equal(201);
       expect((await api.request('GET', `${BASE}/${created.body.id}`, { key: reader.key })).status).to.equal(200);
       expect((await api.request('GET', BASE, { key: reader.key })).status).to.equal(200);
-      expect((await api.request('PATCH', `${BASE}/${created.body.id}`, { key: writer.key, body: { status: 'PAUSED' } })).status).to.equal(200);
+      expect(
+        (await api.request('PATCH', `${BASE}/${created.body.id}`, { key: writer.key, body: { status: 'PAUSED' } }))
+          .status,
+      ).to.equal(200);
       expect((await api.request('DELETE', `${BASE}/${created.body.id}`, { key: writer.key })).status).to.equal(204);
     });
 
@@ -139,7 +162,13 @@ describe('platform: webhook endpoints — tenant isolation, scopes and credentia
         [extra.key, 'Bearer realm="portico", error="invalid_token"'],
       ];
       for (const [key, challenge] of cases) {
-        for (const [method, path, body] of [['GET', BASE], ['GET', `${BASE}/${own.id}`], ['POST', BASE, buildEndpoint()], ['PATCH', `${BASE}/${own.id}`, { status: 'PAUSED' }], ['DELETE', `${BASE}/${own.id}`]] as const) {
+        for (const [method, path, body] of [
+          ['GET', BASE],
+          ['GET', `${BASE}/${own.id}`],
+          ['POST', BASE, buildEndpoint()],
+          ['PATCH', `${BASE}/${own.id}`, { status: 'PAUSED' }],
+          ['DELETE', `${BASE}/${own.id}`],
+        ] as const) {
           const res = await api.request(method, path, { ...(key !== undefined && { key }), body });
           expect(res.status, `${method} ${path} ${key}`).to.equal(401);
           expect(res.body.code).to.equal('UNAUTHORIZED');

@@ -11,16 +11,31 @@ describe('platform: webhook endpoints — update (merge patch)', () => {
   let tenant: Tenant;
   withTestApi((started) => ({ api, tenant } = started));
 
-  const { create, get, patch } = webhookClient(() => api, () => tenant.key);
+  const { create, get, patch } = webhookClient(
+    () => api,
+    () => tenant.key,
+  );
 
   describe('PATCH /webhook-endpoints/{id}', () => {
     it('merges url, eventTypes, description and status, answering the new version', async () => {
       const created = await create();
-      const changes = { url: 'https://renamed.example.test/in', eventTypes: ['connection.created'], description: 'renamed', status: 'PAUSED' };
+      const changes = {
+        url: 'https://renamed.example.test/in',
+        eventTypes: ['connection.created'],
+        description: 'renamed',
+        status: 'PAUSED',
+      };
       const res = await patch(created.body.id, changes);
       expect(res.status).to.equal(200);
       expect(res.headers.get('etag')).to.equal('"2"');
-      expect(res.body).to.include({ url: changes.url, description: 'renamed', status: 'PAUSED', _version: '2', id: created.body.id, createdAt: created.body.createdAt });
+      expect(res.body).to.include({
+        url: changes.url,
+        description: 'renamed',
+        status: 'PAUSED',
+        _version: '2',
+        id: created.body.id,
+        createdAt: created.body.createdAt,
+      });
       expect(res.body.eventTypes).to.deep.equal(['connection.created']);
       expect(res.body).to.not.have.property('secret');
       expect((await get(created.body.id)).body).to.deep.equal(res.body);
@@ -51,7 +66,12 @@ describe('platform: webhook endpoints — update (merge patch)', () => {
 
     it('grows _version by exactly one per change, with a matching ETag each time', async () => {
       const created = await create();
-      for (const [i, body] of [{ description: 'a' }, { status: 'PAUSED' }, { eventTypes: ['*'] }, { status: 'ACTIVE' }].entries()) {
+      for (const [i, body] of [
+        { description: 'a' },
+        { status: 'PAUSED' },
+        { eventTypes: ['*'] },
+        { status: 'ACTIVE' },
+      ].entries()) {
         const res = await patch(created.body.id, body);
         expect(res.status).to.equal(200);
         expect(res.body._version).to.equal(String(i + 2));
@@ -70,14 +90,21 @@ describe('platform: webhook endpoints — update (merge patch)', () => {
 
     it('keeps _version when a patch only repeats the current values', async () => {
       const created = await create();
-      const res = await patch(created.body.id, { url: created.body.url, eventTypes: created.body.eventTypes, description: created.body.description, status: 'ACTIVE' });
+      const res = await patch(created.body.id, {
+        url: created.body.url,
+        eventTypes: created.body.eventTypes,
+        description: created.body.description,
+        status: 'ACTIVE',
+      });
       expect(res.status).to.equal(200);
       expect(res.body._version).to.equal('1');
     });
 
     it('re-activates a DISABLED endpoint with status ACTIVE, resetting consecutiveFailures', async () => {
       const created = await create();
-      await api.mongo.db.collection('webhook_endpoints').updateOne({ id: created.body.id }, { $set: { consecutiveFailures: 3, status: 'DISABLED' } });
+      await api.mongo.db
+        .collection('webhook_endpoints')
+        .updateOne({ id: created.body.id }, { $set: { consecutiveFailures: 3, status: 'DISABLED' } });
       const disabled = await get(created.body.id);
       expect(disabled.body).to.include({ status: 'DISABLED', consecutiveFailures: 3 });
       const res = await patch(created.body.id, { status: 'ACTIVE' });
@@ -88,7 +115,9 @@ describe('platform: webhook endpoints — update (merge patch)', () => {
 
     it('resets consecutiveFailures when status ACTIVE is sent to an endpoint that is already ACTIVE', async () => {
       const created = await create();
-      await api.mongo.db.collection('webhook_endpoints').updateOne({ id: created.body.id }, { $set: { consecutiveFailures: 4 } });
+      await api.mongo.db
+        .collection('webhook_endpoints')
+        .updateOne({ id: created.body.id }, { $set: { consecutiveFailures: 4 } });
       const res = await patch(created.body.id, { status: 'ACTIVE' });
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ status: 'ACTIVE', consecutiveFailures: 0, _version: '2' });
@@ -120,8 +149,14 @@ describe('platform: webhook endpoints — eventTypes are a set', () => {
 
   it('treats reordered eventTypes as no change: 200 with the same _version', async () => {
     const BASE = '/api/platform/v1/webhook-endpoints';
-    const created = await api.request('POST', BASE, { key: tenant.key, body: buildEndpoint({ eventTypes: ['patient.created', 'patient.deleted'] }) });
-    const patched = await api.request('PATCH', `${BASE}/${created.body.id}`, { key: tenant.key, body: { eventTypes: ['patient.deleted', 'patient.created'] } });
+    const created = await api.request('POST', BASE, {
+      key: tenant.key,
+      body: buildEndpoint({ eventTypes: ['patient.created', 'patient.deleted'] }),
+    });
+    const patched = await api.request('PATCH', `${BASE}/${created.body.id}`, {
+      key: tenant.key,
+      body: { eventTypes: ['patient.deleted', 'patient.created'] },
+    });
     expect(patched.status).to.equal(200);
     expect(patched.body._version).to.equal('1');
   });

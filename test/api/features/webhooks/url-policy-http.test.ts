@@ -76,7 +76,10 @@ describe('platform: webhook endpoints — URL policy', () => {
     expect(res.headers.get('content-type'), what).to.match(/^application\/problem\+json/);
     expect(res.body, what).to.include({ code: 'BAD_REQUEST', status: 400, retryable: false });
     expect(res.body.details.errors, what).to.be.an('array').that.is.not.empty;
-    expect(res.body.details.errors.map((e: { name: string }) => e.name), what).to.include('url');
+    expect(
+      res.body.details.errors.map((e: { name: string }) => e.name),
+      what,
+    ).to.include('url');
     expect(res.body.details.errors.find((e: { name: string }) => e.name === 'url').in, what).to.equal('body');
   };
 
@@ -100,7 +103,17 @@ describe('platform: webhook endpoints — URL policy', () => {
 
   describe('on update', () => {
     const samples = REFUSED.filter(([, url]) =>
-      ['http://hooks.example.test/in', 'https://user:secret@hooks.example.test/in', 'https://[::ffff:127.0.0.1]/', 'https://0x7f000001/', 'https://169.254.169.254/latest/meta-data/', 'https://internal.example.test/in', 'https://mixed.example.test/in', 'https://nowhere.invalid/in', longUrl(2049)].includes(url),
+      [
+        'http://hooks.example.test/in',
+        'https://user:secret@hooks.example.test/in',
+        'https://[::ffff:127.0.0.1]/',
+        'https://0x7f000001/',
+        'https://169.254.169.254/latest/meta-data/',
+        'https://internal.example.test/in',
+        'https://mixed.example.test/in',
+        'https://nowhere.invalid/in',
+        longUrl(2049),
+      ].includes(url),
     );
 
     it('checks the same rules, leaving the endpoint unchanged', async () => {
@@ -108,7 +121,11 @@ describe('platform: webhook endpoints — URL policy', () => {
       const path = `${BASE}/${created.body.id}`;
       expect(samples).to.have.length(9);
       for (const [what, url] of samples) {
-        const res = await api.request('PATCH', path, { key: tenant.key, body: { url }, headers: { 'content-type': 'application/merge-patch+json' } });
+        const res = await api.request('PATCH', path, {
+          key: tenant.key,
+          body: { url },
+          headers: { 'content-type': 'application/merge-patch+json' },
+        });
         expectUrlRejected(res, what);
       }
       const after = await api.request('GET', path, { key: tenant.key });
@@ -117,7 +134,10 @@ describe('platform: webhook endpoints — URL policy', () => {
 
     it('accepts a new public URL', async () => {
       const created = await create(buildEndpoint());
-      const res = await api.request('PATCH', `${BASE}/${created.body.id}`, { key: tenant.key, body: { url: 'https://93.184.215.14/moved' } });
+      const res = await api.request('PATCH', `${BASE}/${created.body.id}`, {
+        key: tenant.key,
+        body: { url: 'https://93.184.215.14/moved' },
+      });
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ url: 'https://93.184.215.14/moved', _version: '2' });
     });
@@ -133,7 +153,12 @@ describe('platform: webhook endpoints — URL policy', () => {
     });
     after(() => dev.close());
 
-    for (const url of ['http://127.0.0.1:9999/x', 'https://10.0.0.1/in', 'https://internal.example.test/in', 'http://[::1]:8080/in']) {
+    for (const url of [
+      'http://127.0.0.1:9999/x',
+      'https://10.0.0.1/in',
+      'https://internal.example.test/in',
+      'http://[::1]:8080/in',
+    ]) {
       it(`admits ${url}`, async () => {
         const res = await dev.request('POST', BASE, { key: owner.key, body: buildEndpoint({ url }) });
         expect(res.status, res.text).to.equal(201);
@@ -145,7 +170,10 @@ describe('platform: webhook endpoints — URL policy', () => {
       for (const url of ['ftp://127.0.0.1/x', '/relative', longUrl(2049)]) {
         const res = await dev.request('POST', BASE, { key: owner.key, body: buildEndpoint({ url }) });
         expect(res.status, url).to.equal(400);
-        expect(res.body.details.errors.map((e: { name: string }) => e.name), url).to.include('url');
+        expect(
+          res.body.details.errors.map((e: { name: string }) => e.name),
+          url,
+        ).to.include('url');
       }
     });
   });

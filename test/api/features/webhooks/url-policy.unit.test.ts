@@ -40,25 +40,63 @@ async function expectRefused(url: string, policy: UrlPolicy = strict): Promise<v
 
 /** Spellings of private IPv4 addresses that URL parsers turn into dotted quads. */
 const NUMERIC_FORMS = [
-  '2130706433', '0x7f000001', '0X7F000001', '017700000001', '0x7f.1', '127.1', '127.0.1', '0177.0.0.1', '0177.1', '0x7f.0.0.1',
-  '0x7F.0x0.0x0.0x1', '127.0.0.1.', '0', '0x0', '167772161', '0xa.0.0.1', '012.0.0.1', '3232235777', '0xc0.0xa8.0x1.0x1',
-  '2852039166', '0xa9.0xfe.0xa9.0xfe', '0251.0376.0251.0376', '1681915905',
+  '2130706433',
+  '0x7f000001',
+  '0X7F000001',
+  '017700000001',
+  '0x7f.1',
+  '127.1',
+  '127.0.1',
+  '0177.0.0.1',
+  '0177.1',
+  '0x7f.0.0.1',
+  '0x7F.0x0.0x0.0x1',
+  '127.0.0.1.',
+  '0',
+  '0x0',
+  '167772161',
+  '0xa.0.0.1',
+  '012.0.0.1',
+  '3232235777',
+  '0xc0.0xa8.0x1.0x1',
+  '2852039166',
+  '0xa9.0xfe.0xa9.0xfe',
+  '0251.0376.0251.0376',
+  '1681915905',
 ];
 
 describe('platform: webhook URL policy', () => {
   describe('checkWebhookUrl', () => {
     it('admits https URLs of public hosts and addresses, normalised', async () => {
-      expect(await checkWebhookUrl('https://public.test/hooks/portico?x=1', strict)).to.equal('https://public.test/hooks/portico?x=1');
+      expect(await checkWebhookUrl('https://public.test/hooks/portico?x=1', strict)).to.equal(
+        'https://public.test/hooks/portico?x=1',
+      );
       expect(await checkWebhookUrl('HTTPS://Public.TEST:8443/a', strict)).to.equal('https://public.test:8443/a');
       expect(await checkWebhookUrl('https://public6.test/', strict)).to.equal('https://public6.test/');
       expect(await checkWebhookUrl('https://both.test/', strict)).to.equal('https://both.test/');
       expect(await checkWebhookUrl('https://93.184.215.14/hook', strict)).to.equal('https://93.184.215.14/hook');
-      expect(await checkWebhookUrl('https://[2606:4700:4700::1111]/hook', strict)).to.equal('https://[2606:4700:4700::1111]/hook');
+      expect(await checkWebhookUrl('https://[2606:4700:4700::1111]/hook', strict)).to.equal(
+        'https://[2606:4700:4700::1111]/hook',
+      );
     });
 
     it('admits port 443 and ports 1024 to 65535, and refuses any other port', async () => {
-      for (const url of ['https://public.test:443/', 'https://public.test:1024/', 'https://public.test:6379/', 'https://public.test:65535/']) expect(await checkWebhookUrl(url, strict)).to.be.a('string');
-      for (const url of ['https://public.test:0/', 'https://public.test:22/', 'https://public.test:25/', 'https://public.test:80/', 'https://public.test:1023/', 'https://93.184.215.14:25/']) await expectRefused(url);
+      for (const url of [
+        'https://public.test:443/',
+        'https://public.test:1024/',
+        'https://public.test:6379/',
+        'https://public.test:65535/',
+      ])
+        expect(await checkWebhookUrl(url, strict)).to.be.a('string');
+      for (const url of [
+        'https://public.test:0/',
+        'https://public.test:22/',
+        'https://public.test:25/',
+        'https://public.test:80/',
+        'https://public.test:1023/',
+        'https://93.184.215.14:25/',
+      ])
+        await expectRefused(url);
       // Also where private addresses are allowed (development): http's default port is 80.
       for (const url of ['http://127.0.0.1/in', 'http://127.0.0.1:22/in']) await expectRefused(url, lax);
       expect(await checkWebhookUrl('http://127.0.0.1:8080/in', lax)).to.equal('http://127.0.0.1:8080/in');
@@ -78,12 +116,14 @@ describe('platform: webhook URL policy', () => {
 
     it('refuses every non-public address written as an IPv6 literal', async () => {
       for (const [, addresses] of NOT_PUBLIC) {
-        for (const address of addresses.filter((a) => a.includes(':'))) await expectRefused(`https://[${address}]/hook`);
+        for (const address of addresses.filter((a) => a.includes(':')))
+          await expectRefused(`https://[${address}]/hook`);
       }
     });
 
     it('refuses hosts that resolve to a non-public address, even one of several', async () => {
-      for (const host of ['internal.test', 'metadata.test', 'mixed.test', 'mapped.test', 'ula.test', 'localhost']) await expectRefused(`https://${host}/hook`);
+      for (const host of ['internal.test', 'metadata.test', 'mixed.test', 'mapped.test', 'ula.test', 'localhost'])
+        await expectRefused(`https://${host}/hook`);
     });
 
     it('refuses hosts that do not resolve or resolve to nothing', async () => {
@@ -92,7 +132,16 @@ describe('platform: webhook URL policy', () => {
     });
 
     it('refuses other schemes, relative URLs, user information and over-long URLs', async () => {
-      for (const url of ['http://public.test/hook', 'ftp://public.test/hook', 'file:///etc/passwd', 'javascript:alert(1)', '//public.test/hook', '/hook', 'public.test/hook', '']) {
+      for (const url of [
+        'http://public.test/hook',
+        'ftp://public.test/hook',
+        'file:///etc/passwd',
+        'javascript:alert(1)',
+        '//public.test/hook',
+        '/hook',
+        'public.test/hook',
+        '',
+      ]) {
         await expectRefused(url);
       }
       await expectRefused('https://user:secret@public.test/hook');
@@ -123,8 +172,12 @@ describe('platform: webhook URL policy', () => {
   });
 });
 
-describe('url policy: DNS trouble is not the client\'s fault', () => {
-  const policy = (resolve: (host: string) => Promise<string[]>) => ({ allowPrivate: false, resolve, resolveTimeoutMs: 50 });
+describe("url policy: DNS trouble is not the client's fault", () => {
+  const policy = (resolve: (host: string) => Promise<string[]>) => ({
+    allowPrivate: false,
+    resolve,
+    resolveTimeoutMs: 50,
+  });
 
   it('answers 503 when the lookup times out', async () => {
     const never = () => new Promise<string[]>(() => {});

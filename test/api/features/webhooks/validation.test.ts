@@ -9,7 +9,13 @@ function expectProblem(res: Response, status: number, code: string, instance: st
   expect(res.status, res.text).to.equal(status);
   expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
   expect(res.body).to.have.all.keys(...PROBLEM_FIELDS);
-  expect(res.body).to.include({ status, code, instance, retryable: false, type: `https://portico.dev/problems/${code.toLowerCase().replaceAll('_', '-')}` });
+  expect(res.body).to.include({
+    status,
+    code,
+    instance,
+    retryable: false,
+    type: `https://portico.dev/problems/${code.toLowerCase().replaceAll('_', '-')}`,
+  });
 }
 
 describe('platform: webhook endpoints — input validation', () => {
@@ -102,7 +108,12 @@ describe('platform: webhook endpoints — input validation', () => {
 
     it('refuses malformed JSON with 400', async () => {
       const before = await footprint();
-      for (const raw of ['{"url":', '{url: "https://a.example.test/"}', '{"url":"https://a.example.test/",}', "{'a':1}"]) {
+      for (const raw of [
+        '{"url":',
+        '{url: "https://a.example.test/"}',
+        '{"url":"https://a.example.test/",}',
+        "{'a':1}",
+      ]) {
         expectProblem(await send('POST', BASE, raw, 'application/json'), 400, 'BAD_REQUEST', BASE);
       }
       expect(await footprint()).to.deep.equal(before);
@@ -111,7 +122,12 @@ describe('platform: webhook endpoints — input validation', () => {
     it('refuses other media types with 415, including merge-patch on create', async () => {
       const before = await footprint();
       const json = JSON.stringify(buildEndpoint());
-      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/xml', 'application/merge-patch+json']) {
+      for (const type of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'application/xml',
+        'application/merge-patch+json',
+      ]) {
         expectProblem(await send('POST', BASE, json, type), 415, 'UNSUPPORTED_MEDIA_TYPE', BASE);
       }
       expectProblem(await send('POST', BASE, Buffer.from(json)), 415, 'UNSUPPORTED_MEDIA_TYPE', BASE);
@@ -142,8 +158,14 @@ describe('platform: webhook endpoints — input validation', () => {
       path = `${BASE}/${id}`;
       original = (await api.request('GET', path, { key: tenant.key })).body;
     });
-    const unchanged = async () => expect((await api.request('GET', path, { key: tenant.key })).body).to.deep.equal(original);
-    const patch = (body: unknown) => api.request('PATCH', path, { key: tenant.key, body, headers: { 'content-type': 'application/merge-patch+json' } });
+    const unchanged = async () =>
+      expect((await api.request('GET', path, { key: tenant.key })).body).to.deep.equal(original);
+    const patch = (body: unknown) =>
+      api.request('PATCH', path, {
+        key: tenant.key,
+        body,
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
 
     const invalid: [string, unknown, string][] = [
       ['status DISABLED (only the delivery system sets it)', { status: 'DISABLED' }, 'status'],

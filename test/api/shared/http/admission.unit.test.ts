@@ -67,7 +67,12 @@ describe('http: the admission of writes', () => {
   it('refuses at once a write whose request has no time left to wait (startBy passed), without running it', async () => {
     const admission = new WriteAdmission({ limit: 4, maxWaitMs: 60_000 });
     let ran = false;
-    const refused = await admission.run(async () => (ran = true), { startBy: performance.now() - 1 }).then(() => undefined, (error: unknown) => error);
+    const refused = await admission
+      .run(async () => (ran = true), { startBy: performance.now() - 1 })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect(refused).to.include({ code: 'SERVICE_UNAVAILABLE' });
     expect(ran).to.equal(false);
   });
@@ -78,7 +83,10 @@ describe('http: the admission of writes', () => {
     const holder = held(log, 'holder');
     const running = admission.run(holder.work);
     let answered = false;
-    const dropped = admission.run(held(log, 'dropped').work, { abandoned: () => answered }).then(() => undefined, (error: unknown) => error);
+    const dropped = admission.run(held(log, 'dropped').work, { abandoned: () => answered }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     const next = admission.run(async () => 'next');
     answered = true;
     holder.finish();
@@ -92,7 +100,12 @@ describe('http: the admission of writes', () => {
     const admission = new WriteAdmission({ limit: 1, maxWaitMs: 60_000 });
     const failure = new Error('the write failed');
     const failed = admission.run(async () => Promise.reject(failure));
-    expect(await failed.then(() => undefined, (error: unknown) => error)).to.equal(failure);
+    expect(
+      await failed.then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    ).to.equal(failure);
     expect(await admission.run(async () => 'next')).to.equal('next');
   });
 

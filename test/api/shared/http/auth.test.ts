@@ -9,10 +9,21 @@ const ENDPOINTS = '/api/platform/v1/webhook-endpoints';
 const CHALLENGE = 'Bearer realm="portico"';
 const INVALID_TOKEN = 'Bearer realm="portico", error="invalid_token"';
 
-const GRANTS = { resourceTypes: ['Observation'], loincCodes: ['*'], confidentiality: ['N', 'L', 'M'], sensitivity: [], lookbackDays: null };
+const GRANTS = {
+  resourceTypes: ['Observation'],
+  loincCodes: ['*'],
+  confidentiality: ['N', 'L', 'M'],
+  sensitivity: [],
+  lookbackDays: null,
+};
 
 /** A well-shaped key that was never issued. */
-const unknownKey = (prefix: string) => `${prefix}_${randomBytes(30).toString('base64').replace(/[^0-9A-Za-z]/g, '').padEnd(40, 'x').slice(0, 40)}`;
+const unknownKey = (prefix: string) =>
+  `${prefix}_${randomBytes(30)
+    .toString('base64')
+    .replace(/[^0-9A-Za-z]/g, '')
+    .padEnd(40, 'x')
+    .slice(0, 40)}`;
 
 function expectUnauthorized(res: Response, challenge: string): void {
   expect(res.status, res.text).to.equal(401);
@@ -29,7 +40,10 @@ describe('http: authentication and scopes', () => {
   before(async () => {
     api = await TestApi.start();
     tenant = await api.tenant();
-    const created = await api.admin('POST', `/customer-accounts/${tenant.accountId}/apps`, { name: 'Auth test app', grants: GRANTS });
+    const created = await api.admin('POST', `/customer-accounts/${tenant.accountId}/apps`, {
+      name: 'Auth test app',
+      grants: GRANTS,
+    });
     expect(created.status, created.text).to.equal(201);
     app = created.body;
   });
@@ -81,7 +95,7 @@ describe('http: authentication and scopes', () => {
       expect(await countPatients()).to.equal(before);
     });
 
-    it('refuses an app\'s publishable (pk_) and secret (ak_) keys on the platform surface', async () => {
+    it("refuses an app's publishable (pk_) and secret (ak_) keys on the platform surface", async () => {
       expect(app.publishableKey).to.match(/^pk_/);
       expect(app.secretKey).to.match(/^ak_/);
       for (const key of [app.publishableKey, app.secretKey]) {
@@ -92,11 +106,17 @@ describe('http: authentication and scopes', () => {
 
     it('refuses the admin token on the platform surface', async () => {
       expectUnauthorized(await api.request('GET', ENDPOINTS, { key: ADMIN_TOKEN }), INVALID_TOKEN);
-      expectUnauthorized(await api.request('POST', PATIENTS, { key: ADMIN_TOKEN, body: buildPatient() }), INVALID_TOKEN);
+      expectUnauthorized(
+        await api.request('POST', PATIENTS, { key: ADMIN_TOKEN, body: buildPatient() }),
+        INVALID_TOKEN,
+      );
     });
 
     it('refuses a platform key on the admin surface', async () => {
-      const res = await api.request('POST', '/api/admin/v1/customer-accounts', { key: tenant.key, body: { name: 'Sneaky' } });
+      const res = await api.request('POST', '/api/admin/v1/customer-accounts', {
+        key: tenant.key,
+        body: { name: 'Sneaky' },
+      });
       expectUnauthorized(res, INVALID_TOKEN);
     });
 
@@ -109,7 +129,9 @@ describe('http: authentication and scopes', () => {
   });
 
   it('treats the scheme name case-insensitively (RFC 9110 §11.1)', async () => {
-    expect((await api.request('GET', ENDPOINTS, { headers: { authorization: `bearer ${tenant.key}` } })).status).to.equal(200);
+    expect(
+      (await api.request('GET', ENDPOINTS, { headers: { authorization: `bearer ${tenant.key}` } })).status,
+    ).to.equal(200);
   });
 
   describe('scopes', () => {
@@ -120,7 +142,9 @@ describe('http: authentication and scopes', () => {
     ];
     for (const [method, path, scope, body] of cases) {
       it(`answers ${method} ${path.replace('/api/platform/v1', '')} without ${scope} with 403 naming the scope`, async () => {
-        const others = ['patient:read', 'patient:write', 'webhook:read', 'webhook:write', 'app_user:read'].filter((s) => s !== scope);
+        const others = ['patient:read', 'patient:write', 'webhook:read', 'webhook:write', 'app_user:read'].filter(
+          (s) => s !== scope,
+        );
         const limited = await api.keyFor(tenant.accountId, others);
         const res = await api.request(method, path, { key: limited.key, body });
         expect(res.status, res.text).to.equal(403);
@@ -157,7 +181,9 @@ describe('http: authentication — keys issued elsewhere', () => {
 
   it('accepts a key issued by another process (the command line) at once, although the API cached the account', async () => {
     const PATIENTS = '/api/platform/v1/patients';
-    const { id } = (await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).body as { id: string };
+    const { id } = (await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).body as {
+      id: string;
+    };
     expect((await api.request('GET', `${PATIENTS}/${id}`, { key: tenant.key })).status).to.equal(200); // warms the caches
     const cli = await buildServices({ config: api.config, db: api.mongo.db, clock: { now: () => new Date() } }); // no Redis: no invalidation reaches the API
     const issued = await cli.admin.issueKey(tenant.accountId, { scopes: ['patient:read'] });

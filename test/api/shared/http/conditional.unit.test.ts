@@ -1,6 +1,12 @@
 import { expect } from 'chai';
 import type { Context } from 'koa';
-import { ifMatch, ifNoneMatchHits, parseTagList, preconditionHolds, preconditionOf } from '../../../../api/src/shared/http/conditional.js';
+import {
+  ifMatch,
+  ifNoneMatchHits,
+  parseTagList,
+  preconditionHolds,
+  preconditionOf,
+} from '../../../../api/src/shared/http/conditional.js';
 import { AppError } from '../../../../api/src/shared/http/errors.js';
 
 /** Just enough of a Koa context for the conditional helpers: request headers and state. */
@@ -42,7 +48,21 @@ describe('http: conditional requests', () => {
       ]);
     });
 
-    for (const malformed of ['', '   ', 'abc', '"abc', 'abc"', 'w/"1"', 'W/ "1"', '"1" "2"', '"a"b"', '*, "1"', '"1", *', 'W/*', '"1";q=1']) {
+    for (const malformed of [
+      '',
+      '   ',
+      'abc',
+      '"abc',
+      'abc"',
+      'w/"1"',
+      'W/ "1"',
+      '"1" "2"',
+      '"a"b"',
+      '*, "1"',
+      '"1", *',
+      'W/*',
+      '"1";q=1',
+    ]) {
       it(`rejects ${JSON.stringify(malformed)} as malformed`, () => {
         expect(parseTagList(malformed)).to.equal(undefined);
       });
@@ -50,7 +70,8 @@ describe('http: conditional requests', () => {
   });
 
   describe('ifNoneMatchHits (weak comparison)', () => {
-    const hits = (header: string | undefined, etag = '"3"') => ifNoneMatchHits(contextWith(header === undefined ? {} : { 'If-None-Match': header }), etag);
+    const hits = (header: string | undefined, etag = '"3"') =>
+      ifNoneMatchHits(contextWith(header === undefined ? {} : { 'If-None-Match': header }), etag);
 
     it('matches a strong or weak tag with the same opaque value', () => {
       expect(hits('"3"')).to.equal(true);

@@ -3,7 +3,10 @@ import { CursorCodec, type CursorBinding } from '../../../../api/src/shared/http
 import { AppError } from '../../../../api/src/shared/http/errors.js';
 
 const SECRET = 'cursor-secret-for-tests-0123456789abcdef';
-const LIST: CursorBinding = { route: '/api/platform/v1/webhook-endpoints', accountId: 'f3b1c2d4-0000-4000-8000-000000000001' };
+const LIST: CursorBinding = {
+  route: '/api/platform/v1/webhook-endpoints',
+  accountId: 'f3b1c2d4-0000-4000-8000-000000000001',
+};
 const POSITION = { createdAt: '2026-11-22T10:00:00.000Z', id: '0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b' };
 
 function expectRejected(decode: () => unknown): void {
@@ -21,7 +24,8 @@ function expectRejected(decode: () => unknown): void {
 }
 
 /** The same string with the character at `index` swapped for another URL-safe one. */
-const flip = (text: string, index: number) => text.slice(0, index) + (text[index] === 'A' ? 'B' : 'A') + text.slice(index + 1);
+const flip = (text: string, index: number) =>
+  text.slice(0, index) + (text[index] === 'A' ? 'B' : 'A') + text.slice(index + 1);
 
 describe('http: list cursors', () => {
   const codec = new CursorCodec(SECRET);
@@ -51,7 +55,9 @@ describe('http: list cursors', () => {
 
   it('refuses a payload re-encoded with another position under the old signature', () => {
     const [, signature] = cursor.split('.');
-    const forged = Buffer.from(JSON.stringify({ r: LIST.route, a: LIST.accountId, p: { ...POSITION, id: 'zzz' } })).toString('base64url');
+    const forged = Buffer.from(
+      JSON.stringify({ r: LIST.route, a: LIST.accountId, p: { ...POSITION, id: 'zzz' } }),
+    ).toString('base64url');
     expectRejected(() => codec.decode(LIST, `${forged}.${signature}`));
   });
 
@@ -66,7 +72,9 @@ describe('http: list cursors', () => {
   });
 
   it('refuses a cursor signed under another secret', () => {
-    expectRejected(() => codec.decode(LIST, new CursorCodec('another-secret-for-tests-0123456789abcd').encode(LIST, POSITION)));
+    expectRejected(() =>
+      codec.decode(LIST, new CursorCodec('another-secret-for-tests-0123456789abcd').encode(LIST, POSITION)),
+    );
   });
 
   for (const garbage of ['', '.', 'abc', 'abc.', '.abc', `${'a'.repeat(2000)}.b`, 'a.b.c', 'not a cursor', '%00.%00']) {

@@ -17,10 +17,13 @@ describe('http: the connection of a request the deadline answered', () => {
 
   before(async () => {
     // Reads the body, then never answers: work that outlives the deadline.
-    const handler = withRequestDeadline((req: IncomingMessage, res: ServerResponse) => {
-      req.resume();
-      pending.push(res);
-    }, { timeoutMs: 300, logger: pino({ level: 'silent' }), registry: new Registry() });
+    const handler = withRequestDeadline(
+      (req: IncomingMessage, res: ServerResponse) => {
+        req.resume();
+        pending.push(res);
+      },
+      { timeoutMs: 300, logger: pino({ level: 'silent' }), registry: new Registry() },
+    );
     server = createApiServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
@@ -30,7 +33,10 @@ describe('http: the connection of a request the deadline answered', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const connections = () => new Promise<number>((resolve, reject) => server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+  const connections = () =>
+    new Promise<number>((resolve, reject) =>
+      server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+    );
 
   for (const [what, send] of [
     ['a whole request', (body: string) => body],
@@ -38,7 +44,14 @@ describe('http: the connection of a request the deadline answered', () => {
   ] as const) {
     it(`closes it after the 503, the work still going on: ${what}`, async () => {
       const body = JSON.stringify({ hello: 'world' });
-      const req = request({ port, host: '127.0.0.1', method: 'POST', path: '/x', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
+      const req = request({
+        port,
+        host: '127.0.0.1',
+        method: 'POST',
+        path: '/x',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      });
       req.write(send(body));
       const [res] = (await once(req, 'response')) as [IncomingMessage];
       expect(res.statusCode).to.equal(503);

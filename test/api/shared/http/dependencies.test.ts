@@ -13,7 +13,9 @@ describe('http: unreachable dependencies', () => {
       const res = await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() });
       expect(res.status).to.equal(503);
       expect(res.body).to.include({ code: 'SERVICE_UNAVAILABLE', retryable: true });
-      expect(res.body.detail).to.include('MongoDB').and.not.match(/topology|Mongo[A-Z]\w+Error/);
+      expect(res.body.detail)
+        .to.include('MongoDB')
+        .and.not.match(/topology|Mongo[A-Z]\w+Error/);
       expect(res.headers.get('retry-after')).to.equal('5');
     } finally {
       await api.close();
@@ -26,7 +28,11 @@ describe('http: unreachable dependencies', () => {
       const tenant = await api.tenant();
       const patients = () => api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
       api.redis!.disconnect();
-      const res = await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient(), headers: { 'idempotency-key': 'redis-down' } });
+      const res = await api.request('POST', '/api/platform/v1/patients', {
+        key: tenant.key,
+        body: buildPatient(),
+        headers: { 'idempotency-key': 'redis-down' },
+      });
       expect(res.status).to.equal(503);
       expect(res.body).to.include({ code: 'SERVICE_UNAVAILABLE', retryable: true });
       expect(await patients()).to.equal(0);

@@ -43,12 +43,52 @@ describe('http: free-text fields', () => {
 
   /** Each free-text field: a request that sets it to `value`, and where the 400 must point. */
   const FIELDS: [string, string, (value: string) => Promise<Response>][] = [
-    ['patient givenName', 'givenName', (value) => api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient({ givenName: value }) })],
-    ['patient familyName', 'familyName', (value) => api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient({ familyName: value }) })],
-    ['webhook endpoint description', 'description', (value) => api.request('POST', '/api/platform/v1/webhook-endpoints', { key: tenant.key, body: buildEndpoint({ description: value }) })],
+    [
+      'patient givenName',
+      'givenName',
+      (value) =>
+        api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient({ givenName: value }) }),
+    ],
+    [
+      'patient familyName',
+      'familyName',
+      (value) =>
+        api.request('POST', '/api/platform/v1/patients', {
+          key: tenant.key,
+          body: buildPatient({ familyName: value }),
+        }),
+    ],
+    [
+      'webhook endpoint description',
+      'description',
+      (value) =>
+        api.request('POST', '/api/platform/v1/webhook-endpoints', {
+          key: tenant.key,
+          body: buildEndpoint({ description: value }),
+        }),
+    ],
     ['customer account name', 'name', (value) => api.admin('POST', '/customer-accounts', { name: value })],
-    ['API key name', 'name', (value) => api.admin('POST', `/customer-accounts/${tenant.accountId}/api-keys`, { scopes: ['patient:read'], name: value })],
-    ['app name', 'name', (value) => api.admin('POST', `/customer-accounts/${tenant.accountId}/apps`, { name: value, grants: { resourceTypes: ['Observation'], loincCodes: ['*'], confidentiality: ['N'], sensitivity: [], lookbackDays: null } })],
+    [
+      'API key name',
+      'name',
+      (value) =>
+        api.admin('POST', `/customer-accounts/${tenant.accountId}/api-keys`, { scopes: ['patient:read'], name: value }),
+    ],
+    [
+      'app name',
+      'name',
+      (value) =>
+        api.admin('POST', `/customer-accounts/${tenant.accountId}/apps`, {
+          name: value,
+          grants: {
+            resourceTypes: ['Observation'],
+            loincCodes: ['*'],
+            confidentiality: ['N'],
+            sensitivity: [],
+            lookbackDays: null,
+          },
+        }),
+    ],
   ];
 
   for (const [field, name, send] of FIELDS) {
@@ -60,8 +100,13 @@ describe('http: free-text fields', () => {
           expect(res.status, `${what}: ${res.text}`).to.equal(400);
           const error = res.body.details.errors.find((e: { name: string }) => e.name === name);
           expect(error, what).to.not.equal(undefined);
-          // A lone surrogate is refused before any field is read: text must be Unicode (api/src/shared/http/validate.ts).
-          expect(error.detail, what).to.match(what.includes('surrogate') ? /^unpaired surrogate$/ : /^must not (be blank, nor )?contain control characters/);
+          // A lone surrogate is refused before any field is read: text must be Unicode
+          // (api/src/shared/http/validate.ts).
+          expect(error.detail, what).to.match(
+            what.includes('surrogate')
+              ? /^unpaired surrogate$/
+              : /^must not (be blank, nor )?contain control characters/,
+          );
         }
       });
 
@@ -69,16 +114,25 @@ describe('http: free-text fields', () => {
         for (const [what, value] of ACCEPTED) {
           const res = await send(value);
           expect(res.status, `${what}: ${res.text}`).to.equal(201);
-          if (name !== 'name' || field === 'customer account name' || field === 'app name') expect(res.body[name], what).to.equal(value);
+          if (name !== 'name' || field === 'customer account name' || field === 'app name')
+            expect(res.body[name], what).to.equal(value);
         }
       });
     });
   }
 
   it('applies the same rule to a webhook description changed by PATCH', async () => {
-    const created = await api.request('POST', '/api/platform/v1/webhook-endpoints', { key: tenant.key, body: buildEndpoint() });
+    const created = await api.request('POST', '/api/platform/v1/webhook-endpoints', {
+      key: tenant.key,
+      body: buildEndpoint(),
+    });
     const path = `/api/platform/v1/webhook-endpoints/${created.body.id}`;
-    const patch = (description: string) => api.request('PATCH', path, { key: tenant.key, body: { description }, headers: { 'content-type': 'application/merge-patch+json' } });
+    const patch = (description: string) =>
+      api.request('PATCH', path, {
+        key: tenant.key,
+        body: { description },
+        headers: { 'content-type': 'application/merge-patch+json' },
+      });
     expect((await patch('Orders \u202eevil')).status).to.equal(400);
     expect((await patch('Orders 📦\u200d')).status).to.equal(200);
   });

@@ -16,13 +16,27 @@ import { LEASE_MS } from '../../../../api/src/shared/http/idempotency.js';
 const PATIENTS = '/api/platform/v1/patients';
 const newKey = () => `idem-${randomUUID()}`;
 
-const countPatients = (api: TestApi, tenant: Tenant) => api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
+const countPatients = (api: TestApi, tenant: Tenant) =>
+  api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
 
 /** A request over fetch that the test can abandon (the client of a server that stopped answering). */
-function send(api: TestApi, method: string, path: string, credential: string, idempotencyKey: string, body?: unknown, signal?: AbortSignal) {
+function send(
+  api: TestApi,
+  method: string,
+  path: string,
+  credential: string,
+  idempotencyKey: string,
+  body?: unknown,
+  signal?: AbortSignal,
+) {
   const headers: Record<string, string> = { authorization: `Bearer ${credential}`, 'idempotency-key': idempotencyKey };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  return fetch(api.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
+  return fetch(api.url + path, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal,
+  });
 }
 
 /** Requests the API has finished handling (their clients may have left first), as its metrics count them. */
@@ -82,11 +96,15 @@ describe('http: idempotency across faults', () => {
 
         // Right away: the outcome is not recorded yet, so the key is busy (retryable, nothing runs).
         const soon = await send(api, 'POST', PATIENTS, tenant.key, key, body);
-        if (soon.status === 409) expect(await soon.json()).to.include({ code: 'IDEMPOTENCY_KEY_IN_USE', retryable: true });
+        if (soon.status === 409)
+          expect(await soon.json()).to.include({ code: 'IDEMPOTENCY_KEY_IN_USE', retryable: true });
         else expect(soon.status).to.equal(201);
         expect(await countPatients(api, tenant)).to.equal(before + 1);
 
-        await until('the background completion', async () => (await api.mongo.db.collection('idempotency_records').countDocuments({ state: 'running' })) === 0);
+        await until(
+          'the background completion',
+          async () => (await api.mongo.db.collection('idempotency_records').countDocuments({ state: 'running' })) === 0,
+        );
         const later = await send(api, 'POST', PATIENTS, tenant.key, key, body);
         expect(later.status).to.equal(201);
         expect(later.headers.get('idempotent-replayed')).to.equal('true');
@@ -147,7 +165,13 @@ describe('http: idempotency across faults', () => {
         const first = await send(api, 'POST', PATIENTS, tenant.key, key, body);
         expect(first.status).to.equal(503);
         expect(await countPatients(api, tenant)).to.equal(before);
-        await until('the background hand-back', async () => releases >= 2 && (await api.mongo.db.collection('idempotency_records').countDocuments({ releasedBy: { $exists: true } })) > 0);
+        await until(
+          'the background hand-back',
+          async () =>
+            releases >= 2 &&
+            (await api.mongo.db.collection('idempotency_records').countDocuments({ releasedBy: { $exists: true } })) >
+              0,
+        );
         const retry = await send(api, 'POST', PATIENTS, tenant.key, key, body);
         expect(retry.status).to.equal(201);
         expect(await countPatients(api, tenant)).to.equal(before + 1);
@@ -179,12 +203,19 @@ describe('http: idempotency across faults', () => {
       try {
         const first = await send(api, 'POST', PATIENTS, tenant.key, key, body);
         expect(first.status).to.equal(503);
-        expect(await api.mongo.db.collection('idempotency_records').countDocuments({ state: 'running' }), 'the claim that landed').to.be.at.least(1);
-        const retry = await until('a retry that executes', async () => {
-          const res = await send(api, 'POST', PATIENTS, tenant.key, key, body);
-          if (res.status === 409) expect(await res.json()).to.include({ code: 'IDEMPOTENCY_KEY_IN_USE' });
-          return res.status === 409 ? undefined : res;
-        }, { intervalMs: 200 });
+        expect(
+          await api.mongo.db.collection('idempotency_records').countDocuments({ state: 'running' }),
+          'the claim that landed',
+        ).to.be.at.least(1);
+        const retry = await until(
+          'a retry that executes',
+          async () => {
+            const res = await send(api, 'POST', PATIENTS, tenant.key, key, body);
+            if (res.status === 409) expect(await res.json()).to.include({ code: 'IDEMPOTENCY_KEY_IN_USE' });
+            return res.status === 409 ? undefined : res;
+          },
+          { intervalMs: 200 },
+        );
         expect(retry.status).to.equal(201);
         expect(await countPatients(api, tenant)).to.equal(before + 1);
       } finally {
@@ -203,15 +234,24 @@ describe('http: idempotency across faults', () => {
      * Sends a request whose server "dies" at the chosen step: from there on it neither answers, renews its
      * claim, nor writes. Returns once `reached` holds, with a way to wake the dead execution up again.
      */
-    async function dieDuring(step: 'complete' | 'addTarget', request: (signal: AbortSignal) => Promise<Response>, reached: () => Promise<boolean>): Promise<() => void> {
+    async function dieDuring(
+      step: 'complete' | 'addTarget',
+      request: (signal: AbortSignal) => Promise<Response>,
+      reached: () => Promise<boolean>,
+    ): Promise<() => void> {
       let wake: () => void = () => {};
       let entered = false;
-      const restoreStep = patchStore(api, step, (original) => (async (...args: unknown[]) => {
-        restoreStep();
-        entered = true;
-        await new Promise<void>((resolve) => (wake = resolve));
-        return (original as (...a: unknown[]) => Promise<unknown>)(...args);
-      }) as never);
+      const restoreStep = patchStore(
+        api,
+        step,
+        (original) =>
+          (async (...args: unknown[]) => {
+            restoreStep();
+            entered = true;
+            await new Promise<void>((resolve) => (wake = resolve));
+            return (original as (...a: unknown[]) => Promise<unknown>)(...args);
+          }) as never,
+      );
       const restoreRenew = patchStore(api, 'renew', () => async () => true);
       const controller = new AbortController();
       request(controller.signal).catch(() => {});
@@ -224,20 +264,51 @@ describe('http: idempotency across faults', () => {
       return () => wake();
     }
 
-    const routes: { name: string; act: (key: string, signal?: AbortSignal) => Promise<Response>; effects: () => Promise<number> }[] = [
+    const routes: {
+      name: string;
+      act: (key: string, signal?: AbortSignal) => Promise<Response>;
+      effects: () => Promise<number>;
+    }[] = [
       {
         name: 'POST /patients',
-        act: (key, signal) => send(api, 'POST', PATIENTS, tenant.key, key, { givenName: 'Ada', familyName: `Crash ${key.slice(-6)}` }, signal),
+        act: (key, signal) =>
+          send(
+            api,
+            'POST',
+            PATIENTS,
+            tenant.key,
+            key,
+            { givenName: 'Ada', familyName: `Crash ${key.slice(-6)}` },
+            signal,
+          ),
         effects: () => countPatients(api, tenant),
       },
       {
         name: 'POST /webhook-endpoints',
-        act: (key, signal) => send(api, 'POST', '/api/platform/v1/webhook-endpoints', tenant.key, key, buildEndpoint({ url: `https://hooks-${key.slice(-12)}.example.test/portico` }), signal),
+        act: (key, signal) =>
+          send(
+            api,
+            'POST',
+            '/api/platform/v1/webhook-endpoints',
+            tenant.key,
+            key,
+            buildEndpoint({ url: `https://hooks-${key.slice(-12)}.example.test/portico` }),
+            signal,
+          ),
         effects: () => api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: tenant.accountId }),
       },
       {
         name: 'POST /customer-accounts/{id}/api-keys (admin, a plain insert)',
-        act: (key, signal) => send(api, 'POST', `/api/admin/v1/customer-accounts/${tenant.accountId}/api-keys`, ADMIN_TOKEN, key, { scopes: ['patient:read'], name: `crash ${key.slice(-6)}` }, signal),
+        act: (key, signal) =>
+          send(
+            api,
+            'POST',
+            `/api/admin/v1/customer-accounts/${tenant.accountId}/api-keys`,
+            ADMIN_TOKEN,
+            key,
+            { scopes: ['patient:read'], name: `crash ${key.slice(-6)}` },
+            signal,
+          ),
         effects: () => api.mongo.db.collection('api_keys').countDocuments({ accountId: tenant.accountId }),
       },
     ];
@@ -246,7 +317,11 @@ describe('http: idempotency across faults', () => {
       it(`${route.name}: after a change, a retry is told it executed (not retryable) and nothing runs twice`, async () => {
         const key = newKey();
         const before = await route.effects();
-        await dieDuring('complete', (signal) => route.act(key, signal), async () => (await route.effects()) === before + 1);
+        await dieDuring(
+          'complete',
+          (signal) => route.act(key, signal),
+          async () => (await route.effects()) === before + 1,
+        );
         clock.advance(LEASE_MS + 1_000);
         const retry = await route.act(key);
         expect(retry.status).to.equal(409);
@@ -259,8 +334,21 @@ describe('http: idempotency across faults', () => {
       const account = await api.admin('POST', '/customer-accounts', { name: 'Crash account' });
       const key = newKey();
       const accounts = api.mongo.db.collection<{ _id: string; _version: number; status: string }>('customer_accounts');
-      const act = (signal?: AbortSignal) => send(api, 'PATCH', `/api/admin/v1/customer-accounts/${account.body.id}`, ADMIN_TOKEN, key, { status: 'SUSPENDED' }, signal);
-      await dieDuring('complete', act, async () => (await accounts.findOne({ _id: account.body.id }))?.status === 'SUSPENDED');
+      const act = (signal?: AbortSignal) =>
+        send(
+          api,
+          'PATCH',
+          `/api/admin/v1/customer-accounts/${account.body.id}`,
+          ADMIN_TOKEN,
+          key,
+          { status: 'SUSPENDED' },
+          signal,
+        );
+      await dieDuring(
+        'complete',
+        act,
+        async () => (await accounts.findOne({ _id: account.body.id }))?.status === 'SUSPENDED',
+      );
       const version = (await accounts.findOne({ _id: account.body.id }))!._version;
       clock.advance(LEASE_MS + 1_000);
       const retry = await act();
@@ -275,7 +363,11 @@ describe('http: idempotency across faults', () => {
       const before = await countPatients(api, tenant);
       const records = api.mongo.db.collection('idempotency_records');
       // Dies at its first recovery point: the claim is there, no change is.
-      const wake = await dieDuring('addTarget', (signal) => send(api, 'POST', PATIENTS, tenant.key, key, body, signal), async () => (await records.countDocuments({ state: 'running' })) > 0);
+      const wake = await dieDuring(
+        'addTarget',
+        (signal) => send(api, 'POST', PATIENTS, tenant.key, key, body, signal),
+        async () => (await records.countDocuments({ state: 'running' })) > 0,
+      );
       const busy = await send(api, 'POST', PATIENTS, tenant.key, key, body);
       expect(busy.status).to.equal(409); // its lease still runs
       expect(((await busy.json()) as { code: string }).code).to.equal('IDEMPOTENCY_KEY_IN_USE');
@@ -315,9 +407,16 @@ describe('http: idempotency across faults', () => {
       it('executes 20 parallel requests with one key exactly once', async () => {
         const key = newKey();
         const body = buildPatient();
-        const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => send(i % 2 === 0 ? first : second, 'POST', PATIENTS, tenant.key, key, body)));
+        const answers = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            send(i % 2 === 0 ? first : second, 'POST', PATIENTS, tenant.key, key, body),
+          ),
+        );
         const statuses = answers.map((a) => a.status);
-        expect(statuses.every((s) => s === 201 || s === 409), statuses.join()).to.equal(true);
+        expect(
+          statuses.every((s) => s === 201 || s === 409),
+          statuses.join(),
+        ).to.equal(true);
         const texts = await Promise.all(answers.map((a) => a.text()));
         expect(new Set(texts.filter((_, i) => statuses[i] === 201)).size).to.equal(1);
         expect(await countPatients(first, tenant)).to.equal(1);

@@ -351,7 +351,7 @@ describeStore<IdempotencyStore>(
           () => proxy.release(), // resolves once the database has answered the held write: it is applied
         );
       } finally {
-        proxy.release();
+        await proxy.release();
         await client.close(true);
         await proxy.close();
       }

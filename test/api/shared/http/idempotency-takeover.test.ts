@@ -29,7 +29,8 @@ describe('http: idempotency take-over against an owner still alive', () => {
   it('does not take over a claim written since the retry read it: the owner executes alone and the retry is told it is in use', async () => {
     const key = `idem-${randomUUID()}`;
     const patient = buildPatient();
-    const post = () => api.request('POST', PATIENTS, { key: tenant.key, body: patient, headers: { 'idempotency-key': key } });
+    const post = () =>
+      api.request('POST', PATIENTS, { key: tenant.key, body: patient, headers: { 'idempotency-key': key } });
 
     // The owner (A) stops just before recording the recovery point of its patient insert.
     const atPatientPoint = signal();

@@ -12,16 +12,20 @@ import { IDEMPOTENCY_RECORDS } from '../../../../api/src/shared/http/idempotency
 const PATIENTS = '/api/platform/v1/patients';
 const DAY = 24 * 60 * 60 * 1000;
 
-
 const newKey = () => `idem-${randomUUID()}`;
 
 const create = (api: TestApi, credential: string, idempotencyKey: string, body: unknown = buildPatient()) =>
   api.request('POST', PATIENTS, { key: credential, body, headers: { 'idempotency-key': idempotencyKey } });
 
-const countPatients = (api: TestApi, tenant: Tenant) => api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
+const countPatients = (api: TestApi, tenant: Tenant) =>
+  api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
 
 /** POST /patients over node:http, with Idempotency-Key sent as separate header lines, one per value. */
-function createWithKeyLines(api: TestApi, credential: string, values: string[]): Promise<{ status: number; body: any }> {
+function createWithKeyLines(
+  api: TestApi,
+  credential: string,
+  values: string[],
+): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const req = request(api.url + PATIENTS, { method: 'POST' }, (res) => {
       let text = '';
@@ -54,10 +58,15 @@ for (const redis of [false, true]) {
       expect(first.headers.get('idempotent-replayed')).to.equal(null);
       expect(await count()).to.equal(before + 1);
 
-      const again = await api.request('POST', PATIENTS, { key: tenant.key, body, headers: { 'idempotency-key': key, 'x-request-id': 'replay-1' } });
+      const again = await api.request('POST', PATIENTS, {
+        key: tenant.key,
+        body,
+        headers: { 'idempotency-key': key, 'x-request-id': 'replay-1' },
+      });
       expect(again.status).to.equal(201);
       expect(again.text).to.equal(first.text);
-      for (const header of ['etag', 'location', 'content-type']) expect(again.headers.get(header), header).to.equal(first.headers.get(header));
+      for (const header of ['etag', 'location', 'content-type'])
+        expect(again.headers.get(header), header).to.equal(first.headers.get(header));
       expect(again.headers.get('idempotent-replayed')).to.equal('true');
       expect(again.headers.get('x-request-id')).to.equal('replay-1');
       expect(await count()).to.equal(before + 1);
@@ -107,13 +116,21 @@ for (const redis of [false, true]) {
       const key = newKey();
       const first = await post(key);
       expect(first.status).to.equal(201);
-      const endpoint = await api.request('POST', '/api/platform/v1/webhook-endpoints', { key: tenant.key, body: buildEndpoint(), headers: { 'idempotency-key': key } });
+      const endpoint = await api.request('POST', '/api/platform/v1/webhook-endpoints', {
+        key: tenant.key,
+        body: buildEndpoint(),
+        headers: { 'idempotency-key': key },
+      });
       expect(endpoint.status).to.equal(422);
       expect(endpoint.body.code).to.equal('IDEMPOTENCY_KEY_REUSED');
-      const removal = await api.request('DELETE', `${PATIENTS}/${first.body.id}`, { key: tenant.key, headers: { 'idempotency-key': key } });
+      const removal = await api.request('DELETE', `${PATIENTS}/${first.body.id}`, {
+        key: tenant.key,
+        headers: { 'idempotency-key': key },
+      });
       expect(removal.status).to.equal(422);
       expect((await api.request('GET', `${PATIENTS}/${first.body.id}`, { key: tenant.key })).status).to.equal(200);
-      expect((await api.request('GET', '/api/platform/v1/webhook-endpoints', { key: tenant.key })).body.data).to.be.empty;
+      expect((await api.request('GET', '/api/platform/v1/webhook-endpoints', { key: tenant.key })).body.data).to.be
+        .empty;
     });
 
     const invalid: [string, string][] = [
@@ -168,7 +185,11 @@ for (const redis of [false, true]) {
       const key = newKey();
       const before = await count();
       expect((await post(key, { ...buildPatient(), givenName: '' })).status).to.equal(400);
-      const wrongType = await api.request('POST', PATIENTS, { key: tenant.key, raw: JSON.stringify(buildPatient()), headers: { 'idempotency-key': key, 'content-type': 'text/plain' } });
+      const wrongType = await api.request('POST', PATIENTS, {
+        key: tenant.key,
+        raw: JSON.stringify(buildPatient()),
+        headers: { 'idempotency-key': key, 'content-type': 'text/plain' },
+      });
       expect(wrongType.status).to.equal(415);
       const fixed = await post(key);
       expect(fixed.status).to.equal(201);
@@ -179,7 +200,8 @@ for (const redis of [false, true]) {
     it('replays a DELETE, and an operation-decided 404', async () => {
       const patient = (await post(newKey())).body;
       const key = newKey();
-      const del = (k: string) => api.request('DELETE', `${PATIENTS}/${patient.id}`, { key: tenant.key, headers: { 'idempotency-key': k } });
+      const del = (k: string) =>
+        api.request('DELETE', `${PATIENTS}/${patient.id}`, { key: tenant.key, headers: { 'idempotency-key': k } });
       expect((await del(key)).status).to.equal(204);
       const again = await del(key);
       expect(again.status).to.equal(204);
@@ -211,7 +233,10 @@ for (const redis of [false, true]) {
       const key = newKey();
       const created = await post(key);
       for (const header of [key, 'not a valid key']) {
-        const read = await api.request('GET', `${PATIENTS}/${created.body.id}`, { key: tenant.key, headers: { 'idempotency-key': header } });
+        const read = await api.request('GET', `${PATIENTS}/${created.body.id}`, {
+          key: tenant.key,
+          headers: { 'idempotency-key': header },
+        });
         expect(read.status, header).to.equal(200);
         expect(read.headers.get('idempotent-replayed')).to.equal(null);
         expect(read.body.id).to.equal(created.body.id);
@@ -260,8 +285,16 @@ describe('http: idempotency — what the store holds and what a replay repeats (
   it('stores outcomes sealed: the store never holds the secret a replay returns', async () => {
     const key = newKey();
     const body = buildEndpoint();
-    const first = await api.request('POST', '/api/platform/v1/webhook-endpoints', { key: tenant.key, body, headers: { 'idempotency-key': key } });
-    const replay = await api.request('POST', '/api/platform/v1/webhook-endpoints', { key: tenant.key, body, headers: { 'idempotency-key': key } });
+    const first = await api.request('POST', '/api/platform/v1/webhook-endpoints', {
+      key: tenant.key,
+      body,
+      headers: { 'idempotency-key': key },
+    });
+    const replay = await api.request('POST', '/api/platform/v1/webhook-endpoints', {
+      key: tenant.key,
+      body,
+      headers: { 'idempotency-key': key },
+    });
     expect(first.status).to.equal(201);
     expect(replay.headers.get('idempotent-replayed')).to.equal('true');
     expect(replay.text).to.equal(first.text); // the secret comes back byte-for-byte…
@@ -286,6 +319,7 @@ describe('http: idempotency — what the store holds and what a replay repeats (
     const first = await create(api, tenant.key, key, body);
     const replay = await create(api, tenant.key, key, body);
     expect(replay.headers.get('idempotent-replayed')).to.equal('true');
-    for (const header of ['cache-control', 'vary', 'etag', 'location', 'content-type']) expect(replay.headers.get(header), header).to.equal(first.headers.get(header));
+    for (const header of ['cache-control', 'vary', 'etag', 'location', 'content-type'])
+      expect(replay.headers.get(header), header).to.equal(first.headers.get(header));
   });
 });

@@ -30,10 +30,24 @@ describe('http: the keyed fast path', () => {
     await publishTo(api, realSources());
     tenant = await api.tenant();
     app = await appOf(api, tenant);
-    connectionId = await connectionOf(api, tenant, app, 'fast-user', api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id);
-    const ingested = await api.request('POST', `/api/platform/v1/connections/${connectionId}/observations`, { key: tenant.key, body: observationBundle([heartRate({ id: 'hr-1' }), glucose({ id: 'glu-1' }), heartRate({ id: 'hr-2', effectiveDateTime: '2025-01-02T03:04:05Z' })]) });
+    connectionId = await connectionOf(
+      api,
+      tenant,
+      app,
+      'fast-user',
+      api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id,
+    );
+    const ingested = await api.request('POST', `/api/platform/v1/connections/${connectionId}/observations`, {
+      key: tenant.key,
+      body: observationBundle([
+        heartRate({ id: 'hr-1' }),
+        glucose({ id: 'glu-1' }),
+        heartRate({ id: 'hr-2', effectiveDateTime: '2025-01-02T03:04:05Z' }),
+      ]),
+    });
     expect(ingested.status, ingested.text).to.equal(200);
-    patientId = (await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() })).body.id;
+    patientId = (await api.request('POST', '/api/platform/v1/patients', { key: tenant.key, body: buildPatient() })).body
+      .id;
     koaOnly = createServer(koaListener(api.koa));
     await new Promise<void>((resolve) => koaOnly.listen(0, '127.0.0.1', resolve));
     koaUrl = `http://127.0.0.1:${(koaOnly.address() as AddressInfo).port}`;
@@ -46,7 +60,11 @@ describe('http: the keyed fast path', () => {
 
   async function both(path: string, headers: Record<string, string>) {
     const [fast, koa] = await Promise.all([fetch(api.url + path, { headers }), fetch(koaUrl + path, { headers })]);
-    const read = async (r: Response) => ({ status: r.status, headers: Object.fromEntries(COMPARED.map((h) => [h, r.headers.get(h)])), text: await r.text() });
+    const read = async (r: Response) => ({
+      status: r.status,
+      headers: Object.fromEntries(COMPARED.map((h) => [h, r.headers.get(h)])),
+      text: await r.text(),
+    });
     const [a, b] = await Promise.all([read(fast), read(koa)]);
     expect(a, path).to.deep.equal(b);
     return a;
@@ -56,36 +74,82 @@ describe('http: the keyed fast path', () => {
     const first = await both('/api/sdk/v1/app-users/fast-user/lifecycle', { authorization: `Bearer ${app.pk}` });
     expect(first.status).to.equal(200);
     expect(JSON.parse(first.text)).to.deep.equal({ appUserId: 'fast-user', state: 'ACTIVE' });
-    expect((await both('/api/sdk/v1/app-users/fast-user/lifecycle', { authorization: `Bearer ${app.pk}`, 'if-none-match': first.headers.etag! })).status).to.equal(304);
-    expect((await both('/api/sdk/v1/app-users/never%40seen/lifecycle', { authorization: `Bearer ${app.pk}` })).text).to.include('UNLINKED');
-    expect((await both('/api/sdk/v1/app-users/bad%20id/lifecycle', { authorization: `Bearer ${app.pk}` })).status).to.equal(400);
-    expect((await both('/api/sdk/v1/app-users/%E0%A4%A/lifecycle', { authorization: `Bearer ${app.pk}` })).status).to.equal(400);
+    expect(
+      (
+        await both('/api/sdk/v1/app-users/fast-user/lifecycle', {
+          authorization: `Bearer ${app.pk}`,
+          'if-none-match': first.headers.etag!,
+        })
+      ).status,
+    ).to.equal(304);
+    expect(
+      (await both('/api/sdk/v1/app-users/never%40seen/lifecycle', { authorization: `Bearer ${app.pk}` })).text,
+    ).to.include('UNLINKED');
+    expect(
+      (await both('/api/sdk/v1/app-users/bad%20id/lifecycle', { authorization: `Bearer ${app.pk}` })).status,
+    ).to.equal(400);
+    expect(
+      (await both('/api/sdk/v1/app-users/%E0%A4%A/lifecycle', { authorization: `Bearer ${app.pk}` })).status,
+    ).to.equal(400);
     expect((await both('/api/sdk/v1/app-users/fast-user/lifecycle', {})).status).to.equal(401);
-    expect((await both('/api/sdk/v1/app-users/fast-user/lifecycle', { authorization: `Bearer ${tenant.key}` })).status).to.equal(401);
+    expect(
+      (await both('/api/sdk/v1/app-users/fast-user/lifecycle', { authorization: `Bearer ${tenant.key}` })).status,
+    ).to.equal(401);
   });
 
   it('answers the patient read as Koa does, leaving denials and absences to Koa', async () => {
     const auth = { authorization: `Bearer ${tenant.key}` };
     const first = await both(`/api/platform/v1/patients/${patientId}`, auth);
     expect(first.status).to.equal(200);
-    expect((await both(`/api/platform/v1/patients/${patientId}`, { ...auth, 'if-none-match': first.headers.etag! })).status).to.equal(304);
+    expect(
+      (await both(`/api/platform/v1/patients/${patientId}`, { ...auth, 'if-none-match': first.headers.etag! })).status,
+    ).to.equal(304);
     expect((await both('/api/platform/v1/patients/00000000-0000-4000-8000-000000000000', auth)).status).to.equal(403);
     const reader = await api.keyFor(tenant.accountId, ['webhook:read']);
-    expect((await both(`/api/platform/v1/patients/${patientId}`, { authorization: `Bearer ${reader.key}` })).status).to.equal(403);
+    expect(
+      (await both(`/api/platform/v1/patients/${patientId}`, { authorization: `Bearer ${reader.key}` })).status,
+    ).to.equal(403);
     const other = await api.tenant();
-    expect((await both(`/api/platform/v1/patients/${patientId}`, { authorization: `Bearer ${other.key}` })).status).to.equal(403);
+    expect(
+      (await both(`/api/platform/v1/patients/${patientId}`, { authorization: `Bearer ${other.key}` })).status,
+    ).to.equal(403);
   });
 
-  /** One request to each server, with the same Host (the search's links are built from it); a body in `chunks` is sent chunked. */
-  async function bothRaw(method: string, path: string, headers: Record<string, string>, body?: string | Buffer | string[]) {
+  /** One request to each server, with the same Host (the search's links are built from it); a body in `chunks` is sent
+   * chunked. */
+  async function bothRaw(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: string | Buffer | string[],
+  ) {
     const send = (base: string) =>
       new Promise<{ status: number; headers: Record<string, string | null>; text: string }>((resolve, reject) => {
         const whole = typeof body === 'string' || Buffer.isBuffer(body);
-        const req = request(base + path, { method, headers: { host: 'api.example.test', ...headers, ...(whole && { 'content-length': String(Buffer.byteLength(body)) }) } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, headers: Object.fromEntries([...COMPARED, 'connection'].map((h) => [h, (res.headers[h] as string | undefined) ?? null])), text: Buffer.concat(chunks).toString() }));
-        });
+        const req = request(
+          base + path,
+          {
+            method,
+            headers: {
+              host: 'api.example.test',
+              ...headers,
+              ...(whole && { 'content-length': String(Buffer.byteLength(body)) }),
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () =>
+              resolve({
+                status: res.statusCode!,
+                headers: Object.fromEntries(
+                  [...COMPARED, 'connection'].map((h) => [h, (res.headers[h] as string | undefined) ?? null]),
+                ),
+                text: Buffer.concat(chunks).toString(),
+              }),
+            );
+          },
+        );
         req.on('error', reject);
         for (const piece of whole ? [body] : (body ?? [])) req.write(piece);
         req.end();
@@ -108,24 +172,66 @@ describe('http: the keyed fast path', () => {
     const next = new URL(bundle.link.find((l: { relation: string }) => l.relation === 'next').url);
     expect(next.origin).to.equal('http://api.example.test');
     expect(JSON.parse((await bothRaw('GET', next.pathname + next.search, auth)).text).entry).to.have.length(1);
-    expect((await bothRaw('POST', path, { ...auth, 'content-type': 'application/fhir+json' }, JSON.stringify({ connectionId, code: 'http://loinc.org|8867-4' }))).status).to.equal(200);
-    expect((await bothRaw('POST', path, { ...auth, 'content-type': 'application/json; charset=utf-8' }, JSON.stringify({ connectionId }))).status).to.equal(200);
+    expect(
+      (
+        await bothRaw(
+          'POST',
+          path,
+          { ...auth, 'content-type': 'application/fhir+json' },
+          JSON.stringify({ connectionId, code: 'http://loinc.org|8867-4' }),
+        )
+      ).status,
+    ).to.equal(200);
+    expect(
+      (
+        await bothRaw(
+          'POST',
+          path,
+          { ...auth, 'content-type': 'application/json; charset=utf-8' },
+          JSON.stringify({ connectionId }),
+        )
+      ).status,
+    ).to.equal(200);
     // Chunked: Koa reads it.
-    expect((await bothRaw('POST', path, { ...json, 'transfer-encoding': 'chunked' }, ['{"connectionId":', JSON.stringify(connectionId), '}'])).status).to.equal(200);
+    expect(
+      (
+        await bothRaw('POST', path, { ...json, 'transfer-encoding': 'chunked' }, [
+          '{"connectionId":',
+          JSON.stringify(connectionId),
+          '}',
+        ])
+      ).status,
+    ).to.equal(200);
     // Read by the fast path, then answered by Koa from the same bytes.
     expect((await bothRaw('POST', path, json, JSON.stringify({ connectionId, _count: 0 }))).status).to.equal(400);
     expect((await bothRaw('POST', path, json, '{"connectionId": ')).status).to.equal(400);
-    expect((await bothRaw('POST', path, json, JSON.stringify({ connectionId, date: ['gt2024-13-45'] }))).status).to.equal(400);
-    expect((await bothRaw('POST', path, json, JSON.stringify({ connectionId: '00000000-0000-4000-8000-000000000000' }))).status).to.equal(404);
-    expect((await bothRaw('POST', path, { ...auth, 'content-type': 'text/plain' }, JSON.stringify({ connectionId }))).status).to.equal(415);
+    expect(
+      (await bothRaw('POST', path, json, JSON.stringify({ connectionId, date: ['gt2024-13-45'] }))).status,
+    ).to.equal(400);
+    expect(
+      (await bothRaw('POST', path, json, JSON.stringify({ connectionId: '00000000-0000-4000-8000-000000000000' })))
+        .status,
+    ).to.equal(404);
+    expect(
+      (await bothRaw('POST', path, { ...auth, 'content-type': 'text/plain' }, JSON.stringify({ connectionId }))).status,
+    ).to.equal(415);
     const tooLarge = await bothRaw('POST', path, json, JSON.stringify({ connectionId, pad: 'x'.repeat(1024 * 1024) }));
     expect(tooLarge.status).to.equal(413);
-    expect((await bothRaw('POST', path, { 'content-type': 'application/json' }, JSON.stringify({ connectionId }))).status).to.equal(401);
-    expect((await bothRaw('POST', path, { ...json, authorization: `Bearer ${app.pk}` }, JSON.stringify({ connectionId }))).status).to.equal(401);
+    expect(
+      (await bothRaw('POST', path, { 'content-type': 'application/json' }, JSON.stringify({ connectionId }))).status,
+    ).to.equal(401);
+    expect(
+      (await bothRaw('POST', path, { ...json, authorization: `Bearer ${app.pk}` }, JSON.stringify({ connectionId })))
+        .status,
+    ).to.equal(401);
     expect((await bothRaw('GET', `${path}?cursor=forged`, auth)).status).to.equal(400);
     expect((await bothRaw('GET', path, auth)).status).to.equal(400);
     // Bytes that are not UTF-8: refused by both (the fast path leaves them to Koa), never read as U+FFFD.
-    const notUtf8 = Buffer.concat([Buffer.from(`{"connectionId":${JSON.stringify(connectionId)},"code":"8867-4`), Buffer.from([0xff]), Buffer.from('"}')]);
+    const notUtf8 = Buffer.concat([
+      Buffer.from(`{"connectionId":${JSON.stringify(connectionId)},"code":"8867-4`),
+      Buffer.from([0xff]),
+      Buffer.from('"}'),
+    ]);
     const refused = await bothRaw('POST', path, json, notUtf8);
     expect(refused.status, refused.text).to.equal(400);
     expect(JSON.parse(refused.text).detail).to.match(/UTF-8/);
@@ -138,14 +244,32 @@ describe('http: the keyed fast path', () => {
     const gateway = api.services.gateway;
     const calls: (boolean | undefined)[] = [];
     const search = gateway.search.bind(gateway);
-    gateway.search = (principal, requestId, input, options) => (calls.push(options?.logDenials), search(principal, requestId, input, options));
+    gateway.search = (principal, requestId, input, options) => (
+      calls.push(options?.logDenials),
+      search(principal, requestId, input, options)
+    );
     try {
       expect((await api.request('POST', path, { key: app.ak, body: { connectionId } })).status).to.equal(200);
       expect((await api.request('GET', `${next.pathname}${next.search}`, { key: app.ak })).status).to.equal(200);
-      expect((await api.request('POST', path, { key: app.ak, body: { connectionId }, headers: { 'content-type': 'application/json; charset=utf-8' } })).status).to.equal(200);
-    expect(calls).to.deep.equal([false, false, false]);
+      expect(
+        (
+          await api.request('POST', path, {
+            key: app.ak,
+            body: { connectionId },
+            headers: { 'content-type': 'application/json; charset=utf-8' },
+          })
+        ).status,
+      ).to.equal(200);
+      expect(calls).to.deep.equal([false, false, false]);
       calls.length = 0;
-      expect((await api.request('POST', path, { key: app.ak, body: { connectionId: '00000000-0000-4000-8000-000000000000' } })).status).to.equal(404);
+      expect(
+        (
+          await api.request('POST', path, {
+            key: app.ak,
+            body: { connectionId: '00000000-0000-4000-8000-000000000000' },
+          })
+        ).status,
+      ).to.equal(404);
       expect(calls).to.deep.equal([false, undefined]);
     } finally {
       gateway.search = search;
@@ -153,10 +277,18 @@ describe('http: the keyed fast path', () => {
   });
 
   it('counts its requests under the Koa route templates', async () => {
-    await fetch(`${api.url}/api/sdk/v1/app-users/fast-user/lifecycle`, { headers: { authorization: `Bearer ${app.pk}` } });
+    await fetch(`${api.url}/api/sdk/v1/app-users/fast-user/lifecycle`, {
+      headers: { authorization: `Bearer ${app.pk}` },
+    });
     const metrics = await (await fetch(`${api.url}/metrics`)).text();
-    expect(metrics).to.match(/http_requests_total\{method="GET",route="\/api\/sdk\/v1\/app-users\/:appUserId\/lifecycle",status="200"\} [1-9]/);
-    expect(metrics).to.match(/http_requests_total\{method="GET",route="\/api\/platform\/v1\/patients\/:id",status="(200|304)"\} [1-9]/);
-    expect(metrics).to.match(/http_requests_total\{method="POST",route="\/api\/sdk\/v1\/observations\/_search",status="200"\} [1-9]/);
+    expect(metrics).to.match(
+      /http_requests_total\{method="GET",route="\/api\/sdk\/v1\/app-users\/:appUserId\/lifecycle",status="200"\} [1-9]/,
+    );
+    expect(metrics).to.match(
+      /http_requests_total\{method="GET",route="\/api\/platform\/v1\/patients\/:id",status="(200|304)"\} [1-9]/,
+    );
+    expect(metrics).to.match(
+      /http_requests_total\{method="POST",route="\/api\/sdk\/v1\/observations\/_search",status="200"\} [1-9]/,
+    );
   });
 });

@@ -70,13 +70,16 @@ function uploadThenReuse(api: TestApi, key: string, size: number): Promise<{ fir
         finish(received);
       }
     });
-    socket.write(`POST ${PATIENTS} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    socket.write(
+      `POST ${PATIENTS} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
     const chunk = Buffer.alloc(64 * 1024, 0x20);
     let written = 0;
     const pump = (): void => {
       while (written < size && !socket.destroyed) {
         written += chunk.length;
-        if (!socket.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]))) return void socket.once('drain', pump);
+        if (!socket.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])))
+          return void socket.once('drain', pump);
       }
       if (!socket.destroyed) socket.write('0\r\n\r\n');
     };
@@ -85,7 +88,12 @@ function uploadThenReuse(api: TestApi, key: string, size: number): Promise<{ fir
 }
 
 /** Over node:http, which sends any method (fetch refuses TRACE); the body parsed when it is JSON. */
-function rawRequest(api: TestApi, method: string, path: string, headers: Record<string, string> = {}): Promise<Response> {
+function rawRequest(
+  api: TestApi,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return new Promise((resolve, reject) => {
     const req = request(api.url + path, { method, headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -93,7 +101,12 @@ function rawRequest(api: TestApi, method: string, path: string, headers: Record<
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString();
         const responseHeaders = new Headers(Object.entries(res.headers).map(([name, value]) => [name, String(value)]));
-        resolve({ status: res.statusCode!, headers: responseHeaders, text, body: /json/.test(res.headers['content-type'] ?? '') && text !== '' ? JSON.parse(text) : undefined });
+        resolve({
+          status: res.statusCode!,
+          headers: responseHeaders,
+          text,
+          body: /json/.test(res.headers['content-type'] ?? '') && text !== '' ? JSON.parse(text) : undefined,
+        });
       });
     });
     req.on('error', reject);
@@ -106,13 +119,19 @@ describe('http: problem details', () => {
   let tenant: Tenant;
   withTestApi((started) => ({ api, tenant } = started));
 
-  const post = (headers: Record<string, string>, raw: string | Buffer) => api.request('POST', PATIENTS, { key: tenant.key, headers, raw });
+  const post = (headers: Record<string, string>, raw: string | Buffer) =>
+    api.request('POST', PATIENTS, { key: tenant.key, headers, raw });
 
   describe('routing', () => {
     it('answers an unknown route with a 404 problem whose instance is the path without the query', async () => {
       const path = `/nowhere-${randomUUID()}`;
       expectProblem(await api.request('GET', `${path}?x=1`), 404, 'NOT_FOUND', path);
-      expectProblem(await api.request('GET', `/api/platform/v1/unknown`, { key: tenant.key }), 404, 'NOT_FOUND', '/api/platform/v1/unknown');
+      expectProblem(
+        await api.request('GET', `/api/platform/v1/unknown`, { key: tenant.key }),
+        404,
+        'NOT_FOUND',
+        '/api/platform/v1/unknown',
+      );
     });
 
     it('answers a known path with another method with 405 and an Allow header listing what is allowed', async () => {
@@ -153,11 +172,16 @@ describe('http: problem details', () => {
     }
 
     it('answers TRACE on a path nothing serves with a 404 problem', async () => {
-      for (const path of ['/nowhere', '/api/sdk/v1/catalog/nowhere', '/api/platform/v1/nowhere']) expectProblem(await rawRequest(api, 'TRACE', path), 404, 'NOT_FOUND', path);
+      for (const path of ['/nowhere', '/api/sdk/v1/catalog/nowhere', '/api/platform/v1/nowhere'])
+        expectProblem(await rawRequest(api, 'TRACE', path), 404, 'NOT_FOUND', path);
     });
 
     it('takes a next link with a cursor of the largest size, and answers a request head over 32 KiB with a 431 problem', async () => {
-      const fits = await rawRequest(api, 'GET', `/api/sdk/v1/observations/_search?cursor=${'a'.repeat(8 * 1024)}.${'b'.repeat(8 * 1024 - 1)}`);
+      const fits = await rawRequest(
+        api,
+        'GET',
+        `/api/sdk/v1/observations/_search?cursor=${'a'.repeat(8 * 1024)}.${'b'.repeat(8 * 1024 - 1)}`,
+      );
       expect(fits.status, fits.text).to.equal(401); // read, and refused for its missing key
       const res = await rawRequest(api, 'GET', `/api/sdk/v1/observations/_search?cursor=${'a'.repeat(33 * 1024)}`);
       expect(res.status).to.equal(431);
@@ -169,18 +193,30 @@ describe('http: problem details', () => {
 
   describe('every problem', () => {
     it('has the eight fields for 401, 403, 404, 409 in use and 422 as well', async () => {
-      expectProblem(await api.request('GET', '/api/platform/v1/webhook-endpoints'), 401, 'UNAUTHORIZED', '/api/platform/v1/webhook-endpoints');
+      expectProblem(
+        await api.request('GET', '/api/platform/v1/webhook-endpoints'),
+        401,
+        'UNAUTHORIZED',
+        '/api/platform/v1/webhook-endpoints',
+      );
       const reader = await api.keyFor(tenant.accountId, ['patient:read']);
-      expectProblem(await api.request('POST', PATIENTS, { key: reader.key, body: buildPatient() }), 403, 'PLATFORM_ACCESS_DENIED', PATIENTS);
+      expectProblem(
+        await api.request('POST', PATIENTS, { key: reader.key, body: buildPatient() }),
+        403,
+        'PLATFORM_ACCESS_DENIED',
+        PATIENTS,
+      );
       const missing = `/api/platform/v1/webhook-endpoints/${randomUUID()}`;
       expectProblem(await api.request('GET', missing, { key: tenant.key }), 404, 'NOT_FOUND', missing);
 
       const key = `problems-${randomUUID()}`;
       const body = buildPatient();
-      const send = (sent = body) => api.request('POST', PATIENTS, { key: tenant.key, body: sent, headers: { 'idempotency-key': key } });
+      const send = (sent = body) =>
+        api.request('POST', PATIENTS, { key: tenant.key, body: sent, headers: { 'idempotency-key': key } });
       const answers = await Promise.all([send(), send(), send(), send(), send()]);
       expect(answers.map((a) => a.status)).to.include(201);
-      for (const busy of answers.filter((a) => a.status !== 201)) expectProblem(busy, 409, 'IDEMPOTENCY_KEY_IN_USE', PATIENTS, true);
+      for (const busy of answers.filter((a) => a.status !== 201))
+        expectProblem(busy, 409, 'IDEMPOTENCY_KEY_IN_USE', PATIENTS, true);
       expectProblem(await send(buildPatient()), 422, 'IDEMPOTENCY_KEY_REUSED', PATIENTS);
     });
   });
@@ -202,13 +238,20 @@ describe('http: problem details', () => {
       const res = await post({ 'content-type': 'application/json' }, raw);
       expectProblem(res, 400, 'BAD_REQUEST', PATIENTS);
       expect(res.body.details.errors).to.have.length(20);
-      expect(res.body.details.errors[0]).to.deep.equal({ in: 'body', name: 'p0', detail: 'is not an allowed property' });
+      expect(res.body.details.errors[0]).to.deep.equal({
+        in: 'body',
+        name: 'p0',
+        detail: 'is not an allowed property',
+      });
       expect(res.body.details.errorsOmitted).to.equal(90_000 - 20);
       expect(res.text.length).to.be.below(5_000);
     });
 
     it('leaves errorsOmitted out when every problem is listed', async () => {
-      const res = await api.request('POST', PATIENTS, { key: tenant.key, body: { ...buildPatient(), extra: 1, other: 2 } });
+      const res = await api.request('POST', PATIENTS, {
+        key: tenant.key,
+        body: { ...buildPatient(), extra: 1, other: 2 },
+      });
       expectProblem(res, 400, 'BAD_REQUEST', PATIENTS);
       expect(res.body.details).to.have.all.keys('errors');
       expect(res.body.details.errors).to.have.length(2);
@@ -224,14 +267,21 @@ describe('http: problem details', () => {
         ['a truncated sequence', [0xe2, 0x82]],
       ];
       for (const [what, bytes] of bad) {
-        const raw = Buffer.concat([Buffer.from('{"givenName":"Ad'), Buffer.from(bytes), Buffer.from('","familyName":"Lovelace"}')]);
+        const raw = Buffer.concat([
+          Buffer.from('{"givenName":"Ad'),
+          Buffer.from(bytes),
+          Buffer.from('","familyName":"Lovelace"}'),
+        ]);
         const res = await post({ 'content-type': 'application/json' }, raw);
         expectProblem(res, 400, 'BAD_REQUEST', PATIENTS);
         expect(res.body.detail, what).to.match(/UTF-8/);
       }
       expect(await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId })).to.equal(before);
       // Well-formed UTF-8 beyond ASCII is read as sent.
-      const ok = await post({ 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ givenName: 'Zoë', familyName: '李 😀' })));
+      const ok = await post(
+        { 'content-type': 'application/json' },
+        Buffer.from(JSON.stringify({ givenName: 'Zoë', familyName: '李 😀' })),
+      );
       expect(ok.status, ok.text).to.equal(201);
       expect(ok.body).to.include({ givenName: 'Zoë', familyName: '李 😀' });
     });
@@ -240,7 +290,11 @@ describe('http: problem details', () => {
       const before = await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
       const bad: [string, string, string][] = [
         ['a lone high surrogate in a field', '{"givenName":"Ad\\ud800a","familyName":"Lovelace"}', 'givenName'],
-        ['a lone low surrogate in a nested array', '{"givenName":"Ada","familyName":"Lovelace","identifiers":[{"system":"x","value":"\\udc00"}]}', 'identifiers[0].value'],
+        [
+          'a lone low surrogate in a nested array',
+          '{"givenName":"Ada","familyName":"Lovelace","identifiers":[{"system":"x","value":"\\udc00"}]}',
+          'identifiers[0].value',
+        ],
         ['two high surrogates', '{"givenName":"\\ud83d\\ud83d","familyName":"Lovelace"}', 'givenName'],
         ['a lone surrogate in a member name', '{"givenName":"Ada","familyName":"Lovelace","\\ud800":1}', '\ud800'],
       ];
@@ -251,7 +305,10 @@ describe('http: problem details', () => {
       }
       expect(await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId })).to.equal(before);
       // A pair written as escapes is one character, read as sent; so is an escaped backslash before "ud800".
-      const ok = await post({ 'content-type': 'application/json' }, '{"givenName":"Ada \\ud83d\\ude00","familyName":"Love\\\\ud800lace"}');
+      const ok = await post(
+        { 'content-type': 'application/json' },
+        '{"givenName":"Ada \\ud83d\\ude00","familyName":"Love\\\\ud800lace"}',
+      );
       expect(ok.status, ok.text).to.equal(201);
       expect(ok.body).to.include({ givenName: 'Ada 😀', familyName: 'Love\\ud800lace' });
     });
@@ -273,7 +330,9 @@ describe('http: problem details', () => {
       it(`answers a body sent as ${what} with 415, creating nothing`, async () => {
         const before = await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId });
         expectProblem(await post(headers, raw), 415, 'UNSUPPORTED_MEDIA_TYPE', PATIENTS);
-        expect(await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId })).to.equal(before);
+        expect(await api.mongo.db.collection('patients').countDocuments({ tenantId: tenant.accountId })).to.equal(
+          before,
+        );
       });
     }
 
@@ -312,7 +371,12 @@ describe('http: problem details', () => {
           duplex: 'half',
         });
         const text = await response.text();
-        expectProblem({ status: response.status, headers: response.headers, text, body: JSON.parse(text) }, 413, 'PAYLOAD_TOO_LARGE', PATIENTS);
+        expectProblem(
+          { status: response.status, headers: response.headers, text, body: JSON.parse(text) },
+          413,
+          'PAYLOAD_TOO_LARGE',
+          PATIENTS,
+        );
       });
 
       it('leaves the connection usable for the next request after that 413, or closes it', async () => {
@@ -342,7 +406,9 @@ describe('http: problem details', () => {
     });
 
     it('mints a different id for each request that brings none', async () => {
-      const ids = await Promise.all([1, 2, 3].map(async () => (await api.request('GET', '/healthz')).headers.get('x-request-id')));
+      const ids = await Promise.all(
+        [1, 2, 3].map(async () => (await api.request('GET', '/healthz')).headers.get('x-request-id')),
+      );
       for (const id of ids) expect(id).to.match(ID);
       expect(new Set(ids).size).to.equal(3);
     });
@@ -357,11 +423,17 @@ describe('http: problem details', () => {
         await api.request('GET', `${PATIENTS}/${created.body.id}`),
         await post({ 'content-type': 'text/plain' }, 'x'),
         await post({ 'content-type': 'application/json' }, '{'),
-        await api.request('GET', `${PATIENTS}/${created.body.id}`, { key: tenant.key, headers: { 'if-none-match': '"1"' } }),
+        await api.request('GET', `${PATIENTS}/${created.body.id}`, {
+          key: tenant.key,
+          headers: { 'if-none-match': '"1"' },
+        }),
       ];
       expect(answers.map((a) => a.status)).to.deep.equal([201, 404, 405, 401, 415, 400, 304]);
       for (const answer of answers) expect(answer.headers.get('x-request-id'), String(answer.status)).to.match(ID);
-      const echoed = await api.request('GET', `${PATIENTS}/${created.body.id}`, { key: tenant.key, headers: { 'if-none-match': '"1"', 'x-request-id': 'cond-1' } });
+      const echoed = await api.request('GET', `${PATIENTS}/${created.body.id}`, {
+        key: tenant.key,
+        headers: { 'if-none-match': '"1"', 'x-request-id': 'cond-1' },
+      });
       expect(echoed.status).to.equal(304);
       expect(echoed.headers.get('x-request-id')).to.equal('cond-1');
     });

@@ -1,7 +1,7 @@
-// The request deadline (api/src/shared/http/deadline.ts) and the admission of writes (api/src/shared/http/admission.ts), over
-// real HTTP against a database that stops answering (SIGSTOP). The dependency deadlines are set far beyond
-// the request deadline here, so what answers is the request deadline or admission, not a driver timeout;
-// every check is on what happened (who answered, what was written), never on how fast.
+// The request deadline (api/src/shared/http/deadline.ts) and the admission of writes
+// (api/src/shared/http/admission.ts), over real HTTP against a database that stops answering (SIGSTOP). The dependency
+// deadlines are set far beyond the request deadline here, so what answers is the request deadline or admission, not a
+// driver timeout; every check is on what happened (who answered, what was written), never on how fast.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { TestApi, type RequestOptions, type Response, type Tenant } from '../../../../testkit/api.js';
@@ -31,7 +31,8 @@ describe('http: the request deadline and the admission of writes', function () {
   const post = (key: string, body: Record<string, unknown>, options: RequestOptions = {}) =>
     api.request('POST', PATIENTS, { key: tenant.key, body, headers: { 'idempotency-key': key }, ...options });
   const patientsWithEmail = (email: string) => api.mongo.db.collection('patients').countDocuments({ email });
-  const metric = async (name: string) => Number(new RegExp(`^${name} (\\d+)`, 'm').exec((await api.request('GET', '/metrics')).text)?.[1] ?? 0);
+  const metric = async (name: string) =>
+    Number(new RegExp(`^${name} (\\d+)`, 'm').exec((await api.request('GET', '/metrics')).text)?.[1] ?? 0);
 
   before(async () => {
     database = await startPausableDatabase();
@@ -39,7 +40,11 @@ describe('http: the request deadline and the admission of writes', function () {
     api = await TestApi.start({
       mongodbServer: database.url,
       redis: true,
-      env: { PORTICO_MONGODB_TIMEOUT_MS: '60000', PORTICO_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), PORTICO_MAX_CONCURRENT_WRITES: '1' },
+      env: {
+        PORTICO_MONGODB_TIMEOUT_MS: '60000',
+        PORTICO_REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS),
+        PORTICO_MAX_CONCURRENT_WRITES: '1',
+      },
     });
     tenant = await api.tenant();
   });
@@ -72,7 +77,9 @@ describe('http: the request deadline and the admission of writes', function () {
     });
     expect(await post(key, patient)).to.deep.include({ status: 201, text: replayed.text });
     expect(await patientsWithEmail(patient.email as string)).to.equal(1);
-    const events = await api.mongo.db.collection('outbox_events').countDocuments({ type: 'patient.created', subject: `patient:${replayed.body.id}`, status: { $ne: 'staged' } });
+    const events = await api.mongo.db
+      .collection('outbox_events')
+      .countDocuments({ type: 'patient.created', subject: `patient:${replayed.body.id}`, status: { $ne: 'staged' } });
     expect(events, 'committed patient.created events').to.equal(1);
   });
 
@@ -92,7 +99,13 @@ describe('http: the request deadline and the admission of writes', function () {
     expect(denied.status, denied.text).to.equal(403);
     expect(denied.body.code).to.equal('PLATFORM_ACCESS_DENIED');
     // Counted as what the client saw, under the route's template, also when the fast path gave up late.
-    const counted = await until('the late read to be counted', async () => Number(/^http_requests_total\{method="GET",route="\/api\/platform\/v1\/patients\/:id",status="503"\} (\d+)/m.exec((await api.request('GET', '/metrics')).text)?.[1] ?? 0));
+    const counted = await until('the late read to be counted', async () =>
+      Number(
+        /^http_requests_total\{method="GET",route="\/api\/platform\/v1\/patients\/:id",status="503"\} (\d+)/m.exec(
+          (await api.request('GET', '/metrics')).text,
+        )?.[1] ?? 0,
+      ),
+    );
     expect(counted).to.be.at.least(1);
   });
 

@@ -8,7 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { TestApi, type RequestOptions, type Response, type Tenant } from '../../../../testkit/api.js';
 import { buildEndpoint, buildPatient } from '../../../../testkit/factories.js';
 import { command, startDatabaseProxy, type DatabaseProxy } from '../../../../testkit/database-proxy.js';
-import { startPausableDatabase, startPausableRedis, whilePaused, type PausableServer } from '../../../../testkit/pausable.js';
+import {
+  startPausableDatabase,
+  startPausableRedis,
+  whilePaused,
+  type PausableServer,
+} from '../../../../testkit/pausable.js';
 import { mongoUri } from '../../../../testkit/services.js';
 import { until } from '../../../../testkit/until.js';
 
@@ -69,7 +74,8 @@ describe('http: a paused Redis', function () {
   });
 
   it('answers POST /patients with an Idempotency-Key with 503, and 201 once Redis resumes', async () => {
-    const post = (key: string, body: Record<string, unknown>) => call(api, 'POST', PATIENTS, { key: tenant.key, body, headers: { 'idempotency-key': key } });
+    const post = (key: string, body: Record<string, unknown>) =>
+      call(api, 'POST', PATIENTS, { key: tenant.key, body, headers: { 'idempotency-key': key } });
     await whilePaused(redis, async () => expectUnavailable(await post(randomUUID(), buildPatient()), 'Redis'));
     // New keys: a retry of a failed one waits until its claim's lease has run out (idempotency.ts), and the
     // first requests after the resume may still meet the reconnection.
@@ -80,7 +86,8 @@ describe('http: a paused Redis', function () {
   it('answers PATCH /webhook-endpoints/{id} with 503, and 200 once Redis resumes', async () => {
     const created = await call(api, 'POST', ENDPOINTS, { key: tenant.key, body: buildEndpoint() });
     expect(created.status, created.text).to.equal(201);
-    const patch = (description: string) => call(api, 'PATCH', `${ENDPOINTS}/${created.body.id}`, { key: tenant.key, body: { description } });
+    const patch = (description: string) =>
+      call(api, 'PATCH', `${ENDPOINTS}/${created.body.id}`, { key: tenant.key, body: { description } });
     await whilePaused(redis, async () => expectUnavailable(await patch('while paused'), 'Redis'));
     const res = await once(200, () => patch('resumed'));
     expect(res.status, res.text).to.equal(200);

@@ -51,7 +51,9 @@ describe('http: telling an unavailable dependency from a failed call', () => {
     const db = client.db(`t_${randomUUID().replaceAll('-', '').slice(0, 16)}`);
     try {
       await db.collection('c').insertOne({ _id: 'one' } as never);
-      expect(unavailableDependency(await failure(() => db.collection('c').insertOne({ _id: 'one' } as never)))).to.equal(undefined);
+      expect(
+        unavailableDependency(await failure(() => db.collection('c').insertOne({ _id: 'one' } as never))),
+      ).to.equal(undefined);
     } finally {
       await db.dropDatabase();
       await client.close();
@@ -82,9 +84,28 @@ describe('http: telling an unavailable dependency from a failed call', () => {
   it('names MongoDB for a socket error the driver let through unwrapped, and nothing for the same error elsewhere', () => {
     // What the fault suite met when the database was killed under load (test/faults): the driver waited for
     // 'drain' on a socket the server had just closed and rethrew the socket's error as it was.
-    const leaked = (frames: string[]) => Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE', stack: ['Error: This socket has been ended by the other party', '    at Socket.writeAfterFIN [as write] (node:net:566:14)', ...frames].join('\n') });
-    expect(unavailableDependency(leaked(['    at Connection.writeCommand (/app/node_modules/mongodb/lib/cmap/connection.js:460:29)', '    at async Connection.sendWire (/app/node_modules/mongodb/lib/cmap/connection.js:300:13)']))).to.equal('MongoDB');
-    expect(unavailableDependency(leaked(['    at Object.deliver (/app/dist/api/src/features/webhooks/events/attempt.js:40:11)']))).to.equal(undefined);
+    const leaked = (frames: string[]) =>
+      Object.assign(new Error('This socket has been ended by the other party'), {
+        code: 'EPIPE',
+        stack: [
+          'Error: This socket has been ended by the other party',
+          '    at Socket.writeAfterFIN [as write] (node:net:566:14)',
+          ...frames,
+        ].join('\n'),
+      });
+    expect(
+      unavailableDependency(
+        leaked([
+          '    at Connection.writeCommand (/app/node_modules/mongodb/lib/cmap/connection.js:460:29)',
+          '    at async Connection.sendWire (/app/node_modules/mongodb/lib/cmap/connection.js:300:13)',
+        ]),
+      ),
+    ).to.equal('MongoDB');
+    expect(
+      unavailableDependency(
+        leaked(['    at Object.deliver (/app/dist/api/src/features/webhooks/events/attempt.js:40:11)']),
+      ),
+    ).to.equal(undefined);
   });
 
   it('names the dependency of a DependencyUnavailableError, and nothing for an ordinary error', () => {

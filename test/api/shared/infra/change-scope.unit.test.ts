@@ -8,7 +8,13 @@ describe('change scope: generation recovery points', () => {
   const at = new Date('2026-11-26T09:00:00Z');
 
   it('a generation up to the last commit committed unless it is listed as abandoned', () => {
-    const head = { _version: 40, abandoned: [{ gen: 7, at }, { gen: 21, at }] };
+    const head = {
+      _version: 40,
+      abandoned: [
+        { gen: 7, at },
+        { gen: 21, at },
+      ],
+    };
     expect(committedGeneration(head, 3)).to.equal(true);
     expect(committedGeneration(head, 40)).to.equal(true);
     expect(committedGeneration(head, 7)).to.equal(false);

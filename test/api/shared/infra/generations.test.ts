@@ -4,7 +4,12 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { connectRedis } from '../../../../core/src/infra/redis.js';
-import { changing, LocalGenerations, RedisGenerations, type Generations } from '../../../../api/src/shared/infra/generations.js';
+import {
+  changing,
+  LocalGenerations,
+  RedisGenerations,
+  type Generations,
+} from '../../../../api/src/shared/infra/generations.js';
 import { testRedisUrl } from '../../../../testkit/services.js';
 
 /** Tokens in memory whose bumps fail while `failing` is set. */
@@ -22,14 +27,24 @@ class Flaky extends LocalGenerations {
 
 describe('generation tokens', () => {
   const kinds: [string, () => Promise<{ a: Generations; b: Generations; close: () => Promise<void> }>][] = [
-    ['in one process', async () => {
-      const local = new LocalGenerations();
-      return { a: local, b: local, close: async () => {} };
-    }],
-    ['shared through Redis', async () => {
-      const [one, two] = [await connectRedis(testRedisUrl()), await connectRedis(testRedisUrl())];
-      return { a: new RedisGenerations(one), b: new RedisGenerations(two), close: async () => void (await Promise.all([one.quit(), two.quit()])) };
-    }],
+    [
+      'in one process',
+      async () => {
+        const local = new LocalGenerations();
+        return { a: local, b: local, close: async () => {} };
+      },
+    ],
+    [
+      'shared through Redis',
+      async () => {
+        const [one, two] = [await connectRedis(testRedisUrl()), await connectRedis(testRedisUrl())];
+        return {
+          a: new RedisGenerations(one),
+          b: new RedisGenerations(two),
+          close: async () => void (await Promise.all([one.quit(), two.quit()])),
+        };
+      },
+    ],
   ];
   for (const [name, make] of kinds) {
     it(`${name}: a token stands until a bump, which every reader sees at once`, async () => {
@@ -42,7 +57,9 @@ describe('generation tokens', () => {
       await a.bump([key]);
       const [second] = await b.read([key]);
       expect(second).to.not.equal(first);
-      expect(await a.ensure([key, `app:${randomUUID()}`])).to.have.length(2).and.to.include(second);
+      expect(await a.ensure([key, `app:${randomUUID()}`]))
+        .to.have.length(2)
+        .and.to.include(second);
       await close();
     });
 
@@ -67,7 +84,9 @@ describe('generation tokens', () => {
     const [first] = await generations.ensure([key]);
     await redis.del(`portico:gen:${key}`);
     expect(await generations.read([key])).to.deep.equal([undefined]);
-    expect((await generations.ensure([key]))[0]).to.be.a('string').and.not.equal(first);
+    expect((await generations.ensure([key]))[0])
+      .to.be.a('string')
+      .and.not.equal(first);
     await redis.quit();
   });
 
@@ -81,11 +100,13 @@ describe('generation tokens', () => {
       flaky.failing = true;
       throw new Error('the write failed');
     }).catch((error: Error) => error);
-    expect((failure as Error).message).to.equal('the write failed');
+    expect(failure.message).to.equal('the write failed');
     expect(flaky.late).to.have.length(2);
     // A first bump that fails is the answer: nothing was written.
     let ran = false;
-    expect(await changing(flaky, [key], async () => void (ran = true)).catch((error: Error) => error.message)).to.equal('redis is away');
+    expect(await changing(flaky, [key], async () => void (ran = true)).catch((error: Error) => error.message)).to.equal(
+      'redis is away',
+    );
     expect(ran).to.equal(false);
   });
 });

@@ -4,7 +4,12 @@ import { lruCache } from '../../../../api/src/shared/infra/lru.js';
 describe('infra: entry-bounded LRU caches', () => {
   it('holds at most its number of entries, evicting the least recently used first', () => {
     const cache = lruCache<string, number>(3);
-    for (const [key, value] of [['a', 1], ['b', 2], ['c', 3]] as const) cache.set(key, value);
+    for (const [key, value] of [
+      ['a', 1],
+      ['b', 2],
+      ['c', 3],
+    ] as const)
+      cache.set(key, value);
     expect(cache.get('a')).to.equal(1); // a is now the most recently used
     cache.set('d', 4);
     expect([...cache.keys()].sort()).to.deep.equal(['a', 'c', 'd']);

@@ -47,7 +47,10 @@ describe('infra: RedisRateLimiter', () => {
   }
 
   it('lets exactly capacity of many concurrent takes through when two replicas share the bucket', async () => {
-    const limiters = [new RedisRateLimiter(replicaA, DAILY, { prefix }), new RedisRateLimiter(replicaB, DAILY, { prefix })];
+    const limiters = [
+      new RedisRateLimiter(replicaA, DAILY, { prefix }),
+      new RedisRateLimiter(replicaB, DAILY, { prefix }),
+    ];
     const decisions = await Promise.all(Array.from({ length: 60 }, (_, i) => limiters[i % 2]!.take('acct-1:user-1')));
     const allowed = decisions.filter((d) => d.allowed);
     expect(allowed).to.have.length(10);
@@ -110,7 +113,8 @@ describe('infra: RedisRateLimiter', () => {
   });
 
   it('loads the script again when Redis has lost it (NOSCRIPT)', async () => {
-    const noscriptErrors = async () => Number(/errorstat_NOSCRIPT:count=(\d+)/.exec(await replicaB.info('errorstats'))?.[1] ?? 0);
+    const noscriptErrors = async () =>
+      Number(/errorstat_NOSCRIPT:count=(\d+)/.exec(await replicaB.info('errorstats'))?.[1] ?? 0);
     const limiter = new RedisRateLimiter(replicaA, DAILY, { prefix });
     expect(await limiter.take('k')).to.include({ allowed: true, remaining: 9 });
     expect(await limiter.take('k')).to.include({ allowed: true, remaining: 8 }); // by EVALSHA now
@@ -130,7 +134,14 @@ describe('infra: RedisRateLimiter', () => {
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as AddressInfo;
-    const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, enableReadyCheck: false, disableClientInfo: true, maxRetriesPerRequest: 1 });
+    const client = new Redis({
+      host: '127.0.0.1',
+      port,
+      lazyConnect: true,
+      enableReadyCheck: false,
+      disableClientInfo: true,
+      maxRetriesPerRequest: 1,
+    });
     client.on('error', () => {});
     try {
       await client.connect();
@@ -143,7 +154,14 @@ describe('infra: RedisRateLimiter', () => {
   });
 
   it('answers 503 when Redis cannot be reached', async () => {
-    const client = new Redis({ host: '127.0.0.1', port: await freePort(), lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    const client = new Redis({
+      host: '127.0.0.1',
+      port: await freePort(),
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
     client.on('error', () => {});
     try {
       await expectUnavailable(new RedisRateLimiter(client, DAILY).take('k'));

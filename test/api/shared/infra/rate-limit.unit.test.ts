@@ -1,7 +1,14 @@
 // The token bucket in process (time from an injected clock), the policy syntax, and the RateLimit fields a
 // client reads. The Redis bucket, shared by replicas, is in rate-limit-redis.test.ts.
 import { expect } from 'chai';
-import { MemoryRateLimiter, parseRatePolicy, rateLimitFields, rateLimitHeaders, type RateDecision, type RatePolicy } from '../../../../api/src/shared/infra/rate-limit.js';
+import {
+  MemoryRateLimiter,
+  parseRatePolicy,
+  rateLimitFields,
+  rateLimitHeaders,
+  type RateDecision,
+  type RatePolicy,
+} from '../../../../api/src/shared/infra/rate-limit.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 
 const INITIATE: RatePolicy = { capacity: 10, windowMs: 60_000, name: 'initiate' }; // a token every 6 s
@@ -23,7 +30,25 @@ describe('infra: parseRatePolicy', () => {
   });
 
   it('refuses anything else, and capacities or windows out of range', () => {
-    for (const text of ['', '10', '10/', '/60s', '10/60', '10 / 60s', '-1/60s', '1.5/60s', '0/60s', '10001/1h', '10/0s', '10/999ms', '10/1500ms', '10/24h1s', '10/2d', 'ten/1m', '10/60S']) {
+    for (const text of [
+      '',
+      '10',
+      '10/',
+      '/60s',
+      '10/60',
+      '10 / 60s',
+      '-1/60s',
+      '1.5/60s',
+      '0/60s',
+      '10001/1h',
+      '10/0s',
+      '10/999ms',
+      '10/1500ms',
+      '10/24h1s',
+      '10/2d',
+      'ten/1m',
+      '10/60S',
+    ]) {
       expect(parseRatePolicy(text, 'x'), JSON.stringify(text)).to.equal(undefined);
     }
   });
@@ -33,8 +58,12 @@ describe('infra: MemoryRateLimiter', () => {
   it('lets a full bucket spend its capacity at once, counting down, then refuses', async () => {
     const limiter = new MemoryRateLimiter(INITIATE, new ManualClock());
     const decisions = await takeMany(limiter, 'acct:user', 11);
-    expect(decisions.slice(0, 10).map((d) => [d.allowed, d.remaining, d.retryAfterMs])).to.deep.equal([9, 8, 7, 6, 5, 4, 3, 2, 1, 0].map((r) => [true, r, 0]));
-    expect(decisions.slice(0, 10).map((d) => d.resetMs)).to.deep.equal([6, 12, 18, 24, 30, 36, 42, 48, 54, 60].map((s) => s * 1000));
+    expect(decisions.slice(0, 10).map((d) => [d.allowed, d.remaining, d.retryAfterMs])).to.deep.equal(
+      [9, 8, 7, 6, 5, 4, 3, 2, 1, 0].map((r) => [true, r, 0]),
+    );
+    expect(decisions.slice(0, 10).map((d) => d.resetMs)).to.deep.equal(
+      [6, 12, 18, 24, 30, 36, 42, 48, 54, 60].map((s) => s * 1000),
+    );
     expect(decisions[10]).to.deep.equal({ allowed: false, remaining: 0, resetMs: 60_000, retryAfterMs: 6_000 });
   });
 
@@ -43,14 +72,21 @@ describe('infra: MemoryRateLimiter', () => {
     const limiter = new MemoryRateLimiter(INITIATE, clock);
     await takeMany(limiter, 'k', 10);
     clock.advance(2_500);
-    expect(await limiter.take('k')).to.deep.equal({ allowed: false, remaining: 0, resetMs: 57_500, retryAfterMs: 3_500 });
+    expect(await limiter.take('k')).to.deep.equal({
+      allowed: false,
+      remaining: 0,
+      resetMs: 57_500,
+      retryAfterMs: 3_500,
+    });
     clock.advance(3_499);
     expect((await limiter.take('k')).retryAfterMs).to.equal(1);
     clock.advance(1);
     expect(await limiter.take('k')).to.deep.equal({ allowed: true, remaining: 0, resetMs: 60_000, retryAfterMs: 0 });
     expect((await limiter.take('k')).allowed).to.equal(false);
     clock.advance(15_000); // two and a half tokens
-    expect((await takeMany(limiter, 'k', 3)).map((d) => [d.allowed, d.remaining, d.resetMs, d.retryAfterMs])).to.deep.equal([
+    expect(
+      (await takeMany(limiter, 'k', 3)).map((d) => [d.allowed, d.remaining, d.resetMs, d.retryAfterMs]),
+    ).to.deep.equal([
       [true, 1, 51_000, 0],
       [true, 0, 57_000, 0],
       [false, 0, 57_000, 3_000],
@@ -79,8 +115,18 @@ describe('infra: MemoryRateLimiter', () => {
     const limiter = new MemoryRateLimiter(INITIATE, new ManualClock());
     expect(await limiter.peek('k')).to.include({ allowed: true, remaining: 10 });
     await takeMany(limiter, 'k', 10);
-    expect(await limiter.peek('k')).to.deep.equal({ allowed: false, remaining: 0, resetMs: 60_000, retryAfterMs: 6_000 });
-    expect(await limiter.peek('k')).to.deep.equal({ allowed: false, remaining: 0, resetMs: 60_000, retryAfterMs: 6_000 });
+    expect(await limiter.peek('k')).to.deep.equal({
+      allowed: false,
+      remaining: 0,
+      resetMs: 60_000,
+      retryAfterMs: 6_000,
+    });
+    expect(await limiter.peek('k')).to.deep.equal({
+      allowed: false,
+      remaining: 0,
+      resetMs: 60_000,
+      retryAfterMs: 6_000,
+    });
   });
 
   it('keeps one bucket per key', async () => {
@@ -96,7 +142,12 @@ describe('infra: MemoryRateLimiter', () => {
     const limiter = new MemoryRateLimiter(INITIATE, clock);
     await takeMany(limiter, 'k', 10);
     clock.advance(-30_000);
-    expect(await limiter.take('k')).to.deep.equal({ allowed: false, remaining: 0, resetMs: 90_000, retryAfterMs: 36_000 });
+    expect(await limiter.take('k')).to.deep.equal({
+      allowed: false,
+      remaining: 0,
+      resetMs: 90_000,
+      retryAfterMs: 36_000,
+    });
     clock.advance(36_000);
     expect(await limiter.take('k')).to.include({ allowed: true, remaining: 0 });
   });
@@ -158,9 +209,14 @@ describe('infra: rateLimitHeaders (draft-ietf-httpapi-ratelimit-headers-10)', ()
       'Retry-After': '6',
     });
     clock.advance(5_999);
-    expect(rateLimitHeaders(INITIATE, await limiter.take('k'))).to.include({ RateLimit: '"initiate";r=0;t=1', 'Retry-After': '1' });
+    expect(rateLimitHeaders(INITIATE, await limiter.take('k'))).to.include({
+      RateLimit: '"initiate";r=0;t=1',
+      'Retry-After': '1',
+    });
     const hourly: RatePolicy = { capacity: 1, windowMs: 3_600_000, name: 'hourly' };
-    expect(rateLimitHeaders(hourly, { allowed: false, remaining: 0, resetMs: 3_599_001, retryAfterMs: 3_599_001 })).to.deep.equal({
+    expect(
+      rateLimitHeaders(hourly, { allowed: false, remaining: 0, resetMs: 3_599_001, retryAfterMs: 3_599_001 }),
+    ).to.deep.equal({
       'RateLimit-Policy': '"hourly";q=1;w=3600',
       RateLimit: '"hourly";r=0;t=3600',
       'Retry-After': '3600',
@@ -184,7 +240,13 @@ describe('infra: rateLimitFields (several policies)', () => {
       { policy: user, decision: { allowed: false, remaining: 0, resetMs: 60_000, retryAfterMs: 6_000 } },
       { policy: key, decision: { allowed: false, remaining: 0, resetMs: 60_000, retryAfterMs: 1_000 } },
     ]);
-    expect(fields).to.deep.equal({ 'RateLimit-Policy': '"initiate";q=10;w=60, "initiate-key";q=60;w=60', RateLimit: '"initiate";r=0;t=6, "initiate-key";r=0;t=1', 'Retry-After': '6' });
-    expect(rateLimitFields([{ policy: key, decision: { allowed: true, remaining: 60, resetMs: 0, retryAfterMs: 0 } }])).to.deep.equal({ 'RateLimit-Policy': '"initiate-key";q=60;w=60', RateLimit: '"initiate-key";r=60' });
+    expect(fields).to.deep.equal({
+      'RateLimit-Policy': '"initiate";q=10;w=60, "initiate-key";q=60;w=60',
+      RateLimit: '"initiate";r=0;t=6, "initiate-key";r=0;t=1',
+      'Retry-After': '6',
+    });
+    expect(
+      rateLimitFields([{ policy: key, decision: { allowed: true, remaining: 60, resetMs: 0, retryAfterMs: 0 } }]),
+    ).to.deep.equal({ 'RateLimit-Policy': '"initiate-key";q=60;w=60', RateLimit: '"initiate-key";r=60' });
   });
 });

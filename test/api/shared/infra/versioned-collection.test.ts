@@ -19,7 +19,7 @@ describe('infra: versioned collection', () => {
   const at = new Date('2026-11-20T10:00:00.000Z');
   const note = (): Note => ({ _id: randomUUID(), _version: 1, updatedAt: at, deletedAt: null, text: 'first' });
 
-  it('takes an insert that meets its own first attempt for done, and still refuses another change\'s duplicate', async () => {
+  it("takes an insert that meets its own first attempt for done, and still refuses another change's duplicate", async () => {
     const doc = note();
     await notes.insert(doc, 'change-a');
     await notes.insert(doc, 'change-a'); // the retry of an insert whose answer was lost
@@ -29,13 +29,19 @@ describe('infra: versioned collection', () => {
     expect((await notes.find(doc._id))?.text).to.equal('first');
   });
 
-  it('takes an update that finds its version already made by itself for done, and another change\'s for a lost race', async () => {
+  it("takes an update that finds its version already made by itself for done, and another change's for a lost race", async () => {
     const doc = note();
     await notes.insert(doc, 'create');
     const first = await notes.update(doc._id, 1, { set: { text: 'second' } }, at, 'change-a');
     expect(first).to.deep.include({ _version: 2, text: 'second' });
-    expect(await notes.update(doc._id, 1, { set: { text: 'second' } }, at, 'change-a'), 'the retry').to.deep.include({ _version: 2, text: 'second' });
-    expect(await notes.update(doc._id, 1, { set: { text: 'third' } }, at, 'change-b'), 'someone else, too late').to.equal(null);
+    expect(await notes.update(doc._id, 1, { set: { text: 'second' } }, at, 'change-a'), 'the retry').to.deep.include({
+      _version: 2,
+      text: 'second',
+    });
+    expect(
+      await notes.update(doc._id, 1, { set: { text: 'third' } }, at, 'change-b'),
+      'someone else, too late',
+    ).to.equal(null);
     expect(await notes.softDelete(doc._id, 2, at, 'delete')).to.equal(true);
     expect(await notes.softDelete(doc._id, 2, at, 'delete'), 'the delete retried').to.equal(true);
     expect(await notes.softDelete(doc._id, 2, at, 'another delete')).to.equal(false);

@@ -97,17 +97,36 @@ export class AddressIndex {
       start[h + 1] = numbers.length;
     });
     const npis = new Map([...npiLists].map(([npi, list]) => [npi, Uint32Array.from(list)]));
-    return new AddressIndex(hosts, start, Uint32Array.from(numbers), Uint8Array.from(kinds), brands.map((b) => b.fhirBaseUrl), npis);
+    return new AddressIndex(
+      hosts,
+      start,
+      Uint32Array.from(numbers),
+      Uint8Array.from(kinds),
+      brands.map((b) => b.fhirBaseUrl),
+      npis,
+    );
   }
 
-  /** Calls `found(b, tier)` for every brand the address matches, with the tier of the match (SAME_FHIR_URL…SUBDOMAIN). */
+  /** Calls `found(b, tier)` for every brand the address matches, with the tier of the match (SAME_FHIR_URL…SUBDOMAIN).
+   * */
   matches(address: AddressQuery, found: (b: number, tier: number) => void): void {
     const key = reversed(address.host);
     // The host itself, then its subdomains: two ranges, since "org.example-x" sorts between them.
     const exact = this.firstAtOrAfter(key);
-    if (this.hosts[exact] === key) this.each(exact, (b, kind) => found(b, (kind & FHIR) === 0 ? SAME_PORTAL_HOST : this.fhirBaseUrls[b] === address.fhirBaseUrl ? SAME_FHIR_URL : SAME_FHIR_HOST));
+    if (this.hosts[exact] === key)
+      this.each(exact, (b, kind) =>
+        found(
+          b,
+          (kind & FHIR) === 0
+            ? SAME_PORTAL_HOST
+            : this.fhirBaseUrls[b] === address.fhirBaseUrl
+              ? SAME_FHIR_URL
+              : SAME_FHIR_HOST,
+        ),
+      );
     const below = `${key}.`;
-    for (let h = this.firstAtOrAfter(below); h < this.hosts.length && this.hosts[h]!.startsWith(below); h++) this.each(h, (b) => found(b, SUBDOMAIN));
+    for (let h = this.firstAtOrAfter(below); h < this.hosts.length && this.hosts[h]!.startsWith(below); h++)
+      this.each(h, (b) => found(b, SUBDOMAIN));
   }
 
   private each(h: number, visit: (b: number, kind: number) => void): void {

@@ -39,7 +39,8 @@ export interface BrandSearchOptions {
   platform?: PlatformType;
   /** At most this many brands are returned (the route validates 1–100). */
   limit: number;
-  /** Order by distance from this point instead of by tier (brands without a location last); alone, the nearest brands. */
+  /** Order by distance from this point instead of by tier (brands without a location last); alone, the nearest brands.
+   * */
   near?: GeoPoint;
   /** Only brands whose number b (see mask) has only[b] !== 0: a filter kept outside the snapshot (endpoint status). */
   only?: Uint8Array;
@@ -47,7 +48,8 @@ export interface BrandSearchOptions {
 
 export interface SearchResult {
   brands: CatalogBrand[];
-  /** brands[i] for i < exact matched exactly (address, NPI or word prefixes); the rest were found by the typo-tolerant fallback. */
+  /** brands[i] for i < exact matched exactly (address, NPI or word prefixes); the rest were found by the typo-tolerant
+   * fallback. */
   exact: number;
   /** With `near`: each result's distance from the point in km (0.1 km steps); null for a brand without a location. */
   distanceKm?: (number | null)[];
@@ -55,7 +57,8 @@ export interface SearchResult {
 
 /** Shorter queries (after trimming) find nothing (docs/api.md, "The catalog search"). */
 const MIN_QUERY_LENGTH = 2;
-/** The typo-tolerant fallback looks at queries of at most this many distinct words (a pasted paragraph is not a typo). */
+/** The typo-tolerant fallback looks at queries of at most this many distinct words (a pasted paragraph is not a typo).
+ * */
 export const MAX_FUZZY_WORDS = 8;
 
 /** What every phase of one query shares: the filters and the marks of brands already in the results. */
@@ -128,7 +131,11 @@ export class BrandSearchIndex {
     if (text.length < MIN_QUERY_LENGTH || (text.length === 2 && text.codePointAt(0)! > 0xffff)) {
       if (query.origin === undefined) return { brands: [], exact: 0 };
       const results: number[] = [];
-      this.take(results, this.places.nearest(query.origin, limit, RANKS, (b) => (this.accepts(b, query) ? 0 : -1))!, query);
+      this.take(
+        results,
+        this.places.nearest(query.origin, limit, RANKS, (b) => (this.accepts(b, query) ? 0 : -1))!,
+        query,
+      );
       return this.result(results, results.length, query.origin);
     }
 
@@ -141,7 +148,12 @@ export class BrandSearchIndex {
     // word once gives the same results, and "health health …" costs what "health" does.
     const terms = [...new Set(typed)];
     const ranges = terms.length === 0 ? undefined : this.prefixRanges(terms);
-    if (ranges && ranges.complete && results.length < limit) this.take(results, this.exactMatches(typed.join(' '), terms, ranges.lo, ranges.hi, limit - results.length, query), query);
+    if (ranges && ranges.complete && results.length < limit)
+      this.take(
+        results,
+        this.exactMatches(typed.join(' '), terms, ranges.lo, ranges.hi, limit - results.length, query),
+        query,
+      );
     const exact = results.length;
     // An address or a number that found brands is not misspelt words: the fallback is for names and places.
     // One that found none may be words after all ("St.Marys", "Stanfrod.Health").
@@ -153,7 +165,11 @@ export class BrandSearchIndex {
 
   /** A filter every phase applies: the platform, the `only` mask, and not already in the results. */
   private accepts(b: number, query: Query): boolean {
-    return (query.platform < 0 || this.layout.platforms[b] === query.platform) && (query.only === undefined || query.only[b] !== 0) && this.taken[b] !== query.takenMark;
+    return (
+      (query.platform < 0 || this.layout.platforms[b] === query.platform) &&
+      (query.only === undefined || query.only[b] !== 0) &&
+      this.taken[b] !== query.takenMark
+    );
   }
 
   /** The key of brand b at `rank` within its phase: by distance first when the query is near a point. */
@@ -212,7 +228,14 @@ export class BrandSearchIndex {
   }
 
   /** Every term a prefix of some word of the brand, ranked by tier, or by distance near a point. */
-  private exactMatches(phrase: string, terms: readonly string[], lo: Uint32Array, hi: Uint32Array, limit: number, query: Query): TopKeys {
+  private exactMatches(
+    phrase: string,
+    terms: readonly string[],
+    lo: Uint32Array,
+    hi: Uint32Array,
+    limit: number,
+    query: Query,
+  ): TopKeys {
     const { postingStart, postings, foldedNames } = this.layout;
     // Candidates come from the word reaching the fewest postings; the others are checked per candidate,
     // rarest first so that a non-match is found after as few checks as possible.
@@ -221,7 +244,12 @@ export class BrandSearchIndex {
     checkOrder.sort((a, b) => reach(a) - reach(b));
     const pivot = checkOrder[0]!;
 
-    const rankOf = (b: number) => (!this.accepts(b, query) ? -1 : foldedNames[b]!.startsWith(phrase) ? 0 : tierOf(this.layout, b, lo, hi, checkOrder));
+    const rankOf = (b: number) =>
+      !this.accepts(b, query)
+        ? -1
+        : foldedNames[b]!.startsWith(phrase)
+          ? 0
+          : tierOf(this.layout, b, lo, hi, checkOrder);
     // Near a point, a common word reaches much of the catalog: walking outwards from the point and testing
     // each brand then stops after a few hundred, where measuring every candidate would not stop at all. When
     // the matches turn out sparse (the walk tests as many brands as there are candidates), the candidates win.

@@ -110,7 +110,8 @@ export function buildLayout(input: readonly CatalogBrand[]): IndexLayout {
   // Pass 3: per brand, sort its (token, fields) pairs and merge repeats (a word in both the name and the
   // city), then count postings per token.
   const packed = new Uint32Array(occurrences.length / 2);
-  for (let i = 0; i < packed.length; i++) packed[i] = (rank[occurrences[2 * i]!]! << FIELD_BITS) | occurrences[2 * i + 1]!;
+  for (let i = 0; i < packed.length; i++)
+    packed[i] = (rank[occurrences[2 * i]!]! << FIELD_BITS) | occurrences[2 * i + 1]!;
   occurrences.length = 0;
   const brandTokenStart = new Uint32Array(size + 1);
   const brandTokens = new Uint32Array(packed.length);
@@ -118,7 +119,7 @@ export function buildLayout(input: readonly CatalogBrand[]): IndexLayout {
   const postingStart = new Uint32Array(tokens.length + 1);
   let written = 0;
   for (let b = 0; b < size; b++) {
-    const own = packed.subarray(brandStart[b]!, brandStart[b + 1]!).sort();
+    const own = packed.subarray(brandStart[b], brandStart[b + 1]).sort();
     for (const pair of own) {
       const token = pair >>> FIELD_BITS;
       const fields = pair & ((1 << FIELD_BITS) - 1);

@@ -63,7 +63,10 @@ export class NearWords {
       const token = sortedTokens[i]!;
       const previous = i > 0 ? sortedTokens[i - 1]! : '';
       // The trie and the binary searches below rely on the order: a vocabulary out of order is a bug upstream.
-      if (i > 0 && !(previous < token)) throw new TypeError(`tokens not sorted and distinct at ${i}: ${JSON.stringify(previous)}, ${JSON.stringify(token)}`);
+      if (i > 0 && !(previous < token))
+        throw new TypeError(
+          `tokens not sorted and distinct at ${i}: ${JSON.stringify(previous)}, ${JSON.stringify(token)}`,
+        );
       nodes += token.length - sharedPrefix(previous, token);
       longest = Math.max(longest, token.length);
     }
@@ -95,8 +98,21 @@ export class NearWords {
       previous = token;
     });
     for (let d = 0; d <= previous.length; d++) end[onPath[d]!] = count;
-    const byTail = Uint32Array.from(sortedTokens.keys()).sort((a, b) => compareFrom(sortedTokens[a]!, 1, sortedTokens[b]!, 1));
-    return new NearWords(sortedTokens, unit, depth, end, tokenAt, minLength, maxLength, byTail, new Uint8Array((longest + 1) * MAX_BAND), new Uint16Array(longest + 1));
+    const byTail = Uint32Array.from(sortedTokens.keys()).sort((a, b) =>
+      compareFrom(sortedTokens[a]!, 1, sortedTokens[b]!, 1),
+    );
+    return new NearWords(
+      sortedTokens,
+      unit,
+      depth,
+      end,
+      tokenAt,
+      minLength,
+      maxLength,
+      byTail,
+      new Uint8Array((longest + 1) * MAX_BAND),
+      new Uint16Array(longest + 1),
+    );
   }
 
   /**
@@ -159,7 +175,8 @@ export class NearWords {
           cell = rows[above + o]! + (c === word.charCodeAt(j - 1) ? 0 : 1);
           if (o + 1 < band) cell = Math.min(cell, rows[above + o + 1]! + 1);
           if (o > 0) cell = Math.min(cell, rows[row + o - 1]! + 1);
-          if (d > 1 && j > 1 && c === word.charCodeAt(j - 2) && path[d - 1] === word.charCodeAt(j - 1)) cell = Math.min(cell, rows[above - band + o]! + 1);
+          if (d > 1 && j > 1 && c === word.charCodeAt(j - 2) && path[d - 1] === word.charCodeAt(j - 1))
+            cell = Math.min(cell, rows[above - band + o]! + 1);
           if (cell > over) cell = over;
         }
         rows[row + o] = cell;
@@ -189,7 +206,8 @@ export class NearWords {
 
   /** The child of `node` reached by code unit `c`, or -1. */
   private childOf(node: number, c: number): number {
-    for (let child = node + 1; child < this.end[node]!; child = this.end[child]!) if (this.unit[child] === c) return child;
+    for (let child = node + 1; child < this.end[node]!; child = this.end[child]!)
+      if (this.unit[child] === c) return child;
     return -1;
   }
 

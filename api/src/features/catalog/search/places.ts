@@ -72,13 +72,19 @@ export class PlaceIndex {
     const unplaced: number[] = [];
     brands.forEach((brand, b) => {
       const at = brand.location;
-      if (!at || !Number.isFinite(at.lat) || !Number.isFinite(at.lon) || Math.abs(at.lat) > 90 || Math.abs(at.lon) > 180) {
+      if (
+        !at ||
+        !Number.isFinite(at.lat) ||
+        !Number.isFinite(at.lon) ||
+        Math.abs(at.lat) > 90 ||
+        Math.abs(at.lon) > 180
+      ) {
         unplaced.push(b);
         return;
       }
       lat[b] = at.lat * RADIANS;
       lon[b] = at.lon * RADIANS;
-      cosLat[b] = Math.cos(lat[b]!);
+      cosLat[b] = Math.cos(lat[b]);
       const cell = Math.floor((at.lat + 90) / CELL_DEGREES) * 1000 + Math.floor((at.lon + 180) / CELL_DEGREES);
       const members = byCell.get(cell);
       if (members) members.push(b);
@@ -90,7 +96,7 @@ export class PlaceIndex {
     const cellBoxes = new Float64Array(cells.length * 6);
     cells.forEach((members, c) => {
       cellStart[c + 1] = cellStart[c]! + members.length;
-      cellBrands.set(members, cellStart[c]!); // ascending: brands were numbered in this loop's order
+      cellBrands.set(members, cellStart[c]); // ascending: brands were numbered in this loop's order
       cellBoxes.fill(Infinity, c * 6, c * 6 + 3).fill(-Infinity, c * 6 + 3, c * 6 + 6);
       for (const b of members) {
         cartesian(lat[b]!, lon[b]!).forEach((v, axis) => {
@@ -141,7 +147,13 @@ export class PlaceIndex {
    * Gives up (null) after testing `budget` brands: where matches are sparse the walk would test most of the
    * catalog, and the caller's candidates are then the cheaper way.
    */
-  nearest(from: Origin, limit: number, ranks: number, rankOf: (b: number) => number, budget = Infinity): TopKeys | null {
+  nearest(
+    from: Origin,
+    limit: number,
+    ranks: number,
+    rankOf: (b: number) => number,
+    budget = Infinity,
+  ): TopKeys | null {
     let tested = 0;
     const size = this.lat.length;
     const top = new TopKeys(limit);

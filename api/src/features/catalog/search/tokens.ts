@@ -36,7 +36,13 @@ export function prefixRange(layout: IndexLayout, prefix: string): [number, numbe
  * 1, 2 or 3 (see the header) when every query word matches some field of brand b, else -1. Tier 0 is
  * decided by the caller. Each word is checked against the brand's own ascending token ids.
  */
-export function tierOf(layout: IndexLayout, b: number, lo: Uint32Array, hi: Uint32Array, checkOrder: readonly number[]): number {
+export function tierOf(
+  layout: IndexLayout,
+  b: number,
+  lo: Uint32Array,
+  hi: Uint32Array,
+  checkOrder: readonly number[],
+): number {
   const { brandTokenStart, brandTokens, brandTokenFields } = layout;
   const first = brandTokenStart[b]!;
   const last = brandTokenStart[b + 1]!;
@@ -62,7 +68,14 @@ export function tierOf(layout: IndexLayout, b: number, lo: Uint32Array, hi: Uint
 }
 
 /** edits × TIERS + tier for brand b, or -1 when some term matches none of its words. */
-export function fuzzyRank(layout: IndexLayout, b: number, lo: Uint32Array, hi: Uint32Array, nearIds: Uint32Array[], nearEdits: Uint8Array[]): number {
+export function fuzzyRank(
+  layout: IndexLayout,
+  b: number,
+  lo: Uint32Array,
+  hi: Uint32Array,
+  nearIds: Uint32Array[],
+  nearEdits: Uint8Array[],
+): number {
   const { brandTokenStart, brandTokens, brandTokenFields } = layout;
   const first = brandTokenStart[b]!;
   const last = brandTokenStart[b + 1]!;

@@ -40,7 +40,8 @@ export interface Position {
 /** An observation as a search returns it: its position in the sort order and its searchset entry. */
 export interface IndexedObservation extends Position {
   resourceId: string;
-  /** Its searchset entry after the base of its fullUrl, as UTF-8 (entryTail()): built once, copied into every answer. */
+  /** Its searchset entry after the base of its fullUrl, as UTF-8 (entryTail()): built once, copied into every answer.
+   * */
   tail: Buffer;
 }
 
@@ -73,25 +74,47 @@ export class ConnectionIndex {
   }
 
   /**
-   * Builds the index of `documents` (any order; one that comes twice counts once, its last copy with its first
-   * copy's firstIngestedAt, as ObservationStore.all() gives them), read after the connection's `obs:` token was `token`; null once it would exceed `maxBytes`.
+   * Builds the index of `documents` (any order; one that comes twice counts once, its last copy with its first copy's
+   * firstIngestedAt, as ObservationStore.all() gives them), read after the connection's `obs:` token was `token`; null
+   * once it would exceed `maxBytes`.
    */
-  static async build(documents: AsyncIterable<ObservationDocument>, maxBytes: number, token = ''): Promise<ConnectionIndex | null> {
+  static async build(
+    documents: AsyncIterable<ObservationDocument>,
+    maxBytes: number,
+    token = '',
+  ): Promise<ConnectionIndex | null> {
     const byId = new Map<string, { entry: IndexedObservation; doc: ObservationDocument; bytes: number }>();
     let bytes = INDEX_OVERHEAD_BYTES;
     for await (const doc of documents) {
-      const entry = { id: doc._id, resourceId: doc.resourceId, sortDate: doc.sortDate.getTime(), tail: entryTail(doc.resourceId, doc.resource) };
+      const entry = {
+        id: doc._id,
+        resourceId: doc.resourceId,
+        sortDate: doc.sortDate.getTime(),
+        tail: entryTail(doc.resourceId, doc.resource),
+      };
       const size = ENTRY_OVERHEAD_BYTES + entry.tail.length;
       const earlier = byId.get(doc._id);
       bytes += size - (earlier?.bytes ?? 0);
       if (bytes > maxBytes) return null;
-      byId.set(doc._id, { entry, doc: { ...doc, resource: {}, firstIngestedAt: earlier?.doc.firstIngestedAt ?? doc.firstIngestedAt }, bytes: size });
+      byId.set(doc._id, {
+        entry,
+        doc: { ...doc, resource: {}, firstIngestedAt: earlier?.doc.firstIngestedAt ?? doc.firstIngestedAt },
+        bytes: size,
+      });
     }
     const loaded = [...byId.values()].sort((a, b) => compare(a.entry, b.entry));
     const n = loaded.length;
     const labelSets: LabelSet[] = [];
     const labelNumbers = new Map<string, number>();
-    const columns: Columns = { start: new Float64Array(n), end: new Float64Array(n), firstIngestedAt: new Float64Array(n), labels: new Uint32Array(n), labelSets, code: [], category: [] };
+    const columns: Columns = {
+      start: new Float64Array(n),
+      end: new Float64Array(n),
+      firstIngestedAt: new Float64Array(n),
+      labels: new Uint32Array(n),
+      labelSets,
+      code: [],
+      category: [],
+    };
     const lists = new Map<string, number[]>();
     loaded.forEach(({ doc }, i) => {
       columns.start[i] = doc.date ? doc.date.start.getTime() : Number.NaN;
@@ -106,7 +129,11 @@ export class ConnectionIndex {
       columns.labels[i] = number;
       (columns.code as CodingIndex[]).push(doc.code);
       (columns.category as CodingIndex[]).push(doc.category);
-      for (const key of new Set([...doc.code.tokens.map((t) => `t:${t}`), ...doc.code.codes.map((c) => `c:${c}`), ...doc.code.systems.map((s) => `s:${s}`)])) {
+      for (const key of new Set([
+        ...doc.code.tokens.map((t) => `t:${t}`),
+        ...doc.code.codes.map((c) => `c:${c}`),
+        ...doc.code.systems.map((s) => `s:${s}`),
+      ])) {
         let list = lists.get(key);
         if (!list) lists.set(key, (list = []));
         list.push(i);
@@ -133,7 +160,14 @@ export class ConnectionIndex {
    * all, and the first `limit` strictly after `after` in the sort order (ascending for `date`, descending
    * for `-date`). With `code`, only the observations filed under one of its alternatives are visited.
    */
-  search(grants: Grants, params: SearchParams, now: Date, asOf: Date, after: Position | undefined, limit: number): { total: number; items: IndexedObservation[] } {
+  search(
+    grants: Grants,
+    params: SearchParams,
+    now: Date,
+    asOf: Date,
+    after: Position | undefined,
+    limit: number,
+  ): { total: number; items: IndexedObservation[] } {
     const matched = this.matching(grants, params, now, asOf);
     const ascending = params.sort === 'date';
     // The first match strictly after `after` in the sort order: matches are ascending in (sortDate, id).
@@ -151,7 +185,8 @@ export class ConnectionIndex {
       if (!ascending && low > 0 && compare(this.entries[matched[low - 1]!]!, after) === 0) first = low - 2;
     }
     const items: IndexedObservation[] = [];
-    for (let k = first; k >= 0 && k < matched.length && items.length < limit; k += ascending ? 1 : -1) items.push(this.entries[matched[k]!]!);
+    for (let k = first; k >= 0 && k < matched.length && items.length < limit; k += ascending ? 1 : -1)
+      items.push(this.entries[matched[k]!]!);
     return { total: matched.length, items };
   }
 
@@ -162,11 +197,27 @@ export class ConnectionIndex {
    */
   private matching(grants: Grants, params: SearchParams, now: Date, asOf: Date): Uint32Array {
     // Hashed: parameters may be kilobytes long, and the index's size is fixed when it is built.
-    const key = grants.lookbackDays === null && asOf.getTime() >= this.latestIngest ? createHash('sha256').update(JSON.stringify([grants.loincCodes, grants.confidentiality, grants.sensitivity, params.code, params.category, params.date])).digest('base64') : undefined;
+    const key =
+      grants.lookbackDays === null && asOf.getTime() >= this.latestIngest
+        ? createHash('sha256')
+            .update(
+              JSON.stringify([
+                grants.loincCodes,
+                grants.confidentiality,
+                grants.sensitivity,
+                params.code,
+                params.category,
+                params.date,
+              ]),
+            )
+            .digest('base64')
+        : undefined;
     const kept = key === undefined ? undefined : this.kept.get(key);
     if (kept) return kept;
     const code = params.code === undefined ? undefined : parseToken(params.code, 'code');
-    const matches = observationMatcher(this.columns, grants, params, now, asOf, { codeFromPostings: code !== undefined });
+    const matches = observationMatcher(this.columns, grants, params, now, asOf, {
+      codeFromPostings: code !== undefined,
+    });
     const positions = code ? this.candidates(codeKeys(code)) : this.everything;
     const found = new Uint32Array(positions.length);
     let count = 0;
@@ -205,7 +256,11 @@ export class ConnectionIndexes {
   ) {
     this.maxBytesPerConnection = Math.floor(maxBytes / 4);
     // Bounded by bytes alone (a `max` would allocate for every entry it allows up front: lru.ts).
-    this.indexes = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: (value) => (value instanceof ConnectionIndex ? Math.max(1, value.bytes) : 64), ttl: ttlMs });
+    this.indexes = new LRUCache({
+      maxSize: Math.max(1, maxBytes),
+      sizeCalculation: (value) => (value instanceof ConnectionIndex ? Math.max(1, value.bytes) : 64),
+      ttl: ttlMs,
+    });
   }
 
   /**
@@ -233,7 +288,8 @@ export class ConnectionIndexes {
     return this.builds(async () => {
       const index = await ConnectionIndex.build(this.load(connectionId), this.maxBytesPerConnection, token);
       // The newest build wins: one that began under an older token finishes later only if it was slower.
-      if (this.building.get(connectionId)?.token === token || !this.indexes.has(connectionId)) this.indexes.set(connectionId, index ?? OVERSIZED);
+      if (this.building.get(connectionId)?.token === token || !this.indexes.has(connectionId))
+        this.indexes.set(connectionId, index ?? OVERSIZED);
       return index;
     });
   }

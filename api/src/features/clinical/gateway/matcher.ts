@@ -1,17 +1,25 @@
 // The gateway's search (docs/api.md, "Clinical records and the observation gateway") as a predicate over one
-// connection's in-memory index (connection-index.ts): the same clauses observationFilter (query.ts) gives the
-// database, clause for clause, so either evaluation keeps exactly the same observations.
-// test/api/features/clinical/gateway/query.test.ts runs both over one data set and compares every result. The predicate reads
-// the index's columns by position: dates as numbers in typed arrays, labels as the number of their distinct set.
+// connection's in-memory index (connection-index.ts): the same clauses observationFilter (query.ts) gives the database,
+// clause for clause, so either evaluation keeps exactly the same observations.
+// test/api/features/clinical/gateway/query.test.ts runs both over one data set and compares every result. The predicate
+// reads the index's columns by position: dates as numbers in typed arrays, labels as the number of their distinct set.
 import type { CodingIndex } from '../document.js';
-import { parseDateParam, parseToken, type DateParam, type Grants, type SearchParams, type TokenClause } from './query.js';
+import {
+  parseDateParam,
+  parseToken,
+  type DateParam,
+  type Grants,
+  type SearchParams,
+  type TokenClause,
+} from './query.js';
 
 const LOINC = 'http://loinc.org';
 const DAY_MS = 86_400_000;
 
 /** The search fields of a connection's observations, by position in the index. */
 export interface Columns {
-  /** The effective range in epoch milliseconds; NaN for both without a date (every comparison is then false, as with an absent field). */
+  /** The effective range in epoch milliseconds; NaN for both without a date (every comparison is then false, as with an
+   * absent field). */
   start: Float64Array;
   end: Float64Array;
   firstIngestedAt: Float64Array;
@@ -35,13 +43,22 @@ export type Matcher = (position: number) => boolean;
  * parameter's test is left out: the caller visits only the observations filed under its alternatives
  * (ConnectionIndex.search), which are exactly those the test would keep.
  */
-export function observationMatcher(columns: Columns, grants: Grants, params: SearchParams, now: Date, asOf: Date, { codeFromPostings = false } = {}): Matcher {
+export function observationMatcher(
+  columns: Columns,
+  grants: Grants,
+  params: SearchParams,
+  now: Date,
+  asOf: Date,
+  { codeFromPostings = false } = {},
+): Matcher {
   const { start, end, firstIngestedAt, labels } = columns;
   const tests: Matcher[] = [];
   const confidentiality = new Set(grants.confidentiality);
   const sensitivity = new Set(grants.sensitivity);
   // Decided once per distinct set of labels the connection holds.
-  const allowed = Uint8Array.from(columns.labelSets, (set) => Number(confidentiality.has(set.confidentiality) && set.sensitivity.every((label) => sensitivity.has(label))));
+  const allowed = Uint8Array.from(columns.labelSets, (set) =>
+    Number(confidentiality.has(set.confidentiality) && set.sensitivity.every((label) => sensitivity.has(label))),
+  );
   if (!grants.loincCodes.includes('*')) {
     const granted = new Set(grants.loincCodes.map((code) => `${LOINC}|${code}`));
     tests.push((i) => columns.code[i]!.tokens.some((token) => granted.has(token)));
@@ -50,8 +67,10 @@ export function observationMatcher(columns: Columns, grants: Grants, params: Sea
     const from = now.getTime() - grants.lookbackDays * DAY_MS;
     tests.push((i) => end[i]! >= from);
   }
-  if (params.code !== undefined && !codeFromPostings) tests.push(tokenMatcher(columns.code, parseToken(params.code, 'code')));
-  if (params.category !== undefined) tests.push(tokenMatcher(columns.category, parseToken(params.category, 'category')));
+  if (params.code !== undefined && !codeFromPostings)
+    tests.push(tokenMatcher(columns.code, parseToken(params.code, 'code')));
+  if (params.category !== undefined)
+    tests.push(tokenMatcher(columns.category, parseToken(params.category, 'category')));
   for (const date of params.date ?? []) tests.push(dateMatcher(start, end, parseDateParam(date)));
   const until = asOf.getTime();
   const count = tests.length;
@@ -88,7 +107,8 @@ function tokenMatcher(field: readonly CodingIndex[], clauses: TokenClause[]): Ma
     else if (clause.kind === 'code') codes.add(clause.code);
     else systems.add(clause.system);
   }
-  const any = (values: readonly string[], wanted: Set<string>) => wanted.size > 0 && values.some((value) => wanted.has(value));
+  const any = (values: readonly string[], wanted: Set<string>) =>
+    wanted.size > 0 && values.some((value) => wanted.has(value));
   return (i) => {
     const coding = field[i]!;
     return any(coding.tokens, tokens) || any(coding.codes, codes) || any(coding.systems, systems);
@@ -96,7 +116,11 @@ function tokenMatcher(field: readonly CodingIndex[], clauses: TokenClause[]): Ma
 }
 
 /** R = [start[i], end[i]], P = [from, to], as dateFilter in query.ts. */
-function dateMatcher(start: Float64Array, end: Float64Array, { prefix, start: fromDate, end: toDate }: DateParam): Matcher {
+function dateMatcher(
+  start: Float64Array,
+  end: Float64Array,
+  { prefix, start: fromDate, end: toDate }: DateParam,
+): Matcher {
   const from = fromDate.getTime();
   const to = toDate.getTime();
   switch (prefix) {

@@ -51,10 +51,12 @@ export function parseToken(param: string, name: string): TokenClause[] {
   const fail = (detail: string) => invalidField('body', name, detail);
   if (param === '') throw fail('must not be empty');
   const alternatives = splitUnescaped(param, ',');
-  if (alternatives.length > MAX_ALTERNATIVES) throw fail(`at most ${MAX_ALTERNATIVES} comma-separated alternatives are allowed`);
+  if (alternatives.length > MAX_ALTERNATIVES)
+    throw fail(`at most ${MAX_ALTERNATIVES} comma-separated alternatives are allowed`);
   return alternatives.map((alternative) => {
     if (alternative === '') throw fail('has an empty alternative');
-    if (alternative.length > MAX_ALTERNATIVE_LENGTH) throw fail(`each alternative is at most ${MAX_ALTERNATIVE_LENGTH} characters`);
+    if (alternative.length > MAX_ALTERNATIVE_LENGTH)
+      throw fail(`each alternative is at most ${MAX_ALTERNATIVE_LENGTH} characters`);
     const parts = splitUnescaped(alternative, '|').map((part) => unescapeToken(part, fail));
     if (parts.length > 2) throw fail(`"${alternative}" has more than one unescaped "|"`);
     const [first, second] = parts as [string, string | undefined];
@@ -81,15 +83,23 @@ export function parseDateParam(value: string): DateParam {
  * What the caller may see of one connection and asked for. `asOf` (the time the walk began) keeps a paging
  * walk stable while new observations arrive; `now` anchors the look-back window.
  */
-export function observationFilter(connectionId: string, grants: Grants, params: SearchParams, now: Date, asOf: Date): Filter<ObservationDocument> {
+export function observationFilter(
+  connectionId: string,
+  grants: Grants,
+  params: SearchParams,
+  now: Date,
+  asOf: Date,
+): Filter<ObservationDocument> {
   const clauses: Filter<ObservationDocument>[] = [
     { confidentiality: { $in: grants.confidentiality } },
     { sensitivity: { $not: anyStringExcept(grants.sensitivity) } },
   ];
-  if (!grants.loincCodes.includes('*')) clauses.push({ 'code.tokens': { $in: grants.loincCodes.map((code) => `${LOINC}|${code}`) } });
+  if (!grants.loincCodes.includes('*'))
+    clauses.push({ 'code.tokens': { $in: grants.loincCodes.map((code) => `${LOINC}|${code}`) } });
   // The look-back keeps a resource whose range ends inside the window. A resource without an effective
   // date cannot be placed in any window, so a look-back excludes it (`date.end` is absent, never ≥).
-  if (grants.lookbackDays !== null) clauses.push({ 'date.end': { $gte: new Date(now.getTime() - grants.lookbackDays * DAY_MS) } });
+  if (grants.lookbackDays !== null)
+    clauses.push({ 'date.end': { $gte: new Date(now.getTime() - grants.lookbackDays * DAY_MS) } });
   if (params.code !== undefined) clauses.push(tokenFilter('code', parseToken(params.code, 'code')));
   if (params.category !== undefined) clauses.push(tokenFilter('category', parseToken(params.category, 'category')));
   for (const date of params.date ?? []) clauses.push(dateFilter(parseDateParam(date)));
@@ -102,10 +112,19 @@ export function observationSort(sort: 'date' | '-date'): Sort {
   return { sortDate: direction, _id: direction };
 }
 
-/** Keyset paging: the documents strictly after `position` (the last of the previous page) in `sort` order. AND it with the filter. */
-export function afterPosition(sort: 'date' | '-date', position: { sortDate: Date; id: string }): Filter<ObservationDocument> {
+/** Keyset paging: the documents strictly after `position` (the last of the previous page) in `sort` order. AND it with
+ * the filter. */
+export function afterPosition(
+  sort: 'date' | '-date',
+  position: { sortDate: Date; id: string },
+): Filter<ObservationDocument> {
   const beyond = sort === 'date' ? '$gt' : '$lt';
-  return { $or: [{ sortDate: { [beyond]: position.sortDate } }, { sortDate: position.sortDate, _id: { [beyond]: position.id } }] };
+  return {
+    $or: [
+      { sortDate: { [beyond]: position.sortDate } },
+      { sortDate: position.sortDate, _id: { [beyond]: position.id } },
+    ],
+  };
 }
 
 function tokenFilter(field: 'code' | 'category', clauses: TokenClause[]): Filter<ObservationDocument> {
@@ -186,7 +205,8 @@ function leaving(node: TrieNode): string {
   return ways.join('|');
 }
 
-/** A character as a literal in PCRE and RE2 alike, inside or outside a class: ASCII punctuation escaped, controls as \xHH. */
+/** A character as a literal in PCRE and RE2 alike, inside or outside a class: ASCII punctuation escaped, controls as
+ * \xHH. */
 function literal(character: string): string {
   const code = character.codePointAt(0)!;
   if (code < 0x20 || code === 0x7f) return `\\x${code.toString(16).padStart(2, '0')}`;

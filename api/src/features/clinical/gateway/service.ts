@@ -1,13 +1,13 @@
 // The observation gateway (docs/api.md, "Clinical records and the observation gateway"). Before any clinical data is
 // read, in order: the key's scope; app-tenant residency (the connection is live, the key's app's and its account's:
 // else one identical 404); the install (the app is not suspended); the subject (the app user is ACTIVE); the resource
-// type (Observation granted). Then the install's LOINC, label and look-back grants filter with the caller's
-// parameters before anything is counted or paged, so `total` and paging see exactly what the caller may see: over the
-// connection's in-memory index (connection-index.ts) or, for a connection too large to index, in the database query
-// (the same clauses: matcher.ts and query.ts). Every denial is logged with the request id, key id and reason. The
-// connection, the user and the app are cached per replica with the generation tokens read before them
-// (shared/infra/generations.ts; one Redis MGET per search), and every revoke, tombstone, PATCH /apps or ingest replaces a
-// token before its request is answered: it applies to the next search on every replica.
+// type (Observation granted). Then the install's LOINC, label and look-back grants filter with the caller's parameters
+// before anything is counted or paged, so `total` and paging see exactly what the caller may see: over the connection's
+// in-memory index (connection-index.ts) or, for a connection too large to index, in the database query (the same
+// clauses: matcher.ts and query.ts). Every denial is logged with the request id, key id and reason. The connection, the
+// user and the app are cached per replica with the generation tokens read before them (shared/infra/generations.ts; one
+// Redis MGET per search), and every revoke, tombstone, PATCH /apps or ingest replaces a token before its request is
+// answered: it applies to the next search on every replica.
 import type { Logger } from 'pino';
 import type { Clock } from '../../../../../core/src/clock.js';
 import { lruCache } from '../../../shared/infra/lru.js';
@@ -19,11 +19,20 @@ import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../../shared/http/errors.js';
 import { entryTail, type ConnectionIndexes, type IndexedObservation as Found } from './connection-index.js';
-import { afterPosition, observationFilter, observationSort, parseDateParam, parseToken, type Grants, type SearchParams } from './query.js';
+import {
+  afterPosition,
+  observationFilter,
+  observationSort,
+  parseDateParam,
+  parseToken,
+  type Grants,
+  type SearchParams,
+} from './query.js';
 import type { SearchBody } from './schema.js';
 import { UUID } from '../../../shared/http/ids.js';
 
-export type DenialReason = 'INSUFFICIENT_SCOPE' | 'APP_NOT_INSTALLED' | 'SUBJECT_NOT_ACTIVE' | 'RESOURCE_TYPE_NOT_GRANTED';
+export type DenialReason =
+  'INSUFFICIENT_SCOPE' | 'APP_NOT_INSTALLED' | 'SUBJECT_NOT_ACTIVE' | 'RESOURCE_TYPE_NOT_GRANTED';
 const CURSOR_ROUTE = 'observations/_search';
 const CURSOR_MAX = 16384;
 
@@ -46,7 +55,8 @@ interface Checked {
   app: App | null;
 }
 
-/** How long cached checks may be used at all: bounds what a change whose second token replacement failed leaves stale. */
+/** How long cached checks may be used at all: bounds what a change whose second token replacement failed leaves stale.
+ * */
 const CHECKS_TTL_MS = 5_000;
 
 /** Everything a search needs to continue: the cursor carries it, signed and bound to account and app. */
@@ -77,15 +87,22 @@ export class GatewayService {
 
   /** The first check, made before the request's input is even read (the route calls it ahead of validation). */
   checkScope(principal: Principal, requestId: string): void {
-    if (!principal.scopes.has('observation:read') || principal.appId === null) throw this.denial(principal, requestId, 'INSUFFICIENT_SCOPE');
+    if (!principal.scopes.has('observation:read') || principal.appId === null)
+      throw this.denial(principal, requestId, 'INSUFFICIENT_SCOPE');
   }
 
   /**
    * A page of the search. `logDenials: false` is for the node:http fast path, which leaves any denial to Koa
    * to answer (and log) again: each denial is logged once.
    */
-  async search(principal: Principal, requestId: string, input: { body?: SearchBody; cursor?: string }, { logDenials = true } = {}): Promise<SearchPage> {
-    const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string) => this.denial(principal, requestId, reason, connectionId, logDenials);
+  async search(
+    principal: Principal,
+    requestId: string,
+    input: { body?: SearchBody; cursor?: string },
+    { logDenials = true } = {},
+  ): Promise<SearchPage> {
+    const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string) =>
+      this.denial(principal, requestId, reason, connectionId, logDenials);
     if (!principal.scopes.has('observation:read') || principal.appId === null) throw deny('INSUFFICIENT_SCOPE');
     const walk = this.walkOf(principal, input);
 
@@ -98,16 +115,20 @@ export class GatewayService {
     const user = record && record.appId === principal.appId ? checked.user : null;
     if (!record || !user?.connections.some((c) => c.id === id)) throw deny('CONNECTION_NOT_FOUND', id);
     const app = checked.app;
-    if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE') throw deny('APP_NOT_INSTALLED', walk.connectionId);
+    if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE')
+      throw deny('APP_NOT_INSTALLED', walk.connectionId);
     if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE', walk.connectionId);
     if (!app.grants.resourceTypes.includes('Observation')) throw deny('RESOURCE_TYPE_NOT_GRANTED', walk.connectionId);
 
     // The caller may read this connection: tokens for what its searches cache (read before the index loads).
-    const [, obs] = read!.every((token) => token !== undefined) ? (read as string[]) : await this.deps.generations.ensure(keys);
+    const [, obs] = read!.every((token) => token !== undefined) ? read : await this.deps.generations.ensure(keys);
     const { items, total } = await this.find(walk, app.grants, obs!, walk.count + 1);
     const page = items.slice(0, walk.count);
     const last = page.at(-1);
-    const next = items.length > walk.count && last ? this.encode(principal, { ...walk, after: { sortDate: last.sortDate, id: last.id } }) : null;
+    const next =
+      items.length > walk.count && last
+        ? this.encode(principal, { ...walk, after: { sortDate: last.sortDate, id: last.id } })
+        : null;
     return { connectionId: walk.connectionId, total, items: page, next, self: this.encode(principal, walk) };
   }
 
@@ -116,34 +137,83 @@ export class GatewayService {
    * The connection's record, its user and the key's app: cached while their tokens stand (loaded after
    * reading them); read afresh, and not cached, while either key has no token yet.
    */
-  private async checked(principal: Principal, connectionId: string, conn: string | undefined, app: string | undefined): Promise<Checked | null> {
+  private async checked(
+    principal: Principal,
+    connectionId: string,
+    conn: string | undefined,
+    app: string | undefined,
+  ): Promise<Checked | null> {
     const tokens = conn !== undefined && app !== undefined ? ([conn, app] as [string, string]) : undefined;
     const cached = tokens && this.checks.get(connectionId);
-    if (tokens && cached && cached.tokens[0] === tokens[0] && cached.tokens[1] === tokens[1] && cached.record.accountId === principal.accountId) return cached;
+    if (
+      tokens &&
+      cached &&
+      cached.tokens[0] === tokens[0] &&
+      cached.tokens[1] === tokens[1] &&
+      cached.record.accountId === principal.accountId
+    )
+      return cached;
     const record = await this.deps.users.connection(principal.accountId, connectionId);
     if (!record) return null;
     const mine = record.appId === principal.appId;
-    const [user, found] = mine ? await Promise.all([this.deps.users.find(principal.accountId, record.appUserId), this.deps.apps.find(record.appId)]) : [null, null];
+    const [user, found] = mine
+      ? await Promise.all([
+          this.deps.users.find(principal.accountId, record.appUserId),
+          this.deps.apps.find(record.appId),
+        ])
+      : [null, null];
     const checked: Checked = { tokens: tokens ?? ['', ''], record, user, app: found };
     if (mine && tokens) this.checks.set(connectionId, checked);
     return checked;
   }
 
-  private async find(walk: Walk, grants: Grants, token: string, limit: number): Promise<{ items: Found[]; total: number }> {
+  private async find(
+    walk: Walk,
+    grants: Grants,
+    token: string,
+    limit: number,
+  ): Promise<{ items: Found[]; total: number }> {
     const now = this.deps.clock.now();
     const asOf = new Date(walk.asOf);
     const index = await this.deps.indexes.get(walk.connectionId, token);
     if (index) return index.search(grants, walk.params, now, asOf, walk.after, limit);
     const filter = observationFilter(walk.connectionId, grants, walk.params, now, asOf);
-    const after = walk.after && afterPosition(walk.params.sort, { sortDate: new Date(walk.after.sortDate), id: walk.after.id });
-    const { items, total } = await this.deps.observations.page(walk.connectionId, filter, after, observationSort(walk.params.sort), limit);
-    return { total, items: items.map((doc) => ({ id: doc._id, resourceId: doc.resourceId, sortDate: doc.sortDate.getTime(), tail: entryTail(doc.resourceId, doc.resource) })) };
+    const after =
+      walk.after && afterPosition(walk.params.sort, { sortDate: new Date(walk.after.sortDate), id: walk.after.id });
+    const { items, total } = await this.deps.observations.page(
+      walk.connectionId,
+      filter,
+      after,
+      observationSort(walk.params.sort),
+      limit,
+    );
+    return {
+      total,
+      items: items.map((doc) => ({
+        id: doc._id,
+        resourceId: doc.resourceId,
+        sortDate: doc.sortDate.getTime(),
+        tail: entryTail(doc.resourceId, doc.resource),
+      })),
+    };
   }
 
   /** Logs a denial (request id, key id, reason) and returns the error to throw. */
-  private denial(principal: Principal, requestId: string, reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string, log = true): AppError {
-    if (log) this.deps.logger.info({ requestId, keyId: principal.keyId, appId: principal.appId, connectionId, reason }, 'observation gateway denied a search');
-    return reason === 'CONNECTION_NOT_FOUND' ? notFound('connection') : new AppError('GATEWAY_ACCESS_DENIED', 'The app may not read these observations.', { reason });
+  private denial(
+    principal: Principal,
+    requestId: string,
+    reason: DenialReason | 'CONNECTION_NOT_FOUND',
+    connectionId?: string,
+    log = true,
+  ): AppError {
+    if (log)
+      this.deps.logger.info(
+        { requestId, keyId: principal.keyId, appId: principal.appId, connectionId, reason },
+        'observation gateway denied a search',
+      );
+    return reason === 'CONNECTION_NOT_FOUND'
+      ? notFound('connection')
+      : new AppError('GATEWAY_ACCESS_DENIED', 'The app may not read these observations.', { reason });
   }
 
   /** The search a request asks for: its parameters, or the walk its cursor continues. */
@@ -151,19 +221,35 @@ export class GatewayService {
     const presented = cursor ?? body?.cursor;
     if (presented === undefined) {
       const b = body!;
-      const params: SearchParams = { sort: b._sort ?? '-date', ...(b.code !== undefined && { code: b.code }), ...(b.category !== undefined && { category: b.category }), ...(b.date !== undefined && { date: b.date }) };
+      const params: SearchParams = {
+        sort: b._sort ?? '-date',
+        ...(b.code !== undefined && { code: b.code }),
+        ...(b.category !== undefined && { category: b.category }),
+        ...(b.date !== undefined && { date: b.date }),
+      };
       // Malformed parameters are a 400 before any check reads anything.
       if (params.code !== undefined) parseToken(params.code, 'code');
       if (params.category !== undefined) parseToken(params.category, 'category');
       for (const value of params.date ?? []) parseDateParam(value);
-      return { connectionId: b.connectionId, appId: principal.appId!, params, count: b._count ?? 50, asOf: this.deps.clock.now().getTime() };
+      return {
+        connectionId: b.connectionId,
+        appId: principal.appId!,
+        params,
+        count: b._count ?? 50,
+        asOf: this.deps.clock.now().getTime(),
+      };
     }
     const where = cursor !== undefined ? 'query' : 'body';
-    if (body && Object.keys(body).some((k) => k !== 'connectionId' && k !== 'cursor')) throw invalidField('body', 'cursor', 'carries the search: send only connectionId beside it');
+    if (body && Object.keys(body).some((k) => k !== 'connectionId' && k !== 'cursor'))
+      throw invalidField('body', 'cursor', 'carries the search: send only connectionId beside it');
     const rejected = invalidField(where, 'cursor', 'is not a cursor issued to this app');
     let walk: Walk;
     try {
-      walk = this.deps.cursors.decodeData({ route: CURSOR_ROUTE, accountId: principal.accountId }, presented, CURSOR_MAX) as Walk;
+      walk = this.deps.cursors.decodeData(
+        { route: CURSOR_ROUTE, accountId: principal.accountId },
+        presented,
+        CURSOR_MAX,
+      ) as Walk;
     } catch {
       throw rejected;
     }

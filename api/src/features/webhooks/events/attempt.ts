@@ -29,7 +29,8 @@ export interface AttemptResult {
 }
 
 export interface AttemptAgents {
-  /** The agent for a destination (public-only unless private destinations are allowed); undefined: not allowed at all. */
+  /** The agent for a destination (public-only unless private destinations are allowed); undefined: not allowed at all.
+   * */
   agentFor(url: URL): http.Agent | undefined;
 }
 
@@ -44,12 +45,24 @@ export function attemptAgents(allowPrivate: boolean, lookup?: typeof dns.lookup)
   const anyHttps = new https.Agent(options);
   const anyHttp = new http.Agent(options);
   // Plain http exists only where private destinations are allowed (development), so it gets no filter.
-  return { agentFor: (url) => (url.protocol === 'http:' ? (allowPrivate ? anyHttp : undefined) : allowPrivate ? anyHttps : publicHttps) };
+  return {
+    agentFor: (url) =>
+      url.protocol === 'http:' ? (allowPrivate ? anyHttp : undefined) : allowPrivate ? anyHttps : publicHttps,
+  };
 }
 
-export async function attemptDelivery(request: AttemptRequest, agents: AttemptAgents, timeoutMs: number): Promise<AttemptResult> {
+export async function attemptDelivery(
+  request: AttemptRequest,
+  agents: AttemptAgents,
+  timeoutMs: number,
+): Promise<AttemptResult> {
   const started = performance.now();
-  const done = (outcome: AttemptOutcome, status: number | null, error: string | null, retryAfter?: string): AttemptResult => ({
+  const done = (
+    outcome: AttemptOutcome,
+    status: number | null,
+    error: string | null,
+    retryAfter?: string,
+  ): AttemptResult => ({
     outcome,
     status,
     durationMs: Math.round(performance.now() - started),
@@ -74,21 +87,34 @@ export async function attemptDelivery(request: AttemptRequest, agents: AttemptAg
       resolve(result);
     };
     const transport = url.protocol === 'https:' ? https : http;
-    const outgoing = transport.request(url, { method: 'POST', agent, headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) } }, (response: IncomingMessage) => {
-      const status = response.statusCode ?? 0;
-      let read = 0;
-      response.on('data', (chunk: Buffer) => {
-        read += chunk.length;
-        if (read > MAX_RESPONSE_BYTES) response.destroy(); // enough: the body is never looked at
-      });
-      const answered = () => {
-        const retryAfter = status === 429 || status === 503 ? headerValue(response.headers['retry-after']) : undefined;
-        finish(status >= 200 && status < 300 ? done('succeeded', status, null) : done('http_error', status, `the endpoint answered ${status}`, retryAfter));
-      };
-      response.on('end', answered);
-      response.on('close', answered); // also when we stopped reading a large body
-      response.on('error', answered);
-    });
+    const outgoing = transport.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) },
+      },
+      (response: IncomingMessage) => {
+        const status = response.statusCode ?? 0;
+        let read = 0;
+        response.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_RESPONSE_BYTES) response.destroy(); // enough: the body is never looked at
+        });
+        const answered = () => {
+          const retryAfter =
+            status === 429 || status === 503 ? headerValue(response.headers['retry-after']) : undefined;
+          finish(
+            status >= 200 && status < 300
+              ? done('succeeded', status, null)
+              : done('http_error', status, `the endpoint answered ${status}`, retryAfter),
+          );
+        };
+        response.on('end', answered);
+        response.on('close', answered); // also when we stopped reading a large body
+        response.on('error', answered);
+      },
+    );
     const timer = setTimeout(() => {
       outgoing.destroy();
       finish(done('timeout', null, `no complete answer within ${timeoutMs} ms`));

@@ -99,9 +99,22 @@ export class DeliveryStore {
   }
 
   /** The endpoint's log, newest first, strictly older than `before` (an attempt id). */
-  async list(accountId: string, endpointId: string, options: { limit: number; status?: AttemptStatus; before?: string }): Promise<AttemptPage> {
-    const filter: Filter<AttemptDocument> = { accountId, endpointId, ...(options.status && { status: options.status }), ...(options.before && { _id: { $lt: options.before } }) };
-    const docs = await this.attempts.find(filter).sort({ _id: -1 }).limit(options.limit + 1).toArray();
+  async list(
+    accountId: string,
+    endpointId: string,
+    options: { limit: number; status?: AttemptStatus; before?: string },
+  ): Promise<AttemptPage> {
+    const filter: Filter<AttemptDocument> = {
+      accountId,
+      endpointId,
+      ...(options.status && { status: options.status }),
+      ...(options.before && { _id: { $lt: options.before } }),
+    };
+    const docs = await this.attempts
+      .find(filter)
+      .sort({ _id: -1 })
+      .limit(options.limit + 1)
+      .toArray();
     return { items: docs.slice(0, options.limit).map(toAttempt), hasMore: docs.length > options.limit };
   }
 
@@ -111,10 +124,18 @@ export class DeliveryStore {
   }
 
   /** For each of `eventIds`, the attempts made for the endpoint and whether one succeeded (recover, re-dispatch). */
-  async history(endpointId: string, eventIds: string[]): Promise<Map<string, { attempts: number; succeeded: boolean }>> {
+  async history(
+    endpointId: string,
+    eventIds: string[],
+  ): Promise<Map<string, { attempts: number; succeeded: boolean }>> {
     const history = new Map<string, { attempts: number; succeeded: boolean }>();
     if (eventIds.length === 0) return history;
-    const docs = await this.attempts.find({ endpointId, eventId: { $in: eventIds }, attemptedAt: { $ne: null } }, { projection: { eventId: 1, status: 1 } }).toArray();
+    const docs = await this.attempts
+      .find(
+        { endpointId, eventId: { $in: eventIds }, attemptedAt: { $ne: null } },
+        { projection: { eventId: 1, status: 1 } },
+      )
+      .toArray();
     for (const doc of docs) {
       const entry = history.get(doc.eventId) ?? { attempts: 0, succeeded: false };
       entry.attempts++;
@@ -136,7 +157,8 @@ export class DeliveryStore {
 
   // ——— the retry queue ———
 
-  /** Queues deliveries with their PENDING log records; one already queued for the same event and endpoint is left as it is. Returns those queued now. */
+  /** Queues deliveries with their PENDING log records; one already queued for the same event and endpoint is left as it
+   * is. Returns those queued now. */
   async enqueue(deliveries: QueuedDelivery[]): Promise<QueuedDelivery[]> {
     const queued: QueuedDelivery[] = [];
     for (const delivery of deliveries) {
@@ -155,14 +177,26 @@ export class DeliveryStore {
 
   /** Takes a due delivery for `owner` until `until`, unless it is not due or another dispatcher holds it. */
   async claim(id: string, owner: string, until: Date, now: Date): Promise<QueuedDelivery | null> {
-    const doc = await updateOneWhere(this.queue, this.locks, id, { nextAttemptAt: { $lte: now }, $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] }, { $set: { leaseOwner: owner, leaseUntil: until } });
+    const doc = await updateOneWhere(
+      this.queue,
+      this.locks,
+      id,
+      { nextAttemptAt: { $lte: now }, $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] },
+      { $set: { leaseOwner: owner, leaseUntil: until } },
+    );
     return doc && toQueued(doc);
   }
 
   /** The claimed delivery waits again, for its next attempt (with a new PENDING record). */
   async reschedule(delivery: QueuedDelivery, owner: string): Promise<boolean> {
     const { id, ...rest } = delivery;
-    const moved = await updateOneWhere(this.queue, this.locks, id, { leaseOwner: owner }, { $set: { ...rest, leaseOwner: null, leaseUntil: null } });
+    const moved = await updateOneWhere(
+      this.queue,
+      this.locks,
+      id,
+      { leaseOwner: owner },
+      { $set: { ...rest, leaseOwner: null, leaseUntil: null } },
+    );
     if (moved) await this.settle(pendingRecord(delivery));
     return moved !== null;
   }
@@ -175,7 +209,10 @@ export class DeliveryStore {
   /** Due deliveries no dispatcher holds, soonest first (a backstop scan: timers normally find them first). */
   async due(now: Date, limit: number): Promise<string[]> {
     const docs = await this.queue
-      .find({ nextAttemptAt: { $lte: now }, $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] }, { projection: { _id: 1 } })
+      .find(
+        { nextAttemptAt: { $lte: now }, $or: [{ leaseUntil: null }, { leaseUntil: { $lt: now } }] },
+        { projection: { _id: 1 } },
+      )
       .sort({ nextAttemptAt: 1 })
       .limit(limit)
       .toArray();
@@ -197,7 +234,11 @@ export class DeliveryStore {
   /** Queued deliveries, and how long the most overdue one has been due (for metrics). */
   async backlog(now: Date): Promise<{ queued: number; oldestDueMs: number }> {
     const queued = await this.queue.countDocuments({});
-    const oldest = await this.queue.find({ nextAttemptAt: { $lte: now } }, { projection: { nextAttemptAt: 1 } }).sort({ nextAttemptAt: 1 }).limit(1).next();
+    const oldest = await this.queue
+      .find({ nextAttemptAt: { $lte: now } }, { projection: { nextAttemptAt: 1 } })
+      .sort({ nextAttemptAt: 1 })
+      .limit(1)
+      .next();
     return { queued, oldestDueMs: oldest ? Math.max(0, now.getTime() - oldest.nextAttemptAt.getTime()) : 0 };
   }
 }

@@ -17,10 +17,29 @@ export class DispatcherMetrics {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.attempts = new Counter({ name: 'portico_webhook_attempts_total', help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'] as const, registers });
-    this.latency = new Histogram({ name: 'portico_webhook_attempt_duration_seconds', help: 'Webhook delivery attempt latency, by outcome.', labelNames: ['outcome'] as const, buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15], registers });
-    this.depth = new Gauge({ name: 'portico_webhook_queue_depth', help: 'Committed events not yet dispatched plus deliveries waiting for a retry (measured at most every 30 s).', registers });
-    this.oldestDue = new Gauge({ name: 'portico_webhook_oldest_due_age_seconds', help: 'How long the longest-waiting due work has waited (measured at most every 30 s).', registers });
+    this.attempts = new Counter({
+      name: 'portico_webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome.',
+      labelNames: ['outcome'] as const,
+      registers,
+    });
+    this.latency = new Histogram({
+      name: 'portico_webhook_attempt_duration_seconds',
+      help: 'Webhook delivery attempt latency, by outcome.',
+      labelNames: ['outcome'] as const,
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
+      registers,
+    });
+    this.depth = new Gauge({
+      name: 'portico_webhook_queue_depth',
+      help: 'Committed events not yet dispatched plus deliveries waiting for a retry (measured at most every 30 s).',
+      registers,
+    });
+    this.oldestDue = new Gauge({
+      name: 'portico_webhook_oldest_due_age_seconds',
+      help: 'How long the longest-waiting due work has waited (measured at most every 30 s).',
+      registers,
+    });
   }
 
   attempted(outcome: string, durationMs: number): void {

@@ -67,7 +67,10 @@ export class Dispatcher {
 
   constructor(private readonly deps: DispatcherDeps) {
     this.lanes = new Lanes(PER_ENDPOINT_IN_FLIGHT, deps.settings.concurrency);
-    this.recorder = new DeliveryRecorder({ ...deps, onDisabled: (endpoint, reason) => this.track(this.disabled(endpoint, reason)) });
+    this.recorder = new DeliveryRecorder({
+      ...deps,
+      onDisabled: (endpoint, reason) => this.track(this.disabled(endpoint, reason)),
+    });
     this.metrics = new DispatcherMetrics(deps.registry);
     this.attemptDeps = { ...deps, metrics: this.metrics, recorder: this.recorder };
   }
@@ -95,7 +98,8 @@ export class Dispatcher {
     await this.recorder.flush();
   }
 
-  /** One backstop pass (also what tests call after moving an injected clock), after the one running if any: passes never overlap. */
+  /** One backstop pass (also what tests call after moving an injected clock), after the one running if any: passes
+   * never overlap. */
   async poll(): Promise<void> {
     while (this.polling) await this.polling;
     this.polling = this.pass().finally(() => (this.polling = undefined));
@@ -107,9 +111,15 @@ export class Dispatcher {
     const now = this.deps.clock.now();
     try {
       const recovered = await this.deps.recovery.recoverStaged(now);
-      if (recovered.abandoned > 0) this.deps.logger.warn({ abandoned: recovered.abandoned }, 'staged outbox events abandoned: their change was neither recorded nor ruled out within a day');
-      for (const id of await this.deps.events.unclaimed(now, POLL_BATCH)) if (this.running) this.track(this.dispatchEvent(id));
-      for (const id of await this.deps.deliveries.due(now, POLL_BATCH)) if (this.running) this.track(this.runDelivery(id));
+      if (recovered.abandoned > 0)
+        this.deps.logger.warn(
+          { abandoned: recovered.abandoned },
+          'staged outbox events abandoned: their change was neither recorded nor ruled out within a day',
+        );
+      for (const id of await this.deps.events.unclaimed(now, POLL_BATCH))
+        if (this.running) this.track(this.dispatchEvent(id));
+      for (const id of await this.deps.deliveries.due(now, POLL_BATCH))
+        if (this.running) this.track(this.runDelivery(id));
       await this.metrics.backlog(now, this.deps);
       if (now.getTime() - this.lastPrune > PRUNE_EVERY_MS) {
         this.lastPrune = now.getTime();
@@ -137,7 +147,9 @@ export class Dispatcher {
   private track(task: Promise<unknown>): void {
     this.inFlight.add(task);
     void task
-      .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'webhook dispatcher task failed; the poll retries what it left'))
+      .catch((error: unknown) =>
+        this.deps.logger.warn({ err: error }, 'webhook dispatcher task failed; the poll retries what it left'),
+      )
       .finally(() => this.inFlight.delete(task));
   }
 
@@ -169,7 +181,10 @@ export class Dispatcher {
    * while attempts wait for their endpoints' room, so no other replica takes the event meanwhile; if it is
    * lost all the same, attempts not yet made are left to the replica that took it.
    */
-  private async dispatchEvent(id: string, known?: Pick<StoredEvent, 'type' | 'customerAccountId' | 'targetEndpointId'>): Promise<void> {
+  private async dispatchEvent(
+    id: string,
+    known?: Pick<StoredEvent, 'type' | 'customerAccountId' | 'targetEndpointId'>,
+  ): Promise<void> {
     if (this.working.has(id)) return;
     this.working.add(id);
     let lost = false;
@@ -179,11 +194,19 @@ export class Dispatcher {
       // An event this process committed, that no endpoint is to hear (the common case of an account without
       // endpoints): settled in one write instead of a claim and a mark (four database calls and two locks).
       // If a dispatcher holds it or it is done already, the claim below decides as always.
-      if (known && (await this.targetsOf(known)).length === 0 && (await this.deps.events.settleUntargeted(id, this.deps.clock.now()))) return;
+      if (
+        known &&
+        (await this.targetsOf(known)).length === 0 &&
+        (await this.deps.events.settleUntargeted(id, this.deps.clock.now()))
+      )
+        return;
       const event = await this.deps.events.claim(id, this.id, this.lease(), this.deps.clock.now());
       if (!event) return;
       heartbeat = setInterval(() => {
-        void this.deps.events.renew(id, this.id, this.lease()).then((held) => (lost ||= !held), () => {});
+        void this.deps.events.renew(id, this.id, this.lease()).then(
+          (held) => (lost ||= !held),
+          () => {},
+        );
       }, this.deps.settings.leaseMs / 3);
       heartbeat.unref();
       let targets = await this.targetsOf(event);
@@ -191,18 +214,33 @@ export class Dispatcher {
       // are not sent to again.
       if (event.claims > 1) {
         const reached = await Promise.all(
-          targets.map(async (e) => ((await this.deps.deliveries.history(e.id, [event.id])).get(event.id)?.succeeded ?? false) || (await this.deps.deliveries.isQueued(deliveryId(event.id, e.id)))),
+          targets.map(
+            async (e) =>
+              ((await this.deps.deliveries.history(e.id, [event.id])).get(event.id)?.succeeded ?? false) ||
+              (await this.deps.deliveries.isQueued(deliveryId(event.id, e.id))),
+          ),
         );
         targets = targets.filter((_, i) => !reached[i]);
       }
       const trigger: Trigger = event.targetEndpointId ? 'MANUAL' : 'SCHEDULED';
-      const made = await Promise.all(targets.map((endpoint) => this.withSlot(endpoint.id, () => this.attemptFirst({ event, endpoint, attempt: 1, trigger, logId: newAttemptId() }), () => lost)));
+      const made = await Promise.all(
+        targets.map((endpoint) =>
+          this.withSlot(
+            endpoint.id,
+            () => this.attemptFirst({ event, endpoint, attempt: 1, trigger, logId: newAttemptId() }),
+            () => lost,
+          ),
+        ),
+      );
       if (made.every(Boolean)) {
         await this.deps.events.markDispatched(id, this.id);
         done = true;
       }
     } catch (error) {
-      this.deps.logger.warn({ err: error, eventId: id }, 'dispatching an event failed; it is retried when its lease ends');
+      this.deps.logger.warn(
+        { err: error, eventId: id },
+        'dispatching an event failed; it is retried when its lease ends',
+      );
     } finally {
       clearInterval(heartbeat);
       // Stopped part-way: hand the event back at once rather than when the lease ends.
@@ -212,10 +250,14 @@ export class Dispatcher {
   }
 
   /** The endpoints an event goes to: the one it names, or the account's ACTIVE endpoints that subscribe to it. */
-  private async targetsOf(event: Pick<StoredEvent, 'type' | 'customerAccountId' | 'targetEndpointId'>): Promise<WebhookEndpoint[]> {
+  private async targetsOf(
+    event: Pick<StoredEvent, 'type' | 'customerAccountId' | 'targetEndpointId'>,
+  ): Promise<WebhookEndpoint[]> {
     const live = await this.deps.endpoints.allLive(event.customerAccountId);
     if (event.targetEndpointId) return live.filter((e) => e.id === event.targetEndpointId && e.status === 'ACTIVE');
-    return live.filter((e) => e.status === 'ACTIVE' && (e.eventTypes.includes('*') || (e.eventTypes as string[]).includes(event.type)));
+    return live.filter(
+      (e) => e.status === 'ACTIVE' && (e.eventTypes.includes('*') || (e.eventTypes as string[]).includes(event.type)),
+    );
   }
 
   private async attemptFirst(job: Job): Promise<void> {
@@ -223,7 +265,15 @@ export class Dispatcher {
     if (!endpoint) return; // paused, disabled or deleted since the event was fanned out: it receives nothing
     const { record, next } = await attemptJob({ ...job, endpoint }, this.attemptDeps);
     this.recorder.log(record);
-    if (next) await this.queue({ ...pick(job), attempt: job.attempt + 1, nextAttemptAt: next, logId: newAttemptId(), id: deliveryId(job.event.id, endpoint.id), createdAt: this.deps.clock.now() });
+    if (next)
+      await this.queue({
+        ...pick(job),
+        attempt: job.attempt + 1,
+        nextAttemptAt: next,
+        logId: newAttemptId(),
+        id: deliveryId(job.event.id, endpoint.id),
+        createdAt: this.deps.clock.now(),
+      });
   }
 
   /**
@@ -244,18 +294,35 @@ export class Dispatcher {
         if (!event || !current) {
           await this.deps.deliveries.finish(id, this.id);
           // The event expired, or the endpoint was deleted, paused or disabled since the retry was queued.
-          if (event) await this.deps.deliveries.settle({ ...this.recorder.pending(delivery), status: 'FAILED', error: 'not attempted: the endpoint no longer receives deliveries' });
+          if (event)
+            await this.deps.deliveries.settle({
+              ...this.recorder.pending(delivery),
+              status: 'FAILED',
+              error: 'not attempted: the endpoint no longer receives deliveries',
+            });
           return;
         }
-        const { record, next } = await attemptJob({ event, endpoint: current, attempt: delivery.attempt, trigger: delivery.trigger, logId: delivery.logId }, this.attemptDeps);
+        const { record, next } = await attemptJob(
+          { event, endpoint: current, attempt: delivery.attempt, trigger: delivery.trigger, logId: delivery.logId },
+          this.attemptDeps,
+        );
         await this.deps.deliveries.settle(record);
         if (next) {
-          const again: QueuedDelivery = { ...delivery, attempt: delivery.attempt + 1, nextAttemptAt: next, logId: newAttemptId(), trigger: 'SCHEDULED' };
+          const again: QueuedDelivery = {
+            ...delivery,
+            attempt: delivery.attempt + 1,
+            nextAttemptAt: next,
+            logId: newAttemptId(),
+            trigger: 'SCHEDULED',
+          };
           if (await this.deps.deliveries.reschedule(again, this.id)) this.remind(again);
         } else await this.deps.deliveries.finish(id, this.id);
       });
     } catch (error) {
-      this.deps.logger.warn({ err: error, deliveryId: id }, 'a queued webhook delivery failed to run; it is retried when its lease ends');
+      this.deps.logger.warn(
+        { err: error, deliveryId: id },
+        'a queued webhook delivery failed to run; it is retried when its lease ends',
+      );
     } finally {
       this.working.delete(id);
     }
@@ -294,7 +361,12 @@ export class Dispatcher {
     }
     this.deps.logger.warn({ endpointId: endpoint.id, reason }, 'webhook endpoint disabled');
     // The event first: if cancelling fails part-way, retries that remain find the endpoint DISABLED and stop.
-    await this.deps.outbox.append([this.deps.outbox.event('webhook_endpoint.disabled', endpoint.accountId, `webhook_endpoint:${endpoint.id}`, { webhookEndpointId: endpoint.id, reason })]);
+    await this.deps.outbox.append([
+      this.deps.outbox.event('webhook_endpoint.disabled', endpoint.accountId, `webhook_endpoint:${endpoint.id}`, {
+        webhookEndpointId: endpoint.id,
+        reason,
+      }),
+    ]);
     await this.deps.deliveries.cancel(endpoint.accountId, endpoint.id, 'the endpoint was disabled');
   }
 }
@@ -304,5 +376,11 @@ const endpointOf = (deliveryId: string): string => deliveryId.slice(deliveryId.l
 
 /** The fields a queued delivery takes from a job. */
 function pick(job: Job): Pick<QueuedDelivery, 'accountId' | 'endpointId' | 'eventId' | 'eventType' | 'trigger'> {
-  return { accountId: job.endpoint.accountId, endpointId: job.endpoint.id, eventId: job.event.id, eventType: job.event.type, trigger: 'SCHEDULED' };
+  return {
+    accountId: job.endpoint.accountId,
+    endpointId: job.endpoint.id,
+    eventId: job.event.id,
+    eventType: job.event.type,
+    trigger: 'SCHEDULED',
+  };
 }

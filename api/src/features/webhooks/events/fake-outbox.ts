@@ -17,7 +17,11 @@ export class FakeOutbox implements EventOutbox {
     return { id: randomUUID(), type, customerAccountId, subject, data, occurredAt: this.clock.now() };
   }
 
-  async record<T>(events: DomainEvent[], target: ChangeTarget, change: (changeId: string) => Promise<T | undefined>): Promise<T | undefined> {
+  async record<T>(
+    events: DomainEvent[],
+    target: ChangeTarget,
+    change: (changeId: string) => Promise<T | undefined>,
+  ): Promise<T | undefined> {
     const result = await change(randomUUID());
     if (result !== undefined) {
       this.committed.push(...events);

@@ -38,12 +38,26 @@ export interface JobAttemptDeps {
 }
 
 /** One attempt: signed afresh, sent, recorded; the next attempt's time if it failed and may be retried. */
-export async function attemptJob(job: Job, deps: JobAttemptDeps): Promise<{ record: AttemptRecord; next: Date | undefined }> {
+export async function attemptJob(
+  job: Job,
+  deps: JobAttemptDeps,
+): Promise<{ record: AttemptRecord; next: Date | undefined }> {
   const { event, endpoint } = job;
   const attemptedAt = deps.clock.now();
-  const body = JSON.stringify({ id: event.id, type: event.type, timestamp: event.occurredAt.toISOString(), customerAccountId: event.customerAccountId, data: event.data });
+  const body = JSON.stringify({
+    id: event.id,
+    type: event.type,
+    timestamp: event.occurredAt.toISOString(),
+    customerAccountId: event.customerAccountId,
+    data: event.data,
+  });
   const timestamp = Math.floor(attemptedAt.getTime() / 1000);
-  const secrets = [endpoint.secret, ...(endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > attemptedAt ? [endpoint.previousSecret] : [])];
+  const secrets = [
+    endpoint.secret,
+    ...(endpoint.previousSecret && endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt > attemptedAt
+      ? [endpoint.previousSecret]
+      : []),
+  ];
   const headers = {
     'content-type': 'application/json',
     'user-agent': USER_AGENT,
@@ -55,7 +69,17 @@ export async function attemptJob(job: Job, deps: JobAttemptDeps): Promise<{ reco
   const gone = result.status === 410;
   const outcome = gone ? 'gone' : result.outcome;
   deps.metrics.attempted(outcome, result.durationMs);
-  deps.logger.info({ eventId: event.id, endpointId: endpoint.id, attempt: job.attempt, outcome, responseStatus: result.status, ms: result.durationMs }, 'webhook attempt');
+  deps.logger.info(
+    {
+      eventId: event.id,
+      endpointId: endpoint.id,
+      attempt: job.attempt,
+      outcome,
+      responseStatus: result.status,
+      ms: result.durationMs,
+    },
+    'webhook attempt',
+  );
 
   let next: Date | undefined;
   if (result.outcome !== 'succeeded' && !gone) {

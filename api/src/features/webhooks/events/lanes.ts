@@ -23,7 +23,8 @@ export class Lanes {
     } finally {
       // p-limit counts the task done just after it settles: look once it has, and forget a lane left idle.
       setImmediate(() => {
-        if (limit.activeCount === 0 && limit.pendingCount === 0 && this.lanes.get(lane) === limit) this.lanes.delete(lane);
+        if (limit.activeCount === 0 && limit.pendingCount === 0 && this.lanes.get(lane) === limit)
+          this.lanes.delete(lane);
       });
     }
   }

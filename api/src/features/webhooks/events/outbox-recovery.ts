@@ -72,7 +72,10 @@ export class OutboxRecovery {
    * not written (yet), abandoned when that is still so after abandonMs.
    */
   async recoverStaged(now: Date, limit = 100): Promise<Recovery> {
-    const stale = await this.collection.find({ status: 'staged', stagedUntil: { $lt: now } }).limit(limit).toArray();
+    const stale = await this.collection
+      .find({ status: 'staged', stagedUntil: { $lt: now } })
+      .limit(limit)
+      .toArray();
     const outcome: Recovery = { committed: 0, dropped: 0, waiting: 0, abandoned: 0 };
     for (const doc of stale) {
       const verdict =

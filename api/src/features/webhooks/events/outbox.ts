@@ -31,7 +31,11 @@ export interface EventOutbox {
    * record it. The change must write `changeId` into `target` (VersionedCollection does, given it). If the
    * change throws, the events stay staged and recovery commits or drops them by what `target` holds.
    */
-  record<T>(events: DomainEvent[], target: ChangeTarget, change: (changeId: string) => Promise<T | undefined>): Promise<T | undefined>;
+  record<T>(
+    events: DomainEvent[],
+    target: ChangeTarget,
+    change: (changeId: string) => Promise<T | undefined>,
+  ): Promise<T | undefined>;
   /** Events that need no change of their own (the delivery system's), committed at once. */
   append(events: DomainEvent[]): Promise<void>;
 }
@@ -71,18 +75,25 @@ export class Outbox implements EventOutbox {
     return { id: randomUUID(), type, customerAccountId, subject, data, occurredAt: this.clock.now() };
   }
 
-  async record<T>(events: DomainEvent[], target: ChangeTarget, change: (changeId: string) => Promise<T | undefined>): Promise<T | undefined> {
+  async record<T>(
+    events: DomainEvent[],
+    target: ChangeTarget,
+    change: (changeId: string) => Promise<T | undefined>,
+  ): Promise<T | undefined> {
     const changeId = randomUUID();
     const createdAt = this.clock.now();
     const stagedUntil = new Date(createdAt.getTime() + this.stageMs);
-    await this.collection.insertMany(events.map((e) => ({ ...toDocument(e, 'staged', createdAt), changeId, target, stagedUntil })));
+    await this.collection.insertMany(
+      events.map((e) => ({ ...toDocument(e, 'staged', createdAt), changeId, target, stagedUntil })),
+    );
     // A throw leaves the events staged: the change may have happened all the same, and recovery will know.
     const result = await change(changeId);
     if (result === undefined) {
       // "Nothing to do" is the change's reading of its write's answer, and an answer can mislead (a retried
       // write that meets its own first attempt): the events go only if the target does not hold the change.
       if ((await changeVerdict(this.db, target, changeId)) === 'happened') await this.commit(events);
-      else for (const event of events) await deleteOneWhere(this.collection, this.locks, event.id, { status: 'staged' });
+      else
+        for (const event of events) await deleteOneWhere(this.collection, this.locks, event.id, { status: 'staged' });
       return undefined;
     }
     // The change happened: its answer stands whatever becomes of the commit. A commit refused now (a
@@ -102,7 +113,10 @@ export class Outbox implements EventOutbox {
     // Inside an idempotent request (webhook test events) the first event is the request's recovery point.
     const mark = await markPlainWrite(OUTBOX_EVENTS, events[0]!.id);
     await this.collection.insertMany(events.map((e) => ({ ...toDocument(e, 'pending', this.clock.now()), ...mark })));
-    this.listeners.notify(events.map((e) => e.id), events);
+    this.listeners.notify(
+      events.map((e) => e.id),
+      events,
+    );
   }
 
   private async commit(events: DomainEvent[]): Promise<void> {
@@ -110,8 +124,12 @@ export class Outbox implements EventOutbox {
     for (const event of events) {
       const committed = await commitStaged(this.collection, this.locks, event.id, committedAt);
       // Recovery (outbox-recovery.ts) gave up on a change slower than abandonMs and dropped the event; it did happen.
-      if (!committed && !(await this.collection.findOne({ _id: event.id }))) await this.collection.insertOne(toDocument(event, 'pending', committedAt));
+      if (!committed && !(await this.collection.findOne({ _id: event.id })))
+        await this.collection.insertOne(toDocument(event, 'pending', committedAt));
     }
-    this.listeners.notify(events.map((e) => e.id), events);
+    this.listeners.notify(
+      events.map((e) => e.id),
+      events,
+    );
   }
 }

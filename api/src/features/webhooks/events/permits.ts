@@ -29,7 +29,9 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
 end
 return 0`;
 
-type PermitRedis = Redis & { porticoPermitAcquire(key: string, token: string, limit: number, holdMs: number): Promise<number> };
+type PermitRedis = Redis & {
+  porticoPermitAcquire(key: string, token: string, limit: number, holdMs: number): Promise<number>;
+};
 
 export class RedisPermits implements Permits {
   private readonly redis: PermitRedis;
@@ -43,7 +45,8 @@ export class RedisPermits implements Permits {
     private readonly logger: Logger,
     private readonly timeoutMs = 500,
   ) {
-    if (!('porticoPermitAcquire' in redis)) redis.defineCommand('porticoPermitAcquire', { numberOfKeys: 1, lua: ACQUIRE });
+    if (!('porticoPermitAcquire' in redis))
+      redis.defineCommand('porticoPermitAcquire', { numberOfKeys: 1, lua: ACQUIRE });
     this.redis = redis as PermitRedis;
   }
 
@@ -63,13 +66,22 @@ export class RedisPermits implements Permits {
   private async ask(key: string, token: string): Promise<boolean | undefined> {
     let timer: NodeJS.Timeout | undefined;
     try {
-      const deadline = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), this.timeoutMs)));
-      const answer = await Promise.race([this.redis.porticoPermitAcquire(key, token, this.limit, this.holdMs), deadline]);
+      const deadline = new Promise<undefined>(
+        (resolve) => (timer = setTimeout(() => resolve(undefined), this.timeoutMs)),
+      );
+      const answer = await Promise.race([
+        this.redis.porticoPermitAcquire(key, token, this.limit, this.holdMs),
+        deadline,
+      ]);
       if (answer === undefined) throw new Error(`no answer within ${this.timeoutMs} ms`);
       this.warned = false;
       return answer === 1;
     } catch (error) {
-      if (!this.warned) this.logger.warn({ err: error }, 'webhook permits unavailable in Redis; each replica keeps its own cap of attempts per endpoint');
+      if (!this.warned)
+        this.logger.warn(
+          { err: error },
+          'webhook permits unavailable in Redis; each replica keeps its own cap of attempts per endpoint',
+        );
       this.warned = true;
       return undefined;
     } finally {

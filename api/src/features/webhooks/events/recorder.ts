@@ -90,14 +90,25 @@ export class DeliveryRecorder {
       const after = await this.deps.endpoints.recordOutcomes(endpoint.accountId, endpoint.id, outcomes, now);
       if (after && outcomes.some((o) => !o.succeeded) && after.consecutiveFailures >= this.deps.settings.disableAfter) {
         const failingBefore = new Date(now.getTime() - this.deps.settings.disableWindowMs);
-        await this.disable(endpoint, { failures: this.deps.settings.disableAfter, failingBefore }, 'consecutive_failures');
+        await this.disable(
+          endpoint,
+          { failures: this.deps.settings.disableAfter, failingBefore },
+          'consecutive_failures',
+        );
       }
     } catch (error) {
-      this.deps.logger.warn({ err: error, endpointId: endpoint.id }, 'could not record webhook delivery outcomes on the endpoint');
+      this.deps.logger.warn(
+        { err: error, endpointId: endpoint.id },
+        'could not record webhook delivery outcomes on the endpoint',
+      );
     }
   }
 
-  private async disable(endpoint: WebhookEndpoint, rule: Parameters<WebhookEndpointStore['disable']>[2], reason: 'consecutive_failures' | 'gone'): Promise<void> {
+  private async disable(
+    endpoint: WebhookEndpoint,
+    rule: Parameters<WebhookEndpointStore['disable']>[2],
+    reason: 'consecutive_failures' | 'gone',
+  ): Promise<void> {
     const disabled = await this.deps.endpoints.disable(endpoint.accountId, endpoint.id, rule, this.deps.clock.now());
     if (disabled) this.deps.onDisabled(disabled, reason);
   }

@@ -9,13 +9,18 @@ const JITTER = 0.2;
  * Milliseconds until the next attempt after attempt number `attempt` (1 = the first) failed; undefined when
  * the schedule is exhausted.
  */
-export function retryDelay(attempt: number, scheduleMs: readonly number[], random: () => number = Math.random): number | undefined {
+export function retryDelay(
+  attempt: number,
+  scheduleMs: readonly number[],
+  random: () => number = Math.random,
+): number | undefined {
   const base = scheduleMs[attempt - 1];
   if (base === undefined) return undefined;
   return Math.max(0, Math.round(base * (1 + JITTER * (2 * random() - 1))));
 }
 
-/** A Retry-After header (delay-seconds or an HTTP date) as milliseconds from `now`, capped; undefined if absent or malformed. */
+/** A Retry-After header (delay-seconds or an HTTP date) as milliseconds from `now`, capped; undefined if absent or
+ * malformed. */
 export function parseRetryAfter(header: string | undefined, now: Date): number | undefined {
   if (header === undefined) return undefined;
   const value = header.trim();

@@ -1,7 +1,8 @@
-// Wake-ups for dispatchers: events committed and deliveries queued by requests in this process reach the
-// local dispatcher at once; only a replica that runs no dispatcher (PORTICO_WEBHOOK_DISPATCH=false) tells the
-// others over Redis pub/sub. Woken too, another replica's dispatcher would only race the local one for each
-// event (a lock, a read and a refused claim each: a sixth of the database calls a patient creation costs). Polling is the backstop for work whose replica died.
+// Wake-ups for dispatchers: events committed and deliveries queued by requests in this process reach the local
+// dispatcher at once; only a replica that runs no dispatcher (PORTICO_WEBHOOK_DISPATCH=false) tells the others over
+// Redis pub/sub. Woken too, another replica's dispatcher would only race the local one for each event (a lock, a read
+// and a refused claim each: a sixth of the database calls a patient creation costs). Polling is the backstop for work
+// whose replica died.
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { outsideChangeScope } from '../../../shared/infra/change-scope.js';
@@ -32,7 +33,8 @@ export class WorkSignals {
       for (const listener of this.listeners) listener(work, local);
     });
     // Lost announcements are found by the dispatchers' polling.
-    if (this.listeners.length === 0) this.redis?.publish(WORK_CHANNEL, JSON.stringify({ ...work, origin: this.origin })).catch(() => {});
+    if (this.listeners.length === 0)
+      this.redis?.publish(WORK_CHANNEL, JSON.stringify({ ...work, origin: this.origin })).catch(() => {});
   }
 
   /** Work announced by any replica, this one's at once; resolves once subscribed. Returns the unsubscribe. */

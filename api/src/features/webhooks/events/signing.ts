@@ -15,6 +15,16 @@ function keyOf(secret: string): Buffer {
 }
 
 /** The value of `webhook-signature` for one message under every given secret. */
-export function signatureHeader(secrets: readonly string[], id: string, timestampSeconds: number, body: string): string {
-  return secrets.map((secret) => `v1,${createHmac('sha256', keyOf(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`).join(' ');
+export function signatureHeader(
+  secrets: readonly string[],
+  id: string,
+  timestampSeconds: number,
+  body: string,
+): string {
+  return secrets
+    .map(
+      (secret) =>
+        `v1,${createHmac('sha256', keyOf(secret)).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`,
+    )
+    .join(' ');
 }

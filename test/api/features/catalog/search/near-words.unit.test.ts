@@ -10,13 +10,15 @@ import { osaDistance } from '../../../../../testkit/osa.js';
 /** The rule written the plain way: "token edits", sorted, for every token within the word's allowance. */
 function bruteForce(tokens: readonly string[], word: string): string[] {
   const allowance = allowedEdits(word.length);
-  return tokens.flatMap((token) => {
-    // The distance is at least the difference in length: skipping those only saves time.
-    if (Math.abs(token.length - word.length) > allowance) return [];
-    const d = osaDistance(word, token);
-    const cost = d + (token[0] === word[0] ? 0 : 1);
-    return d > 0 && cost <= allowance ? [`${token} ${cost}`] : [];
-  }).sort();
+  return tokens
+    .flatMap((token) => {
+      // The distance is at least the difference in length: skipping those only saves time.
+      if (Math.abs(token.length - word.length) > allowance) return [];
+      const d = osaDistance(word, token);
+      const cost = d + (token[0] === word[0] ? 0 : 1);
+      return d > 0 && cost <= allowance ? [`${token} ${cost}`] : [];
+    })
+    .sort();
 }
 
 function near(index: NearWords, tokens: readonly string[], word: string): string[] {
@@ -36,10 +38,19 @@ function random(seed: number): () => number {
 }
 
 /** Vocabulary words with one or two errors, words of the vocabulary as they are, and random words. */
-function queriesFor(tokens: readonly string[], next: () => number, letters: readonly string[], count: number): string[] {
+function queriesFor(
+  tokens: readonly string[],
+  next: () => number,
+  letters: readonly string[],
+  count: number,
+): string[] {
   const long = tokens.filter((t) => t.length >= 3);
   return Array.from({ length: count }, (_, q) => {
-    if (q % 10 === 9) return Array.from({ length: 3 + Math.floor(next() * 12) }, () => letters[Math.floor(next() * letters.length)]).join('');
+    if (q % 10 === 9)
+      return Array.from(
+        { length: 3 + Math.floor(next() * 12) },
+        () => letters[Math.floor(next() * letters.length)],
+      ).join('');
     const word = long[Math.floor(next() * long.length)]!;
     if (q % 10 === 8) return word;
     const once = typo(next, word, 0, letters);
@@ -60,7 +71,18 @@ function expectBruteForceAgreement(tokens: readonly string[], queries: readonly 
 }
 
 describe('catalog: words within a few typing errors', () => {
-  const vocabulary = ['aardvark', 'ardvark', 'general', 'generals', 'massachusetts', 'medical', 'memorial', 'mercy', 'methodist', 'tampa'].sort();
+  const vocabulary = [
+    'aardvark',
+    'ardvark',
+    'general',
+    'generals',
+    'massachusetts',
+    'medical',
+    'memorial',
+    'mercy',
+    'methodist',
+    'tampa',
+  ].sort();
   const small = NearWords.build(vocabulary);
   const find = (word: string) => near(small, vocabulary, word);
 
@@ -120,10 +142,17 @@ describe('catalog: words within a few typing errors', () => {
   it('agrees with the rule written the plain way over random vocabularies, crowded and sparse', () => {
     // Few letters make many near words; the last alphabet has letters folding keeps (ø, ß) and one outside
     // the Basic Multilingual Plane, two UTF-16 code units that count as two characters, as in the index.
-    for (const [seed, alphabet, size] of [[42, 'aeimnorst', 3_000], [43, 'abcdefghijklmnopqrstuvwxyz', 10_000], [44, 'aeiøßn\u{20000}', 2_000]] as const) {
+    for (const [seed, alphabet, size] of [
+      [42, 'aeimnorst', 3_000],
+      [43, 'abcdefghijklmnopqrstuvwxyz', 10_000],
+      [44, 'aeiøßn\u{20000}', 2_000],
+    ] as const) {
       const next = random(seed);
       const letters = [...alphabet];
-      const word = () => Array.from({ length: 1 + Math.floor(next() * 13) }, () => letters[Math.floor(next() * letters.length)]).join('');
+      const word = () =>
+        Array.from({ length: 1 + Math.floor(next() * 13) }, () => letters[Math.floor(next() * letters.length)]).join(
+          '',
+        );
       const tokens = [...new Set(Array.from({ length: size }, word))].sort();
       expectBruteForceAgreement(tokens, queriesFor(tokens, next, letters, 150));
     }

@@ -1,10 +1,15 @@
 // Search beyond exact words, in the index: the typo-tolerant fallback, find by address or NPI, near a point, and the
-// `only` filter. The fixture lists' brand names throughout (test/api/features/catalog/search/real-brands.ts), plus a few brands of
-// the test's own pinning down what those lack (NPIs, portals, locations; the HTTP tests use the import pipeline).
+// `only` filter. The fixture lists' brand names throughout (test/api/features/catalog/search/real-brands.ts), plus a
+// few brands of the test's own pinning down what those lack (NPIs, portals, locations; the HTTP tests use the import
+// pipeline).
 import { expect } from 'chai';
 import type { CatalogBrand } from '../../../../../core/src/catalog/model.js';
 import { words } from '../../../../../core/src/catalog/fold.js';
-import { BrandSearchIndex, MAX_FUZZY_WORDS, type SearchResult } from '../../../../../api/src/features/catalog/search/index.js';
+import {
+  BrandSearchIndex,
+  MAX_FUZZY_WORDS,
+  type SearchResult,
+} from '../../../../../api/src/features/catalog/search/index.js';
 import { allowedEdits } from '../../../../../api/src/features/catalog/search/near-words.js';
 import { stateName } from '../../../../../core/src/catalog/states.js';
 import { buildBrand, loadRealBrands } from './real-brands.js';
@@ -16,16 +21,39 @@ const CHICAGO = { lat: 41.8781, lon: -87.6298 };
 
 const synthetic = {
   // The CMS example NPI (valid Luhn with the 80840 prefix).
-  withNpi: buildBrand({ name: 'Quillfeather Clinic', npis: ['1234567893'], fhirBaseUrl: 'https://fhir.quillfeather.example.org/r4' }),
-  portal: buildBrand({ name: 'Harborlight Health', fhirBaseUrl: 'https://api.harborlight.example.net/fhir/R4', portalUrl: 'https://mychart.harborlight.example.org/MyChart/' }),
+  withNpi: buildBrand({
+    name: 'Quillfeather Clinic',
+    npis: ['1234567893'],
+    fhirBaseUrl: 'https://fhir.quillfeather.example.org/r4',
+  }),
+  portal: buildBrand({
+    name: 'Harborlight Health',
+    fhirBaseUrl: 'https://api.harborlight.example.net/fhir/R4',
+    portalUrl: 'https://mychart.harborlight.example.org/MyChart/',
+  }),
   sameHost1: buildBrand({ name: 'Alderbrook Medical', fhirBaseUrl: 'https://fhir.sharedhost.example.com/alderbrook' }),
   sameHost2: buildBrand({ name: 'Birchwood Medical', fhirBaseUrl: 'https://fhir.sharedhost.example.com/birchwood' }),
   subdomain: buildBrand({ name: 'Cedar Vale Medical', fhirBaseUrl: 'https://east.fhir.sharedhost.example.com/cedar' }),
   // "example-x" sorts between "example" and "example.*" reversed: must not hide the subdomains.
   lookalikeHost: buildBrand({ name: 'Dogwood Medical', fhirBaseUrl: 'https://sharedhost.example-x.com/dogwood' }),
-  madison: buildBrand({ name: 'Zinnia Care Madison', city: 'Madison', state: 'WI', location: { ...MADISON, from: 'zip' } }),
-  milwaukee: buildBrand({ name: 'Zinnia Care Milwaukee', city: 'Milwaukee', state: 'WI', location: { ...MILWAUKEE, from: 'city' } }),
-  chicago: buildBrand({ name: 'Zinnia Care Chicago', city: 'Chicago', state: 'IL', location: { ...CHICAGO, from: 'zip' } }),
+  madison: buildBrand({
+    name: 'Zinnia Care Madison',
+    city: 'Madison',
+    state: 'WI',
+    location: { ...MADISON, from: 'zip' },
+  }),
+  milwaukee: buildBrand({
+    name: 'Zinnia Care Milwaukee',
+    city: 'Milwaukee',
+    state: 'WI',
+    location: { ...MILWAUKEE, from: 'city' },
+  }),
+  chicago: buildBrand({
+    name: 'Zinnia Care Chicago',
+    city: 'Chicago',
+    state: 'IL',
+    location: { ...CHICAGO, from: 'zip' },
+  }),
   nowhere: buildBrand({ name: 'Zinnia Care Online' }),
 };
 
@@ -50,7 +78,11 @@ function fuzzyOracle(brands: CatalogBrand[], q: string, exact: readonly CatalogB
   const ranked: { brand: CatalogBrand; rank: number; folded: string }[] = [];
   for (const brand of brands) {
     if (taken.has(brand)) continue;
-    const fields = [words(brand.name), brand.aliases.flatMap(words), [...words(brand.city ?? ''), ...words(brand.state ?? ''), ...words(stateName(brand.state ?? '') ?? '')]];
+    const fields = [
+      words(brand.name),
+      brand.aliases.flatMap(words),
+      [...words(brand.city ?? ''), ...words(brand.state ?? ''), ...words(stateName(brand.state ?? '') ?? '')],
+    ];
     let total = 0;
     let allName = true;
     let allNameOrAlias = true;
@@ -132,12 +164,27 @@ describe('catalog: search beyond exact words', () => {
     });
 
     it('agrees with a plain implementation of the rules on typos of listed names', () => {
-      const queries = ['talby generl', 'providance', 'childrens hospitl', 'univeristy medical', 'mercy helth', 'toliver', 'st marys regionl', 'sanford helth', 'memorail hermann', 'baptsit health'];
+      const queries = [
+        'talby generl',
+        'providance',
+        'childrens hospitl',
+        'univeristy medical',
+        'mercy helth',
+        'toliver',
+        'st marys regionl',
+        'sanford helth',
+        'memorail hermann',
+        'baptsit health',
+      ];
       // Deterministic typos of every 97th brand's first long name word: a swap, a deletion, a substitution.
       for (let i = 0; i < brands.length; i += 97) {
         const word = words(brands[i]!.name).find((w) => w.length >= 5);
         if (!word) continue;
-        queries.push(word.slice(0, 2) + word[3] + word[2] + word.slice(4), word.slice(0, 3) + word.slice(4), word.slice(0, 3) + 'q' + word.slice(4));
+        queries.push(
+          word.slice(0, 2) + word[3] + word[2] + word.slice(4),
+          word.slice(0, 3) + word.slice(4),
+          word.slice(0, 3) + 'q' + word.slice(4),
+        );
       }
       for (const q of queries) {
         const result = index.search(q, { limit: 25 });
@@ -147,7 +194,9 @@ describe('catalog: search beyond exact words', () => {
     });
 
     it('treats a repeated word as one (it may match the same word again)', () => {
-      expect(index.search('talby talby generl generl', { limit: 25 })).to.deep.equal(index.search('talby generl', { limit: 25 }));
+      expect(index.search('talby talby generl generl', { limit: 25 })).to.deep.equal(
+        index.search('talby generl', { limit: 25 }),
+      );
     });
 
     it(`ignores queries of more than ${MAX_FUZZY_WORDS} distinct words`, () => {
@@ -159,7 +208,12 @@ describe('catalog: search beyond exact words', () => {
 
   describe('find by address or NPI', () => {
     it('finds the brand whose FHIR base URL is the query, however it is written', () => {
-      for (const q of ['https://fhir.quillfeather.example.org/r4', 'HTTPS://FHIR.QUILLFEATHER.EXAMPLE.ORG/r4/', 'fhir.quillfeather.example.org/r4', 'fhir.quillfeather.example.org']) {
+      for (const q of [
+        'https://fhir.quillfeather.example.org/r4',
+        'HTTPS://FHIR.QUILLFEATHER.EXAMPLE.ORG/r4/',
+        'fhir.quillfeather.example.org/r4',
+        'fhir.quillfeather.example.org',
+      ]) {
         const result = index.search(q, { limit: 5 });
         expect(result.brands[0], q).to.equal(synthetic.withNpi);
         expect(result.exact, q).to.be.greaterThan(0);
@@ -167,9 +221,17 @@ describe('catalog: search beyond exact words', () => {
     });
 
     it('ranks the same URL, the same FHIR host, the same portal host, then subdomains', () => {
-      expect(names(index.search('https://fhir.sharedhost.example.com/birchwood', { limit: 10 }).brands).slice(0, 2)).to.deep.equal(['Birchwood Medical', 'Alderbrook Medical']);
-      expect(names(index.search('sharedhost.example.com', { limit: 10 }).brands).slice(0, 3)).to.deep.equal(['Alderbrook Medical', 'Birchwood Medical', 'Cedar Vale Medical']);
-      expect(names(index.search('mychart.harborlight.example.org', { limit: 10 }).brands)[0]).to.equal('Harborlight Health');
+      expect(
+        names(index.search('https://fhir.sharedhost.example.com/birchwood', { limit: 10 }).brands).slice(0, 2),
+      ).to.deep.equal(['Birchwood Medical', 'Alderbrook Medical']);
+      expect(names(index.search('sharedhost.example.com', { limit: 10 }).brands).slice(0, 3)).to.deep.equal([
+        'Alderbrook Medical',
+        'Birchwood Medical',
+        'Cedar Vale Medical',
+      ]);
+      expect(names(index.search('mychart.harborlight.example.org', { limit: 10 }).brands)[0]).to.equal(
+        'Harborlight Health',
+      );
       expect(names(index.search('harborlight.example.org', { limit: 10 }).brands)[0]).to.equal('Harborlight Health');
       expect(names(index.search('example-x.com', { limit: 10 }).brands)[0]).to.equal('Dogwood Medical');
     });
@@ -196,7 +258,12 @@ describe('catalog: search beyond exact words', () => {
   describe('near a point', () => {
     it('orders matches by distance, brands without a location last, with distanceKm', () => {
       const result = index.search('zinnia care', { limit: 10, near: MILWAUKEE });
-      expect(names(result.brands)).to.deep.equal(['Zinnia Care Milwaukee', 'Zinnia Care Madison', 'Zinnia Care Chicago', 'Zinnia Care Online']);
+      expect(names(result.brands)).to.deep.equal([
+        'Zinnia Care Milwaukee',
+        'Zinnia Care Madison',
+        'Zinnia Care Chicago',
+        'Zinnia Care Online',
+      ]);
       const [here, madison, chicago, none] = result.distanceKm!;
       expect(here).to.equal(0);
       expect(madison).to.be.within(118, 122); // Milwaukee-Madison ≈ 120 km
@@ -209,7 +276,11 @@ describe('catalog: search beyond exact words', () => {
       expect(names(result.brands)).to.deep.equal(['Zinnia Care Chicago', 'Zinnia Care Milwaukee']);
       // Only the test's own brands have a location here: the rest follow in rank order, without a distance.
       const all = index.search('', { limit: 100, near: MADISON });
-      expect(names(all.brands).slice(0, 3)).to.deep.equal(['Zinnia Care Madison', 'Zinnia Care Milwaukee', 'Zinnia Care Chicago']);
+      expect(names(all.brands).slice(0, 3)).to.deep.equal([
+        'Zinnia Care Madison',
+        'Zinnia Care Milwaukee',
+        'Zinnia Care Chicago',
+      ]);
       expect(all.distanceKm!.slice(3).every((d) => d === null)).to.equal(true);
       expect(all.brands).to.have.length(100);
     });
@@ -218,10 +289,19 @@ describe('catalog: search beyond exact words', () => {
   describe('near a point, over a placed catalog of the listed brands', () => {
     // Every listed brand placed deterministically across the contiguous US, so distances rarely tie.
     const placedBrands = () =>
-      loadRealBrands().map((brand, i) => ({ ...brand, location: { lat: 25 + ((i * 7919) % 2400) / 100, lon: -124 + ((i * 104729) % 5700) / 100, from: 'zip' as const } }));
+      loadRealBrands().map((brand, i) => ({
+        ...brand,
+        location: {
+          lat: 25 + ((i * 7919) % 2400) / 100,
+          lon: -124 + ((i * 104729) % 5700) / 100,
+          from: 'zip' as const,
+        },
+      }));
     const distance = (a: { lat: number; lon: number }, b: { lat: number; lon: number }) => {
       const r = Math.PI / 180;
-      const h = Math.sin(((b.lat - a.lat) * r) / 2) ** 2 + Math.cos(a.lat * r) * Math.cos(b.lat * r) * Math.sin(((b.lon - a.lon) * r) / 2) ** 2;
+      const h =
+        Math.sin(((b.lat - a.lat) * r) / 2) ** 2 +
+        Math.cos(a.lat * r) * Math.cos(b.lat * r) * Math.sin(((b.lon - a.lon) * r) / 2) ** 2;
       return 2 * 6371.0088 * Math.asin(Math.sqrt(h));
     };
 
@@ -233,11 +313,21 @@ describe('catalog: search beyond exact words', () => {
       for (const q of ['health', 'medical center', 'tolliver', 'st', 'helth', 'providance']) {
         const plain = near.search(q, { limit: 100_000 });
         const byDistance = (list: CatalogBrand[]) =>
-          [...list].sort((a, b) => Math.round(distance(point, a.location!) * 100) - Math.round(distance(point, b.location!) * 100) || cmp(words(a.name).join(' '), words(b.name).join(' ')) || cmp(a.id, b.id));
-        const expected = [...byDistance(plain.brands.slice(0, plain.exact)), ...byDistance(fuzzyPart(plain))].slice(0, 25);
+          [...list].sort(
+            (a, b) =>
+              Math.round(distance(point, a.location!) * 100) - Math.round(distance(point, b.location!) * 100) ||
+              cmp(words(a.name).join(' '), words(b.name).join(' ')) ||
+              cmp(a.id, b.id),
+          );
+        const expected = [...byDistance(plain.brands.slice(0, plain.exact)), ...byDistance(fuzzyPart(plain))].slice(
+          0,
+          25,
+        );
         const result = near.search(q, { limit: 25, near: point });
         expect(names(result.brands), q).to.deep.equal(names(expected));
-        expect(result.distanceKm, q).to.deep.equal(expected.map((b) => Math.round(distance(point, b.location!) * 10) / 10));
+        expect(result.distanceKm, q).to.deep.equal(
+          expected.map((b) => Math.round(distance(point, b.location!) * 10) / 10),
+        );
       }
     });
   });
@@ -245,9 +335,13 @@ describe('catalog: search beyond exact words', () => {
   describe('the only filter', () => {
     it('keeps only the brands of the mask, in every phase', () => {
       const mask = index.mask((b) => b.name !== 'Birchwood Medical' && b.name !== 'Zinnia Care Madison');
-      expect(names(index.search('sharedhost.example.com', { limit: 10, only: mask }).brands)).to.not.include('Birchwood Medical');
+      expect(names(index.search('sharedhost.example.com', { limit: 10, only: mask }).brands)).to.not.include(
+        'Birchwood Medical',
+      );
       expect(names(index.search('zinnia', { limit: 10, only: mask }).brands)).to.not.include('Zinnia Care Madison');
-      expect(names(index.search('', { limit: 10, only: mask, near: MADISON }).brands)).to.not.include('Zinnia Care Madison');
+      expect(names(index.search('', { limit: 10, only: mask, near: MADISON }).brands)).to.not.include(
+        'Zinnia Care Madison',
+      );
     });
   });
 });

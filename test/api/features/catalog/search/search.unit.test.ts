@@ -5,12 +5,22 @@ import { BrandSearchIndex, type SearchResult } from '../../../../../api/src/feat
 import { stateName } from '../../../../../core/src/catalog/states.js';
 import { buildBrand, loadRealBrands } from './real-brands.js';
 
-// Brands of the test's own next to the fixture lists' (test/api/features/catalog/search/real-brands.ts), for what the lists lack
-// (accents) or to pin a rule down.
+// Brands of the test's own next to the fixture lists' (test/api/features/catalog/search/real-brands.ts), for what the
+// lists lack (accents) or to pin a rule down.
 const synthetic = {
   clinica: buildBrand({ name: 'Clínica São José', city: 'San Juan', state: 'PR' }),
-  stMarys: buildBrand({ name: "St. Mary's Regional Hospital", city: 'Lewiston', state: 'ME', platformType: 'MEDITECH' }),
-  massGeneral: buildBrand({ name: 'Massachusetts General Hospital', city: 'Boston', state: 'MA', platformType: 'EPIC' }),
+  stMarys: buildBrand({
+    name: "St. Mary's Regional Hospital",
+    city: 'Lewiston',
+    state: 'ME',
+    platformType: 'MEDITECH',
+  }),
+  massGeneral: buildBrand({
+    name: 'Massachusetts General Hospital',
+    city: 'Boston',
+    state: 'MA',
+    platformType: 'EPIC',
+  }),
   // Same folded name; the input lists A first, the id puts B first.
   twinA: buildBrand({ name: 'Zephyr Twin Clinic', id: 'b_twin_2' }),
   twinB: buildBrand({ name: 'ZEPHYR TWIN CLINIC!', id: 'b_twin_1' }),
@@ -21,8 +31,8 @@ const names = (brands: CatalogBrand[]) => brands.map((b) => b.name);
 const exactOf = (result: SearchResult) => result.brands.slice(0, result.exact);
 
 /**
-  * The rules of docs/api.md, "The catalog search" written the plain way, over every brand: the index must return
-  * exactly what this returns, in the same order.
+ * The rules of docs/api.md, "The catalog search" written the plain way, over every brand: the index must return
+ * exactly what this returns, in the same order.
  */
 function oracle(brands: CatalogBrand[], q: string, platform: PlatformType | undefined, limit: number): CatalogBrand[] {
   const trimmed = q.trim();
@@ -36,10 +46,20 @@ function oracle(brands: CatalogBrand[], q: string, platform: PlatformType | unde
     if (platform && brand.platformType !== platform) continue;
     const name = words(brand.name);
     const alias = brand.aliases.flatMap(words);
-    const place = [...words(brand.city ?? ''), ...words(brand.state ?? ''), ...words(stateName(brand.state ?? '') ?? '')];
+    const place = [
+      ...words(brand.city ?? ''),
+      ...words(brand.state ?? ''),
+      ...words(stateName(brand.state ?? '') ?? ''),
+    ];
     if (!terms.every((t) => has(name, t) || has(alias, t) || has(place, t))) continue;
     const folded = name.join(' ');
-    const tier = folded.startsWith(phrase) ? 0 : terms.every((t) => has(name, t)) ? 1 : terms.every((t) => has(name, t) || has(alias, t)) ? 2 : 3;
+    const tier = folded.startsWith(phrase)
+      ? 0
+      : terms.every((t) => has(name, t))
+        ? 1
+        : terms.every((t) => has(name, t) || has(alias, t))
+          ? 2
+          : 3;
     ranked.push({ brand, tier, folded });
   }
   const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -50,7 +70,8 @@ function oracle(brands: CatalogBrand[], q: string, platform: PlatformType | unde
 describe('catalog: brand search index', () => {
   let brands: CatalogBrand[];
   let index: BrandSearchIndex;
-  const search = (q: string, limit = 100, platform?: PlatformType) => exactOf(index.search(q, platform ? { limit, platform } : { limit }));
+  const search = (q: string, limit = 100, platform?: PlatformType) =>
+    exactOf(index.search(q, platform ? { limit, platform } : { limit }));
 
   before(() => {
     brands = [...loadRealBrands(), ...Object.values(synthetic)];
@@ -63,13 +84,21 @@ describe('catalog: brand search index', () => {
       expect(words('Ｆｕｌｌｗｉｄｔｈ İstanbul Œuvre')).to.deep.equal(['fullwidth', 'istanbul', 'œuvre']);
     });
 
-    it("joins words at apostrophes and splits them at other punctuation", () => {
-      for (const text of ["St. Mary's", 'St Mary’s', 'ST. MARYʼS', 'st mary`s']) expect(words(text)).to.deep.equal(['st', 'marys']);
-      expect(words('NWIA Bone, Joint & Sports Surgeons, P.C.')).to.deep.equal(['nwia', 'bone', 'joint', 'sports', 'surgeons', 'p', 'c']);
+    it('joins words at apostrophes and splits them at other punctuation', () => {
+      for (const text of ["St. Mary's", 'St Mary’s', 'ST. MARYʼS', 'st mary`s'])
+        expect(words(text)).to.deep.equal(['st', 'marys']);
+      expect(words('NWIA Bone, Joint & Sports Surgeons, P.C.')).to.deep.equal([
+        'nwia',
+        'bone',
+        'joint',
+        'sports',
+        'surgeons',
+        'p',
+        'c',
+      ]);
       expect(words('  --  ')).to.deep.equal([]);
       expect(fold("O'Connor-Smith")).to.equal('oconnor-smith');
     });
-
   });
 
   describe('matching', () => {
@@ -85,13 +114,19 @@ describe('catalog: brand search index', () => {
 
     it('accepts a one-character last word', () => {
       // "Talby G…" is the phrase prefix; "Group" and an alias of a merged Epic brand match the "g" too.
-      expect(names(search('talby g'))).to.deep.equal(['Talby General Hospital', 'Family Podiatry Group of Talby, PA', 'Beacon Community Wellness Network']);
+      expect(names(search('talby g'))).to.deep.equal([
+        'Talby General Hospital',
+        'Family Podiatry Group of Talby, PA',
+        'Beacon Community Wellness Network',
+      ]);
       expect(names(search('talby general h'))).to.deep.equal(['Talby General Hospital']);
     });
 
     it('ignores case, diacritics and punctuation on both sides', () => {
-      for (const q of ['clinica sao jose', 'CLÍNICA São', 'sao jos', 'José']) expect(search(q), q).to.include(synthetic.clinica);
-      for (const q of ["st. mary's regional", 'St Marys Reg', 'st mary’s', 'MARYS REGIONAL']) expect(search(q), q).to.include(synthetic.stMarys);
+      for (const q of ['clinica sao jose', 'CLÍNICA São', 'sao jos', 'José'])
+        expect(search(q), q).to.include(synthetic.clinica);
+      for (const q of ["st. mary's regional", 'St Marys Reg', 'st mary’s', 'MARYS REGIONAL'])
+        expect(search(q), q).to.include(synthetic.stMarys);
     });
 
     it('matches the state by its code and by its full name', () => {
@@ -108,7 +143,9 @@ describe('catalog: brand search index', () => {
     });
 
     it('matches the aliases of merged brands', () => {
-      const network = brands.find((b) => b.fhirBaseUrl === 'https://mychartwa.wrenhaven.example/fhirproxy/api/FHIR/R4')!;
+      const network = brands.find(
+        (b) => b.fhirBaseUrl === 'https://mychartwa.wrenhaven.example/fhirproxy/api/FHIR/R4',
+      )!;
       expect(network.name).to.equal('Abbot Ridge Hospital and Healthcare');
       expect(search('tolliver')).to.deep.equal([network]);
       expect(search('providence orchard rehab')).to.deep.equal([network]);
@@ -140,20 +177,40 @@ describe('catalog: brand search index', () => {
     it('breaks ties by folded name, then id, whatever the input order', () => {
       expect(search('zephyr twin')).to.deep.equal([synthetic.twinB, synthetic.twinA]);
       const reversed = BrandSearchIndex.build([...brands].reverse());
-      for (const q of ['zephyr', 'health', 'st m', 'ny', 'sa']) expect(exactOf(reversed.search(q, { limit: 100 })), q).to.deep.equal(search(q));
+      for (const q of ['zephyr', 'health', 'st m', 'ny', 'sa'])
+        expect(exactOf(reversed.search(q, { limit: 100 })), q).to.deep.equal(search(q));
     });
 
     it('agrees with a plain implementation of the rules on hundreds of queries over the listed brands', () => {
-      const queries = ['health', 'st m', 'sa', 'new y', 'tx', 'medical center', 'children', 'children ho', 'mary', 'univ of', 'a b'];
+      const queries = [
+        'health',
+        'st m',
+        'sa',
+        'new y',
+        'tx',
+        'medical center',
+        'children',
+        'children ho',
+        'mary',
+        'univ of',
+        'a b',
+      ];
       // Deterministic: prefixes of the words of every 37th brand's name, alias and city.
       for (let i = 0; i < brands.length; i += 37) {
         const brand = brands[i]!;
         const [first = '', second = ''] = words(brand.name);
-        queries.push(first.slice(0, 2), `${first} ${second.slice(0, 1)}`, `${brand.aliases[0] ?? ''} ${brand.city ?? ''}`.slice(0, 12));
+        queries.push(
+          first.slice(0, 2),
+          `${first} ${second.slice(0, 1)}`,
+          `${brand.aliases[0] ?? ''} ${brand.city ?? ''}`.slice(0, 12),
+        );
       }
       for (const q of queries) {
         for (const platform of [undefined, 'CERNER' as const]) {
-          expect(names(exactOf(index.search(q, platform ? { limit: 25, platform } : { limit: 25 }))), `${q} ${platform}`).to.deep.equal(names(oracle(brands, q, platform, 25)));
+          expect(
+            names(exactOf(index.search(q, platform ? { limit: 25, platform } : { limit: 25 }))),
+            `${q} ${platform}`,
+          ).to.deep.equal(names(oracle(brands, q, platform, 25)));
         }
       }
     });
@@ -187,7 +244,9 @@ describe('catalog: brand search index', () => {
     });
 
     it('refuses a catalog with a duplicate id', () => {
-      expect(() => BrandSearchIndex.build([synthetic.clinica, { ...synthetic.stMarys, id: synthetic.clinica.id }])).to.throw(/duplicate brand id/);
+      expect(() =>
+        BrandSearchIndex.build([synthetic.clinica, { ...synthetic.stMarys, id: synthetic.clinica.id }]),
+      ).to.throw(/duplicate brand id/);
     });
   });
 });

@@ -1,7 +1,11 @@
 // The gateway's per-replica index of a connection: the byte budget (a connection over it is not indexed, and
 // not read again for a while), postings by code, generation tokens.
 import { expect } from 'chai';
-import { ConnectionIndex, ConnectionIndexes, type Position } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
+import {
+  ConnectionIndex,
+  ConnectionIndexes,
+  type Position,
+} from '../../../../../api/src/features/clinical/gateway/connection-index.js';
 import type { ObservationDocument } from '../../../../../api/src/features/clinical/document.js';
 import type { Grants, SearchParams } from '../../../../../api/src/features/clinical/gateway/query.js';
 import { ALL, AS_OF, CONNECTION_A, FIXTURES, NOW } from './fixtures.js';
@@ -25,7 +29,10 @@ describe('observations: the connection index', () => {
     expect(heartRates.total).to.equal(9);
     const both = search(`8867-4,http://loinc.org|8867-4,|GLU`); // two alternatives file the same observations
     expect(both.total).to.equal(10);
-    expect(both.items.map((i) => i.resourceId)).to.include.members([...heartRates.items.map((i) => i.resourceId), 'o19']);
+    expect(both.items.map((i) => i.resourceId)).to.include.members([
+      ...heartRates.items.map((i) => i.resourceId),
+      'o19',
+    ]);
     expect(search('no-such-code')).to.deep.equal({ total: 0, items: [] });
   });
 
@@ -73,20 +80,28 @@ describe('observations: the connection index', () => {
     const searches: [Grants, Omit<SearchParams, 'sort'>][] = [
       [ALL, {}],
       [ALL, { code: '8867-4,|GLU' }],
-      [{ ...ALL, sensitivity: [], confidentiality: ['N'] }, { category: 'laboratory', date: ['ge2021', 'lt2026-01'] }],
+      [
+        { ...ALL, sensitivity: [], confidentiality: ['N'] },
+        { category: 'laboratory', date: ['ge2021', 'lt2026-01'] },
+      ],
     ];
     for (const sort of ['date', '-date'] as const) {
       for (const [grants, params] of searches) {
         let after: Position | undefined;
         for (let page = 0; page < 20; page++) {
           const answer = kept.search(grants, { ...params, sort }, NOW, later, after, 4);
-          expect(answer, `${sort} ${JSON.stringify(params)} page ${page}`).to.deep.equal((await fresh()).search(grants, { ...params, sort }, NOW, later, after, 4));
+          expect(answer, `${sort} ${JSON.stringify(params)} page ${page}`).to.deep.equal(
+            (await fresh()).search(grants, { ...params, sort }, NOW, later, after, 4),
+          );
           if (answer.items.length < 4) break;
           after = answer.items.at(-1);
         }
       }
     }
-    const heartRates = (asOf: Date) => kept.search(ALL, { sort: 'date', code: '8867-4' }, NOW, asOf, undefined, 100).items.map((item) => item.resourceId);
+    const heartRates = (asOf: Date) =>
+      kept
+        .search(ALL, { sort: 'date', code: '8867-4' }, NOW, asOf, undefined, 100)
+        .items.map((item) => item.resourceId);
     expect(heartRates(later)).to.include('o32');
     expect(heartRates(AS_OF)).not.to.include('o32'); // a walk that began before o32 arrived
     const tenYears = { ...ALL, lookbackDays: 3650 };
@@ -114,7 +129,10 @@ describe('observations: the connection index', () => {
       for (const after of positions) {
         for (const limit of [1, 3, 100]) {
           const expected = whole.items.filter((item) => compare(item, after) * step > 0).slice(0, limit);
-          expect(index.search(grants, { sort }, NOW, later, after, limit), `${sort} after ${after.id}`).to.deep.equal({ total: whole.total, items: expected });
+          expect(index.search(grants, { sort }, NOW, later, after, limit), `${sort} after ${after.id}`).to.deep.equal({
+            total: whole.total,
+            items: expected,
+          });
         }
       }
     }

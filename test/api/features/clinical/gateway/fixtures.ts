@@ -18,7 +18,12 @@ export const CATEGORY = 'http://terminology.hl7.org/CodeSystem/observation-categ
 export const LOCAL = 'http://acme.example/vitals';
 
 /** Every grant: what the single-clause tests start from. */
-export const ALL: Grants = { loincCodes: ['*'], confidentiality: ['U', 'L', 'M', 'N', 'R', 'V'], sensitivity: ['HIV', 'PSY'], lookbackDays: null };
+export const ALL: Grants = {
+  loincCodes: ['*'],
+  confidentiality: ['U', 'L', 'M', 'N', 'R', 'V'],
+  sensitivity: ['HIV', 'PSY'],
+  lookbackDays: null,
+};
 
 interface Coding {
   system?: string;
@@ -27,11 +32,36 @@ interface Coding {
 }
 
 const KINDS = {
-  heartRate: { coding: { system: LOINC, code: '8867-4', display: 'Heart rate' }, category: 'vital-signs', value: 72, unit: '/min' },
-  bloodPressure: { coding: { system: LOINC, code: '85354-9', display: 'Blood pressure panel with all children optional' }, category: 'vital-signs', value: null, unit: '' },
-  glucose: { coding: { system: LOINC, code: '2339-0', display: 'Glucose [Mass/volume] in Blood' }, category: 'laboratory', value: 95, unit: 'mg/dL' },
-  hba1c: { coding: { system: LOINC, code: '4548-4', display: 'Hemoglobin A1c/Hemoglobin.total in Blood' }, category: 'laboratory', value: 5.6, unit: '%' },
-  hemoglobin: { coding: { system: LOINC, code: '718-7', display: 'Hemoglobin [Mass/volume] in Blood' }, category: 'laboratory', value: 13.8, unit: 'g/dL' },
+  heartRate: {
+    coding: { system: LOINC, code: '8867-4', display: 'Heart rate' },
+    category: 'vital-signs',
+    value: 72,
+    unit: '/min',
+  },
+  bloodPressure: {
+    coding: { system: LOINC, code: '85354-9', display: 'Blood pressure panel with all children optional' },
+    category: 'vital-signs',
+    value: null,
+    unit: '',
+  },
+  glucose: {
+    coding: { system: LOINC, code: '2339-0', display: 'Glucose [Mass/volume] in Blood' },
+    category: 'laboratory',
+    value: 95,
+    unit: 'mg/dL',
+  },
+  hba1c: {
+    coding: { system: LOINC, code: '4548-4', display: 'Hemoglobin A1c/Hemoglobin.total in Blood' },
+    category: 'laboratory',
+    value: 5.6,
+    unit: '%',
+  },
+  hemoglobin: {
+    coding: { system: LOINC, code: '718-7', display: 'Hemoglobin [Mass/volume] in Blood' },
+    category: 'laboratory',
+    value: 13.8,
+    unit: 'g/dL',
+  },
 } as const;
 
 export interface ObservationSpec {
@@ -55,11 +85,17 @@ export function buildObservation(spec: ObservationSpec): ObservationDocument {
   const categories: Coding[] = spec.categories ?? [{ system: CATEGORY, code: kind.category }];
   const date = rangeOf(spec.effective);
   const security = [
-    ...(spec.confidentiality ? [{ system: 'http://terminology.hl7.org/CodeSystem/v3-Confidentiality', code: spec.confidentiality }] : []),
+    ...(spec.confidentiality
+      ? [{ system: 'http://terminology.hl7.org/CodeSystem/v3-Confidentiality', code: spec.confidentiality }]
+      : []),
     ...(spec.sensitivity ?? []).map((code) => ({ system: 'http://terminology.hl7.org/CodeSystem/v3-ActCode', code })),
   ];
   const effective =
-    spec.effective === undefined ? {} : typeof spec.effective === 'string' ? { effectiveDateTime: spec.effective } : { effectivePeriod: spec.effective };
+    spec.effective === undefined
+      ? {}
+      : typeof spec.effective === 'string'
+        ? { effectiveDateTime: spec.effective }
+        : { effectivePeriod: spec.effective };
   return {
     _id: `${connectionId}/${spec.id}`,
     connectionId,
@@ -81,7 +117,11 @@ export function buildObservation(spec: ObservationSpec): ObservationDocument {
       code: { coding: codings, text: kind.coding.display },
       subject: { reference: 'Patient/example' },
       ...effective,
-      ...(kind.value === null ? {} : { valueQuantity: { value: kind.value, unit: kind.unit, system: 'http://unitsofmeasure.org', code: kind.unit } }),
+      ...(kind.value === null
+        ? {}
+        : {
+            valueQuantity: { value: kind.value, unit: kind.unit, system: 'http://unitsofmeasure.org', code: kind.unit },
+          }),
     },
   };
 }
@@ -121,7 +161,12 @@ export const SPECS_A: ObservationSpec[] = [
   { id: 'o15', kind: 'glucose', effective: '2024-07-19T06:45:00Z', confidentiality: 'R', sensitivity: ['HIV', 'PSY'] },
   { id: 'o16', kind: 'bloodPressure', effective: '2024-03-08T11:00:00Z', confidentiality: 'V' },
   { id: 'o17', kind: 'heartRate', effective: '2025-04-02T10:10:00Z', confidentiality: 'L' },
-  { id: 'o18', kind: 'heartRate', effective: '2024-05-05T05:05:05Z', codings: [{ system: LOCAL, code: 'HR', display: 'Pulse' }] },
+  {
+    id: 'o18',
+    kind: 'heartRate',
+    effective: '2024-05-05T05:05:05Z',
+    codings: [{ system: LOCAL, code: 'HR', display: 'Pulse' }],
+  },
   { id: 'o19', kind: 'glucose', effective: '2021-08-30T07:00:00Z', codings: [KINDS.glucose.coding, { code: 'GLU' }] },
   { id: 'o20', kind: 'hemoglobin', effective: '2021-11-11', categories: [{ code: 'laboratory' }] },
   { id: 'o21', kind: 'heartRate', effective: '2019-12-31T23:30:00-05:00' },
@@ -134,7 +179,14 @@ export const SPECS_A: ObservationSpec[] = [
   { id: 'o28', kind: 'heartRate', effective: { start: '2022-12-20T08:00:00Z', end: '2023-01-05T18:00:00Z' } },
   { id: 'o29', kind: 'hba1c', effective: '2019-05-14' },
   { id: 'o30', kind: 'glucose', effective: '2018' },
-  { id: 'o31', kind: 'hemoglobin', effective: BLOOD_DRAW, confidentiality: 'R', sensitivity: ['HIV'], firstIngestedAt: AS_OF },
+  {
+    id: 'o31',
+    kind: 'hemoglobin',
+    effective: BLOOD_DRAW,
+    confidentiality: 'R',
+    sensitivity: ['HIV'],
+    firstIngestedAt: AS_OF,
+  },
   { id: 'o32', kind: 'heartRate', effective: '2025-06-30T22:00:00Z', firstIngestedAt: new Date(AS_OF.getTime() + 1) },
 ];
 

@@ -31,7 +31,10 @@ describe('sdk: the observation gateway, a connection too large for the index', f
     tenant = await database.tenant();
     app = await appOf(database, tenant, { ...GRANTS, confidentiality: ['N', 'R'], sensitivity: ['HIV', 'PSY'] });
     connectionId = await connectionOf(database, tenant, app, 'patient-oversized', brandId);
-    const res = await database.request('POST', `/api/platform/v1/connections/${connectionId}/observations`, { key: tenant.key, body: observationBundle(manyObservations(OBSERVATIONS)) });
+    const res = await database.request('POST', `/api/platform/v1/connections/${connectionId}/observations`, {
+      key: tenant.key,
+      body: observationBundle(manyObservations(OBSERVATIONS)),
+    });
     expect(res.status, res.text).to.equal(200);
   });
   after(async () => {
@@ -39,16 +42,22 @@ describe('sdk: the observation gateway, a connection too large for the index', f
     await database?.close();
   });
 
-  const search = (api: TestApi, body: Record<string, unknown>) => api.request('POST', SEARCH, { key: app.ak, body: { connectionId, ...body } });
+  const search = (api: TestApi, body: Record<string, unknown>) =>
+    api.request('POST', SEARCH, { key: app.ak, body: { connectionId, ...body } });
   /**
    * The answer without what differs by replica and moment: the origin it was asked at (fullUrl and links name
    * the replica's own port) and the links' signed cursors (they carry the moment the search began).
    */
-  const portable = (api: TestApi, text: string) => text.replaceAll(api.url, '<origin>').replace(/cursor=[\w.-]+/g, 'cursor=…');
+  const portable = (api: TestApi, text: string) =>
+    text.replaceAll(api.url, '<origin>').replace(/cursor=[\w.-]+/g, 'cursor=…');
 
   it('is a connection whose index exceeds the replica’s per-connection budget (a quarter of 1 MiB)', async () => {
-    const observations = new ObservationRepository(database.mongo.db, await documentLocksFor(database.mongo.db), database.mongo.longDb);
-    expect(await ConnectionIndex.build(observations.all(connectionId), 1024 * 1024 / 4)).to.equal(null);
+    const observations = new ObservationRepository(
+      database.mongo.db,
+      await documentLocksFor(database.mongo.db),
+      database.mongo.longDb,
+    );
+    expect(await ConnectionIndex.build(observations.all(connectionId), (1024 * 1024) / 4)).to.equal(null);
     expect(await ConnectionIndex.build(observations.all(connectionId), 64 * 1024 * 1024)).to.not.equal(null);
   });
 

@@ -32,11 +32,18 @@ describe('sdk: the observation gateway across replicas', () => {
   });
 
   const ingest = async (resources: Record<string, unknown>[]) => {
-    const res = await primary.request('POST', `/api/platform/v1/connections/${connectionId}/observations`, { key: tenant.key, body: observationBundle(resources) });
+    const res = await primary.request('POST', `/api/platform/v1/connections/${connectionId}/observations`, {
+      key: tenant.key,
+      body: observationBundle(resources),
+    });
     expect(res.status, res.text).to.equal(200);
   };
-  const searchOnReplica = (body: Record<string, unknown> = {}) => replica.request('POST', SEARCH, { key: app.ak, body: { connectionId, ...body } });
-  const idsOnReplica = async (body: Record<string, unknown> = {}) => ((await searchOnReplica(body)).body as { entry: { resource: { id: string } }[] }).entry.map((e) => e.resource.id).sort();
+  const searchOnReplica = (body: Record<string, unknown> = {}) =>
+    replica.request('POST', SEARCH, { key: app.ak, body: { connectionId, ...body } });
+  const idsOnReplica = async (body: Record<string, unknown> = {}) =>
+    ((await searchOnReplica(body)).body as { entry: { resource: { id: string } }[] }).entry
+      .map((e) => e.resource.id)
+      .sort();
 
   it('sees an ingest made on the other replica', async () => {
     await ingest([heartRate({ id: 'hr-1' }), glucose({ id: 'glu-1' })]);
@@ -48,9 +55,18 @@ describe('sdk: the observation gateway across replicas', () => {
 
   it('applies grants changed on the other replica, then refuses a tombstoned subject', async () => {
     expect(await idsOnReplica()).to.have.length(3);
-    expect((await primary.admin('PATCH', `/apps/${app.appId}`, { status: 'ACTIVE', grants: { ...GRANTS, loincCodes: ['2339-0'] } })).status).to.equal(200);
+    expect(
+      (
+        await primary.admin('PATCH', `/apps/${app.appId}`, {
+          status: 'ACTIVE',
+          grants: { ...GRANTS, loincCodes: ['2339-0'] },
+        })
+      ).status,
+    ).to.equal(200);
     expect(await idsOnReplica()).to.deep.equal(['glu-1']);
-    expect((await primary.request('DELETE', '/api/platform/v1/app-users/patient-rep', { key: tenant.key })).status).to.equal(204);
+    expect(
+      (await primary.request('DELETE', '/api/platform/v1/app-users/patient-rep', { key: tenant.key })).status,
+    ).to.equal(204);
     expect((await searchOnReplica()).status).to.equal(404);
   });
 
@@ -58,11 +74,13 @@ describe('sdk: the observation gateway across replicas', () => {
     const revoked = await connectionOf(primary, tenant, app, 'patient-rev', brandId);
     const search = () => replica.request('POST', SEARCH, { key: app.ak, body: { connectionId: revoked } });
     expect((await search()).status).to.equal(200); // cached on the replica now
-    expect((await primary.request('DELETE', `/api/platform/v1/connections/${revoked}`, { key: tenant.key })).status).to.equal(204);
+    expect(
+      (await primary.request('DELETE', `/api/platform/v1/connections/${revoked}`, { key: tenant.key })).status,
+    ).to.equal(204);
     expect((await search()).status).to.equal(404);
   });
 
-  it('leaves no token behind for an unknown connection or another tenant\'s', async () => {
+  it("leaves no token behind for an unknown connection or another tenant's", async () => {
     const stranger = await primary.tenant();
     const theirs = await connectionOf(primary, stranger, await appOf(primary, stranger), 'patient-theirs', brandId);
     const unknown = '00000000-0000-4000-8000-00000000abcd';
@@ -71,6 +89,8 @@ describe('sdk: the observation gateway across replicas', () => {
       expect(res.status).to.equal(404);
     }
     const redis = primary.redis!;
-    expect(await redis.exists(`portico:gen:conn:${unknown}`, `portico:gen:obs:${unknown}`, `portico:gen:obs:${theirs}`)).to.equal(0);
+    expect(
+      await redis.exists(`portico:gen:conn:${unknown}`, `portico:gen:obs:${unknown}`, `portico:gen:obs:${theirs}`),
+    ).to.equal(0);
   });
 });

@@ -5,7 +5,13 @@ import { expect } from 'chai';
 import type { Collection, Filter } from 'mongodb';
 import type { ObservationDocument } from '../../../../../api/src/features/clinical/document.js';
 import { ConnectionIndex } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
-import { afterPosition, observationFilter, observationSort, type Grants, type SearchParams } from '../../../../../api/src/features/clinical/gateway/query.js';
+import {
+  afterPosition,
+  observationFilter,
+  observationSort,
+  type Grants,
+  type SearchParams,
+} from '../../../../../api/src/features/clinical/gateway/query.js';
 import { withTestDatabase } from '../../../../../testkit/database.js';
 import { ALL, AS_OF, CONNECTION_A, FIXTURES, NOW, buildObservation, type ObservationSpec } from './fixtures.js';
 
@@ -34,11 +40,17 @@ describe('observations: keyset paging on the database', () => {
   }
 
   type Last = { sortDate: Date; _id: string };
-  type PageOf = (grants: Grants, params: SearchParams, last: Last | undefined) => Promise<ObservationDocument[] | { resourceId: string; sortDate: number; id: string }[]>;
+  type PageOf = (
+    grants: Grants,
+    params: SearchParams,
+    last: Last | undefined,
+  ) => Promise<ObservationDocument[] | { resourceId: string; sortDate: number; id: string }[]>;
 
   const fromDatabase: PageOf = (grants, params, last) => {
     const filter = observationFilter(CONNECTION_A, grants, params, NOW, AS_OF);
-    const query: Filter<ObservationDocument> = last ? { $and: [filter, afterPosition(params.sort, { sortDate: last.sortDate, id: last._id })] } : filter;
+    const query: Filter<ObservationDocument> = last
+      ? { $and: [filter, afterPosition(params.sort, { sortDate: last.sortDate, id: last._id })] }
+      : filter;
     return observations.find(query).sort(observationSort(params.sort)).limit(PAGE_SIZE).toArray();
   };
 
@@ -48,7 +60,11 @@ describe('observations: keyset paging on the database', () => {
     return index.search(grants, params, NOW, AS_OF, after, PAGE_SIZE).items;
   };
 
-  async function walk(grants: Grants, params: SearchParams, pageOf: PageOf = fromDatabase): Promise<{ ids: string[]; pages: number }> {
+  async function walk(
+    grants: Grants,
+    params: SearchParams,
+    pageOf: PageOf = fromDatabase,
+  ): Promise<{ ids: string[]; pages: number }> {
     const ids: string[] = [];
     let pages = 0;
     let last: Last | undefined;
@@ -69,7 +85,39 @@ describe('observations: keyset paging on the database', () => {
     return (await observations.find(filter).sort(observationSort(params.sort)).toArray()).map((doc) => doc.resourceId);
   }
 
-  const ASCENDING = ['o12', 'o30', 'o29', 'o21', 'o23', 'o22', 'o01', 'o19', 'o20', 'o02', 'o14', 'o13', 'o28', 'o03', 'o04', 'o05', 'o06', 'o07', 'o31', 'o08', 'o09', 'o11', 'o10', 'o16', 'o18', 'o15', 'o17', 'o24', 'o27', 'o25', 'o26'];
+  const ASCENDING = [
+    'o12',
+    'o30',
+    'o29',
+    'o21',
+    'o23',
+    'o22',
+    'o01',
+    'o19',
+    'o20',
+    'o02',
+    'o14',
+    'o13',
+    'o28',
+    'o03',
+    'o04',
+    'o05',
+    'o06',
+    'o07',
+    'o31',
+    'o08',
+    'o09',
+    'o11',
+    'o10',
+    'o16',
+    'o18',
+    'o15',
+    'o17',
+    'o24',
+    'o27',
+    'o25',
+    'o26',
+  ];
 
   it('walks oldest first: every match once, in order, none of the new arrivals', async () => {
     const { ids, pages } = await walk(ALL, { sort: 'date' });
@@ -87,7 +135,9 @@ describe('observations: keyset paging on the database', () => {
     expect((await walk(ALL, { sort: '-date' }, fromIndex)).ids).to.deep.equal([...ASCENDING].reverse());
     const grants: Grants = { ...ALL, sensitivity: ['HIV'], confidentiality: ['N', 'R'] };
     const expected = ['o19', 'o20', 'o13', 'o05', 'o06', 'o07', 'o31', 'o08', 'o11', 'o10', 'o27', 'o26'];
-    expect((await walk(grants, { category: 'laboratory', date: ['ge2021'], sort: 'date' }, fromIndex)).ids).to.deep.equal(expected);
+    expect(
+      (await walk(grants, { category: 'laboratory', date: ['ge2021'], sort: 'date' }, fromIndex)).ids,
+    ).to.deep.equal(expected);
   });
 
   it('walks a filtered search in both directions, as one query would return it', async () => {
@@ -104,7 +154,11 @@ describe('observations: keyset paging on the database', () => {
     const position = { sortDate: tie.sortDate, id: tie._id };
     const filter = observationFilter(CONNECTION_A, ALL, { sort: 'date' }, NOW, AS_OF);
     const next = (sort: SearchParams['sort']) =>
-      observations.find({ $and: [filter, afterPosition(sort, position)] }).sort(observationSort(sort)).limit(4).toArray();
+      observations
+        .find({ $and: [filter, afterPosition(sort, position)] })
+        .sort(observationSort(sort))
+        .limit(4)
+        .toArray();
     expect((await next('date')).map((doc) => doc.resourceId)).to.deep.equal(['o06', 'o07', 'o31', 'o08']);
     expect((await next('-date')).map((doc) => doc.resourceId)).to.deep.equal(['o04', 'o03', 'o28', 'o13']);
   });

@@ -6,13 +6,30 @@ import { expect } from 'chai';
 import type { Collection } from 'mongodb';
 import type { ObservationDocument } from '../../../../../api/src/features/clinical/document.js';
 import { ConnectionIndex } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
-import { observationFilter, observationSort, type Grants, type SearchParams } from '../../../../../api/src/features/clinical/gateway/query.js';
+import {
+  observationFilter,
+  observationSort,
+  type Grants,
+  type SearchParams,
+} from '../../../../../api/src/features/clinical/gateway/query.js';
 import { withTestDatabase } from '../../../../../testkit/database.js';
-import { ALL, AS_OF, CATEGORY, CONNECTION_A, CONNECTION_B, FIXTURES, LOCAL, LOINC, NOW, buildObservation } from './fixtures.js';
+import {
+  ALL,
+  AS_OF,
+  CATEGORY,
+  CONNECTION_A,
+  CONNECTION_B,
+  FIXTURES,
+  LOCAL,
+  LOINC,
+  NOW,
+  buildObservation,
+} from './fixtures.js';
 
 type Params = Omit<SearchParams, 'sort'>;
 
-const ids = (from: number, to: number): string[] => Array.from({ length: to - from + 1 }, (_, i) => `o${String(from + i).padStart(2, '0')}`);
+const ids = (from: number, to: number): string[] =>
+  Array.from({ length: to - from + 1 }, (_, i) => `o${String(from + i).padStart(2, '0')}`);
 const without = (list: string[], ...removed: string[]): string[] => list.filter((id) => !removed.includes(id));
 const VISIBLE = ids(1, 31); // connection A at AS_OF
 const HEART_RATE = ['o01', 'o02', 'o03', 'o09', 'o14', 'o17', 'o21', 'o24', 'o28']; // LOINC 8867-4
@@ -23,7 +40,12 @@ const VITAL_SIGNS = [...HEART_RATE, 'o18', 'o04', 'o16', 'o25'];
 const IN_2023 = ['o03', 'o04', 'o05', 'o06', 'o07', 'o08', 'o31'];
 
 /** `resourceIds` of `connectionId` in the order `sort` puts them: sortDate, then _id, one direction. */
-function inOrder(resourceIds: string[], sort: SearchParams['sort'], connectionId: string, stored: ObservationDocument[]): string[] {
+function inOrder(
+  resourceIds: string[],
+  sort: SearchParams['sort'],
+  connectionId: string,
+  stored: ObservationDocument[],
+): string[] {
   const direction = sort === 'date' ? 1 : -1;
   const docs = resourceIds.map((id) => stored.find((doc) => doc._id === `${connectionId}/${id}`)!);
   docs.sort((a, b) => direction * (a.sortDate.getTime() - b.sortDate.getTime() || (a._id < b._id ? -1 : 1)));
@@ -44,15 +66,24 @@ describe('observations: the search filter on the database and the index', () => 
     return (await observations.find(filter).sort(observationSort(sort)).toArray()).map((doc) => doc.resourceId);
   }
 
-  async function expectMatches(expected: string[], params: Params = {}, grants: Grants = ALL, options: { connectionId?: string; asOf?: Date } = {}): Promise<void> {
+  async function expectMatches(
+    expected: string[],
+    params: Params = {},
+    grants: Grants = ALL,
+    options: { connectionId?: string; asOf?: Date } = {},
+  ): Promise<void> {
     const connectionId = options.connectionId ?? CONNECTION_A;
     const filter = observationFilter(connectionId, grants, { ...params, sort: '-date' }, NOW, options.asOf ?? AS_OF);
-    for (const sort of ['-date', 'date'] as const) expect(await found(filter, sort), sort).to.deep.equal(inOrder(expected, sort, connectionId, stored));
+    for (const sort of ['-date', 'date'] as const)
+      expect(await found(filter, sort), sort).to.deep.equal(inOrder(expected, sort, connectionId, stored));
     expect(await observations.countDocuments(filter), 'countDocuments').to.equal(expected.length);
     const index = (await ConnectionIndex.build(observations.find({ connectionId }), 1e9))!;
     for (const sort of ['-date', 'date'] as const) {
       const { items, total } = index.search(grants, { ...params, sort }, NOW, options.asOf ?? AS_OF, undefined, 1000);
-      expect(items.map((item) => item.resourceId), `index ${sort}`).to.deep.equal(inOrder(expected, sort, connectionId, stored));
+      expect(
+        items.map((item) => item.resourceId),
+        `index ${sort}`,
+      ).to.deep.equal(inOrder(expected, sort, connectionId, stored));
       expect(total, 'index total').to.equal(expected.length);
     }
   }
@@ -60,13 +91,47 @@ describe('observations: the search filter on the database and the index', () => 
   describe('always', () => {
     it('sorts by date then id, both directions, undated first in ascending order', async () => {
       const filter = observationFilter(CONNECTION_A, ALL, { sort: 'date' }, NOW, AS_OF);
-      const ascending = ['o12', 'o30', 'o29', 'o21', 'o23', 'o22', 'o01', 'o19', 'o20', 'o02', 'o14', 'o13', 'o28', 'o03', 'o04', 'o05', 'o06', 'o07', 'o31', 'o08', 'o09', 'o11', 'o10', 'o16', 'o18', 'o15', 'o17', 'o24', 'o27', 'o25', 'o26'];
+      const ascending = [
+        'o12',
+        'o30',
+        'o29',
+        'o21',
+        'o23',
+        'o22',
+        'o01',
+        'o19',
+        'o20',
+        'o02',
+        'o14',
+        'o13',
+        'o28',
+        'o03',
+        'o04',
+        'o05',
+        'o06',
+        'o07',
+        'o31',
+        'o08',
+        'o09',
+        'o11',
+        'o10',
+        'o16',
+        'o18',
+        'o15',
+        'o17',
+        'o24',
+        'o27',
+        'o25',
+        'o26',
+      ];
       expect(await found(filter, 'date')).to.deep.equal(ascending);
       expect(await found(filter, '-date')).to.deep.equal([...ascending].reverse());
     });
 
     it('keeps to the connection', async () => {
-      await expectMatches(['b01', 'b02', 'b03', 'b04', 'b05', 'b06', 'b07', 'b08'], {}, ALL, { connectionId: CONNECTION_B });
+      await expectMatches(['b01', 'b02', 'b03', 'b04', 'b05', 'b06', 'b07', 'b08'], {}, ALL, {
+        connectionId: CONNECTION_B,
+      });
       await expectMatches([], {}, ALL, { connectionId: 'no-such-connection' });
     });
 
@@ -86,7 +151,11 @@ describe('observations: the search filter on the database and the index', () => 
     });
 
     it('confidentiality: the label (N without one) must be granted', async () => {
-      await expectMatches(without(VISIBLE, 'o04', 'o13', 'o14', 'o15', 'o31', 'o16', 'o17'), {}, { ...ALL, confidentiality: ['N'] });
+      await expectMatches(
+        without(VISIBLE, 'o04', 'o13', 'o14', 'o15', 'o31', 'o16', 'o17'),
+        {},
+        { ...ALL, confidentiality: ['N'] },
+      );
       await expectMatches(without(VISIBLE, 'o16'), {}, { ...ALL, confidentiality: ['N', 'L', 'R'] });
       await expectMatches(['o16', 'o17'], {}, { ...ALL, confidentiality: ['L', 'V'] });
     });
@@ -104,9 +173,23 @@ describe('observations: the search filter on the database and the index', () => 
     it('sensitivity: labels with characters a pattern reads specially are compared literally', async () => {
       const connectionId = 'labels-with-punctuation';
       const labels = ['a]b', '-^\\', 'x.y', 'xzy', 'é', '(?:', 'HIV|PSY', 'HIV\n'];
-      await store(labels.map((label, i) => buildObservation({ id: `l${i}`, kind: 'glucose', effective: '2024', connectionId, sensitivity: [label] })));
-      await expectMatches(['l0', 'l2', 'l4'], {}, { ...ALL, sensitivity: ['a]b', 'x.y', 'é', 'HIV', 'PSY'] }, { connectionId });
-      await expectMatches(['l1', 'l5', 'l6', 'l7'], {}, { ...ALL, sensitivity: ['-^\\', '(?:', 'HIV|PSY', 'HIV\n'] }, { connectionId });
+      await store(
+        labels.map((label, i) =>
+          buildObservation({ id: `l${i}`, kind: 'glucose', effective: '2024', connectionId, sensitivity: [label] }),
+        ),
+      );
+      await expectMatches(
+        ['l0', 'l2', 'l4'],
+        {},
+        { ...ALL, sensitivity: ['a]b', 'x.y', 'é', 'HIV', 'PSY'] },
+        { connectionId },
+      );
+      await expectMatches(
+        ['l1', 'l5', 'l6', 'l7'],
+        {},
+        { ...ALL, sensitivity: ['-^\\', '(?:', 'HIV|PSY', 'HIV\n'] },
+        { connectionId },
+      );
     });
 
     it('look-back: the range ends within the window; no date, no match', async () => {
@@ -138,7 +221,9 @@ describe('observations: the search filter on the database and the index', () => 
       await expectMatches(VITAL_SIGNS, { category: `${CATEGORY}|vital-signs` });
       await expectMatches([...GLUCOSE, ...HBA1C, ...HEMOGLOBIN], { category: 'laboratory' });
       await expectMatches(['o20'], { category: '|laboratory' });
-      await expectMatches(without([...GLUCOSE, ...HBA1C, ...HEMOGLOBIN], 'o20'), { category: `${CATEGORY}|laboratory` });
+      await expectMatches(without([...GLUCOSE, ...HBA1C, ...HEMOGLOBIN], 'o20'), {
+        category: `${CATEGORY}|laboratory`,
+      });
       await expectMatches(VISIBLE, { category: `${CATEGORY}|,|laboratory` });
     });
   });
@@ -168,7 +253,9 @@ describe('observations: the search filter on the database and the index', () => 
     });
 
     it('gt and lt compare the range ends', async () => {
-      await expectMatches(['o09', 'o10', 'o11', 'o15', 'o16', 'o17', 'o18', 'o24', 'o25', 'o26', 'o27'], { date: ['gt2023'] });
+      await expectMatches(['o09', 'o10', 'o11', 'o15', 'o16', 'o17', 'o18', 'o24', 'o25', 'o26', 'o27'], {
+        date: ['gt2023'],
+      });
       await expectMatches(['o21', 'o22', 'o23', 'o29', 'o30'], { date: ['lt2021'] });
       await expectMatches(['o09', 'o26', 'o27'], { date: ['gt2025-12-31T23:59:59Z'] });
     });
@@ -176,7 +263,9 @@ describe('observations: the search filter on the database and the index', () => 
     it('ge and le: gt or eq, lt or eq', async () => {
       await expectMatches(['o09', 'o25', 'o26', 'o27'], { date: ['ge2025-12-31'] });
       await expectMatches(['o21', 'o29', 'o30'], { date: ['le2020-01-15'] }); // o23 begins on that day but ends later
-      await expectMatches(['o09', 'o10', 'o11', 'o15', 'o16', 'o17', 'o18', 'o24', 'o25', 'o26', 'o27', ...IN_2023], { date: ['ge2023'] });
+      await expectMatches(['o09', 'o10', 'o11', 'o15', 'o16', 'o17', 'o18', 'o24', 'o25', 'o26', 'o27', ...IN_2023], {
+        date: ['ge2023'],
+      });
     });
 
     it('several date parameters all apply', async () => {
@@ -187,8 +276,17 @@ describe('observations: the search filter on the database and the index', () => 
 
   describe('combined', () => {
     it('grants and parameters together', async () => {
-      const grants: Grants = { loincCodes: ['8867-4', '2339-0'], confidentiality: ['N', 'R'], sensitivity: ['PSY'], lookbackDays: null };
-      await expectMatches(['o02', 'o03', 'o09', 'o14', 'o24', 'o28'], { code: `${LOINC}|8867-4`, date: ['ge2022'] }, grants);
+      const grants: Grants = {
+        loincCodes: ['8867-4', '2339-0'],
+        confidentiality: ['N', 'R'],
+        sensitivity: ['PSY'],
+        lookbackDays: null,
+      };
+      await expectMatches(
+        ['o02', 'o03', 'o09', 'o14', 'o24', 'o28'],
+        { code: `${LOINC}|8867-4`, date: ['ge2022'] },
+        grants,
+      );
     });
 
     it('unlabelled laboratory results of the look-back window', async () => {
@@ -205,8 +303,18 @@ describe('observations: the search filter on the database and the index', () => 
     });
 
     it('the other connection, with the same grants', async () => {
-      await expectMatches(['b01', 'b06'], { code: '8867-4' }, { ...ALL, loincCodes: ['8867-4'] }, { connectionId: CONNECTION_B });
-      await expectMatches(['b02', 'b04', 'b05', 'b06'], { date: ['ge2024'] }, { ...ALL, sensitivity: [] }, { connectionId: CONNECTION_B });
+      await expectMatches(
+        ['b01', 'b06'],
+        { code: '8867-4' },
+        { ...ALL, loincCodes: ['8867-4'] },
+        { connectionId: CONNECTION_B },
+      );
+      await expectMatches(
+        ['b02', 'b04', 'b05', 'b06'],
+        { date: ['ge2024'] },
+        { ...ALL, sensitivity: [] },
+        { connectionId: CONNECTION_B },
+      );
     });
   });
 });

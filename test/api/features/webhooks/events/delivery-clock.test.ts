@@ -22,7 +22,17 @@ describe('events: webhook delivery over simulated time', () => {
 
   before(async () => {
     clock = new ManualClock(new Date('2026-11-20T10:00:00.000Z'));
-    api = await TestApi.start({ dispatch: true, clock, env: { ...DELIVERY_ENV, PORTICO_WEBHOOK_RETRY_SCHEDULE: '5m,5m,5m,5m,5m,5m', PORTICO_WEBHOOK_DISABLE_AFTER: '3', PORTICO_WEBHOOK_DISABLE_WINDOW: '24h', PORTICO_WEBHOOK_POLL_MS: '600000' } });
+    api = await TestApi.start({
+      dispatch: true,
+      clock,
+      env: {
+        ...DELIVERY_ENV,
+        PORTICO_WEBHOOK_RETRY_SCHEDULE: '5m,5m,5m,5m,5m,5m',
+        PORTICO_WEBHOOK_DISABLE_AFTER: '3',
+        PORTICO_WEBHOOK_DISABLE_WINDOW: '24h',
+        PORTICO_WEBHOOK_POLL_MS: '600000',
+      },
+    });
     receiver = await Receiver.start();
     tenant = await api.tenant();
   });
@@ -31,7 +41,13 @@ describe('events: webhook delivery over simulated time', () => {
     await api.close();
   });
 
-  const createEndpoint = async (path: string) => (await api.request('POST', WEBHOOKS, { key: tenant.key, body: { url: receiver.url(path), eventTypes: ['patient.created'] } })).body as { id: string; secret: string };
+  const createEndpoint = async (path: string) =>
+    (
+      await api.request('POST', WEBHOOKS, {
+        key: tenant.key,
+        body: { url: receiver.url(path), eventTypes: ['patient.created'] },
+      })
+    ).body as { id: string; secret: string };
   const endpoint = async (id: string) => (await api.request('GET', `${WEBHOOKS}/${id}`, { key: tenant.key })).body;
   /** Moves the clock past the next retry (5 min ± 20 %) and lets the dispatcher look for due work. */
   const nextRetry = async () => {
@@ -42,14 +58,18 @@ describe('events: webhook delivery over simulated time', () => {
 
   it('signs a retry 5 simulated minutes later with a fresh timestamp: every attempt verifies when it arrives', async () => {
     const { secret } = await createEndpoint('/later');
-    receiver.answerWith((request) => (request.path === '/later' && receiver.at('/later').length === 1 ? { status: 503 } : { status: 204 }));
+    receiver.answerWith((request) =>
+      request.path === '/later' && receiver.at('/later').length === 1 ? { status: 503 } : { status: 204 },
+    );
     await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
     const [first] = await receiver.waitAt('/later', 1);
     await api.services.dispatcher.idle();
     await nextRetry();
     const [, second] = await receiver.waitAt('/later', 2);
     expect(second!.headers['webhook-id']).to.equal(first!.headers['webhook-id']);
-    expect(Number(second!.headers['webhook-timestamp']) - Number(first!.headers['webhook-timestamp'])).to.be.at.least(4 * 60);
+    expect(Number(second!.headers['webhook-timestamp']) - Number(first!.headers['webhook-timestamp'])).to.be.at.least(
+      4 * 60,
+    );
     // Each verifies on a receiver whose clock reads the time it arrived (the simulated one).
     verifyDelivery(secret, first!, Number(first!.headers['webhook-timestamp']) * 1000);
     verifyDelivery(secret, second!, clock.now().getTime());
@@ -61,13 +81,24 @@ describe('events: webhook delivery over simulated time', () => {
     await createEndpoint('/staged');
     receiver.answerWith({ status: 204 });
     const { outbox, patients } = api.services;
-    const patient = { id: randomUUID(), tenantId: tenant.accountId, givenName: 'Ada', familyName: 'Lovelace', createdAt: clock.now(), updatedAt: clock.now(), version: 1, deletedAt: null };
+    const patient = {
+      id: randomUUID(),
+      tenantId: tenant.accountId,
+      givenName: 'Ada',
+      familyName: 'Lovelace',
+      createdAt: clock.now(),
+      updatedAt: clock.now(),
+      version: 1,
+      deletedAt: null,
+    };
     const event = outbox.event('patient.created', tenant.accountId, `patient:${patient.id}`, { patientId: patient.id });
     // The change is written, then the process "dies" before it can commit the event.
-    await outbox.record([event], patients.target(tenant.accountId, patient.id, 1), async (changeId) => {
-      await patients.insert(patient, changeId);
-      throw new Error('killed');
-    }).catch(() => undefined);
+    await outbox
+      .record([event], patients.target(tenant.accountId, patient.id, 1), async (changeId) => {
+        await patients.insert(patient, changeId);
+        throw new Error('killed');
+      })
+      .catch(() => undefined);
     await api.services.dispatcher.poll();
     expect(receiver.at('/staged')).to.deep.equal([]); // within its window the change may still be under way
     clock.advance(2 * MINUTE);
@@ -96,7 +127,9 @@ describe('events: webhook delivery over simulated time', () => {
     const rotated = await api.request('POST', `${WEBHOOKS}/${id}/rotate-secret`, { key: tenant.key });
     expect(rotated.status).to.equal(200);
     const fresh = rotated.body.secret as string;
-    expect(fresh).to.match(/^whsec_/).and.not.equal(old);
+    expect(fresh)
+      .to.match(/^whsec_/)
+      .and.not.equal(old);
     expect(rotated.headers.get('etag')).to.equal('"2"');
 
     await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });

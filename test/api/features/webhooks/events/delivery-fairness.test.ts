@@ -16,7 +16,10 @@ describe('events: fairness between endpoints', function () {
   let healthy: Receiver;
 
   before(async () => {
-    api = await TestApi.start({ dispatch: true, env: { ...DELIVERY_ENV, PORTICO_WEBHOOK_TIMEOUT_MS: '15000', PORTICO_WEBHOOK_LEASE_MS: '60000' } });
+    api = await TestApi.start({
+      dispatch: true,
+      env: { ...DELIVERY_ENV, PORTICO_WEBHOOK_TIMEOUT_MS: '15000', PORTICO_WEBHOOK_LEASE_MS: '60000' },
+    });
     hanging = await Receiver.start();
     hanging.answerWith({ status: 200, hang: true });
     healthy = await Receiver.start();
@@ -30,9 +33,17 @@ describe('events: fairness between endpoints', function () {
   it(`delivers ${EVENTS} events to a healthy endpoint while another hangs, with at most 10 attempts in flight to the hanging one`, async () => {
     const tenant = await api.tenant();
     for (const receiver of [hanging, healthy]) {
-      expect((await api.request('POST', WEBHOOKS, { key: tenant.key, body: { url: receiver.url(), eventTypes: ['patient.created'] } })).status).to.equal(201);
+      expect(
+        (
+          await api.request('POST', WEBHOOKS, {
+            key: tenant.key,
+            body: { url: receiver.url(), eventTypes: ['patient.created'] },
+          })
+        ).status,
+      ).to.equal(201);
     }
-    for (let i = 0; i < EVENTS; i++) expect((await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).status).to.equal(201);
+    for (let i = 0; i < EVENTS; i++)
+      expect((await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).status).to.equal(201);
     await healthy.waitFor(EVENTS);
     // Every healthy delivery arrived while the hanging endpoint's first attempts were all still open: none of
     // them had reached its deadline, so nothing had to wait for one.

@@ -17,7 +17,10 @@ describe('events: webhook delivery operations', () => {
   let receiver: Receiver;
 
   before(async () => {
-    api = await TestApi.start({ dispatch: true, env: { ...DELIVERY_ENV, PORTICO_WEBHOOK_DISABLE_AFTER: '1', PORTICO_WEBHOOK_DISABLE_WINDOW: '0s' } });
+    api = await TestApi.start({
+      dispatch: true,
+      env: { ...DELIVERY_ENV, PORTICO_WEBHOOK_DISABLE_AFTER: '1', PORTICO_WEBHOOK_DISABLE_WINDOW: '0s' },
+    });
     receiver = await Receiver.start();
   });
   after(async () => {
@@ -25,12 +28,17 @@ describe('events: webhook delivery operations', () => {
     await api.close();
   });
 
-  async function endpointFor(tenant: Tenant, path: string, eventTypes: string[] = ['patient.created']): Promise<{ id: string; secret: string }> {
+  async function endpointFor(
+    tenant: Tenant,
+    path: string,
+    eventTypes: string[] = ['patient.created'],
+  ): Promise<{ id: string; secret: string }> {
     const res = await api.request('POST', WEBHOOKS, { key: tenant.key, body: { url: receiver.url(path), eventTypes } });
     expect(res.status, res.text).to.equal(201);
     return res.body;
   }
-  const log = async (tenant: Tenant, id: string, query = '') => (await api.request('GET', `${WEBHOOKS}/${id}/deliveries${query}`, { key: tenant.key })).body;
+  const log = async (tenant: Tenant, id: string, query = '') =>
+    (await api.request('GET', `${WEBHOOKS}/${id}/deliveries${query}`, { key: tenant.key })).body;
 
   it('sends webhook.test to that endpoint alone, whatever it subscribes to, and logs it as MANUAL', async () => {
     const tenant = await api.tenant();
@@ -40,10 +48,15 @@ describe('events: webhook delivery operations', () => {
     expect(sent.status).to.equal(202);
     const [delivery] = await receiver.waitAt('/test-target', 1);
     expect(delivery!.headers['webhook-id']).to.equal(sent.body.eventId);
-    expect(verifyDelivery(target.secret, delivery!)).to.deep.include({ type: 'webhook.test', data: { webhookEndpointId: target.id } });
+    expect(verifyDelivery(target.secret, delivery!)).to.deep.include({
+      type: 'webhook.test',
+      data: { webhookEndpointId: target.id },
+    });
     await settled(api.mongo.db);
     expect(receiver.at('/test-bystander')).to.deep.equal([]);
-    const entry = await until('the MANUAL attempt', async () => (await log(tenant, target.id)).data.find((a: { trigger: string }) => a.trigger === 'MANUAL'));
+    const entry = await until('the MANUAL attempt', async () =>
+      (await log(tenant, target.id)).data.find((a: { trigger: string }) => a.trigger === 'MANUAL'),
+    );
     expect(entry).to.include({ eventId: sent.body.eventId, eventType: 'webhook.test', status: 'SUCCEEDED' });
   });
 
@@ -55,19 +68,35 @@ describe('events: webhook delivery operations', () => {
     receiver.answerWith((request) => (request.path === '/recovering' && failing ? { status: 500 } : { status: 204 }));
     // 1st event: delivered? No: it fails and the endpoint is disabled (after one failure here).
     const first = await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
-    await until('DISABLED', async () => (await api.request('GET', `${WEBHOOKS}/${endpoint.id}`, { key: tenant.key })).body.status === 'DISABLED');
+    await until(
+      'DISABLED',
+      async () =>
+        (await api.request('GET', `${WEBHOOKS}/${endpoint.id}`, { key: tenant.key })).body.status === 'DISABLED',
+    );
     // 2nd and 3rd events happen while it is DISABLED: skipped.
-    const missed = [await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() }), await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })];
+    const missed = [
+      await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() }),
+      await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() }),
+    ];
     const events = await until('three events dispatched', async () => {
       const all = (await eventsOf(api.mongo.db, tenant.accountId)).filter((e) => e.type === 'patient.created');
       return all.length === 3 && all.every((e) => e.status === 'dispatched') && all;
     });
-    expect((await api.request('POST', `${WEBHOOKS}/${endpoint.id}/recover`, { key: tenant.key, body: { since } })).status).to.equal(409); // not while DISABLED
+    expect(
+      (await api.request('POST', `${WEBHOOKS}/${endpoint.id}/recover`, { key: tenant.key, body: { since } })).status,
+    ).to.equal(409); // not while DISABLED
 
     failing = false;
-    await api.request('PATCH', `${WEBHOOKS}/${endpoint.id}`, { key: tenant.key, body: { status: 'ACTIVE' }, headers: merge });
+    await api.request('PATCH', `${WEBHOOKS}/${endpoint.id}`, {
+      key: tenant.key,
+      body: { status: 'ACTIVE' },
+      headers: merge,
+    });
     const before = receiver.at('/recovering').length;
-    const recovered = await api.request('POST', `${WEBHOOKS}/${endpoint.id}/recover`, { key: tenant.key, body: { since } });
+    const recovered = await api.request('POST', `${WEBHOOKS}/${endpoint.id}/recover`, {
+      key: tenant.key,
+      body: { since },
+    });
     expect(recovered.status).to.equal(202);
     expect(recovered.body).to.deep.equal({ events: 3 });
     const arrived = (await receiver.waitAt('/recovering', before + 3)).slice(before);
@@ -76,8 +105,16 @@ describe('events: webhook delivery operations', () => {
     expect([first, ...missed].map((r) => r.status)).to.deep.equal([201, 201, 201]);
 
     // Now that each reached it, recovering again queues nothing.
-    await until('the recovered attempts logged', async () => (await log(tenant, endpoint.id)).data.filter((a: { trigger: string; status: string }) => a.trigger === 'RECOVER' && a.status === 'SUCCEEDED').length === 3);
-    expect((await api.request('POST', `${WEBHOOKS}/${endpoint.id}/recover`, { key: tenant.key, body: { since } })).body).to.deep.equal({ events: 0 });
+    await until(
+      'the recovered attempts logged',
+      async () =>
+        (await log(tenant, endpoint.id)).data.filter(
+          (a: { trigger: string; status: string }) => a.trigger === 'RECOVER' && a.status === 'SUCCEEDED',
+        ).length === 3,
+    );
+    expect(
+      (await api.request('POST', `${WEBHOOKS}/${endpoint.id}/recover`, { key: tenant.key, body: { since } })).body,
+    ).to.deep.equal({ events: 0 });
   });
 
   it('recovers nothing from before the endpoint existed', async () => {
@@ -87,7 +124,10 @@ describe('events: webhook delivery operations', () => {
     await api.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
     await settled(api.mongo.db);
     const newer = await endpointFor(tenant, '/newer');
-    const recovered = await api.request('POST', `${WEBHOOKS}/${newer.id}/recover`, { key: tenant.key, body: { since } });
+    const recovered = await api.request('POST', `${WEBHOOKS}/${newer.id}/recover`, {
+      key: tenant.key,
+      body: { since },
+    });
     expect(recovered.status).to.equal(202);
     expect(recovered.body).to.deep.equal({ events: 0 });
   });
@@ -96,11 +136,17 @@ describe('events: webhook delivery operations', () => {
     const tenant = await api.tenant();
     const { id } = await endpointFor(tenant, '/window');
     for (const since of [new Date(Date.now() - 15 * 86_400_000), new Date(Date.now() + 60_000)]) {
-      const res = await api.request('POST', `${WEBHOOKS}/${id}/recover`, { key: tenant.key, body: { since: since.toISOString() } });
+      const res = await api.request('POST', `${WEBHOOKS}/${id}/recover`, {
+        key: tenant.key,
+        body: { since: since.toISOString() },
+      });
       expect(res.status).to.equal(400);
       expect(res.body.details.errors[0]).to.include({ in: 'body', name: 'since' });
     }
-    expect((await api.request('POST', `${WEBHOOKS}/${id}/recover`, { key: tenant.key, body: { since: 'yesterday' } })).status).to.equal(400);
+    expect(
+      (await api.request('POST', `${WEBHOOKS}/${id}/recover`, { key: tenant.key, body: { since: 'yesterday' } }))
+        .status,
+    ).to.equal(400);
   });
 
   it('pages the attempt log newest first with cursors bound to the endpoint and the status filter', async () => {
@@ -119,20 +165,42 @@ describe('events: webhook delivery operations', () => {
     expect([...ids].sort().reverse()).to.deep.equal(ids);
     expect(third.pagination).to.deep.equal({ nextCursor: null, hasMore: false });
     const other = await endpointFor(tenant, '/paged-other');
-    expect((await api.request('GET', `${WEBHOOKS}/${other.id}/deliveries?cursor=${encodeURIComponent(first.pagination.nextCursor)}`, { key: tenant.key })).status).to.equal(400);
-    expect((await api.request('GET', `${WEBHOOKS}/${id}/deliveries?status=FAILED&cursor=${encodeURIComponent(first.pagination.nextCursor)}`, { key: tenant.key })).status).to.equal(400);
+    expect(
+      (
+        await api.request(
+          'GET',
+          `${WEBHOOKS}/${other.id}/deliveries?cursor=${encodeURIComponent(first.pagination.nextCursor)}`,
+          { key: tenant.key },
+        )
+      ).status,
+    ).to.equal(400);
+    expect(
+      (
+        await api.request(
+          'GET',
+          `${WEBHOOKS}/${id}/deliveries?status=FAILED&cursor=${encodeURIComponent(first.pagination.nextCursor)}`,
+          { key: tenant.key },
+        )
+      ).status,
+    ).to.equal(400);
     expect((await log(tenant, id, '?status=SUCCEEDED&limit=100')).data).to.have.length(5);
-    expect((await api.request('GET', `${WEBHOOKS}/${id}/deliveries?limit=0`, { key: tenant.key })).status).to.equal(400);
+    expect((await api.request('GET', `${WEBHOOKS}/${id}/deliveries?limit=0`, { key: tenant.key })).status).to.equal(
+      400,
+    );
   });
 
-  it('answers another account\'s, a deleted or an unknown endpoint with 404 on every delivery operation', async () => {
+  it("answers another account's, a deleted or an unknown endpoint with 404 on every delivery operation", async () => {
     const owner = await api.tenant();
     const stranger = await api.tenant();
     const { id } = await endpointFor(owner, '/isolated');
     const gone = await endpointFor(owner, '/isolated-deleted');
     await api.request('DELETE', `${WEBHOOKS}/${gone.id}`, { key: owner.key });
     const since = new Date().toISOString();
-    for (const [key, target] of [[stranger.key, id], [owner.key, gone.id], [owner.key, randomUUID()]] as const) {
+    for (const [key, target] of [
+      [stranger.key, id],
+      [owner.key, gone.id],
+      [owner.key, randomUUID()],
+    ] as const) {
       const answers = [
         await api.request('GET', `${WEBHOOKS}/${target}/deliveries`, { key }),
         await api.request('POST', `${WEBHOOKS}/${target}/recover`, { key, body: { since } }),
@@ -148,14 +216,19 @@ describe('events: webhook delivery operations', () => {
     const tenant = await api.tenant();
     const { id } = await endpointFor(tenant, '/idempotent');
     const key = `idem-${randomUUID()}`;
-    const send = () => api.request('POST', `${WEBHOOKS}/${id}/test`, { key: tenant.key, headers: { 'idempotency-key': key } });
+    const send = () =>
+      api.request('POST', `${WEBHOOKS}/${id}/test`, { key: tenant.key, headers: { 'idempotency-key': key } });
     const [a, b] = [await send(), await send()];
     expect(b.body.eventId).to.equal(a.body.eventId);
     expect(b.headers.get('idempotent-replayed')).to.equal('true');
     // Another endpoint, which no delivery touches (a delivery's outcome is a change of its endpoint too).
     const quiet = await endpointFor(tenant, '/idempotent-rotation');
     const rotateKey = `idem-${randomUUID()}`;
-    const rotate = () => api.request('POST', `${WEBHOOKS}/${quiet.id}/rotate-secret`, { key: tenant.key, headers: { 'idempotency-key': rotateKey } });
+    const rotate = () =>
+      api.request('POST', `${WEBHOOKS}/${quiet.id}/rotate-secret`, {
+        key: tenant.key,
+        headers: { 'idempotency-key': rotateKey },
+      });
     const [r1, r2] = [await rotate(), await rotate()];
     expect(r2.body.secret).to.equal(r1.body.secret);
     expect((await api.request('GET', `${WEBHOOKS}/${quiet.id}`, { key: tenant.key })).body._version).to.equal('2');
@@ -163,7 +236,21 @@ describe('events: webhook delivery operations', () => {
 
   it('takes webhook_endpoint.disabled among eventTypes, and not webhook.test', async () => {
     const tenant = await api.tenant();
-    expect((await api.request('POST', WEBHOOKS, { key: tenant.key, body: { url: receiver.url('/types'), eventTypes: ['webhook_endpoint.disabled'] } })).status).to.equal(201);
-    expect((await api.request('POST', WEBHOOKS, { key: tenant.key, body: { url: receiver.url('/types'), eventTypes: ['webhook.test'] } })).status).to.equal(400);
+    expect(
+      (
+        await api.request('POST', WEBHOOKS, {
+          key: tenant.key,
+          body: { url: receiver.url('/types'), eventTypes: ['webhook_endpoint.disabled'] },
+        })
+      ).status,
+    ).to.equal(201);
+    expect(
+      (
+        await api.request('POST', WEBHOOKS, {
+          key: tenant.key,
+          body: { url: receiver.url('/types'), eventTypes: ['webhook.test'] },
+        })
+      ).status,
+    ).to.equal(400);
   });
 });

@@ -25,11 +25,22 @@ describe('events: webhook delivery across replicas and crashes', function () {
 
   it('delivers each event once when two replicas dispatch', async () => {
     const primary = await TestApi.start({ redis: true, dispatch: true, env: DELIVERY_ENV });
-    const replica = await TestApi.start({ redis: true, dispatch: true, env: { ...DELIVERY_ENV, MONGODB_URI: primary.config.mongodbUri! } });
+    const replica = await TestApi.start({
+      redis: true,
+      dispatch: true,
+      env: { ...DELIVERY_ENV, MONGODB_URI: primary.config.mongodbUri! },
+    });
     try {
       const tenant = await primary.tenant();
-      await primary.request('POST', WEBHOOKS, { key: tenant.key, body: { url: receiver.url('/replicas'), eventTypes: ['patient.created'] } });
-      for (let i = 0; i < 20; i++) expect((await (i % 2 ? replica : primary).request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).status).to.equal(201);
+      await primary.request('POST', WEBHOOKS, {
+        key: tenant.key,
+        body: { url: receiver.url('/replicas'), eventTypes: ['patient.created'] },
+      });
+      for (let i = 0; i < 20; i++)
+        expect(
+          (await (i % 2 ? replica : primary).request('POST', PATIENTS, { key: tenant.key, body: buildPatient() }))
+            .status,
+        ).to.equal(201);
       await receiver.waitAt('/replicas', 20);
       await settled(primary.mongo.db);
       await primary.services.dispatcher.idle();
@@ -49,16 +60,37 @@ describe('events: webhook delivery across replicas and crashes', function () {
     // wait about four leases, so only renewed leases keep the other replica from sending them again. (With
     // 1 s leases a loaded 2-core machine sometimes stalled a renewal past its lease: a lease is a timing
     // guarantee, and the test should not depend on sub-second scheduling.)
-    const env = { ...DELIVERY_ENV, PORTICO_WEBHOOK_LEASE_MS: '3000', PORTICO_WEBHOOK_TIMEOUT_MS: '2700', PORTICO_WEBHOOK_RETRY_SCHEDULE: '1h' };
+    const env = {
+      ...DELIVERY_ENV,
+      PORTICO_WEBHOOK_LEASE_MS: '3000',
+      PORTICO_WEBHOOK_TIMEOUT_MS: '2700',
+      PORTICO_WEBHOOK_RETRY_SCHEDULE: '1h',
+    };
     const primary = await TestApi.start({ redis: true, dispatch: true, env });
-    const replica = await TestApi.start({ redis: true, dispatch: true, env: { ...env, MONGODB_URI: primary.config.mongodbUri! } });
+    const replica = await TestApi.start({
+      redis: true,
+      dispatch: true,
+      env: { ...env, MONGODB_URI: primary.config.mongodbUri! },
+    });
     const hanging = await Receiver.start();
     hanging.answerWith({ status: 200, hang: true });
     try {
       const tenant = await primary.tenant();
-      await primary.request('POST', WEBHOOKS, { key: tenant.key, body: { url: hanging.url('/hangs'), eventTypes: ['patient.created'] } });
-      for (let i = 0; i < 40; i++) expect((await (i % 2 ? replica : primary).request('POST', PATIENTS, { key: tenant.key, body: buildPatient() })).status).to.equal(201);
-      await until('every event dispatched', async () => (await primary.mongo.db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0, { timeoutMs: 60_000 });
+      await primary.request('POST', WEBHOOKS, {
+        key: tenant.key,
+        body: { url: hanging.url('/hangs'), eventTypes: ['patient.created'] },
+      });
+      for (let i = 0; i < 40; i++)
+        expect(
+          (await (i % 2 ? replica : primary).request('POST', PATIENTS, { key: tenant.key, body: buildPatient() }))
+            .status,
+        ).to.equal(201);
+      await until(
+        'every event dispatched',
+        async () =>
+          (await primary.mongo.db.collection('outbox_events').countDocuments({ status: { $ne: 'dispatched' } })) === 0,
+        { timeoutMs: 60_000 },
+      );
       const ids = hanging.at('/hangs').map((r) => r.headers['webhook-id']);
       expect(ids).to.have.length(40);
       expect(new Set(ids).size).to.equal(40);
@@ -99,9 +131,12 @@ describe('events: webhook delivery across replicas and crashes', function () {
       let output = '';
       const ready = new Promise<void>((resolve, reject) => {
         const probe = setInterval(() => {
-          fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok && (clearInterval(probe), resolve()), () => undefined);
+          fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.ok && (clearInterval(probe), resolve()),
+            () => undefined,
+          );
         }, 100);
-        child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
         child.once('exit', (code) => {
           clearInterval(probe);
           reject(new Error(`the API exited with ${code}: ${output}`));
@@ -126,9 +161,18 @@ describe('events: webhook delivery across replicas and crashes', function () {
     }
 
     async function tenantOn(base: string, receiverPath: string) {
-      const post = (url: string, body: unknown, key: string) => fetch(`${base}${url}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+      const post = (url: string, body: unknown, key: string) =>
+        fetch(`${base}${url}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }).then((r) => r.json() as Promise<any>);
       const account = await post('/api/admin/v1/customer-accounts', { name: 'Crash Test' }, ADMIN_TOKEN);
-      const { key } = await post(`/api/admin/v1/customer-accounts/${account.id}/api-keys`, { scopes: ['patient:write', 'webhook:write'] }, ADMIN_TOKEN);
+      const { key } = await post(
+        `/api/admin/v1/customer-accounts/${account.id}/api-keys`,
+        { scopes: ['patient:write', 'webhook:write'] },
+        ADMIN_TOKEN,
+      );
       await post(WEBHOOKS, { url: receiver.url(receiverPath), eventTypes: ['patient.created'] }, key);
       return { createPatient: async () => (await post(PATIENTS, buildPatient(), key)) as { id: string } };
     }
@@ -155,7 +199,11 @@ describe('events: webhook delivery across replicas and crashes', function () {
     });
 
     it('delivers again, with the same webhook-id and at most once more, an event whose attempt a SIGKILL cut short', async () => {
-      receiver.answerWith((request) => (request.path === '/mid-attempt' && receiver.at('/mid-attempt').length === 1 ? { status: 200, hang: true } : { status: 204 }));
+      receiver.answerWith((request) =>
+        request.path === '/mid-attempt' && receiver.at('/mid-attempt').length === 1
+          ? { status: 200, hang: true }
+          : { status: 204 },
+      );
       const port = await freePort();
       const first = startApi(port);
       await first.ready;

@@ -36,7 +36,11 @@ describe('events: webhook delivery', () => {
     const subscribed = await createEndpoint({ url: receiver.url('/subscribed'), eventTypes: ['patient.created'] });
     await createEndpoint({ url: receiver.url('/other-types'), eventTypes: ['patient.deleted'] });
     const paused = await createEndpoint({ url: receiver.url('/paused'), eventTypes: ['*'] });
-    await api.request('PATCH', `${WEBHOOKS}/${paused.id}`, { key: tenant.key, body: { status: 'PAUSED' }, headers: { 'content-type': 'application/merge-patch+json' } });
+    await api.request('PATCH', `${WEBHOOKS}/${paused.id}`, {
+      key: tenant.key,
+      body: { status: 'PAUSED' },
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
     const stranger = await api.tenant();
     await createEndpoint({ url: receiver.url('/stranger'), eventTypes: ['*'] }, stranger.key);
 
@@ -47,14 +51,33 @@ describe('events: webhook delivery', () => {
     await settled(api.mongo.db); // every attempt the event needed is made: nothing else arrives
     expect(receiver.received.length).to.equal(before + 1);
 
-    const [event] = (await eventsOf(api.mongo.db, tenant.accountId)).filter((e) => e.data.patientId === patient.body.id);
-    expect(delivery!.headers).to.include({ 'content-type': 'application/json', 'user-agent': `Portico-Webhooks/${PORTICO_VERSION}`, 'webhook-id': event!.id });
-    expect(Number(delivery!.headers['webhook-timestamp'])).to.be.within(Math.floor(createdFrom / 1000), Math.ceil(delivery!.receivedAt / 1000)); // when it was sent
+    const [event] = (await eventsOf(api.mongo.db, tenant.accountId)).filter(
+      (e) => e.data.patientId === patient.body.id,
+    );
+    expect(delivery!.headers).to.include({
+      'content-type': 'application/json',
+      'user-agent': `Portico-Webhooks/${PORTICO_VERSION}`,
+      'webhook-id': event!.id,
+    });
+    expect(Number(delivery!.headers['webhook-timestamp'])).to.be.within(
+      Math.floor(createdFrom / 1000),
+      Math.ceil(delivery!.receivedAt / 1000),
+    ); // when it was sent
     expect(verifyDelivery(subscribed.secret, delivery!)).to.deep.equal(delivery!.payload);
-    expect(delivery!.payload).to.deep.equal({ id: event!.id, type: 'patient.created', timestamp: event!.occurredAt.toISOString(), customerAccountId: tenant.accountId, data: { patientId: patient.body.id } });
+    expect(delivery!.payload).to.deep.equal({
+      id: event!.id,
+      type: 'patient.created',
+      timestamp: event!.occurredAt.toISOString(),
+      customerAccountId: tenant.accountId,
+      data: { patientId: patient.body.id },
+    });
     expect(delivery!.body).to.not.include(patient.body.familyName); // thin payloads: identifiers only
 
-    await until('the endpoint to show the delivery', async () => (await api.request('GET', `${WEBHOOKS}/${subscribed.id}`, { key: tenant.key })).body.lastSuccessfulDeliveryAt);
+    await until(
+      'the endpoint to show the delivery',
+      async () =>
+        (await api.request('GET', `${WEBHOOKS}/${subscribed.id}`, { key: tenant.key })).body.lastSuccessfulDeliveryAt,
+    );
     const shown = (await api.request('GET', `${WEBHOOKS}/${subscribed.id}`, { key: tenant.key })).body;
     expect(shown).to.include({ consecutiveFailures: 0, status: 'ACTIVE' });
     expect(shown.lastDeliveryAttemptAt).to.equal(shown.lastSuccessfulDeliveryAt);
@@ -62,7 +85,16 @@ describe('events: webhook delivery', () => {
       const res = await api.request('GET', `${WEBHOOKS}/${subscribed.id}/deliveries`, { key: tenant.key });
       return res.body.data.length > 0 && res.body;
     });
-    expect(log.data[0]).to.deep.include({ eventId: event!.id, eventType: 'patient.created', attempt: 1, trigger: 'SCHEDULED', status: 'SUCCEEDED', responseStatus: 204, error: null, nextAttemptAt: null });
+    expect(log.data[0]).to.deep.include({
+      eventId: event!.id,
+      eventType: 'patient.created',
+      attempt: 1,
+      trigger: 'SCHEDULED',
+      status: 'SUCCEEDED',
+      responseStatus: 204,
+      error: null,
+      nextAttemptAt: null,
+    });
     const dispatched = async () => (await eventsOf(api.mongo.db, tenant.accountId, 'dispatched')).map((e) => e.id);
     await until('the event to be done', async () => (await dispatched()).includes(event!.id));
   });
@@ -87,7 +119,11 @@ describe('events: webhook delivery', () => {
     ]);
     expect(log[2].responseStatus).to.equal(500);
     expect(log[2].nextAttemptAt).to.be.a('string');
-    await until('the failure count to reset', async () => (await api.request('GET', `${WEBHOOKS}/${endpoint.id}`, { key: tenant.key })).body.consecutiveFailures === 0);
+    await until(
+      'the failure count to reset',
+      async () =>
+        (await api.request('GET', `${WEBHOOKS}/${endpoint.id}`, { key: tenant.key })).body.consecutiveFailures === 0,
+    );
   });
 
   it('counts attempts in /metrics', async () => {
@@ -109,15 +145,26 @@ describe('events: webhook delivery', () => {
     const logged = await TestApi.start({ dispatch: true, env: DELIVERY_ENV, logs: stream });
     try {
       const owner = await logged.tenant();
-      const created = await logged.request('POST', WEBHOOKS, { key: owner.key, body: { url: receiver.url('/logged'), eventTypes: ['patient.created'] } });
+      const created = await logged.request('POST', WEBHOOKS, {
+        key: owner.key,
+        body: { url: receiver.url('/logged'), eventTypes: ['patient.created'] },
+      });
       const patient = buildPatient();
       await logged.request('POST', PATIENTS, { key: owner.key, body: patient });
       await receiver.waitAt('/logged', 1);
       await settled(logged.mongo.db);
-      const lines = logs.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+      const lines = logs
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       const attempts = lines.filter((l) => l.msg === 'webhook attempt');
       expect(attempts).to.have.length(1);
-      expect(attempts[0]).to.include({ endpointId: created.body.id, attempt: 1, outcome: 'succeeded', responseStatus: 204 });
+      expect(attempts[0]).to.include({
+        endpointId: created.body.id,
+        attempt: 1,
+        outcome: 'succeeded',
+        responseStatus: 204,
+      });
       expect(attempts[0]!.eventId).to.be.a('string');
       expect(logs).to.not.include(created.body.secret);
       expect(logs).to.not.include(created.body.secret.slice('whsec_'.length));

@@ -1,7 +1,7 @@
-// Who dispatches what a replica commits (api/src/features/webhooks/events/signals.ts, dispatcher.ts): a replica that runs a
-// dispatcher takes the events it commits itself and tells no other replica; one that runs none announces them
-// over Redis, and a dispatching replica takes them. An event no endpoint is to hear is settled in one write,
-// without a claim; one an endpoint subscribes to is claimed and delivered as always.
+// Who dispatches what a replica commits (api/src/features/webhooks/events/signals.ts, dispatcher.ts): a replica that
+// runs a dispatcher takes the events it commits itself and tells no other replica; one that runs none announces them
+// over Redis, and a dispatching replica takes them. An event no endpoint is to hear is settled in one write, without a
+// claim; one an endpoint subscribes to is claimed and delivered as always.
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { TestApi } from '../../../../../testkit/api.js';
@@ -30,11 +30,20 @@ describe('events: the dispatcher takes what its replica commits', function () {
   before(async () => {
     // No backstop pass after the first (DELIVERY_ENV polls every 200 ms): one could find an event between its
     // commit and the committing replica's own settling, and claim it, which is right but not what this checks.
-    dispatching = await TestApi.start({ redis: true, dispatch: true, env: { ...DELIVERY_ENV, PORTICO_WEBHOOK_POLL_MS: '600000' } });
+    dispatching = await TestApi.start({
+      redis: true,
+      dispatch: true,
+      env: { ...DELIVERY_ENV, PORTICO_WEBHOOK_POLL_MS: '600000' },
+    });
     // A replica that serves requests only (PORTICO_WEBHOOK_DISPATCH=false), on the same database and Redis.
-    serving = await TestApi.start({ redis: true, env: { ...DELIVERY_ENV, MONGODB_URI: dispatching.config.mongodbUri!, PORTICO_WEBHOOK_DISPATCH: 'false' } });
+    serving = await TestApi.start({
+      redis: true,
+      env: { ...DELIVERY_ENV, MONGODB_URI: dispatching.config.mongodbUri!, PORTICO_WEBHOOK_DISPATCH: 'false' },
+    });
     listener = new Redis(testRedisUrl());
-    listener.on('message', (_channel: string, message: string) => announced.push(...((JSON.parse(message) as { events?: string[] }).events ?? [])));
+    listener.on('message', (_channel: string, message: string) =>
+      announced.push(...((JSON.parse(message) as { events?: string[] }).events ?? [])),
+    );
     await listener.subscribe(WORK_CHANNEL);
   });
   after(async () => {
@@ -44,7 +53,9 @@ describe('events: the dispatcher takes what its replica commits', function () {
   });
 
   const eventOf = async (patientId: string) =>
-    (await dispatching.mongo.db.collection<EventDoc>('outbox_events').findOne({ subject: `patient:${patientId}`, type: 'patient.created' }))!;
+    (await dispatching.mongo.db
+      .collection<EventDoc>('outbox_events')
+      .findOne({ subject: `patient:${patientId}`, type: 'patient.created' }))!;
 
   it('settles an event no endpoint hears in one write, without a claim, and announces it to no other replica', async () => {
     const tenant = await dispatching.tenant();
@@ -78,7 +89,10 @@ describe('events: the dispatcher takes what its replica commits', function () {
     const receiver = await Receiver.start();
     try {
       const tenant = await dispatching.tenant();
-      const endpoint = await dispatching.request('POST', WEBHOOKS, { key: tenant.key, body: { url: receiver.url('/local'), eventTypes: ['patient.created'] } });
+      const endpoint = await dispatching.request('POST', WEBHOOKS, {
+        key: tenant.key,
+        body: { url: receiver.url('/local'), eventTypes: ['patient.created'] },
+      });
       expect(endpoint.status, endpoint.text).to.equal(201);
       const created = await dispatching.request('POST', PATIENTS, { key: tenant.key, body: buildPatient() });
       await receiver.waitAt('/local', 1);

@@ -36,7 +36,16 @@ describe('events: the durable outbox', () => {
 
   const newPatient = () => {
     const id = randomUUID();
-    return { id, tenantId: tenant, givenName: 'Ada', familyName: 'Lovelace', createdAt: clock.now(), updatedAt: clock.now(), version: 1, deletedAt: null };
+    return {
+      id,
+      tenantId: tenant,
+      givenName: 'Ada',
+      familyName: 'Lovelace',
+      createdAt: clock.now(),
+      updatedAt: clock.now(),
+      version: 1,
+      deletedAt: null,
+    };
   };
   const statusOf = async (id: string) => (await queue.get(id))?.status ?? 'absent';
   const failed = (message: string) => async (): Promise<undefined> => {
@@ -63,7 +72,9 @@ describe('events: the durable outbox', () => {
     const locks = {
       atomic: false,
       withLock: <T>(key: string, write: () => Promise<T>): Promise<T> =>
-        refusing && key.startsWith('outbox_events:') ? Promise.reject(new DependencyUnavailableError('Redis')) : database.locks.withLock(key, write),
+        refusing && key.startsWith('outbox_events:')
+          ? Promise.reject(new DependencyUnavailableError('Redis'))
+          : database.locks.withLock(key, write),
     };
     const stalling = new Outbox(database.db, locks, clock, { stageMs: 60_000 });
     const committed: string[] = [];
@@ -78,7 +89,11 @@ describe('events: the durable outbox', () => {
     expect(result).to.equal(patient);
     expect(await statusOf(event.id)).to.equal('staged');
     refusing = false;
-    expect(await until('the commit a moment later', async () => ((await statusOf(event.id)) === 'staged' ? undefined : statusOf(event.id)))).to.equal('pending');
+    expect(
+      await until('the commit a moment later', async () =>
+        (await statusOf(event.id)) === 'staged' ? undefined : statusOf(event.id),
+      ),
+    ).to.equal('pending');
     expect(committed).to.deep.equal([event.id]);
   });
 
@@ -88,7 +103,13 @@ describe('events: the durable outbox', () => {
     expect(await statusOf(event.id)).to.equal('absent');
   });
 
-  const recovery = (counts: Partial<Recovery>): Recovery => ({ committed: 0, dropped: 0, waiting: 0, abandoned: 0, ...counts });
+  const recovery = (counts: Partial<Recovery>): Recovery => ({
+    committed: 0,
+    dropped: 0,
+    waiting: 0,
+    abandoned: 0,
+    ...counts,
+  });
 
   it('keeps the events of a change that threw, and recovery commits each whose change the database holds', async () => {
     // The insert happened but its answer was lost; the other change was never written.
@@ -160,7 +181,9 @@ describe('events: the durable outbox', () => {
     const patient = newPatient();
     await patients.insert(patient, 'creation');
     const event = outbox.event('patient.deleted', tenant, `patient:${patient.id}`, { patientId: patient.id });
-    await outbox.record([event], patients.target(tenant, patient.id, 2), failed('crashed before the delete')).catch(() => undefined);
+    await outbox
+      .record([event], patients.target(tenant, patient.id, 2), failed('crashed before the delete'))
+      .catch(() => undefined);
     await patients.softDelete(tenant, patient.id, 1, clock.now(), 'someone-else'); // another request deleted it
     clock.advance(61_000);
     // Version 2 is someone else's: the staged delete, conditional on version 1, can never apply.
@@ -190,7 +213,10 @@ describe('events: the durable outbox', () => {
   });
 
   it('lets one dispatcher at a time hold a committed event, and another take it once the lease ends', async () => {
-    const event = outbox.event('webhook_endpoint.disabled', tenant, 'webhook_endpoint:x', { webhookEndpointId: 'x', reason: 'test' });
+    const event = outbox.event('webhook_endpoint.disabled', tenant, 'webhook_endpoint:x', {
+      webhookEndpointId: 'x',
+      reason: 'test',
+    });
     await outbox.append([event]);
     const lease = () => new Date(clock.now().getTime() + 60_000);
     expect(await queue.claim(event.id, 'a', lease(), clock.now())).to.deep.include({ claims: 1 });
