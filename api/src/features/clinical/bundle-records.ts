@@ -5,10 +5,33 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Binary, type Collection } from 'mongodb';
 import { AppError } from '../../shared/http/errors.js';
+import { BEGINNING } from './dates.js';
 import type { ObservationDocument } from './document.js';
+import type { NormalizedObservation } from './observations.js';
 
 /** An observation as a bundle writes it: everything but its _id and firstIngestedAt. */
 export type StoredFields = Omit<ObservationDocument, '_id' | 'firstIngestedAt' | 'seq' | 'rev'> & { updatedAt: Date };
+
+/** What is stored of an observation of the connection, ingested at `at` (the store and its fake alike). */
+export function storedFields(
+  target: { accountId: string; connectionId: string },
+  o: NormalizedObservation,
+  at: Date,
+): StoredFields {
+  return {
+    connectionId: target.connectionId,
+    accountId: target.accountId,
+    resourceId: o.resourceId,
+    code: o.code,
+    category: o.category,
+    date: o.date,
+    sortDate: o.date?.start ?? BEGINNING,
+    confidentiality: o.confidentiality,
+    sensitivity: o.sensitivity,
+    resource: o.resource,
+    updatedAt: at,
+  };
+}
 
 /**
  * A bundle's record: what it writes, kept until it is applied and no reader needs it. The observations are one

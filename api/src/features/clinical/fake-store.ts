@@ -10,7 +10,7 @@
 // fields and dotted paths into sub-documents, where an array field matches when one of its elements does. Any other
 // operator throws, so a test that needs more learns it at once instead of reading a wrong answer.
 import { BSONRegExp, type Filter, type Sort } from 'mongodb';
-import { BEGINNING } from './dates.js';
+import { storedFields } from './bundle-records.js';
 import type { ObservationDocument } from './document.js';
 import type { NormalizedObservation } from './observations.js';
 import type { IngestTarget, ObservationStore } from './store.js';
@@ -33,17 +33,7 @@ export class FakeObservationStore implements ObservationStore {
       const _id = `${connectionId}/${o.resourceId}`;
       return asStored({
         _id,
-        connectionId,
-        accountId,
-        resourceId: o.resourceId,
-        code: o.code,
-        category: o.category,
-        date: o.date,
-        sortDate: o.date?.start ?? BEGINNING,
-        confidentiality: o.confidentiality,
-        sensitivity: o.sensitivity,
-        resource: o.resource,
-        updatedAt: at,
+        ...storedFields({ accountId, connectionId }, o, at),
         // A replacement keeps when the observation was first written, so a paging walk begun before still sees it.
         firstIngestedAt: this.documents.get(_id)?.firstIngestedAt ?? at,
       });

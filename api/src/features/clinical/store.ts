@@ -20,7 +20,6 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, Sort } from 'mongodb';
 import type { Clock } from '../../../../core/src/clock.js';
 import { systemClock } from '../../../../core/src/clock.js';
-import { BEGINNING } from './dates.js';
 import { outsideChangeScope } from '../../shared/infra/change-scope.js';
 import type { NormalizedObservation } from './observations.js';
 import type { ObservationDocument } from './document.js';
@@ -35,6 +34,7 @@ import {
   packObservations,
   recordObservations,
   type BundleRecord,
+  storedFields,
   type StoredFields,
 } from './bundle-records.js';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
@@ -120,19 +120,7 @@ export class ObservationRepository implements ObservationStore {
     const lease = await this.heads.acquire(connectionId, () => this.clock.now());
     const { gen } = lease;
     const idOf = (resourceId: string) => `${connectionId}/${resourceId}`;
-    const stored = observations.map((o): StoredFields => ({
-      connectionId,
-      accountId,
-      resourceId: o.resourceId,
-      code: o.code,
-      category: o.category,
-      date: o.date,
-      sortDate: o.date?.start ?? BEGINNING,
-      confidentiality: o.confidentiality,
-      sensitivity: o.sensitivity,
-      resource: o.resource,
-      updatedAt: at,
-    }));
+    const stored = observations.map((o) => storedFields({ accountId, connectionId }, o, at));
     let committed = false;
     try {
       await this.removeLeftovers(lease);
