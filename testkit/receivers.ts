@@ -1,6 +1,6 @@
 // Webhook receivers for tests: real HTTP servers on loopback that record what arrives and answer as a test
-// tells them (a status, a Retry-After, a delay, a request left hanging), and verification of deliveries with
-// the public `standardwebhooks` library, as a customer's receiver would do it.
+// tells them (a status, a Retry-After, a delay, an answer held, a request left hanging), and verification of
+// deliveries with the public `standardwebhooks` library, as a customer's receiver would do it.
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -22,6 +22,8 @@ export interface Answer {
   body?: string;
   /** Answer after this long. */
   delayMs?: number;
+  /** Answer once this settles: the test holds the answer while it does something else. */
+  after?: Promise<unknown>;
   /** Never answer (until the receiver closes). */
   hang?: boolean;
 }
@@ -112,8 +114,9 @@ export class Receiver {
       return;
     }
     const send = () => res.writeHead(answer.status, answer.headers ?? {}).end(answer.body ?? '');
-    if (answer.delayMs) setTimeout(send, answer.delayMs);
-    else send();
+    const respond = () => (answer.delayMs ? setTimeout(send, answer.delayMs) : send());
+    if (answer.after) void answer.after.then(respond, respond);
+    else respond();
   }
 }
 

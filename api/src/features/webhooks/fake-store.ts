@@ -3,6 +3,7 @@
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
 import {
   deliveryChanges,
+  type AttemptedEndpoint,
   type DeliveryOutcome,
   type DisableRule,
   type EndpointChanges,
@@ -64,23 +65,26 @@ export class FakeWebhookEndpointStore implements WebhookEndpointStore {
   }
 
   async recordOutcomes(
-    accountId: string,
-    id: string,
+    endpoint: AttemptedEndpoint,
     outcomes: readonly DeliveryOutcome[],
     at: Date,
   ): Promise<WebhookEndpoint | null> {
-    const current = await this.findLive(accountId, id);
+    const current = await this.findLive(endpoint.accountId, endpoint.id);
     if (!current) return null;
     const change = deliveryChanges(outcomes);
     const latest = (a: Date | null, b: Date | undefined) => (b && (!a || b > a) ? b : a);
+    // Outcomes made under a failure count started afresh since record their dates alone.
+    const counted = current.failureResets === endpoint.failureResets;
     return this.endpoints.update(
-      `${accountId}/${id}`,
+      `${endpoint.accountId}/${endpoint.id}`,
       'any',
       {
-        consecutiveFailures: change.reset ? change.failures : current.consecutiveFailures + change.failures,
-        failingSince: change.reset
-          ? (change.firstFailureAt ?? null)
-          : (current.failingSince ?? change.firstFailureAt ?? null),
+        ...(counted && {
+          consecutiveFailures: change.reset ? change.failures : current.consecutiveFailures + change.failures,
+          failingSince: change.reset
+            ? (change.firstFailureAt ?? null)
+            : (current.failingSince ?? change.firstFailureAt ?? null),
+        }),
         lastDeliveryAttemptAt: latest(current.lastDeliveryAttemptAt, change.lastAttemptAt),
         lastSuccessfulDeliveryAt: latest(current.lastSuccessfulDeliveryAt, change.lastSuccessAt),
       },
@@ -88,14 +92,10 @@ export class FakeWebhookEndpointStore implements WebhookEndpointStore {
     );
   }
 
-  async disable(
-    accountId: string,
-    id: string,
-    rule: DisableRule | undefined,
-    at: Date,
-  ): Promise<WebhookEndpoint | null> {
+  async disable(endpoint: AttemptedEndpoint, rule: DisableRule | undefined, at: Date): Promise<WebhookEndpoint | null> {
+    const { accountId, id } = endpoint;
     const current = await this.findLive(accountId, id);
-    if (!current || current.status !== 'ACTIVE') return null;
+    if (!current || current.status !== 'ACTIVE' || current.failureResets !== endpoint.failureResets) return null;
     if (
       rule &&
       !(

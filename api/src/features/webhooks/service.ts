@@ -69,6 +69,7 @@ export class WebhookEndpointService {
       previousSecretExpiresAt: null,
       consecutiveFailures: 0,
       failingSince: null,
+      failureResets: 0,
       lastDeliveryAttemptAt: null,
       lastSuccessfulDeliveryAt: null,
       createdAt: now,
@@ -206,8 +207,12 @@ function changesOf(current: WebhookEndpoint, patch: UpdateWebhookEndpoint): Endp
   if (patch.description !== undefined && patch.description !== current.description)
     changes.description = patch.description;
   if (patch.status !== undefined && patch.status !== current.status) changes.status = patch.status;
-  // Reactivating starts the failure count (and the run it belongs to) afresh.
+  // Reactivating starts the failure count (and the run it belongs to) afresh; outcomes of attempts made before,
+  // written later, no longer count (store.ts, failureResets; docs/api.md, "Receiving webhooks").
   if (patch.status === 'ACTIVE' && current.consecutiveFailures !== 0) changes.consecutiveFailures = 0;
   if (patch.status === 'ACTIVE' && current.failingSince !== null) changes.failingSince = null;
+  if (changes.status === 'ACTIVE' || changes.consecutiveFailures === 0 || changes.failingSince === null) {
+    changes.failureResets = current.failureResets + 1;
+  }
   return changes;
 }

@@ -1,7 +1,7 @@
 // webhook_endpoints: _id is "<account>/<endpoint id>". Writes go through VersionedCollection (conditional
 // on _version; deletion is soft). An account has at most 100 live endpoints, so reads work from the
 // account's whole live list, cached and invalidated by every write; writes always read the database.
-import type { Db } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { EventType } from './events/domain-event.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
@@ -22,6 +22,12 @@ export interface WebhookEndpoint {
   consecutiveFailures: number;
   /** When the current run of failures began (null after a success): with the failure count, it disables. */
   failingSince: Date | null;
+  /**
+   * How many times the owner has started the failure count afresh (setting the endpoint ACTIVE). An attempt's
+   * outcome counts only towards the count it was made under: one made before cannot disable the endpoint
+   * again (docs/api.md, "Receiving webhooks").
+   */
+  failureResets: number;
   lastDeliveryAttemptAt: Date | null;
   lastSuccessfulDeliveryAt: Date | null;
   createdAt: Date;
@@ -39,11 +45,15 @@ export type EndpointChanges = Partial<
     | 'status'
     | 'consecutiveFailures'
     | 'failingSince'
+    | 'failureResets'
     | 'secret'
     | 'previousSecret'
     | 'previousSecretExpiresAt'
   >
 >;
+
+/** The endpoint an attempt was made to, and the failure count its outcome belongs to. */
+export type AttemptedEndpoint = Pick<WebhookEndpoint, 'accountId' | 'id' | 'failureResets'>;
 
 /** One delivery attempt's result, as the endpoint's delivery fields take it. */
 export interface DeliveryOutcome {
@@ -107,16 +117,20 @@ export interface WebhookEndpointStore {
   softDelete(accountId: string, id: string, version: number, at: Date): Promise<boolean>;
   /** Every live endpoint of the account, newest first; may come from a cache. */
   allLive(accountId: string): Promise<readonly WebhookEndpoint[]>;
-  /** Records attempt outcomes in the delivery fields; the endpoint after, or null when it is gone. */
+  /**
+   * Records attempt outcomes in the delivery fields; the endpoint after, or null when it is gone. Outcomes made
+   * under a failure count the owner has started afresh since record their dates alone.
+   */
   recordOutcomes(
-    accountId: string,
-    id: string,
+    endpoint: AttemptedEndpoint,
     outcomes: readonly DeliveryOutcome[],
     at: Date,
   ): Promise<WebhookEndpoint | null>;
-  /** ACTIVE → DISABLED, when the rule holds (or at once without one); the endpoint disabled, or null if it did not
-   * move. */
-  disable(accountId: string, id: string, rule: DisableRule | undefined, at: Date): Promise<WebhookEndpoint | null>;
+  /**
+   * ACTIVE → DISABLED, when the rule holds (or at once without one) and the failure count is still the one the
+   * outcome behind it was made under; the endpoint disabled, or null if it did not move.
+   */
+  disable(endpoint: AttemptedEndpoint, rule: DisableRule | undefined, at: Date): Promise<WebhookEndpoint | null>;
 }
 
 interface EndpointDocument extends Omit<WebhookEndpoint, 'version'> {
@@ -132,6 +146,9 @@ export interface ListPosition {
 
 const keyOf = (accountId: string, id: string) => `${accountId}/${id}`;
 const accountOf = (key: string) => key.slice(0, key.indexOf('/'));
+/** Still under the failure count `resets` (a document written before the field existed is under the first, 0). */
+const underCount = (resets: number) =>
+  ({ failureResets: { $in: resets === 0 ? [0, null] : [resets] } }) as Filter<EndpointDocument>;
 
 export class WebhookEndpointRepository implements WebhookEndpointStore {
   private readonly documents: VersionedCollection<EndpointDocument>;
@@ -216,55 +233,47 @@ export class WebhookEndpointRepository implements WebhookEndpointStore {
   }
 
   async recordOutcomes(
-    accountId: string,
-    id: string,
+    endpoint: AttemptedEndpoint,
     outcomes: readonly DeliveryOutcome[],
     at: Date,
   ): Promise<WebhookEndpoint | null> {
-    const key = keyOf(accountId, id);
+    const key = keyOf(endpoint.accountId, endpoint.id);
     const change = deliveryChanges(outcomes);
-    const doc = change.reset
-      ? await this.documents.update(
-          key,
-          'any',
-          {
-            set: { consecutiveFailures: change.failures, failingSince: change.firstFailureAt ?? null },
-            max: { lastDeliveryAttemptAt: change.lastAttemptAt, lastSuccessfulDeliveryAt: change.lastSuccessAt! },
-          },
-          at,
-        )
-      : await this.documents.update(
-          key,
-          'any',
-          { inc: { consecutiveFailures: change.failures }, max: { lastDeliveryAttemptAt: change.lastAttemptAt } },
-          at,
-        );
-    if (doc && !change.reset && change.firstFailureAt && doc.failingSince == null) {
-      // The run of failures starts now unless it had already started: set only where it is unset.
-      await this.documents.modify(
-        key,
-        { failingSince: null, deletedAt: null },
-        { $set: { failingSince: change.firstFailureAt } },
-      );
-      return this.findLive(accountId, id);
+    const dates = {
+      lastDeliveryAttemptAt: change.lastAttemptAt,
+      ...(change.lastSuccessAt && { lastSuccessfulDeliveryAt: change.lastSuccessAt }),
+    };
+    // Batches are written up to 100 ms after their attempts (recorder.ts), and an attempt may take its whole
+    // deadline: meanwhile the owner may have set the endpoint ACTIVE again, starting a new failure count that
+    // failures from before must not enter (under a short disable rule they disabled it again at once, and what
+    // recover had just queued was dropped). So the count moves only if it is still the one they were made under.
+    const counted = underCount(endpoint.failureResets);
+    const counts = change.reset
+      ? { set: { consecutiveFailures: change.failures, failingSince: change.firstFailureAt ?? null } }
+      : { inc: { consecutiveFailures: change.failures } };
+    const doc = await this.documents.updateWhere(key, counted, { ...counts, max: dates }, at);
+    if (!doc) {
+      // Counted afresh since (or gone): the attempts were made all the same.
+      const dated = await this.documents.update(key, 'any', { max: dates }, at);
+      return dated && toEndpoint(dated);
     }
-    return doc && toEndpoint(doc);
+    if (!change.reset && change.firstFailureAt && doc.failingSince == null) {
+      // The run of failures starts now unless it had already started: set only where it is unset.
+      const unset = { ...counted, failingSince: null, deletedAt: null };
+      await this.documents.modify(key, unset, { $set: { failingSince: change.firstFailureAt } });
+      return this.findLive(endpoint.accountId, endpoint.id);
+    }
+    return toEndpoint(doc);
   }
 
-  async disable(
-    accountId: string,
-    id: string,
-    rule: DisableRule | undefined,
-    at: Date,
-  ): Promise<WebhookEndpoint | null> {
-    const condition = rule
-      ? {
-          status: 'ACTIVE' as const,
-          consecutiveFailures: { $gte: rule.failures },
-          failingSince: { $lte: rule.failingBefore },
-        }
-      : { status: 'ACTIVE' as const };
-    const doc = await this.documents.updateWhere(keyOf(accountId, id), condition, { set: { status: 'DISABLED' } }, at);
+  async disable(endpoint: AttemptedEndpoint, rule: DisableRule | undefined, at: Date): Promise<WebhookEndpoint | null> {
+    const failing = rule && {
+      consecutiveFailures: { $gte: rule.failures },
+      failingSince: { $lte: rule.failingBefore },
+    };
+    const condition: Filter<EndpointDocument> = { status: 'ACTIVE', ...underCount(endpoint.failureResets), ...failing };
+    const key = keyOf(endpoint.accountId, endpoint.id);
+    const doc = await this.documents.updateWhere(key, condition, { set: { status: 'DISABLED' } }, at);
     return doc && toEndpoint(doc);
   }
 }
@@ -283,6 +292,7 @@ function toEndpoint(doc: EndpointDocument): WebhookEndpoint {
     previousSecret: rest.previousSecret ?? null,
     previousSecretExpiresAt: rest.previousSecretExpiresAt ?? null,
     failingSince: rest.failingSince ?? null,
+    failureResets: rest.failureResets ?? 0,
     version: _version,
   };
 }

@@ -86,7 +86,7 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
   });
 
   describe('update', () => {
-    it('changes only what differs: the same values keep the version; ACTIVE clears the failure count', async () => {
+    it('changes only what differs: the same values keep the version; ACTIVE starts a new failure count', async () => {
       const created = await service.create(principal, body({ eventTypes: ['patient.created', 'patient.deleted'] }));
       expect(
         (await service.update(principal, created.id, { eventTypes: ['patient.deleted', 'patient.created'] }, undefined))
@@ -98,6 +98,10 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
       await endpoints.update(principal.accountId, created.id, 2, { consecutiveFailures: 4 }, clock.now()); // the delivery system's doing
       const active = await service.update(principal, created.id, { status: 'ACTIVE', description: null }, undefined);
       expect(active).to.deep.include({ status: 'ACTIVE', consecutiveFailures: 0, description: null, version: 4 });
+      // A new count: outcomes of attempts made under the old one no longer count (store.ts, failureResets).
+      expect([paused.failureResets, active.failureResets]).to.deep.equal([0, 1]);
+      const again = await service.update(principal, created.id, { status: 'ACTIVE' }, undefined); // nothing to reset
+      expect(again).to.deep.include({ version: 4, failureResets: 1 });
     });
 
     it('checks existence before If-Match, and If-Match before the URL', async () => {

@@ -27,6 +27,7 @@ function endpoint(accountId: string, createdAt: Date, overrides: Partial<Webhook
     previousSecretExpiresAt: null,
     consecutiveFailures: 0,
     failingSince: null,
+    failureResets: 0,
     lastDeliveryAttemptAt: null,
     lastSuccessfulDeliveryAt: null,
     createdAt,
@@ -55,7 +56,7 @@ describeStore<WebhookEndpointStore>(
     },
     fake: { name: 'FakeWebhookEndpointStore', open: async () => new FakeWebhookEndpointStore() },
   },
-  ({ store, it }) => {
+  ({ store, database, it, mongoOnly }) => {
     let account: string;
     beforeEach(() => {
       account = randomUUID();
@@ -110,6 +111,48 @@ describeStore<WebhookEndpointStore>(
       expect(await store().softDelete(account, stored.id, 2, at(3))).to.equal(false);
     });
 
+    it('counts outcomes only under the failure count they were made under: earlier ones just date it', async () => {
+      const stored = endpoint(account, at(1));
+      await store().insert(stored);
+      const failure = (minute: number) => [{ at: at(minute), succeeded: false }];
+      const before = { accountId: account, id: stored.id, failureResets: 0 };
+      const counted = await store().recordOutcomes(before, failure(2), at(2));
+      expect(counted).to.deep.include({ consecutiveFailures: 1, failingSince: at(2) });
+      const rule = (minute: number) => ({ failures: 1, failingBefore: at(minute) });
+      expect(await store().disable(before, rule(2), at(2))).to.deep.include({ status: 'DISABLED' });
+      // The owner sets it ACTIVE again (the changes the service makes); an attempt made before is recorded after.
+      const { version } = (await store().findLive(account, stored.id))!;
+      const reset = { status: 'ACTIVE', consecutiveFailures: 0, failingSince: null, failureResets: 1 } as const;
+      await store().update(account, stored.id, version, reset, at(4));
+      const late = await store().recordOutcomes(before, failure(3), at(5));
+      expect(late).to.deep.include({ ...reset, lastDeliveryAttemptAt: at(3) });
+      expect(await store().disable(before, rule(5), at(5))).to.equal(null);
+      expect(await store().disable(before, undefined, at(5))).to.equal(null); // nor a 410 answered before
+      expect(await store().readLive(account, stored.id)).to.deep.include(reset);
+      // Attempts made under the new count count as ever.
+      const after = { ...before, failureResets: 1 };
+      const recorded = await store().recordOutcomes(after, failure(6), at(6));
+      expect(recorded).to.deep.include({ consecutiveFailures: 1, failingSince: at(6) });
+      expect(await store().disable(after, rule(6), at(6))).to.deep.include({ status: 'DISABLED' });
+    });
+
+    mongoOnly(
+      'reads an endpoint stored before failureResets existed as under the first count, 0, and counts',
+      'a document an older release wrote',
+      async () => {
+        const { db } = database();
+        const { failureResets: _absent, version, ...older } = endpoint(account, at(1));
+        const document = { _id: `${account}/${older.id}` as never, ...older, _version: version };
+        await db.collection('webhook_endpoints').insertOne(document);
+        const ref = { accountId: account, id: older.id, failureResets: 0 };
+        expect(await store().findLive(account, older.id)).to.deep.include({ failureResets: 0 });
+        const counted = await store().recordOutcomes(ref, [{ at: at(2), succeeded: false }], at(2));
+        expect(counted).to.deep.include({ consecutiveFailures: 1, failingSince: at(2) });
+        const rule = { failures: 1, failingBefore: at(2) };
+        expect(await store().disable(ref, rule, at(2))).to.deep.include({ status: 'DISABLED' });
+      },
+    );
+
     it("does not reach another account's endpoint by id", async () => {
       const stored = endpoint(account, at(1));
       await store().insert(stored);
@@ -146,7 +189,13 @@ describeStore<WebhookEndpointStore>(
       const stored = endpoint(account, at(0));
       await store().insert(stored);
       const failed = (minute: number) => ({ at: at(minute), succeeded: false });
-      expect(await store().recordOutcomes(account, stored.id, [failed(2), failed(3)], at(4))).to.deep.include({
+      expect(
+        await store().recordOutcomes(
+          { accountId: account, id: stored.id, failureResets: 0 },
+          [failed(2), failed(3)],
+          at(4),
+        ),
+      ).to.deep.include({
         consecutiveFailures: 2,
         failingSince: at(2),
         lastDeliveryAttemptAt: at(3),
@@ -155,7 +204,9 @@ describeStore<WebhookEndpointStore>(
         updatedAt: at(4),
       });
       // An outcome that arrives late adds to the count but moves neither the run's start nor the last attempt back.
-      expect(await store().recordOutcomes(account, stored.id, [failed(1)], at(5))).to.deep.include({
+      expect(
+        await store().recordOutcomes({ accountId: account, id: stored.id, failureResets: 0 }, [failed(1)], at(5)),
+      ).to.deep.include({
         consecutiveFailures: 3,
         failingSince: at(2),
         lastDeliveryAttemptAt: at(3),
@@ -178,15 +229,21 @@ describeStore<WebhookEndpointStore>(
         { at: at(6), succeeded: true },
         { at: at(7), succeeded: false },
       ];
-      expect(await store().recordOutcomes(account, stored.id, outcomes, at(8))).to.deep.include({
+      expect(
+        await store().recordOutcomes({ accountId: account, id: stored.id, failureResets: 0 }, outcomes, at(8)),
+      ).to.deep.include({
         consecutiveFailures: 1,
         failingSince: at(7),
         lastDeliveryAttemptAt: at(7),
         lastSuccessfulDeliveryAt: at(6),
       });
-      expect(await store().recordOutcomes(account, stored.id, [{ at: at(9), succeeded: true }], at(9))).to.deep.include(
-        { consecutiveFailures: 0, failingSince: null, lastSuccessfulDeliveryAt: at(9) },
-      );
+      expect(
+        await store().recordOutcomes(
+          { accountId: account, id: stored.id, failureResets: 0 },
+          [{ at: at(9), succeeded: true }],
+          at(9),
+        ),
+      ).to.deep.include({ consecutiveFailures: 0, failingSince: null, lastSuccessfulDeliveryAt: at(9) });
       expect(await store().readLive(account, stored.id)).to.deep.include({
         consecutiveFailures: 0,
         failingSince: null,
@@ -198,40 +255,73 @@ describeStore<WebhookEndpointStore>(
       const stored = endpoint(account, at(0));
       await store().insert(stored);
       const outcomes = [{ at: at(1), succeeded: false }];
-      expect(await store().recordOutcomes(randomUUID(), stored.id, outcomes, at(1))).to.equal(null);
-      expect(await store().recordOutcomes(account, randomUUID(), outcomes, at(1))).to.equal(null);
+      expect(
+        await store().recordOutcomes({ accountId: randomUUID(), id: stored.id, failureResets: 0 }, outcomes, at(1)),
+      ).to.equal(null);
+      expect(
+        await store().recordOutcomes({ accountId: account, id: randomUUID(), failureResets: 0 }, outcomes, at(1)),
+      ).to.equal(null);
       expect(await store().softDelete(account, stored.id, 1, at(2))).to.equal(true);
-      expect(await store().recordOutcomes(account, stored.id, outcomes, at(3))).to.equal(null);
+      expect(
+        await store().recordOutcomes({ accountId: account, id: stored.id, failureResets: 0 }, outcomes, at(3)),
+      ).to.equal(null);
     });
 
     it('disables an active endpoint only when the rule holds (failures, how long), at once without one', async () => {
       const failing = endpoint(account, at(0), { consecutiveFailures: 3, failingSince: at(2) });
       await store().insert(failing);
       expect(
-        await store().disable(account, failing.id, { failures: 4, failingBefore: at(10) }, at(11)),
+        await store().disable(
+          { accountId: account, id: failing.id, failureResets: 0 },
+          { failures: 4, failingBefore: at(10) },
+          at(11),
+        ),
         'too few failures',
       ).to.equal(null);
       expect(
-        await store().disable(account, failing.id, { failures: 3, failingBefore: at(1) }, at(11)),
+        await store().disable(
+          { accountId: account, id: failing.id, failureResets: 0 },
+          { failures: 3, failingBefore: at(1) },
+          at(11),
+        ),
         'failing too briefly',
       ).to.equal(null);
-      expect(await store().disable(account, failing.id, { failures: 3, failingBefore: at(2) }, at(11))).to.deep.include(
-        { status: 'DISABLED', version: 2, updatedAt: at(11) },
-      );
-      expect(await store().disable(account, failing.id, undefined, at(12)), 'no longer active').to.equal(null);
+      expect(
+        await store().disable(
+          { accountId: account, id: failing.id, failureResets: 0 },
+          { failures: 3, failingBefore: at(2) },
+          at(11),
+        ),
+      ).to.deep.include({ status: 'DISABLED', version: 2, updatedAt: at(11) });
+      expect(
+        await store().disable({ accountId: account, id: failing.id, failureResets: 0 }, undefined, at(12)),
+        'no longer active',
+      ).to.equal(null);
       expect(await store().readLive(account, failing.id)).to.deep.include({ status: 'DISABLED', version: 2 });
 
       const healthy = endpoint(account, at(1));
       await store().insert(healthy);
       expect(
-        await store().disable(account, healthy.id, { failures: 0, failingBefore: at(20) }, at(11)),
+        await store().disable(
+          { accountId: account, id: healthy.id, failureResets: 0 },
+          { failures: 0, failingBefore: at(20) },
+          at(11),
+        ),
         'not failing',
       ).to.equal(null);
-      expect(await store().disable(randomUUID(), healthy.id, undefined, at(11)), 'another account').to.equal(null);
+      expect(
+        await store().disable({ accountId: randomUUID(), id: healthy.id, failureResets: 0 }, undefined, at(11)),
+        'another account',
+      ).to.equal(null);
       const paused = endpoint(account, at(2), { status: 'PAUSED' });
       await store().insert(paused);
-      expect(await store().disable(account, paused.id, undefined, at(11)), 'paused').to.equal(null);
-      expect(await store().disable(account, healthy.id, undefined, at(11))).to.deep.include({ status: 'DISABLED' });
+      expect(
+        await store().disable({ accountId: account, id: paused.id, failureResets: 0 }, undefined, at(11)),
+        'paused',
+      ).to.equal(null);
+      expect(
+        await store().disable({ accountId: account, id: healthy.id, failureResets: 0 }, undefined, at(11)),
+      ).to.deep.include({ status: 'DISABLED' });
     });
   },
 );

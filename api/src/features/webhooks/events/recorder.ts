@@ -1,7 +1,9 @@
 // What attempts leave behind, written in small batches so that a busy dispatcher does not write once per
 // attempt: the attempt log (one insert per 50 ms), and each endpoint's delivery fields (one update per
 // endpoint per 100 ms, by increments and forward-only dates, so batches from several replicas never undo
-// each other). After a failure the disable rule is checked; a 410 disables at once.
+// each other). After a failure the disable rule is checked; a 410 disables at once. Outcomes are kept apart by
+// the failure count they were made under: once the owner starts it afresh (sets the endpoint ACTIVE), those
+// made before only date the endpoint and never disable it again (docs/api.md, "Receiving webhooks").
 import type { Logger } from 'pino';
 import type { Clock } from '../../../../../core/src/clock.js';
 import type { WebhookSettings } from '../../../config.js';
@@ -44,7 +46,7 @@ export class DeliveryRecorder {
   }
 
   outcome(endpoint: WebhookEndpoint, outcome: DeliveryOutcome, gone: boolean): void {
-    const key = `${endpoint.accountId}/${endpoint.id}`;
+    const key = `${endpoint.accountId}/${endpoint.id}/${endpoint.failureResets}`;
     const entry = this.fields.get(key) ?? { endpoint, outcomes: [] };
     entry.outcomes.push(outcome);
     this.fields.set(key, entry);
@@ -87,8 +89,11 @@ export class DeliveryRecorder {
   private async writeEndpoint({ endpoint, outcomes }: Pending): Promise<void> {
     const now = this.deps.clock.now();
     try {
-      const after = await this.deps.endpoints.recordOutcomes(endpoint.accountId, endpoint.id, outcomes, now);
-      if (after && outcomes.some((o) => !o.succeeded) && after.consecutiveFailures >= this.deps.settings.disableAfter) {
+      const after = await this.deps.endpoints.recordOutcomes(endpoint, outcomes, now);
+      // Under a count started afresh since (the endpoint set ACTIVE again), these outcomes only dated it.
+      const counted = after?.failureResets === endpoint.failureResets;
+      const failing = outcomes.some((o) => !o.succeeded);
+      if (counted && failing && after.consecutiveFailures >= this.deps.settings.disableAfter) {
         const failingBefore = new Date(now.getTime() - this.deps.settings.disableWindowMs);
         await this.disable(
           endpoint,
@@ -106,10 +111,10 @@ export class DeliveryRecorder {
 
   private async disable(
     endpoint: WebhookEndpoint,
-    rule: Parameters<WebhookEndpointStore['disable']>[2],
+    rule: Parameters<WebhookEndpointStore['disable']>[1],
     reason: 'consecutive_failures' | 'gone',
   ): Promise<void> {
-    const disabled = await this.deps.endpoints.disable(endpoint.accountId, endpoint.id, rule, this.deps.clock.now());
+    const disabled = await this.deps.endpoints.disable(endpoint, rule, this.deps.clock.now());
     if (disabled) this.deps.onDisabled(disabled, reason);
   }
 }
