@@ -1,7 +1,7 @@
 // The observation gateway's search (docs/api.md, "Clinical records and the observation gateway") as MongoDB query
 // parts: the caller's parameters and the install's grants become one filter, the sort order and the keyset position
 // of a page. Every operator here is evaluated the same by MongoDB and by the embedded FerretDB v1.24, which
-// implements fewer of them (test/api/sdk/observations/query*.test.ts run every clause against it).
+// implements fewer of them (test/api/features/clinical/gateway/query*.test.ts run every clause against it).
 import { BSONRegExp, type Filter, type Sort } from 'mongodb';
 import { dateRange } from '../dates.js';
 import { invalidField } from '../../../shared/http/errors.js';
