@@ -1,7 +1,7 @@
 // The layering the code relies on (docs/architecture.md, "Layers and where code goes"). Each rule lists every
 // import that breaks it, so a failure names the file to change.
 import { expect } from 'chai';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from '../core/src/infra/repo-root.js';
 
@@ -14,15 +14,31 @@ function sources(dir: string): string[] {
   return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) return sources(full);
-    return /\.(ts|cjs|mjs)$/.test(entry.name) ? [full] : [];
+    return /\.(ts|js|cjs|mjs)$/.test(entry.name) ? [full] : [];
   });
 }
 
-/** Every relative module a file imports or re-exports (types included), as repository paths of .ts files. */
+/**
+ * Every relative module a file imports or re-exports (types included, dynamic imports too), as repository paths
+ * (a `.js` specifier names the `.ts` file beside it when there is one). Any quote style; a template literal only
+ * without substitutions (computedImports() refuses the others, which no rule could follow).
+ */
 function importsOf(file: string): string[] {
   const text = readFileSync(path.join(root, file), 'utf8');
-  const specifiers = [...text.matchAll(/(?:\bfrom|\bimport|\brequire)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]!);
-  return specifiers.map((s) => path.join(path.dirname(file), s).replace(/\.js$/, '.ts'));
+  const pattern = /(?:\bfrom|\bimport|\brequire)\s*\(?\s*(['"`])(\.{1,2}\/[^'"`$]+)\1/g;
+  return [...text.matchAll(pattern)].map((m) => {
+    const target = path.join(path.dirname(file), m[2]!);
+    const asTs = target.replace(/\.js$/, '.ts');
+    return existsSync(path.join(root, asTs)) ? asTs : target;
+  });
+}
+
+/** Dynamic imports whose specifier is computed (a variable, a template with substitutions). */
+function computedImports(file: string): string[] {
+  const text = readFileSync(path.join(root, file), 'utf8');
+  return [...text.matchAll(/\bimport\(\s*(?!['"][^'"]*['"]\s*\)|`[^`$]*`\s*\))([^)]*)\)/g)].map(
+    (m) => `${file}: import(${m[1]!})`,
+  );
 }
 
 interface Edge {
@@ -87,8 +103,17 @@ function apiPart(file: string): ApiPart {
   return { kind: 'root' };
 }
 
-/** A feature's public face: what other features, and the surfaces, may import of it. */
-const isPublicFace = (file: string) => /^index\.ts$|\.routes\.ts$/.test(path.basename(file));
+/** A feature's index.ts, at the top of its folder: what other features may import of it. */
+function isFeatureIndex(file: string): boolean {
+  const rest = path.relative(path.join('api', 'src', 'features'), file).split(path.sep);
+  return rest.length === 2 && rest[1] === 'index.ts';
+}
+
+/** A feature's public face to the surfaces: its index.ts and its routes modules, at the top of its folder. */
+function isPublicFace(file: string): boolean {
+  const rest = path.relative(path.join('api', 'src', 'features'), file).split(path.sep);
+  return rest.length === 2 && (rest[1] === 'index.ts' || rest[1]!.endsWith('.routes.ts'));
+}
 
 // The operator's layers, lowest first: a folder imports only its own and lower layers; the files at the top of
 // operator/src (main.ts, cli.ts, the HTTP server, readiness) start it and may import any.
@@ -123,7 +148,7 @@ describe('architecture', () => {
   it('a feature reaches another only through its index.ts', () => {
     const wrong = apiEdges.filter(({ from, to }) => {
       const [a, b] = [apiPart(from), apiPart(to)];
-      return a.kind === 'feature' && b.kind === 'feature' && a.name !== b.name && path.basename(to) !== 'index.ts';
+      return a.kind === 'feature' && b.kind === 'feature' && a.name !== b.name && !isFeatureIndex(to);
     });
     expect(wrong.map(show)).to.deep.equal([]);
   });
@@ -144,6 +169,17 @@ describe('architecture', () => {
       return to.startsWith(`operator${path.sep}`) && a >= 0 && (b < 0 || b > a);
     });
     expect(wrong.map(show)).to.deep.equal([]);
+  });
+
+  it('every operator folder has its place among the layers', () => {
+    const folders = readdirSync(path.join(root, 'operator/src'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+    expect(folders.filter((folder) => !OPERATOR_LAYERS.includes(folder))).to.deep.equal([]);
+  });
+
+  it('no dynamic import with a computed specifier (no rule here could follow it)', () => {
+    expect(PROGRAMS.flatMap((program) => sources(`${program}/src`).flatMap(computedImports))).to.deep.equal([]);
   });
 
   it('no import cycles in core, api or operator (type-only imports included)', () => {
