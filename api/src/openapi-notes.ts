@@ -2,7 +2,7 @@
 // clients can rely on them.
 export const OPENAPI_NOTES = [
   'Portico: the platform surface (`/api/platform/v1`, secret `sk_` keys), the SDK surface (`/api/sdk/v1`) and the internal admin surface (`/api/admin/v1`, only when PORTICO_ADMIN_TOKEN is set). Errors are problem details (RFC 9457) with `code`, `details` and `retryable`.',
-  '**Decisions recorded here** (where the interface contract is silent):',
+  '**Decisions recorded here** (what the schemas alone do not say):',
   '- Optional patient fields that were not given are absent from the profile (never `null`); a webhook endpoint without a description has no `description` field.',
   '- Patient DELETE is authorized like the read: unknown, malformed or foreign ids get the same 403 `PLATFORM_ACCESS_DENIED`; a deleted patient is 404.',
   '- Free text (fields of `format: text`, or `text-not-blank` when required; patient names: 1-100 characters; account, app and key names: 1-200; webhook descriptions: up to 500) may be in any script but refuses characters that are invisible or control the display: control characters (C0, DEL and C1 U+0080-U+009F), format characters (zero-width space, bidirectional marks, overrides and isolates, word joiner, soft hyphen, byte order mark, tag characters, …), line and paragraph separators, and lone surrogates. ZERO WIDTH NON-JOINER (U+200C) and ZERO WIDTH JOINER (U+200D) are allowed, because Persian and Indic spellings and emoji sequences need them; emoji variation selectors and skin tones are allowed. Names must also contain something other than spaces and joiners.',

@@ -1,6 +1,6 @@
 // The operator's HTTP side port, for the chart's probes and scraping: /healthz (the process answers),
 // /readyz (readiness.ts: 200, or 503 naming the failing check, as JSON) and /metrics (Prometheus:
-// controller/metrics.ts and process metrics).
+// shared/metrics.ts and process metrics).
 import { createServer, type Server } from 'node:http';
 import type { OperatorMetrics } from './shared/metrics.js';
 import type { ReadinessResult } from './readiness.js';

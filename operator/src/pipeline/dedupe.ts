@@ -102,7 +102,7 @@ const isHttpUrl = (value: string): boolean => {
   }
 };
 
-// The contract allows `https:` and `data:` artwork; plain http would be fetched over an unauthenticated channel.
+// A source may give `https:` and `data:` artwork (docs/operator.md); plain http would be fetched over an unauthenticated channel.
 const isLogoUrl = (value: string): boolean =>
   /^data:image\//i.test(value) || (/^https:/i.test(value) && isHttpUrl(value));
 

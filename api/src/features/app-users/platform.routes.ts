@@ -20,7 +20,7 @@ import type { AppUserService } from './service.js';
 
 const tags = ['App users'];
 
-/** 400 unless the path's appUserId has the contract's syntax. */
+/** 400 unless the path's appUserId has the documented syntax (docs/api.md, "Connecting a patient's health system"). */
 function appUserIdOf(raw: string): string {
   if (!APP_USER_ID.test(raw)) throw invalidField('path', 'appUserId', APP_USER_ID_RULE);
   return raw;

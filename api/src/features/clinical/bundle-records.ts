@@ -1,6 +1,6 @@
 // A bundle's record (observation_bundles, `<connection>/<generation>`): the whole bundle as it will be stored,
 // written before anything else of it, read by those who apply it or lay it over what they read
-// (repository.ts), and deleted once no one can need it. Also the answers a bundle's writer and readers give
+// (store.ts), and deleted once no one can need it. Also the answers a bundle's writer and readers give
 // when the ground moves under them.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Binary, type Collection } from 'mongodb';

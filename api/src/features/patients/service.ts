@@ -1,4 +1,4 @@
-// Patient profiles. Reads follow the seed's order exactly: scope (route guard) → relation-tuple check →
+// Patient profiles. Reads follow one order exactly (docs/architecture.md, Authorization): scope (route guard) → relation-tuple check →
 // tenant membership → tenant-filtered read. Steps 2-3 fail with one uniform 403, so an id never reveals
 // whether it exists in another tenant.
 import { randomUUID } from 'node:crypto';
@@ -96,7 +96,7 @@ export class PatientService {
     }
   }
 
-  /** Steps 2 and 3 of the seed's order; any "no" is the same 403. */
+  /** Steps 2 and 3 of that order; any "no" is the same 403. */
   private async authorize(principal: Principal, permission: 'read' | 'write', id: string): Promise<void> {
     const denied = () => new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL);
     if (!UUID.test(id)) throw denied();

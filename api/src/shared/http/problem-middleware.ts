@@ -18,7 +18,7 @@ export function renderProblem(ctx: Context, error: AppError): void {
   ctx.type = 'application/problem+json';
 }
 
-/** Maps what libraries throw onto the contract's codes; undefined means "unexpected". */
+/** Maps what libraries throw onto the error codes docs/api.md lists; undefined means "unexpected". */
 export function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
   const unavailable = unavailableDependency(error);

@@ -1,4 +1,4 @@
-// A bundle is applied whole or not at all (api/src/features/clinical/bundle-heads.ts, repository.ts): readers see none
+// A bundle is applied whole or not at all (api/src/features/clinical/bundle-heads.ts, store.ts): readers see none
 // of it until its commit and all of it after, also while its replacements are applied in place; a bundle whose writer
 // died part-way is never seen, and a retry with the same Idempotency-Key writes it whole; a writer whose lease was
 // taken over commits nothing. The writer's death is made exact here: its commit waits on a gate the test holds (a
