@@ -35,8 +35,10 @@ export class FakeAppUserStore implements AppUserStore {
     try {
       this.users.insert(userKey(user.accountId, user.appUserId), { ...user, deletedAt: null }, changeId);
       return true;
-    } catch {
-      return false;
+    } catch (error) {
+      // A duplicate is "already there", as the repository's duplicate key is; anything else is a fault.
+      if ((error as { code?: unknown }).code === 11000) return false;
+      throw error;
     }
   }
 

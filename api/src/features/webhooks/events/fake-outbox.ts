@@ -1,5 +1,8 @@
 // In-memory EventOutbox for unit tests: keeps the events whose change committed, in order, and drops the
-// others, as the durable outbox does; remembers the change each was recorded with.
+// others, as the durable outbox does; remembers the change each was recorded with. Where the durable outbox
+// cannot trust a change's answer (a change that threw, or answered "nothing to do" after a write retried on
+// its own first attempt, asks the database whether it landed), this one can: a fake store's change that throws
+// or answers nothing did nothing. So it keeps no staged events and needs no recovery.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../../../../core/src/clock.js';
 import type { ChangeTarget, DeliverableType, DomainEvent } from './domain-event.js';
