@@ -116,7 +116,11 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     app.use(router.allowedMethods());
   }
   const koa = app.callback();
-  const fastPath = catalogFastPath(services.catalogAnswers, observer);
+  const fastPath = catalogFastPath(
+    services.catalogAnswers,
+    observer,
+    routers.flatMap((router) => router.table()),
+  );
   // The polled credentialed reads (the lifecycle probe and the patient profile: 304s above all) and the
   // observation gateway's search.
   const keyed = keyedFastPath(

@@ -4,6 +4,9 @@
 // Koa routes use; the fast path only routes and writes. Anything it does not answer with success — another
 // method or path, invalid input, an unknown brand, and any error at all — falls through to Koa, which
 // answers it from the same function and owns every problem response (a throw here never escapes).
+// Its paths are the routers' own: catalogFastPath() reads the three operations' templates from the routers' table
+// and refuses to start when they are not the shapes it routes by (a search path, /{brandId} below it, /logo below
+// that), so a route moved in sdk.routes.ts cannot leave the fast path answering the old one.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestObserver } from '../../shared/http/observe.js';
 import { requestIdOf } from '../../shared/http/request-id.js';
@@ -11,7 +14,22 @@ import { ROUTES, type CatalogAnswer, type CatalogAnswers, type CatalogRequest } 
 
 const PREFIX = ROUTES.search;
 
-export function catalogFastPath(answers: CatalogAnswers, observer: RequestObserver) {
+/** The operations the fast path answers, and the template each must have in the routers' table. */
+const ANSWERED = { searchBrands: ROUTES.search, getBrand: ROUTES.lookup, getBrandLogo: ROUTES.logo } as const;
+
+export function catalogFastPath(
+  answers: CatalogAnswers,
+  observer: RequestObserver,
+  table: readonly { operationId: string; method: string; path: string }[],
+) {
+  for (const [operationId, template] of Object.entries(ANSWERED)) {
+    const row = table.find((r) => r.operationId === operationId);
+    if (row?.method !== 'get' || row.path !== template) {
+      throw new Error(
+        `the catalog fast path answers ${operationId} as GET ${template}; the routers serve ${JSON.stringify(row)}`,
+      );
+    }
+  }
   return function fastPath(req: IncomingMessage, res: ServerResponse): boolean {
     const url = req.url;
     if (req.method !== 'GET' || url === undefined || !url.startsWith(PREFIX)) return false;

@@ -7,6 +7,8 @@ import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { RequestObserver } from '../../../../api/src/shared/http/observe.js';
 import { catalogFastPath } from '../../../../api/src/features/catalog/fast-path.js';
+import { catalogRoutes } from '../../../../api/src/features/catalog/sdk.routes.js';
+import { ApiRouter } from '../../../../api/src/shared/http/openapi.js';
 import { TestApi } from '../../../../testkit/api.js';
 import { publishTo, realSources } from '../../../../testkit/catalog.js';
 import { koaListener } from '../../../../testkit/koa.js';
@@ -45,6 +47,25 @@ const COMPARED_HEADERS = [
   'vary',
 ];
 
+/** The routers' table as the SDK surface registers the catalog's routes. */
+function catalogTable(api: TestApi) {
+  const router = new ApiRouter('/api/sdk/v1');
+  catalogRoutes(router, { catalogAnswers: api.services.catalogAnswers, catalogService: api.services.catalogService });
+  return router.table();
+}
+
+describe('sdk: the catalog fast path’s routes', () => {
+  it('refuses to start when the routers do not serve the paths it answers', () => {
+    const observer = new RequestObserver(pino({ level: 'silent' }), new Registry());
+    const moved = [
+      { operationId: 'searchBrands', method: 'get', path: '/api/sdk/v1/catalog/brands' },
+      { operationId: 'getBrand', method: 'get', path: '/api/sdk/v1/catalog/brand/:brandId' },
+      { operationId: 'getBrandLogo', method: 'get', path: '/api/sdk/v1/catalog/brands/:brandId/logo' },
+    ];
+    expect(() => catalogFastPath({} as never, observer, moved)).to.throw(/getBrand as GET/);
+  });
+});
+
 for (const publicBaseUrl of ['https://api.portico.example', undefined]) {
   describe(`sdk: catalog fast path (${publicBaseUrl ? 'PUBLIC_BASE_URL set' : 'origin from the request'})`, () => {
     let api: TestApi;
@@ -65,6 +86,7 @@ for (const publicBaseUrl of ['https://api.portico.example', undefined]) {
       const fast = catalogFastPath(
         api.services.catalogAnswers,
         new RequestObserver(pino({ level: 'silent' }), new Registry()),
+        catalogTable(api),
       );
       fastOnly = createServer((req, res) => {
         if (!fast(req, res)) res.writeHead(599).end();
