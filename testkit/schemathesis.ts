@@ -126,7 +126,7 @@ export interface Surface {
   /** Per operation (a path regex): parameter (e.g. `path.id`, `body.brandId`) → dictionary name. */
   bindings?: { pathRegex: string; parameters: Record<string, string> }[];
   /**
-   * Operations whose contract refuses with 400 some input no schema can tell from valid input (an opaque signed
+   * Operations that refuse with 400 some input no schema can tell from valid input (an opaque signed
    * cursor, a brand that is not in the catalog, a host that does not resolve): there a schema-valid request
    * answered 400 is no failure. Every other check still applies to them.
    */

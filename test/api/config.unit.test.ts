@@ -137,7 +137,7 @@ describe('config: loadConfig', () => {
     ['PORTICO_INITIATE_RATE_LIMIT', '10/25h'],
     ['PORTICO_INITIATE_RATE_LIMIT', 'ten/1m'],
   ];
-  it('delivers webhooks by the contract unless told otherwise, and reads the delivery settings', () => {
+  it('delivers webhooks by the documented defaults unless told otherwise, and reads the delivery settings', () => {
     expect(loadConfig({}, fixedSecret).webhooks).to.deep.equal({
       dispatch: true,
       retryScheduleMs: [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],

@@ -1,10 +1,10 @@
 // The tenant-isolation matrix: every operation the API serves in /openapi.json × every variant of
 // its identifier (the owner's, another tenant's, unknown, malformed, deleted) × every kind of credential,
-// against two tenants with real data built through the API. Each cell must answer the contract's status
+// against two tenants with real data built through the API. Each cell must answer the documented status
 // (docs/api.md, "Rules every operation follows": 401 for a missing or wrong-kind credential, 403
 // PLATFORM_ACCESS_DENIED for a missing scope and for any patient the key may not read, 404 for what is absent,
 // deleted or another tenant's); another tenant's id must be answered byte for byte like an unknown one; the denials
-// the contract makes uniform must be identical; no response may carry a field of a tenant other than the caller's;
+// the API makes uniform must be identical; no response may carry a field of a tenant other than the caller's;
 // and nothing of the other tenant may change, nor its events reach anyone else's endpoint.
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
@@ -179,11 +179,11 @@ async function valueOf(world: World, name: ParamName, target: Target, fresh: boo
   return value;
 }
 
-// ---- the operations and what the contract answers ----------------------------------------------------------
+// ---- the operations and what the API answers ----------------------------------------------------------
 
 interface Outcome {
   status: number;
-  /** `details` of the problem, when the contract fixes it. */
+  /** `details` of the problem, when the API fixes it. */
   details?: Record<string, unknown>;
   /** A check of a success body: a message when it is wrong. */
   check?: (body: any, value: string | undefined, x: Exchange) => string | undefined;
@@ -243,7 +243,7 @@ const listedOwnOnly = (): Outcome => ({
 });
 
 const CASES: Case[] = [
-  // Platform: patients (the seed's order: scope, tuple, membership → one uniform 403; then 404).
+  // Platform: patients (the documented order: scope, tuple, membership → one uniform 403; then 404).
   {
     op: `POST ${P}/patients`,
     surface: 'platform',
@@ -840,7 +840,7 @@ for (const redis of [true, false]) {
       );
     });
 
-    it("declares the contract's scope for every platform operation in /openapi.json", async () => {
+    it("declares the documented scope for every platform operation in /openapi.json", async () => {
       const document = (await api.request('GET', '/openapi.json')).body as {
         paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
       };
@@ -855,7 +855,7 @@ for (const redis of [true, false]) {
     });
 
     for (const surface of ['platform', 'publishable', 'secret-app', 'public', 'admin', 'operations'] as const) {
-      it(`answers the contract's status and problem in every cell: ${surface} surface`, () => {
+      it(`answers the documented status and problem in every cell: ${surface} surface`, () => {
         const ofSurface = all.filter((c) => c.case.surface === surface);
         expect(ofSurface.length).to.be.greaterThan(0);
         const wrong = ofSurface.map((cell) => [cell, verdict(cell)] as const).filter(([, v]) => v !== undefined);

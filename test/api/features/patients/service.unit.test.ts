@@ -1,4 +1,4 @@
-// The patient service's rules, without HTTP or a database: the seed's check order (scope is the route's;
+// The patient service's rules, without HTTP or a database: the documented check order (scope is the route's;
 // then the relation-tuple check, tenant membership, the tenant's read), the uniform 403, events recorded
 // with their change, and conditional deletion.
 import { expect } from 'chai';

@@ -27,7 +27,7 @@ describe('platform: webhook endpoints — create, read, delete', () => {
   );
 
   describe('POST /webhook-endpoints', () => {
-    it('creates an ACTIVE endpoint with Location, ETag "1", the contract fields and a signing secret', async () => {
+    it('creates an ACTIVE endpoint with Location, ETag "1", the documented fields and a signing secret', async () => {
       const input = buildEndpoint({ description: 'Orders service' });
       const res = await create(input);
       expect(res.status).to.equal(201);

@@ -1,4 +1,4 @@
-// The observation gateway over real HTTP against the embedded database: each check in the contract's order,
+// The observation gateway over real HTTP against the embedded database: each check in the documented order,
 // each grant filter singly and combined (inside the query: total counts only what the caller may see),
 // FHIR parameters, and paging by the `next` link while observations are being ingested. Twice: searching the
 // connection's in-memory index (the default), and the database (PORTICO_GATEWAY_INDEX_MB=0, the path of a
