@@ -840,7 +840,7 @@ for (const redis of [true, false]) {
       );
     });
 
-    it("declares the documented scope for every platform operation in /openapi.json", async () => {
+    it('declares the documented scope for every platform operation in /openapi.json', async () => {
       const document = (await api.request('GET', '/openapi.json')).body as {
         paths: Record<string, Record<string, { security?: Record<string, string[]>[] }>>;
       };
