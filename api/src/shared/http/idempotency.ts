@@ -8,7 +8,7 @@
 // the next request with the key: if any recovery point shows its change happened, the operation executed
 // and its response is lost (409 IDEMPOTENCY_KEY_EXECUTED, stored as the outcome, never retryable);
 // otherwise nothing happened and the request takes the claim over and executes.
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Clock } from '../../../../core/src/clock.js';
 import { AppError, invalidField } from './errors.js';
@@ -19,6 +19,7 @@ import { pino } from 'pino';
 import type { OperationPatch } from './openapi.js';
 import { principalOf } from './auth.js';
 import { renderProblem, toAppError } from './problem-middleware.js';
+import { captureResponse, replay, seal, sealingKey, unseal, type StoredResponse } from './stored-response.js';
 import type { WriteAdmission } from './admission.js';
 import { answeredByDeadline, latestWriteStart } from './deadline.js';
 
@@ -42,38 +43,6 @@ const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 const KEY_HEADER_PATTERN = `^(?!""$)(?:${KEY_SHAPE.source.slice(1, -1)}|"${KEY_SHAPE.source.slice(1, -1)}")$`;
 /** Outcomes that the operation decided and that a retry would see again. */
 const STORED_ERROR_STATUSES = new Set([404, 409, 412]);
-const REPLAYED_HEADERS = ['ETag', 'Location', 'Content-Type', 'Cache-Control', 'Vary'];
-
-interface StoredResponse {
-  status: number;
-  body: string | null;
-  headers: Record<string, string>;
-}
-
-/**
- * Stored outcomes hold secrets (issued keys, webhook signing secrets, patient data), so they are sealed
- * with AES-256-GCM under a key derived from the server secret, the credential and the raw Idempotency-Key:
- * the store alone cannot read them, and only the same request can.
- */
-function sealingKey(serverSecret: string, keyId: string, idempotencyKey: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', serverSecret, keyId, `portico-idempotency\n${idempotencyKey}`, 32));
-}
-
-function seal(key: Buffer, response: StoredResponse): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const data = Buffer.concat([cipher.update(JSON.stringify(response), 'utf8'), cipher.final()]);
-  return Buffer.concat([iv, cipher.getAuthTag(), data]).toString('base64');
-}
-
-function unseal(key: Buffer, sealed: string): StoredResponse {
-  const raw = Buffer.from(sealed, 'base64');
-  const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
-  decipher.setAuthTag(raw.subarray(12, 28));
-  return JSON.parse(
-    Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8'),
-  ) as StoredResponse;
-}
 
 function readKey(ctx: Context): string | undefined {
   const values = ctx.req.headersDistinct['idempotency-key'];
@@ -368,26 +337,3 @@ const executed = () =>
     'IDEMPOTENCY_KEY_EXECUTED',
     'The request with this Idempotency-Key was executed, but its response is no longer available; read the resource to see its state.',
   );
-
-/** The response as it will be sent and stored (after rendering `problem`, when given). */
-function captureResponse(ctx: Context, problem?: AppError): StoredResponse {
-  if (problem) renderProblem(ctx, problem);
-  const body = ctx.body == null ? null : typeof ctx.body === 'string' ? ctx.body : JSON.stringify(ctx.body);
-  if (body !== null) ctx.body = body; // what is sent is exactly what is stored
-  const headers: Record<string, string> = {};
-  for (const name of REPLAYED_HEADERS) {
-    const value = ctx.response.get(name);
-    if (value) headers[name] = String(value);
-  }
-  return { status: ctx.status, body, headers };
-}
-
-function replay(ctx: Context, response: StoredResponse): void {
-  ctx.status = response.status;
-  for (const [name, value] of Object.entries(response.headers)) ctx.set(name, value);
-  ctx.set('Idempotent-Replayed', 'true');
-  if (response.body !== null) {
-    ctx.body = response.body;
-    if (response.headers['Content-Type']) ctx.type = response.headers['Content-Type'];
-  }
-}
