@@ -119,11 +119,18 @@ export async function buildServices({
     appUsers: new AppUserRepository(db, locks, caches.cache('app-user-states', { max: 200_000, ttlMs: minute })),
     sessions: new SessionRepository(db, locks),
     // The gateway's per-connection index is built from a whole connection: a long read.
-    observations: new ObservationRepository(db, locks, longDb, clock, (error, connectionId) =>
-      logger.warn(
-        { err: error, connectionId },
-        'applying a committed bundle failed; the next bundle or search of the connection applies it',
-      ),
+    observations: new ObservationRepository(
+      db,
+      locks,
+      longDb,
+      clock,
+      (error, connectionId) =>
+        logger.warn(
+          { err: error, connectionId },
+          'applying a committed bundle failed; the next bundle or search of the connection applies it',
+        ),
+      // A checkpoint larger than the gateway would index for one connection is not kept (checkpoints.ts).
+      (config.gatewayIndexMb * 1024 * 1024) / 4,
     ),
   };
   const outbox = new Outbox(db, locks, clock);
@@ -278,7 +285,9 @@ export async function buildServices({
       apps,
       observations,
       generations,
-      indexes: new ConnectionIndexes((id) => observations.all(id), config.gatewayIndexMb * 1024 * 1024),
+      indexes: new ConnectionIndexes(observations, config.gatewayIndexMb * 1024 * 1024, undefined, (error, id) =>
+        logger.warn({ err: error, connectionId: id }, 'observations: a checkpoint could not be written; next tidy'),
+      ),
       cursors: new CursorCodec(config.cursorSecret),
       clock,
       logger,

@@ -14,6 +14,9 @@ import { storedFields } from './bundle-records.js';
 import type { ObservationDocument } from './document.js';
 import type { NormalizedObservation } from './observations.js';
 import type { IngestTarget, ObservationStore } from './store.js';
+import type { Checkpoint } from './checkpoints.js';
+import type { Changes } from './observation-log.js';
+import { foldBundles, observationRow, type CommittedBundle, type ObservationRow } from './rows.js';
 
 /** What the repository stores of an observation: its search fields, and when it was last written. */
 type Stored = ObservationDocument & { updatedAt: Date };
@@ -21,6 +24,10 @@ type Stored = ObservationDocument & { updatedAt: Date };
 export class FakeObservationStore implements ObservationStore {
   /** By _id (`<connection>/<resource id>`), as the repository's collection is. */
   private readonly documents = new Map<string, Stored>();
+  /** Every bundle by connection, in the order written (generation 1, 2, …): the repository forgets none either
+   * while its checkpoint does not hold them. */
+  private readonly bundles = new Map<string, CommittedBundle[]>();
+  private readonly checkpoints = new Map<string, { gen: number; rows: ObservationRow[] }>();
 
   async upsert(
     target: IngestTarget,
@@ -40,6 +47,10 @@ export class FakeObservationStore implements ObservationStore {
     });
     const updated = written.filter((doc) => this.documents.has(doc._id)).length;
     for (const doc of written) this.documents.set(doc._id, doc);
+    const log = this.bundles.get(connectionId) ?? [];
+    this.bundles.set(connectionId, log);
+    const rows = written.map((doc) => observationRow(structuredClone(doc), at.getTime()));
+    log.push({ gen: log.length + 1, at: at.getTime(), rows });
     return { ingested: observations.length - updated, updated };
   }
 
@@ -59,6 +70,20 @@ export class FakeObservationStore implements ObservationStore {
   async *all(connectionId: string): AsyncIterable<ObservationDocument> {
     const docs = [...this.documents.values()].filter((doc) => doc.connectionId === connectionId);
     for (const doc of docs) yield structuredClone(doc);
+  }
+
+  async changes(connectionId: string, after: number): Promise<Changes | null> {
+    const log = this.bundles.get(connectionId) ?? [];
+    return { gen: log.length, bundles: structuredClone(log.slice(after)) };
+  }
+
+  async checkpoint(connectionId: string): Promise<Checkpoint | null> {
+    return structuredClone(this.checkpoints.get(connectionId) ?? null);
+  }
+
+  async writeCheckpoint(connectionId: string): Promise<void> {
+    const log = this.bundles.get(connectionId) ?? [];
+    this.checkpoints.set(connectionId, { gen: log.length, rows: [...foldBundles(new Map(), log).values()] });
   }
 }
 

@@ -38,6 +38,8 @@ import {
   type StoredFields,
 } from './bundle-records.js';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import { CheckpointStore, type Checkpoint } from './checkpoints.js';
+import { ObservationLog, type Changes } from './observation-log.js';
 
 export interface IngestTarget {
   accountId: string;
@@ -66,6 +68,15 @@ export interface ObservationStore {
    * no particular order. One may come twice: its later copy is the one shown, with its first copy's firstIngestedAt.
    */
   all(connectionId: string): AsyncIterable<ObservationDocument>;
+  /**
+   * What the bundles committed after generation `after` wrote, in commit order, up to the last commit
+   * (observation-log.ts); null when one of them is no longer recorded (build from the checkpoint, or all()).
+   */
+  changes(connectionId: string, after: number): Promise<Changes | null>;
+  /** The connection's latest checkpoint (checkpoints.ts); null when it has none. */
+  checkpoint(connectionId: string): Promise<Checkpoint | null>;
+  /** Brings the connection's checkpoint up to its last commit: after a read of all(), so the next one is not needed. */
+  writeCheckpoint(connectionId: string): Promise<void>;
 }
 
 /** Reads of the database that a search gives up after, when bundles keep being committed under it. */
@@ -87,6 +98,7 @@ export class ObservationRepository implements ObservationStore {
   private readonly longCollection: Collection<ObservationDocument>;
   private readonly records: Collection<BundleRecord>;
   readonly heads: BundleHeads;
+  private readonly log: ObservationLog;
   /** The work after commits under way here. */
   private readonly background = new Set<Promise<void>>();
 
@@ -98,11 +110,20 @@ export class ObservationRepository implements ObservationStore {
     private readonly clock: Clock = systemClock,
     /** Told of work after a commit that failed (it is done again later: by the next bundle, or a reader). */
     private readonly onBackgroundError: (error: unknown, connectionId: string) => void = () => {},
+    /** A checkpoint's largest text (checkpoints.ts): the gateway's index budget for one connection. */
+    checkpointMaxBytes = 32 * 1024 * 1024,
   ) {
     this.collection = db.collection<ObservationDocument>('observations');
     this.longCollection = longDb.collection<ObservationDocument>('observations');
     this.records = longDb.collection<BundleRecord>(BUNDLES);
     this.heads = new BundleHeads(longDb, locks);
+    this.log = new ObservationLog(
+      this.heads,
+      this.records,
+      new CheckpointStore(longDb, locks),
+      (connectionId) => this.all(connectionId),
+      checkpointMaxBytes,
+    );
   }
 
   /** `indexes`: the database handle index builds go through (they can take long). */
@@ -242,6 +263,18 @@ export class ObservationRepository implements ObservationStore {
         yield { ...fields, _id, firstIngestedAt: first };
       }
     }
+  }
+
+  changes(connectionId: string, after: number): Promise<Changes | null> {
+    return this.log.changes(connectionId, after);
+  }
+
+  checkpoint(connectionId: string): Promise<Checkpoint | null> {
+    return this.log.checkpoint(connectionId);
+  }
+
+  writeCheckpoint(connectionId: string): Promise<void> {
+    return this.log.write(connectionId);
   }
 
   /** The connection's observations as readers see them, one each (all() without its repeats): for tests and tools. */
@@ -409,8 +442,13 @@ export class ObservationRepository implements ObservationStore {
    * (tidyAll), so the last bundles of a connection that gets no more are tidied too.
    */
   async tidy(connectionId: string): Promise<void> {
-    const head = await this.heads.head(connectionId);
+    let head = await this.heads.head(connectionId);
     const now = this.clock.now().getTime();
+    // The checkpoint first: the records it stands for are forgotten here (a failure keeps them for the next round).
+    if (head && (await this.log.due(head, now))) {
+      await this.log.write(connectionId);
+      head = await this.heads.head(connectionId);
+    }
     const kept = (head?.kept ?? []).filter((k) => k.at.getTime() <= now - KEPT_MS).map((k) => k.gen);
     const abandoned = (head?.abandoned ?? [])
       .filter((a) => a.cleaned && a.at.getTime() <= now - ABANDONED_LISTED_MS)

@@ -33,6 +33,9 @@ import { ManualClock } from '../../../../testkit/clock.js';
 import { describeStore } from '../../../../testkit/store-behaviour.js';
 import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
 import { documentLocksFor } from '../../../../core/src/infra/locks.js';
+import { documentRow, foldBundles, type ObservationRow } from '../../../../api/src/features/clinical/rows.js';
+import { KEPT_MS } from '../../../../api/src/features/clinical/bundle-heads.js';
+import { CHECKPOINT_PARTS } from '../../../../api/src/features/clinical/checkpoints.js';
 
 // When the cases' bundles are written, minutes apart, and the repository's clock then: a bundle written long before
 // its clock's now would be tidied away at once after the next commit (KEPT_MS), which is not what these cases are.
@@ -98,6 +101,22 @@ async function current(store: ObservationStore, connectionId: string): Promise<R
 
 /** What the store sorts an observation by: its date's start, or the beginning of time without one. */
 const sortTime = (o: NormalizedObservation) => o.date?.start.getTime() ?? BEGINNING.getTime();
+
+/** Rows by _id, each resource parsed (its text's layout is not part of the rows' meaning). */
+const rowsById = (rows: Iterable<ObservationRow>) =>
+  [...rows]
+    .map((row) => ({ ...row, resource: JSON.parse(row.resource) as unknown }))
+    .sort((a, b) => (a._id < b._id ? -1 : 1));
+
+/** The connection as the gateway's index sees it when read whole from its documents. */
+async function wholeRows(store: ObservationStore, connectionId: string) {
+  const rows = new Map<string, ObservationRow>();
+  for await (const doc of store.all(connectionId)) {
+    const row = documentRow(doc);
+    rows.set(doc._id, { ...row, firstIngestedAt: rows.get(doc._id)?.firstIngestedAt ?? row.firstIngestedAt });
+  }
+  return rowsById(rows.values());
+}
 
 const byId = (docs: Record<string, unknown>[]) =>
   [...docs].sort((a, b) => ((a._id as string) < (b._id as string) ? -1 : 1));
@@ -272,6 +291,36 @@ describeStore<ObservationStore, ObservationRepository>(
       expect(totals).to.include(200);
     });
 
+    it('tells what the bundles after a generation wrote, in order, and checkpoints the connection as it reads', async () => {
+      const [a, b] = normalized([heartRate(), glucose()]) as [NormalizedObservation, NormalizedObservation];
+      await store().upsert(target, [a, b], T1);
+      const [b2, c] = normalized([effective(glucose({ id: b.resourceId }), '2025-06-01'), hemoglobin()]);
+      await store().upsert(target, [b2!, c!], T2);
+      const changes = (await store().changes(target.connectionId, 0))!;
+      expect(changes.gen).to.equal(2);
+      expect(
+        changes.bundles.map((bundle) => [bundle.gen, bundle.at, bundle.rows.map((r) => r.resourceId)]),
+      ).to.deep.equal([
+        [1, T1.getTime(), [a.resourceId, b.resourceId]],
+        [2, T2.getTime(), [b.resourceId, c!.resourceId]],
+      ]);
+      const whole = await wholeRows(store(), target.connectionId);
+      expect(rowsById(foldBundles(new Map(), changes.bundles).values())).to.deep.equal(whole);
+      expect((await store().changes(target.connectionId, 1))!.bundles.map((bundle) => bundle.gen)).to.deep.equal([2]);
+      expect(await store().changes(randomUUID(), 0)).to.deep.equal({ gen: 0, bundles: [] });
+
+      // (The repository may have checkpointed the first bundle already: its clock says it was applied a while ago.)
+      await store().writeCheckpoint(target.connectionId);
+      const checkpoint = (await store().checkpoint(target.connectionId)) as { gen: number; rows: ObservationRow[] };
+      expect(checkpoint.gen).to.equal(2);
+      expect(rowsById(checkpoint.rows)).to.deep.equal(whole);
+      await store().upsert(target, normalized([heartRate()]), T3);
+      const after = (await store().changes(target.connectionId, checkpoint.gen))!;
+      expect([after.gen, after.bundles.map((bundle) => bundle.gen)]).to.deep.equal([3, [3]]);
+      const rows = foldBundles(new Map(checkpoint.rows.map((row) => [row._id, row])), after.bundles);
+      expect(rowsById(rows.values())).to.deep.equal(await wholeRows(store(), target.connectionId));
+    });
+
     it('keeps a paging walk to what was ingested by its start, replacements of it included', async () => {
       const [early] = normalized([effective(heartRate(), '2024-01-01')]) as [NormalizedObservation];
       await store().upsert(target, [early], T1);
@@ -307,5 +356,53 @@ describe('clinical: a connection’s head under its own background work (MongoDB
     }
     await repository.settled();
     expect((await repository.heads.visibility(target.connectionId)).committed).to.equal(30);
+  });
+
+  it('checkpoints a connection before it forgets the records of its bundles, and replaces the checkpoint whole', async () => {
+    const { db } = database!;
+    const clock = new ManualClock(T1);
+    const locks = await documentLocksFor(db);
+    const repository = new ObservationRepository(db, locks, db, clock);
+    const target = { accountId: randomUUID(), connectionId: randomUUID() };
+    await repository.upsert(target, normalized([heartRate(), glucose()]), T1);
+    await repository.upsert(target, normalized([hemoglobin()]), T2);
+    await repository.settled();
+    const whole = await wholeRows(repository, target.connectionId);
+    clock.advance(T2.getTime() - T1.getTime() + KEPT_MS + 60_000);
+    await repository.tidy(target.connectionId);
+    expect(await repository.changes(target.connectionId, 0)).to.equal(null); // the records are gone
+    const checkpoint = (await repository.checkpoint(target.connectionId)) as { gen: number; rows: ObservationRow[] };
+    expect(checkpoint.gen).to.equal(2);
+    expect(rowsById(checkpoint.rows)).to.deep.equal(whole);
+    expect(await repository.changes(target.connectionId, 2)).to.deep.equal({ gen: 2, bundles: [] });
+
+    // Two replicas checkpoint the next bundle at once: one checkpoint, its parts alone left.
+    await repository.upsert(target, normalized([heartRate()]), clock.now());
+    const other = new ObservationRepository(db, locks, db, clock);
+    await Promise.all([repository.writeCheckpoint(target.connectionId), other.writeCheckpoint(target.connectionId)]);
+    const next = (await other.checkpoint(target.connectionId)) as { gen: number; rows: ObservationRow[] };
+    expect(next.gen).to.equal(3);
+    expect(rowsById(next.rows)).to.deep.equal(await wholeRows(repository, target.connectionId));
+    const parts = await db.collection(CHECKPOINT_PARTS).find({ connectionId: target.connectionId }).toArray();
+    expect(parts.map((part) => part._id)).to.deep.equal([`${target.connectionId}@3#0`]);
+    await repository.settled();
+  });
+
+  it('marks a connection too large to checkpoint, and keeps nothing of it', async () => {
+    const { db } = database!;
+    const repository = new ObservationRepository(
+      db,
+      await documentLocksFor(db),
+      db,
+      new ManualClock(T2),
+      () => {},
+      100,
+    );
+    const target = { accountId: randomUUID(), connectionId: randomUUID() };
+    await repository.upsert(target, normalized([heartRate(), glucose()]), T1);
+    await repository.writeCheckpoint(target.connectionId);
+    expect(await repository.checkpoint(target.connectionId)).to.deep.equal({ gen: 1, oversized: true });
+    expect(await db.collection(CHECKPOINT_PARTS).countDocuments({ connectionId: target.connectionId })).to.equal(0);
+    await repository.settled();
   });
 });

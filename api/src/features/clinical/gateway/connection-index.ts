@@ -1,11 +1,15 @@
 // A connection's observations held in memory by each replica, so the gateway's search does not ask the
 // database to scan them on every call (the embedded FerretDB answers no filter but _id from an index and
 // decodes every document of the collection for each query; MongoDB would use the compound index, but the
-// search would still read and count every match). Built from the database on the first search, kept in a
-// byte-bounded LRU shared by all connections, and stamped with the connection's `obs:<id>` generation token
-// read before the build (shared/infra/generations.ts): every ingest replaces the token, so no search on any replica
-// uses an index built before the last ingest. A connection larger than a quarter of
-// the budget is not indexed: the gateway then searches the database.
+// search would still read and count every match). Kept in a byte-bounded LRU shared by all connections, and
+// stamped with the connection's `obs:<id>` generation token read before it was loaded (shared/infra/generations.ts):
+// every ingest replaces the token, so no search on any replica uses an index that misses the last ingest.
+//
+// An index is loaded from the connection's checkpoint and the records of the bundles committed after it (a few
+// documents: store.ts, changes() and checkpoint()), and brought up to date after an ingest with the records of
+// the bundles committed since (advance()), never read again whole; only a connection that neither covers (its
+// data older than checkpoints) is read from its documents, once, and then checkpointed. A connection larger than a
+// quarter of the budget is not indexed: the gateway then searches the database.
 //
 // The index is sorted by (sortDate, _id), as the database sorts, and files each observation under its
 // `code` tokens, codes and systems, so a search by code visits only the observations it can match. The
@@ -17,6 +21,9 @@ import { LRUCache } from 'lru-cache';
 import { codeKeys, observationMatcher, type Columns, type LabelSet } from './matcher.js';
 import type { CodingIndex, ObservationDocument } from '../document.js';
 import { parseToken, type Grants, type SearchParams } from './query.js';
+import { documentRow, foldBundles, type ObservationRow } from '../rows.js';
+import type { ObservationStore } from '../store.js';
+import type { Changes } from '../observation-log.js';
 
 /**
  * What keeping an observation costs beside its entry bytes (ids, coding and category arrays and strings,
@@ -26,6 +33,14 @@ import { parseToken, type Grants, type SearchParams } from './query.js';
 const ENTRY_OVERHEAD_BYTES = 1100;
 
 const EMPTY = new Uint32Array(0);
+
+/** What keeping a row costs: its searchset entry's bytes and ENTRY_OVERHEAD_BYTES. */
+const rowBytes = (row: ObservationRow) =>
+  ENTRY_OVERHEAD_BYTES +
+  row.resourceId.length +
+  RESOURCE_AT.length +
+  Buffer.byteLength(row.resource) +
+  SEARCH_MODE.length;
 
 /** The searches whose matches an index keeps (their bytes are part of the index's, reserved at build). */
 const KEPT_SEARCHES = 8;
@@ -50,8 +65,13 @@ export interface IndexedObservation extends Position {
  * A FHIR id ([A-Za-z0-9.-]) needs no escaping in the quoted fullUrl.
  */
 export function entryTail(resourceId: string, resource: unknown): Buffer {
-  return Buffer.from(`${resourceId}","resource":${JSON.stringify(resource)},"search":{"mode":"match"}}`);
+  return tailOf(resourceId, JSON.stringify(resource));
 }
+
+const RESOURCE_AT = '","resource":';
+const SEARCH_MODE = ',"search":{"mode":"match"}}';
+const tailOf = (resourceId: string, resource: string) =>
+  Buffer.from(`${resourceId}${RESOURCE_AT}${resource}${SEARCH_MODE}`);
 
 export class ConnectionIndex {
   private readonly everything: Uint32Array;
@@ -61,8 +81,10 @@ export class ConnectionIndex {
   private readonly kept = new LRUCache<string, Uint32Array>({ max: KEPT_SEARCHES });
 
   private constructor(
-    /** The connection's `obs:` token read before the build began: the index holds every ingest before it. */
+    /** The connection's `obs:` token read before the load began: the index holds every ingest before it. */
     readonly token: string,
+    /** The last committed generation it holds; undefined when read from the documents (then not advanced). */
+    readonly gen: number | undefined,
     /** Sorted by (sortDate, id), as the database sorts. */
     private readonly entries: IndexedObservation[],
     private readonly columns: Columns,
@@ -83,27 +105,30 @@ export class ConnectionIndex {
     maxBytes: number,
     token = '',
   ): Promise<ConnectionIndex | null> {
-    const byId = new Map<string, { entry: IndexedObservation; doc: ObservationDocument; bytes: number }>();
+    const rows = new Map<string, ObservationRow>();
     let bytes = INDEX_OVERHEAD_BYTES;
     for await (const doc of documents) {
-      const entry = {
-        id: doc._id,
-        resourceId: doc.resourceId,
-        sortDate: doc.sortDate.getTime(),
-        tail: entryTail(doc.resourceId, doc.resource),
-      };
-      const size = ENTRY_OVERHEAD_BYTES + entry.tail.length;
-      const earlier = byId.get(doc._id);
-      bytes += size - (earlier?.bytes ?? 0);
+      const row = documentRow(doc);
+      const earlier = rows.get(doc._id);
+      bytes += rowBytes(row) - (earlier ? rowBytes(earlier) : 0);
       if (bytes > maxBytes) return null;
-      byId.set(doc._id, {
-        entry,
-        doc: { ...doc, resource: {}, firstIngestedAt: earlier?.doc.firstIngestedAt ?? doc.firstIngestedAt },
-        bytes: size,
-      });
+      rows.set(doc._id, { ...row, firstIngestedAt: earlier?.firstIngestedAt ?? row.firstIngestedAt });
     }
-    const loaded = [...byId.values()].sort((a, b) => compare(a.entry, b.entry));
+    return ConnectionIndex.fromRows(rows.values(), maxBytes, token, undefined);
+  }
+
+  /** The index of `rows` (one per observation, any order) as of generation `gen`; null when over `maxBytes`. */
+  static fromRows(
+    rows: Iterable<ObservationRow>,
+    maxBytes: number,
+    token: string,
+    gen: number | undefined,
+  ): ConnectionIndex | null {
+    const loaded = [...rows].sort((a, b) => a.sortDate - b.sortDate || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
     const n = loaded.length;
+    let bytes = INDEX_OVERHEAD_BYTES + KEPT_SEARCHES * Uint32Array.BYTES_PER_ELEMENT * n;
+    for (const row of loaded) bytes += rowBytes(row);
+    if (bytes > maxBytes) return null;
     const labelSets: LabelSet[] = [];
     const labelNumbers = new Map<string, number>();
     const columns: Columns = {
@@ -116,39 +141,65 @@ export class ConnectionIndex {
       category: [],
     };
     const lists = new Map<string, number[]>();
-    loaded.forEach(({ doc }, i) => {
-      columns.start[i] = doc.date ? doc.date.start.getTime() : Number.NaN;
-      columns.end[i] = doc.date ? doc.date.end.getTime() : Number.NaN;
-      columns.firstIngestedAt[i] = doc.firstIngestedAt.getTime();
-      const labelKey = JSON.stringify([doc.confidentiality, doc.sensitivity]);
+    const entries = loaded.map((row, i): IndexedObservation => {
+      columns.start[i] = row.date ? row.date.start : Number.NaN;
+      columns.end[i] = row.date ? row.date.end : Number.NaN;
+      columns.firstIngestedAt[i] = row.firstIngestedAt;
+      const labelKey = JSON.stringify([row.confidentiality, row.sensitivity]);
       let number = labelNumbers.get(labelKey);
       if (number === undefined) {
         labelNumbers.set(labelKey, (number = labelSets.length));
-        labelSets.push({ confidentiality: doc.confidentiality, sensitivity: doc.sensitivity });
+        labelSets.push({ confidentiality: row.confidentiality, sensitivity: row.sensitivity });
       }
       columns.labels[i] = number;
-      (columns.code as CodingIndex[]).push(doc.code);
-      (columns.category as CodingIndex[]).push(doc.category);
+      (columns.code as CodingIndex[]).push(row.code);
+      (columns.category as CodingIndex[]).push(row.category);
       for (const key of new Set([
-        ...doc.code.tokens.map((t) => `t:${t}`),
-        ...doc.code.codes.map((c) => `c:${c}`),
-        ...doc.code.systems.map((s) => `s:${s}`),
+        ...row.code.tokens.map((t) => `t:${t}`),
+        ...row.code.codes.map((c) => `c:${c}`),
+        ...row.code.systems.map((s) => `s:${s}`),
       ])) {
         let list = lists.get(key);
         if (!list) lists.set(key, (list = []));
         list.push(i);
       }
+      return {
+        id: row._id,
+        resourceId: row.resourceId,
+        sortDate: row.sortDate,
+        tail: tailOf(row.resourceId, row.resource),
+      };
     });
     const postings = new Map([...lists].map(([key, list]) => [key, Uint32Array.from(list)]));
-    bytes += KEPT_SEARCHES * Uint32Array.BYTES_PER_ELEMENT * n;
-    if (bytes > maxBytes) return null;
-    return new ConnectionIndex(
-      token,
-      loaded.map(({ entry }) => entry),
-      columns,
-      postings,
-      bytes,
-    );
+    return new ConnectionIndex(token, gen, entries, columns, postings, bytes);
+  }
+
+  /** This index with what the bundles of `changes` wrote laid over it, under `token`; null when over `maxBytes`. */
+  advance(changes: Changes, token: string, maxBytes: number): ConnectionIndex | null {
+    const rows = foldBundles(new Map([...this.rows()].map((row) => [row._id, row])), changes.bundles);
+    return ConnectionIndex.fromRows(rows.values(), maxBytes, token, changes.gen);
+  }
+
+  /** The observations it holds, as rows (what it was built from). */
+  *rows(): Iterable<ObservationRow> {
+    const { start, end, firstIngestedAt, labels, labelSets, code, category } = this.columns;
+    for (const [i, entry] of this.entries.entries()) {
+      const tail = entry.tail;
+      const label = labelSets[labels[i]!]!;
+      yield {
+        _id: entry.id,
+        resourceId: entry.resourceId,
+        sortDate: entry.sortDate,
+        date: Number.isNaN(start[i]!) ? null : { start: start[i]!, end: end[i]! },
+        code: code[i]!,
+        category: category[i]!,
+        confidentiality: label.confidentiality,
+        sensitivity: [...label.sensitivity],
+        firstIngestedAt: firstIngestedAt[i]!,
+        // Ids are ASCII: the resource's text begins after the id and RESOURCE_AT, and ends before SEARCH_MODE.
+        resource: tail.toString('utf8', entry.resourceId.length + RESOURCE_AT.length, tail.length - SEARCH_MODE.length),
+      };
+    }
   }
 
   get size(): number {
@@ -239,20 +290,25 @@ export class ConnectionIndex {
   }
 }
 
-/** The per-replica indexes of connections: built on demand, at most two at a time, never used once stale. */
+/** What an index is loaded from (ObservationStore, and its fake in unit tests). */
+export type IndexSource = Pick<ObservationStore, 'all' | 'changes' | 'checkpoint' | 'writeCheckpoint'>;
+
+/** The per-replica indexes of connections: loaded on demand, at most two at a time, never used once stale. */
 export class ConnectionIndexes {
   private readonly indexes: LRUCache<string, ConnectionIndex | Oversized>;
-  /** Builds in flight by connection; a search joins one only if it began under the token it read. */
+  /** Loads in flight by connection; a search joins one only if it began under the token it read. */
   private readonly building = new Map<string, { token: string; index: Promise<ConnectionIndex | null> }>();
-  /** At most two builds at a time (p-limit); the rest wait in order. */
+  /** At most two loads at a time (p-limit); the rest wait in order. */
   private readonly builds = pLimit(2);
   private readonly maxBytesPerConnection: number;
 
   /** `maxBytes` 0: no indexes (every search reads the database). */
   constructor(
-    private readonly load: (connectionId: string) => AsyncIterable<ObservationDocument>,
+    private readonly source: IndexSource,
     private readonly maxBytes: number,
     ttlMs = 10 * 60_000,
+    /** Told when a checkpoint written after a whole read failed (the next tidy of the connection writes it). */
+    private readonly onError: (error: unknown, connectionId: string) => void = () => {},
   ) {
     this.maxBytesPerConnection = Math.floor(maxBytes / 4);
     // Bounded by bytes alone (a `max` would allocate for every entry it allows up front: lru.ts).
@@ -264,7 +320,7 @@ export class ConnectionIndexes {
   }
 
   /**
-   * An index of the connection built under `token` (its `obs:` generation token, read just before), or null
+   * An index of the connection loaded under `token` (its `obs:` generation token, read just before), or null
    * when indexing is off or the connection is too large for it (remembered for the TTL: ingests only add to
    * a connection).
    */
@@ -275,7 +331,7 @@ export class ConnectionIndexes {
     if (cached && cached.token === token) return cached;
     const flying = this.building.get(connectionId);
     if (flying && flying.token === token) return flying.index;
-    const index = this.build(connectionId, token);
+    const index = this.build(connectionId, token, cached);
     this.building.set(connectionId, { token, index });
     try {
       return await index;
@@ -284,14 +340,38 @@ export class ConnectionIndexes {
     }
   }
 
-  private build(connectionId: string, token: string): Promise<ConnectionIndex | null> {
+  private build(connectionId: string, token: string, stale?: ConnectionIndex): Promise<ConnectionIndex | null> {
     return this.builds(async () => {
-      const index = await ConnectionIndex.build(this.load(connectionId), this.maxBytesPerConnection, token);
+      const index = await this.load(connectionId, token, stale);
       // The newest build wins: one that began under an older token finishes later only if it was slower.
       if (this.building.get(connectionId)?.token === token || !this.indexes.has(connectionId))
         this.indexes.set(connectionId, index ?? OVERSIZED);
       return index;
     });
+  }
+
+  /**
+   * The stale index with the bundles committed since it was loaded; else the checkpoint with the bundles committed
+   * after it; else (neither is there: data older than checkpoints) the whole connection from its documents, which
+   * is then checkpointed so that no replica reads it whole again.
+   */
+  private async load(connectionId: string, token: string, stale?: ConnectionIndex): Promise<ConnectionIndex | null> {
+    const max = this.maxBytesPerConnection;
+    if (stale?.gen !== undefined) {
+      const changes = await this.source.changes(connectionId, stale.gen);
+      if (changes) return stale.advance(changes, token, max);
+    }
+    const checkpoint = await this.source.checkpoint(connectionId);
+    if (checkpoint && 'oversized' in checkpoint) return null;
+    const base = checkpoint ?? { gen: 0, rows: [] };
+    const changes = await this.source.changes(connectionId, base.gen);
+    if (changes) {
+      const rows = foldBundles(new Map(base.rows.map((row) => [row._id, row])), changes.bundles);
+      return ConnectionIndex.fromRows(rows.values(), max, token, changes.gen);
+    }
+    const index = await ConnectionIndex.build(this.source.all(connectionId), max, token);
+    this.source.writeCheckpoint(connectionId).catch((error: unknown) => this.onError(error, connectionId));
+    return index;
   }
 }
 

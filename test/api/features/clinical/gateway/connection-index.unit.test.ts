@@ -4,14 +4,26 @@ import { expect } from 'chai';
 import {
   ConnectionIndex,
   ConnectionIndexes,
+  type IndexSource,
   type Position,
 } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
 import type { ObservationDocument } from '../../../../../api/src/features/clinical/document.js';
+import { documentRow, foldBundles, type CommittedBundle } from '../../../../../api/src/features/clinical/rows.js';
 import type { Grants, SearchParams } from '../../../../../api/src/features/clinical/gateway/query.js';
 import { ALL, AS_OF, CONNECTION_A, FIXTURES, NOW } from './fixtures.js';
 
 async function* documents(connectionId: string): AsyncIterable<ObservationDocument> {
   yield* FIXTURES.filter((doc) => doc.connectionId === connectionId);
+}
+
+/** A source with no checkpoints and no records: every load reads the documents whole (all()). */
+function wholeReads(load: (connectionId: string) => AsyncIterable<ObservationDocument>): IndexSource {
+  return {
+    all: load,
+    changes: async () => null,
+    checkpoint: async () => null,
+    writeCheckpoint: async () => {},
+  };
 }
 
 describe('observations: the connection index', () => {
@@ -42,7 +54,7 @@ describe('observations: the connection index', () => {
       loads.push(connectionId);
       return documents(connectionId);
     };
-    const indexes = new ConnectionIndexes(load, 1e9);
+    const indexes = new ConnectionIndexes(wholeReads(load), 1e9);
     const [first, joined] = await Promise.all([indexes.get(CONNECTION_A, 't0'), indexes.get(CONNECTION_A, 't0')]);
     expect(first).to.be.instanceOf(ConnectionIndex);
     expect(joined).to.equal(first); // one build for both
@@ -54,11 +66,11 @@ describe('observations: the connection index', () => {
     expect(await indexes.get(CONNECTION_A, 't1')).to.equal(second);
     expect(loads).to.have.length(2);
 
-    const tiny = new ConnectionIndexes(load, 4000); // a quarter of it per connection
+    const tiny = new ConnectionIndexes(wholeReads(load), 4000); // a quarter of it per connection
     expect(await tiny.get(CONNECTION_A, 't0')).to.equal(null);
     expect(await tiny.get(CONNECTION_A, 't5')).to.equal(null);
     expect(loads).to.have.length(3);
-    expect(await new ConnectionIndexes(load, 0).get(CONNECTION_A, 't0')).to.equal(null);
+    expect(await new ConnectionIndexes(wholeReads(load), 0).get(CONNECTION_A, 't0')).to.equal(null);
     expect(loads).to.have.length(3);
   });
 
@@ -142,5 +154,133 @@ describe('observations: the connection index', () => {
     const empty = (await ConnectionIndex.build(documents('no-such-connection'), 1e9))!;
     expect(empty.size).to.equal(0);
     expect(empty.bytes).to.be.at.least(4096);
+  });
+
+  describe('loaded from a checkpoint and the bundles after it', () => {
+    const docs = FIXTURES.filter((doc) => doc.connectionId === CONNECTION_A);
+    const later = new Date(AS_OF.getTime() + 60_000);
+    const at = (doc: ObservationDocument) => doc.firstIngestedAt.getTime();
+    // A bundle per time the fixtures were ingested, then one replacing an observation of the first (which keeps when
+    // it was first written).
+    const times = [...new Set(docs.map(at))].sort((a, b) => a - b);
+    const replaced = { ...docs[0]!, resource: { ...docs[0]!.resource, status: 'amended' } };
+    const bundles: CommittedBundle[] = [
+      ...times.map((time, i) => ({
+        gen: i + 1,
+        at: time,
+        rows: docs.filter((doc) => at(doc) === time).map(documentRow),
+      })),
+      {
+        gen: times.length + 1,
+        at: later.getTime(),
+        rows: [{ ...documentRow(replaced), firstIngestedAt: later.getTime() }],
+      },
+    ];
+    const LAST = bundles.length;
+
+    /** A source holding `committed` bundles, a checkpoint of the first `checkpointAt`, and records from `recordsFrom`. */
+    function source(state: { committed: number; checkpointAt?: number; recordsFrom?: number }) {
+      const calls: string[] = [];
+      const from = state.recordsFrom ?? 1;
+      const rowsUpTo = (gen: number) => [...foldBundles(new Map(), bundles.slice(0, gen)).values()];
+      const src: IndexSource = {
+        all: () => {
+          calls.push('all');
+          return (async function* () {
+            for (const row of rowsUpTo(state.committed))
+              yield {
+                ...docs.find((doc) => doc._id === row._id)!,
+                ...(row._id === replaced._id && state.committed === LAST && { resource: replaced.resource }),
+              };
+          })();
+        },
+        changes: async (_id, after) => {
+          calls.push(`changes ${after}`);
+          if (after + 1 < from) return null; // forgotten
+          return { gen: state.committed, bundles: bundles.slice(after, state.committed) };
+        },
+        checkpoint: async () => {
+          calls.push('checkpoint');
+          return state.checkpointAt === undefined
+            ? null
+            : { gen: state.checkpointAt, rows: rowsUpTo(state.checkpointAt) };
+        },
+        writeCheckpoint: async () => {
+          calls.push('writeCheckpoint');
+        },
+      };
+      return { src, calls };
+    }
+
+    const answers = (index: ConnectionIndex) =>
+      (['date', '-date'] as const).flatMap((sort) =>
+        [AS_OF, later].map((asOf) => index.search(ALL, { sort }, NOW, asOf, undefined, 1000)),
+      );
+
+    it('answers as an index read whole from the documents, from records alone, a checkpoint, or both', async () => {
+      const truth = async (committed: number) =>
+        answers((await new ConnectionIndexes(source({ committed, recordsFrom: 99 }).src, 1e9).get(CONNECTION_A, 't'))!);
+      for (const committed of [LAST - 1, LAST]) {
+        const expected = await truth(committed);
+        expect(expected[0]!.total).to.be.above(0);
+        const states = [
+          { committed },
+          { committed, checkpointAt: 1, recordsFrom: 2 },
+          { committed, checkpointAt: LAST - 1 },
+        ];
+        for (const state of states) {
+          const { src, calls } = source(state);
+          const index = (await new ConnectionIndexes(src, 1e9).get(CONNECTION_A, 't'))!;
+          expect(answers(index), JSON.stringify(state)).to.deep.equal(expected);
+          expect(index.gen).to.equal(committed);
+          expect(calls).to.not.include('all');
+        }
+      }
+      const replacedTail = (await truth(LAST))[1]!.items.find((item) => item.id === replaced._id)!.tail.toString();
+      expect(replacedTail).to.include('"status":"amended"');
+    });
+
+    it('brings a stale index up to date with the bundles since, never reading the connection whole', async () => {
+      const state = { committed: LAST - 1 };
+      const { src, calls } = source(state);
+      const indexes = new ConnectionIndexes(src, 1e9);
+      const first = (await indexes.get(CONNECTION_A, 't2'))!;
+      state.committed = LAST; // an ingest: a new token
+      const second = (await indexes.get(CONNECTION_A, 't3'))!;
+      expect(second).to.not.equal(first);
+      expect(second.token).to.equal('t3');
+      expect(calls).to.deep.equal(['checkpoint', 'changes 0', `changes ${LAST - 1}`]);
+      const whole = (await new ConnectionIndexes(source({ committed: LAST, recordsFrom: 99 }).src, 1e9).get(
+        CONNECTION_A,
+        't',
+      ))!;
+      expect(answers(second)).to.deep.equal(answers(whole));
+    });
+
+    it('reads a connection whole only when neither covers it, and then has it checkpointed', async () => {
+      const { src, calls } = source({ committed: LAST, checkpointAt: 1, recordsFrom: 3 });
+      const index = (await new ConnectionIndexes(src, 1e9).get(CONNECTION_A, 't'))!;
+      expect(index.gen).to.equal(undefined); // not advanced from: a stale one is loaded again
+      expect(calls).to.deep.equal(['checkpoint', 'changes 1', 'all', 'writeCheckpoint']);
+    });
+
+    it('does not index a connection whose checkpoint says it is too large', async () => {
+      const { src, calls } = source({ committed: LAST });
+      src.checkpoint = async () => {
+        calls.push('checkpoint');
+        return { gen: LAST, oversized: true };
+      };
+      const indexes = new ConnectionIndexes(src, 1e9);
+      expect(await indexes.get(CONNECTION_A, 't')).to.equal(null);
+      expect(await indexes.get(CONNECTION_A, 't2')).to.equal(null); // remembered
+      expect(calls).to.deep.equal(['checkpoint']);
+    });
+
+    it('gives back the rows it was built from', async () => {
+      const rows = [...foldBundles(new Map(), bundles).values()];
+      const index = ConnectionIndex.fromRows(rows, 1e9, 't', LAST)!;
+      const byId = (a: { _id: string }, b: { _id: string }) => (a._id < b._id ? -1 : 1);
+      expect([...index.rows()].sort(byId)).to.deep.equal([...rows].sort(byId));
+    });
   });
 });

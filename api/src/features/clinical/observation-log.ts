@@ -1,0 +1,125 @@
+// What the gateway's index of a connection is built from and kept up to date with, without reading the
+// connection's observations one document each: its checkpoint (checkpoints.ts), and what the bundles committed
+// after a generation wrote, from their records, which are kept for KEPT_MS after they are applied (store.ts).
+// Checkpoints are written here, after commits, before the records they stand for are forgotten (tidy), so a
+// replica that starts finds every connection either checkpointed or young enough for its records to cover it.
+import type { Collection } from 'mongodb';
+import type { BundleHeads, HeadDocument } from './bundle-heads.js';
+import { KEPT_MS } from './bundle-heads.js';
+import { recordObservations, type BundleRecord } from './bundle-records.js';
+import type { Checkpoint, CheckpointStore } from './checkpoints.js';
+import type { ObservationDocument } from './document.js';
+import { documentRow, foldBundles, observationRow, type CommittedBundle, type ObservationRow } from './rows.js';
+
+/** A checkpoint is written once this many bundles were committed after it (each costs a record read to load). */
+export const CHECKPOINT_EVERY = 32;
+
+/** What the bundles committed after a generation wrote, up to `gen`, the last committed one. */
+export interface Changes {
+  gen: number;
+  bundles: CommittedBundle[];
+}
+
+export class ObservationLog {
+  /** Checkpoint writes under way here, by connection: one at a time per connection. */
+  private readonly writing = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly heads: BundleHeads,
+    private readonly records: Collection<BundleRecord>,
+    readonly checkpoints: CheckpointStore,
+    /** The whole connection from its documents: for a connection no checkpoint and no records cover. */
+    private readonly all: (connectionId: string) => AsyncIterable<ObservationDocument>,
+    /** A checkpoint's largest text: a larger connection is marked too large to keep (the gateway's index budget). */
+    private readonly maxBytes: number,
+  ) {}
+
+  /**
+   * What the bundles committed after generation `after` wrote, in commit order (pending ones too: their records are
+   * whole), up to the last commit; null when one of them is no longer recorded (forgotten: read a checkpoint).
+   */
+  async changes(connectionId: string, after: number): Promise<Changes | null> {
+    const visibility = await this.heads.visibility(connectionId);
+    const listed = new Set([...visibility.pending, ...visibility.kept].map((g) => g.gen));
+    const abandoned = new Set(visibility.abandoned);
+    const gens: number[] = [];
+    // Generations are handed out one after another: each is committed (listed until forgotten) or abandoned.
+    for (let gen = after + 1; gen <= visibility.committed; gen++) {
+      if (listed.has(gen)) gens.push(gen);
+      else if (!abandoned.has(gen)) return null;
+    }
+    const bundles: CommittedBundle[] = [];
+    for (const gen of gens) {
+      const record = await this.records.findOne({ _id: `${connectionId}/${gen}` });
+      if (!record) return null; // forgotten since the head was read
+      const at = record.at.getTime();
+      bundles.push({
+        gen,
+        at,
+        rows: recordObservations(record).map((fields) =>
+          observationRow({ ...fields, _id: `${connectionId}/${fields.resourceId}` }, at),
+        ),
+      });
+    }
+    return { gen: visibility.committed, bundles };
+  }
+
+  checkpoint(connectionId: string): Promise<Checkpoint | null> {
+    return this.checkpoints.load(connectionId);
+  }
+
+  /**
+   * Whether the connection's checkpoint should be brought up to its head: CHECKPOINT_EVERY bundles behind, a bundle
+   * after it applied half of KEPT_MS ago (its record is forgotten at KEPT_MS), or records no longer covering it.
+   */
+  async due(head: HeadDocument, now: number): Promise<boolean> {
+    const manifest = await this.checkpoints.manifest(head._id);
+    if (manifest?.oversized) return false;
+    const from = manifest?.gen ?? 0;
+    if (head._version <= from) return false;
+    if (head._version - from >= CHECKPOINT_EVERY) return true;
+    const listed = new Set([...(head.pending ?? []), ...head.kept, ...head.abandoned].map((g) => g.gen));
+    for (let gen = from + 1; gen <= head._version; gen++) if (!listed.has(gen)) return true;
+    return head.kept.some((k) => k.gen > from && k.at.getTime() <= now - KEPT_MS / 2);
+  }
+
+  /** Brings the connection's checkpoint up to its last commit (joins one under way here). */
+  write(connectionId: string): Promise<void> {
+    const running = this.writing.get(connectionId);
+    if (running) return running;
+    const write = this.writeNow(connectionId).finally(() => this.writing.delete(connectionId));
+    this.writing.set(connectionId, write);
+    return write;
+  }
+
+  private async writeNow(connectionId: string): Promise<void> {
+    const current = await this.checkpoints.load(connectionId);
+    if (current && 'oversized' in current) return; // ingests add to a connection: it stays too large
+    const base = current ?? { gen: 0, rows: [] };
+    const changes = await this.changes(connectionId, base.gen);
+    const next = changes ? this.folded(base.rows, changes) : await this.whole(connectionId);
+    if (next && next.gen > base.gen) await this.checkpoints.save(connectionId, next.gen, next.rows, this.maxBytes);
+  }
+
+  private folded(base: ObservationRow[], changes: Changes): { gen: number; rows: ObservationRow[] } {
+    const rows = foldBundles(new Map(base.map((row) => [row._id, row])), changes.bundles);
+    return { gen: changes.gen, rows: [...rows.values()] };
+  }
+
+  /**
+   * The connection read whole from its documents, when no commit came during the read and none was being applied
+   * (then it is exactly the state of the last commit); undefined otherwise (the next tidy tries again).
+   */
+  private async whole(connectionId: string): Promise<{ gen: number; rows: ObservationRow[] } | undefined> {
+    const before = await this.heads.visibility(connectionId);
+    if (before.pending.length > 0) return undefined;
+    const rows = new Map<string, ObservationRow>();
+    for await (const doc of this.all(connectionId)) {
+      const row = documentRow(doc);
+      rows.set(doc._id, { ...row, firstIngestedAt: rows.get(doc._id)?.firstIngestedAt ?? row.firstIngestedAt });
+    }
+    const after = await this.heads.visibility(connectionId);
+    if (after.committed !== before.committed || after.pending.length > 0) return undefined;
+    return { gen: before.committed, rows: [...rows.values()] };
+  }
+}

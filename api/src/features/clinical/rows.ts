@@ -1,0 +1,66 @@
+// A connection's observations as the gateway's index and the connection's checkpoints keep them (rows): the
+// search fields as numbers and strings, and the resource as its JSON text, which the index copies into answers
+// as it is and a checkpoint stores as it is. Rows come from stored documents (a read of the whole connection)
+// or from bundle records (what each bundle committed after a checkpoint wrote), folded in commit order.
+import type { CodingIndex, ObservationDocument } from './document.js';
+import type { StoredFields } from './bundle-records.js';
+
+export interface ObservationRow {
+  /** `${connectionId}/${resourceId}` */
+  _id: string;
+  resourceId: string;
+  /** Epoch milliseconds: what the search sorts and pages by (document.ts, `sortDate`). */
+  sortDate: number;
+  /** The effective range in epoch milliseconds, inclusive; null without a date. */
+  date: { start: number; end: number } | null;
+  code: CodingIndex;
+  category: CodingIndex;
+  confidentiality: string;
+  sensitivity: string[];
+  /** When the observation was first written (a replacement keeps it): a paging walk sees what existed at its start. */
+  firstIngestedAt: number;
+  /** The FHIR resource as JSON text. */
+  resource: string;
+}
+
+/** The row of one observation (its fields in one order, so equal rows serialise alike). */
+export function observationRow(
+  fields: Omit<StoredFields, 'updatedAt' | 'connectionId' | 'accountId'> & { _id: string },
+  firstIngestedAt: number,
+  resource: string = JSON.stringify(fields.resource),
+): ObservationRow {
+  return {
+    _id: fields._id,
+    resourceId: fields.resourceId,
+    sortDate: fields.sortDate.getTime(),
+    date: fields.date && { start: fields.date.start.getTime(), end: fields.date.end.getTime() },
+    code: fields.code,
+    category: fields.category,
+    confidentiality: fields.confidentiality,
+    sensitivity: fields.sensitivity,
+    firstIngestedAt,
+    resource,
+  };
+}
+
+export const documentRow = (doc: ObservationDocument): ObservationRow =>
+  observationRow(doc, doc.firstIngestedAt.getTime());
+
+/** What one committed bundle wrote: its observations, and when it was written (the first write of the new ones). */
+export interface CommittedBundle {
+  gen: number;
+  at: number;
+  rows: ObservationRow[];
+}
+
+/**
+ * The observations after `bundles` (in commit order) are laid over `base`: a bundle's row replaces the row of the
+ * same _id and keeps when it was first written; a row new to the connection was first written by its bundle.
+ * Changes `base` and returns it.
+ */
+export function foldBundles(base: Map<string, ObservationRow>, bundles: readonly CommittedBundle[]) {
+  for (const bundle of bundles)
+    for (const row of bundle.rows)
+      base.set(row._id, { ...row, firstIngestedAt: base.get(row._id)?.firstIngestedAt ?? bundle.at });
+  return base;
+}
