@@ -66,8 +66,10 @@ async function main(): Promise<void> {
     longTimeoutMs: config.mongodbLongTimeoutMs,
   });
   await mongo.db.dropDatabase();
-  const services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, clock: systemClock });
-  const { app, handler } = createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }) });
+  let services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, clock: systemClock });
+  const api = () => createApp({ config, services, clock: systemClock, logger: pino({ level: 'warn' }) });
+  let { app, handler } = api();
+  let koa = koaListener(app);
 
   const account = await services.admin.createAccount('Benchmark Health');
   const scopes = ['patient:read', 'patient:write', 'webhook:read', 'webhook:write'] as const;
@@ -128,8 +130,9 @@ async function main(): Promise<void> {
   });
   const seed: Seed = {
     raw,
-    api: await listen(handler),
-    koa: await listen(koaListener(app)),
+    // Through a reference, so that a restart (below) swaps the API under the same address.
+    api: await listen((req, res) => handler(req, res)),
+    koa: await listen((req, res) => koa(req, res)),
     key,
     patientId: patient.id,
     coldPatientIds,
@@ -142,6 +145,21 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(seed)}\n`);
   process.on('message', (message) => {
     if (message === 'cpu') process.send!(process.cpuUsage());
+    // `restart`: the API as a new replica starts it (fresh services and caches, nothing in memory), on the same
+    // database. `checkpoint`: the gateway connection's checkpoint written now (as tidy would after KEPT_MS / 2).
+    if (message === 'restart')
+      void (async () => {
+        await services.close();
+        services = await buildServices({ config, db: mongo.db, longDb: mongo.longDb, clock: systemClock });
+        await services.activeCatalog.refresh();
+        ({ app, handler } = api());
+        koa = koaListener(app);
+        process.send!('restarted');
+      })();
+    if (message === 'checkpoint')
+      void services.observations
+        .writeCheckpoint(seed.clinical.gatewayConnectionId)
+        .then(() => process.send!('checkpointed'));
   });
 
   const stop = async () => {

@@ -5,8 +5,8 @@
 //
 // observation_checkpoints, one document per connection (its manifest): the generation, the number of parts, and
 // whether the connection was too large to keep (then nothing else is kept, and its gateway searches the database).
-// observation_checkpoint_parts, `<connection>@<gen>#<n>`: gzipped text, two lines per observation: its row without
-// the resource (JSON), then the resource's JSON text, which is loaded as text and never parsed.
+// observation_checkpoint_parts, `<connection>@<gen>#<n>`: gzipped text, the rows without their resources (one JSON
+// array), then each resource's JSON text on a line of its own, which is loaded as text and never parsed.
 //
 // A checkpoint is written whole before its manifest names it, with a write conditioned on the manifest as it was
 // read, and the parts of the one it replaces are deleted after. Two writers of one generation write the same rows
@@ -54,37 +54,46 @@ export type Checkpoint = { gen: number; rows: ObservationRow[] } | { gen: number
 
 const partId = (connectionId: string, gen: number, n: number) => `${connectionId}@${gen}#${n}`;
 
-/** Rows as checkpoint text, cut into parts of about PART_TEXT_BYTES; the text's length in bytes. */
+/**
+ * Rows as checkpoint text, cut into parts of about PART_TEXT_BYTES; the text's length in bytes. A part is one line
+ * holding its rows without their resources (a JSON array: one parse), then each row's resource on a line of its own
+ * (JSON text has no raw line breaks), in the array's order.
+ */
 export function encodeRows(rows: readonly ObservationRow[]): { parts: Buffer[]; bytes: number } {
   const parts: Buffer[] = [];
-  let lines: string[] = [];
+  let fields: Omit<ObservationRow, 'resource'>[] = [];
+  let resources: string[] = [];
   let size = 0;
   let bytes = 0;
   const cut = () => {
-    const text = Buffer.from(lines.join(''));
+    const text = Buffer.from(`${JSON.stringify(fields)}\n${resources.join('\n')}\n`);
     bytes += text.length;
     parts.push(gzipSync(text, { level: 1 }));
-    lines = [];
+    fields = [];
+    resources = [];
     size = 0;
   };
   for (const row of [...rows].sort((a, b) => (a._id < b._id ? -1 : a._id > b._id ? 1 : 0))) {
-    const { resource, ...fields } = row;
-    // JSON text has no raw line breaks: one line for the fields, one for the resource.
-    const line = `${JSON.stringify(fields)}\n${resource}\n`;
-    lines.push(line);
-    size += line.length;
+    const { resource, ...rest } = row;
+    fields.push(rest);
+    resources.push(resource);
+    size += resource.length + 512;
     if (size >= PART_TEXT_BYTES) cut();
   }
-  if (lines.length > 0) cut();
+  if (fields.length > 0) cut();
   return { parts, bytes };
 }
 
 export function decodeRows(part: Buffer): ObservationRow[] {
-  const lines = gunzipSync(part).toString('utf8').split('\n');
-  const rows: ObservationRow[] = [];
-  for (let i = 0; i + 1 < lines.length; i += 2)
-    rows.push({ ...(JSON.parse(lines[i]!) as Omit<ObservationRow, 'resource'>), resource: lines[i + 1]! });
-  return rows;
+  const text = gunzipSync(part).toString('utf8');
+  let at = text.indexOf('\n');
+  const fields = JSON.parse(text.slice(0, at)) as Omit<ObservationRow, 'resource'>[];
+  return fields.map((row) => {
+    const end = text.indexOf('\n', at + 1);
+    const resource = text.slice(at + 1, end);
+    at = end;
+    return { ...row, resource };
+  });
 }
 
 export class CheckpointStore {

@@ -26,13 +26,20 @@ import type { ObservationStore } from '../store.js';
 import type { Changes } from '../observation-log.js';
 
 /**
- * What keeping an observation costs beside its entry bytes (ids, coding and category arrays and strings,
- * columns, postings, object headers, buffer pool slack): measured at about 1,100 bytes for the benchmark's
- * observations (about 1,600 in all with a 500-byte resource).
+ * What keeping an observation costs beside its entry bytes (ids, columns, postings, object headers; codings and label
+ * sets are shared): measured at about 640 bytes for the benchmark's observations, 1,270 in all with their 550-byte
+ * resources (`node --expose-gc dist/bench/gateway-index.js`); charged with some margin.
  */
-const ENTRY_OVERHEAD_BYTES = 1100;
+const ENTRY_OVERHEAD_BYTES = 700;
 
 const EMPTY = new Uint32Array(0);
+const EMPTY_TAIL = Buffer.alloc(0);
+
+/**
+ * A copy of a string that holds its characters alone: V8's JSON.parse may answer with slices of the text it parsed,
+ * and a slice kept keeps the whole text alive (a checkpoint part is megabytes). For what the index keeps of a row.
+ */
+const own = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
 
 /** What keeping a row costs: its searchset entry's bytes and ENTRY_OVERHEAD_BYTES. */
 const rowBytes = (row: ObservationRow) =>
@@ -141,34 +148,56 @@ export class ConnectionIndex {
       category: [],
     };
     const lists = new Map<string, number[]>();
+    // A connection's observations share a few codings (one kind of observation after another): each distinct one is
+    // kept once (they are only read).
+    const codings = new Map<string, CodingIndex>();
+    const intern = (coding: CodingIndex) => {
+      const key = `${coding.tokens.join('\n')}\t${coding.codes.join('\n')}\t${coding.systems.join('\n')}`;
+      let known = codings.get(key);
+      if (!known) {
+        known = { tokens: coding.tokens.map(own), codes: coding.codes.map(own), systems: coding.systems.map(own) };
+        codings.set(key, known);
+      }
+      return known;
+    };
     const entries = loaded.map((row, i): IndexedObservation => {
       columns.start[i] = row.date ? row.date.start : Number.NaN;
       columns.end[i] = row.date ? row.date.end : Number.NaN;
       columns.firstIngestedAt[i] = row.firstIngestedAt;
-      const labelKey = JSON.stringify([row.confidentiality, row.sensitivity]);
+      const labelKey = `${row.confidentiality}|${row.sensitivity.join('|')}`;
       let number = labelNumbers.get(labelKey);
       if (number === undefined) {
         labelNumbers.set(labelKey, (number = labelSets.length));
-        labelSets.push({ confidentiality: row.confidentiality, sensitivity: row.sensitivity });
+        labelSets.push({ confidentiality: own(row.confidentiality), sensitivity: row.sensitivity.map(own) });
       }
       columns.labels[i] = number;
-      (columns.code as CodingIndex[]).push(row.code);
-      (columns.category as CodingIndex[]).push(row.category);
-      for (const key of new Set([
-        ...row.code.tokens.map((t) => `t:${t}`),
-        ...row.code.codes.map((c) => `c:${c}`),
-        ...row.code.systems.map((s) => `s:${s}`),
-      ])) {
-        let list = lists.get(key);
-        if (!list) lists.set(key, (list = []));
-        list.push(i);
-      }
-      return {
-        id: row._id,
-        resourceId: row.resourceId,
-        sortDate: row.sortDate,
-        tail: tailOf(row.resourceId, row.resource),
+      const code = intern(row.code);
+      (columns.code as CodingIndex[]).push(code);
+      (columns.category as CodingIndex[]).push(intern(row.category));
+      const file = (key: string) => {
+        const list = lists.get(key);
+        if (!list) lists.set(key, [i]);
+        else if (list[list.length - 1] !== i) list.push(i); // once per observation
       };
+      for (const token of code.tokens) file(`t:${token}`);
+      for (const one of code.codes) file(`c:${one}`);
+      for (const system of code.systems) file(`s:${system}`);
+      return {
+        id: own(row._id),
+        resourceId: own(row.resourceId),
+        sortDate: row.sortDate,
+        tail: EMPTY_TAIL, // below
+      };
+    });
+    // Every entry's tail in one buffer: a buffer each would take a slice of Node's 8 KB pools and leave slack
+    // (1.3 KB held per 0.7 KB tail, measured), one buffer holds the bytes alone.
+    const tails = loaded.map((row) => `${row.resourceId}${RESOURCE_AT}${row.resource}${SEARCH_MODE}`);
+    const all = Buffer.allocUnsafeSlow(tails.reduce((sum, tail) => sum + Buffer.byteLength(tail), 0));
+    let offset = 0;
+    tails.forEach((tail, i) => {
+      const end = offset + all.write(tail, offset);
+      entries[i]!.tail = all.subarray(offset, end);
+      offset = end;
     });
     const postings = new Map([...lists].map(([key, list]) => [key, Uint32Array.from(list)]));
     return new ConnectionIndex(token, gen, entries, columns, postings, bytes);
