@@ -24,8 +24,10 @@ type Stored = ObservationDocument & { updatedAt: Date };
 export class FakeObservationStore implements ObservationStore {
   /** By _id (`<connection>/<resource id>`), as the repository's collection is. */
   private readonly documents = new Map<string, Stored>();
-  /** Every bundle by connection, in the order written (generation 1, 2, …): the repository forgets none either
-   * while its checkpoint does not hold them. */
+  /**
+   * Every bundle by connection, in the order written (generation 1, 2, …): changes() answers from them all (the
+   * repository forgets a bundle's record only once a checkpoint holds it, and then answers from the checkpoint).
+   */
   private readonly bundles = new Map<string, CommittedBundle[]>();
   private readonly checkpoints = new Map<string, { gen: number; rows: ObservationRow[] }>();
 
@@ -35,6 +37,7 @@ export class FakeObservationStore implements ObservationStore {
     at: Date,
   ): Promise<{ ingested: number; updated: number }> {
     const { accountId, connectionId } = target;
+    if (observations.length === 0) return { ingested: 0, updated: 0 }; // no generation, as in the repository
     // Every document is made before any is stored: nothing of the bundle is written if one cannot be.
     const written = observations.map((o): Stored => {
       const _id = `${connectionId}/${o.resourceId}`;

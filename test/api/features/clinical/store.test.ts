@@ -36,6 +36,11 @@ import { documentLocksFor } from '../../../../core/src/infra/locks.js';
 import { documentRow, foldBundles, type ObservationRow } from '../../../../api/src/features/clinical/rows.js';
 import { KEPT_MS } from '../../../../api/src/features/clinical/bundle-heads.js';
 import { CHECKPOINT_PARTS } from '../../../../api/src/features/clinical/checkpoints.js';
+import {
+  ConnectionIndex,
+  ConnectionIndexes,
+  type IndexSource,
+} from '../../../../api/src/features/clinical/gateway/connection-index.js';
 
 // When the cases' bundles are written, minutes apart, and the repository's clock then: a bundle written long before
 // its clock's now would be tidied away at once after the next commit (KEPT_MS), which is not what these cases are.
@@ -179,6 +184,7 @@ describeStore<ObservationStore, ObservationRepository>(
     it('writes nothing for an empty bundle', async () => {
       expect(await store().upsert(target, [], T1)).to.deep.equal({ ingested: 0, updated: 0 });
       expect(await current(store(), target.connectionId)).to.deep.equal([]);
+      expect(await store().changes(target.connectionId, 0)).to.deep.equal({ gen: 0, bundles: [] }); // no generation
     });
 
     it('replaces by id in the connection, counting new and replaced, keeping when each was first written', async () => {
@@ -386,6 +392,38 @@ describe('clinical: a connection’s head under its own background work (MongoDB
     const parts = await db.collection(CHECKPOINT_PARTS).find({ connectionId: target.connectionId }).toArray();
     expect(parts.map((part) => part._id)).to.deep.equal([`${target.connectionId}@3#0`]);
     await repository.settled();
+  });
+
+  it('gives a starting replica the index a whole read gives, from the checkpoint and the records after it', async () => {
+    const { db } = database!;
+    const repository = new ObservationRepository(db, await documentLocksFor(db), db, new ManualClock(T3));
+    const target = { accountId: randomUUID(), connectionId: randomUUID() };
+    const first = normalized([effective(heartRate(), '2024-01-01'), glucose(), effective(hemoglobin(), '2025-03-01')]);
+    await repository.upsert(target, first, T1);
+    await repository.upsert(target, normalized([heartRate(), glucose({ id: first[1]!.resourceId })]), T2);
+    await repository.writeCheckpoint(target.connectionId);
+    await repository.upsert(
+      target,
+      normalized([effective(hemoglobin({ id: first[2]!.resourceId }), '2025-04-01')]),
+      T3,
+    );
+    await repository.settled();
+    const reads: string[] = [];
+    const source: IndexSource = {
+      all: (id) => (reads.push('all'), repository.all(id)),
+      changes: (id, after) => (reads.push(`changes ${after}`), repository.changes(id, after)),
+      checkpoint: (id) => (reads.push('checkpoint'), repository.checkpoint(id)),
+      writeCheckpoint: (id) => repository.writeCheckpoint(id),
+    };
+    const loaded = (await new ConnectionIndexes(source, 1e9).get(target.connectionId, 't'))!;
+    expect(reads).to.deep.equal(['checkpoint', 'changes 2']);
+    const whole = (await ConnectionIndex.build(repository.all(target.connectionId), 1e9))!;
+    for (const sort of ['date', '-date'] as const)
+      for (const asOf of [T1, T2, NOW])
+        expect(loaded.search(EVERYTHING, { sort }, NOW, asOf, undefined, 100)).to.deep.equal(
+          whole.search(EVERYTHING, { sort }, NOW, asOf, undefined, 100),
+        );
+    expect(loaded.size).to.equal(4);
   });
 
   it('marks a connection too large to checkpoint, and keeps nothing of it', async () => {
