@@ -51,8 +51,10 @@ const rowBytes = (row: ObservationRow) =>
 
 /** The searches whose matches an index keeps (their bytes are part of the index's, reserved at build). */
 const KEPT_SEARCHES = 8;
-/** What an index costs however small: its objects, maps and the kept searches' keys (hashes, 44 bytes each). */
-const INDEX_OVERHEAD_BYTES = 4096;
+/** A kept search's key longer than this is hashed (to 44 characters). */
+const KEY_CHARS = 256;
+/** What an index costs however small: its objects, maps and the kept searches' keys (KEY_CHARS at most each). */
+const INDEX_OVERHEAD_BYTES = 4096 + KEPT_SEARCHES * KEY_CHARS * 2;
 
 export interface Position {
   sortDate: number;
@@ -276,22 +278,19 @@ export class ConnectionIndex {
    * after every ingest in the index (a walk that began earlier leaves later ingests out).
    */
   private matching(grants: Grants, params: SearchParams, now: Date, asOf: Date): Uint32Array {
-    // Hashed: parameters may be kilobytes long, and the index's size is fixed when it is built.
-    const key =
-      grants.lookbackDays === null && asOf.getTime() >= this.latestIngest
-        ? createHash('sha256')
-            .update(
-              JSON.stringify([
-                grants.loincCodes,
-                grants.confidentiality,
-                grants.sensitivity,
-                params.code,
-                params.category,
-                params.date,
-              ]),
-            )
-            .digest('base64')
-        : undefined;
+    // A long key is hashed: parameters may be kilobytes long, and the index's size is fixed when it is built.
+    let key: string | undefined;
+    if (grants.lookbackDays === null && asOf.getTime() >= this.latestIngest) {
+      key = JSON.stringify([
+        grants.loincCodes,
+        grants.confidentiality,
+        grants.sensitivity,
+        params.code,
+        params.category,
+        params.date,
+      ]);
+      if (key.length > KEY_CHARS) key = createHash('sha256').update(key).digest('base64');
+    }
     const kept = key === undefined ? undefined : this.kept.get(key);
     if (kept) return kept;
     const code = params.code === undefined ? undefined : parseToken(params.code, 'code');
