@@ -1,6 +1,6 @@
 // The public catalog: search, lookup and logos over the snapshot this replica serves, and the stored
 // assets (artwork) behind them.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ActiveCatalog, CatalogIndex } from './active.js';
 import type { SearchResult } from './search/index.js';
 import type { GeoPoint } from '../../../../core/src/catalog/geo.js';
@@ -178,6 +178,8 @@ function parseStatus(raw: string | undefined): EndpointStatus | undefined {
   return upper as EndpointStatus;
 }
 
+// crypto.hash: the same digest as createHash(…).update(…).digest(…) in one call, without a Hash object (half the
+// time for strings this short).
 function tag(snapshotId: string, request: string): string {
-  return `"${snapshotId}.${createHash('sha256').update(request).digest('base64url').slice(0, 16)}"`;
+  return `"${snapshotId}.${hash('sha256', request, 'base64url').slice(0, 16)}"`;
 }
