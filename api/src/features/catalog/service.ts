@@ -71,11 +71,22 @@ export class CatalogService {
   private statusMasks: { snapshotId: string; version: string; masks: Map<EndpointStatus, Uint8Array> } | undefined;
 
   constructor(
-    private readonly catalog: ActiveCatalog,
+    private readonly catalog: Pick<ActiveCatalog, 'get'>,
     private readonly storage: ObjectStorage,
     private readonly health: EndpointHealthView,
     private readonly zipCentroid: ZipCentroids,
   ) {}
+
+  /** The snapshot answers are built from now (NO_SNAPSHOT before the first): with healthVersion, all they depend on
+   * besides the request. */
+  get snapshotId(): string {
+    return this.catalog.get()?.snapshotId ?? NO_SNAPSHOT;
+  }
+
+  /** The endpoint-health publication answers show now. */
+  get healthVersion(): string {
+    return this.health.version;
+  }
 
   /** Short queries find nothing (the index's own rule) unless `near` asks for the nearest brands; no snapshot yet,
    * nothing either. */
