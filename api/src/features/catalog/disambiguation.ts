@@ -70,11 +70,15 @@ export function disambiguations(brands: readonly CatalogBrand[]): (string | unde
   for (const group of byName.values()) {
     if (group.length < 2) continue;
     const candidates = group.map((i) => candidatesOf(brands[i]!));
+    // Unique against every label of the namesakes, not only the same kind: Epic serves a portal and another
+    // system's FHIR API from one host, so one brand's portal host can be another's FHIR host. A label is free for
+    // a brand when no other namesake has it: when it is among the labels of one brand only (counted once each).
+    const holders = new Map<string, number>();
+    for (const own of candidates)
+      for (const compared of new Set(own.map((c) => c.compared)))
+        if (compared !== null) holders.set(compared, (holders.get(compared) ?? 0) + 1);
     group.forEach((i, g) => {
-      // Unique against every label of the namesakes, not only the same kind: Epic serves a portal and another
-      // system's FHIR API from one host, so one brand's portal host can be another's FHIR host.
-      const taken = new Set(candidates.flatMap((other, o) => (o === g ? [] : other.map((c) => c.compared))));
-      const own = candidates[g]!.find((c) => c.compared !== null && !taken.has(c.compared));
+      const own = candidates[g]!.find((c) => c.compared !== null && holders.get(c.compared) === 1);
       labels[i] = own?.label ?? brands[i]!.fhirBaseUrl.replace(/^https?:\/\//, '');
     });
   }

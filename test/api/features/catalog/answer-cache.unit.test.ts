@@ -81,6 +81,11 @@ describe('sdk: the catalog answer cache', () => {
     expect(answers.lookup(mercy.id, request(''))).to.equal(lookup);
     expect(answers.logo(mercy.id, request('size=128'))).to.equal(logo);
     expect(answers.cacheUsage.entries).to.equal(3);
+    // What was kept is what an empty cache builds, byte for byte.
+    const fresh = world.answers();
+    expect(fresh.search(request('q=mercy%20med'))).to.deep.equal(first);
+    expect(fresh.lookup(mercy.id, request(''))).to.deep.equal(lookup);
+    expect(fresh.logo(mercy.id, request('size=128'))).to.deep.equal(logo);
     expect(bodyOf(first).brands.map((b) => b.name)).to.deep.equal(['Mercy Medical Center']);
     expect(logo).to.include({ status: 307 });
     expect(logo.headers.Location).to.equal('https://cdn.example.test/logo-128.png');
