@@ -17,6 +17,7 @@ import { startEmbeddedDatabase } from '../core/src/infra/devdb.js';
 import { connectMongo } from '../core/src/infra/mongo.js';
 import { publishCatalog } from '../operator/src/pipeline/publish.js';
 import { benchCatalogSources } from './catalog/sources.js';
+import { catalogBenchQueries, type CatalogBenchQueries } from './catalog/http-queries.js';
 import { seedClinical, type ClinicalSeed } from './clinical-seed.js';
 import { koaListener } from '../testkit/koa.js';
 
@@ -34,6 +35,8 @@ export interface Seed {
   brands: number;
   logoBrandId: string;
   lookupBrandId: string;
+  /** Search queries made from the loaded catalog (bench/catalog/http-queries.ts). */
+  catalogQueries: CatalogBenchQueries;
   clinical: ClinicalSeed;
 }
 
@@ -121,6 +124,7 @@ async function main(): Promise<void> {
   const served = services.activeCatalog.get()!;
   const withLogo = served.index.search('examplelabs', { limit: 1 }).brands[0]!;
   const lookup = served.index.search('mercy medical', { limit: 1 }).brands[0]!;
+  const catalogQueries = catalogBenchQueries((await services.snapshots.load(served.snapshotId))!.brands, served.index);
 
   // `/bytes/<n>`: a static body of n bytes, the floor of any answer that size (the gateway's is ~36 KB).
   const raw = await listen((req, res) => {
@@ -140,6 +144,7 @@ async function main(): Promise<void> {
     brands: catalog.brandCount,
     logoBrandId: withLogo.id,
     lookupBrandId: lookup.id,
+    catalogQueries,
     clinical: await seedClinical(services, account.id, lookup.id),
   };
   process.stdout.write(`${JSON.stringify(seed)}\n`);

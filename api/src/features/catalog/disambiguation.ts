@@ -28,25 +28,58 @@ const LABELS: readonly ((brand: CatalogBrand) => string | null)[] = [
   (b) => hostOf(b.fhirBaseUrl),
 ];
 
+// Brands never change once loaded: each one's folded name and candidate labels are worked out once, not in every
+// response that lists it.
+const foldedNames = new WeakMap<CatalogBrand, string>();
+const candidateLabels = new WeakMap<CatalogBrand, { label: string | null; compared: string | null }[]>();
+
+function foldedName(brand: CatalogBrand): string {
+  let key = foldedNames.get(brand);
+  if (key === undefined) foldedNames.set(brand, (key = words(brand.name).join(' ')));
+  return key;
+}
+
+/** LABELS' answers for the brand, and each as it is compared (lower case). */
+function candidatesOf(brand: CatalogBrand) {
+  let candidates = candidateLabels.get(brand);
+  if (candidates === undefined)
+    candidateLabels.set(
+      brand,
+      (candidates = LABELS.map((of) => {
+        const label = of(brand);
+        return { label, compared: label?.toLowerCase() ?? null };
+      })),
+    );
+  return candidates;
+}
+
 /** One label per brand (same positions); undefined for a brand whose name no other brand in the list shares. */
 export function disambiguations(brands: readonly CatalogBrand[]): (string | undefined)[] {
   const labels: (string | undefined)[] = new Array<string | undefined>(brands.length).fill(undefined);
   const byName = new Map<string, number[]>();
+  let namesakes = false;
   brands.forEach((brand, i) => {
-    const key = words(brand.name).join(' ');
+    const key = foldedName(brand);
     const group = byName.get(key);
-    if (group) group.push(i);
-    else byName.set(key, [i]);
+    if (group) {
+      group.push(i);
+      namesakes = true;
+    } else byName.set(key, [i]);
   });
+  if (!namesakes) return labels; // most responses: no work beyond the names
   for (const group of byName.values()) {
     if (group.length < 2) continue;
-    const candidates = group.map((i) => LABELS.map((label) => label(brands[i]!)?.toLowerCase() ?? null));
+    const candidates = group.map((i) => candidatesOf(brands[i]!));
+    // Unique against every label of the namesakes, not only the same kind: Epic serves a portal and another
+    // system's FHIR API from one host, so one brand's portal host can be another's FHIR host. A label is free for
+    // a brand when no other namesake has it: when it is among the labels of one brand only (counted once each).
+    const holders = new Map<string, number>();
+    for (const own of candidates)
+      for (const compared of new Set(own.map((c) => c.compared)))
+        if (compared !== null) holders.set(compared, (holders.get(compared) ?? 0) + 1);
     group.forEach((i, g) => {
-      // Unique against every label of the namesakes, not only the same kind: Epic serves a portal and another
-      // system's FHIR API from one host, so one brand's portal host can be another's FHIR host.
-      const taken = new Set(candidates.flatMap((other, o) => (o === g ? [] : other)));
-      const level = candidates[g]!.findIndex((label) => label !== null && !taken.has(label));
-      labels[i] = level >= 0 ? LABELS[level]!(brands[i]!)! : brands[i]!.fhirBaseUrl.replace(/^https?:\/\//, '');
+      const own = candidates[g]!.find((c) => c.compared !== null && holders.get(c.compared) === 1);
+      labels[i] = own?.label ?? brands[i]!.fhirBaseUrl.replace(/^https?:\/\//, '');
     });
   }
   return labels;

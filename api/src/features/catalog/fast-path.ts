@@ -41,7 +41,7 @@ export function catalogFastPath(
       if (!answer) return false;
       requestId = requestIdOf(req);
       const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...answer.headers };
-      if (answer.body !== undefined) headers['Content-Length'] = Buffer.byteLength(answer.body);
+      if (answer.body !== undefined) headers['Content-Length'] = answer.bytes ?? Buffer.byteLength(answer.body);
       res.writeHead(answer.status, headers);
       res.end(answer.body);
     } catch {

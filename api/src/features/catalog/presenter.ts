@@ -31,8 +31,18 @@ const withMembers = (brand: CatalogBrand, origin: string, extra: string): string
   return `${json.slice(0, -1)}${extra}}`;
 };
 
-const endpointJson = (health: EndpointHealth): string =>
-  `,"endpoint":{"status":"${health.status}","fhirVersion":${JSON.stringify(health.fhirVersion)},"smartConfiguration":${health.smartConfiguration},"checkedAt":${JSON.stringify(health.checkedAt)}}`;
+// Outcomes are replaced, never changed, when the operator publishes (endpoint-health.ts): each one's JSON is built once.
+const endpointJsons = new WeakMap<EndpointHealth, string>();
+
+function endpointJson(health: EndpointHealth): string {
+  let json = endpointJsons.get(health);
+  if (json === undefined)
+    endpointJsons.set(
+      health,
+      (json = `,"endpoint":{"status":"${health.status}","fhirVersion":${JSON.stringify(health.fhirVersion)},"smartConfiguration":${health.smartConfiguration},"checkedAt":${JSON.stringify(health.checkedAt)}}`),
+    );
+  return json;
+}
 
 export function searchJson(answer: SearchAnswer, origin: string): string {
   const { brands, exact, distanceKm } = answer;

@@ -8,15 +8,17 @@ const WELL_FORMED = /^[A-Za-z0-9._:-]{1,128}$/;
 export const requestIdFor = (incoming: string | undefined): string =>
   incoming !== undefined && WELL_FORMED.test(incoming) ? incoming : randomUUID();
 
-const assigned = new WeakMap<IncomingMessage, string>();
+// Kept on the request itself under a symbol of this module's: a WeakMap entry per request cost more than the rest of
+// this function (its upkeep falls on the garbage collector), and the id lives exactly as long as the request.
+const ASSIGNED = Symbol('requestId');
+type Identified = IncomingMessage & { [ASSIGNED]?: string };
 
 /** The request's id, the same wherever it is asked for (the fast paths, Koa, the request deadline). */
-export function requestIdOf(req: IncomingMessage): string {
-  let id = assigned.get(req);
+export function requestIdOf(req: Identified): string {
+  let id = req[ASSIGNED];
   if (id === undefined) {
     const incoming = req.headers['x-request-id'];
-    id = requestIdFor(Array.isArray(incoming) ? incoming.join(', ') : incoming);
-    assigned.set(req, id);
+    req[ASSIGNED] = id = requestIdFor(Array.isArray(incoming) ? incoming.join(', ') : incoming);
   }
   return id;
 }
