@@ -35,6 +35,8 @@ export interface Seed {
   logoBrandId: string;
   lookupBrandId: string;
   clinical: ClinicalSeed;
+  /** The embedded database's process (the driver reads its CPU time from /proc); absent when another process started it. */
+  databasePid?: number;
 }
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
@@ -138,6 +140,7 @@ async function main(): Promise<void> {
     logoBrandId: withLogo.id,
     lookupBrandId: lookup.id,
     clinical: await seedClinical(services, account.id, lookup.id),
+    ...(embedded.pid !== undefined && { databasePid: embedded.pid }),
   };
   process.stdout.write(`${JSON.stringify(seed)}\n`);
   process.on('message', (message) => {
