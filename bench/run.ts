@@ -3,6 +3,7 @@
 // are ratios to raw, and the server's CPU time per request (less disturbed by a busy machine than req/s).
 // Nothing here is asserted by the test suite.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -93,15 +94,44 @@ function cpuOf(child: ChildProcess): Promise<number> {
   });
 }
 
-interface Measured extends Measurement {
-  cpuUsPerRequest: number;
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+
+/**
+ * The embedded database's CPU time so far (µs): utime + stime of /proc/<pid>/stat (fields 14 and 15, in clock
+ * ticks, so 10 ms steps), every thread of the FerretDB process included. Undefined when unknown.
+ */
+function databaseCpuOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // from field 3 on: the name may hold spaces
+    return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
 }
 
-async function measureWithCpu(child: ChildProcess, target: Row): Promise<Measured> {
+interface Measured extends Measurement {
+  cpuUsPerRequest: number;
+  /** The embedded database's CPU time per request, and per second (what it spends when idle shows in raw's). */
+  dbCpuUsPerRequest?: number;
+  dbCpuUsPerSecond?: number;
+}
+
+async function measureWithCpu(child: ChildProcess, databasePid: number | undefined, target: Row): Promise<Measured> {
   const before = await cpuOf(child);
+  const dbBefore = databaseCpuOf(databasePid);
+  const started = performance.now();
   const measured = await measure(target, target.seconds ?? SECONDS, CONNECTIONS);
+  const dbAfter = databaseCpuOf(databasePid);
+  const seconds = (performance.now() - started) / 1000;
   const after = await cpuOf(child);
-  return { ...measured, cpuUsPerRequest: (after - before) / Math.max(1, measured.requests) };
+  const db = dbBefore === undefined || dbAfter === undefined ? undefined : dbAfter - dbBefore;
+  return {
+    ...measured,
+    cpuUsPerRequest: (after - before) / Math.max(1, measured.requests),
+    ...(db !== undefined && { dbCpuUsPerRequest: db / Math.max(1, measured.requests), dbCpuUsPerSecond: db / seconds }),
+  };
 }
 
 const median = (values: number[]) => {
@@ -254,7 +284,8 @@ async function main(): Promise<void> {
   const rounds: Map<string, Measured>[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const measured = new Map<string, Measured>();
-    for (const target of [raw, ...targets]) measured.set(target.name, await measureWithCpu(child, target));
+    for (const target of [raw, ...targets])
+      measured.set(target.name, await measureWithCpu(child, seed.databasePid, target));
     rounds.push(measured);
   }
   if (!ONLY || ONLY.test(gateway.name)) await searchesUnderIngest(seed, gateway);
@@ -262,12 +293,15 @@ async function main(): Promise<void> {
 
   const rawRps = rounds.map((r) => r.get(raw.name)!.requestsPerSecond);
   const cpu = (name: string) => Math.round(median(rounds.map((r) => r.get(name)!.cpuUsPerRequest)));
+  const dbCpu = (name: string, per: 'dbCpuUsPerRequest' | 'dbCpuUsPerSecond' = 'dbCpuUsPerRequest') =>
+    seed.databasePid === undefined ? '' : Math.round(median(rounds.map((r) => r.get(name)![per] ?? NaN)));
   const rows = [
     {
       target: raw.name,
       'req/s': Math.round(median(rawRps)),
       ratio: '1.00',
       'CPU µs/req': cpu(raw.name),
+      'DB CPU µs/req': dbCpu(raw.name),
       goal: '',
       verdict: '',
       errors: rounds.reduce((s, r) => s + r.get(raw.name)!.errors, 0),
@@ -281,6 +315,7 @@ async function main(): Promise<void> {
         'req/s': Math.round(median(rounds.map((r) => r.get(t.name)!.requestsPerSecond))),
         ratio: ratio.toFixed(2),
         'CPU µs/req': cpu(t.name),
+        'DB CPU µs/req': dbCpu(t.name),
         goal: t.goal === undefined ? '' : `≥ ${t.goal}`,
         verdict,
         errors,
@@ -290,6 +325,11 @@ async function main(): Promise<void> {
   console.table(rows);
   console.log(
     "ratio = median over rounds of (target req/s ÷ raw req/s in the same round); CPU µs/req = the server process's user + system time per request, median over rounds",
+  );
+  console.log(
+    seed.databasePid === undefined
+      ? 'DB CPU: not measured (the embedded database was already running, started by another process)'
+      : `DB CPU µs/req = the embedded database process's (FerretDB's) user + system time per request, median over rounds, in 10 ms steps; it includes its background work: ${dbCpu(raw.name, 'dbCpuUsPerSecond')} µs/s during the raw runs`,
   );
   console.log(
     `cold reads: ${cold} requests over ${seed.coldPatientIds.length} seeded patients${cold > seed.coldPatientIds.length ? ' (MORE than seeded: some were warm; raise BENCH_COLD_PATIENTS)' : ', each read once'}`,

@@ -38,6 +38,8 @@ export interface Seed {
   /** Search queries made from the loaded catalog (bench/catalog/http-queries.ts). */
   catalogQueries: CatalogBenchQueries;
   clinical: ClinicalSeed;
+  /** The embedded database's process (the driver reads its CPU time from /proc); absent when another process started it. */
+  databasePid?: number;
 }
 
 async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
@@ -146,6 +148,7 @@ async function main(): Promise<void> {
     lookupBrandId: lookup.id,
     catalogQueries,
     clinical: await seedClinical(services, account.id, lookup.id),
+    ...(embedded.pid !== undefined && { databasePid: embedded.pid }),
   };
   process.stdout.write(`${JSON.stringify(seed)}\n`);
   process.on('message', (message) => {

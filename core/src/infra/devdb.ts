@@ -18,6 +18,8 @@ export interface EmbeddedDatabase {
   uri: string;
   /** True when this process started the server (and so stops it). */
   owned: boolean;
+  /** The server's process id when this process started it (benchmarks charge its CPU time to requests). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -47,7 +49,7 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   });
   if (!started) return { uri, owned: false, stop: async () => {} };
   log(`started the embedded database (FerretDB, SQLite) at ${uri} with data in ${dir}`);
-  return { uri, owned: true, stop: () => stopChild(started.child) };
+  return { uri, owned: true, pid: started.child.pid, stop: () => stopChild(started.child) };
 }
 
 async function answers(uri: string): Promise<boolean> {

@@ -168,3 +168,13 @@ export function isMongoUnavailable(error: unknown): boolean {
 export function through<T extends Document>(collection: Collection<T>, db: Db | undefined): Collection<T> {
   return db ? db.collection<T>(collection.collectionName) : collection;
 }
+
+/**
+ * The document with this `_id`, or null: what `findOne({ _id: id })` answers, sent as a bare `find` command. The
+ * driver's findOne builds a cursor around the one reply (a cursor object, its session and its close); for a point
+ * read on a hot path that bookkeeping costs about a fifth of the read's CPU.
+ */
+export async function findById<T extends Document>(db: Db, collection: string, id: string): Promise<T | null> {
+  const reply = await db.command({ find: collection, filter: { _id: id }, limit: 1, singleBatch: true });
+  return (reply as { cursor?: { firstBatch?: T[] } }).cursor?.firstBatch?.[0] ?? null;
+}

@@ -2,6 +2,7 @@
 // Writes go through VersionedCollection; profiles change only by deletion, which invalidates the cache, so
 // a cached profile is the current one.
 import type { Db } from 'mongodb';
+import { findById } from '../../../../core/src/infra/mongo.js';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
@@ -45,7 +46,7 @@ export class PatientRepository implements PatientStore {
   private readonly documents: VersionedCollection<PatientDocument>;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     locks: DocumentLocks,
     private readonly cache?: SharedCache<Patient>,
   ) {
@@ -72,7 +73,7 @@ export class PatientRepository implements PatientStore {
   }
 
   async findStored(tenantId: string, id: string): Promise<Patient | null> {
-    const doc = await this.documents.find(keyOf(tenantId, id));
+    const doc = await findById<PatientDocument>(this.db, PATIENTS, keyOf(tenantId, id));
     return doc && Object.freeze(toPatient(doc));
   }
 

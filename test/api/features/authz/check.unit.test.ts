@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { AuthorizationService, MAX_DEPTH } from '../../../../api/src/features/authz/check.js';
+import { AuthorizationService, FIXED_RELATIONS, MAX_DEPTH } from '../../../../api/src/features/authz/check.js';
 import { FakeTupleStore } from '../../../../api/src/features/authz/fake-store.js';
 
 /** The fake tuple store, written as `object#relation@subject` and counting reads to prove walks end. */
@@ -120,5 +120,42 @@ describe('authz: the relation-tuple check', () => {
     expect(await authz.check(A, 'api_key:K', 'read', 'patient:P')).to.equal(true);
     await authz.revoke(A, membership);
     expect(await authz.check(A, 'api_key:K', 'read', 'patient:P')).to.equal(false);
+  });
+
+  describe('known tuples (a fixed relation read from its object)', () => {
+    const tenantOfP = { object: 'patient:P', relation: 'tenant', subject: `customer_account:${A}` };
+    /** Only the membership is stored: what the check reads shows whether it needed the tenant tuple. */
+    const membersOnly = () => new MemoryTuples().add(A, `customer_account:${A}#member@api_key:K`);
+
+    it("grants with the patient's tenant taken from the patient, reading only the membership", async () => {
+      const tuples = membersOnly();
+      expect(await service(tuples).check(A, 'api_key:K', 'read', 'patient:P', [tenantOfP])).to.equal(true);
+      expect(tuples.reads).to.equal(1);
+    });
+
+    it('grants nothing by itself: a key that is not a member is still denied', async () => {
+      const authz = service(membersOnly());
+      expect(await authz.check(A, 'api_key:Stranger', 'read', 'patient:P', [tenantOfP])).to.equal(false);
+      expect(await authz.check(B, 'api_key:K', 'read', 'patient:P', [tenantOfP])).to.equal(false);
+    });
+
+    it('adds to the stored tuples: when the known ones do not grant, the stored ones still may', async () => {
+      const tuples = membersOnly()
+        .add(A, 'customer_account:Parent#member@api_key:Ops')
+        .add(A, 'patient:P#tenant@customer_account:Parent');
+      expect(await service(tuples).check(A, 'api_key:Ops', 'read', 'patient:P', [tenantOfP])).to.equal(true);
+    });
+
+    it('is refused for a relation that is not fixed, and a fixed relation is never revoked', async () => {
+      const authz = service(membersOnly());
+      const membership = { object: `customer_account:${A}`, relation: 'member', subject: 'api_key:K' };
+      expect(FIXED_RELATIONS.has('customer_account#member')).to.equal(false);
+      let refused: unknown;
+      await authz.check(A, 'api_key:K', 'read', 'patient:P', [membership]).catch((error: unknown) => (refused = error));
+      expect(refused).to.be.an('error');
+      refused = undefined;
+      await authz.revoke(A, tenantOfP).catch((error: unknown) => (refused = error));
+      expect(refused).to.be.an('error');
+    });
   });
 });

@@ -100,6 +100,35 @@ describe('platform: patient service (unit, fake stores)', () => {
       expect(await rejection(service.get(principal, created.id))).to.include({ code: 'PLATFORM_ACCESS_DENIED' });
     });
 
+    it('reads a patient never read before once, taking its tenant tuple from it (no read of the tuple)', async () => {
+      const principal = await tenant();
+      const created = await service.create(principal, { givenName: 'Ada', familyName: 'Lovelace' });
+      const reads: string[] = [];
+      const find = patients.find.bind(patients);
+      patients.find = (tenantId, id) => (reads.push(`patients ${tenantId}/${id}`), find(tenantId, id));
+      const subjects = tuples.subjects.bind(tuples);
+      tuples.subjects = (tenantId, object, relation) => (
+        reads.push(`tuples ${object}#${relation}`),
+        subjects(tenantId, object, relation)
+      );
+      expect(await service.get(principal, created.id)).to.deep.equal(created);
+      expect(reads).to.deep.equal([
+        `patients ${principal.accountId}/${created.id}`,
+        `tuples customer_account:${principal.accountId}#member`,
+      ]);
+    });
+
+    it('answers 404, as before, for a tenant tuple whose patient was never written (a creation that stopped)', async () => {
+      const principal = await tenant();
+      const id = randomUUID();
+      await tuples.write(principal.accountId, {
+        object: `patient:${id}`,
+        relation: 'tenant',
+        subject: `customer_account:${principal.accountId}`,
+      });
+      expect(await rejection(service.get(principal, id))).to.include({ code: 'NOT_FOUND' });
+    });
+
     it('answers 404 once the authorized patient is deleted', async () => {
       const principal = await tenant();
       const created = await service.create(principal, { givenName: 'Ada', familyName: 'Lovelace' });
