@@ -37,9 +37,12 @@ const EMPTY_TAIL = Buffer.alloc(0);
 
 /**
  * A copy of a string that holds its characters alone: V8's JSON.parse may answer with slices of the text it parsed,
- * and a slice kept keeps the whole text alive (a checkpoint part is megabytes). For what the index keeps of a row.
+ * and a slice kept keeps the whole text alive (a checkpoint part is megabytes). For the codings and labels the index
+ * keeps once for all its rows.
  */
 const own = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
+
+const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** What keeping a row costs: its searchset entry's bytes and ENTRY_OVERHEAD_BYTES. */
 const rowBytes = (row: ObservationRow) =>
@@ -152,15 +155,23 @@ export class ConnectionIndex {
     const lists = new Map<string, number[]>();
     // A connection's observations share a few codings (one kind of observation after another): each distinct one is
     // kept once (they are only read).
-    const codings = new Map<string, CodingIndex>();
+    const codings = new Map<string, { coding: CodingIndex; keys: string[] }>();
     const intern = (coding: CodingIndex) => {
-      const key = `${coding.tokens.join('\n')}\t${coding.codes.join('\n')}\t${coding.systems.join('\n')}`;
-      let known = codings.get(key);
-      if (!known) {
-        known = { tokens: coding.tokens.map(own), codes: coding.codes.map(own), systems: coding.systems.map(own) };
-        codings.set(key, known);
-      }
-      return known;
+      const key = coding.tokens.join('\n'); // tokens are system|code: codes and systems follow from them
+      const known = codings.get(key);
+      if (known && same(known.coding.codes, coding.codes) && same(known.coding.systems, coding.systems)) return known;
+      const copy = { tokens: coding.tokens.map(own), codes: coding.codes.map(own), systems: coding.systems.map(own) };
+      // What a coding is filed under, each key once: worked out once per distinct coding, not once per row.
+      const keys = [
+        ...new Set([
+          ...copy.tokens.map((t) => `t:${t}`),
+          ...copy.codes.map((c) => `c:${c}`),
+          ...copy.systems.map((s) => `s:${s}`),
+        ]),
+      ];
+      const interned = { coding: copy, keys };
+      if (!known) codings.set(key, interned); // (another coding with the same tokens, never seen, is kept apart)
+      return interned;
     };
     const entries = loaded.map((row, i): IndexedObservation => {
       columns.start[i] = row.date ? row.date.start : Number.NaN;
@@ -174,19 +185,17 @@ export class ConnectionIndex {
       }
       columns.labels[i] = number;
       const code = intern(row.code);
-      (columns.code as CodingIndex[]).push(code);
-      (columns.category as CodingIndex[]).push(intern(row.category));
-      const file = (key: string) => {
+      (columns.code as CodingIndex[]).push(code.coding);
+      (columns.category as CodingIndex[]).push(intern(row.category).coding);
+      for (const key of code.keys) {
         const list = lists.get(key);
-        if (!list) lists.set(key, [i]);
-        else if (list[list.length - 1] !== i) list.push(i); // once per observation
-      };
-      for (const token of code.tokens) file(`t:${token}`);
-      for (const one of code.codes) file(`c:${one}`);
-      for (const system of code.systems) file(`s:${system}`);
+        if (list) list.push(i);
+        else lists.set(key, [i]);
+      }
       return {
-        id: own(row._id),
-        resourceId: own(row.resourceId),
+        // (Not copied: measured, V8 answers these with strings of their own, the parsed text being a slice itself.)
+        id: row._id,
+        resourceId: row.resourceId,
         sortDate: row.sortDate,
         tail: EMPTY_TAIL, // below
       };
