@@ -5,15 +5,13 @@
 //
 // observation_checkpoints, one document per connection (its manifest): the generation, the number of parts, and
 // whether the connection was too large to keep (then nothing else is kept, and its gateway searches the database).
-// observation_checkpoint_parts, `<connection>@<gen>.<writer>#<n>`: gzipped text, the rows without their resources (one JSON
+// observation_checkpoint_parts, `<connection>@<gen>#<n>`: gzipped text, the rows without their resources (one JSON
 // array), then each resource's JSON text on a line of its own, which is loaded as text and never parsed.
 //
 // A checkpoint is written whole before its manifest names it, with a write conditioned on the manifest as it was
-// read, and the parts of the one it replaces are deleted after; a writer whose checkpoint is not named deletes its
-// own. Each writer's parts carry its own id, so two writers of one generation never mix. A reader that meets a part
-// deleted under it reads the manifest again. (A writer that stops between its parts and the manifest leaves its
-// parts behind: nothing names or sweeps them.)
-import { randomUUID } from 'node:crypto';
+// read, and the parts of the one it replaces are deleted after. Two writers of one generation write the same rows
+// under the same part ids (rows in _id order, one field order), so either's parts serve the manifest. A reader
+// that meets a part deleted under it reads the manifest again.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Binary, type Collection, type Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
@@ -40,10 +38,8 @@ export interface CheckpointManifest {
   rows: number;
   /** The checkpoint's text before gzip. */
   bytes: number;
-  /** Too large to keep: no parts, and the connection's gateway searches the database. `bytes` is then a lower bound. */
+  /** Too large to keep: no parts, and the connection's gateway searches the database. */
   oversized: boolean;
-  /** The id of the writer whose parts these are. */
-  writer: string;
   at: Date;
 }
 
@@ -54,10 +50,9 @@ interface CheckpointPart {
   data: Binary;
 }
 
-export type Checkpoint = { gen: number; rows: ObservationRow[] } | { gen: number; oversized: true; bytes: number };
+export type Checkpoint = { gen: number; rows: ObservationRow[] } | { gen: number; oversized: true };
 
-const partId = (connectionId: string, gen: number, writer: string, n: number) =>
-  `${connectionId}@${gen}.${writer}#${n}`;
+const partId = (connectionId: string, gen: number, n: number) => `${connectionId}@${gen}#${n}`;
 
 /**
  * Rows as checkpoint text, cut into parts of about PART_TEXT_BYTES; the text's length in bytes. A part is one line
@@ -123,11 +118,11 @@ export class CheckpointStore {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const manifest = await this.manifest(connectionId);
       if (!manifest) return null;
-      if (manifest.oversized) return { gen: manifest.gen, oversized: true, bytes: manifest.bytes };
+      if (manifest.oversized) return { gen: manifest.gen, oversized: true };
       const rows: ObservationRow[] = [];
       let whole = true;
       for (let n = 0; n < manifest.parts && whole; n++) {
-        const part = await this.parts.findOne({ _id: partId(connectionId, manifest.gen, manifest.writer, n) });
+        const part = await this.parts.findOne({ _id: partId(connectionId, manifest.gen, n) });
         if (part) rows.push(...decodeRows(Buffer.from(part.data.buffer)));
         else whole = false; // replaced and deleted since the manifest was read
       }
@@ -137,47 +132,44 @@ export class CheckpointStore {
   }
 
   /**
-   * Stores the connection's rows as of generation `gen`, or that it is too large (`{ oversized: bytes }`: at least
-   * that many bytes of text; so are rows past `maxBytes`), unless its checkpoint is already as recent; true when this
-   * one is now the connection's.
+   * Stores the connection's rows as of generation `gen` (or that it is too large, past `maxBytes` of text) unless its
+   * checkpoint is already as recent; true when this one is now the connection's.
    */
-  async save(
-    connectionId: string,
-    gen: number,
-    content: { rows: readonly ObservationRow[] } | { oversized: number },
-    maxBytes: number,
-  ): Promise<boolean> {
-    // A newer checkpoint, or one as recent (a mark of too large is replaced by rows of the same generation: read again
-    // under a larger budget).
-    const newer = (m: CheckpointManifest | null) => m !== null && (m.gen > gen || (m.gen === gen && !m.oversized));
+  async save(connectionId: string, gen: number, rows: readonly ObservationRow[], maxBytes: number): Promise<boolean> {
     const before = await this.manifest(connectionId);
-    if (newer(before)) return false;
-    const encoded = 'rows' in content ? encodeRows(content.rows) : { parts: [], bytes: content.oversized };
-    const oversized = 'oversized' in content || encoded.bytes > maxBytes;
+    if (before && before.gen >= gen) return false;
+    const { parts, bytes } = encodeRows(rows);
+    const oversized = bytes > maxBytes;
     const manifest: CheckpointManifest = {
       _id: connectionId,
       gen,
-      parts: oversized ? 0 : encoded.parts.length,
-      rows: 'rows' in content ? content.rows.length : 0,
-      bytes: encoded.bytes,
+      parts: oversized ? 0 : parts.length,
+      rows: rows.length,
+      bytes,
       oversized,
-      writer: randomUUID(),
       at: new Date(),
     };
-    for (let n = 0; n < manifest.parts; n++) {
-      const data = new Binary(encoded.parts[n]);
-      await this.parts.insertOne({ _id: partId(connectionId, gen, manifest.writer, n), connectionId, gen, data });
+    if (!oversized) {
+      for (const [n, data] of parts.entries()) {
+        try {
+          await this.parts.insertOne({ _id: partId(connectionId, gen, n), connectionId, gen, data: new Binary(data) });
+        } catch (error) {
+          // Another writer of this generation wrote it first: the same rows.
+          if ((error as { code?: unknown }).code !== 11000) throw error;
+        }
+      }
     }
     // Named with a write conditioned on the manifest as read; read again when another writer moved first.
     let current = before;
-    for (let attempt = 0; attempt < ATTEMPTS && !newer(current); attempt++) {
+    for (let attempt = 0; attempt < ATTEMPTS && !(current && current.gen >= gen); attempt++) {
       if (current ? await this.replace(current, manifest) : await this.insert(manifest)) {
-        if (current) await this.deleteParts(current);
+        if (current) await this.deleteParts(connectionId, current.gen, current.parts);
         return true;
       }
       current = await this.manifest(connectionId);
     }
-    await this.deleteParts(manifest); // another checkpoint is the connection's
+    // Another checkpoint is the connection's: these parts are no one's unless it is of this same generation.
+    if (current?.gen !== gen) await this.deleteParts(connectionId, gen, manifest.parts);
     return false;
   }
 
@@ -193,12 +185,10 @@ export class CheckpointStore {
 
   private async replace(before: CheckpointManifest, manifest: CheckpointManifest): Promise<boolean> {
     const { _id, ...fields } = manifest;
-    const condition = { gen: before.gen, writer: before.writer };
-    return (await updateOneWhere(this.manifests, this.locks, _id, condition, { $set: fields })) !== null;
+    return (await updateOneWhere(this.manifests, this.locks, _id, { gen: before.gen }, { $set: fields })) !== null;
   }
 
-  private async deleteParts(manifest: CheckpointManifest): Promise<void> {
-    for (let n = 0; n < manifest.parts; n++)
-      await this.parts.deleteOne({ _id: partId(manifest._id, manifest.gen, manifest.writer, n) });
+  private async deleteParts(connectionId: string, gen: number, parts: number): Promise<void> {
+    for (let n = 0; n < parts; n++) await this.parts.deleteOne({ _id: partId(connectionId, gen, n) });
   }
 }

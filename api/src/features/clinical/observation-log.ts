@@ -9,14 +9,10 @@ import { KEPT_MS } from './bundle-heads.js';
 import { recordObservations, type BundleRecord } from './bundle-records.js';
 import type { Checkpoint, CheckpointStore } from './checkpoints.js';
 import type { ObservationDocument } from './document.js';
-import { lruCache } from '../../shared/infra/lru.js';
 import { documentRow, foldBundles, observationRow, type CommittedBundle, type ObservationRow } from './rows.js';
 
 /** A checkpoint is written once this many bundles were committed after it (each costs a record read to load). */
 export const CHECKPOINT_EVERY = 32;
-
-/** A row's text in a checkpoint beside its resource, at least (its fields as JSON). */
-const ROW_TEXT_BYTES = 200;
 
 /** What the bundles committed after a generation wrote, up to `gen`, the last committed one. */
 export interface Changes {
@@ -27,11 +23,6 @@ export interface Changes {
 export class ObservationLog {
   /** Checkpoint writes under way here, by connection: one at a time per connection. */
   private readonly writing = new Map<string, Promise<void>>();
-  /**
-   * Connections whose whole read was given up here lately (a commit came during it): not read whole again for
-   * KEPT_MS / 2, so a connection that takes bundles faster than it can be read is not read after every one.
-   */
-  private readonly gaveUp = lruCache<string, true>(10_000, { ttl: KEPT_MS / 2 });
 
   constructor(
     private readonly heads: BundleHeads,
@@ -82,9 +73,8 @@ export class ObservationLog {
    * after it applied half of KEPT_MS ago (its record is forgotten at KEPT_MS), or records no longer covering it.
    */
   async due(head: HeadDocument, now: number): Promise<boolean> {
-    if (this.maxBytes === 0) return false; // the gateway indexes nothing: no checkpoints
     const manifest = await this.checkpoints.manifest(head._id);
-    if (manifest?.oversized && manifest.bytes > this.maxBytes) return false;
+    if (manifest?.oversized) return false;
     const from = manifest?.gen ?? 0;
     if (head._version <= from) return false;
     if (head._version - from >= CHECKPOINT_EVERY) return true;
@@ -103,47 +93,33 @@ export class ObservationLog {
   }
 
   private async writeNow(connectionId: string): Promise<void> {
-    if (this.maxBytes === 0) return;
     const current = await this.checkpoints.load(connectionId);
-    // Marked too large for this budget: it stays so (ingests add to a connection). For a larger budget (it was
-    // raised) it is read again.
-    if (current && 'oversized' in current && current.bytes > this.maxBytes) return;
-    const base = current && 'rows' in current ? current : { gen: 0, rows: [] };
+    if (current && 'oversized' in current) return; // ingests add to a connection: it stays too large
+    const base = current ?? { gen: 0, rows: [] };
     const changes = await this.changes(connectionId, base.gen);
     const next = changes ? this.folded(base.rows, changes) : await this.whole(connectionId);
-    if (next && (next.gen > base.gen || (current !== null && 'oversized' in current)))
-      await this.checkpoints.save(connectionId, next.gen, next.content, this.maxBytes);
+    if (next && next.gen > base.gen) await this.checkpoints.save(connectionId, next.gen, next.rows, this.maxBytes);
   }
 
-  private folded(base: ObservationRow[], changes: Changes): { gen: number; content: { rows: ObservationRow[] } } {
+  private folded(base: ObservationRow[], changes: Changes): { gen: number; rows: ObservationRow[] } {
     const rows = foldBundles(new Map(base.map((row) => [row._id, row])), changes.bundles);
-    return { gen: changes.gen, content: { rows: [...rows.values()] } };
+    return { gen: changes.gen, rows: [...rows.values()] };
   }
 
   /**
    * The connection read whole from its documents, when no commit came during the read and none was being applied
-   * (then it is exactly the state of the last commit); undefined otherwise (the next tidy tries again). The read
-   * stops once the rows pass the budget: then only that the connection is too large is kept.
+   * (then it is exactly the state of the last commit); undefined otherwise (the next tidy tries again).
    */
-  private async whole(
-    connectionId: string,
-  ): Promise<{ gen: number; content: { rows: ObservationRow[] } | { oversized: number } } | undefined> {
-    if (this.gaveUp.has(connectionId)) return undefined;
+  private async whole(connectionId: string): Promise<{ gen: number; rows: ObservationRow[] } | undefined> {
     const before = await this.heads.visibility(connectionId);
     if (before.pending.length > 0) return undefined;
     const rows = new Map<string, ObservationRow>();
-    let bytes = 0;
     for await (const doc of this.all(connectionId)) {
       const row = documentRow(doc);
-      bytes += row.resource.length + ROW_TEXT_BYTES;
-      if (bytes > this.maxBytes) return { gen: before.committed, content: { oversized: bytes } };
       rows.set(doc._id, { ...row, firstIngestedAt: rows.get(doc._id)?.firstIngestedAt ?? row.firstIngestedAt });
     }
     const after = await this.heads.visibility(connectionId);
-    if (after.committed !== before.committed || after.pending.length > 0) {
-      this.gaveUp.set(connectionId, true);
-      return undefined;
-    }
-    return { gen: before.committed, content: { rows: [...rows.values()] } };
+    if (after.committed !== before.committed || after.pending.length > 0) return undefined;
+    return { gen: before.committed, rows: [...rows.values()] };
   }
 }

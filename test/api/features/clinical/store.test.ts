@@ -390,9 +390,7 @@ describe('clinical: a connection’s head under its own background work (MongoDB
     expect(next.gen).to.equal(3);
     expect(rowsById(next.rows)).to.deep.equal(await wholeRows(repository, target.connectionId));
     const parts = await db.collection(CHECKPOINT_PARTS).find({ connectionId: target.connectionId }).toArray();
-    // One writer's parts alone (each writer's carry its own id).
-    expect(parts.map((part) => part._id)).to.have.length(1);
-    expect(parts[0]!._id).to.match(new RegExp(`^${target.connectionId}@3\\.[0-9a-f-]{36}#0$`));
+    expect(parts.map((part) => part._id)).to.deep.equal([`${target.connectionId}@3#0`]);
     await repository.settled();
   });
 
@@ -441,14 +439,8 @@ describe('clinical: a connection’s head under its own background work (MongoDB
     const target = { accountId: randomUUID(), connectionId: randomUUID() };
     await repository.upsert(target, normalized([heartRate(), glucose()]), T1);
     await repository.writeCheckpoint(target.connectionId);
-    expect(await repository.checkpoint(target.connectionId)).to.deep.include({ gen: 1, oversized: true });
+    expect(await repository.checkpoint(target.connectionId)).to.deep.equal({ gen: 1, oversized: true });
     expect(await db.collection(CHECKPOINT_PARTS).countDocuments({ connectionId: target.connectionId })).to.equal(0);
-    // A larger budget (it was raised) reads it again.
-    const larger = new ObservationRepository(db, await documentLocksFor(db), db, new ManualClock(T2), () => {}, 1e9);
-    await larger.writeCheckpoint(target.connectionId);
-    const checkpoint = (await larger.checkpoint(target.connectionId)) as { gen: number; rows: ObservationRow[] };
-    expect(checkpoint.gen).to.equal(1);
-    expect(rowsById(checkpoint.rows)).to.deep.equal(await wholeRows(larger, target.connectionId));
     await repository.settled();
   });
 });
