@@ -74,7 +74,7 @@ function main(): void {
       at: record.at.getTime(),
       rows: recordObservations({ ...record, _id: '', connectionId: CONNECTION }).map(row),
     }));
-    return ConnectionIndex.fromRows(foldBundles(new Map(), bundles).values(), 1e12, 't', records.length)!;
+    return ConnectionIndex.fromRows(foldBundles([], bundles).values(), 1e12, 't', records.length)!;
   });
   const index = fromCheckpoint.value;
   const fifty = normalized(50).map((o) => row(storedFields({ accountId: 'bench', connectionId: CONNECTION }, o, at)));

@@ -13,7 +13,7 @@ import { SessionRepository } from './features/connect-sessions/store.js';
 import { ObservationRepository } from './features/clinical/store.js';
 import { IngestService } from './features/clinical/ingest-service.js';
 import { GatewayService } from './features/clinical/gateway/service.js';
-import { ConnectionIndexes } from './features/clinical/gateway/connection-index.js';
+import { ConnectionIndexes } from './features/clinical/gateway/connection-indexes.js';
 import { LocalGenerations, RedisGenerations } from './shared/infra/generations.js';
 import { ConnectSessionService } from './features/connect-sessions/service.js';
 import { InitiateLimits } from './features/connect-sessions/initiate-limits.js';

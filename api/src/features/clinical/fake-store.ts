@@ -52,7 +52,7 @@ export class FakeObservationStore implements ObservationStore {
     for (const doc of written) this.documents.set(doc._id, doc);
     const log = this.bundles.get(connectionId) ?? [];
     this.bundles.set(connectionId, log);
-    const rows = written.map((doc) => observationRow(structuredClone(doc), at.getTime()));
+    const rows = written.map((doc) => observationRow(doc, at.getTime()));
     log.push({ gen: log.length + 1, at: at.getTime(), rows });
     return { ingested: observations.length - updated, updated };
   }
@@ -86,7 +86,7 @@ export class FakeObservationStore implements ObservationStore {
 
   async writeCheckpoint(connectionId: string): Promise<void> {
     const log = this.bundles.get(connectionId) ?? [];
-    this.checkpoints.set(connectionId, { gen: log.length, rows: [...foldBundles(new Map(), log).values()] });
+    this.checkpoints.set(connectionId, { gen: log.length, rows: [...foldBundles([], log).values()] });
   }
 }
 

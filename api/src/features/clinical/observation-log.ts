@@ -102,7 +102,7 @@ export class ObservationLog {
   }
 
   private folded(base: ObservationRow[], changes: Changes): { gen: number; rows: ObservationRow[] } {
-    const rows = foldBundles(new Map(base.map((row) => [row._id, row])), changes.bundles);
+    const rows = foldBundles(base, changes.bundles);
     return { gen: changes.gen, rows: [...rows.values()] };
   }
 

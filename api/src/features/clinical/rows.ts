@@ -54,13 +54,18 @@ export interface CommittedBundle {
 }
 
 /**
- * The observations after `bundles` (in commit order) are laid over `base`: a bundle's row replaces the row of the
- * same _id and keeps when it was first written; a row new to the connection was first written by its bundle.
- * Changes `base` and returns it.
+ * The observations after `bundles` (in commit order) are laid over `base` (one row per observation), by _id: a
+ * bundle's row replaces the row of the same _id and keeps when it was first written; a row new to the connection
+ * was first written by its bundle.
  */
-export function foldBundles(base: Map<string, ObservationRow>, bundles: readonly CommittedBundle[]) {
+export function foldBundles(
+  base: Iterable<ObservationRow>,
+  bundles: readonly CommittedBundle[],
+): Map<string, ObservationRow> {
+  const rows = new Map<string, ObservationRow>();
+  for (const row of base) rows.set(row._id, row);
   for (const bundle of bundles)
     for (const row of bundle.rows)
-      base.set(row._id, { ...row, firstIngestedAt: base.get(row._id)?.firstIngestedAt ?? bundle.at });
-  return base;
+      rows.set(row._id, { ...row, firstIngestedAt: rows.get(row._id)?.firstIngestedAt ?? bundle.at });
+  return rows;
 }

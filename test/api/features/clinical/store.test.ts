@@ -36,11 +36,11 @@ import { documentLocksFor } from '../../../../core/src/infra/locks.js';
 import { documentRow, foldBundles, type ObservationRow } from '../../../../api/src/features/clinical/rows.js';
 import { KEPT_MS } from '../../../../api/src/features/clinical/bundle-heads.js';
 import { CHECKPOINT_PARTS } from '../../../../api/src/features/clinical/checkpoints.js';
+import { ConnectionIndex } from '../../../../api/src/features/clinical/gateway/connection-index.js';
 import {
-  ConnectionIndex,
   ConnectionIndexes,
   type IndexSource,
-} from '../../../../api/src/features/clinical/gateway/connection-index.js';
+} from '../../../../api/src/features/clinical/gateway/connection-indexes.js';
 
 // When the cases' bundles are written, minutes apart, and the repository's clock then: a bundle written long before
 // its clock's now would be tidied away at once after the next commit (KEPT_MS), which is not what these cases are.
@@ -311,7 +311,7 @@ describeStore<ObservationStore, ObservationRepository>(
         [2, T2.getTime(), [b.resourceId, c!.resourceId]],
       ]);
       const whole = await wholeRows(store(), target.connectionId);
-      expect(rowsById(foldBundles(new Map(), changes.bundles).values())).to.deep.equal(whole);
+      expect(rowsById(foldBundles([], changes.bundles).values())).to.deep.equal(whole);
       expect((await store().changes(target.connectionId, 1))!.bundles.map((bundle) => bundle.gen)).to.deep.equal([2]);
       expect(await store().changes(randomUUID(), 0)).to.deep.equal({ gen: 0, bundles: [] });
 
@@ -323,7 +323,7 @@ describeStore<ObservationStore, ObservationRepository>(
       await store().upsert(target, normalized([heartRate()]), T3);
       const after = (await store().changes(target.connectionId, checkpoint.gen))!;
       expect([after.gen, after.bundles.map((bundle) => bundle.gen)]).to.deep.equal([3, [3]]);
-      const rows = foldBundles(new Map(checkpoint.rows.map((row) => [row._id, row])), after.bundles);
+      const rows = foldBundles(checkpoint.rows, after.bundles);
       expect(rowsById(rows.values())).to.deep.equal(await wholeRows(store(), target.connectionId));
     });
 

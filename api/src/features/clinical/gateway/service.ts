@@ -18,7 +18,8 @@ import type { ObservationStore } from '../store.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../../shared/http/errors.js';
-import { entryTail, type ConnectionIndexes, type IndexedObservation as Found } from './connection-index.js';
+import { entryTail, type IndexedObservation as Found } from './connection-index.js';
+import type { ConnectionIndexes } from './connection-indexes.js';
 import {
   afterPosition,
   observationFilter,

@@ -1,12 +1,11 @@
 // The gateway's per-replica index of a connection: the byte budget (a connection over it is not indexed, and
 // not read again for a while), postings by code, generation tokens.
 import { expect } from 'chai';
+import { ConnectionIndex, type Position } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
 import {
-  ConnectionIndex,
   ConnectionIndexes,
   type IndexSource,
-  type Position,
-} from '../../../../../api/src/features/clinical/gateway/connection-index.js';
+} from '../../../../../api/src/features/clinical/gateway/connection-indexes.js';
 import type { ObservationDocument } from '../../../../../api/src/features/clinical/document.js';
 import { documentRow, foldBundles, type CommittedBundle } from '../../../../../api/src/features/clinical/rows.js';
 import type { Grants, SearchParams } from '../../../../../api/src/features/clinical/gateway/query.js';
@@ -182,7 +181,7 @@ describe('observations: the connection index', () => {
     function source(state: { committed: number; checkpointAt?: number; recordsFrom?: number }) {
       const calls: string[] = [];
       const from = state.recordsFrom ?? 1;
-      const rowsUpTo = (gen: number) => [...foldBundles(new Map(), bundles.slice(0, gen)).values()];
+      const rowsUpTo = (gen: number) => [...foldBundles([], bundles.slice(0, gen)).values()];
       const src: IndexSource = {
         all: () => {
           calls.push('all');
@@ -277,7 +276,7 @@ describe('observations: the connection index', () => {
     });
 
     it('gives back the rows it was built from', async () => {
-      const rows = [...foldBundles(new Map(), bundles).values()];
+      const rows = [...foldBundles([], bundles).values()];
       const index = ConnectionIndex.fromRows(rows, 1e9, 't', LAST)!;
       const byId = (a: { _id: string }, b: { _id: string }) => (a._id < b._id ? -1 : 1);
       expect([...index.rows()].sort(byId)).to.deep.equal([...rows].sort(byId));
