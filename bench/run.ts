@@ -144,6 +144,7 @@ async function main(): Promise<void> {
   const { seed, child } = await startServer();
   const auth = { authorization: `Bearer ${seed.key}` };
   let cold = 0;
+  let floor = 0;
   const probePath = `/api/sdk/v1/app-users/${seed.clinical.pollerId}/lifecycle`;
   const probeAuth = { authorization: `Bearer ${seed.clinical.publishableKey}` };
   const nextColdPatient = () => `/api/platform/v1/patients/${seed.coldPatientIds[cold++ % seed.coldPatientIds.length]}`;
@@ -198,6 +199,14 @@ async function main(): Promise<void> {
       url: seed.api,
       nextPath: nextColdPatient,
       headers: auth,
+      expectStatus: 200,
+      seconds: COLD_SECONDS,
+    },
+    {
+      // No goal: what the driver's one read costs alone, so the cold row's CPU less this is Portico's own.
+      name: 'raw node:http + the same one find by _id through the same driver (the floor of a cold read)',
+      url: seed.raw,
+      nextPath: () => `/find/${seed.coldPatientIds[floor++ % seed.coldPatientIds.length]}`,
       expectStatus: 200,
       seconds: COLD_SECONDS,
     },

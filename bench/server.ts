@@ -10,11 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { createApp } from '../api/src/app.js';
 import { benchConfig } from './config.js';
-import type { Patient } from '../api/src/features/patients/store.js';
+import { PATIENTS, type Patient } from '../api/src/features/patients/store.js';
 import { buildServices } from '../api/src/wiring.js';
 import { systemClock } from '../core/src/clock.js';
 import { startEmbeddedDatabase } from '../core/src/infra/devdb.js';
-import { connectMongo } from '../core/src/infra/mongo.js';
+import { connectMongo, findById } from '../core/src/infra/mongo.js';
 import { publishCatalog } from '../operator/src/pipeline/publish.js';
 import { benchCatalogSources } from './catalog/sources.js';
 import { catalogBenchQueries, type CatalogBenchQueries } from './catalog/http-queries.js';
@@ -129,8 +129,25 @@ async function main(): Promise<void> {
   const catalogQueries = catalogBenchQueries((await services.snapshots.load(served.snapshotId))!.brands, served.index);
 
   // `/bytes/<n>`: a static body of n bytes, the floor of any answer that size (the gateway's is ~36 KB).
+  // `/find/<patient id>`: the one database read of a cold patient read, through the same driver and pool, answered
+  // as JSON: the floor of that row, whatever Portico does around it.
   const raw = await listen((req, res) => {
-    const size = /^\/bytes\/(\d{1,7})$/.exec(req.url ?? '')?.[1];
+    const url = req.url ?? '';
+    const find = /^\/find\/([\w-]{1,64})$/.exec(url)?.[1];
+    if (find !== undefined) {
+      findById(mongo.db, PATIENTS, `${account.id}/${find}`).then(
+        (doc) => {
+          res.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(doc));
+        },
+        () => {
+          res.writeHead(503);
+          res.end();
+        },
+      );
+      return;
+    }
+    const size = /^\/bytes\/(\d{1,7})$/.exec(url)?.[1];
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end(size === undefined ? 'hello world' : Buffer.alloc(Number(size), 'x'));
   });
