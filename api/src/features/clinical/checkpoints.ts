@@ -5,13 +5,17 @@
 //
 // observation_checkpoints, one document per connection (its manifest): the generation, the number of parts, and
 // whether the connection was too large to keep (then nothing else is kept, and its gateway searches the database).
-// observation_checkpoint_parts, `<connection>@<gen>#<n>`: gzipped text, the rows without their resources (one JSON
-// array), then each resource's JSON text on a line of its own, which is loaded as text and never parsed.
+// observation_checkpoint_parts, `<connection>@<gen>.<writer>#<n>`: gzipped text, the rows without their resources
+// (one JSON array), then each resource's JSON text on a line of its own, which is loaded as text and never parsed.
 //
 // A checkpoint is written whole before its manifest names it, with a write conditioned on the manifest as it was
-// read, and the parts of the one it replaces are deleted after. Two writers of one generation write the same rows
-// under the same part ids (rows in _id order, one field order), so either's parts serve the manifest. A reader
-// that meets a part deleted under it reads the manifest again.
+// read, and the parts of the one it replaces are deleted after; a writer whose checkpoint is not named deletes its
+// own. Each writer's parts carry its own id, so two writers of one generation never mix. A reader that meets a part
+// deleted under it reads the manifest again. A writer first claims the generation (observation_checkpoint_claims,
+// `<connection>@<gen>`), so two replicas that both find a connection due do not both write it: the second leaves
+// it to the first; a claim older than CLAIM_MS is a writer that stopped, and is taken over. (A writer that stops
+// between its parts and the manifest leaves its parts and its claim behind: nothing names or sweeps them.)
+import { randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Binary, type Collection, type Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
@@ -20,6 +24,10 @@ import type { ObservationRow } from './rows.js';
 
 export const CHECKPOINTS = 'observation_checkpoints';
 export const CHECKPOINT_PARTS = 'observation_checkpoint_parts';
+export const CHECKPOINT_CLAIMS = 'observation_checkpoint_claims';
+
+/** A claim this old is a writer that stopped: a write takes well under the long deadline (60 s) per part. */
+const CLAIM_MS = 5 * 60_000;
 
 /** Text per part before it is gzipped (about 1 to 2 MB after): well inside MongoDB's 16 MB document limit. */
 const PART_TEXT_BYTES = 8 * 1024 * 1024;
@@ -38,8 +46,10 @@ export interface CheckpointManifest {
   rows: number;
   /** The checkpoint's text before gzip. */
   bytes: number;
-  /** Too large to keep: no parts, and the connection's gateway searches the database. */
+  /** Too large to keep: no parts, and the connection's gateway searches the database. `bytes` is then a lower bound. */
   oversized: boolean;
+  /** The id of the writer whose parts these are. */
+  writer: string;
   at: Date;
 }
 
@@ -50,9 +60,18 @@ interface CheckpointPart {
   data: Binary;
 }
 
-export type Checkpoint = { gen: number; rows: ObservationRow[] } | { gen: number; oversized: true };
+/** A writer's claim on a connection's generation (one writer per generation at a time). */
+interface CheckpointClaim {
+  /** `<connection>@<gen>`. */
+  _id: string;
+  writer: string;
+  at: Date;
+}
 
-const partId = (connectionId: string, gen: number, n: number) => `${connectionId}@${gen}#${n}`;
+export type Checkpoint = { gen: number; rows: ObservationRow[] } | { gen: number; oversized: true; bytes: number };
+
+const partId = (connectionId: string, gen: number, writer: string, n: number) =>
+  `${connectionId}@${gen}.${writer}#${n}`;
 
 /**
  * Rows as checkpoint text, cut into parts of about PART_TEXT_BYTES; the text's length in bytes. A part is one line
@@ -99,6 +118,7 @@ export function decodeRows(part: Buffer): ObservationRow[] {
 export class CheckpointStore {
   private readonly manifests: Collection<CheckpointManifest>;
   private readonly parts: Collection<CheckpointPart>;
+  private readonly claims: Collection<CheckpointClaim>;
 
   constructor(
     /** The handle with the deadline of long operations: parts are megabytes. */
@@ -107,6 +127,7 @@ export class CheckpointStore {
   ) {
     this.manifests = db.collection<CheckpointManifest>(CHECKPOINTS);
     this.parts = db.collection<CheckpointPart>(CHECKPOINT_PARTS);
+    this.claims = db.collection<CheckpointClaim>(CHECKPOINT_CLAIMS);
   }
 
   manifest(connectionId: string): Promise<CheckpointManifest | null> {
@@ -118,11 +139,11 @@ export class CheckpointStore {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const manifest = await this.manifest(connectionId);
       if (!manifest) return null;
-      if (manifest.oversized) return { gen: manifest.gen, oversized: true };
+      if (manifest.oversized) return { gen: manifest.gen, oversized: true, bytes: manifest.bytes };
       const rows: ObservationRow[] = [];
       let whole = true;
       for (let n = 0; n < manifest.parts && whole; n++) {
-        const part = await this.parts.findOne({ _id: partId(connectionId, manifest.gen, n) });
+        const part = await this.parts.findOne({ _id: partId(connectionId, manifest.gen, manifest.writer, n) });
         if (part) rows.push(...decodeRows(Buffer.from(part.data.buffer)));
         else whole = false; // replaced and deleted since the manifest was read
       }
@@ -132,44 +153,78 @@ export class CheckpointStore {
   }
 
   /**
-   * Stores the connection's rows as of generation `gen` (or that it is too large, past `maxBytes` of text) unless its
-   * checkpoint is already as recent; true when this one is now the connection's.
+   * Stores the connection's rows as of generation `gen`, or that it is too large (`{ oversized: bytes }`: at least
+   * that many bytes of text; so are rows past `maxBytes`), unless its checkpoint is already as recent; true when this
+   * one is now the connection's.
    */
-  async save(connectionId: string, gen: number, rows: readonly ObservationRow[], maxBytes: number): Promise<boolean> {
+  async save(
+    connectionId: string,
+    gen: number,
+    content: { rows: readonly ObservationRow[] } | { oversized: number },
+    maxBytes: number,
+  ): Promise<boolean> {
     const before = await this.manifest(connectionId);
-    if (before && before.gen >= gen) return false;
-    const { parts, bytes } = encodeRows(rows);
-    const oversized = bytes > maxBytes;
+    if (newer(before, gen)) return false;
+    const writer = randomUUID();
+    if (!(await this.claim(connectionId, gen, writer))) return false; // another writer is writing it
+    try {
+      return await this.write(connectionId, gen, content, maxBytes, before, writer);
+    } finally {
+      await this.claims.deleteOne({ _id: `${connectionId}@${gen}`, writer });
+    }
+  }
+
+  private async write(
+    connectionId: string,
+    gen: number,
+    content: { rows: readonly ObservationRow[] } | { oversized: number },
+    maxBytes: number,
+    before: CheckpointManifest | null,
+    writer: string,
+  ): Promise<boolean> {
+    const encoded = 'rows' in content ? encodeRows(content.rows) : { parts: [], bytes: content.oversized };
+    const oversized = 'oversized' in content || encoded.bytes > maxBytes;
     const manifest: CheckpointManifest = {
       _id: connectionId,
       gen,
-      parts: oversized ? 0 : parts.length,
-      rows: rows.length,
-      bytes,
+      parts: oversized ? 0 : encoded.parts.length,
+      rows: 'rows' in content ? content.rows.length : 0,
+      bytes: encoded.bytes,
       oversized,
+      writer,
       at: new Date(),
     };
-    if (!oversized) {
-      for (const [n, data] of parts.entries()) {
-        try {
-          await this.parts.insertOne({ _id: partId(connectionId, gen, n), connectionId, gen, data: new Binary(data) });
-        } catch (error) {
-          // Another writer of this generation wrote it first: the same rows.
-          if ((error as { code?: unknown }).code !== 11000) throw error;
-        }
-      }
+    for (let n = 0; n < manifest.parts; n++) {
+      const data = new Binary(encoded.parts[n]);
+      await this.parts.insertOne({ _id: partId(connectionId, gen, manifest.writer, n), connectionId, gen, data });
     }
     // Named with a write conditioned on the manifest as read; read again when another writer moved first.
     let current = before;
-    for (let attempt = 0; attempt < ATTEMPTS && !(current && current.gen >= gen); attempt++) {
+    for (let attempt = 0; attempt < ATTEMPTS && !newer(current, gen); attempt++) {
       if (current ? await this.replace(current, manifest) : await this.insert(manifest)) {
-        if (current) await this.deleteParts(connectionId, current.gen, current.parts);
+        if (current) await this.deleteParts(current);
         return true;
       }
       current = await this.manifest(connectionId);
     }
-    // Another checkpoint is the connection's: these parts are no one's unless it is of this same generation.
-    if (current?.gen !== gen) await this.deleteParts(connectionId, gen, manifest.parts);
+    await this.deleteParts(manifest); // another checkpoint is the connection's
+    return false;
+  }
+
+  /** Claims the connection's generation for `writer`; false while another writer holds it. */
+  private async claim(connectionId: string, gen: number, writer: string): Promise<boolean> {
+    const _id = `${connectionId}@${gen}`;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.claims.insertOne({ _id, writer, at: new Date() });
+        return true;
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== 11000) throw error;
+      }
+      const held = await this.claims.findOne({ _id });
+      if (held && held.at.getTime() > Date.now() - CLAIM_MS) return false;
+      if (held) await this.claims.deleteOne({ _id, writer: held.writer }); // its writer stopped
+    }
     return false;
   }
 
@@ -185,10 +240,20 @@ export class CheckpointStore {
 
   private async replace(before: CheckpointManifest, manifest: CheckpointManifest): Promise<boolean> {
     const { _id, ...fields } = manifest;
-    return (await updateOneWhere(this.manifests, this.locks, _id, { gen: before.gen }, { $set: fields })) !== null;
+    const condition = { gen: before.gen, writer: before.writer };
+    return (await updateOneWhere(this.manifests, this.locks, _id, condition, { $set: fields })) !== null;
   }
 
-  private async deleteParts(connectionId: string, gen: number, parts: number): Promise<void> {
-    for (let n = 0; n < parts; n++) await this.parts.deleteOne({ _id: partId(connectionId, gen, n) });
+  private async deleteParts(manifest: CheckpointManifest): Promise<void> {
+    for (let n = 0; n < manifest.parts; n++)
+      await this.parts.deleteOne({ _id: partId(manifest._id, manifest.gen, manifest.writer, n) });
   }
+}
+
+/**
+ * Whether the manifest is newer than generation `gen`, or as recent (a mark of too large is replaced by rows of the
+ * same generation: read again under a larger budget).
+ */
+function newer(manifest: CheckpointManifest | null, gen: number): boolean {
+  return manifest !== null && (manifest.gen > gen || (manifest.gen === gen && !manifest.oversized));
 }

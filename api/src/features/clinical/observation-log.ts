@@ -9,10 +9,14 @@ import { KEPT_MS } from './bundle-heads.js';
 import { recordObservations, type BundleRecord } from './bundle-records.js';
 import type { Checkpoint, CheckpointStore } from './checkpoints.js';
 import type { ObservationDocument } from './document.js';
+import { lruCache } from '../../shared/infra/lru.js';
 import { documentRow, foldBundles, observationRow, type CommittedBundle, type ObservationRow } from './rows.js';
 
 /** A checkpoint is written once this many bundles were committed after it (each costs a record read to load). */
 export const CHECKPOINT_EVERY = 32;
+
+/** A row's text in a checkpoint beside its resource, at least (its fields as JSON). */
+const ROW_TEXT_BYTES = 200;
 
 /** What the bundles committed after a generation wrote, up to `gen`, the last committed one. */
 export interface Changes {
@@ -23,6 +27,13 @@ export interface Changes {
 export class ObservationLog {
   /** Checkpoint writes under way here, by connection: one at a time per connection. */
   private readonly writing = new Map<string, Promise<void>>();
+  /** The write that follows the one under way, by connection: callers meanwhile join it. */
+  private readonly queued = new Map<string, Promise<void>>();
+  /**
+   * Connections whose whole read was given up here lately (a commit came during it): not read whole again for
+   * KEPT_MS / 2, so a connection that takes bundles faster than it can be read is not read after every one.
+   */
+  private readonly gaveUp = lruCache<string, true>(10_000, { ttl: KEPT_MS / 2 });
 
   constructor(
     private readonly heads: BundleHeads,
@@ -73,8 +84,9 @@ export class ObservationLog {
    * after it applied half of KEPT_MS ago (its record is forgotten at KEPT_MS), or records no longer covering it.
    */
   async due(head: HeadDocument, now: number): Promise<boolean> {
+    if (this.maxBytes === 0) return false; // the gateway indexes nothing: no checkpoints
     const manifest = await this.checkpoints.manifest(head._id);
-    if (manifest?.oversized) return false;
+    if (manifest?.oversized && manifest.bytes > this.maxBytes) return false;
     const from = manifest?.gen ?? 0;
     if (head._version <= from) return false;
     if (head._version - from >= CHECKPOINT_EVERY) return true;
@@ -83,43 +95,77 @@ export class ObservationLog {
     return head.kept.some((k) => k.gen > from && k.at.getTime() <= now - KEPT_MS / 2);
   }
 
-  /** Brings the connection's checkpoint up to its last commit (joins one under way here). */
+  /**
+   * Brings the connection's checkpoint up to its last commit. One write runs at a time per connection: a call while
+   * one is under way (it may stop short of a later commit) is answered by the next, which every such call shares.
+   */
   write(connectionId: string): Promise<void> {
+    const queued = this.queued.get(connectionId);
+    if (queued) return queued;
     const running = this.writing.get(connectionId);
-    if (running) return running;
+    if (!running) return this.start(connectionId);
+    const next = running
+      .catch(() => {}) // that caller was told
+      .then(() => {
+        this.queued.delete(connectionId);
+        return this.start(connectionId);
+      });
+    this.queued.set(connectionId, next);
+    return next;
+  }
+
+  private start(connectionId: string): Promise<void> {
     const write = this.writeNow(connectionId).finally(() => this.writing.delete(connectionId));
     this.writing.set(connectionId, write);
     return write;
   }
 
   private async writeNow(connectionId: string): Promise<void> {
+    if (this.maxBytes === 0) return;
+    // Already at the last commit (checked before the parts are read).
+    const manifest = await this.checkpoints.manifest(connectionId);
+    if (manifest && !manifest.oversized && manifest.gen >= (await this.heads.visibility(connectionId)).committed)
+      return;
     const current = await this.checkpoints.load(connectionId);
-    if (current && 'oversized' in current) return; // ingests add to a connection: it stays too large
-    const base = current ?? { gen: 0, rows: [] };
+    // Marked too large for this budget: it stays so (ingests add to a connection). For a larger budget (it was
+    // raised) it is read again.
+    if (current && 'oversized' in current && current.bytes > this.maxBytes) return;
+    const base = current && 'rows' in current ? current : { gen: 0, rows: [] };
     const changes = await this.changes(connectionId, base.gen);
     const next = changes ? this.folded(base.rows, changes) : await this.whole(connectionId);
-    if (next && next.gen > base.gen) await this.checkpoints.save(connectionId, next.gen, next.rows, this.maxBytes);
+    if (next && (next.gen > base.gen || (current !== null && 'oversized' in current)))
+      await this.checkpoints.save(connectionId, next.gen, next.content, this.maxBytes);
   }
 
-  private folded(base: ObservationRow[], changes: Changes): { gen: number; rows: ObservationRow[] } {
+  private folded(base: ObservationRow[], changes: Changes): { gen: number; content: { rows: ObservationRow[] } } {
     const rows = foldBundles(base, changes.bundles);
-    return { gen: changes.gen, rows: [...rows.values()] };
+    return { gen: changes.gen, content: { rows: [...rows.values()] } };
   }
 
   /**
    * The connection read whole from its documents, when no commit came during the read and none was being applied
-   * (then it is exactly the state of the last commit); undefined otherwise (the next tidy tries again).
+   * (then it is exactly the state of the last commit); undefined otherwise (the next tidy tries again). The read
+   * stops once the rows pass the budget: then only that the connection is too large is kept.
    */
-  private async whole(connectionId: string): Promise<{ gen: number; rows: ObservationRow[] } | undefined> {
+  private async whole(
+    connectionId: string,
+  ): Promise<{ gen: number; content: { rows: ObservationRow[] } | { oversized: number } } | undefined> {
+    if (this.gaveUp.has(connectionId)) return undefined;
     const before = await this.heads.visibility(connectionId);
     if (before.pending.length > 0) return undefined;
     const rows = new Map<string, ObservationRow>();
+    let bytes = 0;
     for await (const doc of this.all(connectionId)) {
       const row = documentRow(doc);
+      bytes += row.resource.length + ROW_TEXT_BYTES;
+      if (bytes > this.maxBytes) return { gen: before.committed, content: { oversized: bytes } };
       rows.set(doc._id, { ...row, firstIngestedAt: rows.get(doc._id)?.firstIngestedAt ?? row.firstIngestedAt });
     }
     const after = await this.heads.visibility(connectionId);
-    if (after.committed !== before.committed || after.pending.length > 0) return undefined;
-    return { gen: before.committed, rows: [...rows.values()] };
+    if (after.committed !== before.committed || after.pending.length > 0) {
+      this.gaveUp.set(connectionId, true);
+      return undefined;
+    }
+    return { gen: before.committed, content: { rows: [...rows.values()] } };
   }
 }

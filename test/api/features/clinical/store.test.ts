@@ -35,7 +35,11 @@ import { withTestDatabase, type TestDatabase } from '../../../../testkit/databas
 import { documentLocksFor } from '../../../../core/src/infra/locks.js';
 import { documentRow, foldBundles, type ObservationRow } from '../../../../api/src/features/clinical/rows.js';
 import { KEPT_MS } from '../../../../api/src/features/clinical/bundle-heads.js';
-import { CHECKPOINT_PARTS } from '../../../../api/src/features/clinical/checkpoints.js';
+import {
+  CHECKPOINT_CLAIMS,
+  CHECKPOINT_PARTS,
+  CheckpointStore,
+} from '../../../../api/src/features/clinical/checkpoints.js';
 import { ConnectionIndex } from '../../../../api/src/features/clinical/gateway/connection-index.js';
 import {
   ConnectionIndexes,
@@ -390,8 +394,35 @@ describe('clinical: a connection’s head under its own background work (MongoDB
     expect(next.gen).to.equal(3);
     expect(rowsById(next.rows)).to.deep.equal(await wholeRows(repository, target.connectionId));
     const parts = await db.collection(CHECKPOINT_PARTS).find({ connectionId: target.connectionId }).toArray();
-    expect(parts.map((part) => part._id)).to.deep.equal([`${target.connectionId}@3#0`]);
+    // One writer's parts alone (each writer's carry its own id).
+    expect(parts.map((part) => part._id)).to.have.length(1);
+    expect(parts[0]!._id).to.match(new RegExp(`^${target.connectionId}@3\\.[0-9a-f-]{36}#0$`));
     await repository.settled();
+  });
+
+  it('leaves a generation another writer claimed to it, and takes over the claim of a writer that stopped', async () => {
+    const { db } = database!;
+    const locks = await documentLocksFor(db);
+    const checkpoints = new CheckpointStore(db, locks);
+    const target = { accountId: randomUUID(), connectionId: randomUUID() };
+    const { connectionId } = target;
+    const repository = new ObservationRepository(db, locks, db, new ManualClock(T2));
+    await repository.upsert(target, normalized([heartRate(), glucose()]), T1);
+    await repository.settled();
+    const rows: ObservationRow[] = [];
+    for await (const doc of repository.all(connectionId)) rows.push(documentRow(doc));
+    const claims = db.collection<{ _id: string; writer: string; at: Date }>(CHECKPOINT_CLAIMS);
+    await claims.insertOne({ _id: `${connectionId}@1`, writer: 'another replica', at: new Date() });
+    expect(await checkpoints.save(connectionId, 1, { rows }, 1e9)).to.equal(false);
+    expect(await checkpoints.manifest(connectionId)).to.equal(null);
+    expect(await db.collection(CHECKPOINT_PARTS).countDocuments({ connectionId })).to.equal(0);
+    // Claimed long ago: its writer stopped.
+    await claims.updateOne({ _id: `${connectionId}@1` }, { $set: { at: new Date(Date.now() - 6 * 60_000) } });
+    expect(await checkpoints.save(connectionId, 1, { rows }, 1e9)).to.equal(true);
+    const loaded = (await checkpoints.load(connectionId)) as { gen: number; rows: ObservationRow[] };
+    expect(loaded.gen).to.equal(1);
+    expect(rowsById(loaded.rows)).to.deep.equal(rowsById(rows));
+    expect(await claims.countDocuments({ _id: `${connectionId}@1` })).to.equal(0); // released
   });
 
   it('gives a starting replica the index a whole read gives, from the checkpoint and the records after it', async () => {
@@ -439,8 +470,14 @@ describe('clinical: a connection’s head under its own background work (MongoDB
     const target = { accountId: randomUUID(), connectionId: randomUUID() };
     await repository.upsert(target, normalized([heartRate(), glucose()]), T1);
     await repository.writeCheckpoint(target.connectionId);
-    expect(await repository.checkpoint(target.connectionId)).to.deep.equal({ gen: 1, oversized: true });
+    expect(await repository.checkpoint(target.connectionId)).to.deep.include({ gen: 1, oversized: true });
     expect(await db.collection(CHECKPOINT_PARTS).countDocuments({ connectionId: target.connectionId })).to.equal(0);
+    // A larger budget (it was raised) reads it again.
+    const larger = new ObservationRepository(db, await documentLocksFor(db), db, new ManualClock(T2), () => {}, 1e9);
+    await larger.writeCheckpoint(target.connectionId);
+    const checkpoint = (await larger.checkpoint(target.connectionId)) as { gen: number; rows: ObservationRow[] };
+    expect(checkpoint.gen).to.equal(1);
+    expect(rowsById(checkpoint.rows)).to.deep.equal(await wholeRows(larger, target.connectionId));
     await repository.settled();
   });
 });

@@ -86,8 +86,9 @@ export class ConnectionIndexes {
       if (changes) return stale.advance(changes, token, max);
     }
     const checkpoint = await this.source.checkpoint(connectionId);
-    if (checkpoint && 'oversized' in checkpoint) return null;
-    const base = checkpoint ?? { gen: 0, rows: [] };
+    if (checkpoint && 'oversized' in checkpoint && checkpoint.bytes > max) return null;
+    // (Marked too large under a smaller budget than this one: read again, below.)
+    const base = checkpoint && 'rows' in checkpoint ? checkpoint : { gen: 0, rows: [] };
     const changes = await this.source.changes(connectionId, base.gen);
     if (changes) {
       const rows = foldBundles(base.rows, changes.bundles);

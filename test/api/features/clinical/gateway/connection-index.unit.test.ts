@@ -267,7 +267,7 @@ describe('observations: the connection index', () => {
       const { src, calls } = source({ committed: LAST });
       src.checkpoint = async () => {
         calls.push('checkpoint');
-        return { gen: LAST, oversized: true };
+        return { gen: LAST, oversized: true, bytes: 1e12 };
       };
       const indexes = new ConnectionIndexes(src, 1e9);
       expect(await indexes.get(CONNECTION_A, 't')).to.equal(null);
