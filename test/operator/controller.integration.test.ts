@@ -91,9 +91,11 @@ describe('operator: controller against a real Kubernetes API server', function (
         namespace,
         name: 'portico-catalog-operator',
         identity,
-        leaseDurationSeconds: 3,
+        // Long enough that a busy machine does not lose a renewal (the tests that hand over release the lease or
+        // replace it; none waits for one to run out), so "one leader" holds however slow the machine is.
+        leaseDurationSeconds: 20,
         retryMs: 300,
-        renewDeadlineMs: 2000,
+        renewDeadlineMs: 15_000,
       },
       logger,
       onLostLeadership: (code) => {

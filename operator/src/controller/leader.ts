@@ -24,6 +24,10 @@ export class LeaderElector {
   private leading = false;
   private stopped = false;
   private lastRenewed = 0;
+  /** Whether this instance ever took the lease (stop() then releases it if it still names this instance). */
+  private held = false;
+  /** The lease read or write under way. */
+  private inFlight: Promise<boolean> | undefined;
   private contact: number | undefined;
   /** The record as last seen, and when (monotonic), for expiry decisions. */
   private observed: { record: string; at: number } | undefined;
@@ -52,11 +56,13 @@ export class LeaderElector {
       if (this.stopped) return;
       let renewed = false;
       try {
-        renewed = await withTimeout(this.tryAcquireOrRenew(), this.options.retryMs * 2);
+        this.inFlight = withTimeout(this.tryAcquireOrRenew(), this.options.retryMs * 2);
+        renewed = await this.inFlight;
       } catch (error) {
         this.logger.warn({ err: error }, 'leader election: the lease could not be read or written');
       }
-      if (this.stopped) return; // stop() ran while the call was in flight
+      if (renewed) this.held = true;
+      if (this.stopped) return; // stop() ran while the call was in flight (and releases what it took)
       const now = performance.now();
       if (renewed) this.lastRenewed = now;
       if (renewed && !this.leading) {
@@ -76,13 +82,19 @@ export class LeaderElector {
     void tick();
   }
 
-  /** Stops renewing and, when leading, releases the lease so a successor need not wait it out. */
+  /**
+   * Stops renewing and releases the lease when this instance holds it, so a successor need not wait it out: also
+   * when the call in flight as it stopped had just taken it.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    if (!this.leading) return;
-    this.leading = false;
-    this.callbacks.onStoppedLeading();
+    if (this.leading) {
+      this.leading = false;
+      this.callbacks.onStoppedLeading();
+    }
+    await this.inFlight?.catch(() => false);
+    if (!this.held) return; // never held it
     const lease = await this.kube.readLease(this.options.namespace, this.options.name).catch(() => undefined);
     if (lease?.spec?.holderIdentity === this.options.identity) {
       lease.spec.holderIdentity = undefined;
