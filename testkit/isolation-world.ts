@@ -13,6 +13,9 @@ import { heartRate, glucose, observationBundle } from './observations.js';
 import type { Receiver } from './receivers.js';
 import { tokensOfValue } from './isolation-scan.js';
 
+/** An observation id every tenant's shared connection holds (the FHIR read's cells). */
+export const MATRIX_OBSERVATION = 'matrix-obs';
+
 export type TenantName = 'A' | 'B';
 export const TENANTS: TenantName[] = ['A', 'B'];
 
@@ -196,13 +199,13 @@ export class Factory {
     return (await this.session()).sessionId;
   }
 
-  /** Observations with marked ids and texts, ingested into a connection. */
-  async ingest(connectionId: string, count: number): Promise<void> {
+  /** Observations with marked ids and texts (or the ids given, first), ingested into a connection. */
+  async ingest(connectionId: string, count: number, ids: string[] = []): Promise<void> {
     const t = this.tenant.name;
     const resources = Array.from({ length: count }, (_, i) => {
       const make = i % 2 === 0 ? heartRate : glucose;
       return make({
-        id: marker(t, 'obs'),
+        id: ids[i] ?? marker(t, 'obs'),
         subject: { reference: `Patient/${marker(t, 'subject')}`, display: marker(t, 'display') },
         note: [{ text: marker(t, 'note') }],
       });
@@ -214,7 +217,8 @@ export class Factory {
     ok(res, 200, 'ingest observations');
     for (const r of resources)
       this.remember(
-        r.id as string,
+        // A given id is shared by every tenant: not a marker of this one.
+        ...(ids.includes(r.id as string) ? [] : [r.id as string]),
         (r.subject as { reference: string; display: string }).reference,
         (r.subject as { display: string }).display,
         (r.note as { text: string }[])[0]!.text,
@@ -324,7 +328,8 @@ async function populate(world: World, tenant: TenantData): Promise<void> {
 
   // The shared app user: ACTIVE, one connection with observations; its session is the completed one.
   const user = await make.connection();
-  await make.ingest(user.connectionId, 3);
+  // One with the same id in every tenant's connection: what the FHIR read asks for (MATRIX_OBSERVATION).
+  await make.ingest(user.connectionId, 3, [MATRIX_OBSERVATION]);
   s.appUser = { live: user.appUserId, deleted: await make.appUser(true) };
   s.initiatedUser = { live: user.appUserId, deleted: s.appUser.deleted };
   s.connection = { live: user.connectionId, deleted: await make.revokedConnection() };

@@ -21,6 +21,8 @@ import { lifecycleAnswer } from './features/app-users/lifecycle-answer.js';
 import { patientAnswer } from './features/patients/answer.js';
 import { fastPathFailures, keyedFastPath } from './shared/http/keyed-fast-path.js';
 import { gatewayFastRoutes } from './features/clinical/sdk.routes.js';
+import { fhirOutcomes } from './features/clinical/fhir.routes.js';
+import { publishableCors } from './shared/http/cors.js';
 import { catalogCors } from './features/catalog/sdk.routes.js';
 import { adminSurface } from './surfaces/admin.js';
 import { platformSurface } from './surfaces/platform.js';
@@ -109,8 +111,10 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const observer = new RequestObserver(logger, registry);
   app.use(observer.middleware());
   app.use(problemMiddleware(logger));
+  app.use(fhirOutcomes(logger));
   app.use(fastPathFailures());
   app.use(catalogCors());
+  app.use(publishableCors());
   for (const { router } of routers) {
     app.use(router.routes());
     app.use(router.allowedMethods());

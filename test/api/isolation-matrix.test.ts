@@ -13,7 +13,14 @@ import { GRANTS } from '../../testkit/apps.js';
 import { settled } from '../../testkit/delivery.js';
 import { buildPatient } from '../../testkit/factories.js';
 import { leaksOf, normalised, requestText, tokensOf, type Exchange } from '../../testkit/isolation-scan.js';
-import { buildWorld, Factory, TENANTS, type TenantName, type World } from '../../testkit/isolation-world.js';
+import {
+  buildWorld,
+  Factory,
+  MATRIX_OBSERVATION,
+  TENANTS,
+  type TenantName,
+  type World,
+} from '../../testkit/isolation-world.js';
 import { heartRate, observationBundle } from '../../testkit/observations.js';
 import { Receiver, verifyDelivery } from '../../testkit/receivers.js';
 
@@ -198,6 +205,8 @@ interface Case {
   mutates?: boolean;
   /** The app's own resource (gateway): another app of the same tenant is a stranger too. */
   appBound?: boolean;
+  /** Errors are FHIR OperationOutcomes (the gateway's FHIR face), not problem details. */
+  fhir?: boolean;
   request(value: string | undefined, world: World): { path: string; body?: unknown; headers?: Record<string, string> };
   outcome(caller: Caller, target: Target): Outcome;
 }
@@ -471,6 +480,45 @@ const CASES: Case[] = [
     request: (v) => ({ path: `${S}/observations/_search?cursor=${e(v!)}` }),
     outcome: (c, t) => (mine(c, t) && c.app === 'app' ? ofStatus(t.state === 'live' ? 200 : 404) : ofStatus(400)),
   },
+  // SDK: the gateway as a FHIR server (the same checks; errors as OperationOutcomes).
+  {
+    op: `GET ${S}/fhir/connections/{connectionId}/metadata`,
+    surface: 'public',
+    param: 'connection',
+    fhir: true,
+    request: (v) => ({ path: `${S}/fhir/connections/${e(v!)}/metadata` }),
+    outcome: () => ({
+      status: 200,
+      check: (body) => (body?.resourceType === 'CapabilityStatement' ? undefined : 'not a CapabilityStatement'),
+    }),
+  },
+  ...[
+    ['GET', 'Observation'],
+    ['POST', 'Observation/_search'],
+  ].map(([method, path]): Case => ({
+    op: `${method} ${S}/fhir/connections/{connectionId}/${path}`,
+    surface: 'secret-app',
+    param: 'connection',
+    appBound: true,
+    fhir: true,
+    request: (v) => ({ path: `${S}/fhir/connections/${e(v!)}/${path}` }),
+    outcome: (c, t) =>
+      live(c, t) && c.app === 'app'
+        ? { status: 200, check: (body) => (body?.total > 0 ? undefined : 'no observations') }
+        : ofStatus(404),
+  })),
+  {
+    op: `GET ${S}/fhir/connections/{connectionId}/Observation/{id}`,
+    surface: 'secret-app',
+    param: 'connection',
+    appBound: true,
+    fhir: true,
+    request: (v) => ({ path: `${S}/fhir/connections/${e(v!)}/Observation/${MATRIX_OBSERVATION}` }),
+    outcome: (c, t) =>
+      live(c, t) && c.app === 'app'
+        ? { status: 200, check: (body) => (body?.id === MATRIX_OBSERVATION ? undefined : `read ${body?.id}`) }
+        : ofStatus(404),
+  },
   // Admin (the operator's surface: every tenant, nothing for anyone else).
   {
     op: `POST ${A}/customer-accounts`,
@@ -695,6 +743,19 @@ function verdict(cell: Cell): string | undefined {
     }
     return expected.check(body, cell.value, x);
   }
+  const wrong = cell.case.fhir ? outcomeVerdict(x, shown) : problemVerdict(cell, x, shown);
+  if (wrong) return wrong;
+  if (x.status === 401) {
+    const challenge =
+      cell.caller.kind === 'none' ? 'Bearer realm="portico"' : 'Bearer realm="portico", error="invalid_token"';
+    if (header(x, 'www-authenticate') !== challenge)
+      return `WWW-Authenticate ${header(x, 'www-authenticate')}, expected ${challenge}`;
+  }
+  return undefined;
+}
+
+/** What is wrong with an error's problem details, if anything. */
+function problemVerdict(cell: Cell, x: Exchange, shown: string): string | undefined {
   if (!/^application\/problem\+json/.test(header(x, 'content-type') ?? ''))
     return `not problem details: ${header(x, 'content-type')} ${shown}`;
   const problem = JSON.parse(x.body) as Record<string, unknown>;
@@ -709,14 +770,22 @@ function verdict(cell: Cell): string | undefined {
     (f) => !(f in problem),
   );
   if (missing.length > 0) return `problem without ${missing.join(', ')}`;
+  const { expected } = cell;
   if (expected.details && JSON.stringify(problem.details) !== JSON.stringify(expected.details))
     return `expected details ${JSON.stringify(expected.details)}, got ${shown}`;
-  if (x.status === 401) {
-    const challenge =
-      cell.caller.kind === 'none' ? 'Bearer realm="portico"' : 'Bearer realm="portico", error="invalid_token"';
-    if (header(x, 'www-authenticate') !== challenge)
-      return `WWW-Authenticate ${header(x, 'www-authenticate')}, expected ${challenge}`;
-  }
+  return undefined;
+}
+
+/** What is wrong with an error's OperationOutcome (the FHIR face), if anything. */
+function outcomeVerdict(x: Exchange, shown: string): string | undefined {
+  if (!/^application\/fhir\+json/.test(header(x, 'content-type') ?? ''))
+    return `not an OperationOutcome: ${header(x, 'content-type')} ${shown}`;
+  const issue = (JSON.parse(x.body) as { issue?: { code: string; details: { text: string } }[] }).issue?.[0];
+  const type = ({ 400: 'invalid', 401: 'security', 403: 'security', 404: 'not-found' } as Record<number, string>)[
+    x.status
+  ];
+  if (issue?.code !== type || (x.status !== 403 && issue?.details.text !== CODES[x.status]))
+    return `expected an OperationOutcome of ${type}, ${CODES[x.status]}: got ${shown}`;
   return undefined;
 }
 

@@ -3,6 +3,7 @@
 // /openapi.json lists them.
 import { lifecycleRoutes } from '../features/app-users/sdk.routes.js';
 import { catalogRoutes } from '../features/catalog/sdk.routes.js';
+import { fhirRoutes } from '../features/clinical/fhir.routes.js';
 import { gatewayRoutes } from '../features/clinical/sdk.routes.js';
 import { connectSessionRoutes } from '../features/connect-sessions/sdk.routes.js';
 import { ApiRouter } from '../shared/http/openapi.js';
@@ -20,5 +21,6 @@ export function sdkSurface(context: SdkContext): ApiRouter {
   connectSessionRoutes(sdk, context);
   lifecycleRoutes(sdk, context);
   gatewayRoutes(sdk, context);
+  fhirRoutes(sdk, context);
   return sdk;
 }

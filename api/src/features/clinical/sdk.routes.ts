@@ -17,7 +17,7 @@ const tags = ['Observation gateway'];
 const PATH = '/api/sdk/v1/observations/_search';
 const MEDIA_TYPES = ['application/json', 'application/fhir+json'];
 const DESCRIPTION =
-  "Checks, in order, before any clinical data is read: the `ak_` key and its scope `observation:read` (403 `GATEWAY_ACCESS_DENIED`, `details.reason` INSUFFICIENT_SCOPE); app-tenant residency (an absent, revoked or another app's or account's connection is one identical 404); the install (the app is not suspended, else APP_NOT_INSTALLED; a suspended app's keys are refused before that with the same 401 as an unknown key, so this reason only shows a suspension made while the request was checked); the subject (the app user is ACTIVE, else SUBJECT_NOT_ACTIVE); the resource type (Observation granted, else RESOURCE_TYPE_NOT_GRANTED). Then the install's LOINC allow-list, confidentiality and sensitivity labels (a resource without labels counts as N with none) and look-back window (a resource counts when its effective range ends inside it; one without an effective date is then left out) filter together with `code`, `category` and `date` before anything is counted or paged (over a per-replica index of the connection that every ingest refreshes, or inside the database query for a connection too large to index), so `total` and paging count only what the caller may see. Every denial is logged with the request id, key id and reason. The `next` link's cursor is signed, carries every parameter and the point in time the search began (observations ingested later are not part of the walk, so a walk returns each visible observation once), and is bound to the key's app. An observation re-ingested during a walk with a different effective date moves in the sort order and may be returned twice or not at all. `fullUrl` is `<base>/api/sdk/v1/connections/{connectionId}/fhir/Observation/{id}`: an identifier (resource ids are unique within a connection), not a readable URL yet.";
+  "Checks, in order, before any clinical data is read: the `ak_` key and its scope `observation:read` (403 `GATEWAY_ACCESS_DENIED`, `details.reason` INSUFFICIENT_SCOPE); app-tenant residency (an absent, revoked or another app's or account's connection is one identical 404); the install (the app is not suspended, else APP_NOT_INSTALLED; a suspended app's keys are refused before that with the same 401 as an unknown key, so this reason only shows a suspension made while the request was checked); the subject (the app user is ACTIVE, else SUBJECT_NOT_ACTIVE); the resource type (Observation granted, else RESOURCE_TYPE_NOT_GRANTED). Then the install's LOINC allow-list, confidentiality and sensitivity labels (a resource without labels counts as N with none) and look-back window (a resource counts when its effective range ends inside it; one without an effective date is then left out) filter together with `code`, `category` and `date` before anything is counted or paged (over a per-replica index of the connection that every ingest refreshes, or inside the database query for a connection too large to index), so `total` and paging count only what the caller may see. Every denial is logged with the request id, key id and reason. The `next` link's cursor is signed, carries every parameter and the point in time the search began (observations ingested later are not part of the walk, so a walk returns each visible observation once), and is bound to the key's app. An observation re-ingested during a walk with a different effective date moves in the sort order and may be returned twice or not at all. `fullUrl` is `<base>/api/sdk/v1/fhir/connections/{connectionId}/Observation/{id}`, which a `GET` with the same key reads (the connection's FHIR base: the same search there takes FHIR search parameters).";
 
 /** What the gateway's routes are given. */
 export type GatewayRouteDeps = { gateway: GatewayService } & Pick<
@@ -35,14 +35,7 @@ export function gatewayRoutes(
     ctx.body = answer.body;
   };
 
-  // The scope is the first check, ahead of reading the request's input.
-  const scoped = Object.assign(
-    async function gatewayScope(ctx: Context, next: () => Promise<unknown>) {
-      gateway.checkScope(principalOf(ctx), String(ctx.state.requestId));
-      await next();
-    },
-    { openapi: { scopes: ['observation:read'] } },
-  );
+  const scoped = gatewayScope(gateway);
   const post = validate({ body: SearchBody, bodyMediaTypes: MEDIA_TYPES.slice(1) });
   sdk.post(
     '/observations/_search',
@@ -140,15 +133,41 @@ export function gatewayFastRoutes({
   ];
 }
 
-/** The 200 of a search, for both paths: the Bundle's bytes and its headers. */
-function searchAnswer(page: SearchPage, req: IncomingMessage, publicBaseUrl: string | undefined, trustProxy: boolean) {
+/** The scope, the first check, made ahead of reading the request's input. */
+export function gatewayScope(gateway: GatewayService) {
+  return Object.assign(
+    async function gatewayScope(ctx: Context, next: () => Promise<unknown>) {
+      gateway.checkScope(principalOf(ctx), String(ctx.state.requestId));
+      await next();
+    },
+    { openapi: { scopes: ['observation:read'] } },
+  );
+}
+
+/** A connection's FHIR base (fhir.routes.ts), after the origin. */
+export const fhirBasePath = (connectionId: string) => `/api/sdk/v1/fhir/connections/${connectionId}`;
+
+/**
+ * The 200 of a search, for every path: the Bundle's bytes and its headers. Its links continue the search where it
+ * was asked: the gateway's own route, or the connection's FHIR base (`face: 'fhir'`); entries' fullUrl is always the
+ * readable URL on the FHIR base.
+ */
+export function searchAnswer(
+  page: SearchPage,
+  req: IncomingMessage,
+  publicBaseUrl: string | undefined,
+  trustProxy: boolean,
+  face: 'gateway' | 'fhir' = 'gateway',
+) {
   const { origin: base, vary } = requestOrigin(
     publicBaseUrl,
     req.headers,
     (req.socket as { encrypted?: boolean }).encrypted === true,
     trustProxy,
   );
-  const link = (cursor: string) => `${base}${PATH}?cursor=${encodeURIComponent(cursor)}`;
+  const fhir = `${base}${fhirBasePath(page.connectionId)}`;
+  const link = (cursor: string) =>
+    `${face === 'fhir' ? `${fhir}/Observation` : `${base}${PATH}`}?cursor=${encodeURIComponent(cursor)}`;
   const links = [
     { relation: 'self', url: link(page.self) },
     ...(page.next ? [{ relation: 'next', url: link(page.next) }] : []),
@@ -161,7 +180,7 @@ function searchAnswer(page: SearchPage, req: IncomingMessage, publicBaseUrl: str
   return {
     status: 200 as const,
     headers,
-    body: bundleBody(page, links, `${base}/api/sdk/v1/connections/${page.connectionId}/fhir/Observation/`),
+    body: bundleBody(page, links, `${fhir}/Observation/`),
   };
 }
 

@@ -17,6 +17,7 @@ import { requestIdOf } from './request-id.js';
 import { parseJsonBody, plainBodyLength, rawBodyOf } from './validate.js';
 import { unavailableDependency } from './problem-middleware.js';
 import { answeredByDeadline } from './deadline.js';
+import { PUBLISHABLE_CORS } from './cors.js';
 
 /** What a route's answer is given. */
 export interface KeyedRequest {
@@ -185,7 +186,11 @@ async function serve(
     });
     return true;
   }
-  const headers: Record<string, string | number> = { 'X-Request-Id': requestId, ...answer.headers };
+  const headers: Record<string, string | number> = {
+    'X-Request-Id': requestId,
+    ...(route.kind === 'pk' && PUBLISHABLE_CORS),
+    ...answer.headers,
+  };
   let payload: string | Buffer | undefined;
   if (answer.status === 200) {
     payload = Buffer.isBuffer(answer.body) ? answer.body : JSON.stringify(answer.body);

@@ -38,8 +38,10 @@ export interface OperationDoc {
   responses: Record<number, ResponseDoc>;
   /** Request headers the handler itself reads (guards document their own). */
   requestHeaders?: HeaderDoc[];
-  /** Parameters the handler checks itself (without a validate() guard), from the same schemas it checks with. */
-  input?: Pick<OperationPatch, 'params' | 'query'>;
+  /** Parameters (and a body) the handler checks itself (without a validate() guard), from the schemas it checks with. */
+  input?: Pick<OperationPatch, 'params' | 'query' | 'body' | 'bodyMediaTypes'>;
+  /** How its errors are answered, when not as problem details (the FHIR face answers OperationOutcomes). */
+  errors?: ResponseDoc;
 }
 
 type Documented = Middleware & { openapi?: OperationPatch };
@@ -164,10 +166,15 @@ export function buildOpenApi(
             : {}),
         };
       }
-      responses.default = {
-        description: 'Problem details (RFC 9457).',
-        content: { 'application/problem+json': { schema: PROBLEM_REF } },
-      };
+      responses.default = op.doc.errors
+        ? {
+            description: op.doc.errors.description,
+            content: { [op.doc.errors.contentType ?? 'application/json']: { schema: strip(op.doc.errors.schema!) } },
+          }
+        : {
+            description: 'Problem details (RFC 9457).',
+            content: { 'application/problem+json': { schema: PROBLEM_REF } },
+          };
       const description = [op.doc.description, ...(merged.notes ?? [])].filter(Boolean).join('\n\n');
       (paths[openPath] ??= {})[op.method] = {
         operationId: op.doc.operationId,

@@ -153,6 +153,15 @@ export function plainBodyLength(req: IncomingMessage, mediaTypes: string[], limi
 
 /** Reads a JSON body, enforcing the media type and the size limit; undefined when there is no body. */
 async function readJsonBody(ctx: Context, mediaTypes: string[], limit: number): Promise<unknown> {
+  const raw = await readBody(ctx, mediaTypes, limit);
+  return raw === undefined ? undefined : parseJsonBody(raw);
+}
+
+/**
+ * The request body's bytes when its media type is one of `mediaTypes` (else 415) and it is at most `limit` bytes
+ * (else 413, before it is buffered whole when its length is declared); undefined when there is none.
+ */
+export async function readBody(ctx: Context, mediaTypes: string[], limit: number): Promise<Buffer | undefined> {
   const declaredLength = ctx.request.length;
   const chunked = ctx.get('Transfer-Encoding') !== '';
   if (!chunked && (declaredLength === undefined || declaredLength === 0)) return undefined;
@@ -180,7 +189,7 @@ async function readJsonBody(ctx: Context, mediaTypes: string[], limit: number): 
     throw new AppError('BAD_REQUEST', 'The request body could not be read.', {}, close);
   }
   ctx.state.bodySha256 = createHash('sha256').update(raw).digest('hex');
-  return parseJsonBody(raw);
+  return raw;
 }
 
 // fatal: a malformed sequence is an error, not U+FFFD. ignoreBOM keeps a byte order mark in the text, where
@@ -255,7 +264,7 @@ function unpairedSurrogate(value: unknown): string | undefined {
 }
 
 /** Adds what a failed check found to `errors` (at most `limit` described); returns how many it left out. */
-function addSchemaErrors(
+export function addSchemaErrors(
   errors: FieldError[],
   where: FieldError['in'],
   check: ValidateFunction,

@@ -75,6 +75,10 @@ const SEARCH_MODE = ',"search":{"mode":"match"}}';
 const tailOf = (resourceId: string, resource: string) =>
   Buffer.from(`${resourceId}${RESOURCE_AT}${resource}${SEARCH_MODE}`);
 
+/** The resource's JSON text in an entry's tail (entryTail()). */
+export const resourceOfTail = (entry: IndexedObservation): Buffer =>
+  entry.tail.subarray(Buffer.byteLength(entry.resourceId) + RESOURCE_AT.length, entry.tail.length - SEARCH_MODE.length);
+
 export class ConnectionIndex {
   private readonly everything: Uint32Array;
   /** The latest first ingest in the index: a search as of this time or later sees every observation in it. */
@@ -230,6 +234,18 @@ export class ConnectionIndex {
         resource: tail.toString('utf8', entry.resourceId.length + RESOURCE_AT.length, tail.length - SEARCH_MODE.length),
       };
     }
+  }
+
+  /**
+   * The observation with this resource id when the grants let the caller see it as of `now` (what a search with no
+   * parameters would show); undefined otherwise. A walk over the ids: reads by id are rare beside searches, and a map
+   * of them would add to every observation's cost.
+   */
+  read(resourceId: string, grants: Grants, now: Date): IndexedObservation | undefined {
+    const position = this.entries.findIndex((entry) => entry.resourceId === resourceId);
+    if (position < 0) return undefined;
+    const visible = observationMatcher(this.columns, grants, { sort: '-date' }, now, now);
+    return visible(position) ? this.entries[position] : undefined;
   }
 
   get size(): number {

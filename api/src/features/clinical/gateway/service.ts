@@ -102,28 +102,11 @@ export class GatewayService {
     input: { body?: SearchBody; cursor?: string },
     { logDenials = true } = {},
   ): Promise<SearchPage> {
-    const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND', connectionId?: string) =>
-      this.denial(principal, requestId, reason, connectionId, logDenials);
-    if (!principal.scopes.has('observation:read') || principal.appId === null) throw deny('INSUFFICIENT_SCOPE');
+    if (!principal.scopes.has('observation:read') || principal.appId === null)
+      throw this.denial(principal, requestId, 'INSUFFICIENT_SCOPE', undefined, logDenials);
     const walk = this.walkOf(principal, input);
-
-    const id = walk.connectionId;
-    const keys = [`conn:${id}`, `obs:${id}`, `app:${principal.appId}`];
-    // Read only: an id that is unknown or another tenant's leaves no token behind (and costs the same).
-    const read = UUID.test(id) ? await this.deps.generations.read(keys) : undefined;
-    const checked = read === undefined ? null : await this.checked(principal, id, read[0], read[2]);
-    const record = checked?.record;
-    const user = record && record.appId === principal.appId ? checked.user : null;
-    if (!record || !user?.connections.some((c) => c.id === id)) throw deny('CONNECTION_NOT_FOUND', id);
-    const app = checked.app;
-    if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE')
-      throw deny('APP_NOT_INSTALLED', walk.connectionId);
-    if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE', walk.connectionId);
-    if (!app.grants.resourceTypes.includes('Observation')) throw deny('RESOURCE_TYPE_NOT_GRANTED', walk.connectionId);
-
-    // The caller may read this connection: tokens for what its searches cache (read before the index loads).
-    const [, obs] = read!.every((token) => token !== undefined) ? read : await this.deps.generations.ensure(keys);
-    const { items, total } = await this.find(walk, app.grants, obs!, walk.count + 1);
+    const { grants, obs } = await this.authorize(principal, requestId, walk.connectionId, logDenials);
+    const { items, total } = await this.find(walk, grants, obs, walk.count + 1);
     const page = items.slice(0, walk.count);
     const last = page.at(-1);
     const next =
@@ -133,7 +116,64 @@ export class GatewayService {
     return { connectionId: walk.connectionId, total, items: page, next, self: this.encode(principal, walk) };
   }
 
-  /** What the walk's page holds (up to `limit`) and how many match in all: from the index, else the database. */
+  /**
+   * One observation by its resource id, after the same checks as a search, when the install's grants let the caller
+   * see it (LOINC codes, labels, look-back as of now); undefined when it does not exist or the grants hide it.
+   */
+  async read(
+    principal: Principal,
+    requestId: string,
+    connectionId: string,
+    resourceId: string,
+  ): Promise<Found | undefined> {
+    if (!principal.scopes.has('observation:read') || principal.appId === null)
+      throw this.denial(principal, requestId, 'INSUFFICIENT_SCOPE');
+    const { grants, obs } = await this.authorize(principal, requestId, connectionId, true);
+    const now = this.deps.clock.now();
+    const index = await this.deps.indexes.get(connectionId, obs);
+    if (index) return index.read(resourceId, grants, now);
+    const filter = observationFilter(connectionId, grants, { sort: '-date' }, now, now);
+    const { items } = await this.deps.observations.page(
+      connectionId,
+      { $and: [filter, { _id: `${connectionId}/${resourceId}` }] },
+      undefined,
+      observationSort('-date'),
+      1,
+    );
+    const doc = items[0];
+    return (
+      doc && { id: doc._id, resourceId, sortDate: doc.sortDate.getTime(), tail: entryTail(resourceId, doc.resource) }
+    );
+  }
+
+  /**
+   * The checks after the scope, in order: app-tenant residency, the install, the subject, the resource type. The
+   * install's grants and the connection's `obs:` token (read before anything of its observations is).
+   */
+  private async authorize(
+    principal: Principal,
+    requestId: string,
+    id: string,
+    logDenials: boolean,
+  ): Promise<{ grants: Grants; obs: string }> {
+    const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND') =>
+      this.denial(principal, requestId, reason, id, logDenials);
+    const keys = [`conn:${id}`, `obs:${id}`, `app:${principal.appId}`];
+    // Read only: an id that is unknown or another tenant's leaves no token behind (and costs the same).
+    const read = UUID.test(id) ? await this.deps.generations.read(keys) : undefined;
+    const checked = read === undefined ? null : await this.checked(principal, id, read[0], read[2]);
+    const record = checked?.record;
+    const user = record && record.appId === principal.appId ? checked.user : null;
+    if (!record || !user?.connections.some((c) => c.id === id)) throw deny('CONNECTION_NOT_FOUND');
+    const app = checked.app;
+    if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE') throw deny('APP_NOT_INSTALLED');
+    if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE');
+    if (!app.grants.resourceTypes.includes('Observation')) throw deny('RESOURCE_TYPE_NOT_GRANTED');
+    // The caller may read this connection: tokens for what its searches cache (read before the index loads).
+    const [, obs] = read!.every((token) => token !== undefined) ? read : await this.deps.generations.ensure(keys);
+    return { grants: app.grants, obs: obs! };
+  }
+
   /**
    * The connection's record, its user and the key's app: cached while their tokens stand (loaded after
    * reading them); read afresh, and not cached, while either key has no token yet.
@@ -168,6 +208,7 @@ export class GatewayService {
     return checked;
   }
 
+  /** What the walk's page holds (up to `limit`) and how many match in all: from the index, else the database. */
   private async find(
     walk: Walk,
     grants: Grants,

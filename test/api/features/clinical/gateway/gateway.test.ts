@@ -94,7 +94,7 @@ for (const [path, env] of [
       expect(res.body.link).to.have.length(1);
       expect(res.body.link[0].relation).to.equal('self');
       expect(res.body.entry[0].fullUrl).to.match(
-        new RegExp(`^http://127\\.0\\.0\\.1:\\d+/api/sdk/v1/connections/${connectionId}/fhir/Observation/hr-recent$`),
+        new RegExp(`^http://127\\.0\\.0\\.1:\\d+/api/sdk/v1/fhir/connections/${connectionId}/Observation/hr-recent$`),
       );
       expect(res.body.entry[0].search).to.deep.equal({ mode: 'match' });
       expect(res.body.entry[0].resource).to.include({ resourceType: 'Observation', id: 'hr-recent' });

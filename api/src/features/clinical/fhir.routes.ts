@@ -1,0 +1,328 @@
+// The observation gateway as a FHIR R4 server (docs/api.md, "The gateway as a FHIR server"): each connection is a
+// FHIR base, /api/sdk/v1/fhir/connections/{connectionId}, that a stock FHIR client can use. It is another face of the
+// gateway's one search (GatewayService): the same key, the same checks in the same order, the same filtering and
+// totals. Only the way parameters arrive (FHIR search parameters, in the query or a form body) and errors leave
+// (OperationOutcome) differ.
+import { Type } from '@sinclair/typebox';
+import type { Context, Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { acceptAjv } from '../../../../core/src/schema.js';
+import { principalOf } from '../../shared/http/auth.js';
+import { AppError, notFound, type FieldError } from '../../shared/http/errors.js';
+import type { ApiRouter } from '../../shared/http/openapi.js';
+import { toAppError } from '../../shared/http/problem-middleware.js';
+import { addSchemaErrors, MAX_BODY_BYTES, readBody, throwIfAny, validate } from '../../shared/http/validate.js';
+import { resourceOfTail } from './gateway/connection-index.js';
+import { SearchBody, SearchSet } from './gateway/schema.js';
+import { gatewayScope, searchAnswer, type GatewayRouteDeps } from './sdk.routes.js';
+
+const tags = ['FHIR server'];
+/** Every path of the FHIR face starts so; its errors are OperationOutcomes (fhirOutcomes()). */
+export const FHIR_PREFIX = '/api/sdk/v1/fhir/';
+const FHIR_JSON = 'application/fhir+json; charset=utf-8';
+const FORM = 'application/x-www-form-urlencoded';
+
+const Params = Type.Object({ connectionId: Type.String({ minLength: 1, maxLength: 64 }) });
+const ReadParams = Type.Object({
+  connectionId: Type.String({ minLength: 1, maxLength: 64 }),
+  id: Type.String({ pattern: '^[A-Za-z0-9\\-.]{1,64}$', description: 'The Observation id (a FHIR id).' }),
+});
+
+/** The search parameters this server takes, besides `cursor` (its own `next` links) and `_format`. */
+const SEARCH_PARAMETERS = ['code', 'category', 'date', '_count', '_sort'] as const;
+const JSON_FORMATS = new Set(['json', 'application/json', 'application/fhir+json']);
+const checkSearch = acceptAjv.compile(SearchBody);
+
+export const OperationOutcome = Type.Object(
+  {
+    resourceType: Type.Literal('OperationOutcome'),
+    issue: Type.Array(
+      Type.Object({
+        severity: Type.Literal('error'),
+        code: Type.String({ description: 'A FHIR issue type: security, not-found, invalid, throttled or exception.' }),
+        details: Type.Object({ text: Type.String({ description: 'The Portico error code (or denial reason).' }) }),
+        diagnostics: Type.String(),
+      }),
+    ),
+  },
+  { description: 'A FHIR R4 OperationOutcome (application/fhir+json): how every error on the FHIR base is told.' },
+);
+
+/** The FHIR search parameters, as the query or a form body carries them (each but `date` at most once). */
+const FhirSearch = Type.Object({
+  code: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'FHIR token; a comma is OR.' })),
+  category: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'FHIR token; a comma is OR.' })),
+  date: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 40 }), {
+      maxItems: 10,
+      description: 'Prefixed FHIR dates (`ge2024-01-01`); repeated, they combine with AND.',
+    }),
+  ),
+  _count: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'Page size; 50 when absent.' })),
+  _sort: Type.Optional(Type.Union([Type.Literal('date'), Type.Literal('-date')])),
+  _format: Type.Optional(Type.String({ description: 'json, application/json or application/fhir+json.' })),
+  cursor: Type.Optional(Type.String({ description: "A `next` link's cursor: it carries every other parameter." })),
+});
+const OUTCOMES = {
+  description:
+    'An OperationOutcome (`application/fhir+json`) with the status the gateway would answer: `issue[0].code` the FHIR issue type, `issue[0].details.text` the Portico error code or denial reason.',
+  contentType: 'application/fhir+json',
+};
+
+const searchDescription = (where: string) =>
+  `The gateway's search (\`searchObservations\`) with FHIR search parameters ${where}: \`code\` and \`category\` (tokens; a comma is OR; each at most once), \`date\` (prefixed dates; repeated, they combine with AND, at most 10), \`_count\` (1–100, 50 when absent), \`_sort\` (\`date\` or \`-date\`), and \`_format\` (json only). Any other parameter is refused with 400 rather than ignored, so a filter the server would not apply never widens an answer. The same checks in the same order and the same filtering and \`total\`; the \`next\` link stays on this base.`;
+
+export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps): void {
+  const { gateway, requireKey, publicBaseUrl, trustProxy } = deps;
+  const scoped = gatewayScope(gateway);
+  const searchResponses = {
+    200: {
+      description: 'A FHIR Bundle, `application/fhir+json`.',
+      schema: SearchSet,
+      contentType: 'application/fhir+json',
+    },
+  };
+  const respond = async (ctx: Context, connectionId: string, parameters: URLSearchParams) => {
+    const input = searchInput(connectionId, parameters);
+    const page = await gateway.search(principalOf(ctx), String(ctx.state.requestId), input);
+    const answer = searchAnswer(page, ctx.req, publicBaseUrl, trustProxy, 'fhir');
+    ctx.set(answer.headers);
+    ctx.body = answer.body;
+  };
+
+  const metadata = validate({ params: Params }); // checks the id's length: the statement is the same for any
+  sdk.get(
+    '/fhir/connections/:connectionId/metadata',
+    {
+      operationId: 'fhirCapabilities',
+      summary: "The connection's FHIR CapabilityStatement",
+      description:
+        'What this FHIR base supports (FHIR 4.0.1, JSON; Observation read and search-type with `code`, `category`, `date`, `_count`, `_sort`). It needs no key and says nothing about the connection: any id gets the same statement.',
+      tags,
+      errors: { ...OUTCOMES, schema: OperationOutcome },
+      responses: {
+        200: {
+          description: 'A CapabilityStatement, `application/fhir+json`.',
+          schema: Type.Object({ resourceType: Type.Literal('CapabilityStatement') }, { additionalProperties: true }),
+          contentType: 'application/fhir+json',
+        },
+      },
+    },
+    metadata,
+    (ctx) => {
+      ctx.set('Cache-Control', 'public, max-age=3600');
+      ctx.type = FHIR_JSON;
+      ctx.body = CAPABILITY_STATEMENT;
+    },
+  );
+
+  const search = validate({ params: Params });
+  sdk.get(
+    '/fhir/connections/:connectionId/Observation',
+    {
+      operationId: 'fhirSearchObservations',
+      summary: "Search the connection's observations (FHIR search, GET)",
+      description: searchDescription('in the query'),
+      tags,
+      input: { query: FhirSearch },
+      errors: { ...OUTCOMES, schema: OperationOutcome },
+      responses: searchResponses,
+    },
+    requireKey('sdk-secret'),
+    scoped,
+    search,
+    (ctx) => respond(ctx, search.get(ctx).params.connectionId, new URLSearchParams(ctx.querystring)),
+  );
+
+  const postSearch = validate({ params: Params });
+  sdk.post(
+    '/fhir/connections/:connectionId/Observation/_search',
+    {
+      operationId: 'fhirPostSearchObservations',
+      summary: "Search the connection's observations (FHIR search, POST form)",
+      description: `${searchDescription(`in an \`${FORM}\` body (and the query, which is read first)`)} A body over 1 MiB is refused with 413.`,
+      tags,
+      input: { body: FhirSearch, bodyMediaTypes: [FORM] },
+      errors: { ...OUTCOMES, schema: OperationOutcome },
+      responses: searchResponses,
+    },
+    requireKey('sdk-secret'),
+    scoped,
+    postSearch,
+    async (ctx) => {
+      const parameters = new URLSearchParams(ctx.querystring);
+      const body = await readBody(ctx, [FORM], MAX_BODY_BYTES);
+      if (body !== undefined)
+        for (const [name, value] of new URLSearchParams(body.toString('utf8'))) parameters.append(name, value);
+      await respond(ctx, postSearch.get(ctx).params.connectionId, parameters);
+    },
+  );
+
+  const read = validate({ params: ReadParams });
+  sdk.get(
+    '/fhir/connections/:connectionId/Observation/:id',
+    {
+      operationId: 'fhirReadObservation',
+      summary: 'Read one observation (what an entry’s `fullUrl` names)',
+      description:
+        "The same checks as a search, then the observation when the install's grants let the app see it (LOINC codes, labels, look-back window); 404 when it does not exist or the grants hide it, alike.",
+      tags,
+      errors: { ...OUTCOMES, schema: OperationOutcome },
+      responses: {
+        200: {
+          description: 'The Observation, `application/fhir+json`.',
+          schema: Type.Object({ resourceType: Type.Literal('Observation') }, { additionalProperties: true }),
+          contentType: 'application/fhir+json',
+        },
+      },
+    },
+    requireKey('sdk-secret'),
+    scoped,
+    read,
+    async (ctx) => {
+      const { connectionId, id } = read.get(ctx).params;
+      const found = await gateway.read(principalOf(ctx), String(ctx.state.requestId), connectionId, id);
+      if (!found) throw notFound('observation');
+      ctx.set('Cache-Control', 'no-store');
+      ctx.type = FHIR_JSON;
+      ctx.body = resourceOfTail(found);
+    },
+  );
+}
+
+/** What the gateway's search takes, from FHIR search parameters (400, listing each problem, when they do not fit). */
+function searchInput(connectionId: string, parameters: URLSearchParams): { body: SearchBody } {
+  const errors: FieldError[] = [];
+  const input: Record<string, unknown> = { connectionId };
+  for (const name of new Set(parameters.keys())) {
+    const values = parameters.getAll(name);
+    if (name === '_format') {
+      if (!values.every((value) => JSON_FORMATS.has(value)))
+        errors.push({ in: 'query', name, detail: 'only JSON is served (json, application/fhir+json)' });
+    } else if (name === 'date') input.date = values;
+    else if (!(SEARCH_PARAMETERS as readonly string[]).includes(name) && name !== 'cursor')
+      errors.push({ in: 'query', name, detail: `is not a search parameter here (${SEARCH_PARAMETERS.join(', ')})` });
+    else if (values.length > 1)
+      errors.push({ in: 'query', name, detail: 'must be given at most once (in a token, a comma is OR)' });
+    else if (name === '_count')
+      if (/^[0-9]{1,9}$/.test(values[0]!)) input._count = Number(values[0]);
+      else errors.push({ in: 'query', name, detail: 'must be an integer written in decimal digits' });
+    else input[name] = values[0];
+  }
+  throwIfAny(errors);
+  if (!checkSearch(input)) {
+    addSchemaErrors(errors, 'query', checkSearch);
+    throwIfAny(errors.map((error) => ({ ...error, name: error.name.replace(/^\//, '').split('/')[0]! })));
+  }
+  return { body: input as SearchBody };
+}
+
+/** The CapabilityStatement of every connection's FHIR base: the same bytes whatever the id (it tells nothing). */
+const CAPABILITY_STATEMENT = JSON.stringify(capabilityStatement());
+
+function capabilityStatement() {
+  return {
+    resourceType: 'CapabilityStatement',
+    status: 'active',
+    date: '2026-11-27',
+    kind: 'instance',
+    software: { name: 'Portico observation gateway' },
+    implementation: { description: "A patient's connection as a FHIR server (read-only)" },
+    fhirVersion: '4.0.1',
+    format: ['json', 'application/fhir+json'],
+    rest: [
+      {
+        mode: 'server',
+        security: {
+          description: 'Authorization: Bearer with an app secret key (ak_) holding the scope observation:read.',
+        },
+        resource: [
+          {
+            type: 'Observation',
+            interaction: [{ code: 'read' }, { code: 'search-type' }],
+            searchParam: [
+              { name: 'code', type: 'token' },
+              { name: 'category', type: 'token' },
+              { name: 'date', type: 'date' },
+              { name: '_count', type: 'number' },
+              { name: '_sort', type: 'string' },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/** The FHIR issue type of an HTTP status. */
+function issueType(status: number): string {
+  if (status === 401 || status === 403) return 'security';
+  if (status === 404) return 'not-found';
+  if (status === 429) return 'throttled';
+  if (status >= 500) return 'exception';
+  return 'invalid';
+}
+
+/** An error as an OperationOutcome, with the status and headers its problem details would have. */
+export function renderOutcome(ctx: Context, error: AppError): void {
+  ctx.remove('ETag');
+  ctx.remove('Cache-Control');
+  for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  const reason = (error.details as { reason?: unknown }).reason;
+  const fields = ((error.details as { errors?: FieldError[] }).errors ?? []).slice(1);
+  const issue = (text: string, diagnostics: string) => ({
+    severity: 'error',
+    code: issueType(error.status),
+    details: { text },
+    diagnostics,
+  });
+  ctx.status = error.status;
+  ctx.type = FHIR_JSON;
+  ctx.body = {
+    resourceType: 'OperationOutcome',
+    issue: [
+      issue(typeof reason === 'string' ? reason : error.code, error.detail),
+      ...fields.map((field) => issue(error.code, `${field.in} "${field.name}": ${field.detail}`)),
+    ],
+  };
+}
+
+/**
+ * Under FHIR_PREFIX, every failure (and an unmatched path or method) as an OperationOutcome with the status the
+ * problem details would have had; logged as the problem middleware logs them. Mounted just inside it.
+ */
+export function fhirOutcomes(logger: Logger): Middleware {
+  return async function fhirOutcomes(ctx, next) {
+    if (!ctx.path.startsWith(FHIR_PREFIX)) {
+      await next();
+      return;
+    }
+    try {
+      await next();
+      if (ctx.body == null && ctx.status === 404)
+        throw new AppError('NOT_FOUND', `No FHIR interaction is defined at ${ctx.path}.`);
+      if (ctx.body == null && ctx.status === 405)
+        throw new AppError(
+          'METHOD_NOT_ALLOWED',
+          `${ctx.method} is not allowed on ${ctx.path}.`,
+          {},
+          {
+            Allow: String(ctx.response.get('Allow')),
+          },
+        );
+    } catch (error) {
+      const known = toAppError(error);
+      if (known && known.status >= 500)
+        logger.warn({ err: error, requestId: ctx.state.requestId }, 'dependency failure');
+      if (!known) logger.error({ err: error, requestId: ctx.state.requestId }, 'unexpected error');
+      renderOutcome(
+        ctx,
+        known ??
+          new AppError(
+            'INTERNAL_ERROR',
+            `An unexpected error occurred; quote request id ${String(ctx.state.requestId)}.`,
+          ),
+      );
+    }
+  };
+}
