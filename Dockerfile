@@ -23,6 +23,8 @@ COPY api api
 COPY operator operator
 COPY bin bin
 COPY examples examples
+# The real brand lists the demo catalog names.
+COPY test/fixtures/brands/lantern-prod_resources test/fixtures/brands/lantern-prod_resources
 COPY scripts/stage-app.sh scripts/stage-app.sh
 # Owned by root (COPY's default) and not writable by the app's user, as the script's layer.
 RUN npm run build \

@@ -4,7 +4,8 @@
 # files. Run from a checkout where `npm run build` has run.
 #
 #   stage-app.sh modules <dest>   production dependencies only (npm ci --omit=dev) into <dest>/node_modules
-#   stage-app.sh app <dest>       package.json, bin/, the compiled API, core and operator, the demo catalog
+#   stage-app.sh app <dest>       package.json, bin/, the compiled API, core and operator, the demo catalog (and the
+#                                 real brand lists it names)
 #
 # Only the .js of a source file that exists is copied (never a stale file left in dist/ by a renamed source),
 # no tests, benches, source maps or type declarations. Lifecycle scripts are skipped: `prepare` would compile
@@ -47,6 +48,16 @@ case "$what" in
     cp bin/portico.js bin/portico-operator.js "$dest/bin/"
     # The demo catalog (PORTICO_DEMO_CATALOG=true publishes it through `portico-operator import`).
     cp -r examples/demo "$dest/examples/"
+    # The real brand lists it names (file: URLs relative to it, in test/fixtures/brands), with their folder's
+    # licence, notice and readme (test/fixtures/brands/SOURCES.md).
+    grep -o 'file:[^ ]*\.gz' examples/demo/brandcatalog.yaml | sed 's#^file:#examples/demo/#' | while read -r named; do
+      file=$(realpath -m --relative-to=. "$named")
+      mkdir -p "$dest/$(dirname "$file")"
+      cp "$file" "$dest/$file"
+      for notice in LICENSE NOTICE.md README.md; do
+        [ -f "$(dirname "$file")/$notice" ] && cp "$(dirname "$file")/$notice" "$dest/$(dirname "$file")/"
+      done
+    done
     find api/src core/src operator/src -name '*.ts' ! -name '*.d.ts' | sort | while read -r source; do
       compiled="dist/${source%.ts}.js"
       if [ ! -f "$compiled" ]; then

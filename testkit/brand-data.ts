@@ -27,6 +27,17 @@ export function lanternFiles(): string[] {
     .sort();
 }
 
+/**
+ * Lantern's copies of the Oracle Health and Epic lists, whose fixtures are synthetic (SOURCES.md): no catalog that
+ * claims to be real may publish them.
+ */
+export const SYNTHETIC_LANTERN_FILES: readonly string[] = [
+  'Cerner_Corporation_EndpointSources.json',
+  'Cerner_Corporation_1_EndpointSources.json',
+  'Epic_Systems_Corporation_EndpointSources.json',
+  'Epic_Systems_Corporation_1_EndpointSources.json',
+];
+
 export const lanternFile = (name: string): string => brandFile(path.join('lantern-prod_resources', name));
 
 export function loaded(

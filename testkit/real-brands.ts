@@ -23,7 +23,7 @@ interface SourceFile {
 }
 
 // Lantern's lists are per developer; the file name says which EHR a row belongs to.
-const PLATFORM_BY_FILE: [RegExp, PlatformType][] = [
+export const PLATFORM_BY_FILE: [RegExp, PlatformType][] = [
   [/^Epic/, 'EPIC'],
   [/^Cerner/, 'CERNER'],
   [/^(athena|AthenaClinicals)/i, 'ATHENAHEALTH'],
@@ -38,6 +38,10 @@ const PLATFORM_BY_FILE: [RegExp, PlatformType][] = [
   [/^MEDHOST/, 'MEDHOST'],
   [/^Netsmart/, 'NETSMART'],
 ];
+
+/** The EHR a Lantern list's rows belong to, from its file name. */
+export const lanternPlatform = (name: string): PlatformType =>
+  PLATFORM_BY_FILE.find(([pattern]) => pattern.test(name))?.[1] ?? 'OTHER';
 
 /** Best sources first: the best-ranked source that lists a FHIR system names its brand. */
 function sourceFiles(): SourceFile[] {
@@ -57,7 +61,7 @@ function sourceFiles(): SourceFile[] {
   // Those with data: LanternEndpointSources.json is empty upstream.
   for (const name of lanternFiles()) {
     const file = `lantern-prod_resources/${name}`;
-    const platformType = PLATFORM_BY_FILE.find(([pattern]) => pattern.test(name))?.[1] ?? 'OTHER';
+    const platformType = lanternPlatform(name);
     files.push({ file, platformType, format: 'lantern-endpoints' });
   }
   return files;

@@ -73,12 +73,15 @@ describe('the API process', () => {
     });
     try {
       await listening;
-      const res = await fetch(`http://127.0.0.1:${port}/api/sdk/v1/catalog/brands?q=lakeside`);
+      const res = await fetch(`http://127.0.0.1:${port}/api/sdk/v1/catalog/brands?q=lakeside%20health`);
       const body = (await res.json()) as { brands: { name: string; logoUrl: string }[] };
       expect(body.brands[0]!.name).to.equal('Lakeside Health');
       const logo = await fetch(body.brands[0]!.logoUrl);
       expect(logo.status).to.equal(200);
       expect(logo.headers.get('content-type')).to.equal('image/png');
+      // Beside the demo brands, the real lists in the repository (offline).
+      const real = await fetch(`http://127.0.0.1:${port}/api/sdk/v1/catalog/brands?q=mayo%20clinic`);
+      expect(((await real.json()) as { count: number }).count).to.be.greaterThan(0);
     } finally {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');

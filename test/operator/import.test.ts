@@ -2,7 +2,7 @@
 // the vendors' example, and `portico-operator import` as a user runs it.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -12,6 +12,7 @@ import { importCatalogFile } from '../../operator/src/import-file.js';
 import { loadCatalogFile } from '../../operator/src/shared/catalog-spec.js';
 import { TestApi } from '../../testkit/api.js';
 import { brandFile } from '../../testkit/brand-data.js';
+import { DEMO_CATALOG, demoCatalogYaml, OFFLINE_CATALOG, offlineCatalogYaml } from '../../testkit/offline-catalog.js';
 import { mongoUri } from '../../testkit/services.js';
 
 const run = promisify(execFile);
@@ -29,15 +30,24 @@ describe('operator: importing BrandCatalog files', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('publishes the demo catalog: merged duplicates, affiliates as aliases, every logo rendered', async () => {
+  it('publishes the demo catalog offline: the demo brands (merged duplicates, affiliates as aliases, every logo rendered) and the real lists', async () => {
     const report = await importCatalogFile(DEMO, {
       store: api.services.snapshots,
       storage: api.services.storage,
       ref: api.config.catalog,
+      fetchText: async (url) => expect.fail(`the demo catalog must not need the network (fetched ${url})`),
     });
-    expect(report).to.deep.include({ brandCount: 16, duplicatesMerged: 1, active: true });
-    expect(report.logos).to.include({ rendered: 16, failed: 0 });
+    expect(report).to.deep.include({ active: true });
+    const demo = report.sources.filter((s) => s.name.startsWith('demo-'));
+    expect(demo.reduce((sum, s) => sum + s.rowsRead, 0)).to.equal(17); // 16 brands once one duplicate is merged
+    expect(report.brandCount).to.be.greaterThan(5000);
+    expect(report.logos).to.include({ rendered: 16, failed: 0 }); // the demo's artwork; the lists have none
     await api.services.activeCatalog.refresh();
+    // The README's tour: real names are found.
+    for (const q of ['mayo clinic', 'kaiser', 'stanford']) {
+      const found = await api.request('GET', `/api/sdk/v1/catalog/brands?q=${encodeURIComponent(q)}`);
+      expect(found.body.count, q).to.be.greaterThan(0);
+    }
     const riverbend = await api.request('GET', '/api/sdk/v1/catalog/brands?q=riverbend%20urgent');
     expect(riverbend.body.brands[0]).to.include({ name: 'Riverbend Health Partners', platformType: 'CERNER' });
     expect(riverbend.body.brands[0].aliases).to.include('Riverbend Urgent Care');
@@ -70,6 +80,27 @@ describe('operator: importing BrandCatalog files', () => {
     );
     expect(String(error)).to.match(/object storage failed for \d+ logos/);
     expect(await api.services.snapshots.active(ref)).to.equal(null);
+  });
+
+  it('keeps the offline examples as testkit/offline-catalog.ts writes them, and publishes the offline one without the network', async () => {
+    for (const [file, text] of [
+      [OFFLINE_CATALOG, offlineCatalogYaml()],
+      [DEMO_CATALOG, demoCatalogYaml()],
+    ] as const)
+      expect(
+        await readFile(path.join(repoRoot(), file), 'utf8'),
+        `${file} is out of date: npm run build && node dist/testkit/offline-catalog.js`,
+      ).to.equal(text);
+    const ref = { namespace: 'tests', name: `offline-${Date.now().toString(36)}` };
+    const report = await importCatalogFile(path.join(repoRoot(), OFFLINE_CATALOG), {
+      store: api.services.snapshots,
+      storage: api.services.storage,
+      ref,
+      fetchText: async (url) => expect.fail(`the offline catalog must not need the network (fetched ${url})`),
+    });
+    expect(report.sources).to.have.length(48);
+    expect(report.sources.every((s) => s.rowsRead > 0)).to.equal(true);
+    expect(report.brandCount).to.be.greaterThan(5000);
   });
 
   it('validates the vendors example', async () => {

@@ -2,6 +2,8 @@
 // the command line and, later, generates the CRD's openAPIV3Schema.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import { Type, type Static } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
 import { LOGO_SIZES, PLATFORM_TYPES } from '../../../core/src/catalog/model.js';
@@ -200,12 +202,18 @@ export async function loadCatalogFile(file: string): Promise<CatalogFile> {
   };
 }
 
-/** The text of a source, for sources the command line can read without a cluster (file: URLs, inline). */
+const gunzipAsync = promisify(gunzip);
+
+/**
+ * The text of a source, for sources the command line can read without a cluster (file: URLs, relative to the
+ * catalog file, gunzipped when they end in `.gz`; inline text).
+ */
 export async function readLocalSource(source: SourceSpec, baseDir: string): Promise<string | undefined> {
   if (source.inline !== undefined) return source.inline;
   if (source.url?.startsWith('file:')) {
-    const target = decodeURIComponent(source.url.replace(/^file:(\/\/)?/, ''));
-    return readFile(path.resolve(baseDir, target), 'utf8');
+    const target = path.resolve(baseDir, decodeURIComponent(source.url.replace(/^file:(\/\/)?/, '')));
+    const bytes = await readFile(target);
+    return (target.endsWith('.gz') ? await gunzipAsync(bytes) : bytes).toString('utf8');
   }
   return undefined;
 }

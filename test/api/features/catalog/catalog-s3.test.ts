@@ -29,7 +29,7 @@ describe('sdk: catalog artwork in S3', () => {
   after(() => api.close());
 
   it('redirects to the API asset path and serves the PNG from the bucket, immutable', async () => {
-    const brand = (await api.request('GET', '/api/sdk/v1/catalog/brands?q=bayou')).body.brands[0];
+    const brand = (await api.request('GET', '/api/sdk/v1/catalog/brands?q=bayou%20regional%20medical')).body.brands[0];
     const redirect = await fetch(`${brand.logoUrl}?size=64`, { redirect: 'manual' });
     expect(redirect.status).to.equal(307);
     const location = redirect.headers.get('location')!;
