@@ -47,6 +47,7 @@ COPY --from=build /stage/app /app
 
 ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     NODE_ENV=production \
+    HOST=0.0.0.0 \
     PORTICO_DATA_DIR=/data
 WORKDIR /app
 USER 10001:10001

@@ -164,6 +164,7 @@ config=(
   --config.exposedports 8080/tcp
   --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   --config.env NODE_ENV=production
+  --config.env HOST=0.0.0.0
   --config.env PORTICO_DATA_DIR=/data
   --config.label org.opencontainers.image.title=portico
   --config.label "org.opencontainers.image.description=Portico: the platform API and the BrandCatalog operator (node /app/bin/portico-operator.js run)"

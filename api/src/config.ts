@@ -103,7 +103,9 @@ export function loadConfig(
   const config: Config = {
     ...core,
     port: read.int('PORT', 8080, 0, 65535),
-    host: read.str('HOST') ?? '0.0.0.0',
+    // Loopback unless told otherwise: a development API (admin surface included) is not on the network by
+    // accident. The image sets HOST=0.0.0.0.
+    host: read.str('HOST') ?? '127.0.0.1',
     publicBaseUrl,
     adminToken,
     cursorSecret: configuredCursorSecret ?? randomSecret(),

@@ -24,7 +24,7 @@ describe('config: loadConfig', () => {
     const config = loadConfig({}, fixedSecret);
     expect(config).to.include({
       port: 8080,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       mongodbUri: undefined,
       mongodbDatabase: 'portico',
       devdbPort: 27017,

@@ -60,7 +60,7 @@ describe('image: built by scripts/build-image.sh', function () {
     expect(config.Cmd).to.deep.equal(['node', '/app/bin/portico.js', 'serve']);
     expect(config.WorkingDir).to.equal('/app');
     expect(Object.keys(config.ExposedPorts ?? {})).to.deep.equal(['8080/tcp']);
-    expect(config.Env).to.include.members(['NODE_ENV=production', 'PORTICO_DATA_DIR=/data']);
+    expect(config.Env).to.include.members(['NODE_ENV=production', 'HOST=0.0.0.0', 'PORTICO_DATA_DIR=/data']);
     expect(image.name).to.equal(`portico:${pkg.version}`);
   });
 

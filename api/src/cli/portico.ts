@@ -19,8 +19,12 @@ const USAGE = `Usage:
   portico admin create-app --account <id> --name <name> [--grants <json>]
   portico admin update-app --app <id> --status ACTIVE|SUSPENDED [--grants <json>]
 
+Without MONGODB_URI, admin commands use the embedded database the API started (PORTICO_DEVDB_PORT, 27017) and
+refuse to start a new, empty one unless given --start-database.
+
 Scopes: patient:read patient:write webhook:read webhook:write app_user:read app_user:write clinical:write
 Default grants: {"resourceTypes":["Observation"],"loincCodes":["*"],"confidentiality":["N","L","M"],"sensitivity":[],"lookbackDays":null}
+(create-app --grants replaces the fields it names and keeps the defaults' others.)
 Output is JSON on stdout; keys are shown once. Configuration comes from the environment (see docs/deployment.md).`;
 
 const DEFAULT_GRANTS = {
@@ -40,6 +44,13 @@ function parseJson(name: string, raw: string | undefined, fallback: unknown): un
   } catch {
     throw new UsageError(`--${name} must be JSON`);
   }
+}
+
+/** Grants given in part keep the defaults' other fields (anything but an object is left for validation to refuse). */
+function withDefaults(grants: unknown): unknown {
+  return typeof grants === 'object' && grants !== null && !Array.isArray(grants)
+    ? { ...DEFAULT_GRANTS, ...grants }
+    : grants;
 }
 
 function required(values: Record<string, string | undefined>, name: string): string {
@@ -107,7 +118,7 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
     case 'create-app': {
       const input = assertValid(CreateApp, {
         name: required(values, 'name'),
-        grants: parseJson('grants', values.grants, DEFAULT_GRANTS),
+        grants: withDefaults(parseJson('grants', values.grants, {})),
       });
       const accountId = required(values, 'account');
       return async (admin) => {
@@ -140,6 +151,7 @@ async function main(argv: string[]): Promise<number> {
       app: { type: 'string' },
       status: { type: 'string' },
       grants: { type: 'string' },
+      'start-database': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -158,7 +170,8 @@ async function main(argv: string[]): Promise<number> {
   }
   if (group !== 'admin') throw new UsageError(`unknown command "${group}"`);
 
-  const run = planAdmin(command, values as Record<string, string | undefined>);
+  const { 'start-database': startDatabase, ...options } = values;
+  const run = planAdmin(command, options as Record<string, string | undefined>);
   // Loaded only now: a usage error or `--help` answers without the service's modules.
   const [{ loadConfig }, { openConnections }, { buildServices }] = await Promise.all([
     import('../config.js'),
@@ -167,7 +180,7 @@ async function main(argv: string[]): Promise<number> {
   ]);
   const config = loadConfig(undefined, undefined, { servesRequests: false });
   // With Redis, running replicas hear about revocations at once; without it their caches expire within 10 s.
-  const connections = await openConnections(config, (m) => console.error(m));
+  const connections = await openConnections(config, (m) => console.error(m), startDatabase === true);
   try {
     const services = await buildServices({
       config,
@@ -195,6 +208,8 @@ main(process.argv.slice(2)).then(
       process.exit(2);
     }
     if (error instanceof AppError) console.error(`portico: ${error.code}: ${error.detail}`);
+    // (core/src/infra/devdb.ts, not imported here: a usage error answers without the service's modules)
+    else if ((error as Error).name === 'DatabaseNotRunningError') console.error(`portico: ${(error as Error).message}`);
     else console.error('portico:', error);
     process.exit(1);
   },

@@ -16,7 +16,12 @@ export interface OpenConnections {
   close(): Promise<void>;
 }
 
-export async function openConnections(config: CoreConfig, log: (message: string) => void): Promise<OpenConnections> {
+export async function openConnections(
+  config: CoreConfig,
+  log: (message: string) => void,
+  /** false: an embedded database must already be running (see EmbeddedDatabaseOptions.start). */
+  startDatabase = true,
+): Promise<OpenConnections> {
   let embedded: EmbeddedDatabase | undefined;
   const uri =
     config.mongodbUri ??
@@ -25,6 +30,7 @@ export async function openConnections(config: CoreConfig, log: (message: string)
       dataDir: config.dataDir,
       cacheDir: config.cacheDir,
       log,
+      start: startDatabase,
     })).uri;
   const mongo = await connectMongo(uri, config.mongodbDatabase, {
     timeoutMs: config.mongodbTimeoutMs,

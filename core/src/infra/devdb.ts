@@ -29,6 +29,16 @@ export interface EmbeddedDatabaseOptions {
   /** The tool cache the binary is built into (CoreConfig.cacheDir). */
   cacheDir: string;
   log?: (message: string) => void;
+  /**
+   * false: reach a running server only, and refuse (DatabaseNotRunningError) rather than start one: for a command
+   * that expects the API's database, where a new empty one (and a second server on the same files) would be wrong.
+   */
+  start?: boolean;
+}
+
+/** No embedded database answers where one was expected (EmbeddedDatabaseOptions.start false). */
+export class DatabaseNotRunningError extends Error {
+  override readonly name = 'DatabaseNotRunningError';
 }
 
 export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
@@ -38,8 +48,14 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
     log(`using the embedded database already running at ${uri}`);
     return { uri, owned: false, stop: async () => {} };
   }
-  const binary = await buildDevDb(log, options.cacheDir);
   const dir = path.join(options.dataDir, 'devdb');
+  if (options.start === false)
+    throw new DatabaseNotRunningError(
+      `no embedded database answers at ${uri} (PORTICO_DEVDB_PORT=${options.port}), and this command does not start a new one: ` +
+        `start the API first (npm start), or set PORTICO_DEVDB_PORT or MONGODB_URI to the database it uses. ` +
+        `(--start-database starts one here, with data in ${dir}.)`,
+    );
+  const binary = await buildDevDb(log, options.cacheDir);
   await mkdir(dir, { recursive: true });
   const args = ['-listen', `127.0.0.1:${options.port}`, '-dir', dir, '-exit-on-stdin-eof'];
   const started = await startGoTool(binary, args, DEVDB.label).catch(async (error: unknown) => {

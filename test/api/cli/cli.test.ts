@@ -8,7 +8,7 @@ import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../../core/src/infra/repo-root.js';
 import { hashKey } from '../../../api/src/shared/http/keys.js';
 import { KEY_CACHE_TTL_MS } from '../../../api/src/shared/http/keys.js';
-import { mongoUri, testRedisUrl } from '../../../testkit/services.js';
+import { freePort, mongoUri, testRedisUrl } from '../../../testkit/services.js';
 import { TestApi } from '../../../testkit/api.js';
 import { until } from '../../../testkit/until.js';
 
@@ -72,6 +72,48 @@ describe('cli: portico admin', function () {
     const again = await fails(['admin', 'revoke-key', '--key-id', issued.id]);
     expect(again.code).to.equal(1);
     expect(again.stderr).to.include('NOT_FOUND');
+  });
+
+  it('keeps the default grants create-app prints for the fields --grants does not name', async () => {
+    const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Acme Partial')).stdout);
+    const app = JSON.parse(
+      (
+        await portico(
+          'admin',
+          'create-app',
+          '--account',
+          account.id,
+          '--name',
+          'Partial',
+          '--grants',
+          '{"lookbackDays":30}',
+        )
+      ).stdout,
+    );
+    expect(app.grants).to.deep.equal({
+      resourceTypes: ['Observation'],
+      loincCodes: ['*'],
+      confidentiality: ['N', 'L', 'M'],
+      sensitivity: [],
+      lookbackDays: 30,
+    });
+    const refused = await fails(['admin', 'create-app', '--account', account.id, '--name', 'X', '--grants', '[1]']);
+    expect(refused.code).to.equal(1);
+  });
+
+  it('refuses to start a new embedded database when none answers where the API would have it', async () => {
+    const { MONGODB_URI: _uri, ...withoutUri } = env;
+    const missing = await (async () => {
+      const saved = env;
+      env = { ...withoutUri, PORTICO_DEVDB_PORT: String(await freePort()) };
+      try {
+        return await fails(['admin', 'create-account', '--name', 'Nowhere']);
+      } finally {
+        env = saved;
+      }
+    })();
+    expect(missing.code).to.equal(1);
+    expect(missing.stderr).to.include('no embedded database answers at').and.include('--start-database');
   });
 
   it('suspends and reactivates an account', async () => {

@@ -40,7 +40,12 @@ export interface NormalizedObservation {
 export type BundleResult =
   { ok: true; observations: NormalizedObservation[] } | { ok: false; problems: EntryProblem[] };
 
-const BUNDLE_TYPES = ['collection', 'batch'];
+const BUNDLE_TYPES = ['collection', 'batch', 'searchset'];
+/**
+ * In a searchset (what an EHR's search answers), the entries that are not the search's matches: resources brought
+ * in by `_include` and the server's OperationOutcome. They are not observations of the search and are passed over.
+ */
+const NOT_MATCHES = new Set(['include', 'outcome']);
 const VALUE_ELEMENTS = [
   'valueQuantity',
   'valueCodeableConcept',
@@ -73,6 +78,7 @@ export function validateBundle(body: unknown): BundleResult {
       problems.push({ index, path: `entry[${index}]`, problem: 'must be an object with a resource' });
       return;
     }
+    if (body.type === 'searchset' && isObject(entry.search) && NOT_MATCHES.has(entry.search.mode as string)) return;
     const read = readObservation(entry.resource);
     const id = isObject(entry.resource) ? entry.resource.id : undefined;
     if (typeof id === 'string') {
@@ -95,7 +101,7 @@ function bundleProblems(body: Json): EntryProblem[] {
   const problems: EntryProblem[] = [];
   const bundle = (path: string, problem: string) => problems.push({ index: -1, path, problem });
   if (body.resourceType !== 'Bundle') bundle('resourceType', 'must be "Bundle"');
-  if (!BUNDLE_TYPES.includes(body.type as string)) bundle('type', `must be ${BUNDLE_TYPES.join(' or ')}`);
+  if (!BUNDLE_TYPES.includes(body.type as string)) bundle('type', `must be one of ${BUNDLE_TYPES.join(', ')}`);
   if (body.entry === undefined) bundle('entry', 'is required');
   else if (!Array.isArray(body.entry)) bundle('entry', 'must be an array');
   else if (body.entry.length > MAX_ENTRIES)

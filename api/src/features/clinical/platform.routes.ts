@@ -13,7 +13,7 @@ const IngestBody = Type.Object(
   {
     additionalProperties: true,
     description:
-      'A FHIR R4 Bundle (type `collection` or `batch`) of up to 1000 Observation resources, each with an `id`.',
+      "A FHIR R4 Bundle (type `collection`, `batch` or `searchset`) of up to 1000 Observation resources, each with an `id`. In a `searchset` (an EHR search's answer, sent as it came), entries whose `search.mode` is `include` or `outcome` are passed over.",
   },
 );
 const IngestResult = Type.Object({
@@ -37,7 +37,7 @@ export function ingestRoutes(
       operationId: 'ingestObservations',
       summary: "Ingest Observations into a connection's record",
       description:
-        "Validates every entry against FHIR R4 (HL7's JSON schema for Observation, plus: `id` and `status` required, `code` with a coding or text, one `value[x]` and one `effective[x]`, real calendar dates, at most one v3-Confidentiality label, ids unique in the bundle). Any invalid entry → 400 listing each problem (`details.errors[].name` is the path, e.g. `entry[3].resource.status`; at most 100 listed) and nothing is written. Valid bundles are upserted by `Observation.id` within the connection, all or nothing: searches see none of a bundle until all of it is written, a bundle whose server stopped part-way is never seen (a retry with its `Idempotency-Key` writes it whole), and repeating a request is harmless. Bundles for one connection are written one at a time: one sent while another is written waits for it up to 3 s, then 503 with `Retry-After: 1`. Body limit 5 MiB (413). An absent, revoked or another account's connection is 404.",
+        "Validates every entry against FHIR R4 (HL7's JSON schema for Observation, plus: `id` and `status` required, `code` with a coding or text, at most one `value[x]` and at most one `effective[x]` (both optional, as in FHIR R4: an observation without an effective date has no place in time, so no `date` search matches it and an app with a look-back window never sees it), real calendar dates, at most one v3-Confidentiality label, ids unique in the bundle). Any invalid entry → 400 listing each problem (`details.errors[].name` is the path, e.g. `entry[3].resource.status`; at most 100 listed) and nothing is written. Valid bundles are upserted by `Observation.id` within the connection, all or nothing: searches see none of a bundle until all of it is written, a bundle whose server stopped part-way is never seen (a retry with its `Idempotency-Key` writes it whole), and repeating a request is harmless. Bundles for one connection are written one at a time: one sent while another is written waits for it up to 3 s, then 503 with `Retry-After: 1`. Body limit 5 MiB (413). An absent, revoked or another account's connection is 404.",
       tags: ['Clinical ingest'],
       responses: { 200: { description: 'Written.', schema: IngestResult } },
     },

@@ -29,6 +29,10 @@ export interface UrlPolicy {
   resolveTimeoutMs?: number;
 }
 
+/** What a refusal a developer meets with a local receiver says about the setting that admits one. */
+const DEVELOPMENT_HINT =
+  ' (a receiver on your own machine, in development: start the API with PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS=true, which admits http and private addresses)';
+
 /** Checks a webhook URL and returns it normalised; 400 naming the `url` field when it is refused. */
 export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<string> {
   const refuse = (detail: string) => invalidField('body', 'url', detail);
@@ -40,7 +44,7 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<s
     throw refuse('must be an absolute URL');
   }
   const schemes = policy.allowPrivate ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) throw refuse('must use https');
+  if (!schemes.includes(url.protocol)) throw refuse(`must use https${DEVELOPMENT_HINT}`);
   if (url.username || url.password) throw refuse('must not contain user information');
   if (url.hash) throw refuse('must not contain a fragment');
   if (url.hostname === '') throw refuse('must name a host');
@@ -55,7 +59,9 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<s
   const host = bareHost(url.hostname);
   if (ipaddr.isValid(host)) {
     if (!isPublicAddress(host))
-      throw refuse('must not point to a loopback, private, link-local, multicast or reserved address');
+      throw refuse(
+        `must not point to a loopback, private, link-local, multicast or reserved address${DEVELOPMENT_HINT}`,
+      );
     return normalised;
   }
   let addresses: string[];
@@ -76,7 +82,9 @@ export async function checkWebhookUrl(raw: string, policy: UrlPolicy): Promise<s
   }
   if (addresses.length === 0) throw refuse(`host "${host}" does not resolve`);
   if (!addresses.every(isPublicAddress)) {
-    throw refuse('must not resolve to a loopback, private, link-local, multicast or reserved address');
+    throw refuse(
+      `must not resolve to a loopback, private, link-local, multicast or reserved address${DEVELOPMENT_HINT}`,
+    );
   }
   return normalised;
 }

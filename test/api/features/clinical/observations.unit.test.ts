@@ -45,6 +45,27 @@ describe('clinical: Observation bundles', () => {
 
   it('accepts a batch bundle, and an empty one', () => {
     expect(validateBundle(observationBundle([glucose()], 'batch')).ok).to.equal(true);
+    // An EHR's search answer as it came: its matches are read, an included Patient and its OperationOutcome passed over.
+    const searchset = {
+      resourceType: 'Bundle',
+      type: 'searchset',
+      total: 2,
+      entry: [
+        { fullUrl: 'https://ehr.example/Observation/a', resource: heartRate({ id: 'a' }), search: { mode: 'match' } },
+        { resource: { resourceType: 'Patient', id: 'p' }, search: { mode: 'include' } },
+        { resource: glucose({ id: 'b' }), search: { mode: 'match' } },
+        {
+          resource: { resourceType: 'OperationOutcome', issue: [{ severity: 'information', code: 'informational' }] },
+          search: { mode: 'outcome' },
+        },
+      ],
+    };
+    const read = validateBundle(searchset);
+    expect(read.ok && read.observations.map((o) => o.resourceId)).to.deep.equal(['a', 'b']);
+    // Without effective[x]: accepted, with no date range (FHIR R4 makes it optional).
+    const { effectiveDateTime: _date, ...undated } = heartRate({ id: 'undated' });
+    const noDate = validateBundle(observationBundle([undated]));
+    expect(noDate.ok && noDate.observations[0]!.date).to.equal(null);
     expect(validateBundle(observationBundle([]))).to.deep.equal({ ok: true, observations: [] });
   });
 
@@ -69,10 +90,10 @@ describe('clinical: Observation bundles', () => {
       expect(problemsOf(body)).to.deep.equal([{ index: -1, path: 'resourceType', problem: 'must be "Bundle"' }]);
     });
 
-    it('a bundle type other than collection or batch', () => {
-      for (const type of ['transaction', 'searchset', undefined]) {
+    it('a bundle type other than collection, batch or searchset', () => {
+      for (const type of ['transaction', 'history', undefined]) {
         expect(problemsOf({ ...observationBundle([heartRate()]), type })).to.deep.equal([
-          { index: -1, path: 'type', problem: 'must be collection or batch' },
+          { index: -1, path: 'type', problem: 'must be one of collection, batch, searchset' },
         ]);
       }
     });

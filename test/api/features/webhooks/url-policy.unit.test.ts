@@ -131,6 +131,13 @@ describe('platform: webhook URL policy', () => {
       await expectRefused('https://nothing.test/hook');
     });
 
+    it('names the development setting when it refuses what a local receiver needs (http, loopback)', async () => {
+      for (const url of ['http://localhost:3000/hook', 'https://127.0.0.1:8443/hook']) {
+        const refused = await checkWebhookUrl(url, strict).catch((error: unknown) => error as AppError);
+        expect((refused as AppError).detail, url).to.include('PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS=true');
+      }
+    });
+
     it('refuses other schemes, relative URLs, user information and over-long URLs', async () => {
       for (const url of [
         'http://public.test/hook',
