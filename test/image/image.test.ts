@@ -64,6 +64,14 @@ describe('image: built by scripts/build-image.sh', function () {
     expect(image.name).to.equal(`portico:${pkg.version}`);
   });
 
+  it('is the size docs/deployment.md says, within 5 %', () => {
+    const text = readFileSync(path.join(repoRoot(), 'docs', 'deployment.md'), 'utf8');
+    const stated = /^Size: (\d+) MiB unpacked/m.exec(text);
+    expect(stated, 'docs/deployment.md states no "Size: <n> MiB unpacked"').to.not.equal(null);
+    const mib = image.sizeBytes / 1048576;
+    expect(Math.abs(mib - Number(stated![1])) / mib, `built: ${mib.toFixed(1)} MiB unpacked`).to.be.at.most(0.05);
+  });
+
   it('labels the version, the revision, the time of the commit, the title and the licence', async () => {
     const labels = image.imageConfig.config.Labels ?? {};
     const created = process.env.SOURCE_DATE_EPOCH
