@@ -3,7 +3,7 @@
 import type { Redis } from 'ioredis';
 import type { Db } from 'mongodb';
 import { CustomerAccountRepository } from './features/accounts/store.js';
-import { AdminService } from './features/admin/service.js';
+import { ADMIN_CURSORS, AdminService } from './features/admin/service.js';
 import { AppRepository } from './features/apps/store.js';
 import { AppUserRepository } from './features/app-users/store.js';
 import { AppUserService } from './features/app-users/service.js';
@@ -268,7 +268,15 @@ export async function buildServices({
     outbox,
     authz,
     idempotencyStore,
-    admin: new AdminService({ accounts, keys, apps, authz, generations, clock }),
+    admin: new AdminService({
+      accounts,
+      keys,
+      apps,
+      authz,
+      generations,
+      cursors: ADMIN_CURSORS,
+      clock,
+    }),
     patientService: new PatientService({ patients, authz, accounts, outbox, clock }),
     webhookEndpointService: new WebhookEndpointService({
       endpoints,

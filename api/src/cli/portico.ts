@@ -1,7 +1,14 @@
 // `portico`: the command line. `portico admin …` runs the admin surface's operations directly against the
 // database (MONGODB_URI, or the embedded database started on demand); `portico serve` starts the API.
 import { parseArgs } from 'node:util';
-import { CreateAccount, CreateApp, CreateKey, UpdateAccount, UpdateApp } from '../features/admin/schema.js';
+import {
+  AdminListQuery,
+  CreateAccount,
+  CreateApp,
+  CreateKey,
+  UpdateAccount,
+  UpdateApp,
+} from '../features/admin/schema.js';
 import { presentApp } from '../features/admin/presenter.js';
 import type { AdminService } from '../features/admin/service.js';
 import { systemClock } from '../../../core/src/clock.js';
@@ -18,6 +25,9 @@ const USAGE = `Usage:
   portico admin revoke-key --key-id <id>          (immediate on running replicas only with REDIS_URL)
   portico admin create-app --account <id> --name <name> [--grants <json>]
   portico admin update-app --app <id> --status ACTIVE|SUSPENDED [--grants <json>]
+  portico admin list-accounts [--limit <n>] [--cursor <c>]
+  portico admin list-apps --account <id> [--limit <n>] [--cursor <c>]
+  portico admin list-keys --account <id> [--limit <n>] [--cursor <c>]   (ids and scopes: never the keys)
 
 Without MONGODB_URI, admin commands use the embedded database the API started (PORTICO_DEVDB_PORT, 27017) and
 refuse to start a new, empty one unless given --start-database.
@@ -134,6 +144,33 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
       const appId = required(values, 'app');
       return async (admin) => presentApp(await admin.updateApp(appId, input));
     }
+    case 'list-accounts':
+    case 'list-apps':
+    case 'list-keys': {
+      const { limit, cursor } = assertValid(AdminListQuery, {
+        limit: values.limit === undefined ? 25 : Number(values.limit),
+        ...(values.cursor !== undefined && { cursor: values.cursor }),
+      });
+      const page = <T>(items: T[], nextCursor: string | null) => ({ data: items, nextCursor });
+      if (command === 'list-accounts')
+        return async (admin) => {
+          const { items, nextCursor } = await admin.listAccounts(limit, cursor);
+          return page(items, nextCursor);
+        };
+      const accountId = required(values, 'account');
+      if (command === 'list-apps')
+        return async (admin) => {
+          const { items, nextCursor } = await admin.listApps(accountId, limit, cursor);
+          return page(items.map(presentApp), nextCursor);
+        };
+      return async (admin) => {
+        const { items, nextCursor } = await admin.listKeys(accountId, limit, cursor);
+        return page(
+          items.map(({ keyId, ...key }) => ({ id: keyId, ...key })),
+          nextCursor,
+        );
+      };
+    }
     default:
       throw new UsageError(command ? `unknown admin command "${command}"` : 'an admin command is required');
   }
@@ -151,6 +188,8 @@ async function main(argv: string[]): Promise<number> {
       app: { type: 'string' },
       status: { type: 'string' },
       grants: { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
       'start-database': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

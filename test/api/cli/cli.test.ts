@@ -74,6 +74,31 @@ describe('cli: portico admin', function () {
     expect(again.stderr).to.include('NOT_FOUND');
   });
 
+  it('lists accounts, apps and keys (ids and scopes, never a key), paged', async () => {
+    const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Acme Lists')).stdout);
+    const issued = JSON.parse(
+      (await portico('admin', 'issue-key', '--account', account.id, '--scopes', 'patient:read')).stdout,
+    );
+    const app = JSON.parse((await portico('admin', 'create-app', '--account', account.id, '--name', 'Listed')).stdout);
+    const keys = await portico('admin', 'list-keys', '--account', account.id);
+    expect(JSON.parse(keys.stdout).data.map((k: { id: string }) => k.id)).to.have.members([
+      issued.id,
+      app.publishableKeyId,
+      app.secretKeyId,
+    ]);
+    for (const secret of [issued.key, app.publishableKey, app.secretKey]) expect(keys.stdout).to.not.include(secret);
+    const apps = JSON.parse((await portico('admin', 'list-apps', '--account', account.id)).stdout);
+    expect(apps.data.map((a: { id: string }) => a.id)).to.deep.equal([app.id]);
+    const first = JSON.parse((await portico('admin', 'list-accounts', '--limit', '1')).stdout);
+    expect(first.data).to.have.length(1);
+    expect(first.nextCursor).to.be.a('string');
+    const next = JSON.parse(
+      (await portico('admin', 'list-accounts', '--limit', '1', '--cursor', first.nextCursor)).stdout,
+    );
+    expect(next.data[0].id).to.not.equal(first.data[0].id);
+    expect((await fails(['admin', 'list-accounts', '--limit', 'many'])).code).to.equal(1);
+  });
+
   it('keeps the default grants create-app prints for the fields --grants does not name', async () => {
     const account = JSON.parse((await portico('admin', 'create-account', '--name', 'Acme Partial')).stdout);
     const app = JSON.parse(

@@ -1,5 +1,6 @@
 // In-memory AccountStore for unit tests of services that read accounts or take quota.
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
+import { keysetSlice, type KeysetPage, type KeysetPosition } from '../../shared/infra/keyset.js';
 import type { AccountStore, CustomerAccount, Quota } from './store.js';
 
 type Entry = CustomerAccount & {
@@ -46,6 +47,14 @@ export class FakeAccountStore implements AccountStore {
   async setStatus(id: string, status: CustomerAccount['status'], at = new Date()): Promise<CustomerAccount | null> {
     this.accounts.update(id, 'any', { status }, at);
     return this.get(id);
+  }
+
+  async list(limit: number, after?: KeysetPosition): Promise<KeysetPage<CustomerAccount>> {
+    const page = keysetSlice(this.accounts.all(), (entry) => entry, limit, after);
+    return {
+      items: page.items.map(({ id, name, status, createdAt }) => ({ id, name, status, createdAt })),
+      hasMore: page.hasMore,
+    };
   }
 
   /** For tests: what a quota stands at. */

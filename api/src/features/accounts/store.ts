@@ -5,6 +5,7 @@ import type { Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
+import { keysetPage, type KeysetPage, type KeysetPosition } from '../../shared/infra/keyset.js';
 
 export interface CustomerAccount {
   id: string;
@@ -26,6 +27,8 @@ export interface AccountStore {
   release(id: string, quota: Quota): Promise<void>;
   /** Suspends or reactivates the account; the account after, or null when there is none. */
   setStatus(id: string, status: CustomerAccount['status'], at: Date): Promise<CustomerAccount | null>;
+  /** Every account, newest first, a page after `after` (the admin list). */
+  list(limit: number, after?: KeysetPosition): Promise<KeysetPage<CustomerAccount>>;
 }
 
 interface AccountDocument {
@@ -79,6 +82,14 @@ export class CustomerAccountRepository implements AccountStore {
     // The versioned write invalidates the cached account here and, over Redis, on every replica.
     const doc = await this.documents.update(id, 'any', { set: { status } }, at);
     return doc && { id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt };
+  }
+
+  async list(limit: number, after?: KeysetPosition): Promise<KeysetPage<CustomerAccount>> {
+    const page = await keysetPage(this.documents.collection, {}, '_id', limit, after);
+    return {
+      items: page.items.map((doc) => ({ id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt })),
+      hasMore: page.hasMore,
+    };
   }
 
   reserve(id: string, quota: Quota, max: number): Promise<boolean> {

@@ -5,7 +5,11 @@ import type { RouteGuards } from '../../shared/http/route-guards.js';
 import { validate } from '../../shared/http/validate.js';
 import {
   Account,
+  AccountList,
   AccountParams,
+  AdminListQuery,
+  AppList,
+  KeyList,
   AccountWithStatus,
   App,
   AppParams,
@@ -120,6 +124,81 @@ export function adminRoutes(
       const { app, ...keys } = await admin.createApp(params.id, body.name, body.grants);
       ctx.status = 201;
       ctx.body = { ...presentApp(app), ...keys };
+    },
+  );
+
+  const listing =
+    'Newest first (`createdAt` desc, then id). Cursors are signed and bound to this list (and account); a tampered or foreign cursor → 400. No key is ever shown: keys are shown once, when made.';
+  const page = <T>(items: T[], nextCursor: string | null) => ({
+    data: items,
+    pagination: { nextCursor, hasMore: nextCursor !== null },
+  });
+
+  const listAccounts = validate({ query: AdminListQuery });
+  api.get(
+    '/customer-accounts',
+    {
+      operationId: 'adminListCustomerAccounts',
+      summary: 'List customer accounts',
+      description: listing,
+      tags,
+      responses: { 200: { description: 'One page.', schema: AccountList } },
+    },
+    listAccounts,
+    async (ctx) => {
+      const { limit, cursor } = listAccounts.get(ctx).query;
+      const { items, nextCursor } = await admin.listAccounts(limit, cursor);
+      ctx.body = page(
+        items.map(({ id, name, status, createdAt }) => ({ id, name, status, createdAt: createdAt.toISOString() })),
+        nextCursor,
+      );
+    },
+  );
+
+  const listApps = validate({ params: AccountParams, query: AdminListQuery });
+  api.get(
+    '/customer-accounts/:id/apps',
+    {
+      operationId: 'adminListApps',
+      summary: "List an account's apps (without their keys)",
+      description: `${listing} An unknown account → 404.`,
+      tags,
+      responses: { 200: { description: 'One page.', schema: AppList } },
+    },
+    listApps,
+    async (ctx) => {
+      const { params, query } = listApps.get(ctx);
+      const { items, nextCursor } = await admin.listApps(params.id, query.limit, query.cursor);
+      ctx.body = page(items.map(presentApp), nextCursor);
+    },
+  );
+
+  const listKeys = validate({ params: AccountParams, query: AdminListQuery });
+  api.get(
+    '/customer-accounts/:id/api-keys',
+    {
+      operationId: 'adminListApiKeys',
+      summary: "List an account's keys: its sk_ and its apps' pk_ and ak_, revoked ones too (never the keys)",
+      description: `${listing} An unknown account → 404.`,
+      tags,
+      responses: { 200: { description: 'One page.', schema: KeyList } },
+    },
+    listKeys,
+    async (ctx) => {
+      const { params, query } = listKeys.get(ctx);
+      const { items, nextCursor } = await admin.listKeys(params.id, query.limit, query.cursor);
+      ctx.body = page(
+        items.map((k) => ({
+          id: k.keyId,
+          kind: k.kind,
+          appId: k.appId,
+          name: k.name,
+          scopes: k.scopes,
+          createdAt: k.createdAt.toISOString(),
+          revokedAt: k.revokedAt?.toISOString() ?? null,
+        })),
+        nextCursor,
+      );
     },
   );
 

@@ -98,3 +98,39 @@ export const CreatedApp = Type.Intersect([
     }),
   }),
 ]);
+
+/** `limit` and `cursor` of the admin lists (newest first). */
+export const AdminListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Page size, 1-100; else 400.' }),
+  cursor: Type.Optional(
+    Type.String({ maxLength: 1024, description: 'Opaque `pagination.nextCursor` of the previous page, unchanged.' }),
+  ),
+});
+const Pagination = Type.Object({ nextCursor: Type.Union([Type.String(), Type.Null()]), hasMore: Type.Boolean() });
+const Timestamp = Type.String({ format: 'date-time' });
+export const AccountList = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      id: Type.String({ format: 'uuid' }),
+      name: Type.String(),
+      status: AccountStatus,
+      createdAt: Timestamp,
+    }),
+  ),
+  pagination: Pagination,
+});
+export const AppList = Type.Object({ data: Type.Array(App), pagination: Pagination });
+export const KeyList = Type.Object({
+  data: Type.Array(
+    Type.Object({
+      id: Type.String({ format: 'uuid', description: 'The key id (for `DELETE /api-keys/{keyId}`); never the key.' }),
+      kind: Type.Union([Type.Literal('sk'), Type.Literal('pk'), Type.Literal('ak')]),
+      appId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'The app of a pk_ or ak_.' }),
+      name: Type.Union([Type.String(), Type.Null()]),
+      scopes: Type.Array(Type.String()),
+      createdAt: Timestamp,
+      revokedAt: Type.Union([Timestamp, Type.Null()]),
+    }),
+  ),
+  pagination: Pagination,
+});

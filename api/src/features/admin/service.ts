@@ -8,6 +8,9 @@ import type { Clock } from '../../../../core/src/clock.js';
 import { generateKey, hashKey, type KeyKind } from '../../shared/http/keys.js';
 import type { ApiKeyStore } from '../credentials/index.js';
 import { badRequest, notFound, type FieldError } from '../../shared/http/errors.js';
+import { CursorCodec } from '../../shared/http/cursor.js';
+import type { ApiKeyRecord } from '../../shared/http/keys.js';
+import type { KeysetPage, KeysetPosition } from '../../shared/infra/keyset.js';
 import { isLoincCode, sensitivityCodes } from '../clinical/index.js';
 import type { CreateKey, Grants } from './schema.js';
 import { changing, type Generations } from '../../shared/infra/generations.js';
@@ -19,8 +22,26 @@ export interface AdminServiceDeps {
   authz: AuthorizationService;
   /** Tokens of what the gateway caches (shared/infra/generations.ts). */
   generations?: Generations;
+  /** Signs the lists' cursors. */
+  cursors: CursorCodec;
   clock: Clock;
 }
+
+/** A page of an admin list and the cursor of the next, when there is one. */
+export interface AdminPage<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** The admin lists' cursors are bound to the list and its account ('*' for the list of accounts). */
+const EVERY_ACCOUNT = '*';
+
+/**
+ * The admin lists' cursors, under a fixed key rather than PORTICO_CURSOR_SECRET: `portico admin list-…` runs one
+ * process per page (and without the secret each would make its own), and a forged admin cursor could show the
+ * admin nothing the admin token cannot already see. The key still makes a mistyped or foreign cursor a 400.
+ */
+export const ADMIN_CURSORS = new CursorCodec('portico-admin-lists');
 
 export const memberTuple = (accountId: string, keyId: string) => ({
   object: `customer_account:${accountId}`,
@@ -100,6 +121,56 @@ export class AdminService {
     );
     if (!app) throw notFound('app');
     return app;
+  }
+
+  /** Every customer account, newest first. */
+  listAccounts(limit: number, cursor?: string): Promise<AdminPage<CustomerAccount>> {
+    return this.page(
+      'admin/accounts',
+      EVERY_ACCOUNT,
+      cursor,
+      (after) => this.deps.accounts.list(limit, after),
+      (a) => a,
+    );
+  }
+
+  /** An account's apps, newest first (never their keys: those are shown once, when made). */
+  async listApps(accountId: string, limit: number, cursor?: string): Promise<AdminPage<App>> {
+    if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');
+    return this.page(
+      'admin/apps',
+      accountId,
+      cursor,
+      (after) => this.deps.apps.listByAccount(accountId, limit, after),
+      (a) => a,
+    );
+  }
+
+  /** An account's keys (its own sk_ and its apps' pk_ and ak_, revoked ones too), newest first: never the keys. */
+  async listKeys(accountId: string, limit: number, cursor?: string): Promise<AdminPage<ApiKeyRecord>> {
+    if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');
+    return this.page(
+      'admin/api-keys',
+      accountId,
+      cursor,
+      (after) => this.deps.keys.listByAccount(accountId, limit, after),
+      (k) => ({ createdAt: k.createdAt, id: k.keyId }),
+    );
+  }
+
+  private async page<T>(
+    route: string,
+    accountId: string,
+    cursor: string | undefined,
+    load: (after?: KeysetPosition) => Promise<KeysetPage<T>>,
+    positionOf: (item: T) => KeysetPosition,
+  ): Promise<AdminPage<T>> {
+    const binding = { route, accountId };
+    const { items, hasMore } = await load(
+      cursor === undefined ? undefined : this.deps.cursors.decodePosition(binding, cursor),
+    );
+    const last = items.at(-1);
+    return { items, nextCursor: hasMore && last ? this.deps.cursors.encodePosition(binding, positionOf(last)) : null };
   }
 
   private async storeKey(

@@ -1,6 +1,7 @@
 // In-memory AppStore for unit tests of the admin service; test/api/features/apps/store.test.ts holds it and
 // AppRepository to the same behaviour.
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
+import { keysetSlice, type KeysetPage, type KeysetPosition } from '../../shared/infra/keyset.js';
 import type { App, AppChanges, AppStore } from './store.js';
 
 export class FakeAppStore implements AppStore {
@@ -20,6 +21,12 @@ export class FakeAppStore implements AppStore {
 
   async update(id: string, changes: AppChanges, at: Date): Promise<App | null> {
     return strip(this.apps.update(id, 'any', changes, at));
+  }
+
+  async listByAccount(accountId: string, limit: number, after?: KeysetPosition): Promise<KeysetPage<App>> {
+    const mine = this.apps.all().filter((app) => app.accountId === accountId && app.deletedAt === null);
+    const page = keysetSlice(mine, (app) => app, limit, after);
+    return { items: page.items.map((app) => strip(app)!), hasMore: page.hasMore };
   }
 }
 

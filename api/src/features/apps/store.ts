@@ -6,6 +6,7 @@ import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
 import { through } from '../../../../core/src/infra/mongo.js';
+import { keysetPage, type KeysetPage, type KeysetPosition } from '../../shared/infra/keyset.js';
 
 export interface AppGrants {
   resourceTypes: string[];
@@ -40,6 +41,8 @@ export interface AppStore {
   find(id: string): Promise<App | null>;
   /** Applies the changes whatever the current version; null when there is no such app. */
   update(id: string, changes: AppChanges, at: Date): Promise<App | null>;
+  /** The account's apps, newest first, a page after `after` (the admin list). */
+  listByAccount(accountId: string, limit: number, after?: KeysetPosition): Promise<KeysetPage<App>>;
 }
 
 type AppDocument = Omit<App, 'id' | 'version'> & {
@@ -82,6 +85,11 @@ export class AppRepository implements AppStore {
   async update(id: string, changes: AppChanges, at: Date): Promise<App | null> {
     const doc = await this.documents.update(id, 'any', { set: changes }, at);
     return doc && toApp(doc);
+  }
+
+  async listByAccount(accountId: string, limit: number, after?: KeysetPosition): Promise<KeysetPage<App>> {
+    const page = await keysetPage(this.documents.collection, { accountId, deletedAt: null }, '_id', limit, after);
+    return { items: page.items.map(toApp), hasMore: page.hasMore };
   }
 }
 

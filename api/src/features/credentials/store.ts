@@ -6,6 +6,7 @@ import type { ApiKeyRecord } from '../../shared/http/keys.js';
 import { updateOneWhere } from '../../../../core/src/infra/where.js';
 import { markPlainWrite } from '../../shared/infra/change-scope.js';
 import { through } from '../../../../core/src/infra/mongo.js';
+import { keysetPage, type KeysetPage, type KeysetPosition } from '../../shared/infra/keyset.js';
 
 export type { ApiKeyRecord };
 
@@ -17,6 +18,8 @@ export interface ApiKeyStore {
   findByHash(hash: string): Promise<ApiKeyRecord | null>;
   /** Marks the key revoked; returns it as it was, or null when there is no such live key. */
   revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null>;
+  /** The account's keys (its own and its apps'), revoked ones too, newest first, a page after `after`. */
+  listByAccount(accountId: string, limit: number, after?: KeysetPosition): Promise<KeysetPage<ApiKeyRecord>>;
 }
 
 type ApiKeyDocument = ApiKeyRecord & { _id: string; _changeId?: string; _revokedBy?: string };
@@ -42,6 +45,12 @@ export class ApiKeyRepository implements ApiKeyStore {
     await this.collection.insertOne({ _id: hash, ...record, ...(await markPlainWrite('api_keys', hash)) });
     // Its hash may be remembered as unknown (KEY_MISS_TTL_MS); only a guess could have put it there, but forget it.
     this.cache?.invalidate(hash);
+  }
+
+  async listByAccount(accountId: string, limit: number, after?: KeysetPosition): Promise<KeysetPage<ApiKeyRecord>> {
+    // Ordered by keyId after the time, never by the hash (_id), which a cursor would then carry.
+    const page = await keysetPage(this.collection, { accountId }, 'keyId', limit, after);
+    return { items: page.items.map(toRecord), hasMore: page.hasMore };
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {

@@ -88,19 +88,10 @@ export class WebhookEndpointService {
 
   async list(principal: Principal, limit: number, cursor: string | undefined): Promise<Page> {
     const binding = { route: LIST_ROUTE, accountId: principal.accountId };
-    let after;
-    if (cursor !== undefined) {
-      const position = this.deps.cursors.decode(binding, cursor);
-      const createdAt = new Date(position.c ?? '');
-      if (Number.isNaN(createdAt.getTime()) || !position.i)
-        throw invalidField('query', 'cursor', 'is not a cursor issued for this list');
-      after = { createdAt, id: position.i };
-    }
+    const after = cursor === undefined ? undefined : this.deps.cursors.decodePosition(binding, cursor);
     const { items, hasMore } = await this.deps.endpoints.listLive(principal.accountId, limit, after);
     const last = items.at(-1);
-    const nextCursor =
-      hasMore && last ? this.deps.cursors.encode(binding, { c: last.createdAt.toISOString(), i: last.id }) : null;
-    return { items, nextCursor };
+    return { items, nextCursor: hasMore && last ? this.deps.cursors.encodePosition(binding, last) : null };
   }
 
   async get(principal: Principal, id: string): Promise<WebhookEndpoint> {

@@ -33,6 +33,20 @@ export class CursorCodec {
     return position as Record<string, string>;
   }
 
+  /** A keyset list's cursor: the position (creation time and id) its page ended at. */
+  encodePosition(binding: CursorBinding, position: { createdAt: Date; id: string }): string {
+    return this.encode(binding, { c: position.createdAt.toISOString(), i: position.id });
+  }
+
+  /** The position inside a keyset list's cursor from encodePosition; 400 for anything else. */
+  decodePosition(binding: CursorBinding, cursor: string): { createdAt: Date; id: string } {
+    const position = this.decode(binding, cursor);
+    const createdAt = new Date(position.c ?? '');
+    if (Number.isNaN(createdAt.getTime()) || !position.i)
+      throw invalidField('query', 'cursor', 'is not a cursor issued for this list');
+    return { createdAt, id: position.i };
+  }
+
   /** A cursor carrying any JSON value (a search's whole state), bound like the rest. */
   encodeData(binding: CursorBinding, data: unknown): string {
     return this.seal({ r: binding.route, a: binding.accountId, d: data });

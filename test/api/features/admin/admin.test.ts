@@ -74,6 +74,65 @@ describe('admin surface', () => {
       expect(res.body.id).to.match(UUID);
     });
 
+    it("lists accounts, an account's apps and its keys, newest first and paged, never showing a key", async () => {
+      const id = await account();
+      const app = await api.admin('POST', `/customer-accounts/${id}/apps`, {
+        name: 'Listed',
+        grants: {
+          resourceTypes: ['Observation'],
+          loincCodes: ['*'],
+          confidentiality: ['N'],
+          sensitivity: [],
+          lookbackDays: null,
+        },
+      });
+      const issued = await api.admin('POST', `/customer-accounts/${id}/api-keys`, {
+        scopes: ['patient:read'],
+        name: 'CI',
+      });
+      await api.admin('DELETE', `/api-keys/${issued.body.id}`);
+
+      // Every account, one a page: a walk meets this one once.
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`;
+        const res = await api.admin('GET', `/customer-accounts?limit=1${query}`);
+        expect(res.status, res.text).to.equal(200);
+        expect(res.body.data).to.have.length.at.most(1);
+        seen.push(...res.body.data.map((a: { id: string }) => a.id));
+        cursor = res.body.pagination.nextCursor;
+        expect(res.body.pagination.hasMore).to.equal(cursor !== null);
+      } while (cursor !== null);
+      expect(seen.filter((s) => s === id)).to.have.length(1);
+      expect(new Set(seen).size).to.equal(seen.length);
+
+      const apps = await api.admin('GET', `/customer-accounts/${id}/apps`);
+      expect(apps.body.data).to.deep.equal([
+        { id: app.body.id, name: 'Listed', grants: app.body.grants, status: 'ACTIVE' },
+      ]);
+      const keys = await api.admin('GET', `/customer-accounts/${id}/api-keys?limit=100`);
+      expect(keys.status).to.equal(200);
+      const byKind = Object.fromEntries(keys.body.data.map((k: { kind: string }) => [k.kind, k]));
+      expect(Object.keys(byKind).sort()).to.deep.equal(['ak', 'pk', 'sk']);
+      expect(byKind.sk).to.include({ id: issued.body.id, name: 'CI' });
+      expect(byKind.sk.revokedAt).to.be.a('string');
+      expect(byKind.ak).to.include({ id: app.body.secretKeyId, appId: app.body.id, revokedAt: null });
+      for (const secret of [issued.body.key, app.body.publishableKey, app.body.secretKey])
+        expect(keys.text).to.not.include(secret);
+      expect(keys.text).to.not.match(/(sk|pk|ak)_[0-9A-Za-z]{32}/);
+
+      // An unknown account: 404; a cursor of another list: 400.
+      expect((await api.admin('GET', `/customer-accounts/${randomUUID()}/apps`)).status).to.equal(404);
+      expect((await api.admin('GET', `/customer-accounts/${randomUUID()}/api-keys`)).status).to.equal(404);
+      const accountsCursor = (await api.admin('GET', '/customer-accounts?limit=1')).body.pagination.nextCursor;
+      const foreign = await api.admin(
+        'GET',
+        `/customer-accounts/${id}/apps?cursor=${encodeURIComponent(accountsCursor)}`,
+      );
+      expect(foreign.status).to.equal(400);
+    });
+
     it('refuses an account without a valid name (400)', async () => {
       for (const body of [{}, { name: '' }, { name: 'x'.repeat(201) }, { name: 'Acme', plan: 'gold' }]) {
         expect((await api.admin('POST', '/customer-accounts', body)).status, JSON.stringify(body)).to.equal(400);

@@ -78,6 +78,22 @@ describeStore<AppStore>(
       expect(await store().find(stored.id)).to.deep.equal(regranted);
     });
 
+    it("lists an account's apps alone, newest first (ties by id), page after page", async () => {
+      const accountId = randomUUID();
+      const apps = [T0, T1, T1, T2].map((createdAt) => app({ accountId, createdAt, updatedAt: createdAt }));
+      for (const a of apps) await store().insert(a);
+      await store().insert(app()); // another account's
+      const expected = [...apps].sort(
+        (a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1),
+      );
+      const first = await store().listByAccount(accountId, 3);
+      expect(first.items.map((a) => a.id)).to.deep.equal(expected.slice(0, 3).map((a) => a.id));
+      expect(first.hasMore).to.equal(true);
+      const last = first.items[2]!;
+      const second = await store().listByAccount(accountId, 3, { createdAt: last.createdAt, id: last.id });
+      expect(second).to.deep.equal({ items: [expected[3]], hasMore: false });
+    });
+
     it('changes nothing for an unknown app', async () => {
       expect(await store().update(randomUUID(), { status: 'SUSPENDED' }, T1)).to.equal(null);
     });

@@ -85,6 +85,24 @@ describeStore<ApiKeyStore>(
       expect(await store().findByHash(hash)).to.deep.equal({ ...record, revokedAt: T1 });
     });
 
+    it("lists an account's keys alone, revoked ones too, newest first (ties by key id), page after page", async () => {
+      const accountId = randomUUID();
+      const keys = [T0, T1, T1].map((createdAt) => key({ accountId, createdAt }));
+      for (const k of keys) await store().insert(k.hash, k.record);
+      await store().insert(key().hash, key().record); // another account's
+      await store().revoke(keys[0]!.record.keyId, T1);
+      const expected = keys
+        .map((k) => k.record)
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.keyId < b.keyId ? 1 : -1));
+      const first = await store().listByAccount(accountId, 2);
+      expect(first.items.map((k) => k.keyId)).to.deep.equal(expected.slice(0, 2).map((k) => k.keyId));
+      expect(first.hasMore).to.equal(true);
+      const last = first.items[1]!;
+      const second = await store().listByAccount(accountId, 2, { createdAt: last.createdAt, id: last.keyId });
+      expect(second.items).to.deep.equal([{ ...expected[2], revokedAt: T1 }]);
+      expect(second.hasMore).to.equal(false);
+    });
+
     it('revokes nothing for an unknown key id, and only the key named', async () => {
       const { hash, record } = key();
       const sibling = key({ accountId: record.accountId });
