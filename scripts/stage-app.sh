@@ -48,16 +48,19 @@ case "$what" in
     cp bin/portico.js bin/portico-operator.js "$dest/bin/"
     # The demo catalog (PORTICO_DEMO_CATALOG=true publishes it through `portico-operator import`).
     cp -r examples/demo "$dest/examples/"
-    # The real brand lists it names (file: URLs relative to it, in test/fixtures/brands), with their folder's
-    # licence, notice and readme (test/fixtures/brands/SOURCES.md).
+    # The real brand lists it names (file: URLs into test/fixtures/brands, which the image does not hold) go to
+    # examples/brand-lists with their folder's licence, notice and readme (test/fixtures/brands/SOURCES.md), and
+    # the staged demo names them there.
+    lists="$dest/examples/brand-lists"
+    mkdir -p "$lists"
     grep -o 'file:[^ ]*\.gz' examples/demo/brandcatalog.yaml | sed 's#^file:#examples/demo/#' | while read -r named; do
       file=$(realpath -m --relative-to=. "$named")
-      mkdir -p "$dest/$(dirname "$file")"
-      cp "$file" "$dest/$file"
+      cp "$file" "$lists/"
       for notice in LICENSE NOTICE.md README.md; do
-        [ -f "$(dirname "$file")/$notice" ] && cp "$(dirname "$file")/$notice" "$dest/$(dirname "$file")/"
+        [ -f "$(dirname "$file")/$notice" ] && cp "$(dirname "$file")/$notice" "$lists/"
       done
     done
+    sed -i 's#file:\(\.\./\)*test/fixtures/brands/lantern-prod_resources/#file:../brand-lists/#' "$dest/examples/demo/brandcatalog.yaml"
     find api/src core/src operator/src -name '*.ts' ! -name '*.d.ts' | sort | while read -r source; do
       compiled="dist/${source%.ts}.js"
       if [ ! -f "$compiled" ]; then

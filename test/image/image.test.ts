@@ -105,6 +105,7 @@ describe('image: built by scripts/build-image.sh', function () {
       'dist/core/src/config.js',
       'package.json',
       'examples/demo/brandcatalog.yaml',
+      'examples/brand-lists/NOTICE.md', // the real brand lists the demo names, with their licence
     ]) {
       expect(existsSync(path.join(rootfs, 'app', file)), file).to.equal(true);
     }

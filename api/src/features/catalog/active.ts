@@ -4,14 +4,15 @@
 // announced over Redis when configured; polling MongoDB is the backstop (and the only path without Redis).
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
+import type { CatalogBrand, PlatformType } from '../../../../core/src/catalog/model.js';
 import { CATALOG_CHANNEL, parseActivation } from '../../../../core/src/catalog/announce.js';
 import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../../core/src/catalog/snapshots.js';
 import { Follower } from './follow.js';
-import type { BrandSearchOptions, SearchResult } from './search/index.js';
+import type { BrandSearchOptions, BrowsePosition, SearchResult } from './search/index.js';
 
 export interface CatalogIndex {
   search(q: string, options: BrandSearchOptions): SearchResult;
+  browse(platform: PlatformType, limit: number, after?: BrowsePosition, only?: Uint8Array): SearchResult;
   get(id: string): CatalogBrand | undefined;
   mask(keep: (brand: CatalogBrand) => boolean): Uint8Array;
   readonly size: number;

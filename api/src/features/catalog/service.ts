@@ -2,7 +2,7 @@
 // assets (artwork) behind them.
 import { hash } from 'node:crypto';
 import type { ActiveCatalog, CatalogIndex } from './active.js';
-import type { SearchResult } from './search/index.js';
+import { cursorPosition, type SearchResult } from './search/index.js';
 import type { GeoPoint } from '../../../../core/src/catalog/geo.js';
 import {
   ENDPOINT_STATUSES,
@@ -32,6 +32,8 @@ export interface SearchInput {
   near?: string;
   /** An endpoint status, any case: only brands whose last check had it. */
   status?: string;
+  /** Browsing a platform (no `q`, no `near`): the `nextCursor` of the previous page. */
+  cursor?: string;
 }
 
 /** The published outcomes of the operator's endpoint checks (api/src/features/catalog/endpoint-health.ts). */
@@ -98,13 +100,25 @@ export class CatalogService {
     const served = this.catalog.get(); // one snapshot for the whole request
     const health = this.health;
     const version = health.version;
+    // Browsing: a platform without words or a place lists its brands, a page at a time.
+    const browsing = platform !== undefined && near === undefined && [...q].length < 2;
+    const after = input.cursor === undefined ? undefined : cursorPosition(input.cursor);
+    if (input.cursor !== undefined && (!browsing || after === undefined))
+      throw invalidField(
+        'query',
+        'cursor',
+        browsing
+          ? 'is not a nextCursor of this list'
+          : 'continues browsing a platform (platform without q or near) only',
+      );
     const etag = tag(
       served?.snapshotId ?? NO_SNAPSHOT,
-      `search\n${q}\n${platform ?? ''}\n${input.limit}\n${input.near ?? ''}\n${status ?? ''}\n${version}\n${origin}`,
+      `search\n${q}\n${platform ?? ''}\n${input.limit}\n${input.near ?? ''}\n${status ?? ''}\n${input.cursor ?? ''}\n${version}\n${origin}`,
     );
     const endpointOf = (brand: CatalogBrand) => health.get(brand.id) ?? UNCHECKED;
-    if (!served) return { value: { brands: [], exact: 0, endpointOf }, etag };
+    if (!served) return { value: { brands: [], exact: 0, ...(browsing && { nextCursor: null }), endpointOf }, etag };
     const only = status === undefined ? undefined : this.statusMask(served.snapshotId, served.index, version, status);
+    if (browsing) return { value: { ...served.index.browse(platform, input.limit, after, only), endpointOf }, etag };
     const result = served.index.search(q, {
       limit: input.limit,
       ...(platform && { platform }),

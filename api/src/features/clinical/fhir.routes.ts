@@ -134,6 +134,25 @@ export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps): void {
     (ctx) => respond(ctx, search.get(ctx).params.connectionId, new URLSearchParams(ctx.querystring)),
   );
 
+  // FHIR allows GET on `_search` too; registered before the read, whose `:id` would otherwise take "_search".
+  const getSearch = validate({ params: Params });
+  sdk.get(
+    '/fhir/connections/:connectionId/Observation/_search',
+    {
+      operationId: 'fhirGetSearchObservations',
+      summary: "Search the connection's observations (FHIR search, GET on _search)",
+      description: searchDescription('in the query'),
+      tags,
+      input: { query: FhirSearch },
+      errors: { ...OUTCOMES, schema: OperationOutcome },
+      responses: searchResponses,
+    },
+    requireKey('sdk-secret'),
+    scoped,
+    getSearch,
+    (ctx) => respond(ctx, getSearch.get(ctx).params.connectionId, new URLSearchParams(ctx.querystring)),
+  );
+
   const postSearch = validate({ params: Params });
   sdk.post(
     '/fhir/connections/:connectionId/Observation/_search',

@@ -1,5 +1,6 @@
 // The public catalog over the brand list fixtures (testkit/catalog.ts): search, lookup, logos, edge caching.
 import { expect } from 'chai';
+import { words } from '../../../../core/src/catalog/fold.js';
 import { TestApi } from '../../../../testkit/api.js';
 import { publishTo, realSources } from '../../../../testkit/catalog.js';
 
@@ -99,11 +100,45 @@ describe('sdk: catalog search, lookup and logos on the brand list fixtures', () 
     it('honours limit (default 25) and answers short or missing queries with nothing', async () => {
       expect((await search('q=he')).body.count).to.equal(25);
       expect((await search('q=he&limit=3')).body.count).to.equal(3);
-      for (const query of ['', 'q=', 'q=a', 'q=%20%20a%20%20', 'platform=EPIC']) {
+      for (const query of ['', 'q=', 'q=a', 'q=%20%20a%20%20']) {
         const res = await search(query);
         expect(res.status, query).to.equal(200);
         expect(res.body, query).to.deep.equal({ brands: [], count: 0 });
       }
+    });
+
+    it('browses a platform without q: its brands in name order, a page at a time, each once', async () => {
+      const seen: { id: string; name: string; platformType: string }[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const query: string = `platform=epic&limit=40${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+        const res = await search(query);
+        expect(res.status, res.text).to.equal(200);
+        expect(res.body.count).to.equal(res.body.brands.length);
+        seen.push(...res.body.brands);
+        cursor = res.body.nextCursor;
+        pages++;
+      } while (cursor !== null && pages < 1000);
+      expect(seen.length).to.be.greaterThan(40); // more than one page
+      expect(seen.every((b) => b.platformType === 'EPIC')).to.equal(true);
+      expect(new Set(seen.map((b) => b.id)).size).to.equal(seen.length);
+      // By folded name (case, diacritics and punctuation ignored), then id: the search's own tie order.
+      const keys = seen.map((b) => [words(b.name).join(' '), b.id] as const);
+      for (let i = 1; i < keys.length; i++)
+        expect(
+          keys[i - 1]![0] < keys[i]![0] || (keys[i - 1]![0] === keys[i]![0] && keys[i - 1]![1] < keys[i]![1]),
+          String(i),
+        ).to.equal(true);
+      const first = await search('platform=EPIC&limit=40');
+      expect(first.body.brands.map((b: { id: string }) => b.id)).to.deep.equal(seen.slice(0, 40).map((b) => b.id));
+      // A cursor only continues a browse, and only one it made.
+      expect(
+        (await search(`q=mercy&platform=EPIC&cursor=${encodeURIComponent(first.body.nextCursor)}`)).status,
+      ).to.equal(400);
+      expect((await search('platform=EPIC&cursor=not-a-cursor')).status).to.equal(400);
+      // Searches carry no nextCursor.
+      expect((await search('q=mercy')).body).to.not.have.property('nextCursor');
     });
 
     const bad: [string, string][] = [

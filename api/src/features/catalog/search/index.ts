@@ -48,6 +48,8 @@ export interface BrandSearchOptions {
 
 export interface SearchResult {
   brands: CatalogBrand[];
+  /** Browsing (browse()): where the next page starts, null after the last; absent from searches. */
+  nextCursor?: string | null;
   /** brands[i] for i < exact matched exactly (address, NPI or word prefixes); the rest were found by the typo-tolerant
    * fallback. */
   exact: number;
@@ -161,6 +163,36 @@ export class BrandSearchIndex {
       this.take(results, this.fuzzy.matches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
     }
     return this.result(results, exact, query.origin);
+  }
+
+  /**
+   * Browsing without words: one platform's brands in rank order (folded name, then id), `limit` of them after the
+   * position a previous page's `nextCursor` names (cursorPosition()), which holds across snapshots: a brand that
+   * appeared or went since moves the walk no further than its place in the order.
+   */
+  browse(platform: PlatformType, limit: number, after?: BrowsePosition, only?: Uint8Array): SearchResult {
+    const { brands, foldedNames, platforms } = this.layout;
+    const wanted = platformNumber(platform);
+    let b = 0;
+    if (after) {
+      let high = this.size;
+      while (b < high) {
+        const middle = (b + high) >>> 1;
+        if ((codeUnits(foldedNames[middle]!, after.name) || codeUnits(brands[middle]!.id, after.id)) <= 0)
+          b = middle + 1;
+        else high = middle;
+      }
+    }
+    const found: number[] = [];
+    for (; b < this.size && found.length <= limit; b++)
+      if (platforms[b] === wanted && (only === undefined || only[b] !== 0)) found.push(b);
+    const page = found.slice(0, limit);
+    const last = page.at(-1);
+    const nextCursor =
+      found.length > limit && last !== undefined
+        ? Buffer.from(JSON.stringify([foldedNames[last], brands[last]!.id])).toString('base64url')
+        : null;
+    return { brands: page.map((n) => brands[n]!), exact: page.length, nextCursor };
   }
 
   /** A filter every phase applies: the platform, the `only` mask, and not already in the results. */
@@ -299,4 +331,27 @@ function nextMark(marks: Uint32Array, current: number): number {
   if (current !== 0xffffffff) return current + 1;
   marks.fill(0);
   return 1;
+}
+
+/** Where a browse page ended: the last brand's folded name and id (what its `nextCursor` carries). */
+export interface BrowsePosition {
+  name: string;
+  id: string;
+}
+
+/** The position in a browse cursor; undefined for anything that is not one. */
+export function cursorPosition(cursor: string): BrowsePosition | undefined {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string'))
+      return { name: value[0] as string, id: value[1] as string };
+  } catch {
+    // not JSON
+  }
+  return undefined;
+}
+
+/** Code-unit order (the layout's): negative, zero or positive. */
+function codeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

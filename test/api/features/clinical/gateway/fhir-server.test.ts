@@ -139,6 +139,13 @@ for (const [path, env] of [
           expect(ids(bundle), label).to.deep.equal(ids(expected));
         }
       }
+      // GET on _search, which FHIR allows too.
+      const viaGet = await fetch(`${base}/Observation/_search?code=${encodeURIComponent('http://loinc.org|8867-4')}`, {
+        headers: { authorization: `Bearer ${app.ak}` },
+      });
+      expect(ids((await viaGet.json()) as Bundle)).to.deep.equal(
+        ids(await gatewaySearch({ code: 'http://loinc.org|8867-4' })),
+      );
       // The grants hide hgb-2024 from every face.
       expect(ids(await gatewaySearch({}))).to.not.include('hgb-2024');
     });
