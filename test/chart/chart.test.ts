@@ -293,10 +293,16 @@ describe('chart: charts/portico', function () {
     ]);
   });
 
+  it('fails `helm lint` with no values: the required public origin is missing', async () => {
+    const result = await helm(['lint', CHART_DIR], { timeoutMs: 60_000 });
+    expect(result.code, `${result.stdout}${result.stderr}`).to.not.equal(0);
+    expect(`${result.stdout}${result.stderr}`).to.match(/\/config\/publicBaseUrl/);
+  });
+
   it('refuses, through helm itself, what cannot work in a cluster', async () => {
     const minimal = files.find((f) => f.endsWith('minimal-values.yaml'))!;
     const refusals: [Record<string, string>, RegExp][] = [
-      [{ 'config.publicBaseUrl': '' }, /config\.publicBaseUrl is required/],
+      [{ 'config.publicBaseUrl': '' }, /\/config\/publicBaseUrl': '' does not match pattern/],
       [{ 'secrets.mongodbUri': '' }, /MONGODB_URI is required/],
       [{ 'api.replicas': '2' }, /more than one API replica needs REDIS_URL and PORTICO_CURSOR_SECRET/],
       [{ 'objectStorage.url': 'file:///data/objects' }, /each pod has its own file system/],
