@@ -16,13 +16,13 @@ describe('scripts: build-if-stale (npm start builds only what changed)', () => {
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  /** What the step said; the stand-in build writes dist/.tsbuildinfo and says "built". */
-  const step = () =>
+  /** What the step said; the stand-in build writes dist/.tsbuildinfo and says "built" (then fails with `fail`). */
+  const step = (fail = false) =>
     execFileSync(process.execPath, [path.join(repoRoot(), 'scripts', 'build-if-stale.mjs')], {
       cwd: dir,
       env: {
         ...process.env,
-        PORTICO_BUILD_COMMAND: `node -e "require('fs').mkdirSync('dist',{recursive:true});require('fs').writeFileSync('dist/.tsbuildinfo','')" && echo built`,
+        PORTICO_BUILD_COMMAND: `node -e "require('fs').mkdirSync('dist',{recursive:true});require('fs').writeFileSync('dist/.tsbuildinfo','')" && echo built${fail ? ' && exit 2' : ''}`,
       },
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -33,6 +33,13 @@ describe('scripts: build-if-stale (npm start builds only what changed)', () => {
     expect(step()).to.equal('');
     const saved = new Date(); // after the build began
     utimesSync(path.join(dir, 'src', 'a.ts'), saved, saved);
+    expect(step()).to.include('built');
+    expect(step()).to.equal('');
+  });
+
+  it('builds again after a build that failed (tsc writes its build info even then)', () => {
+    utimesSync(path.join(dir, 'src', 'a.ts'), new Date(), new Date());
+    expect(() => step(true)).to.throw(); // the step fails as the build did
     expect(step()).to.include('built');
     expect(step()).to.equal('');
   });

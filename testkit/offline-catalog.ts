@@ -2,7 +2,7 @@
 // Lantern lists that are copies (never the synthetic stand-ins of the Oracle Health and Epic lists, SOURCES.md), each
 // a `file:` source read gzipped. `examples/brandcatalog-offline.yaml` holds them alone; `examples/demo/brandcatalog.yaml`
 // (what `npm start` publishes) holds the demo brands first and them after. The files are generated here and a test
-// (test/operator/offline-catalog.test.ts) requires them to be what this writes; after a fixture change:
+// (test/operator/import.test.ts) requires them to be what this writes; after a fixture change:
 //   npm run build && node dist/testkit/offline-catalog.js
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';

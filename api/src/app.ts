@@ -21,8 +21,8 @@ import { lifecycleAnswer } from './features/app-users/lifecycle-answer.js';
 import { patientAnswer } from './features/patients/answer.js';
 import { fastPathFailures, keyedFastPath } from './shared/http/keyed-fast-path.js';
 import { gatewayFastRoutes } from './features/clinical/sdk.routes.js';
-import { fhirOutcomes } from './features/clinical/fhir.routes.js';
-import { publishableCors } from './shared/http/cors.js';
+import { FHIR_PREFIX, fhirOutcomes, outcomeOf } from './features/clinical/fhir.routes.js';
+import { isPublishablePath, PUBLISHABLE_CORS, publishableCors } from './shared/http/cors.js';
 import { catalogCors } from './features/catalog/sdk.routes.js';
 import { adminSurface } from './surfaces/admin.js';
 import { platformSurface } from './surfaces/platform.js';
@@ -150,7 +150,18 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   );
   const handler = withRequestDeadline(
     (req, res) => void (fastPath(req, res) || keyed(req, res, () => void koa(req, res)) || koa(req, res)),
-    { timeoutMs: config.requestTimeoutMs, logger, registry },
+    {
+      timeoutMs: config.requestTimeoutMs,
+      logger,
+      registry,
+      // The 503 in the form each path's errors take: an OperationOutcome on the FHIR base, CORS for browsers.
+      errorFor: (path, error) =>
+        path.startsWith(FHIR_PREFIX)
+          ? { contentType: 'application/fhir+json; charset=utf-8', body: JSON.stringify(outcomeOf(error)) }
+          : isPublishablePath(path)
+            ? { headers: { ...PUBLISHABLE_CORS } }
+            : undefined,
+    },
   );
   return { app, handler, writesDone: () => admission.idle() };
 }

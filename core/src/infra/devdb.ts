@@ -49,6 +49,9 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
     return { uri, owned: false, stop: async () => {} };
   }
   const dir = path.join(options.dataDir, 'devdb');
+  // A server busy with its first start (the API publishing its catalog) may miss one short ping: ask a few times.
+  if (options.start === false && (await answersWithin(uri, NOT_RUNNING_PATIENCE_MS)))
+    return { uri, owned: false, stop: async () => {} };
   if (options.start === false)
     throw new DatabaseNotRunningError(
       `no embedded database answers at ${uri} (PORTICO_DEVDB_PORT=${options.port}), and this command does not start a new one: ` +
@@ -66,6 +69,18 @@ export async function startEmbeddedDatabase(options: EmbeddedDatabaseOptions): P
   if (!started) return { uri, owned: false, stop: async () => {} };
   log(`started the embedded database (FerretDB, SQLite) at ${uri} with data in ${dir}`);
   return { uri, owned: true, pid: started.child.pid, stop: () => stopChild(started.child) };
+}
+
+/** How long a command that must not start a database keeps asking the one it expects. */
+const NOT_RUNNING_PATIENCE_MS = 5_000;
+
+async function answersWithin(uri: string, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await answers(uri)) return true;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return false;
 }
 
 async function answers(uri: string): Promise<boolean> {

@@ -102,7 +102,8 @@ export class CatalogService {
     const version = health.version;
     // Browsing: a platform without words or a place lists its brands, a page at a time.
     const browsing = platform !== undefined && near === undefined && [...q].length < 2;
-    const after = input.cursor === undefined ? undefined : cursorPosition(input.cursor);
+    const after =
+      input.cursor === undefined || platform === undefined ? undefined : cursorPosition(input.cursor, platform);
     if (input.cursor !== undefined && (!browsing || after === undefined))
       throw invalidField(
         'query',

@@ -8,7 +8,7 @@ import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { acceptAjv } from '../../../../core/src/schema.js';
 import { principalOf } from '../../shared/http/auth.js';
-import { AppError, notFound, type FieldError } from '../../shared/http/errors.js';
+import { AppError, invalidField, notFound, type FieldError } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { toAppError } from '../../shared/http/problem-middleware.js';
 import { addSchemaErrors, MAX_BODY_BYTES, readBody, throwIfAny, validate } from '../../shared/http/validate.js';
@@ -30,7 +30,9 @@ const ReadParams = Type.Object({
 
 /** The search parameters this server takes, besides `cursor` (its own `next` links) and `_format`. */
 const SEARCH_PARAMETERS = ['code', 'category', 'date', '_count', '_sort'] as const;
-const JSON_FORMATS = new Set(['json', 'application/json', 'application/fhir+json']);
+const JSON_FORMATS = new Set(['json', 'application/json', 'application/fhir+json', 'application/json+fhir']);
+/** More parameters than a search can mean (10 dates and one of each other): refused before they are read. */
+const MAX_PARAMETERS = 32;
 const checkSearch = acceptAjv.compile(SearchBody);
 
 export const OperationOutcome = Type.Object(
@@ -213,11 +215,22 @@ export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps): void {
 function searchInput(connectionId: string, parameters: URLSearchParams): { body: SearchBody } {
   const errors: FieldError[] = [];
   const input: Record<string, unknown> = { connectionId };
-  for (const name of new Set(parameters.keys())) {
-    const values = parameters.getAll(name);
+  // Grouped in one pass, after counting: a form body of a megabyte can hold 150,000 names.
+  let count = 0;
+  const byName = new Map<string, string[]>();
+  for (const [name, value] of parameters) {
+    if (++count > MAX_PARAMETERS)
+      throw invalidField('query', name, `is one parameter too many: a search takes at most ${MAX_PARAMETERS}`);
+    const values = byName.get(name);
+    if (values) values.push(value);
+    else byName.set(name, [value]);
+  }
+  for (const [name, values] of byName) {
     if (name === '_format') {
       if (!values.every((value) => JSON_FORMATS.has(value)))
         errors.push({ in: 'query', name, detail: 'only JSON is served (json, application/fhir+json)' });
+    } else if (name === '_pretty') {
+      // Formatting only: answers are compact either way.
     } else if (name === 'date') input.date = values;
     else if (!(SEARCH_PARAMETERS as readonly string[]).includes(name) && name !== 'cursor')
       errors.push({ in: 'query', name, detail: `is not a search parameter here (${SEARCH_PARAMETERS.join(', ')})` });
@@ -286,7 +299,16 @@ function issueType(status: number): string {
 export function renderOutcome(ctx: Context, error: AppError): void {
   ctx.remove('ETag');
   ctx.remove('Cache-Control');
+  ctx.remove('Vary');
+  ctx.remove('Location');
   for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  ctx.status = error.status;
+  ctx.type = FHIR_JSON;
+  ctx.body = outcomeOf(error);
+}
+
+/** The OperationOutcome of an error: its FHIR issue type, and the Portico code (or denial reason) in details. */
+export function outcomeOf(error: AppError) {
   const reason = (error.details as { reason?: unknown }).reason;
   const fields = ((error.details as { errors?: FieldError[] }).errors ?? []).slice(1);
   const issue = (text: string, diagnostics: string) => ({
@@ -295,9 +317,7 @@ export function renderOutcome(ctx: Context, error: AppError): void {
     details: { text },
     diagnostics,
   });
-  ctx.status = error.status;
-  ctx.type = FHIR_JSON;
-  ctx.body = {
+  return {
     resourceType: 'OperationOutcome',
     issue: [
       issue(typeof reason === 'string' ? reason : error.code, error.detail),

@@ -17,6 +17,9 @@ const ROUTES: readonly { path: RegExp; methods: string }[] = [
   { path: /^\/api\/sdk\/v1\/connect-sessions$/, methods: 'POST, OPTIONS' },
 ];
 
+/** Whether `path` is a publishable-key route's (its answers carry PUBLISHABLE_CORS). */
+export const isPublishablePath = (path: string): boolean => ROUTES.some((r) => r.path.test(path));
+
 export function publishableCors(): Middleware {
   return async function publishableCorsMiddleware(ctx, next) {
     const route = ROUTES.find((r) => r.path.test(ctx.path));

@@ -29,6 +29,14 @@ export interface DeadlineOptions {
   timeoutMs: number;
   logger: Logger;
   registry: Registry;
+  /**
+   * The 503's body and headers where a path answers errors in its own form (the FHIR base: an OperationOutcome;
+   * the publishable-key routes: CORS headers); undefined for problem details.
+   */
+  errorFor?: (
+    path: string,
+    error: AppError,
+  ) => { contentType?: string; body?: string; headers?: Record<string, string> } | undefined;
 }
 
 const answered = new WeakSet<IncomingMessage>();
@@ -48,7 +56,10 @@ export function latestWriteStart(req: IncomingMessage): number | undefined {
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 /** `handler`, with every request answered 503 when it has not started its response within `timeoutMs`. */
-export function withRequestDeadline(handler: Handler, { timeoutMs, logger, registry }: DeadlineOptions): Handler {
+export function withRequestDeadline(
+  handler: Handler,
+  { timeoutMs, logger, registry, errorFor }: DeadlineOptions,
+): Handler {
   const exceeded = new Counter({
     name: 'portico_request_deadline_exceeded_total',
     help: 'Requests answered 503 by the request deadline while their work went on.',
@@ -82,14 +93,16 @@ export function withRequestDeadline(handler: Handler, { timeoutMs, logger, regis
         {},
         { 'Retry-After': String(DEADLINE_RETRY_AFTER_SECONDS) },
       );
-      const body = JSON.stringify(problemOf(problem, path));
+      const own = errorFor?.(path, problem);
+      const body = own?.body ?? JSON.stringify(problemOf(problem, path));
       const headers: Record<string, string | number> = {};
       for (const name of res.getHeaderNames()) if (KEPT_HEADERS.test(name)) headers[name] = String(res.getHeader(name));
       Object.assign(
         headers,
+        own?.headers,
         {
           'X-Request-Id': requestId,
-          'Content-Type': 'application/problem+json',
+          'Content-Type': own?.contentType ?? 'application/problem+json',
           'Content-Length': Buffer.byteLength(body),
           Connection: 'close',
         },

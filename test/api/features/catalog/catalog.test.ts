@@ -137,6 +137,9 @@ describe('sdk: catalog search, lookup and logos on the brand list fixtures', () 
         (await search(`q=mercy&platform=EPIC&cursor=${encodeURIComponent(first.body.nextCursor)}`)).status,
       ).to.equal(400);
       expect((await search('platform=EPIC&cursor=not-a-cursor')).status).to.equal(400);
+      expect((await search(`platform=CERNER&cursor=${encodeURIComponent(first.body.nextCursor)}`)).status).to.equal(
+        400,
+      );
       // Searches carry no nextCursor.
       expect((await search('q=mercy')).body).to.not.have.property('nextCursor');
     });

@@ -63,3 +63,44 @@ describe('http: the connection of a request the deadline answered', () => {
     });
   }
 });
+
+describe("http: the deadline's 503 in the form a path's errors take", () => {
+  it('answers with the body, media type and headers errorFor gives (the FHIR base, CORS routes), else problem details', async () => {
+    const handler = withRequestDeadline(
+      (req: IncomingMessage) => {
+        req.resume(); // never answered
+      },
+      {
+        timeoutMs: 200,
+        logger: pino({ level: 'silent' }),
+        registry: new Registry(),
+        errorFor: (path, error) =>
+          path.startsWith('/fhir/')
+            ? {
+                contentType: 'application/fhir+json',
+                body: JSON.stringify({ resourceType: 'OperationOutcome', code: error.code }),
+              }
+            : path === '/cors'
+              ? { headers: { 'Access-Control-Allow-Origin': '*' } }
+              : undefined,
+      },
+    );
+    const server = createApiServer(handler);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const fhir = await fetch(`${base}/fhir/x`);
+      expect([fhir.status, fhir.headers.get('content-type')]).to.deep.equal([503, 'application/fhir+json']);
+      expect(await fhir.json()).to.deep.equal({ resourceType: 'OperationOutcome', code: 'SERVICE_UNAVAILABLE' });
+      expect(fhir.headers.get('retry-after')).to.match(/^\d+$/);
+      const cors = await fetch(`${base}/cors`);
+      expect(cors.headers.get('access-control-allow-origin')).to.equal('*');
+      expect(cors.headers.get('content-type')).to.equal('application/problem+json');
+      const other = await fetch(`${base}/other`);
+      expect([other.status, other.headers.get('access-control-allow-origin')]).to.deep.equal([503, null]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});

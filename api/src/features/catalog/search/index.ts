@@ -190,7 +190,7 @@ export class BrandSearchIndex {
     const last = page.at(-1);
     const nextCursor =
       found.length > limit && last !== undefined
-        ? Buffer.from(JSON.stringify([foldedNames[last], brands[last]!.id])).toString('base64url')
+        ? Buffer.from(JSON.stringify([foldedNames[last], brands[last]!.id, platform])).toString('base64url')
         : null;
     return { brands: page.map((n) => brands[n]!), exact: page.length, nextCursor };
   }
@@ -339,11 +339,16 @@ export interface BrowsePosition {
   id: string;
 }
 
-/** The position in a browse cursor; undefined for anything that is not one. */
-export function cursorPosition(cursor: string): BrowsePosition | undefined {
+/** The position in a browse cursor of `platform`'s list; undefined for anything else (another platform's too). */
+export function cursorPosition(cursor: string, platform: PlatformType): BrowsePosition | undefined {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && value.every((v) => typeof v === 'string'))
+    if (
+      Array.isArray(value) &&
+      value.length === 3 &&
+      value.every((v) => typeof v === 'string') &&
+      value[2] === platform
+    )
       return { name: value[0] as string, id: value[1] as string };
   } catch {
     // not JSON

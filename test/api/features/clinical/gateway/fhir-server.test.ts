@@ -239,6 +239,29 @@ for (const [path, env] of [
         });
       }
 
+      // A flood of parameters is refused before it is read; repeated code, a bad _count or _format, each a 400.
+      const flood = new URLSearchParams();
+      for (let i = 0; i < 100_000; i++) flood.append(`p${i}`, 'x');
+      const flooded = await fetch(`${base}/Observation/_search`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${app.ak}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: flood.toString(),
+      });
+      expect(flooded.status).to.equal(400);
+      expect(((await flooded.json()) as Outcome).issue[0]!.diagnostics).to.include('at most 32');
+      for (const query of ['code=a&code=b', '_count=0', '_count=101', '_count=abc', '_format=xml']) {
+        const res = await fetch(`${base}/Observation?${query}`, { headers: { authorization: `Bearer ${app.ak}` } });
+        expect(res.status, query).to.equal(400);
+        expect(((await res.json()) as Outcome).issue[0]!.code, query).to.equal('invalid');
+      }
+      expect(
+        (
+          await fetch(`${base}/Observation?_pretty=true&_format=json`, {
+            headers: { authorization: `Bearer ${app.ak}` },
+          })
+        ).status,
+      ).to.equal(200);
+
       // A path the FHIR base does not serve.
       const res = await fetch(`${base}/Patient`, { headers: { authorization: `Bearer ${app.ak}` } });
       expect(res.status).to.equal(404);
