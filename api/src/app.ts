@@ -21,7 +21,7 @@ import { lifecycleAnswer } from './features/app-users/lifecycle-answer.js';
 import { patientAnswer } from './features/patients/answer.js';
 import { fastPathFailures, keyedFastPath } from './shared/http/keyed-fast-path.js';
 import { gatewayFastRoutes } from './features/clinical/sdk.routes.js';
-import { FHIR_PREFIX, fhirOutcomes, outcomeOf } from './features/clinical/fhir.routes.js';
+import { FHIR_PREFIX, fhirOutcomes, outcomeOf } from './features/clinical/fhir-outcomes.js';
 import { isPublishablePath, PUBLISHABLE_CORS, publishableCors } from './shared/http/cors.js';
 import { catalogCors } from './features/catalog/sdk.routes.js';
 import { adminSurface } from './surfaces/admin.js';

@@ -8,7 +8,8 @@ import type { CatalogBrand, PlatformType } from '../../../../core/src/catalog/mo
 import { CATALOG_CHANNEL, parseActivation } from '../../../../core/src/catalog/announce.js';
 import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../../core/src/catalog/snapshots.js';
 import { Follower } from './follow.js';
-import type { BrandSearchOptions, BrowsePosition, SearchResult } from './search/index.js';
+import type { BrandSearchOptions, SearchResult } from './search/index.js';
+import type { BrowsePosition } from './search/browse-cursor.js';
 
 export interface CatalogIndex {
   search(q: string, options: BrandSearchOptions): SearchResult;

@@ -2,7 +2,8 @@
 // assets (artwork) behind them.
 import { hash } from 'node:crypto';
 import type { ActiveCatalog, CatalogIndex } from './active.js';
-import { cursorPosition, type SearchResult } from './search/index.js';
+import type { SearchResult } from './search/index.js';
+import { cursorPosition } from './search/browse-cursor.js';
 import type { GeoPoint } from '../../../../core/src/catalog/geo.js';
 import {
   ENDPOINT_STATUSES,

@@ -4,22 +4,18 @@
 // totals. Only the way parameters arrive (FHIR search parameters, in the query or a form body) and errors leave
 // (OperationOutcome) differ.
 import { Type } from '@sinclair/typebox';
-import type { Context, Middleware } from 'koa';
-import type { Logger } from 'pino';
+import type { Context } from 'koa';
 import { acceptAjv } from '../../../../core/src/schema.js';
 import { principalOf } from '../../shared/http/auth.js';
-import { AppError, invalidField, notFound, type FieldError } from '../../shared/http/errors.js';
+import { invalidField, notFound, type FieldError } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
-import { toAppError } from '../../shared/http/problem-middleware.js';
 import { addSchemaErrors, MAX_BODY_BYTES, readBody, throwIfAny, validate } from '../../shared/http/validate.js';
 import { resourceOfTail } from './gateway/connection-index.js';
 import { SearchBody, SearchSet } from './gateway/schema.js';
 import { gatewayScope, searchAnswer, type GatewayRouteDeps } from './sdk.routes.js';
+import { FHIR_JSON, OperationOutcome } from './fhir-outcomes.js';
 
 const tags = ['FHIR server'];
-/** Every path of the FHIR face starts so; its errors are OperationOutcomes (fhirOutcomes()). */
-export const FHIR_PREFIX = '/api/sdk/v1/fhir/';
-const FHIR_JSON = 'application/fhir+json; charset=utf-8';
 const FORM = 'application/x-www-form-urlencoded';
 
 const Params = Type.Object({ connectionId: Type.String({ minLength: 1, maxLength: 64 }) });
@@ -34,21 +30,6 @@ const JSON_FORMATS = new Set(['json', 'application/json', 'application/fhir+json
 /** More parameters than a search can mean (10 dates and one of each other): refused before they are read. */
 const MAX_PARAMETERS = 32;
 const checkSearch = acceptAjv.compile(SearchBody);
-
-export const OperationOutcome = Type.Object(
-  {
-    resourceType: Type.Literal('OperationOutcome'),
-    issue: Type.Array(
-      Type.Object({
-        severity: Type.Literal('error'),
-        code: Type.String({ description: 'A FHIR issue type: security, not-found, invalid, throttled or exception.' }),
-        details: Type.Object({ text: Type.String({ description: 'The Portico error code (or denial reason).' }) }),
-        diagnostics: Type.String(),
-      }),
-    ),
-  },
-  { description: 'A FHIR R4 OperationOutcome (application/fhir+json): how every error on the FHIR base is told.' },
-);
 
 /** The FHIR search parameters, as the query or a form body carries them (each but `date` at most once). */
 const FhirSearch = Type.Object({
@@ -118,42 +99,29 @@ export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps): void {
     },
   );
 
-  const search = validate({ params: Params });
-  sdk.get(
-    '/fhir/connections/:connectionId/Observation',
-    {
-      operationId: 'fhirSearchObservations',
-      summary: "Search the connection's observations (FHIR search, GET)",
-      description: searchDescription('in the query'),
-      tags,
-      input: { query: FhirSearch },
-      errors: { ...OUTCOMES, schema: OperationOutcome },
-      responses: searchResponses,
-    },
-    requireKey('sdk-secret'),
-    scoped,
-    search,
-    (ctx) => respond(ctx, search.get(ctx).params.connectionId, new URLSearchParams(ctx.querystring)),
-  );
-
-  // FHIR allows GET on `_search` too; registered before the read, whose `:id` would otherwise take "_search".
-  const getSearch = validate({ params: Params });
-  sdk.get(
-    '/fhir/connections/:connectionId/Observation/_search',
-    {
-      operationId: 'fhirGetSearchObservations',
-      summary: "Search the connection's observations (FHIR search, GET on _search)",
-      description: searchDescription('in the query'),
-      tags,
-      input: { query: FhirSearch },
-      errors: { ...OUTCOMES, schema: OperationOutcome },
-      responses: searchResponses,
-    },
-    requireKey('sdk-secret'),
-    scoped,
-    getSearch,
-    (ctx) => respond(ctx, getSearch.get(ctx).params.connectionId, new URLSearchParams(ctx.querystring)),
-  );
+  // FHIR allows GET on `_search` too; both are registered before the read, whose `:id` would otherwise take "_search".
+  for (const [path, operationId, how] of [
+    ['Observation', 'fhirSearchObservations', 'GET'],
+    ['Observation/_search', 'fhirGetSearchObservations', 'GET on _search'],
+  ] as const) {
+    const search = validate({ params: Params });
+    sdk.get(
+      `/fhir/connections/:connectionId/${path}`,
+      {
+        operationId,
+        summary: `Search the connection's observations (FHIR search, ${how})`,
+        description: searchDescription('in the query'),
+        tags,
+        input: { query: FhirSearch },
+        errors: { ...OUTCOMES, schema: OperationOutcome },
+        responses: searchResponses,
+      },
+      requireKey('sdk-secret'),
+      scoped,
+      search,
+      (ctx) => respond(ctx, search.get(ctx).params.connectionId, new URLSearchParams(ctx.querystring)),
+    );
+  }
 
   const postSearch = validate({ params: Params });
   sdk.post(
@@ -283,85 +251,5 @@ function capabilityStatement() {
         ],
       },
     ],
-  };
-}
-
-/** The FHIR issue type of an HTTP status. */
-function issueType(status: number): string {
-  if (status === 401 || status === 403) return 'security';
-  if (status === 404) return 'not-found';
-  if (status === 429) return 'throttled';
-  if (status >= 500) return 'exception';
-  return 'invalid';
-}
-
-/** An error as an OperationOutcome, with the status and headers its problem details would have. */
-export function renderOutcome(ctx: Context, error: AppError): void {
-  ctx.remove('ETag');
-  ctx.remove('Cache-Control');
-  ctx.remove('Vary');
-  ctx.remove('Location');
-  for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
-  ctx.status = error.status;
-  ctx.type = FHIR_JSON;
-  ctx.body = outcomeOf(error);
-}
-
-/** The OperationOutcome of an error: its FHIR issue type, and the Portico code (or denial reason) in details. */
-export function outcomeOf(error: AppError) {
-  const reason = (error.details as { reason?: unknown }).reason;
-  const fields = ((error.details as { errors?: FieldError[] }).errors ?? []).slice(1);
-  const issue = (text: string, diagnostics: string) => ({
-    severity: 'error',
-    code: issueType(error.status),
-    details: { text },
-    diagnostics,
-  });
-  return {
-    resourceType: 'OperationOutcome',
-    issue: [
-      issue(typeof reason === 'string' ? reason : error.code, error.detail),
-      ...fields.map((field) => issue(error.code, `${field.in} "${field.name}": ${field.detail}`)),
-    ],
-  };
-}
-
-/**
- * Under FHIR_PREFIX, every failure (and an unmatched path or method) as an OperationOutcome with the status the
- * problem details would have had; logged as the problem middleware logs them. Mounted just inside it.
- */
-export function fhirOutcomes(logger: Logger): Middleware {
-  return async function fhirOutcomes(ctx, next) {
-    if (!ctx.path.startsWith(FHIR_PREFIX)) {
-      await next();
-      return;
-    }
-    try {
-      await next();
-      if (ctx.body == null && ctx.status === 404)
-        throw new AppError('NOT_FOUND', `No FHIR interaction is defined at ${ctx.path}.`);
-      if (ctx.body == null && ctx.status === 405)
-        throw new AppError(
-          'METHOD_NOT_ALLOWED',
-          `${ctx.method} is not allowed on ${ctx.path}.`,
-          {},
-          {
-            Allow: String(ctx.response.get('Allow')),
-          },
-        );
-    } catch (error) {
-      const known = toAppError(error);
-      if (known && known.status >= 500)
-        logger.warn({ err: error, requestId: ctx.state.requestId }, 'dependency failure');
-      if (!known) logger.error({ err: error, requestId: ctx.state.requestId }, 'unexpected error');
-      renderOutcome(
-        ctx,
-        known ??
-          new AppError(
-            'INTERNAL_ERROR',
-            `An unexpected error occurred; quote request id ${String(ctx.state.requestId)}.`,
-          ),
-      );
-    }
   };
 }

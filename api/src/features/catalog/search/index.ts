@@ -30,6 +30,7 @@ import type { CatalogBrand, PlatformType } from '../../../../../core/src/catalog
 import { words } from '../../../../../core/src/catalog/fold.js';
 import { AddressIndex, addressOf, isNpiShaped, type AddressQuery } from './addresses.js';
 import { buildLayout, platformNumber, type IndexLayout } from './layout.js';
+import { browseCursor, codeUnits, type BrowsePosition } from './browse-cursor.js';
 import { prefixRange, RANKS, tierOf } from './tokens.js';
 import { FuzzyPhase } from './fuzzy.js';
 import type { GeoPoint } from '../../../../../core/src/catalog/geo.js';
@@ -190,7 +191,7 @@ export class BrandSearchIndex {
     const last = page.at(-1);
     const nextCursor =
       found.length > limit && last !== undefined
-        ? Buffer.from(JSON.stringify([foldedNames[last], brands[last]!.id, platform])).toString('base64url')
+        ? browseCursor({ name: foldedNames[last]!, id: brands[last]!.id }, platform)
         : null;
     return { brands: page.map((n) => brands[n]!), exact: page.length, nextCursor };
   }
@@ -331,32 +332,4 @@ function nextMark(marks: Uint32Array, current: number): number {
   if (current !== 0xffffffff) return current + 1;
   marks.fill(0);
   return 1;
-}
-
-/** Where a browse page ended: the last brand's folded name and id (what its `nextCursor` carries). */
-export interface BrowsePosition {
-  name: string;
-  id: string;
-}
-
-/** The position in a browse cursor of `platform`'s list; undefined for anything else (another platform's too). */
-export function cursorPosition(cursor: string, platform: PlatformType): BrowsePosition | undefined {
-  try {
-    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (
-      Array.isArray(value) &&
-      value.length === 3 &&
-      value.every((v) => typeof v === 'string') &&
-      value[2] === platform
-    )
-      return { name: value[0] as string, id: value[1] as string };
-  } catch {
-    // not JSON
-  }
-  return undefined;
-}
-
-/** Code-unit order (the layout's): negative, zero or positive. */
-function codeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
