@@ -1,0 +1,18 @@
+// Runs the sandbox EHR on its own with the demo brands, patients and public client, and says where it is.
+import { readSandboxConfig } from './config.js';
+import { DEMO_BRANDS, DEMO_CLIENT_ID, DEMO_PATIENTS, startSandboxEhr } from './server.js';
+
+const config = readSandboxConfig();
+const ehr = await startSandboxEhr({
+  host: config.host,
+  port: config.port,
+  clients: [{ clientId: DEMO_CLIENT_ID, redirectUris: [...config.redirectUris], auth: { method: 'none' } }],
+});
+console.log(`Sandbox EHR listening on ${ehr.origin}`);
+for (const brand of DEMO_BRANDS) console.log(`  ${brand.name}: ${ehr.fhirBaseUrl(brand.key)}`);
+console.log(`  Sign in as ${DEMO_PATIENTS.map((p) => `${p.username} / ${p.password}`).join(', ')}`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    void ehr.close().then(() => process.exit(0));
+  });

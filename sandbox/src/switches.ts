@@ -1,0 +1,86 @@
+// Failure switches: a test flips one to make the sandbox misbehave the way a real EHR sometimes does (rate limits,
+// outages, lost sessions, odd token responses), then checks how Portico copes. A plain mutable object, so
+// `ehr.switches.denyAll = true` is all a test writes.
+export type FailTarget = 'fhir' | 'token' | 'smart-configuration';
+export type FailStatus = 401 | 429 | 500 | 503;
+export type SmartConfigurationMode = 'ok' | 'no-s256' | 'not-json' | 'error-500' | 'hang';
+
+export interface TokenResponseSwitch {
+  omit?: ('access_token' | 'patient' | 'refresh_token')[];
+  tokenType?: string;
+}
+
+export interface PlannedFailure {
+  status: FailStatus;
+  retryAfterSeconds?: number;
+}
+
+export class SandboxSwitches {
+  /** Every "Allow" on the sign-in page becomes a "Deny". */
+  denyAll = false;
+  /** false: a refresh answers with the same refresh token instead of a new one. */
+  rotateRefreshTokens = true;
+  /** Rewrites the origin of search `next` links, to test that Portico follows only its FHIR server's own. */
+  foreignNextOrigin: string | null = null;
+  /** Every k-th observation (by index, 1-based) is served without `code`. */
+  invalidEvery: number | null = null;
+  tokenResponse: TokenResponseSwitch | null = null;
+  smartConfiguration: SmartConfigurationMode = 'ok';
+
+  private readonly planned = new Map<FailTarget, PlannedFailure[]>();
+  private readonly holds = new Set<Promise<void>>();
+  private readonly expiryListeners: (() => void)[] = [];
+  private releaseClosed!: () => void;
+  /** Settles when the sandbox closes: what held and hanging requests wait for besides their own release. */
+  readonly closed = new Promise<void>((resolve) => (this.releaseClosed = resolve));
+
+  /** The next `times` requests to `target` answer `status` (with Retry-After when given). */
+  failNext(target: FailTarget, status: FailStatus, times = 1, retryAfterSeconds?: number): void {
+    const queue = this.planned.get(target) ?? [];
+    for (let i = 0; i < times; i++)
+      queue.push(retryAfterSeconds === undefined ? { status } : { status, retryAfterSeconds });
+    this.planned.set(target, queue);
+  }
+
+  /** Every access token issued so far is expired from now on. */
+  expireAccessTokens(): void {
+    for (const listener of this.expiryListeners) listener();
+  }
+
+  /** refresh_token grants wait until the returned function is called (or the sandbox closes). */
+  holdRefresh(): () => void {
+    let release!: () => void;
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    this.holds.add(hold);
+    return () => {
+      this.holds.delete(hold);
+      release();
+    };
+  }
+
+  /** @internal The failure planned for this request to `target`, consumed. */
+  takeFailure(target: FailTarget): PlannedFailure | undefined {
+    return this.planned.get(target)?.shift();
+  }
+
+  /** @internal Resolves once no hold is in place (re-checked, so a hold added while waiting counts too). */
+  async refreshGate(): Promise<void> {
+    while (this.holds.size > 0) {
+      const settled = await Promise.race([
+        Promise.all([...this.holds]).then(() => 'released'),
+        this.closed.then(() => 'closed'),
+      ]);
+      if (settled === 'closed') return;
+    }
+  }
+
+  /** @internal */
+  onExpireAccessTokens(listener: () => void): void {
+    this.expiryListeners.push(listener);
+  }
+
+  /** @internal */
+  close(): void {
+    this.releaseClosed();
+  }
+}
