@@ -67,6 +67,8 @@ export interface TestApiOptions {
   mongodbServer?: string;
   /** Run the webhook dispatcher (off by default: most tests do not deliver). */
   dispatch?: boolean;
+  /** Run the sync worker of connections to health systems (off by default). */
+  sync?: boolean;
   /** DNS for webhook deliveries; default: testLookup. */
   lookup?: typeof dns.lookup;
   clock?: Clock;
@@ -150,6 +152,7 @@ export class TestApi {
       await services.activeCatalog.start(config.catalogPollMs, redis);
       await services.endpointHealth.start(config.catalogPollMs, redis);
       if (options.dispatch) await services.dispatcher.start();
+      if (options.sync) services.healthLinks.syncRunner.start();
     } catch (error) {
       await mongo.close();
       await redis?.quit().catch(() => {});

@@ -38,6 +38,29 @@ export interface Config extends CoreConfig {
   readonly maxConcurrentWrites: number;
   /** The gateway's per-connection index budget per replica, in MiB (0: every search reads the database). */
   readonly gatewayIndexMb: number;
+  readonly smart: SmartSettings;
+}
+
+/** Connections to health systems (docs/connecting.md). */
+export interface SmartSettings {
+  /** PORTICO_SMART_CLIENTS: the JSON file of client registrations; unset: no brand is connectable. */
+  readonly clientsFile: string | undefined;
+  /** PORTICO_TOKEN_KEYS, first one encrypts; unset: the process makes a development key (main.ts). */
+  readonly tokenKeys: readonly TokenKey[] | undefined;
+  /** Development and tests only: admits http and loopback health-system endpoints. */
+  readonly allowInsecure: boolean;
+  /** How often each connection's records are read again from its health system. */
+  readonly syncIntervalMs: number;
+  /** Start the sandbox EHR beside the API (default: with the embedded database), and where. With it, the API
+   * registers itself as the sandbox's public client `portico-demo` for brands on 127.0.0.1. */
+  readonly sandbox: boolean;
+  readonly sandboxPort: number;
+}
+
+/** One key of the token vault: AES-256 (32 bytes), named by `kid` in what it encrypts. */
+export interface TokenKey {
+  readonly kid: string;
+  readonly key: Buffer;
 }
 
 /** Webhook delivery (docs/api.md, "Receiving webhooks"). */
@@ -126,6 +149,7 @@ export function loadConfig(
     requestTimeoutMs: read.int('PORTICO_REQUEST_TIMEOUT_MS', 5_000, 100, 600_000),
     maxConcurrentWrites: read.int('PORTICO_MAX_CONCURRENT_WRITES', 32, 1, 10_000),
     gatewayIndexMb: read.int('PORTICO_GATEWAY_INDEX_MB', 128, 0, 65_536),
+    smart: readSmartSettings(read, core.mongodbUri === undefined),
   };
   read.check();
   return Object.freeze(config);
@@ -163,6 +187,46 @@ function readWebhookSettings(read: EnvReader): WebhookSettings {
     pollMs: read.int('PORTICO_WEBHOOK_POLL_MS', 5000, 50, 600_000),
     concurrency: read.int('PORTICO_WEBHOOK_CONCURRENCY', 256, 1, 10_000),
   });
+}
+
+function readSmartSettings(read: EnvReader, embedded: boolean): SmartSettings {
+  const rawKeys = read.str('PORTICO_TOKEN_KEYS');
+  let tokenKeys: TokenKey[] | undefined;
+  if (rawKeys !== undefined) {
+    tokenKeys = parseTokenKeys(rawKeys);
+    if (!tokenKeys) {
+      read.problem(
+        'PORTICO_TOKEN_KEYS must be kid:base64key[,kid:base64key…]: distinct kids of 1-32 letters, digits, _ or -, each key 32 bytes in base64 (make one with `openssl rand -base64 32`)',
+      );
+    }
+  }
+  const rawInterval = read.str('PORTICO_SYNC_INTERVAL') ?? '6h';
+  const syncIntervalMs = parseDuration(rawInterval);
+  if (syncIntervalMs === undefined || syncIntervalMs < 1000)
+    read.problem(`PORTICO_SYNC_INTERVAL must be a duration such as 30m or 6h, at least 1s (got "${rawInterval}")`);
+  const sandbox = read.bool('PORTICO_SANDBOX', embedded);
+  return Object.freeze({
+    clientsFile: read.str('PORTICO_SMART_CLIENTS'),
+    tokenKeys: tokenKeys && Object.freeze(tokenKeys),
+    // The sandbox is plain http on loopback: with it, such endpoints are admitted unless told otherwise.
+    allowInsecure: read.bool('PORTICO_SMART_ALLOW_INSECURE', sandbox),
+    syncIntervalMs: syncIntervalMs ?? 6 * 3_600_000,
+    sandbox,
+    sandboxPort: read.int('PORTICO_SANDBOX_PORT', 8095, 1, 65535),
+  });
+}
+
+/** `kid:base64key,…` → the keys, or undefined when any part is malformed. */
+export function parseTokenKeys(raw: string): TokenKey[] | undefined {
+  const keys: TokenKey[] = [];
+  for (const part of raw.split(',')) {
+    const match = /^([A-Za-z0-9_-]{1,32}):([A-Za-z0-9+/]{43}=)$/.exec(part.trim());
+    if (!match) return undefined;
+    const key = Buffer.from(match[2]!, 'base64');
+    if (key.length !== 32 || keys.some((k) => k.kid === match[1])) return undefined;
+    keys.push(Object.freeze({ kid: match[1]!, key }));
+  }
+  return keys.length > 0 ? keys : undefined;
 }
 
 function readRatePolicy(read: EnvReader, variable: string, fallback: string, name: string): RatePolicy {

@@ -5,9 +5,32 @@ import { createLogger } from '../../core/src/infra/logger.js';
 import { createApp } from './app.js';
 import { createApiServer } from './shared/http/server.js';
 import { publishDemoCatalog } from './features/catalog/demo.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import type { Logger } from 'pino';
+import { startSandboxProcess, type RunningSandbox } from './features/smart/sandbox.js';
 import { buildServices } from './wiring.js';
 import { warmObservationSchema } from './features/clinical/fhir-schema.js';
+
+/** The sandbox EHR for a development API; a warning, not a failure, when it cannot start (a port in use). */
+async function startSandbox(config: Config, logger: Logger): Promise<RunningSandbox | undefined> {
+  const port = (config.port === 0 ? undefined : config.port) ?? 8080;
+  const origins = [
+    `http://127.0.0.1:${port}`,
+    `http://localhost:${port}`,
+    ...(config.publicBaseUrl ? [config.publicBaseUrl] : []),
+  ];
+  try {
+    const sandbox = await startSandboxProcess(config.smart.sandboxPort, origins, logger);
+    logger.info(
+      { sandbox: sandbox.origin },
+      `sandbox EHR at ${sandbox.origin}: its brands in the demo catalog are connectable (sign in as ada / sandbox)`,
+    );
+    return sandbox;
+  } catch (error) {
+    logger.warn({ err: error }, 'the sandbox EHR did not start; its brands are not connectable (PORTICO_SANDBOX_PORT)');
+    return undefined;
+  }
+}
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -42,12 +65,14 @@ async function main(): Promise<void> {
   await services.activeCatalog.start(config.catalogPollMs, redis);
   await services.endpointHealth.start(config.catalogPollMs, redis);
   if (config.webhooks.dispatch) await services.dispatcher.start();
+  services.healthLinks.syncRunner.start();
 
   warmObservationSchema();
   const { handler, writesDone } = createApp({ config, services, clock: systemClock, logger });
   const server = createApiServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  const sandbox = config.smart.sandbox ? await startSandbox(config, logger) : undefined;
   logger.info(
     {
       port: config.port,
@@ -86,6 +111,7 @@ async function main(): Promise<void> {
         'writes still at work did not finish in time; closing anyway (their idempotency records and staged events settle them)',
       );
     clearTimeout(force);
+    await sandbox?.stop();
     await services.close();
     await connections.close();
     logger.info('stopped');

@@ -24,6 +24,7 @@ import type { Config } from './config.js';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { ActiveCatalog } from './features/catalog/active.js';
+import { buildHealthLinks } from './health-links.js';
 import { zipCentroid } from '../../core/src/catalog/geo.js';
 import { ActiveEndpointHealth } from './features/catalog/endpoint-health.js';
 import { EndpointHealthStore } from '../../core/src/catalog/endpoint-health.js';
@@ -165,7 +166,32 @@ export async function buildServices({
   const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions, observations } = repositories;
   // Tokens that tell every replica's gateway a connection, a user's connections, an app or an ingest changed.
   const generations = redis ? new RedisGenerations(redis, logger) : new LocalGenerations();
-  const users = new AppUserService({ users: appUsers, outbox, generations, clock });
+  // Revoked connections' tokens go through the health links, built below from these users.
+  const revocations: { forget?: (ids: string[]) => Promise<void> } = {};
+  const users = new AppUserService({
+    users: appUsers,
+    outbox,
+    generations,
+    clock,
+    onRevoked: (ids) => revocations.forget?.(ids) ?? Promise.resolve(),
+  });
+  const ingest = new IngestService({ users: appUsers, observations, generations, clock });
+  const brand = (id: string) => activeCatalog.get()?.index.get(id);
+  const healthLinks = await buildHealthLinks({
+    config,
+    db,
+    longDb,
+    locks,
+    clock,
+    logger,
+    users: () => users,
+    apps,
+    sessions,
+    ingest,
+    outbox,
+    brand,
+  });
+  revocations.forget = healthLinks.onRevoked;
   const limiterFor = (policy: RatePolicy) =>
     redis ? new RedisRateLimiter(redis, policy) : new MemoryRateLimiter(policy, clock);
   const initiateLimits = new InitiateLimits({
@@ -256,6 +282,7 @@ export async function buildServices({
     close: async () => {
       clearInterval(sweep);
       await dispatcher.stop(config.shutdownTimeoutMs);
+      await healthLinks.syncRunner.stop();
       await activeCatalog.stop();
       await endpointHealth.stop();
       // Bundles committed here are applied in the background; one cut short is applied by the next writer or reader.
@@ -287,7 +314,8 @@ export async function buildServices({
       clock,
     }),
     users,
-    ingest: new IngestService({ users: appUsers, observations, generations, clock }),
+    ingest,
+    healthLinks,
     gateway: new GatewayService({
       users: appUsers,
       apps,
@@ -305,7 +333,8 @@ export async function buildServices({
       users,
       limits: initiateLimits,
       apps,
-      brandExists: (id) => activeCatalog.get()?.index.get(id) !== undefined,
+      brandExists: (id) => brand(id) !== undefined,
+      brandConnectable: (id) => healthLinks.launches.connectable(id),
       clock,
     }),
     webhookDeliveryService: new WebhookDeliveryService({

@@ -12,7 +12,14 @@ import { importCatalogFile } from '../../operator/src/import-file.js';
 import { loadCatalogFile } from '../../operator/src/shared/catalog-spec.js';
 import { TestApi } from '../../testkit/api.js';
 import { brandFile } from '../../testkit/brand-data.js';
-import { DEMO_CATALOG, demoCatalogYaml, OFFLINE_CATALOG, offlineCatalogYaml } from '../../testkit/offline-catalog.js';
+import {
+  DEMO_CATALOG,
+  demoCatalogYaml,
+  OFFLINE_CATALOG,
+  offlineCatalogYaml,
+  SANDBOX_BRANDS,
+  sandboxBrandsJson,
+} from '../../testkit/offline-catalog.js';
 import { mongoUri } from '../../testkit/services.js';
 
 const run = promisify(execFile);
@@ -86,6 +93,7 @@ describe('operator: importing BrandCatalog files', () => {
     for (const [file, text] of [
       [OFFLINE_CATALOG, offlineCatalogYaml()],
       [DEMO_CATALOG, demoCatalogYaml()],
+      [SANDBOX_BRANDS, sandboxBrandsJson()],
     ] as const)
       expect(
         await readFile(path.join(repoRoot(), file), 'utf8'),

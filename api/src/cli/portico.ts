@@ -23,8 +23,8 @@ const USAGE = `Usage:
   portico admin update-account --account <id> --status ACTIVE|SUSPENDED
   portico admin issue-key --account <id> --scopes <s1,s2,…> [--name <name>]
   portico admin revoke-key --key-id <id>          (immediate on running replicas only with REDIS_URL)
-  portico admin create-app --account <id> --name <name> [--grants <json>]
-  portico admin update-app --app <id> --status ACTIVE|SUSPENDED [--grants <json>]
+  portico admin create-app --account <id> --name <name> [--grants <json>] [--redirect-uri <url>]…
+  portico admin update-app --app <id> [--status ACTIVE|SUSPENDED] [--grants <json>] [--redirect-uri <url>]…
   portico admin list-accounts [--limit <n>] [--cursor <c>]
   portico admin list-apps --account <id> [--limit <n>] [--cursor <c>]
   portico admin list-keys --account <id> [--limit <n>] [--cursor <c>]   (ids and scopes: never the keys)
@@ -129,17 +129,19 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
       const input = assertValid(CreateApp, {
         name: required(values, 'name'),
         grants: withDefaults(parseJson('grants', values.grants, {})),
+        ...(values['redirect-uri'] && { redirectUris: values['redirect-uri'] }),
       });
       const accountId = required(values, 'account');
       return async (admin) => {
-        const { app, ...keys } = await admin.createApp(accountId, input.name, input.grants);
+        const { app, ...keys } = await admin.createApp(accountId, input.name, input.grants, input.redirectUris);
         return { ...presentApp(app), ...keys };
       };
     }
     case 'update-app': {
       const input = assertValid(UpdateApp, {
-        status: required(values, 'status'),
+        ...(values.status && { status: values.status }),
         ...(values.grants && { grants: parseJson('grants', values.grants, undefined) }),
+        ...(values['redirect-uri'] && { redirectUris: values['redirect-uri'] }),
       });
       const appId = required(values, 'app');
       return async (admin) => presentApp(await admin.updateApp(appId, input));
@@ -188,6 +190,7 @@ async function main(argv: string[]): Promise<number> {
       app: { type: 'string' },
       status: { type: 'string' },
       grants: { type: 'string' },
+      'redirect-uri': { type: 'string', multiple: true },
       limit: { type: 'string' },
       cursor: { type: 'string' },
       'start-database': { type: 'boolean' },

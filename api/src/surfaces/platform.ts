@@ -4,6 +4,7 @@ import { appUserRoutes } from '../features/app-users/platform.routes.js';
 import { ingestRoutes } from '../features/clinical/platform.routes.js';
 import { completeSessionRoute } from '../features/connect-sessions/platform.routes.js';
 import { patientRoutes } from '../features/patients/platform.routes.js';
+import { syncRoutes } from '../features/sync/platform.routes.js';
 import { webhookDeliveryRoutes } from '../features/webhooks/deliveries.platform.routes.js';
 import { webhookEndpointRoutes } from '../features/webhooks/platform.routes.js';
 import { ApiRouter } from '../shared/http/openapi.js';
@@ -17,6 +18,7 @@ export type PlatformContext = DepsOf<typeof patientRoutes> &
   DepsOf<typeof appUserRoutes> &
   DepsOf<typeof completeSessionRoute> &
   DepsOf<typeof ingestRoutes> &
+  DepsOf<typeof syncRoutes> &
   Pick<RouteGuards, 'requireKey'>;
 
 export function platformSurface(context: PlatformContext): ApiRouter {
@@ -27,5 +29,6 @@ export function platformSurface(context: PlatformContext): ApiRouter {
   appUserRoutes(platform, context);
   completeSessionRoute(platform, context);
   ingestRoutes(platform, context);
+  syncRoutes(platform, context);
   return platform;
 }

@@ -6,6 +6,7 @@ import { catalogRoutes } from '../features/catalog/sdk.routes.js';
 import { fhirRoutes } from '../features/clinical/fhir.routes.js';
 import { gatewayRoutes } from '../features/clinical/sdk.routes.js';
 import { connectSessionRoutes } from '../features/connect-sessions/sdk.routes.js';
+import { smartLaunchRoutes } from '../features/smart/sdk.routes.js';
 import { ApiRouter } from '../shared/http/openapi.js';
 
 type DepsOf<F extends (router: ApiRouter, deps: never) => void> = Parameters<F>[1];
@@ -13,12 +14,14 @@ type DepsOf<F extends (router: ApiRouter, deps: never) => void> = Parameters<F>[
 export type SdkContext = DepsOf<typeof catalogRoutes> &
   DepsOf<typeof connectSessionRoutes> &
   DepsOf<typeof lifecycleRoutes> &
-  DepsOf<typeof gatewayRoutes>;
+  DepsOf<typeof gatewayRoutes> &
+  DepsOf<typeof smartLaunchRoutes>;
 
 export function sdkSurface(context: SdkContext): ApiRouter {
   const sdk = new ApiRouter('/api/sdk/v1');
   catalogRoutes(sdk, context);
   connectSessionRoutes(sdk, context);
+  smartLaunchRoutes(sdk, context);
   lifecycleRoutes(sdk, context);
   gatewayRoutes(sdk, context);
   fhirRoutes(sdk, context);

@@ -4,11 +4,16 @@
 const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):/;
 // Without a scheme we only guess https when the text starts with something that looks like a DNS name:
 // vendor lists contain relative fragments such as `api/nce/R4`, which must not become `https://api/nce/R4`.
+/** Hosts that name this machine: 127.0.0.0/8, localhost and [::1]. */
+const LOOPBACK = /^(?:127(?:\.\d{1,3}){3}|localhost|\[::1\])$/;
 const SCHEMELESS_HOST = /^[a-zA-Z0-9-]+(?:\.[a-zA-Z0-9-]+)+(?::\d+)?(?:[/?#]|$)/;
 
 /**
  * The identity of a FHIR system: https, lower-case host, no default port, no trailing slash, no fragment;
  * the path keeps its case (FHIR servers route case-sensitively) and the query is kept. Null when unusable.
+ * A plain-http URL on a loopback host with an explicit port keeps its scheme: it names a development server on
+ * this machine (the sandbox EHR), which no upgrade to https would reach, and which the outbound policy refuses in
+ * production. (Published lists hold the odd `http://localhost/…` placeholder; without a port it is read as before.)
  */
 export function normaliseFhirBaseUrl(raw: string): string | null {
   if (typeof raw !== 'string') return null;
@@ -39,8 +44,10 @@ export function normaliseFhirBaseUrl(raw: string): string | null {
   // Credentials in a published URL are either a leak or a trick; neither identifies a FHIR system.
   if (url.hostname === '' || url.username !== '' || url.password !== '') return null;
   // URL already drops the scheme's own default port (http://x:80); :443 is also the default once upgraded.
-  const port = url.port === '' || url.port === '443' ? '' : `:${url.port}`;
   const path = withoutTrailingSlashes(url.pathname);
+  if (url.protocol === 'http:' && hasScheme && url.port !== '' && LOOPBACK.test(url.hostname))
+    return `http://${url.hostname}:${url.port}${path}${url.search}`;
+  const port = url.port === '' || url.port === '443' ? '' : `:${url.port}`;
   return `https://${url.hostname}${port}${path}${url.search}`;
 }
 

@@ -121,7 +121,7 @@ export function adminRoutes(
     idempotent(),
     async (ctx) => {
       const { params, body } = createApp.get(ctx);
-      const { app, ...keys } = await admin.createApp(params.id, body.name, body.grants);
+      const { app, ...keys } = await admin.createApp(params.id, body.name, body.grants, body.redirectUris);
       ctx.status = 201;
       ctx.body = { ...presentApp(app), ...keys };
     },

@@ -72,9 +72,19 @@ export const Grants = Type.Object(
 export type Grants = Static<typeof Grants>;
 
 export const AppStatus = Type.Union([Type.Literal('ACTIVE'), Type.Literal('SUSPENDED')]);
-export const CreateApp = Type.Object({ name: Text(1, 200), grants: Grants }, { additionalProperties: false });
+export const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2048 }), {
+  maxItems: 10,
+  uniqueItems: true,
+  description:
+    'Where a connect session may send the patient back after signing in at their health system: `https:` URLs, or `http:` ones on `localhost` or `127.0.0.1` (development); no fragment. At most 10.',
+  examples: [['https://app.example.com/connected']],
+});
+export const CreateApp = Type.Object(
+  { name: Text(1, 200), grants: Grants, redirectUris: Type.Optional(RedirectUris) },
+  { additionalProperties: false },
+);
 export const UpdateApp = Type.Object(
-  { status: AppStatus, grants: Type.Optional(Grants) },
+  { status: Type.Optional(AppStatus), grants: Type.Optional(Grants), redirectUris: Type.Optional(RedirectUris) },
   { additionalProperties: false },
 );
 export const App = Type.Object({
@@ -82,6 +92,7 @@ export const App = Type.Object({
   name: Type.String(),
   grants: Grants,
   status: AppStatus,
+  redirectUris: RedirectUris,
 });
 export const CreatedApp = Type.Intersect([
   App,

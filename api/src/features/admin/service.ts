@@ -85,9 +85,11 @@ export class AdminService {
     accountId: string,
     name: string,
     grants: Grants,
+    redirectUris: string[] = [],
   ): Promise<{ app: App; publishableKey: string; publishableKeyId: string; secretKey: string; secretKeyId: string }> {
     if (!(await this.deps.accounts.get(accountId))) throw notFound('customer account');
     checkGrants(grants);
+    checkRedirectUris(redirectUris);
     const now = this.deps.clock.now();
     const app: App = {
       id: randomUUID(),
@@ -95,6 +97,7 @@ export class AdminService {
       name,
       grants,
       status: 'ACTIVE',
+      redirectUris,
       createdAt: now,
       updatedAt: now,
       version: 1,
@@ -114,8 +117,12 @@ export class AdminService {
     return { app, publishableKey, publishableKeyId, secretKey, secretKeyId };
   }
 
-  async updateApp(id: string, changes: { status: App['status']; grants?: Grants }): Promise<App> {
+  async updateApp(
+    id: string,
+    changes: { status?: App['status']; grants?: Grants; redirectUris?: string[] },
+  ): Promise<App> {
     if (changes.grants) checkGrants(changes.grants);
+    if (changes.redirectUris) checkRedirectUris(changes.redirectUris);
     const app = await changing(this.deps.generations, [`app:${id}`], () =>
       this.deps.apps.update(id, changes, this.deps.clock.now()),
     );
@@ -194,6 +201,25 @@ export class AdminService {
     });
     return key;
   }
+}
+
+/** What the schema cannot say of redirect URIs: absolute, https (or http on this machine), no fragment. */
+function checkRedirectUris(uris: string[]): void {
+  const errors = uris.flatMap((uri, index) => {
+    const problem = redirectUriProblem(uri);
+    return problem ? [{ in: 'body' as const, name: `redirectUris.${index}`, detail: problem }] : [];
+  });
+  if (errors.length > 0) throw badRequest('The redirect URIs cannot all be used.', errors);
+}
+
+export function redirectUriProblem(uri: string): string | undefined {
+  if (!URL.canParse(uri)) return 'is not an absolute URL';
+  const url = new URL(uri);
+  if (url.hash !== '' || uri.includes('#')) return 'must not have a fragment';
+  if (url.username !== '' || url.password !== '') return 'must not carry credentials';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && (url.hostname === 'localhost' || url.hostname === '127.0.0.1')) return undefined;
+  return 'must be https:, or http: on localhost or 127.0.0.1';
 }
 
 /** What the schema cannot say of grants: LOINC check digits, and sensitivity codes of v3-ActCode's policies. */

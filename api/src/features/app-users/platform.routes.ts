@@ -12,7 +12,7 @@ import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
 import { invalidField, notFound } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
-import { presentAppUser } from './presenter.js';
+import { presentAppUser, type SyncView } from './presenter.js';
 import { AppUserParams, AppUserView, ConnectionParams } from './schema.js';
 import { UUID, APP_USER_ID, APP_USER_ID_RULE } from '../../shared/http/ids.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
@@ -28,7 +28,15 @@ function appUserIdOf(raw: string): string {
 
 export function appUserRoutes(
   api: ApiRouter,
-  { users, idempotent }: { users: AppUserService } & Pick<RouteGuards, 'idempotent'>,
+  {
+    users,
+    idempotent,
+    syncOf,
+  }: {
+    users: AppUserService;
+    /** A signed-in connection's sync state (features/sync). */
+    syncOf: (connectionId: string) => Promise<(SyncView & { version: number }) | null>;
+  } & Pick<RouteGuards, 'idempotent'>,
 ): void {
   const byId = validate({ params: AppUserParams });
   api.get(
@@ -49,7 +57,14 @@ export function appUserRoutes(
     async (ctx) => {
       const appUserId = appUserIdOf(byId.get(ctx).params.appUserId);
       const user = await users.find(principalOf(ctx).accountId, appUserId);
-      sendRepresentation(ctx, strongEtag(user?.version ?? 0), () => presentAppUser(appUserId, user), PRIVATE_NO_CACHE);
+      // The entity tag covers the user and the syncs of its signed-in connections, which change on their own.
+      const syncs = new Map<string, SyncView & { version: number }>();
+      for (const c of user?.connections ?? []) {
+        const sync = c.health ? await syncOf(c.id) : null;
+        if (sync) syncs.set(c.id, sync);
+      }
+      const tag = [user?.version ?? 0, ...[...syncs.values()].map((s) => s.version)].join('.');
+      sendRepresentation(ctx, strongEtag(tag), () => presentAppUser(appUserId, user, syncs), PRIVATE_NO_CACHE);
     },
   );
 

@@ -1,6 +1,18 @@
 import type { AppUser } from './store.js';
 
-export function presentAppUser(appUserId: string, user: AppUser | null) {
+/** A signed-in connection's sync, as `GET /app-users/{id}` shows it (features/sync). */
+export interface SyncView {
+  status: 'IDLE' | 'RUNNING' | 'FAILED';
+  lastSyncedAt: Date | null;
+  lastError: string | null;
+  observations: number;
+}
+
+export function presentAppUser(
+  appUserId: string,
+  user: AppUser | null,
+  syncs: ReadonlyMap<string, SyncView> = new Map(),
+) {
   return {
     appUserId,
     state: user?.state ?? 'UNLINKED',
@@ -9,9 +21,25 @@ export function presentAppUser(appUserId: string, user: AppUser | null) {
       appId: c.appId,
       brandId: c.brandId,
       createdAt: c.createdAt.toISOString(),
+      status: c.status ?? 'ACTIVE',
+      ...(c.health && {
+        fhirBaseUrl: c.health.fhirBaseUrl,
+        patient: c.health.patient,
+        scope: c.health.scope,
+        sync: presentSync(syncs.get(c.id)),
+      }),
     })),
     createdAt: user?.createdAt.toISOString() ?? null,
     updatedAt: user?.updatedAt.toISOString() ?? null,
     _version: String(user?.version ?? 0),
+  };
+}
+
+function presentSync(sync: SyncView | undefined) {
+  return {
+    status: sync?.status ?? 'IDLE',
+    lastSyncedAt: sync?.lastSyncedAt?.toISOString() ?? null,
+    lastError: sync?.lastError ?? null,
+    observations: sync?.observations ?? 0,
   };
 }

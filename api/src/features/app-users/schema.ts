@@ -20,11 +20,34 @@ export const LifecycleState = Type.Union(
 export const AppUserParams = Type.Object({ appUserId: AppUserId });
 export const ConnectionParams = Type.Object({ connectionId: Type.String({ maxLength: 64 }) });
 
+export const SyncView = Type.Object(
+  {
+    status: Type.Union([Type.Literal('IDLE'), Type.Literal('RUNNING'), Type.Literal('FAILED')]),
+    lastSyncedAt: NullableTimestamp,
+    lastError: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed` or `http_<status>`.',
+    }),
+    observations: Type.Integer({ minimum: 0, description: 'Observations the syncs have added in all.' }),
+  },
+  { description: "Where the connection's sync from its health system stands." },
+);
+
 export const ConnectionView = Type.Object({
   id: Type.String({ format: 'uuid' }),
   appId: Type.String({ format: 'uuid' }),
   brandId: Type.String(),
   createdAt: Timestamp,
+  status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('REAUTHORIZATION_REQUIRED')], {
+    description:
+      '`REAUTHORIZATION_REQUIRED` when the health system no longer honours the grant: initiate with `connectionId` to reconnect. Revoked connections are not listed.',
+  }),
+  fhirBaseUrl: Type.Optional(
+    Type.String({ description: 'For a connection made by signing in: where its records come from.' }),
+  ),
+  patient: Type.Optional(Type.String({ description: "The health system's own id of the patient." })),
+  scope: Type.Optional(Type.String({ description: 'What the health system granted.' })),
+  sync: Type.Optional(SyncView),
 });
 
 export const AppUserView = Type.Object(
@@ -50,6 +73,7 @@ export const AppUserView = Type.Object(
             appId: '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f',
             brandId: 'b-4kq9xw2m',
             createdAt: '2026-11-22T10:00:00.000Z',
+            status: 'ACTIVE',
           },
         ],
         createdAt: '2026-11-22T09:58:00.000Z',

@@ -8,7 +8,16 @@ import type { DomainEvent, EventOutbox } from '../webhooks/index.js';
 import { changing, type Generations } from '../../shared/infra/generations.js';
 import { AppError } from '../../shared/http/errors.js';
 import { preconditionHolds, type Precondition } from '../../shared/http/conditional.js';
-import type { AppUser, AppUserStore, Connection, ConnectionRecord, StateView, StoredState } from './store.js';
+import type {
+  AppUser,
+  AppUserStore,
+  Connection,
+  ConnectionRecord,
+  ConnectionStatus,
+  HealthLink,
+  StateView,
+  StoredState,
+} from './store.js';
 
 /** Live connections one app user may hold. */
 export const MAX_CONNECTIONS_PER_USER = 100;
@@ -20,6 +29,8 @@ export interface AppUserServiceDeps {
   /** Tokens of what the gateway caches (shared/infra/generations.ts); none in unit tests. */
   generations?: Generations;
   clock: Clock;
+  /** After connections were revoked (one, or a tombstone's): their tokens go (features/token-vault). Best effort. */
+  onRevoked?: (connectionIds: string[]) => Promise<void>;
 }
 
 /** What a transition decides from the user as read: the changes and events, or a refusal (thrown). */
@@ -63,11 +74,16 @@ export class AppUserService {
   async connect(
     accountId: string,
     appUserId: string,
-    link: { appId: string; brandId: string; sessionId: string; connectionId: string },
+    link: { appId: string; brandId: string; sessionId: string; connectionId: string; health?: HealthLink },
   ): Promise<Connection> {
     await this.provision(accountId, appUserId); // a session is only made for a provisioned user; this is a safety net
-    const { connectionId, ...rest } = link;
-    const connection: Connection = { id: connectionId, ...rest, createdAt: this.deps.clock.now() };
+    const { connectionId, health, ...rest } = link;
+    const connection: Connection = {
+      id: connectionId,
+      ...rest,
+      createdAt: this.deps.clock.now(),
+      ...(health && { status: 'ACTIVE' as const, health }),
+    };
     // A complete taking over from one that died part-way may find the index entry written already.
     const earlier = await this.deps.users.connection(accountId, connectionId);
     if (earlier?.revokedAt) throw new AppError('CONFLICT', 'The connect session is already completed.');
@@ -110,6 +126,58 @@ export class AppUserService {
     });
   }
 
+  /** The live connection and its user; null when absent, revoked or another account's. */
+  async connectionOf(
+    accountId: string,
+    connectionId: string,
+  ): Promise<{ appUserId: string; connection: Connection } | null> {
+    const record = await this.deps.users.connection(accountId, connectionId);
+    const user = record && (await this.deps.users.find(accountId, record.appUserId));
+    const connection = user?.connections.find((c) => c.id === connectionId);
+    return connection ? { appUserId: record!.appUserId, connection } : null;
+  }
+
+  /**
+   * ACTIVE → REAUTHORIZATION_REQUIRED (`connection.reauthorization_required`): its health system no longer honours
+   * its grant. False when the connection is not live (or already there).
+   */
+  async requireReauthorization(accountId: string, connectionId: string): Promise<boolean> {
+    return this.setConnectionStatus(accountId, connectionId, 'REAUTHORIZATION_REQUIRED');
+  }
+
+  /** A reconnect's sign-in succeeded: REAUTHORIZATION_REQUIRED → ACTIVE with the new grant; the id stays. */
+  async reauthorized(accountId: string, connectionId: string, health: HealthLink): Promise<boolean> {
+    return this.setConnectionStatus(accountId, connectionId, 'ACTIVE', health);
+  }
+
+  private async setConnectionStatus(
+    accountId: string,
+    connectionId: string,
+    status: ConnectionStatus,
+    health?: HealthLink,
+  ): Promise<boolean> {
+    const record = await this.deps.users.connection(accountId, connectionId);
+    if (!record) return false;
+    return this.transition<boolean>(accountId, record.appUserId, (user) => {
+      const connection = user?.connections.find((c) => c.id === connectionId);
+      if (!user || !connection || ((connection.status ?? 'ACTIVE') === status && !health))
+        return { result: false, unchanged: true };
+      const changed: Connection = { ...connection, status, ...(health && { health }) };
+      const events =
+        status === 'REAUTHORIZATION_REQUIRED'
+          ? [
+              this.deps.outbox.event('connection.reauthorization_required', accountId, `connection:${connectionId}`, {
+                connectionId,
+                appUserId: user.appUserId,
+                brandId: connection.brandId,
+              }),
+            ]
+          : [];
+      const connections = user.connections.map((c) => (c.id === connectionId ? changed : c));
+      return { result: true, connections, events };
+    });
+  }
+
   /** Revokes one live connection of the account (`connection.revoked`); the last one moves ACTIVE → LIMITED
    * (`app_user.limited`). False when absent, revoked or another account's. */
   async revoke(accountId: string, connectionId: string): Promise<boolean> {
@@ -127,7 +195,7 @@ export class AppUserService {
         state,
         connections: rest,
         events,
-        after: () => this.deps.users.markRevoked([connectionId], this.deps.clock.now()),
+        after: () => this.revoked([connectionId]),
       };
     });
   }
@@ -154,7 +222,7 @@ export class AppUserService {
           state: 'TOMBSTONED',
           connections: [],
           events,
-          after: () => this.deps.users.markRevoked(ids, this.deps.clock.now()),
+          after: () => this.revoked(ids),
         };
       },
       { create: { state: 'TOMBSTONED', events: [event()] }, created: () => undefined },
@@ -226,6 +294,13 @@ export class AppUserService {
       }
     }
     throw new AppError('CONFLICT', 'The app user is being changed concurrently; retry.', {}, {}, { storable: false });
+  }
+
+  private async revoked(ids: string[]): Promise<void> {
+    await this.deps.users.markRevoked(ids, this.deps.clock.now());
+    await this.deps.onRevoked?.(ids).catch(() => {
+      // The tokens of a revoked connection are never used again; its sync removes them if this did not.
+    });
   }
 
   private userEvent(

@@ -23,6 +23,19 @@ export interface Connection {
   /** The connect session it completed (a session completes once). */
   sessionId: string;
   createdAt: Date;
+  /** Absent: ACTIVE. REAUTHORIZATION_REQUIRED when its health system refused its refresh token. */
+  status?: ConnectionStatus;
+  /** For a connection made by signing in at the health system (docs/connecting.md). */
+  health?: HealthLink;
+}
+
+export type ConnectionStatus = 'ACTIVE' | 'REAUTHORIZATION_REQUIRED';
+
+/** Where a signed-in connection's records come from: the brand's FHIR server, the EHR's patient id, the grant. */
+export interface HealthLink {
+  fhirBaseUrl: string;
+  patient: string;
+  scope: string;
 }
 
 export interface AppUser {

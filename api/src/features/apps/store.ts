@@ -22,12 +22,14 @@ export interface App {
   name: string;
   grants: AppGrants;
   status: 'ACTIVE' | 'SUSPENDED';
+  /** Where a connect session may send the patient back (docs/connecting.md); none on apps made before them. */
+  redirectUris: string[];
   createdAt: Date;
   updatedAt: Date;
   version: number;
 }
 
-export type AppChanges = Partial<Pick<App, 'status' | 'grants'>>;
+export type AppChanges = Partial<Pick<App, 'status' | 'grants' | 'redirectUris'>>;
 
 /** What services need of apps; AppRepository (MongoDB) and FakeAppStore (tests). */
 export interface AppStore {
@@ -95,5 +97,5 @@ export class AppRepository implements AppStore {
 
 function toApp(doc: AppDocument): App {
   const { _id, _version, _changes, deletedAt: _deletedAt, ...rest } = doc;
-  return { id: _id, version: _version, ...rest };
+  return { id: _id, version: _version, ...rest, redirectUris: rest.redirectUris ?? [] };
 }

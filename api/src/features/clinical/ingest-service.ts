@@ -6,7 +6,7 @@
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserStore } from '../app-users/index.js';
 import type { ObservationStore } from './store.js';
-import { MAX_PROBLEMS, validateBundle } from './observations.js';
+import { MAX_PROBLEMS, validateBundle, type NormalizedObservation } from './observations.js';
 import { changing, type Generations } from '../../shared/infra/generations.js';
 import type { Principal } from '../../shared/http/auth.js';
 import { badRequest, notFound } from '../../shared/http/errors.js';
@@ -48,6 +48,13 @@ export class IngestService {
         checked.observations,
         this.deps.clock.now(),
       ),
+    );
+  }
+
+  /** Upserts observations a sync read from the connection's health system (already checked, readObservations). */
+  store(accountId: string, connectionId: string, observations: NormalizedObservation[]) {
+    return changing(this.deps.generations, [`obs:${connectionId}`], () =>
+      this.deps.observations.upsert({ accountId, connectionId }, observations, this.deps.clock.now()),
     );
   }
 

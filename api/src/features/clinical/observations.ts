@@ -122,6 +122,21 @@ interface ReadObservation {
 }
 
 /** The schema's verdict, the rules it cannot express, and, when all pass, the normalized observation. */
+/**
+ * Resources from a health system's search (features/sync): each checked as ingest checks an entry, the valid ones
+ * kept (a repeated id: the later copy), the others counted, since one bad record must not stop a patient's sync.
+ */
+export function readObservations(resources: unknown[]): { observations: NormalizedObservation[]; invalid: number } {
+  const byId = new Map<string, NormalizedObservation>();
+  let invalid = 0;
+  for (const resource of resources) {
+    const read = readObservation(resource);
+    if (read.problems.length > 0 || !read.observation) invalid++;
+    else byId.set(read.observation.resourceId, read.observation);
+  }
+  return { observations: [...byId.values()], invalid };
+}
+
 function readObservation(resource: unknown): ReadObservation {
   if (resource === undefined) return { problems: [{ path: '', problem: 'is required' }] };
   if (!isObject(resource)) return { problems: [{ path: '', problem: 'must be a FHIR resource (a JSON object)' }] };

@@ -1,7 +1,7 @@
 // In-memory SessionStore for unit tests of ConnectSessionService; test/api/features/connect-sessions/store.test.ts
 // holds it and SessionRepository to the same behaviour (docs/architecture.md, "Stores and fakes").
 import { DuplicateKeyError } from '../../shared/infra/memory-versioned.js';
-import type { ConnectSession, SessionStore } from './store.js';
+import type { ConnectSession, SessionStatus, SessionStore } from './store.js';
 
 export class FakeSessionStore implements SessionStore {
   private readonly sessions = new Map<string, ConnectSession>();
@@ -14,6 +14,18 @@ export class FakeSessionStore implements SessionStore {
   async get(accountId: string, id: string): Promise<ConnectSession | null> {
     const session = this.sessions.get(id);
     return session && session.accountId === accountId ? structuredClone(session) : null;
+  }
+
+  async find(id: string): Promise<ConnectSession | null> {
+    const session = this.sessions.get(id);
+    return session ? structuredClone(session) : null;
+  }
+
+  async move(id: string, from: SessionStatus[], changes: Partial<ConnectSession>): Promise<ConnectSession | null> {
+    const session = this.sessions.get(id);
+    if (!session || !from.includes(session.status)) return null;
+    Object.assign(session, structuredClone({ ...changes, id }));
+    return structuredClone(session);
   }
 
   async claim(claimed: ConnectSession, connectionId: string, now: Date, until: Date): Promise<ConnectSession | null> {

@@ -10,6 +10,21 @@ export const InitiateSession = Type.Object(
       maxLength: 64,
       description: 'A brand of the catalog (`GET /catalog/brands`).',
     }),
+    redirectUri: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description:
+          "Where the patient's browser returns after signing in at the health system: one of the app's `redirectUris`. With it, and a brand Portico holds a client registration for, the answer carries `authorizeUrl`.",
+      }),
+    ),
+    connectionId: Type.Optional(
+      Type.String({
+        format: 'uuid',
+        description:
+          'Reconnect: a connection of this app user and brand in `REAUTHORIZATION_REQUIRED`. The sign-in renews its tokens and the connection keeps its id. Needs `redirectUri`.',
+      }),
+    ),
   },
   { additionalProperties: false, examples: [{ appUserId: 'user-8f3a2c', brandId: 'b-4kq9xw2m' }] },
 );
@@ -21,6 +36,13 @@ export const Session = Type.Object({
   brandId: Type.String(),
   status: Type.Literal('PENDING'),
   expiresAt: Timestamp,
+  authorizeUrl: Type.Optional(
+    Type.String({
+      format: 'uri',
+      description:
+        "Open it in the patient's browser: it leads to the health system's sign-in, then back to `redirectUri` with `session`, `status` (`connected` or `failed`) and `connectionId` or `error`. Single use; given only with `redirectUri`.",
+    }),
+  ),
 });
 
 export const SessionParams = Type.Object({ id: Type.String({ maxLength: 64 }) });

@@ -3,7 +3,7 @@
 // portal, and the customer's backend completes it (secret key), which makes the connection and activates the user.
 // Initiate is rate limited per (account, appUserId) and per publishable key by token buckets shared by replicas
 // (initiate-limits.ts); a suspended app's sessions cannot be completed.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserService } from '../app-users/index.js';
 import type { Connection } from '../app-users/index.js';
@@ -26,8 +26,20 @@ export interface ConnectSessionServiceDeps {
   apps: AppStore;
   /** Whether the served catalog has the brand. */
   brandExists: (brandId: string) => boolean;
+  /** Whether Portico can lead a patient to the brand's sign-in (a client registration, an admissible URL). */
+  brandConnectable: (brandId: string) => boolean;
   clock: Clock;
 }
+
+/** What an initiate made: the session, the secret of its authorizeUrl (with a redirectUri), the buckets' fields. */
+export interface Initiated {
+  session: ConnectSession;
+  launchSecret: string | null;
+  rateHeaders: Record<string, string>;
+}
+
+/** SHA-256 in base64url: how secrets handed out (a launch's, a `state`) are kept. */
+export const digest = (secret: string): string => createHash('sha256').update(secret).digest('base64url');
 
 export class ConnectSessionService {
   constructor(private readonly deps: ConnectSessionServiceDeps) {}
@@ -37,14 +49,13 @@ export class ConnectSessionService {
    * before it takes any (an unknown brand is a 400 that takes none); an answer refused after it took them
    * (a TOMBSTONED user's 409) carries the same fields.
    */
-  async initiate(
-    principal: Principal,
-    input: InitiateSession,
-  ): Promise<{ session: ConnectSession; rateHeaders: Record<string, string> }> {
+  async initiate(principal: Principal, input: InitiateSession): Promise<Initiated> {
     if (!this.deps.brandExists(input.brandId)) throw invalidField('body', 'brandId', 'is not a brand of the catalog');
+    await this.checkLaunch(principal, input);
     const rateHeaders = await this.deps.limits.take(principal, input.appUserId);
     try {
-      return { session: await this.start(principal, input), rateHeaders };
+      const launchSecret = input.redirectUri === undefined ? null : randomBytes(32).toString('base64url');
+      return { session: await this.start(principal, input, launchSecret), launchSecret, rateHeaders };
     } catch (error) {
       if (error instanceof AppError) Object.assign(error.headers, rateHeaders);
       throw error;
@@ -70,7 +81,37 @@ export class ConnectSessionService {
     }
   }
 
-  private async start(principal: Principal, input: InitiateSession): Promise<ConnectSession> {
+  /** A launch's request, checked before it takes a token: its redirect URI, the brand, the connection it renews. */
+  private async checkLaunch(principal: Principal, input: InitiateSession): Promise<void> {
+    if (input.redirectUri === undefined) {
+      if (input.connectionId !== undefined)
+        throw invalidField('body', 'connectionId', 'needs redirectUri: a reconnect is a sign-in');
+      return;
+    }
+    const app = await this.deps.apps.get(principal.appId!);
+    if (!app?.redirectUris.includes(input.redirectUri))
+      throw invalidField('body', 'redirectUri', "is not one of the app's redirectUris");
+    if (!this.deps.brandConnectable(input.brandId))
+      throw new AppError(
+        'BRAND_NOT_CONNECTABLE',
+        "Portico cannot lead a patient to this brand's sign-in: it holds no client registration for its health system. Complete sessions for it from your backend instead.",
+        { brandId: input.brandId },
+      );
+    if (input.connectionId === undefined) return;
+    const record = await this.deps.users.connectionOf(principal.accountId, input.connectionId);
+    if (!record || record.appUserId !== input.appUserId || record.connection.brandId !== input.brandId)
+      throw invalidField('body', 'connectionId', 'is not a live connection of this app user and brand');
+    if ((record.connection.status ?? 'ACTIVE') !== 'REAUTHORIZATION_REQUIRED')
+      throw new AppError('CONFLICT', 'Only a connection in REAUTHORIZATION_REQUIRED is reconnected.', {
+        status: record.connection.status ?? 'ACTIVE',
+      });
+  }
+
+  private async start(
+    principal: Principal,
+    input: InitiateSession,
+    launchSecret: string | null,
+  ): Promise<ConnectSession> {
     await this.deps.users.provision(principal.accountId, input.appUserId);
     const now = this.deps.clock.now();
     const session: ConnectSession = {
@@ -84,6 +125,9 @@ export class ConnectSessionService {
       expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
       completedAt: null,
       connectionId: null,
+      redirectUri: input.redirectUri ?? null,
+      reconnect: input.connectionId ?? null,
+      launchHash: launchSecret === null ? null : digest(launchSecret),
     };
     await this.deps.sessions.insert(session);
     return session;
@@ -96,6 +140,11 @@ export class ConnectSessionService {
       new AppError('CONFLICT', 'The connect session is already completed.', { status: 'COMPLETED' });
     const now = this.deps.clock.now();
     if (session.status === 'COMPLETED') throw completed();
+    // A session the patient launched belongs to the sign-in: the callback completes it, or it failed.
+    if (session.status !== 'PENDING' && session.status !== 'COMPLETING')
+      throw new AppError('CONFLICT', 'The connect session is being completed by its sign-in at the health system.', {
+        status: session.status,
+      });
     if (session.status === 'PENDING' && now >= session.expiresAt)
       throw new AppError('CONFLICT', 'The connect session has expired; initiate a new one.', {
         expiresAt: session.expiresAt.toISOString(),

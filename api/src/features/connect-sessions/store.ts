@@ -13,13 +13,38 @@ export interface ConnectSession {
   appId: string;
   appUserId: string;
   brandId: string;
-  /** COMPLETING: a complete has claimed it (until claimUntil) with the id its connection will have. */
-  status: 'PENDING' | 'COMPLETING' | 'COMPLETED';
+  /**
+   * COMPLETING: a complete has claimed it (until claimUntil) with the id its connection will have. With a
+   * launch (docs/connecting.md): LAUNCHED once its authorizeUrl was visited, EXCHANGING while the callback
+   * exchanges the code, COMPLETED, or FAILED (the reason in `failure`).
+   */
+  status: SessionStatus;
   createdAt: Date;
   expiresAt: Date;
   completedAt: Date | null;
   connectionId: string | null;
   claimUntil?: Date | null;
+  /** Where the patient returns; null for sessions a backend completes. */
+  redirectUri?: string | null;
+  /** The connection in REAUTHORIZATION_REQUIRED this session reconnects (it keeps its id). */
+  reconnect?: string | null;
+  /** SHA-256 (base64url) of the authorizeUrl's secret; null without a launch. */
+  launchHash?: string | null;
+  /** Set by the launch: SHA-256 of `state`, the sealed PKCE verifier, the callback URL the EHR was given. */
+  stateHash?: string | null;
+  codeVerifier?: SealedValue | null;
+  callbackUri?: string | null;
+  failure?: string | null;
+}
+
+export type SessionStatus = 'PENDING' | 'COMPLETING' | 'COMPLETED' | 'LAUNCHED' | 'EXCHANGING' | 'FAILED';
+
+/** An encrypted value (features/token-vault/keyring.ts), as stored. */
+export interface SealedValue {
+  kid: string;
+  iv: string;
+  ct: string;
+  tag: string;
 }
 
 export interface SessionStore {
@@ -33,6 +58,10 @@ export interface SessionStore {
   claim(session: ConnectSession, connectionId: string, now: Date, until: Date): Promise<ConnectSession | null>;
   /** COMPLETING → COMPLETED, if the claim for `connectionId` still stands. */
   complete(id: string, connectionId: string, at: Date): Promise<boolean>;
+  /** Any account's session (the launch and the callback are public and find it by its id). */
+  find(id: string): Promise<ConnectSession | null>;
+  /** Sets `changes` if the session is in one of `from`; the session after, or null when it is not. */
+  move(id: string, from: SessionStatus[], changes: Partial<ConnectSession>): Promise<ConnectSession | null>;
 }
 
 type SessionDocument = Omit<ConnectSession, 'id'> & { _id: string; _changeId?: string };
@@ -59,10 +88,23 @@ export class SessionRepository implements SessionStore {
   }
 
   async get(accountId: string, id: string): Promise<ConnectSession | null> {
+    const session = await this.find(id);
+    return session?.accountId === accountId ? session : null;
+  }
+
+  async find(id: string): Promise<ConnectSession | null> {
     const doc = await this.collection.findOne({ _id: id });
-    if (!doc || doc.accountId !== accountId) return null;
+    if (!doc) return null;
     const { _id, _changeId, ...rest } = doc;
     return { id: _id, ...rest };
+  }
+
+  async move(id: string, from: SessionStatus[], changes: Partial<ConnectSession>): Promise<ConnectSession | null> {
+    const { id: _id, ...set } = changes;
+    const doc = await updateOneWhere(this.collection, this.locks, id, { status: { $in: from } }, { $set: set });
+    if (!doc) return null;
+    const { _id: docId, _changeId, ...rest } = doc;
+    return { id: docId, ...rest };
   }
 
   async claim(session: ConnectSession, connectionId: string, now: Date, until: Date): Promise<ConnectSession | null> {

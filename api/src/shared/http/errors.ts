@@ -14,6 +14,8 @@ export const ERROR_CODES = {
   IDEMPOTENCY_KEY_EXECUTED: { status: 409, title: 'Idempotency key executed' },
   CONFLICT: { status: 409, title: 'Conflict' },
   LIMIT_EXCEEDED: { status: 409, title: 'Limit exceeded' },
+  /** docs/connecting.md: Portico holds no client registration for the brand's health system. */
+  BRAND_NOT_CONNECTABLE: { status: 409, title: 'Brand not connectable' },
   PRECONDITION_FAILED: { status: 412, title: 'Precondition failed' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },

@@ -109,7 +109,7 @@ describe('admin surface', () => {
 
       const apps = await api.admin('GET', `/customer-accounts/${id}/apps`);
       expect(apps.body.data).to.deep.equal([
-        { id: app.body.id, name: 'Listed', grants: app.body.grants, status: 'ACTIVE' },
+        { id: app.body.id, name: 'Listed', grants: app.body.grants, status: 'ACTIVE', redirectUris: [] },
       ]);
       const keys = await api.admin('GET', `/customer-accounts/${id}/api-keys?limit=100`);
       expect(keys.status).to.equal(200);

@@ -24,6 +24,7 @@ function app(overrides: Partial<App> = {}): App {
       lookbackDays: null,
     },
     status: 'ACTIVE',
+    redirectUris: [],
     createdAt: T0,
     updatedAt: T0,
     version: 1,

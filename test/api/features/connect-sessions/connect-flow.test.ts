@@ -73,7 +73,7 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
     const user = await appUser(id);
     expect(user.body).to.deep.include({ appUserId: id, state: 'ACTIVE', _version: '2' });
     expect(user.body.connections).to.deep.equal([
-      { id: connectionId, appId: app.appId, brandId, createdAt: '2026-11-23T09:00:00.000Z' },
+      { id: connectionId, appId: app.appId, brandId, createdAt: '2026-11-23T09:00:00.000Z', status: 'ACTIVE' },
     ]);
     expect(await since(before)).to.have.deep.members([
       ['app_user.limited', { appUserId: id, state: 'LIMITED' }],

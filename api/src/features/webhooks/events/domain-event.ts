@@ -10,6 +10,9 @@ export const EVENT_TYPES = [
   'app_user.tombstoned',
   'connection.created',
   'connection.revoked',
+  'connection.reauthorization_required',
+  'connection.synced',
+  'connection.sync_failed',
   'webhook_endpoint.disabled',
 ] as const;
 

@@ -83,9 +83,10 @@ export class Outbox implements EventOutbox {
     const changeId = randomUUID();
     const createdAt = this.clock.now();
     const stagedUntil = new Date(createdAt.getTime() + this.stageMs);
-    await this.collection.insertMany(
-      events.map((e) => ({ ...toDocument(e, 'staged', createdAt), changeId, target, stagedUntil })),
-    );
+    if (events.length > 0)
+      await this.collection.insertMany(
+        events.map((e) => ({ ...toDocument(e, 'staged', createdAt), changeId, target, stagedUntil })),
+      );
     // A throw leaves the events staged: the change may have happened all the same, and recovery will know.
     const result = await change(changeId);
     if (result === undefined) {

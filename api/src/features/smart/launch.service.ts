@@ -1,0 +1,209 @@
+// A patient's sign-in at their health system (docs/connecting.md): SMART App Launch 2.2's standalone patient launch
+// with PKCE, from the app's authorizeUrl to the callback. The session moves PENDING → LAUNCHED (the authorizeUrl,
+// single use) → EXCHANGING (the callback's `state`, single use) → COMPLETED or FAILED, each step a conditional
+// update, so a second visit or a replayed callback changes nothing. A connection exists only after a successful
+// token exchange: its tokens are stored first (alone they grant nothing), then the connection is made exactly as
+// `complete` makes one. Every way back to the app is a 303 to its redirectUri with `session`, `status` and either
+// `connectionId` or `error`; what cannot go back (an unknown link or `state`) is a small page.
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import * as oauth from 'oauth4webapi';
+import type { Clock } from '../../../../core/src/clock.js';
+import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
+import { assertPublicHost } from '../../../../core/src/net/address-policy.js';
+import type { AppUserService, HealthLink } from '../app-users/index.js';
+import type { AppStore } from '../apps/index.js';
+import { digest, type ConnectSession, type SessionStore } from '../connect-sessions/index.js';
+import type { Keyring, TokenVault } from '../token-vault/index.js';
+import { UUID } from '../../shared/http/ids.js';
+import type { SmartDiscovery } from './discovery.js';
+import { authorizationUrl, OAuthFailure, type GrantedTokens, type SmartOAuthClient } from './oauth-client.js';
+import type { Registrations } from './registrations.js';
+
+export const CALLBACK_PATH = '/api/sdk/v1/connect/callback';
+
+export interface LaunchServiceDeps {
+  sessions: SessionStore;
+  users: AppUserService;
+  apps: AppStore;
+  /** The served catalog's brand. */
+  brand: (brandId: string) => CatalogBrand | undefined;
+  registrations: () => Registrations;
+  discovery: SmartDiscovery;
+  oauth: SmartOAuthClient;
+  vault: TokenVault;
+  keyring: Keyring;
+  /** PORTICO_SMART_ALLOW_INSECURE: http and loopback brands are connectable too. */
+  allowInsecure: boolean;
+  /** A connection was made or renewed: its first sync is due. */
+  onConnected: (connection: { accountId: string; appUserId: string; connectionId: string; brandId: string }) => void;
+  clock: Clock;
+}
+
+/** Where the browser goes: back to the app, on to the health system, or a page of Portico's own. */
+export type LaunchOutcome =
+  | { kind: 'redirect'; status: 302 | 303; location: string }
+  | { kind: 'page'; status: 400 | 404; title: string; message: string };
+
+const INVALID_LINK: LaunchOutcome = {
+  kind: 'page',
+  status: 404,
+  title: 'This link is not valid',
+  message: 'The link to connect your health records is not valid. Go back to the app and start again.',
+};
+const INVALID_STATE: LaunchOutcome = {
+  kind: 'page',
+  status: 400,
+  title: 'This sign-in cannot be finished',
+  message:
+    'This answer from your health system is unknown, was already used, or came too late. Go back to the app and start again.',
+};
+
+export class LaunchService {
+  constructor(private readonly deps: LaunchServiceDeps) {}
+
+  /** Whether a patient can be led to the brand's sign-in: a client registration, and a URL the policy admits. */
+  connectable(brandId: string): boolean {
+    const brand = this.deps.brand(brandId);
+    if (!brand || !this.deps.registrations().for(brand)) return false;
+    const url = new URL(brand.fhirBaseUrl);
+    if (this.deps.allowInsecure) return true;
+    try {
+      assertPublicHost(url.hostname);
+      return url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }
+
+  /** The authorizeUrl visited: on to the health system's sign-in, once. */
+  async launch(token: string, origin: string): Promise<LaunchOutcome> {
+    const session = await this.byToken(token, (s) => s.launchHash);
+    if (!session) return INVALID_LINK;
+    if (session.status !== 'PENDING') return this.back(session, { status: 'failed', error: 'session_used' });
+    if (this.deps.clock.now() >= session.expiresAt)
+      return this.back(session, { status: 'failed', error: 'session_expired' });
+    const brand = this.deps.brand(session.brandId);
+    const registration = brand && this.deps.registrations().for(brand);
+    let server;
+    try {
+      if (!brand || !registration) throw new Error('the brand is no longer connectable');
+      server = await this.deps.discovery.discover(brand.fhirBaseUrl);
+    } catch {
+      return this.fail(session, ['PENDING'], 'brand_unavailable');
+    }
+    const state = `${session.id}.${randomBytes(32).toString('base64url')}`;
+    const verifier = oauth.generateRandomCodeVerifier();
+    const callbackUri = origin + CALLBACK_PATH;
+    const launched = await this.deps.sessions.move(session.id, ['PENDING'], {
+      status: 'LAUNCHED',
+      stateHash: digest(state),
+      codeVerifier: this.deps.keyring.seal(verifier, `${session.id}/verifier`),
+      callbackUri,
+    });
+    if (!launched) return this.back(session, { status: 'failed', error: 'session_used' });
+    const location = authorizationUrl(server, registration, {
+      redirectUri: callbackUri,
+      state,
+      codeChallenge: await oauth.calculatePKCECodeChallenge(verifier),
+    });
+    return { kind: 'redirect', status: 302, location: location.href };
+  }
+
+  /** The health system's answer: the code exchanged, the connection made, the patient back at the app. */
+  async callback(query: { state?: string; code?: string; error?: string }): Promise<LaunchOutcome> {
+    const session = query.state === undefined ? null : await this.byToken(query.state, (s) => s.stateHash, true);
+    if (!session || session.status !== 'LAUNCHED' || this.deps.clock.now() >= session.expiresAt) return INVALID_STATE;
+    if (query.error !== undefined || query.code === undefined) {
+      const error =
+        query.error !== undefined && /^[\x20-\x7e]{1,64}$/.test(query.error) ? query.error : 'invalid_request';
+      return this.fail(session, ['LAUNCHED'], error);
+    }
+    const exchanging = await this.deps.sessions.move(session.id, ['LAUNCHED'], { status: 'EXCHANGING' });
+    if (!exchanging) return INVALID_STATE;
+    const app = await this.deps.apps.find(session.appId);
+    if (app?.status !== 'ACTIVE') return this.fail(session, ['EXCHANGING'], 'app_suspended');
+    const brand = this.deps.brand(session.brandId);
+    const registration = brand && this.deps.registrations().for(brand);
+    if (!brand || !registration) return this.fail(session, ['EXCHANGING'], 'brand_unavailable');
+    let tokens: GrantedTokens;
+    try {
+      const server = await this.deps.discovery.discover(brand.fhirBaseUrl);
+      tokens = await this.deps.oauth.exchangeCode(server, registration, {
+        code: query.code,
+        redirectUri: session.callbackUri!,
+        codeVerifier: this.deps.keyring.open(session.codeVerifier!, `${session.id}/verifier`),
+      });
+    } catch (error) {
+      return this.fail(session, ['EXCHANGING'], error instanceof OAuthFailure ? error.error : 'brand_unavailable');
+    }
+    const connectionId = await this.connect(session, brand, tokens);
+    if (!connectionId) return this.fail(session, ['EXCHANGING'], 'connection_refused');
+    await this.deps.sessions.move(session.id, ['EXCHANGING'], {
+      status: 'COMPLETED',
+      completedAt: this.deps.clock.now(),
+      connectionId,
+    });
+    this.deps.onConnected({
+      accountId: session.accountId,
+      appUserId: session.appUserId,
+      connectionId,
+      brandId: session.brandId,
+    });
+    return this.back(session, { status: 'connected', connectionId });
+  }
+
+  /** Stores the tokens, then makes (or renews) the connection; its id, or null when the user may not connect. */
+  private async connect(session: ConnectSession, brand: CatalogBrand, tokens: GrantedTokens): Promise<string | null> {
+    const connectionId = session.reconnect ?? randomUUID();
+    const health: HealthLink = { fhirBaseUrl: brand.fhirBaseUrl, patient: tokens.patient!, scope: tokens.scope };
+    const { id, platformType, fhirBaseUrl } = brand;
+    await this.deps.vault.save(connectionId, session.accountId, { id, platformType, fhirBaseUrl }, tokens);
+    try {
+      if (session.reconnect) {
+        if (await this.deps.users.reauthorized(session.accountId, connectionId, health)) return connectionId;
+      } else {
+        await this.deps.users.connect(session.accountId, session.appUserId, {
+          appId: session.appId,
+          brandId: session.brandId,
+          sessionId: session.id,
+          connectionId,
+          health,
+        });
+        return connectionId;
+      }
+    } catch {
+      // A tombstoned user, or one at its connection limit: nothing is connected.
+    }
+    await this.deps.vault.forget(connectionId);
+    return null;
+  }
+
+  private async fail(session: ConnectSession, from: ConnectSession['status'][], error: string): Promise<LaunchOutcome> {
+    const moved = await this.deps.sessions.move(session.id, from, { status: 'FAILED', failure: error });
+    return moved ? this.back(session, { status: 'failed', error }) : INVALID_STATE;
+  }
+
+  private back(session: ConnectSession, outcome: Record<string, string>): LaunchOutcome {
+    const url = new URL(session.redirectUri!);
+    url.searchParams.set('session', session.id);
+    for (const [name, value] of Object.entries(outcome)) url.searchParams.set(name, value);
+    return { kind: 'redirect', status: 303, location: url.href };
+  }
+
+  /** The session a `<id>.<secret>` token names, if the secret is the one whose hash `hashOf` gives. */
+  private async byToken(
+    token: string,
+    hashOf: (s: ConnectSession) => string | null | undefined,
+    whole = false,
+  ): Promise<ConnectSession | null> {
+    const dot = token.indexOf('.');
+    const id = token.slice(0, dot);
+    if (dot < 0 || token.length > 200 || !UUID.test(id)) return null;
+    const session = await this.deps.sessions.find(id);
+    const expected = session && hashOf(session);
+    if (!session?.redirectUri || !expected) return null;
+    const given = Buffer.from(digest(whole ? token : token.slice(dot + 1)));
+    const wanted = Buffer.from(expected);
+    return given.length === wanted.length && timingSafeEqual(given, wanted) ? session : null;
+  }
+}

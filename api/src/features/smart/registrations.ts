@@ -1,0 +1,114 @@
+// Portico's client registrations at health systems (PORTICO_SMART_CLIENTS; docs/connecting.md, "Client
+// registrations"): a JSON file read and checked once at start-up, so a bad file stops the process with the entry
+// and field at fault rather than failing a patient's sign-in later. The first entry whose every given `match`
+// field matches a brand is its registration; a brand none matches is not connectable.
+import { webcrypto } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Type, type Static } from '@sinclair/typebox';
+import { PLATFORM_TYPES, type CatalogBrand } from '../../../../core/src/catalog/model.js';
+import { checkDocument, describeProblems } from '../../../../core/src/schema.js';
+
+const Jwk = Type.Object(
+  {
+    kty: Type.Union([Type.Literal('EC'), Type.Literal('RSA')]),
+    alg: Type.Union([Type.Literal('ES384'), Type.Literal('RS384')]),
+    kid: Type.String({ minLength: 1, maxLength: 200 }),
+    d: Type.String({ minLength: 1 }),
+  },
+  { additionalProperties: true, description: 'A private JWK (ES384 on P-384, or RS384).' },
+);
+
+const Registration = Type.Object(
+  {
+    match: Type.Object(
+      {
+        platformType: Type.Optional(Type.Union(PLATFORM_TYPES.map((p) => Type.Literal(p)))),
+        fhirHost: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+        brandId: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+      },
+      { additionalProperties: false },
+    ),
+    clientId: Type.String({ minLength: 1, maxLength: 512 }),
+    clientSecret: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    privateKeyJwk: Type.Optional(Jwk),
+    scopes: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+  },
+  { additionalProperties: false },
+);
+export const RegistrationsFile = Type.Array(Registration, { maxItems: 10_000 });
+type RegistrationEntry = Static<typeof Registration>;
+
+/** How Portico authenticates at a token endpoint. */
+export type ClientAuthentication =
+  | { method: 'none' }
+  | { method: 'client_secret_basic'; secret: string }
+  | { method: 'private_key_jwt'; key: webcrypto.CryptoKey; kid: string };
+
+export interface SmartRegistration {
+  match: RegistrationEntry['match'];
+  clientId: string;
+  auth: ClientAuthentication;
+  /** The scopes to ask for instead of the defaults (space-separated). */
+  scopes?: string;
+}
+
+export class Registrations {
+  constructor(private readonly entries: readonly SmartRegistration[]) {}
+
+  static none(): Registrations {
+    return new Registrations([]);
+  }
+
+  /** These, then `entry` (which matches only what none of these does). */
+  followedBy(entry: SmartRegistration): Registrations {
+    return new Registrations([...this.entries, entry]);
+  }
+
+  /** The brand's registration: the first entry whose every given field matches; undefined when none. */
+  for(brand: Pick<CatalogBrand, 'id' | 'platformType' | 'fhirBaseUrl'>): SmartRegistration | undefined {
+    const host = new URL(brand.fhirBaseUrl).hostname;
+    return this.entries.find(
+      ({ match }) =>
+        (match.platformType === undefined || match.platformType === brand.platformType) &&
+        (match.fhirHost === undefined || match.fhirHost.toLowerCase() === host) &&
+        (match.brandId === undefined || match.brandId === brand.id),
+    );
+  }
+}
+
+/** Reads and checks the file; throws an Error naming the file, the entry and the problem. */
+export async function loadRegistrations(file: string): Promise<Registrations> {
+  const fail = (detail: string) => new Error(`PORTICO_SMART_CLIENTS (${file}): ${detail}`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw fail((error as Error).message);
+  }
+  const checked = checkDocument(RegistrationsFile, parsed);
+  if (!checked.ok) throw fail(describeProblems(checked));
+  const entries: SmartRegistration[] = [];
+  for (const [index, entry] of checked.value.entries()) {
+    if (entry.clientSecret !== undefined && entry.privateKeyJwk !== undefined)
+      throw fail(`entry ${index} gives both clientSecret and privateKeyJwk; one client authenticates one way`);
+    entries.push({
+      match: entry.match,
+      clientId: entry.clientId,
+      auth: await authenticationOf(entry).catch((error: Error) => {
+        throw fail(`entry ${index}: privateKeyJwk is not a usable ${entry.privateKeyJwk?.alg} key (${error.message})`);
+      }),
+      ...(entry.scopes !== undefined && { scopes: entry.scopes }),
+    });
+  }
+  return new Registrations(entries);
+}
+
+async function authenticationOf(entry: RegistrationEntry): Promise<ClientAuthentication> {
+  if (entry.clientSecret !== undefined) return { method: 'client_secret_basic', secret: entry.clientSecret };
+  const jwk = entry.privateKeyJwk;
+  if (jwk === undefined) return { method: 'none' };
+  const algorithm =
+    jwk.alg === 'ES384' ? { name: 'ECDSA', namedCurve: 'P-384' } : { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-384' };
+  const key = await webcrypto.subtle.importKey('jwk', jwk as webcrypto.JsonWebKey, algorithm, false, ['sign']);
+  return { method: 'private_key_jwt', key, kid: jwk.kid };
+}

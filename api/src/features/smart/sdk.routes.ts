@@ -1,0 +1,89 @@
+// The two public stops of a patient's sign-in on the SDK surface (docs/connecting.md): the app's authorizeUrl, and
+// the callback the health system sends the browser back to. Both answer the browser, not an app: redirects, or a
+// small page for what cannot go back to the app.
+import { TLSSocket } from 'node:tls';
+import { Type } from '@sinclair/typebox';
+import type { Context } from 'koa';
+import type { ApiRouter } from '../../shared/http/openapi.js';
+import { requestOrigin } from '../../shared/http/origin.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
+import type { LaunchOutcome, LaunchService } from './launch.service.js';
+import { PAGE_CSP, renderPage } from './page.js';
+
+const tags = ['Connect sessions'];
+const LaunchParams = Type.Object({
+  token: Type.String({ maxLength: 200, description: 'Opaque; from `authorizeUrl`.' }),
+});
+const CallbackQuery = Type.Object({
+  state: Type.Optional(Type.String({ maxLength: 200 })),
+  code: Type.Optional(Type.String({ maxLength: 4096 })),
+  error: Type.Optional(Type.String({ maxLength: 256 })),
+  error_description: Type.Optional(Type.String({ maxLength: 2048 })),
+});
+
+export function smartLaunchRoutes(
+  sdk: ApiRouter,
+  {
+    launches,
+    publicBaseUrl,
+    trustProxy,
+  }: { launches: LaunchService } & Pick<RouteGuards, 'publicBaseUrl' | 'trustProxy'>,
+): void {
+  sdk.get(
+    '/connect/launch/:token',
+    {
+      operationId: 'launchConnectSession',
+      summary: "A connect session's authorizeUrl (opened in the patient's browser)",
+      description:
+        "Not called by apps: it is the `authorizeUrl` an initiate with `redirectUri` returns. The first visit reads the brand's `.well-known/smart-configuration` (10 s deadline, cached up to an hour; it must offer PKCE S256) and answers 302 to the health system's `authorization_endpoint` with `response_type=code`, `client_id`, `redirect_uri` (this API's `/api/sdk/v1/connect/callback`), `scope` (SMART v2 `launch/patient offline_access patient/Patient.rs patient/Observation.rs` when the server lists `permission-v2`, else the v1 `.read` forms, unless the client registration names its own), `state` (256 random bits, bound to the session, single use), `aud` (the brand's FHIR base URL) and a PKCE S256 `code_challenge`. When discovery fails the session becomes FAILED and the browser returns to the app with `status=failed&error=brand_unavailable`; a second visit returns `error=session_used`, one after the session expired `error=session_expired` (both 303). An unknown link is a 404 page.",
+      tags,
+      input: { params: LaunchParams },
+      responses: {
+        302: { description: "On to the health system's sign-in.", headers: ['Location'] },
+        303: { description: 'Back to the app (failed).', headers: ['Location'] },
+        404: { description: 'An unknown link (an HTML page).', contentType: 'text/html' },
+      },
+    },
+    async (ctx) => {
+      const origin = requestOrigin(publicBaseUrl, ctx.headers, ctx.req.socket instanceof TLSSocket, trustProxy).origin;
+      answer(ctx, await launches.launch(String((ctx.params as Record<string, string>)['token']), origin));
+    },
+  );
+
+  sdk.get(
+    '/connect/callback',
+    {
+      operationId: 'connectCallback',
+      summary: "The health system's redirect back to Portico (the patient's browser)",
+      description:
+        "Register `PUBLIC_BASE_URL` + `/api/sdk/v1/connect/callback` as the redirect URI of Portico's client at each health system. An unknown, used or expired `state` is a 400 page and changes nothing. An `error` from the health system fails the session and returns the browser to the app with `status=failed&error=<that error>`. Otherwise the code is exchanged at the token endpoint (10 s deadline) with the PKCE verifier and the registration's client authentication: a refusal returns `error=<the token endpoint's OAuth error>` (`invalid_grant`, `invalid_client`…), an unusable answer (no `access_token`, a type other than Bearer, no `patient`) `error=invalid_token_response`, an unreachable server `error=brand_unavailable`, a suspended app `error=app_suspended`, a user that may no longer connect (tombstoned, or at its connection limit) `error=connection_refused`. On success the connection is made as `complete` makes one (same events and lifecycle moves), records the FHIR base URL, the health system's patient id and the granted scope, and its first sync starts; the browser returns with 303 to `redirectUri?session=<id>&status=connected&connectionId=<id>`. Every return keeps the redirect URI's own query parameters.",
+      tags,
+      input: { query: CallbackQuery },
+      responses: {
+        303: { description: 'Back to the app.', headers: ['Location'] },
+        400: { description: 'An unknown, used or expired `state` (an HTML page).', contentType: 'text/html' },
+      },
+    },
+    async (ctx) => {
+      const { state, code, error } = ctx.query;
+      const text = (value: unknown) => (typeof value === 'string' && value.length <= 4096 ? value : undefined);
+      answer(ctx, await launches.callback({ state: text(state), code: text(code), error: text(error) }));
+    },
+  );
+}
+
+function answer(ctx: Context, outcome: LaunchOutcome): void {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  if (outcome.kind === 'redirect') {
+    ctx.status = outcome.status;
+    ctx.set('Location', outcome.location);
+    ctx.body = `Redirecting to ${outcome.location}`;
+    ctx.type = 'text/plain; charset=utf-8';
+    return;
+  }
+  ctx.status = outcome.status;
+  ctx.set('Content-Security-Policy', PAGE_CSP);
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = renderPage(outcome.title, outcome.message);
+}

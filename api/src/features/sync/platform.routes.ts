@@ -1,0 +1,46 @@
+// Asking for a signed-in connection's sync on the platform surface (docs/connecting.md, "Sync").
+import { Type } from '@sinclair/typebox';
+import { principalOf, requireScope } from '../../shared/http/auth.js';
+import type { ApiRouter } from '../../shared/http/openapi.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
+import { validate } from '../../shared/http/validate.js';
+import { ConnectionParams, SyncView } from '../app-users/index.js';
+import type { SyncService } from './service.js';
+
+const SyncAccepted = Type.Object({ connectionId: Type.String({ format: 'uuid' }), sync: SyncView });
+
+export function syncRoutes(
+  api: ApiRouter,
+  { syncs, wakeSync, idempotent }: { syncs: SyncService; wakeSync: () => void } & Pick<RouteGuards, 'idempotent'>,
+): void {
+  const connection = validate({ params: ConnectionParams });
+  api.post(
+    '/connections/:connectionId/sync',
+    {
+      operationId: 'syncConnection',
+      summary: "Read a signed-in connection's records from its health system now",
+      description:
+        "202: the sync is due now and one replica starts it within a second or so; a sync already running goes on and is not started twice (this answers 202 too). It ends with `connection.synced` or `connection.sync_failed`, and `GET /app-users/{id}` shows where it stands. A connection made by `complete` rather than by signing in is 409; an absent, revoked or another account's connection is 404.",
+      tags: ['App users'],
+      responses: { 202: { description: 'Due now.', schema: SyncAccepted } },
+    },
+    requireScope('app_user:write'),
+    connection,
+    idempotent(),
+    async (ctx) => {
+      const { connectionId } = connection.get(ctx).params;
+      const state = await syncs.request(principalOf(ctx), connectionId);
+      wakeSync();
+      ctx.status = 202;
+      ctx.body = {
+        connectionId,
+        sync: {
+          status: state.status,
+          lastSyncedAt: state.lastSyncedAt?.toISOString() ?? null,
+          lastError: state.lastError,
+          observations: state.observations,
+        },
+      };
+    },
+  );
+}

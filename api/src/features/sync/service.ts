@@ -1,0 +1,185 @@
+// Keeping a signed-in connection's records in sync with its health system (docs/connecting.md, "Sync"): a run
+// reads `Observation?patient=<patient>&_count=100` (after the first, only what changed since the last run's
+// high-water mark), one page at a time so memory stays flat however many pages a patient has, following `next`
+// links on the FHIR server's own origin only. Each resource is checked as ingest checks it (invalid ones are
+// skipped and counted), the valid ones upserted by id, so a page read twice (a run taken over) duplicates nothing.
+// A run ends with `connection.synced` or `connection.sync_failed`, written with its state through the outbox.
+import type { Clock } from '../../../../core/src/clock.js';
+import type { AppUserService } from '../app-users/index.js';
+import { readObservations, type IngestService } from '../clinical/index.js';
+import type { EventOutbox } from '../webhooks/index.js';
+import type { Principal } from '../../shared/http/auth.js';
+import { AppError, notFound } from '../../shared/http/errors.js';
+import { UUID } from '../../shared/http/ids.js';
+import { readPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
+import type { SyncRepository, SyncRun, SyncState } from './store.js';
+
+export const PAGE_SIZE = 100;
+
+export interface SyncServiceDeps {
+  store: SyncRepository;
+  users: AppUserService;
+  ingest: IngestService;
+  outbox: EventOutbox;
+  pages: Omit<PageReaderDeps, 'beforeWait'>;
+  /** Forgets a connection's tokens (its connection is gone). */
+  forget: (connectionId: string) => Promise<void>;
+  clock: Clock;
+  intervalMs: number;
+  /** How long a run's claim lasts without progress. */
+  leaseMs: number;
+}
+
+export class SyncService {
+  constructor(private readonly deps: SyncServiceDeps) {}
+
+  /** `POST /connections/{id}/sync`: due now; a running sync goes on (it is not started twice). */
+  async request(principal: Principal, connectionId: string): Promise<SyncState> {
+    const live = UUID.test(connectionId) ? await this.deps.users.connectionOf(principal.accountId, connectionId) : null;
+    if (!live) throw notFound('connection');
+    if (!live.connection.health)
+      throw new AppError(
+        'CONFLICT',
+        'The connection was not made by signing in at a health system; Portico has nothing to sync it from.',
+      );
+    const state = await this.deps.store.requestNow(connectionId, this.deps.clock.now());
+    if (!state) throw notFound('connection');
+    return state;
+  }
+
+  /** A sync's state, for `GET /app-users/{id}`. */
+  state(connectionId: string): Promise<SyncState | null> {
+    return this.deps.store.get(connectionId);
+  }
+
+  /** Runs a claimed sync to its end (or until its claim is lost). */
+  async run(claimed: SyncState): Promise<void> {
+    const { connectionId, accountId } = claimed;
+    const live = await this.deps.users.connectionOf(accountId, connectionId);
+    const health = live?.connection.health;
+    if (!live || !health) {
+      await this.deps.store.remove(connectionId, this.deps.clock.now());
+      await this.deps.forget(connectionId);
+      return;
+    }
+    const run = { ...claimed.run! };
+    try {
+      if (live.connection.status === 'REAUTHORIZATION_REQUIRED')
+        throw new SyncFailure('reauthorization_required', 'the connection needs the patient to sign in again');
+      const origin = new URL(health.fhirBaseUrl).origin;
+      let url: string | null = run.next ?? firstPage(health.fhirBaseUrl, health.patient, claimed.highWater);
+      while (url !== null) {
+        const page = await readPage(
+          { ...this.deps.pages, beforeWait: async () => void (await this.extend(connectionId, run)) },
+          connectionId,
+          url,
+        );
+        const { resources, next } = bundleOf(page);
+        const { observations, invalid } = readObservations(resources);
+        const stored =
+          observations.length > 0
+            ? await this.deps.ingest.store(accountId, connectionId, observations)
+            : { ingested: 0, updated: 0 };
+        run.added += stored.ingested;
+        run.updated += stored.updated;
+        run.skipped += invalid;
+        run.highWater = latest(run.highWater, resources);
+        if (next !== null && new URL(next).origin !== origin)
+          throw new SyncFailure(
+            'next_link_refused',
+            `a next link leads off the FHIR server's origin (${new URL(next).origin})`,
+          );
+        run.next = next;
+        url = next;
+        if (!(await this.extend(connectionId, run))) return; // another replica took the run over
+      }
+      await this.finish(claimed, run, null);
+    } catch (error) {
+      if (!(error instanceof SyncFailure)) throw error;
+      await this.finish(claimed, run, error.reason);
+    }
+  }
+
+  private async extend(connectionId: string, run: SyncRun): Promise<boolean> {
+    run.until = new Date(this.deps.clock.now().getTime() + this.deps.leaseMs);
+    return this.deps.store.progress(connectionId, run);
+  }
+
+  /** Ends the run with its state and event; nothing when the run was taken over meanwhile. */
+  private async finish(claimed: SyncState, run: SyncRun, failure: string | null): Promise<void> {
+    const { store, outbox, clock } = this.deps;
+    const current = await store.get(claimed.connectionId);
+    if (current?.run?.holder !== run.holder) return;
+    const now = clock.now();
+    const base = { connectionId: claimed.connectionId, appUserId: claimed.appUserId, brandId: claimed.brandId };
+    const event =
+      failure === null
+        ? outbox.event('connection.synced', claimed.accountId, `connection:${claimed.connectionId}`, {
+            ...base,
+            added: run.added,
+            updated: run.updated,
+          })
+        : outbox.event('connection.sync_failed', claimed.accountId, `connection:${claimed.connectionId}`, {
+            ...base,
+            reason: failure,
+          });
+    await outbox.record(
+      [event],
+      store.target(claimed.connectionId, current.version + 1),
+      async (changeId) =>
+        (await store.finish(
+          claimed.connectionId,
+          current.version,
+          {
+            status: failure === null ? 'IDLE' : 'FAILED',
+            lastError: failure,
+            ...(failure === null && { lastSyncedAt: now }),
+            highWater: failure === null ? (run.highWater ?? current.highWater) : current.highWater,
+            addObservations: run.added,
+            nextAt: new Date(now.getTime() + this.deps.intervalMs),
+          },
+          now,
+          changeId,
+        )) ?? undefined,
+    );
+  }
+}
+
+function firstPage(fhirBaseUrl: string, patient: string, highWater: string | null): string {
+  const url = new URL(`${fhirBaseUrl}/Observation`);
+  url.searchParams.set('patient', patient);
+  url.searchParams.set('_count', String(PAGE_SIZE));
+  if (highWater !== null) url.searchParams.set('_lastUpdated', `gt${highWater}`);
+  return url.href;
+}
+
+/** A searchset's resources and its next link; anything else is an invalid response. */
+function bundleOf(page: unknown): { resources: unknown[]; next: string | null } {
+  const bundle = page as { resourceType?: unknown; entry?: unknown; link?: unknown };
+  if (typeof page !== 'object' || page === null || bundle.resourceType !== 'Bundle')
+    throw new SyncFailure('invalid_response', 'the FHIR server answered something other than a Bundle');
+  const entries = Array.isArray(bundle.entry) ? bundle.entry : [];
+  const resources = entries
+    .filter((e: { search?: { mode?: string } }) => e?.search?.mode === undefined || e.search.mode === 'match')
+    .map((e: { resource?: unknown }) => e?.resource);
+  const links = Array.isArray(bundle.link) ? (bundle.link as { relation?: unknown; url?: unknown }[]) : [];
+  const next = links.find((l) => l?.relation === 'next' && typeof l.url === 'string')?.url as string | undefined;
+  if (next !== undefined && !URL.canParse(next)) throw new SyncFailure('invalid_response', 'a next link is not a URL');
+  return { resources, next: next ?? null };
+}
+
+/** The later of `highWater` and the resources' `meta.lastUpdated` (FHIR instants compare as times). */
+function latest(highWater: string | null, resources: unknown[]): string | null {
+  let best = highWater;
+  let bestMs = best === null ? -Infinity : Date.parse(best);
+  for (const resource of resources) {
+    const value = (resource as { meta?: { lastUpdated?: unknown } } | null)?.meta?.lastUpdated;
+    if (typeof value !== 'string') continue;
+    const ms = Date.parse(value);
+    if (Number.isFinite(ms) && ms > bestMs) {
+      best = value;
+      bestMs = ms;
+    }
+  }
+  return best;
+}

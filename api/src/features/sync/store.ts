@@ -1,0 +1,166 @@
+// connection_syncs: one document per signed-in connection (_id the connection id): where its sync stands (what
+// `GET /app-users/{id}` shows), when the next is due, and the run in progress: the replica holding it until when,
+// the page to read next and what it has stored so far, so a run whose replica died is taken over where it
+// stopped. A run is claimed and finished by conditional writes on `_version` (a run ends with its event, through
+// the outbox); its progress is written only while its holder's claim stands.
+import type { Db, Filter } from 'mongodb';
+import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import { through } from '../../../../core/src/infra/mongo.js';
+import type { ChangeTarget } from '../webhooks/index.js';
+import { VersionedCollection, type VersionedDocument } from '../../shared/infra/versioned-collection.js';
+
+export const CONNECTION_SYNCS = 'connection_syncs';
+
+export type SyncStatus = 'IDLE' | 'RUNNING' | 'FAILED';
+
+export interface SyncRun {
+  holder: string;
+  until: Date;
+  startedAt: Date;
+  /** The next page's URL; null before the first. */
+  next: string | null;
+  added: number;
+  updated: number;
+  skipped: number;
+  /** The latest `meta.lastUpdated` read so far (the next sync's `_lastUpdated=gt…` once this one finishes). */
+  highWater: string | null;
+}
+
+export interface SyncState {
+  connectionId: string;
+  accountId: string;
+  appUserId: string;
+  brandId: string;
+  status: SyncStatus;
+  lastSyncedAt: Date | null;
+  lastError: string | null;
+  /** Observations the syncs have added in all. */
+  observations: number;
+  highWater: string | null;
+  nextAt: Date;
+  run: SyncRun | null;
+  version: number;
+}
+
+interface SyncDocument extends VersionedDocument, Omit<SyncState, 'connectionId' | 'version'> {}
+
+export interface SyncFinish {
+  status: 'IDLE' | 'FAILED';
+  lastError: string | null;
+  lastSyncedAt?: Date;
+  highWater: string | null;
+  addObservations: number;
+  nextAt: Date;
+}
+
+export class SyncRepository {
+  private readonly documents: VersionedCollection<SyncDocument>;
+
+  constructor(db: Db, locks: DocumentLocks) {
+    this.documents = new VersionedCollection(db.collection<SyncDocument>(CONNECTION_SYNCS), locks);
+  }
+
+  async init(indexes?: Db): Promise<void> {
+    await through(this.documents.collection, indexes).createIndex({ nextAt: 1 });
+  }
+
+  target(connectionId: string, version: number): ChangeTarget {
+    return { collection: CONNECTION_SYNCS, id: connectionId, version };
+  }
+
+  /** A connection's sync, due now; an existing one (a reconnect) is made due now. */
+  async schedule(
+    state: Pick<SyncState, 'connectionId' | 'accountId' | 'appUserId' | 'brandId'>,
+    now: Date,
+  ): Promise<void> {
+    const { connectionId, ...rest } = state;
+    try {
+      await this.documents.insert({
+        _id: connectionId,
+        _version: 1,
+        ...rest,
+        status: 'IDLE',
+        lastSyncedAt: null,
+        lastError: null,
+        observations: 0,
+        highWater: null,
+        nextAt: now,
+        run: null,
+        updatedAt: now,
+        deletedAt: null,
+      });
+    } catch (error) {
+      if ((error as { code?: number }).code !== 11000) throw error;
+      await this.documents.update(connectionId, 'any', { set: { nextAt: now } }, now);
+    }
+  }
+
+  async get(connectionId: string): Promise<SyncState | null> {
+    const doc = await this.documents.find(connectionId);
+    return doc && doc.deletedAt === null ? toState(doc) : null;
+  }
+
+  /** Syncs due at `now` and not running, or running under a claim that lapsed (its replica died), soonest first. */
+  async due(now: Date, limit: number): Promise<SyncState[]> {
+    const filter: Filter<SyncDocument> = {
+      deletedAt: null,
+      $or: [{ run: null, nextAt: { $lte: now } }, { 'run.until': { $lt: now } }],
+    };
+    const docs = await this.documents.collection.find(filter).sort({ nextAt: 1 }).limit(limit).toArray();
+    return docs.map((doc) => toState(doc as SyncDocument));
+  }
+
+  /** Claims a run (a new one, or the lapsed one it holds, taken over where it stopped); the state after, or null. */
+  async claim(state: SyncState, holder: string, now: Date, until: Date): Promise<SyncState | null> {
+    const run: SyncRun = state.run
+      ? { ...state.run, holder, until }
+      : { holder, until, startedAt: now, next: null, added: 0, updated: 0, skipped: 0, highWater: null };
+    const doc = await this.documents.update(
+      state.connectionId,
+      state.version,
+      { set: { status: 'RUNNING', run } },
+      now,
+    );
+    return doc && toState(doc);
+  }
+
+  /** Records a run's progress and extends its claim; false when the claim was lost. */
+  progress(connectionId: string, run: SyncRun): Promise<boolean> {
+    return this.documents.modify(connectionId, { 'run.holder': run.holder }, { $set: { run } }, { cached: false });
+  }
+
+  /** Ends the run `holder` holds, at `version`, with the outbox's change id; the state after, or null. */
+  async finish(
+    connectionId: string,
+    version: number,
+    finish: SyncFinish,
+    at: Date,
+    changeId: string,
+  ): Promise<SyncState | null> {
+    const { addObservations, ...set } = finish;
+    const doc = await this.documents.update(
+      connectionId,
+      version,
+      { set: { ...set, run: null }, inc: { observations: addObservations } },
+      at,
+      changeId,
+    );
+    return doc && toState(doc);
+  }
+
+  /** Makes a sync due now (on demand). */
+  async requestNow(connectionId: string, now: Date): Promise<SyncState | null> {
+    const doc = await this.documents.update(connectionId, 'any', { set: { nextAt: now } }, now);
+    return doc && toState(doc);
+  }
+
+  /** The connection is gone: so is its sync. */
+  async remove(connectionId: string, at: Date): Promise<void> {
+    await this.documents.softDelete(connectionId, 'any', at);
+  }
+}
+
+function toState(doc: SyncDocument): SyncState {
+  const { _id, _version, _changes, deletedAt: _deleted, updatedAt: _updated, ...rest } = doc;
+  return { connectionId: _id, version: _version, ...rest };
+}

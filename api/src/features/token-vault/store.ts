@@ -1,0 +1,106 @@
+// connection_tokens: one document per signed-in connection (_id the connection id) holding its tokens sealed
+// (keyring.ts), what refreshing them needs (the brand and its FHIR base URL), and the lease of the one refresh
+// that may run at a time across replicas. Writes are conditional: a refresh is claimed with the version read, and
+// its result is stored only while its claim stands, so two replicas never both use one refresh token.
+import type { Collection, Db } from 'mongodb';
+import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import type { PlatformType } from '../../../../core/src/catalog/model.js';
+import type { Sealed } from './keyring.js';
+
+export interface TokenRecord {
+  connectionId: string;
+  accountId: string;
+  brand: { id: string; platformType: PlatformType; fhirBaseUrl: string };
+  access: Sealed;
+  refresh: Sealed | null;
+  /** When the access token expires; null when the server did not say. */
+  expiresAt: Date | null;
+  /** +1 whenever the tokens change. */
+  version: number;
+  /** A refresh in flight: who holds it and until when (then anyone may take it over). */
+  refreshing: { holder: string; until: Date } | null;
+  updatedAt: Date;
+}
+
+export type NewTokens = Pick<TokenRecord, 'access' | 'refresh' | 'expiresAt'>;
+
+export interface TokenStore {
+  /** Stores a connection's tokens, replacing any it had (a reconnect), at a new version. */
+  put(record: Omit<TokenRecord, 'version' | 'refreshing'>): Promise<void>;
+  get(connectionId: string): Promise<TokenRecord | null>;
+  /** Claims the refresh if the record is still at `version` and nobody's claim stands; false otherwise. */
+  claimRefresh(connectionId: string, version: number, holder: string, now: Date, until: Date): Promise<boolean>;
+  /** Stores refreshed tokens while `holder`'s claim stands, ending it; false when the claim was lost. */
+  refreshed(connectionId: string, holder: string, tokens: NewTokens, at: Date): Promise<boolean>;
+  /** Ends `holder`'s claim without a change (the refresh failed). */
+  release(connectionId: string, holder: string): Promise<void>;
+  delete(connectionId: string): Promise<void>;
+}
+
+type TokenDocument = Omit<TokenRecord, 'connectionId'> & { _id: string };
+
+export class TokenRepository implements TokenStore {
+  private readonly collection: Collection<TokenDocument>;
+
+  constructor(
+    db: Db,
+    private readonly locks: DocumentLocks,
+  ) {
+    this.collection = db.collection<TokenDocument>('connection_tokens');
+  }
+
+  async put(record: Omit<TokenRecord, 'version' | 'refreshing'>): Promise<void> {
+    const { connectionId, ...rest } = record;
+    const previous = await this.collection.findOne({ _id: connectionId }, { projection: { version: 1 } });
+    await this.collection.replaceOne(
+      { _id: connectionId },
+      { ...rest, version: (previous?.version ?? 0) + 1, refreshing: null },
+      { upsert: true },
+    );
+  }
+
+  async get(connectionId: string): Promise<TokenRecord | null> {
+    const doc = await this.collection.findOne({ _id: connectionId });
+    if (!doc) return null;
+    const { _id, ...rest } = doc;
+    return { connectionId: _id, ...rest };
+  }
+
+  async claimRefresh(connectionId: string, version: number, holder: string, now: Date, until: Date): Promise<boolean> {
+    const free = { version, $or: [{ refreshing: null }, { 'refreshing.until': { $lt: now } }] };
+    return (
+      (await updateOneWhere(this.collection, this.locks, connectionId, free, {
+        $set: { refreshing: { holder, until } },
+      })) !== null
+    );
+  }
+
+  async refreshed(connectionId: string, holder: string, tokens: NewTokens, at: Date): Promise<boolean> {
+    return (
+      (await updateOneWhere(
+        this.collection,
+        this.locks,
+        connectionId,
+        { 'refreshing.holder': holder },
+        { $set: { ...tokens, refreshing: null, updatedAt: at }, $inc: { version: 1 } },
+      )) !== null
+    );
+  }
+
+  async release(connectionId: string, holder: string): Promise<void> {
+    await updateOneWhere(
+      this.collection,
+      this.locks,
+      connectionId,
+      { 'refreshing.holder': holder },
+      {
+        $set: { refreshing: null },
+      },
+    );
+  }
+
+  async delete(connectionId: string): Promise<void> {
+    await this.collection.deleteOne({ _id: connectionId });
+  }
+}

@@ -1,0 +1,159 @@
+// The composition of Portico's connections to health systems (docs/connecting.md): client registrations, discovery,
+// the OAuth client, the token vault, the launch and the sync with its worker. Built by wiring.ts from what it made;
+// kept apart so the composition root stays readable.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Db } from 'mongodb';
+import type { Logger } from 'pino';
+import type { Clock } from '../../core/src/clock.js';
+import type { CatalogBrand } from '../../core/src/catalog/model.js';
+import type { DocumentLocks } from '../../core/src/infra/locks.js';
+import { policyFetch } from '../../core/src/net/policy-fetch.js';
+import { parseTokenKeys, type Config, type TokenKey } from './config.js';
+import type { AppUserService } from './features/app-users/index.js';
+import type { AppStore } from './features/apps/index.js';
+import type { IngestService } from './features/clinical/index.js';
+import type { SessionStore } from './features/connect-sessions/store.js';
+import { SmartDiscovery } from './features/smart/discovery.js';
+import { LaunchService } from './features/smart/launch.service.js';
+import { SmartOAuthClient } from './features/smart/oauth-client.js';
+import { loadRegistrations, Registrations } from './features/smart/registrations.js';
+import { SyncRunner } from './features/sync/runner.js';
+import { SyncService } from './features/sync/service.js';
+import { SyncRepository } from './features/sync/store.js';
+import { Keyring } from './features/token-vault/keyring.js';
+import { TokenVault } from './features/token-vault/service.js';
+import { TokenRepository } from './features/token-vault/store.js';
+import type { EventOutbox } from './features/webhooks/index.js';
+
+/** The largest answer read from a health system (a page of 100 Observations is far smaller). */
+const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+const SYNC_LEASE_MS = 120_000;
+/** The sandbox EHR's demo client (sandbox/src: DEMO_CLIENT_ID). */
+export const SANDBOX_CLIENT_ID = 'portico-demo';
+
+export interface HealthLinkDeps {
+  config: Config;
+  db: Db;
+  longDb: Db;
+  locks: DocumentLocks;
+  clock: Clock;
+  logger: Logger;
+  users: () => AppUserService;
+  apps: AppStore;
+  sessions: SessionStore;
+  ingest: IngestService;
+  outbox: EventOutbox;
+  brand: (brandId: string) => CatalogBrand | undefined;
+  /** How often each replica looks for due syncs (tests: shorter). */
+  syncPollMs?: number;
+}
+
+export async function buildHealthLinks(deps: HealthLinkDeps) {
+  const { config, clock, logger } = deps;
+  const configured = config.smart.clientsFile
+    ? await loadRegistrations(config.smart.clientsFile)
+    : Registrations.none();
+  // With the sandbox: its demo public client for brands on this machine (the demo catalog's sandbox brands).
+  const registrations = config.smart.sandbox
+    ? configured.followedBy({ match: { fhirHost: '127.0.0.1' }, clientId: SANDBOX_CLIENT_ID, auth: { method: 'none' } })
+    : configured;
+  const keyring = new Keyring(config.smart.tokenKeys ?? developmentKeys(config, logger));
+  const fetch = policyFetch({ allowInsecure: config.smart.allowInsecure, maxBytes: MAX_ANSWER_BYTES });
+  const discovery = new SmartDiscovery(fetch, clock);
+  const oauth = new SmartOAuthClient(fetch, config.smart.allowInsecure, clock);
+  const tokens = new TokenRepository(deps.db, deps.locks);
+  const vault = new TokenVault({
+    store: tokens,
+    keyring,
+    oauth,
+    discovery,
+    registrations: () => registrations,
+    clock,
+    onGrantRefused: async (record) => {
+      await deps.users().requireReauthorization(record.accountId, record.connectionId);
+    },
+  });
+  const syncStore = new SyncRepository(deps.db, deps.locks);
+  await syncStore.init(deps.longDb);
+  const syncs = new SyncService({
+    store: syncStore,
+    users: deps.users(),
+    ingest: deps.ingest,
+    outbox: deps.outbox,
+    pages: { fetch, vault, pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
+    forget: (id) => vault.forget(id),
+    clock,
+    intervalMs: config.smart.syncIntervalMs,
+    leaseMs: SYNC_LEASE_MS,
+  });
+  const runner = new SyncRunner(syncStore, syncs, clock, logger, {
+    pollMs: deps.syncPollMs ?? 1_000,
+    concurrency: 4,
+    leaseMs: SYNC_LEASE_MS,
+  });
+  const launches = new LaunchService({
+    sessions: deps.sessions,
+    users: deps.users(),
+    apps: deps.apps,
+    brand: deps.brand,
+    registrations: () => registrations,
+    discovery,
+    oauth,
+    vault,
+    keyring,
+    allowInsecure: config.smart.allowInsecure,
+    onConnected: ({ connectionId, accountId, appUserId, brandId }) => {
+      syncStore
+        .schedule({ connectionId, accountId, appUserId, brandId }, clock.now())
+        .then(() => runner.wake())
+        .catch((error: unknown) =>
+          logger.warn({ err: error, connectionId }, 'sync: the first sync could not be scheduled; the next look does'),
+        );
+    },
+    clock,
+  });
+  return {
+    launches,
+    vault,
+    syncs,
+    syncRunner: runner,
+    syncStore,
+    keyring,
+    /** Revoked connections: their tokens deleted (and revoked at the health system), their syncs removed. */
+    onRevoked: async (ids: string[]) => {
+      for (const id of ids) {
+        await vault.forget(id);
+        await syncStore.remove(id, clock.now());
+      }
+    },
+  };
+}
+
+/**
+ * Without PORTICO_TOKEN_KEYS: with the embedded database, a key kept beside its data (so tokens outlive a restart);
+ * else one for this process only. Either way the log says so: production sets the variable (the chart requires it).
+ */
+function developmentKeys(config: Config, logger: Logger): TokenKey[] {
+  if (config.mongodbUri === undefined) {
+    const file = path.join(config.dataDir, 'token-key');
+    if (!existsSync(file)) {
+      mkdirSync(config.dataDir, { recursive: true });
+      writeFileSync(file, `dev:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+      chmodSync(file, 0o600);
+    }
+    const keys = parseTokenKeys(readFileSync(file, 'utf8').trim());
+    if (keys) {
+      logger.warn(
+        { file },
+        'PORTICO_TOKEN_KEYS is unset: health-system tokens are sealed with a development key kept in the data folder',
+      );
+      return keys;
+    }
+  }
+  logger.warn(
+    'PORTICO_TOKEN_KEYS is unset: health-system tokens are sealed with a key of this process, lost on restart',
+  );
+  return [{ kid: 'ephemeral', key: randomBytes(32) }];
+}

@@ -1,0 +1,224 @@
+// A world for the tests of connections to health systems: the sandbox EHR on a loopback port with one brand per
+// way of authenticating (a public client on a SMART v2 server and on a v1-only one, client_secret_basic,
+// private_key_jwt with ES384 and with RS384), a Portico API holding the matching client registrations, the
+// brands in its catalog, a tenant, an app with a redirect URI, and the steps a patient's browser takes.
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import { exportJWK, generateKeyPair } from 'jose';
+import type { PlatformType } from '../core/src/catalog/model.js';
+import { startSandboxEhr, type SandboxClient, type SandboxEhr, type SandboxPatient } from '../sandbox/src/server.js';
+import { TestApi, type Tenant, type TestApiOptions } from './api.js';
+import { appOf, type AppKeys } from './apps.js';
+import { publishTo } from './catalog.js';
+import { sandboxSources } from './sandbox-catalog.js';
+import { signIn, type SignInOptions } from './sandbox-ehr.js';
+
+export const TOKEN_KEY_1 = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
+export const TOKEN_KEY_2 = `k2:${Buffer.alloc(32, 2).toString('base64')}`;
+export const APP_RETURN = 'https://app.example.com/connected?from=portico';
+
+export const SMART_BRANDS = [
+  { key: 'public-v2', name: 'Sandbox Public Health', platformType: 'OTHER' as PlatformType, client: 'portico-public' },
+  {
+    key: 'public-v1',
+    name: 'Sandbox Legacy Clinic',
+    platformType: 'MEDITECH' as PlatformType,
+    client: 'portico-public',
+    v2: false,
+  },
+  { key: 'secret', name: 'Sandbox Secret Hospital', platformType: 'CERNER' as PlatformType, client: 'portico-secret' },
+  { key: 'jwt-es', name: 'Sandbox Elliptic Medical', platformType: 'EPIC' as PlatformType, client: 'portico-jwt-es' },
+  {
+    key: 'jwt-rs',
+    name: 'Sandbox Rivest Care',
+    platformType: 'ATHENAHEALTH' as PlatformType,
+    client: 'portico-jwt-rs',
+  },
+];
+export type SmartBrandKey = (typeof SMART_BRANDS)[number]['key'];
+
+export const PATIENTS: SandboxPatient[] = [
+  { id: 'ada', username: 'ada', password: 'sandbox', name: 'Ada Lovelace', birthDate: '1815-12-10', observations: 230 },
+  {
+    id: 'grace',
+    username: 'grace',
+    password: 'sandbox',
+    name: 'Grace Hopper',
+    birthDate: '1906-12-09',
+    observations: 40,
+  },
+];
+
+export interface SmartWorld {
+  api: TestApi;
+  ehr: SandboxEhr;
+  tenant: Tenant;
+  app: AppKeys;
+  /** Brand ids in the API's catalog, by sandbox brand key. */
+  brands: Record<string, string>;
+  registrationsFile: string;
+  /** Another API replica on the same database, with the same registrations (closed with the world). */
+  replica(options?: TestApiOptions & { tokenKeys?: string }): Promise<TestApi>;
+  close(): Promise<void>;
+}
+
+export async function startSmartWorld(
+  options: TestApiOptions & { now?: () => number; tokenKeys?: string } = {},
+): Promise<SmartWorld> {
+  const es = await generateKeyPair('ES384', { extractable: true });
+  const rs = await generateKeyPair('RS384', { extractable: true });
+  const jwk = async (key: Parameters<typeof exportJWK>[0], kid: string, alg: string) => ({
+    ...(await exportJWK(key)),
+    kid,
+    alg,
+  });
+  const clients: SandboxClient[] = [
+    { clientId: 'portico-public', redirectUris: [], auth: { method: 'none' } },
+    { clientId: 'portico-secret', redirectUris: [], auth: { method: 'client_secret_basic', secret: 's3cr3t-value' } },
+    {
+      clientId: 'portico-jwt-es',
+      redirectUris: [],
+      auth: { method: 'private_key_jwt', jwks: [await jwk(es.publicKey, 'es-1', 'ES384')] },
+    },
+    {
+      clientId: 'portico-jwt-rs',
+      redirectUris: [],
+      auth: { method: 'private_key_jwt', jwks: [await jwk(rs.publicKey, 'rs-1', 'RS384')] },
+    },
+  ];
+  const ehr = await startSandboxEhr({
+    brands: SMART_BRANDS.map(({ key, name, v2 }) => ({ key, name, v2: v2 !== false })),
+    clients,
+    patients: PATIENTS,
+    ...(options.now && { now: options.now }),
+  });
+  const registrations = [
+    { match: { platformType: 'OTHER' }, clientId: 'portico-public' },
+    { match: { platformType: 'MEDITECH' }, clientId: 'portico-public' },
+    { match: { platformType: 'CERNER' }, clientId: 'portico-secret', clientSecret: 's3cr3t-value' },
+    {
+      match: { platformType: 'EPIC' },
+      clientId: 'portico-jwt-es',
+      privateKeyJwk: await jwk(es.privateKey, 'es-1', 'ES384'),
+    },
+    {
+      match: { platformType: 'ATHENAHEALTH' },
+      clientId: 'portico-jwt-rs',
+      privateKeyJwk: await jwk(rs.privateKey, 'rs-1', 'RS384'),
+    },
+  ];
+  const registrationsFile = path.join(os.tmpdir(), `portico-smart-clients-${randomUUID()}.json`);
+  writeFileSync(registrationsFile, JSON.stringify(registrations));
+  const api = await TestApi.start({
+    sync: true,
+    ...options,
+    env: {
+      PORTICO_SMART_CLIENTS: registrationsFile,
+      PORTICO_SMART_ALLOW_INSECURE: 'true',
+      PORTICO_TOKEN_KEYS: options.tokenKeys ?? TOKEN_KEY_1,
+      ...options.env,
+    },
+  });
+  for (const client of clients) client.redirectUris.push(`${api.url}/api/sdk/v1/connect/callback`);
+  await publishTo(api, sandboxSources(ehr.origin, SMART_BRANDS));
+  const brands: Record<string, string> = {};
+  for (const brand of SMART_BRANDS) {
+    const search = await api.request('GET', `/api/sdk/v1/catalog/brands?q=${encodeURIComponent(brand.name)}`);
+    const found = (search.body?.data ?? search.body?.brands ?? []).find(
+      (b: { fhirBaseUrl: string }) => b.fhirBaseUrl === ehr.fhirBaseUrl(brand.key),
+    );
+    if (!found) throw new Error(`the catalog has no brand for ${brand.key}: ${search.text.slice(0, 300)}`);
+    brands[brand.key] = found.id;
+  }
+  const tenant = await api.tenant();
+  const app = await appOf(api, tenant);
+  const patched = await api.admin('PATCH', `/apps/${app.appId}`, { redirectUris: [APP_RETURN] });
+  expect(patched.status, patched.text).to.equal(200);
+  const replicas: TestApi[] = [];
+  return {
+    api,
+    ehr,
+    tenant,
+    app,
+    brands,
+    registrationsFile,
+    replica: async (more = {}) => {
+      const replica = await TestApi.start({
+        ...more,
+        replicaOf: api,
+        env: {
+          PORTICO_SMART_CLIENTS: registrationsFile,
+          PORTICO_SMART_ALLOW_INSECURE: 'true',
+          PORTICO_TOKEN_KEYS: more.tokenKeys ?? options.tokenKeys ?? TOKEN_KEY_1,
+          ...more.env,
+        },
+      });
+      replicas.push(replica);
+      return replica;
+    },
+    close: async () => {
+      for (const replica of replicas) await replica.close().catch(() => {});
+      await api.close();
+      await ehr.close();
+    },
+  };
+}
+
+/** Initiates a session with a redirect URI; its 201 body (with authorizeUrl). */
+export async function initiateLaunch(
+  world: SmartWorld,
+  brandKey: string,
+  appUserId: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; authorizeUrl: string }> {
+  const started = await world.api.request('POST', '/api/sdk/v1/connect-sessions', {
+    key: world.app.pk,
+    body: { appUserId, brandId: world.brands[brandKey], redirectUri: APP_RETURN, ...extra },
+  });
+  expect(started.status, started.text).to.equal(201);
+  expect(started.body.authorizeUrl).to.be.a('string');
+  return started.body;
+}
+
+/** GET without following redirects; the status and Location. */
+export async function visit(url: string): Promise<{ status: number; location: URL | null; text: string }> {
+  const res = await fetch(url, { redirect: 'manual' });
+  const location = res.headers.get('location');
+  return { status: res.status, location: location ? new URL(location, url) : null, text: await res.text() };
+}
+
+/** The whole browser path: authorizeUrl → the EHR's sign-in → Portico's callback → where the app is sent. */
+export async function connectThroughBrowser(
+  world: SmartWorld,
+  brandKey: string,
+  appUserId: string,
+  signInAs: SignInOptions = {},
+  extra: Record<string, unknown> = {},
+): Promise<{ session: string; back: URL; callback: URL }> {
+  const { id, authorizeUrl } = await initiateLaunch(world, brandKey, appUserId, extra);
+  const launched = await visit(authorizeUrl);
+  expect(launched.status, launched.text).to.equal(302);
+  const callback = await signIn(launched.location!.href, signInAs);
+  const back = await visit(callback.href);
+  expect(back.status, back.text).to.equal(303);
+  return { session: id, back: back.location!, callback };
+}
+
+/** Waits until `check` holds (or fails the test after `timeoutMs`), polling: never a fixed sleep. */
+export async function until<T>(
+  what: string,
+  read: () => Promise<T>,
+  check: (value: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (check(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: last ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
