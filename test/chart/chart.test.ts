@@ -11,7 +11,7 @@ import { loadConfig } from '../../api/src/config.js';
 import { loadOperatorConfig } from '../../operator/src/config.js';
 import { CRD_FILE } from '../../operator/src/crd/generate.js';
 import { chartCrdTemplate, chartCrdTemplatePath } from '../../operator/src/crd/chart-template.js';
-import { CHART_DIR, ciValuesFiles, helm, renderChart, run, tool } from '../../testkit/chart.js';
+import { CHART_DIR, ciValuesFiles, helm, renderChart, run, templateArgs, tool } from '../../testkit/chart.js';
 
 const BRANDCATALOG_SERVED = ['catalog.portico.dev/v1alpha1/BrandCatalog'];
 type Labelled = KubernetesObject & { spec?: Record<string, unknown> };
@@ -80,6 +80,7 @@ describe('chart: charts/portico', function () {
       PORTICO_ADMIN_TOKEN: 'a'.repeat(24),
       AWS_ACCESS_KEY_ID: 'key',
       AWS_SECRET_ACCESS_KEY: 'secret',
+      PORTICO_TOKEN_KEYS: `k1:${Buffer.alloc(32).toString('base64')}`,
     };
     const sources = (
       await Promise.all(
@@ -290,13 +291,16 @@ describe('chart: charts/portico', function () {
       'PORTICO_CURSOR_SECRET',
       'AWS_ACCESS_KEY_ID',
       'AWS_SECRET_ACCESS_KEY',
+      'PORTICO_TOKEN_KEYS',
     ]);
   });
 
-  it('fails `helm lint` with no values: the required public origin is missing', async () => {
+  it('fails `helm lint` with no values: the required public origin and token keys are missing', async () => {
     const result = await helm(['lint', CHART_DIR], { timeoutMs: 60_000 });
     expect(result.code, `${result.stdout}${result.stderr}`).to.not.equal(0);
-    expect(`${result.stdout}${result.stderr}`).to.match(/\/config\/publicBaseUrl/);
+    expect(`${result.stdout}${result.stderr}`)
+      .to.match(/\/config\/publicBaseUrl/)
+      .and.to.match(/\/secrets\/tokenKeys/);
   });
 
   it('refuses, through helm itself, what cannot work in a cluster', async () => {
@@ -307,6 +311,11 @@ describe('chart: charts/portico', function () {
       [{ 'api.replicas': '2' }, /more than one API replica needs REDIS_URL and PORTICO_CURSOR_SECRET/],
       [{ 'objectStorage.url': 'file:///data/objects' }, /each pod has its own file system/],
       [{ unknownSetting: 'x' }, /additional properties 'unknownSetting' not allowed/],
+      [{ 'secrets.tokenKeys': '' }, /\/secrets\/tokenKeys': '' does not match pattern/],
+      [
+        { 'api.env[0].name': 'PORTICO_SMART_ALLOW_INSECURE', 'api.env[0].value': 'true' },
+        /PORTICO_SMART_ALLOW_INSECURE \(set in api\.env\) is for development and tests only/,
+      ],
     ];
     const outcomes = await Promise.all(
       refusals.map(([set]) =>
@@ -317,5 +326,28 @@ describe('chart: charts/portico', function () {
       ),
     );
     outcomes.forEach((outcome, i) => expect(outcome).to.match(refusals[i]![1]));
+  });
+
+  it('names the token keys to set even with --skip-schema-validation (the template refuses too)', async () => {
+    const minimal = files.find((f) => f.endsWith('minimal-values.yaml'))!;
+    const refusals: [Record<string, string>, RegExp][] = [
+      [
+        { 'secrets.tokenKeys': '' },
+        /PORTICO_TOKEN_KEYS is required: set secrets\.tokenKeys .* or secrets\.existingSecret/,
+      ],
+      [
+        { 'secrets.existingSecret': 'creds', 'secrets.existingSecretKeys.tokenKeys': '' },
+        /PORTICO_TOKEN_KEYS is required: secrets\.existingSecretKeys\.tokenKeys must name the key of Secret "creds"/,
+      ],
+    ];
+    const results = await Promise.all(
+      refusals.map(([set]) =>
+        helm([...templateArgs([minimal], set), '--skip-schema-validation'], { timeoutMs: 60_000 }),
+      ),
+    );
+    results.forEach((result, i) => {
+      expect(result.code, result.stdout).to.not.equal(0);
+      expect(result.stderr).to.match(refusals[i]![1]);
+    });
   });
 });

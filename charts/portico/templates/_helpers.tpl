@@ -112,6 +112,7 @@ adminToken: PORTICO_ADMIN_TOKEN
 cursorSecret: PORTICO_CURSOR_SECRET
 s3AccessKeyId: AWS_ACCESS_KEY_ID
 s3SecretAccessKey: AWS_SECRET_ACCESS_KEY
+tokenKeys: PORTICO_TOKEN_KEYS
 {{- end }}
 
 {{/*
@@ -277,7 +278,7 @@ annotations:
 {{/* The chart-created Secret's stringData: the values given, under their variables' names. */}}
 {{- define "portico.secretData" -}}
 {{- $variables := include "portico.secretVariables" . | fromYaml }}
-{{- range $setting := list "mongodbUri" "redisUrl" "adminToken" "cursorSecret" "s3AccessKeyId" "s3SecretAccessKey" }}
+{{- range $setting := list "mongodbUri" "redisUrl" "adminToken" "cursorSecret" "s3AccessKeyId" "s3SecretAccessKey" "tokenKeys" }}
 {{- with index $.Values.secrets $setting }}
 {{ index $variables $setting }}: {{ . | quote }}
 {{- end }}
