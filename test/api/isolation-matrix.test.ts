@@ -207,6 +207,8 @@ interface Case {
   appBound?: boolean;
   /** Errors are FHIR OperationOutcomes (the gateway's FHIR face), not problem details. */
   fhir?: boolean;
+  /** Errors are HTML pages for a patient's browser (the sign-in's stops), not problem details. */
+  page?: boolean;
   /** Shows every tenant to the admin token (the list of accounts): its admin cells are not scanned for leaks. */
   everyTenant?: boolean;
   request(value: string | undefined, world: World): { path: string; body?: unknown; headers?: Record<string, string> };
@@ -391,6 +393,15 @@ const CASES: Case[] = [
     outcome: ownedOr404(ofStatus(204)),
   },
   {
+    // Connections made by complete have no health system to sync from: 409 for the account's own.
+    op: `POST ${P}/connections/{connectionId}/sync`,
+    surface: 'platform',
+    scope: 'app_user:write',
+    param: 'connection',
+    request: (v) => ({ path: `${P}/connections/${e(v!)}/sync` }),
+    outcome: ownedOr404(ofStatus(409)),
+  },
+  {
     op: `POST ${P}/connect-sessions/{id}/complete`,
     surface: 'platform',
     scope: 'app_user:write',
@@ -481,6 +492,24 @@ const CASES: Case[] = [
     appBound: true,
     request: (v) => ({ path: `${S}/observations/_search?cursor=${e(v!)}` }),
     outcome: (c, t) => (mine(c, t) && c.app === 'app' ? ofStatus(t.state === 'live' ? 200 : 404) : ofStatus(400)),
+  },
+  // SDK: the sign-in's two public stops. A session's id without its launch secret (or `state`) opens nothing, whoever
+  // owns it: the same page for every variant.
+  {
+    op: `GET ${S}/connect/launch/{token}`,
+    surface: 'public',
+    param: 'session',
+    page: true,
+    request: (v) => ({ path: `${S}/connect/launch/${e(`${v!}.forged-secret`)}` }),
+    outcome: () => ofStatus(404),
+  },
+  {
+    op: `GET ${S}/connect/callback`,
+    surface: 'public',
+    param: 'session',
+    page: true,
+    request: (v) => ({ path: `${S}/connect/callback?code=forged&state=${e(`${v!}.forged-state`)}` }),
+    outcome: () => ofStatus(400),
   },
   // SDK: the gateway as a FHIR server (the same checks; errors as OperationOutcomes).
   {
@@ -763,7 +792,11 @@ function verdict(cell: Cell): string | undefined {
     }
     return expected.check(body, cell.value, x);
   }
-  const wrong = cell.case.fhir ? outcomeVerdict(x, shown) : problemVerdict(cell, x, shown);
+  const wrong = cell.case.fhir
+    ? outcomeVerdict(x, shown)
+    : cell.case.page
+      ? pageVerdict(x, shown)
+      : problemVerdict(cell, x, shown);
   if (wrong) return wrong;
   if (x.status === 401) {
     const challenge =
@@ -793,6 +826,14 @@ function problemVerdict(cell: Cell, x: Exchange, shown: string): string | undefi
   const { expected } = cell;
   if (expected.details && JSON.stringify(problem.details) !== JSON.stringify(expected.details))
     return `expected details ${JSON.stringify(expected.details)}, got ${shown}`;
+  return undefined;
+}
+
+/** What is wrong with an error page (the sign-in's stops), if anything: HTML that loads nothing and names no one. */
+function pageVerdict(x: Exchange, shown: string): string | undefined {
+  if (!/^text\/html/.test(header(x, 'content-type') ?? '')) return `not a page: ${header(x, 'content-type')} ${shown}`;
+  if (!/default-src 'none'/.test(header(x, 'content-security-policy') ?? '')) return `no strict CSP: ${shown}`;
+  if (/[0-9a-f]{8}-[0-9a-f]{4}-/.test(x.body)) return `the page names an id: ${shown}`;
   return undefined;
 }
 

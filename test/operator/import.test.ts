@@ -48,8 +48,13 @@ describe('operator: importing BrandCatalog files', () => {
     const demo = report.sources.filter((s) => s.name.startsWith('demo-'));
     expect(demo.reduce((sum, s) => sum + s.rowsRead, 0)).to.equal(17); // 16 brands once one duplicate is merged
     expect(report.brandCount).to.be.greaterThan(5000);
-    expect(report.logos).to.include({ rendered: 16, failed: 0 }); // the demo's artwork; the lists have none
+    expect(report.logos).to.include({ rendered: 18, failed: 0 }); // the demo's and the sandbox's artwork; the lists have none
     await api.services.activeCatalog.refresh();
+    const sandbox = await api.request('GET', '/api/sdk/v1/catalog/brands?q=portico%20sandbox');
+    expect(sandbox.body.brands.map((b: { fhirBaseUrl: string }) => b.fhirBaseUrl)).to.have.members([
+      'http://127.0.0.1:8095/fhir/sandbox-health',
+      'http://127.0.0.1:8095/fhir/sandbox-clinic',
+    ]);
     // The README's tour: real names are found.
     for (const q of ['mayo clinic', 'kaiser', 'stanford']) {
       const found = await api.request('GET', `/api/sdk/v1/catalog/brands?q=${encodeURIComponent(q)}`);

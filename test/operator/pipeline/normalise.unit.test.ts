@@ -18,6 +18,12 @@ describe('operator pipeline: normalisation', () => {
       ['an already normal URL', 'https://fhir.example.org/r4', 'https://fhir.example.org/r4'],
       ['http upgraded to https', 'http://fhir.example.org/r4', 'https://fhir.example.org/r4'],
       [
+        'a loopback development server keeps http and its port',
+        'http://127.0.0.1:8095/fhir/x/',
+        'http://127.0.0.1:8095/fhir/x',
+      ],
+      ['a loopback URL without a port is upgraded as before', 'http://localhost/FHIR', 'https://localhost/FHIR'],
+      [
         'scheme and host lower-cased, path case kept',
         'HTTPS://FHIR.Example.ORG/Prod/FHIR/R4',
         'https://fhir.example.org/Prod/FHIR/R4',

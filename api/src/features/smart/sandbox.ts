@@ -28,8 +28,9 @@ export async function startSandboxProcess(port: number, apiOrigins: string[], lo
   });
   const origin = await listening(child);
   child.stdout.on('data', (chunk: Buffer) => logger.debug({ output: chunk.toString().trim() }, 'sandbox EHR'));
+  // Ctrl-C reaches the sandbox too (one process group), which then ends on its own with 0.
   child.once('exit', (code, signal) => {
-    if (signal !== 'SIGTERM') logger.warn({ code, signal }, 'the sandbox EHR stopped');
+    if (code !== 0 && signal !== 'SIGTERM') logger.warn({ code, signal }, 'the sandbox EHR stopped');
   });
   return {
     origin,

@@ -6,7 +6,7 @@
 // A run ends with `connection.synced` or `connection.sync_failed`, written with its state through the outbox.
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserService } from '../app-users/index.js';
-import { readObservations, type IngestService } from '../clinical/index.js';
+import { readObservations, type IngestService, type NormalizedObservation } from '../clinical/index.js';
 import type { EventOutbox } from '../webhooks/index.js';
 import type { Principal } from '../../shared/http/auth.js';
 import { AppError, notFound } from '../../shared/http/errors.js';
@@ -15,6 +15,11 @@ import { readPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
 import type { SyncRepository, SyncRun, SyncState } from './store.js';
 
 export const PAGE_SIZE = 100;
+/** Observations stored as one bundle (ingest's own limit): ten pages, so a sync's memory stays bounded. */
+export const BATCH = 1000;
+const NOTHING = { ingested: 0, updated: 0 };
+
+type Page = { resources: unknown[]; next: string | null };
 
 export interface SyncServiceDeps {
   store: SyncRepository;
@@ -67,31 +72,43 @@ export class SyncService {
       if (live.connection.status === 'REAUTHORIZATION_REQUIRED')
         throw new SyncFailure('reauthorization_required', 'the connection needs the patient to sign in again');
       const origin = new URL(health.fhirBaseUrl).origin;
-      let url: string | null = run.next ?? firstPage(health.fhirBaseUrl, health.patient, claimed.highWater);
-      while (url !== null) {
-        const page = await readPage(
-          { ...this.deps.pages, beforeWait: async () => void (await this.extend(connectionId, run)) },
-          connectionId,
-          url,
-        );
-        const { resources, next } = bundleOf(page);
+      const reader = { ...this.deps.pages, beforeWait: async () => void (await this.extend(connectionId, run)) };
+      const read = (url: string) => readPage(reader, connectionId, url).then(bundleOf);
+      // The next page is read while this one is checked and stored; pages are stored BATCH observations at a time.
+      let upcoming: Promise<Page> | null = read(
+        run.next ?? firstPage(health.fhirBaseUrl, health.patient, claimed.highWater),
+      );
+      const batch = new Map<string, NormalizedObservation>();
+      let skipped = 0;
+      let highWater = run.highWater;
+      while (upcoming !== null) {
+        const { resources, next }: Page = await upcoming;
+        const foreign: boolean = next !== null && new URL(next).origin !== origin;
+        upcoming = next !== null && !foreign ? read(next) : null;
+        upcoming?.catch(() => {}); // its failure is met where it is awaited
         const { observations, invalid } = readObservations(resources);
-        const stored =
-          observations.length > 0
-            ? await this.deps.ingest.store(accountId, connectionId, observations)
-            : { ingested: 0, updated: 0 };
-        run.added += stored.ingested;
-        run.updated += stored.updated;
-        run.skipped += invalid;
-        run.highWater = latest(run.highWater, resources);
-        if (next !== null && new URL(next).origin !== origin)
+        for (const observation of observations) batch.set(observation.resourceId, observation);
+        skipped += invalid;
+        highWater = latest(highWater, resources);
+        if (batch.size >= BATCH || upcoming === null) {
+          const stored =
+            batch.size > 0 ? await this.deps.ingest.store(accountId, connectionId, [...batch.values()]) : NOTHING;
+          Object.assign(run, {
+            added: run.added + stored.ingested,
+            updated: run.updated + stored.updated,
+            skipped: run.skipped + skipped,
+            highWater,
+            next: foreign ? null : next,
+          });
+          batch.clear();
+          skipped = 0;
+          if (!(await this.extend(connectionId, run))) return; // another replica took the run over
+        }
+        if (foreign)
           throw new SyncFailure(
             'next_link_refused',
-            `a next link leads off the FHIR server's origin (${new URL(next).origin})`,
+            `a next link leads off the FHIR server's origin (${new URL(next!).origin})`,
           );
-        run.next = next;
-        url = next;
-        if (!(await this.extend(connectionId, run))) return; // another replica took the run over
       }
       await this.finish(claimed, run, null);
     } catch (error) {

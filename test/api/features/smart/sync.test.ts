@@ -112,7 +112,7 @@ describe('syncing a connection from its health system (sandbox EHR)', function (
   it('takes over a sync whose replica died, finishing it once with nothing duplicated', async () => {
     const { connectionId, first } = await connect('sync-takeover');
     expect(first.sync.observations).to.equal(230);
-    world.ehr.addObservations('public-v2', 'ada', 250); // three pages of 100
+    world.ehr.addObservations('public-v2', 'ada', 2_500); // 25 pages, stored 1,000 (10 pages) at a time
     const links = world.api.services.healthLinks;
     await links.syncRunner.stop(); // this replica stops looking while the doomed one claims the run
     let die!: (error: Error) => void;
@@ -120,7 +120,8 @@ describe('syncing a connection from its health system (sandbox EHR)', function (
     dead.catch(() => {});
     const real = policyFetch({ allowInsecure: true, maxBytes: 32 * 1024 * 1024 });
     let pages = 0;
-    const dying: PolicyFetch = (url, init) => (++pages > 1 ? dead : real(url, init));
+    // It reads 11 pages (the 11th while it stores the first 10), then its process dies on the 12th.
+    const dying: PolicyFetch = (url, init) => (++pages > 11 ? dead : real(url, init));
     const doomed = new SyncService({
       store: links.syncStore,
       users: world.api.services.users,
@@ -138,18 +139,18 @@ describe('syncing a connection from its health system (sandbox EHR)', function (
     const running = doomed.run(claimed!);
     running.catch(() => {});
     await until(
-      'the first page',
+      'the first ten pages stored',
       () => links.syncStore.get(connectionId),
       (s) => s?.run?.next != null,
     );
     links.syncRunner.start(); // the surviving replica: it takes the run over once the claim lapses
     const done = await finished('sync-takeover', first.sync.lastSyncedAt);
     die(new Error('the replica died'));
-    expect(done.sync.observations).to.equal(480);
-    expect(await total(connectionId)).to.equal(480);
+    expect(done.sync.observations).to.equal(2_730);
+    expect(await total(connectionId)).to.equal(2_730);
     const synced = (await syncEvents(connectionId)).filter((e) => e.type === 'connection.synced');
     expect(synced).to.have.length(2); // the first sync's and this one's, once
-    expect(synced.map((e) => (e.data as { added: number }).added)).to.have.members([230, 250]);
+    expect(synced.map((e) => (e.data as { added: number }).added)).to.have.members([230, 2_500]);
   });
 
   it('answers 409 for a connection not made by signing in, 404 for one that is not the account’s', async () => {
