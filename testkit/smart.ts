@@ -37,6 +37,8 @@ export const SMART_BRANDS = [
     platformType: 'ATHENAHEALTH' as PlatformType,
     client: 'portico-jwt-rs',
   },
+  // No registration matches it: not connectable.
+  { key: 'unregistered', name: 'Sandbox Stranger Clinic', platformType: 'NEXTGEN' as PlatformType, client: 'none' },
 ];
 export type SmartBrandKey = (typeof SMART_BRANDS)[number]['key'];
 

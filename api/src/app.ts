@@ -23,6 +23,7 @@ import { fastPathFailures, keyedFastPath } from './shared/http/keyed-fast-path.j
 import { gatewayFastRoutes } from './features/clinical/sdk.routes.js';
 import { FHIR_PREFIX, fhirOutcomes, outcomeOf } from './features/clinical/fhir-outcomes.js';
 import { isPublishablePath, PUBLISHABLE_CORS, publishableCors } from './shared/http/cors.js';
+import { isSignInPath, SIGN_IN_DEADLINE_MS, SIGN_IN_DEADLINE_PAGE } from './features/smart/page.js';
 import { catalogCors } from './features/catalog/sdk.routes.js';
 import { adminSurface } from './surfaces/admin.js';
 import { platformSurface } from './surfaces/platform.js';
@@ -164,7 +165,11 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
           ? { contentType: 'application/fhir+json; charset=utf-8', body: JSON.stringify(outcomeOf(error)) }
           : isPublishablePath(path)
             ? { headers: { ...PUBLISHABLE_CORS } }
-            : undefined,
+            : isSignInPath(path)
+              ? SIGN_IN_DEADLINE_PAGE
+              : undefined,
+      // The sign-in's stops wait on the health system (discovery, the token exchange: 10 s each).
+      timeoutFor: (path) => (isSignInPath(path) ? Math.max(SIGN_IN_DEADLINE_MS, config.requestTimeoutMs) : undefined),
     },
   );
   return { app, handler, writesDone: () => admission.idle() };

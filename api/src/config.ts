@@ -208,8 +208,9 @@ function readSmartSettings(read: EnvReader, embedded: boolean): SmartSettings {
   return Object.freeze({
     clientsFile: read.str('PORTICO_SMART_CLIENTS'),
     tokenKeys: tokenKeys && Object.freeze(tokenKeys),
-    // The sandbox is plain http on loopback: with it, such endpoints are admitted unless told otherwise.
-    allowInsecure: read.bool('PORTICO_SMART_ALLOW_INSECURE', sandbox),
+    // The sandbox is plain http on loopback: with it (and the embedded database of development), such endpoints are
+    // admitted unless told otherwise.
+    allowInsecure: read.bool('PORTICO_SMART_ALLOW_INSECURE', sandbox && embedded),
     syncIntervalMs: syncIntervalMs ?? 6 * 3_600_000,
     sandbox,
     sandboxPort: read.int('PORTICO_SANDBOX_PORT', 8095, 1, 65535),

@@ -27,8 +27,10 @@ import { TokenVault } from './features/token-vault/service.js';
 import { TokenRepository } from './features/token-vault/store.js';
 import type { EventOutbox } from './features/webhooks/index.js';
 
-/** The largest answer read from a health system (a page of 100 Observations is far smaller). */
-const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+/** The largest answers read from a health system: discovery and token answers are a few KiB, a page of 100
+ * Observations rarely a MiB. */
+const MAX_OAUTH_ANSWER_BYTES = 256 * 1024;
+const MAX_PAGE_BYTES = 16 * 1024 * 1024;
 const SYNC_LEASE_MS = 120_000;
 /** The sandbox EHR's demo client (sandbox/src: DEMO_CLIENT_ID). */
 export const SANDBOX_CLIENT_ID = 'portico-demo';
@@ -59,10 +61,13 @@ export async function buildHealthLinks(deps: HealthLinkDeps) {
   const registrations = config.smart.sandbox
     ? configured.followedBy({ match: { fhirHost: '127.0.0.1' }, clientId: SANDBOX_CLIENT_ID, auth: { method: 'none' } })
     : configured;
-  const keyring = new Keyring(config.smart.tokenKeys ?? developmentKeys(config, logger));
-  const fetch = policyFetch({ allowInsecure: config.smart.allowInsecure, maxBytes: MAX_ANSWER_BYTES });
-  const discovery = new SmartDiscovery(fetch, clock);
-  const oauth = new SmartOAuthClient(fetch, config.smart.allowInsecure, clock);
+  const keys = config.smart.tokenKeys ?? developmentKeys(config, logger);
+  // Without keys nothing is sealed: a key of this process only keeps the keyring whole, and no brand is connectable.
+  const keyring = new Keyring(keys ?? [{ kid: 'unused', key: randomBytes(32) }]);
+  const { allowInsecure } = config.smart;
+  const fetch = policyFetch({ allowInsecure, maxBytes: MAX_OAUTH_ANSWER_BYTES });
+  const discovery = new SmartDiscovery(fetch, clock, allowInsecure);
+  const oauth = new SmartOAuthClient(fetch, allowInsecure, clock);
   const tokens = new TokenRepository(deps.db, deps.locks);
   const vault = new TokenVault({
     store: tokens,
@@ -82,14 +87,18 @@ export async function buildHealthLinks(deps: HealthLinkDeps) {
     users: deps.users(),
     ingest: deps.ingest,
     outbox: deps.outbox,
-    pages: { fetch, vault, pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) },
+    pages: {
+      fetch: policyFetch({ allowInsecure, maxBytes: MAX_PAGE_BYTES }),
+      vault,
+      pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    },
     forget: (id) => vault.forget(id),
     clock,
     intervalMs: config.smart.syncIntervalMs,
     leaseMs: SYNC_LEASE_MS,
   });
   const runner = new SyncRunner(syncStore, syncs, clock, logger, {
-    pollMs: deps.syncPollMs ?? 1_000,
+    pollMs: deps.syncPollMs ?? 2_000,
     concurrency: 4,
     leaseMs: SYNC_LEASE_MS,
   });
@@ -104,12 +113,17 @@ export async function buildHealthLinks(deps: HealthLinkDeps) {
     vault,
     keyring,
     allowInsecure: config.smart.allowInsecure,
-    onConnected: ({ connectionId, accountId, appUserId, brandId }) => {
+    sealing: keys !== undefined,
+    onConnecting: (sync, at) => syncStore.schedule(sync, at),
+    onConnected: ({ connectionId }) => {
       syncStore
-        .schedule({ connectionId, accountId, appUserId, brandId }, clock.now())
+        .requestNow(connectionId, clock.now())
         .then(() => runner.wake())
         .catch((error: unknown) =>
-          logger.warn({ err: error, connectionId }, 'sync: the first sync could not be scheduled; the next look does'),
+          logger.warn(
+            { err: error, connectionId },
+            'sync: the first sync could not be made due now; it runs after its grace',
+          ),
         );
     },
     clock,
@@ -132,28 +146,27 @@ export async function buildHealthLinks(deps: HealthLinkDeps) {
 }
 
 /**
- * Without PORTICO_TOKEN_KEYS: with the embedded database, a key kept beside its data (so tokens outlive a restart);
- * else one for this process only. Either way the log says so: production sets the variable (the chart requires it).
+ * Without PORTICO_TOKEN_KEYS, with the embedded database: a development key kept beside its data (so tokens outlive
+ * a restart), and the log says so. With a database of its own the deployment must give the keys (the chart requires
+ * them): a key of one process would leave every other replica, and this one after a restart, unable to read the
+ * tokens, so until they are given no brand is connectable.
  */
-function developmentKeys(config: Config, logger: Logger): TokenKey[] {
-  if (config.mongodbUri === undefined) {
-    const file = path.join(config.dataDir, 'token-key');
-    if (!existsSync(file)) {
-      mkdirSync(config.dataDir, { recursive: true });
-      writeFileSync(file, `dev:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
-      chmodSync(file, 0o600);
-    }
-    const keys = parseTokenKeys(readFileSync(file, 'utf8').trim());
-    if (keys) {
-      logger.warn(
-        { file },
-        'PORTICO_TOKEN_KEYS is unset: health-system tokens are sealed with a development key kept in the data folder',
-      );
-      return keys;
-    }
+function developmentKeys(config: Config, logger: Logger): TokenKey[] | undefined {
+  if (config.mongodbUri !== undefined) {
+    logger.warn('PORTICO_TOKEN_KEYS is unset: no health system is connectable until it is (docs/connecting.md)');
+    return undefined;
   }
+  const file = path.join(config.dataDir, 'token-key');
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, `dev:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
+  const keys = parseTokenKeys(readFileSync(file, 'utf8').trim());
+  if (!keys) throw new Error(`${file} is not a token key (kid:base64 of 32 bytes): delete it to make a new one`);
   logger.warn(
-    'PORTICO_TOKEN_KEYS is unset: health-system tokens are sealed with a key of this process, lost on restart',
+    { file },
+    'PORTICO_TOKEN_KEYS is unset: health-system tokens are sealed with a development key kept in the data folder',
   );
-  return [{ kid: 'ephemeral', key: randomBytes(32) }];
+  return keys;
 }

@@ -283,6 +283,7 @@ export async function buildServices({
       clearInterval(sweep);
       await dispatcher.stop(config.shutdownTimeoutMs);
       await healthLinks.syncRunner.stop();
+      await healthLinks.vault.settled();
       await activeCatalog.stop();
       await endpointHealth.stop();
       // Bundles committed here are applied in the background; one cut short is applied by the next writer or reader.

@@ -314,7 +314,7 @@ describe('chart: charts/portico', function () {
       [{ 'secrets.tokenKeys': '' }, /\/secrets\/tokenKeys': '' does not match pattern/],
       [
         { 'api.env[0].name': 'PORTICO_SMART_ALLOW_INSECURE', 'api.env[0].value': 'true' },
-        /PORTICO_SMART_ALLOW_INSECURE \(set in api\.env\) is for development and tests only/,
+        /\(set in api\.env: PORTICO_SMART_ALLOW_INSECURE\) are for development and tests only/,
       ],
     ];
     const outcomes = await Promise.all(

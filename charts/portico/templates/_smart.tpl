@@ -5,12 +5,13 @@ Helpers for connecting to health systems (SMART client registrations, the develo
 {{/* Where the API pods find the SMART client registrations (smart.clientsSecret), mounted read-only. */}}
 {{- define "portico.smart.clientsDir" -}}/etc/portico/smart{{- end }}
 
-{{/* Which extra env lists (api.env, operator.env) set PORTICO_SMART_ALLOW_INSECURE, comma-separated; "" when none. */}}
+{{/* Which extra env lists (api.env, operator.env) set PORTICO_SMART_ALLOW_INSECURE or PORTICO_SANDBOX (which would
+admit the same and register a client for loopback brands), comma-separated; "" when none. */}}
 {{- define "portico.insecureEnv" -}}
 {{- $found := list }}
 {{- range $component := list "api" "operator" }}
 {{- range (index $.Values $component).env }}
-{{- if eq (.name | default "") "PORTICO_SMART_ALLOW_INSECURE" }}{{ $found = append $found (printf "%s.env" $component) }}{{ end }}
+{{- if has (.name | default "") (list "PORTICO_SMART_ALLOW_INSECURE" "PORTICO_SANDBOX") }}{{ $found = append $found (printf "%s.env: %s" $component .name) }}{{ end }}
 {{- end }}
 {{- end }}
 {{- join ", " $found }}

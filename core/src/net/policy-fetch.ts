@@ -93,7 +93,9 @@ function request(url: URL, init: PolicyRequestInit, agent: http.Agent, maxBytes:
           }),
         );
       });
-      res.on('error', reject);
+      res.on('error', (error) =>
+        reject(error instanceof OutboundError ? error : new OutboundError('network', `${url.host}: ${error.message}`)),
+      );
     });
     const onAbort = () => req.destroy(abortError(signal!));
     signal?.addEventListener('abort', onAbort, { once: true });

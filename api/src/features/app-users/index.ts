@@ -1,4 +1,5 @@
 // What other features may use of app-users (docs/architecture.md): everything else in this folder is its own.
 export type { AppUser, AppUserStore, Connection, ConnectionRecord, ConnectionStatus, HealthLink } from './store.js';
 export type { AppUserService } from './service.js';
+export { presentSync } from './presenter.js';
 export { AppUserId, ConnectionParams, SyncView } from './schema.js';

@@ -6,6 +6,7 @@ export interface SyncView {
   lastSyncedAt: Date | null;
   lastError: string | null;
   observations: number;
+  lastSkipped?: number;
 }
 
 export function presentAppUser(
@@ -35,11 +36,12 @@ export function presentAppUser(
   };
 }
 
-function presentSync(sync: SyncView | undefined) {
+export function presentSync(sync: SyncView | undefined) {
   return {
     status: sync?.status ?? 'IDLE',
     lastSyncedAt: sync?.lastSyncedAt?.toISOString() ?? null,
     lastError: sync?.lastError ?? null,
     observations: sync?.observations ?? 0,
+    skipped: sync?.lastSkipped ?? 0,
   };
 }

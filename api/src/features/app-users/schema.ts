@@ -26,9 +26,13 @@ export const SyncView = Type.Object(
     lastSyncedAt: NullableTimestamp,
     lastError: Type.Union([Type.String(), Type.Null()], {
       description:
-        'Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed` or `http_<status>`.',
+        'Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_unreadable`, `internal_error` or `http_<status>`.',
     }),
     observations: Type.Integer({ minimum: 0, description: 'Observations the syncs have added in all.' }),
+    skipped: Type.Integer({
+      minimum: 0,
+      description: "Records the last finished sync skipped because they failed ingest's checks.",
+    }),
   },
   { description: "Where the connection's sync from its health system stands." },
 );

@@ -121,7 +121,6 @@ interface ReadObservation {
   observation?: NormalizedObservation;
 }
 
-/** The schema's verdict, the rules it cannot express, and, when all pass, the normalized observation. */
 /**
  * Resources from a health system's search (features/sync): each checked as ingest checks an entry, the valid ones
  * kept (a repeated id: the later copy), the others counted, since one bad record must not stop a patient's sync.
@@ -137,6 +136,7 @@ export function readObservations(resources: unknown[]): { observations: Normaliz
   return { observations: [...byId.values()], invalid };
 }
 
+/** The schema's verdict, the rules it cannot express, and, when all pass, the normalized observation. */
 function readObservation(resource: unknown): ReadObservation {
   if (resource === undefined) return { problems: [{ path: '', problem: 'is required' }] };
   if (!isObject(resource)) return { problems: [{ path: '', problem: 'must be a FHIR resource (a JSON object)' }] };

@@ -30,6 +30,8 @@ export class SmartDiscovery {
   constructor(
     private readonly fetch: PolicyFetch,
     private readonly clock: Clock,
+    /** PORTICO_SMART_ALLOW_INSECURE: the authorization endpoint may be http too. */
+    private readonly allowInsecure = false,
     private readonly timeoutMs = DISCOVERY_TIMEOUT_MS,
   ) {}
 
@@ -43,7 +45,7 @@ export class SmartDiscovery {
   }
 
   private async read(fhirBaseUrl: string): Promise<SmartServer> {
-    const url = `${fhirBaseUrl}/.well-known/smart-configuration`;
+    const url = underBase(fhirBaseUrl, '.well-known/smart-configuration');
     let response: Response;
     try {
       response = await this.fetch(url, {
@@ -72,13 +74,24 @@ export class SmartDiscovery {
       throw new DiscoveryError(`${url} does not list S256 in code_challenge_methods_supported`);
     const capabilities = Array.isArray(document['capabilities']) ? document['capabilities'] : [];
     const tokenEndpoint = endpoint('token_endpoint', true)!;
+    // The patient's browser is sent there: https only (the other endpoints meet the outbound policy when called).
+    const authorizationEndpoint = endpoint('authorization_endpoint', true)!;
+    if (new URL(authorizationEndpoint).protocol !== 'https:' && !this.allowInsecure)
+      throw new DiscoveryError(`${url}: the authorization_endpoint is not https`);
     return {
       fhirBaseUrl,
       issuer: typeof document['issuer'] === 'string' ? document['issuer'] : new URL(tokenEndpoint).origin,
-      authorizationEndpoint: endpoint('authorization_endpoint', true)!,
+      authorizationEndpoint,
       tokenEndpoint,
       revocationEndpoint: endpoint('revocation_endpoint', false),
       v2: capabilities.includes('permission-v2'),
     };
   }
+}
+
+/** `path` under a FHIR base URL: appended to its path, its query (rare, but kept in the identity) left alone. */
+export function underBase(fhirBaseUrl: string, path: string): string {
+  const url = new URL(fhirBaseUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${path}`;
+  return url.href;
 }

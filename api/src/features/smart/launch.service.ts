@@ -12,14 +12,36 @@ import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
 import { assertPublicHost } from '../../../../core/src/net/address-policy.js';
 import type { AppUserService, HealthLink } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
-import { digest, type ConnectSession, type SessionStore } from '../connect-sessions/index.js';
-import type { Keyring, TokenVault } from '../token-vault/index.js';
+import { digest, type ConnectSession, type SealedValue, type SessionStore } from '../connect-sessions/index.js';
 import { UUID } from '../../shared/http/ids.js';
 import type { SmartDiscovery } from './discovery.js';
 import { authorizationUrl, OAuthFailure, type GrantedTokens, type SmartOAuthClient } from './oauth-client.js';
 import type { Registrations } from './registrations.js';
 
 export const CALLBACK_PATH = '/api/sdk/v1/connect/callback';
+
+/** What the launch needs of the token vault (features/token-vault), named here so the two features stay apart. */
+export interface TokenKeeper {
+  save(
+    connectionId: string,
+    accountId: string,
+    brand: Pick<CatalogBrand, 'id' | 'platformType' | 'fhirBaseUrl'>,
+    tokens: GrantedTokens,
+  ): Promise<void>;
+  /** Deletes a connection's tokens and revokes them at the health system (in the background). */
+  forget(connectionId: string): Promise<void>;
+  /** Revokes tokens that were never stored (a refused reconnect), in the background. */
+  discard(brand: Pick<CatalogBrand, 'id' | 'platformType' | 'fhirBaseUrl'>, tokens: GrantedTokens): void;
+}
+
+/** Seals and opens values (features/token-vault's keyring). */
+export interface Sealer {
+  seal(plaintext: string, context: string): SealedValue;
+  open(sealed: SealedValue, context: string): string;
+}
+
+/** How long a connection being made has before its sync's first look (which removes what a crash left half-made). */
+export const CONNECTING_GRACE_MS = 60_000;
 
 export interface LaunchServiceDeps {
   sessions: SessionStore;
@@ -30,19 +52,36 @@ export interface LaunchServiceDeps {
   registrations: () => Registrations;
   discovery: SmartDiscovery;
   oauth: SmartOAuthClient;
-  vault: TokenVault;
-  keyring: Keyring;
+  vault: TokenKeeper;
+  keyring: Sealer;
   /** PORTICO_SMART_ALLOW_INSECURE: http and loopback brands are connectable too. */
   allowInsecure: boolean;
-  /** A connection was made or renewed: its first sync is due. */
-  onConnected: (connection: { accountId: string; appUserId: string; connectionId: string; brandId: string }) => void;
+  /** Whether tokens can be sealed for every replica (token keys given, or the development key): else nothing connects. */
+  sealing: boolean;
+  /**
+   * Before the tokens are stored: the connection's sync is scheduled a grace period ahead, so that if this process
+   * dies before the connection is made, that sync finds no connection and deletes (and revokes) the tokens.
+   */
+  onConnecting: (connection: ConnectingSync, at: Date) => Promise<void>;
+  /** The connection was made or renewed: its first sync is due now. */
+  onConnected: (connection: ConnectingSync) => void;
   clock: Clock;
+}
+
+export interface ConnectingSync {
+  accountId: string;
+  appUserId: string;
+  connectionId: string;
+  brandId: string;
 }
 
 /** Where the browser goes: back to the app, on to the health system, or a page of Portico's own. */
 export type LaunchOutcome =
   | { kind: 'redirect'; status: 302 | 303; location: string }
   | { kind: 'page'; status: 400 | 404; title: string; message: string };
+
+/** A session that ended keeps none of its sign-in's secrets. */
+const SPENT = { stateHash: null, codeVerifier: null } as const;
 
 const INVALID_LINK: LaunchOutcome = {
   kind: 'page',
@@ -64,7 +103,7 @@ export class LaunchService {
   /** Whether a patient can be led to the brand's sign-in: a client registration, and a URL the policy admits. */
   connectable(brandId: string): boolean {
     const brand = this.deps.brand(brandId);
-    if (!brand || !this.deps.registrations().for(brand)) return false;
+    if (!this.deps.sealing || !brand || !this.deps.registrations().for(brand)) return false;
     const url = new URL(brand.fhirBaseUrl);
     if (this.deps.allowInsecure) return true;
     try {
@@ -82,6 +121,9 @@ export class LaunchService {
     if (session.status !== 'PENDING') return this.back(session, { status: 'failed', error: 'session_used' });
     if (this.deps.clock.now() >= session.expiresAt)
       return this.back(session, { status: 'failed', error: 'session_expired' });
+    // A suspended app leads no patient anywhere (its sessions cannot complete either).
+    if ((await this.deps.apps.find(session.appId))?.status !== 'ACTIVE')
+      return this.fail(session, ['PENDING'], 'app_suspended');
     const brand = this.deps.brand(session.brandId);
     const registration = brand && this.deps.registrations().for(brand);
     let server;
@@ -137,11 +179,12 @@ export class LaunchService {
       return this.fail(session, ['EXCHANGING'], error instanceof OAuthFailure ? error.error : 'brand_unavailable');
     }
     const connectionId = await this.connect(session, brand, tokens);
-    if (!connectionId) return this.fail(session, ['EXCHANGING'], 'connection_refused');
+    if (typeof connectionId !== 'string') return this.fail(session, ['EXCHANGING'], connectionId.error);
     await this.deps.sessions.move(session.id, ['EXCHANGING'], {
       status: 'COMPLETED',
       completedAt: this.deps.clock.now(),
       connectionId,
+      ...SPENT,
     });
     this.deps.onConnected({
       accountId: session.accountId,
@@ -152,11 +195,28 @@ export class LaunchService {
     return this.back(session, { status: 'connected', connectionId });
   }
 
-  /** Stores the tokens, then makes (or renews) the connection; its id, or null when the user may not connect. */
-  private async connect(session: ConnectSession, brand: CatalogBrand, tokens: GrantedTokens): Promise<string | null> {
-    const connectionId = session.reconnect ?? randomUUID();
-    const health: HealthLink = { fhirBaseUrl: brand.fhirBaseUrl, patient: tokens.patient!, scope: tokens.scope };
+  /**
+   * Stores the tokens, then makes (or renews) the connection; its id, or the error to return. A reconnect must be
+   * the same patient on the same FHIR server: another patient's grant is revoked, never mixed into the connection.
+   */
+  private async connect(
+    session: ConnectSession,
+    brand: CatalogBrand,
+    tokens: GrantedTokens,
+  ): Promise<string | { error: string }> {
     const { id, platformType, fhirBaseUrl } = brand;
+    const health: HealthLink = { fhirBaseUrl, patient: tokens.patient!, scope: tokens.scope };
+    if (session.reconnect) {
+      const live = await this.deps.users.connectionOf(session.accountId, session.reconnect);
+      const was = live?.connection.health;
+      if (!was || was.patient !== health.patient || was.fhirBaseUrl !== fhirBaseUrl) {
+        this.deps.vault.discard({ id, platformType, fhirBaseUrl }, tokens);
+        return { error: was ? 'patient_mismatch' : 'connection_refused' };
+      }
+    }
+    const connectionId = session.reconnect ?? randomUUID();
+    const sync = { accountId: session.accountId, appUserId: session.appUserId, connectionId, brandId: session.brandId };
+    await this.deps.onConnecting(sync, new Date(this.deps.clock.now().getTime() + CONNECTING_GRACE_MS));
     await this.deps.vault.save(connectionId, session.accountId, { id, platformType, fhirBaseUrl }, tokens);
     try {
       if (session.reconnect) {
@@ -174,12 +234,12 @@ export class LaunchService {
     } catch {
       // A tombstoned user, or one at its connection limit: nothing is connected.
     }
-    await this.deps.vault.forget(connectionId);
-    return null;
+    if (!session.reconnect) await this.deps.vault.forget(connectionId);
+    return { error: 'connection_refused' };
   }
 
   private async fail(session: ConnectSession, from: ConnectSession['status'][], error: string): Promise<LaunchOutcome> {
-    const moved = await this.deps.sessions.move(session.id, from, { status: 'FAILED', failure: error });
+    const moved = await this.deps.sessions.move(session.id, from, { status: 'FAILED', failure: error, ...SPENT });
     return moved ? this.back(session, { status: 'failed', error }) : INVALID_STATE;
   }
 

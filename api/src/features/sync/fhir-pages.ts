@@ -2,7 +2,7 @@
 // access token, a 15 s deadline, one refresh and retry on 401, and a 429 or 503's Retry-After honoured (at most
 // 60 s, at most 3 times). Failures are SyncFailures whose `reason` is the word `connection.sync_failed` carries.
 import { OutboundError, type PolicyFetch } from '../../../../core/src/net/policy-fetch.js';
-import { ReauthorizationRequired, type TokenVault } from '../token-vault/index.js';
+import { ReauthorizationRequired, TokensUnreadable, type TokenVault } from '../token-vault/index.js';
 
 export const PAGE_TIMEOUT_MS = 15_000;
 export const MAX_RETRY_AFTER_MS = 60_000;
@@ -40,6 +40,7 @@ export async function readPage(deps: PageReaderDeps, connectionId: string, url: 
       token = await deps.vault.accessToken(connectionId, refused);
     } catch (error) {
       if (error instanceof ReauthorizationRequired) throw new SyncFailure('reauthorization_required', error.message);
+      if (error instanceof TokensUnreadable) throw new SyncFailure('token_unreadable', error.message);
       throw new SyncFailure('token_refresh_failed', (error as Error).message);
     }
     let response: Response;

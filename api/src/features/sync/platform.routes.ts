@@ -4,7 +4,7 @@ import { principalOf, requireScope } from '../../shared/http/auth.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import { validate } from '../../shared/http/validate.js';
-import { ConnectionParams, SyncView } from '../app-users/index.js';
+import { ConnectionParams, presentSync, SyncView } from '../app-users/index.js';
 import type { SyncService } from './service.js';
 
 const SyncAccepted = Type.Object({ connectionId: Type.String({ format: 'uuid' }), sync: SyncView });
@@ -34,12 +34,7 @@ export function syncRoutes(
       ctx.status = 202;
       ctx.body = {
         connectionId,
-        sync: {
-          status: state.status,
-          lastSyncedAt: state.lastSyncedAt?.toISOString() ?? null,
-          lastError: state.lastError,
-          observations: state.observations,
-        },
+        sync: presentSync(state),
       };
     },
   );

@@ -17,6 +17,7 @@ export interface SyncRunnerOptions {
 export class SyncRunner {
   private readonly holder = randomUUID();
   private readonly running = new Set<Promise<void>>();
+  private stopping = new AbortController();
   private timer: NodeJS.Timeout | undefined;
   private looking: Promise<void> | undefined;
   private again = false;
@@ -31,6 +32,7 @@ export class SyncRunner {
   ) {}
 
   start(): void {
+    if (this.stopping.signal.aborted) this.stopping = new AbortController();
     this.stopped = false;
     this.timer = setInterval(() => this.wake(), this.options.pollMs);
     this.timer.unref();
@@ -58,6 +60,7 @@ export class SyncRunner {
   /** Stops looking and waits for the runs in progress (their claims lapse if they do not end). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     clearInterval(this.timer);
     await this.looking;
     await Promise.allSettled([...this.running]);
@@ -77,7 +80,7 @@ export class SyncRunner {
       );
       if (!claimed) continue;
       const run = this.service
-        .run(claimed)
+        .run(claimed, this.stopping.signal)
         .catch((error: unknown) =>
           this.logger.error({ err: error, connectionId: state.connectionId }, 'sync: a run failed'),
         )

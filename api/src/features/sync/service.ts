@@ -12,12 +12,13 @@ import type { Principal } from '../../shared/http/auth.js';
 import { AppError, notFound } from '../../shared/http/errors.js';
 import { UUID } from '../../shared/http/ids.js';
 import { readPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
+import { underBase } from '../smart/index.js';
 import type { SyncRepository, SyncRun, SyncState } from './store.js';
 
 export const PAGE_SIZE = 100;
 /** Observations stored as one bundle (ingest's own limit): ten pages, so a sync's memory stays bounded. */
 export const BATCH = 1000;
-const NOTHING = { ingested: 0, updated: 0 };
+const NEVER = new Date('9999-12-31T00:00:00Z');
 
 type Page = { resources: unknown[]; next: string | null };
 
@@ -47,9 +48,24 @@ export class SyncService {
         'CONFLICT',
         'The connection was not made by signing in at a health system; Portico has nothing to sync it from.',
       );
-    const state = await this.deps.store.requestNow(connectionId, this.deps.clock.now());
+    const now = this.deps.clock.now();
+    // A connection whose sync was never scheduled (its process died in between) gets one now.
+    const state = (await this.deps.store.requestNow(connectionId, now)) ?? (await this.schedule(principal, live, now));
     if (!state) throw notFound('connection');
     return state;
+  }
+
+  private async schedule(
+    principal: Principal,
+    live: { appUserId: string; connection: { id: string; brandId: string } },
+    now: Date,
+  ) {
+    const { id, brandId } = live.connection;
+    await this.deps.store.schedule(
+      { connectionId: id, accountId: principal.accountId, appUserId: live.appUserId, brandId },
+      now,
+    );
+    return this.deps.store.get(id);
   }
 
   /** A sync's state, for `GET /app-users/{id}`. */
@@ -57,8 +73,8 @@ export class SyncService {
     return this.deps.store.get(connectionId);
   }
 
-  /** Runs a claimed sync to its end (or until its claim is lost). */
-  async run(claimed: SyncState): Promise<void> {
+  /** Runs a claimed sync to its end, until its claim is lost, or until `stop` fires (its claim then lapses). */
+  async run(claimed: SyncState, stop?: AbortSignal): Promise<void> {
     const { connectionId, accountId } = claimed;
     const live = await this.deps.users.connectionOf(accountId, connectionId);
     const health = live?.connection.health;
@@ -82,6 +98,7 @@ export class SyncService {
       let skipped = 0;
       let highWater = run.highWater;
       while (upcoming !== null) {
+        if (stop?.aborted) return; // shutting down: another replica takes the run over where it stood
         const { resources, next }: Page = await upcoming;
         const foreign: boolean = next !== null && new URL(next).origin !== origin;
         upcoming = next !== null && !foreign ? read(next) : null;
@@ -91,19 +108,19 @@ export class SyncService {
         skipped += invalid;
         highWater = latest(highWater, resources);
         if (batch.size >= BATCH || upcoming === null) {
-          const stored =
-            batch.size > 0 ? await this.deps.ingest.store(accountId, connectionId, [...batch.values()]) : NOTHING;
-          Object.assign(run, {
-            added: run.added + stored.ingested,
-            updated: run.updated + stored.updated,
-            skipped: run.skipped + skipped,
-            highWater,
-            next: foreign ? null : next,
-          });
+          // At most BATCH a bundle, whatever a page held (a server may ignore _count).
+          const all = [...batch.values()];
+          for (let at = 0; at < all.length; at += BATCH) {
+            const stored = await this.deps.ingest.store(accountId, connectionId, all.slice(at, at + BATCH));
+            run.added += stored.ingested;
+            run.updated += stored.updated;
+          }
+          Object.assign(run, { skipped: run.skipped + skipped, highWater, next: foreign ? null : next });
           batch.clear();
           skipped = 0;
-          if (!(await this.extend(connectionId, run))) return; // another replica took the run over
         }
+        // Every page extends the claim (and records what was stored): a live run is never taken over.
+        if (!(await this.extend(connectionId, run))) return; // another replica took the run over
         if (foreign)
           throw new SyncFailure(
             'next_link_refused',
@@ -112,8 +129,10 @@ export class SyncService {
       }
       await this.finish(claimed, run, null);
     } catch (error) {
-      if (!(error instanceof SyncFailure)) throw error;
-      await this.finish(claimed, run, error.reason);
+      if (error instanceof SyncFailure) return this.finish(claimed, run, error.reason);
+      // Portico's own trouble (its database): recorded as such, and the runner logs it.
+      await this.finish(claimed, run, 'internal_error').catch(() => {});
+      throw error;
     }
   }
 
@@ -149,11 +168,13 @@ export class SyncService {
           current.version,
           {
             status: failure === null ? 'IDLE' : 'FAILED',
+            lastSkipped: run.skipped,
             lastError: failure,
             ...(failure === null && { lastSyncedAt: now }),
             highWater: failure === null ? (run.highWater ?? current.highWater) : current.highWater,
             addObservations: run.added,
-            nextAt: new Date(now.getTime() + this.deps.intervalMs),
+            // A connection waiting for its patient is not tried again on schedule (a reconnect schedules it).
+            nextAt: failure === 'reauthorization_required' ? NEVER : new Date(now.getTime() + this.deps.intervalMs),
           },
           now,
           changeId,
@@ -163,7 +184,7 @@ export class SyncService {
 }
 
 function firstPage(fhirBaseUrl: string, patient: string, highWater: string | null): string {
-  const url = new URL(`${fhirBaseUrl}/Observation`);
+  const url = new URL(underBase(fhirBaseUrl, 'Observation'));
   url.searchParams.set('patient', patient);
   url.searchParams.set('_count', String(PAGE_SIZE));
   if (highWater !== null) url.searchParams.set('_lastUpdated', `gt${highWater}`);

@@ -36,6 +36,8 @@ export interface SyncState {
   lastError: string | null;
   /** Observations the syncs have added in all. */
   observations: number;
+  /** Records the last finished sync skipped as invalid. */
+  lastSkipped?: number;
   highWater: string | null;
   nextAt: Date;
   run: SyncRun | null;
@@ -46,6 +48,7 @@ interface SyncDocument extends VersionedDocument, Omit<SyncState, 'connectionId'
 
 export interface SyncFinish {
   status: 'IDLE' | 'FAILED';
+  lastSkipped: number;
   lastError: string | null;
   lastSyncedAt?: Date;
   highWater: string | null;
@@ -68,7 +71,7 @@ export class SyncRepository {
     return { collection: CONNECTION_SYNCS, id: connectionId, version };
   }
 
-  /** A connection's sync, due now; an existing one (a reconnect) is made due now. */
+  /** A connection's sync, due at `now`; an existing one (a reconnect) is made due then. */
   async schedule(
     state: Pick<SyncState, 'connectionId' | 'accountId' | 'appUserId' | 'brandId'>,
     now: Date,
@@ -115,12 +118,12 @@ export class SyncRepository {
     const run: SyncRun = state.run
       ? { ...state.run, holder, until }
       : { holder, until, startedAt: now, next: null, added: 0, updated: 0, skipped: 0, highWater: null };
-    const doc = await this.documents.update(
-      state.connectionId,
-      state.version,
-      { set: { status: 'RUNNING', run } },
-      now,
-    );
+    // The version read, and no run whose holder is still at it (progress extends a claim without a new version).
+    const free: Filter<SyncDocument> = {
+      _version: state.version,
+      $or: [{ run: null }, { 'run.until': { $lt: now } }],
+    };
+    const doc = await this.documents.updateWhere(state.connectionId, free, { set: { status: 'RUNNING', run } }, now);
     return doc && toState(doc);
   }
 

@@ -19,12 +19,17 @@ import type { TokenRecord, TokenStore } from './store.js';
 
 /** An access token this close to its expiry is refreshed before use. */
 export const REFRESH_EARLY_MS = 60_000;
-/** How long a claimed refresh is its holder's (longer than the token request's 10 s deadline). */
-export const REFRESH_LEASE_MS = 30_000;
+/** How long a claimed refresh is its holder's (discovery's 10 s and the token request's 10 s, and a margin). */
+export const REFRESH_LEASE_MS = 60_000;
 
 /** The connection's grant is gone: only the patient signing in again (a reconnect) renews it. */
 export class ReauthorizationRequired extends Error {
   override name = 'ReauthorizationRequired';
+}
+
+/** The stored tokens cannot be opened: their key is no longer in PORTICO_TOKEN_KEYS (put it back). */
+export class TokensUnreadable extends Error {
+  override name = 'TokensUnreadable';
 }
 
 export interface TokenVaultDeps {
@@ -44,6 +49,7 @@ const sealContext = (connectionId: string, field: 'access' | 'refresh') => `${co
 
 export class TokenVault {
   private readonly inFlight = new Map<string, Promise<string>>();
+  private readonly revocations = new Set<Promise<void>>();
   private readonly replica = randomUUID();
 
   constructor(private readonly deps: TokenVaultDeps) {}
@@ -68,7 +74,7 @@ export class TokenVault {
   async accessToken(connectionId: string, refused?: string): Promise<string> {
     const record = await this.deps.store.get(connectionId);
     if (!record) throw new ReauthorizationRequired('the connection holds no tokens');
-    const access = this.deps.keyring.open(record.access, sealContext(connectionId, 'access'));
+    const access = this.open(record, 'access');
     const expiring =
       record.expiresAt !== null && record.expiresAt.getTime() - this.deps.clock.now().getTime() <= REFRESH_EARLY_MS;
     if (!expiring && access !== refused) return access;
@@ -79,21 +85,42 @@ export class TokenVault {
     return refresh;
   }
 
-  /** Deletes the connection's tokens, then revokes them at its health system when it can (best effort). */
+  /**
+   * Deletes the connection's tokens, then revokes them at its health system when it can: best effort, in the
+   * background (the revocation has its own 10 s deadline; the request that revoked the connection does not wait).
+   */
   async forget(connectionId: string): Promise<void> {
     const record = await this.deps.store.get(connectionId);
     if (!record) return;
     await this.deps.store.delete(connectionId);
-    const registration = this.deps.registrations().for(record.brand);
+    const revocation = this.revokeAtHealthSystem(record).finally(() => this.revocations.delete(revocation));
+    this.revocations.add(revocation);
+  }
+
+  /** Settles when the revocations under way have (shutdown, tests). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.revocations]);
+  }
+
+  private async revokeAtHealthSystem(record: TokenRecord): Promise<void> {
+    let token: string;
+    try {
+      token = this.open(record, record.refresh ? 'refresh' : 'access');
+    } catch {
+      return; // unreadable: nothing to revoke with
+    }
+    await this.revoke(record.brand, token, record.refresh ? 'refresh_token' : 'access_token');
+  }
+
+  /** Best effort, as documented: the tokens are gone from Portico whatever the health system answers. */
+  private async revoke(brand: TokenRecord['brand'], token: string, hint: string): Promise<void> {
+    const registration = this.deps.registrations().for(brand);
     if (!registration) return;
     try {
-      const server = await this.deps.discovery.discover(record.brand.fhirBaseUrl);
-      const [token, hint] = record.refresh
-        ? [this.deps.keyring.open(record.refresh, sealContext(connectionId, 'refresh')), 'refresh_token']
-        : [this.deps.keyring.open(record.access, sealContext(connectionId, 'access')), 'access_token'];
+      const server = await this.deps.discovery.discover(brand.fhirBaseUrl);
       await this.deps.oauth.revoke(server, registration, token, hint);
     } catch {
-      // Best effort, as documented: the tokens are gone from Portico whatever the health system answers.
+      // Nothing else to do: the health system's grant lapses on its own terms.
     }
   }
 
@@ -110,8 +137,7 @@ export class TokenVault {
       const current = await this.deps.store.get(record.connectionId);
       if (!current) throw new ReauthorizationRequired('the connection holds no tokens');
       // Another replica stored new tokens: they are the ones to use.
-      if (current.version !== record.version)
-        return this.deps.keyring.open(current.access, sealContext(current.connectionId, 'access'));
+      if (current.version !== record.version) return this.open(current, 'access');
       if (this.deps.clock.now().getTime() > giveUpAt)
         throw new Error('another replica holds the refresh of this connection and has not finished it');
       record = current;
@@ -121,20 +147,28 @@ export class TokenVault {
   private async refreshHeld(record: TokenRecord, holder: string): Promise<string> {
     const id = record.connectionId;
     const registration = this.deps.registrations().for(record.brand);
-    if (!record.refresh || !registration) {
+    if (!registration) {
+      // A configuration change, not the patient's doing: the sync fails until the registration is back.
+      await this.deps.store.release(id, holder);
+      throw new Error(`no client registration matches the brand ${record.brand.id} any more`);
+    }
+    if (!record.refresh) {
       await this.deps.store.release(id, holder);
       await this.refused(record);
     }
     let tokens: GrantedTokens;
     try {
       const server = await this.deps.discovery.discover(record.brand.fhirBaseUrl);
-      const refreshToken = this.deps.keyring.open(record.refresh!, sealContext(id, 'refresh'));
-      tokens = await this.deps.oauth.refresh(server, registration!, refreshToken);
+      const refreshToken = this.open(record, 'refresh');
+      tokens = await this.deps.oauth.refresh(server, registration, refreshToken);
     } catch (error) {
-      if (error instanceof OAuthFailure && error.error === 'invalid_grant') {
-        await this.deps.store.delete(id);
+      // Refused: the tokens go, unless a reconnect stored new ones meanwhile (then they are the ones to keep).
+      if (
+        error instanceof OAuthFailure &&
+        error.error === 'invalid_grant' &&
+        (await this.deps.store.delete(id, record.version))
+      )
         await this.refused(record);
-      }
       await this.deps.store.release(id, holder);
       throw error;
     }
@@ -142,6 +176,24 @@ export class TokenVault {
     if (!(await this.deps.store.refreshed(id, holder, this.sealed(id, tokens, record.refresh), this.deps.clock.now())))
       throw new Error('the refresh outlived its claim; its tokens were not stored');
     return tokens.accessToken;
+  }
+
+  /** Revokes tokens that were never stored (a reconnect refused for another patient), in the background. */
+  discard(brand: TokenRecord['brand'], tokens: GrantedTokens): void {
+    const revocation = this.revoke(
+      brand,
+      tokens.refreshToken ?? tokens.accessToken,
+      tokens.refreshToken ? 'refresh_token' : 'access_token',
+    ).finally(() => this.revocations.delete(revocation));
+    this.revocations.add(revocation);
+  }
+
+  private open(record: TokenRecord, field: 'access' | 'refresh'): string {
+    try {
+      return this.deps.keyring.open(record[field]!, sealContext(record.connectionId, field));
+    } catch (error) {
+      throw new TokensUnreadable((error as Error).message);
+    }
   }
 
   private async refused(record: TokenRecord): Promise<never> {

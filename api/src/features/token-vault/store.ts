@@ -4,7 +4,7 @@
 // its result is stored only while its claim stands, so two replicas never both use one refresh token.
 import type { Collection, Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import { deleteOneWhere, updateOneWhere } from '../../../../core/src/infra/where.js';
 import type { PlatformType } from '../../../../core/src/catalog/model.js';
 import type { Sealed } from './keyring.js';
 
@@ -35,7 +35,8 @@ export interface TokenStore {
   refreshed(connectionId: string, holder: string, tokens: NewTokens, at: Date): Promise<boolean>;
   /** Ends `holder`'s claim without a change (the refresh failed). */
   release(connectionId: string, holder: string): Promise<void>;
-  delete(connectionId: string): Promise<void>;
+  /** Deletes the tokens (only those at `version`, when given: a reconnect's newer ones stay); true when it did. */
+  delete(connectionId: string, version?: number): Promise<boolean>;
 }
 
 type TokenDocument = Omit<TokenRecord, 'connectionId'> & { _id: string };
@@ -100,7 +101,8 @@ export class TokenRepository implements TokenStore {
     );
   }
 
-  async delete(connectionId: string): Promise<void> {
-    await this.collection.deleteOne({ _id: connectionId });
+  async delete(connectionId: string, version?: number): Promise<boolean> {
+    if (version === undefined) return (await this.collection.deleteOne({ _id: connectionId })).deletedCount === 1;
+    return deleteOneWhere(this.collection, this.locks, connectionId, { version });
   }
 }

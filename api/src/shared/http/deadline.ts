@@ -37,6 +37,8 @@ export interface DeadlineOptions {
     path: string,
     error: AppError,
   ) => { contentType?: string; body?: string; headers?: Record<string, string> } | undefined;
+  /** A longer deadline for a path whose work waits on a slower party (a health system's servers). */
+  timeoutFor?: (path: string) => number | undefined;
 }
 
 const answered = new WeakSet<IncomingMessage>();
@@ -58,7 +60,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 /** `handler`, with every request answered 503 when it has not started its response within `timeoutMs`. */
 export function withRequestDeadline(
   handler: Handler,
-  { timeoutMs, logger, registry, errorFor }: DeadlineOptions,
+  { timeoutMs: defaultTimeoutMs, logger, registry, errorFor, timeoutFor }: DeadlineOptions,
 ): Handler {
   const exceeded = new Counter({
     name: 'portico_request_deadline_exceeded_total',
@@ -67,6 +69,7 @@ export function withRequestDeadline(
   });
   return function deadline(req, res) {
     const started = performance.now();
+    const timeoutMs = timeoutFor?.((req.url ?? '/').split('?', 1)[0]!) ?? defaultTimeoutMs;
     halfway.set(req, started + timeoutMs / 2);
     const timer = setTimeout(() => {
       // A response under way (headers sent) is left to finish; a connection the client dropped needs no answer;

@@ -23,7 +23,7 @@ describe('sdk: catalog artwork in S3', () => {
       storage: api.services.storage,
       ref: api.config.catalog,
     });
-    expect(report.logos.rendered).to.equal(16);
+    expect(report.logos.rendered).to.equal(18); // the demo brands and the sandbox EHR's two
     await api.services.activeCatalog.refresh();
   });
   after(() => api.close());

@@ -165,6 +165,18 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
     expect(back.searchParams.get('error')).to.equal('invalid_client');
   });
 
+  it('leads no patient anywhere for an app suspended after the initiate (app_suspended)', async () => {
+    const { authorizeUrl } = await initiateLaunch(world, 'public-v2', 'launch-suspended');
+    expect((await world.api.admin('PATCH', `/apps/${world.app.appId}`, { status: 'SUSPENDED' })).status).to.equal(200);
+    try {
+      const launched = await visit(authorizeUrl);
+      expect(launched.status).to.equal(303);
+      expect(launched.location!.searchParams.get('error')).to.equal('app_suspended');
+    } finally {
+      await world.api.admin('PATCH', `/apps/${world.app.appId}`, { status: 'ACTIVE' });
+    }
+  });
+
   it('checks the redirect URI and the brand before it takes a token', async () => {
     const initiate = (body: Record<string, unknown>) =>
       world.api.request('POST', '/api/sdk/v1/connect-sessions', { key: world.app.pk, body });
@@ -178,6 +190,32 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
     const plain = await initiate({ appUserId: 'u-check', brandId: world.brands['public-v2'] });
     expect(plain.status).to.equal(201);
     expect(plain.body).to.not.have.property('authorizeUrl');
-    expect(APP_RETURN).to.be.a('string');
+    // A brand no registration matches: 409, and no token is taken (the buckets show the same before and after).
+    const stranger = { appUserId: 'u-check', brandId: world.brands['unregistered'], redirectUri: APP_RETURN };
+    const refused = await initiate(stranger);
+    expect(refused.status, refused.text).to.equal(409);
+    expect(refused.body.code).to.equal('BRAND_NOT_CONNECTABLE');
+    const remaining = (res: { headers: Headers }) =>
+      [...(res.headers.get('ratelimit') ?? '').matchAll(/r=(\d+)|remaining=(\d+)/g)].map((m) => m[1] ?? m[2]);
+    expect(remaining(refused)).to.have.length.greaterThan(0);
+    expect(remaining(await initiate(stranger))).to.deep.equal(remaining(refused));
+    // Without a redirect URI the same brand is fine: the backend completes the session.
+    expect((await initiate({ appUserId: 'u-check', brandId: world.brands['unregistered'] })).status).to.equal(201);
+  });
+
+  it("keeps the app's redirect URIs to https (or http on this machine), without fragments, at most 10", async () => {
+    const patch = (redirectUris: string[]) => world.api.admin('PATCH', `/apps/${world.app.appId}`, { redirectUris });
+    for (const bad of [
+      ['http://app.example.com/back'],
+      ['https://app.example.com/back#frag'],
+      ['https://user:pw@app.example.com/back'],
+      ['not a url'],
+      Array.from({ length: 11 }, (_, i) => `https://app.example.com/${i}`),
+    ])
+      expect((await patch(bad)).status, bad.join(' ')).to.equal(400);
+    const ok = await patch([APP_RETURN, 'http://localhost:3000/back', 'http://127.0.0.1:9/x']);
+    expect(ok.status, ok.text).to.equal(200);
+    expect(ok.body.redirectUris).to.have.length(3);
+    await patch([APP_RETURN]);
   });
 });

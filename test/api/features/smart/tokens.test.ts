@@ -154,6 +154,19 @@ describe('the token vault (sandbox EHR)', function () {
     const mine = events.filter((e) => (e.data as { connectionId?: string }).connectionId === id).map((e) => e.type);
     expect(mine).to.include.members(['connection.reauthorization_required', 'connection.sync_failed']);
 
+    // Signing in as someone else is refused, and mixes nothing into the connection.
+    const wrong = await connectThroughBrowser(
+      world,
+      'public-v2',
+      'vault-reauth',
+      { username: 'grace' },
+      { connectionId: id },
+    );
+    expect(wrong.back.searchParams.get('error')).to.equal('patient_mismatch');
+    expect((await appUser('vault-reauth')).body.connections[0]).to.deep.include({
+      status: 'REAUTHORIZATION_REQUIRED',
+      patient: 'ada',
+    });
     const { back } = await connectThroughBrowser(world, 'public-v2', 'vault-reauth', {}, { connectionId: id });
     expect(back.searchParams.get('status')).to.equal('connected');
     expect(back.searchParams.get('connectionId')).to.equal(id);
@@ -183,6 +196,7 @@ describe('the token vault (sandbox EHR)', function () {
     const res = await world.api.request('DELETE', `/api/platform/v1/connections/${one}`, { key: world.tenant.key });
     expect(res.status).to.equal(204);
     expect(await tokens().findOne({ _id: one })).to.equal(null);
+    await world.api.services.healthLinks.vault.settled(); // the revocation at the EHR runs after the answer
     expect(world.ehr.stats.revocations).to.equal(revocations + 1);
     // The EHR no longer honours the refresh token.
     const refreshed = await fetch(`${world.ehr.origin}/oauth/public-v2/token`, {
@@ -195,6 +209,7 @@ describe('the token vault (sandbox EHR)', function () {
     const two = await connect('vault-tombstone');
     await world.api.request('DELETE', '/api/platform/v1/app-users/vault-tombstone', { key: world.tenant.key });
     expect(await tokens().findOne({ _id: two })).to.equal(null);
+    await world.api.services.healthLinks.vault.settled();
     expect(world.ehr.stats.revocations).to.equal(revocations + 2);
   });
 });
