@@ -21,6 +21,7 @@ COPY tsconfig.json ./
 COPY core core
 COPY api api
 COPY operator operator
+COPY sdk sdk
 COPY bin bin
 COPY examples examples
 # The real brand lists the demo catalog names.

@@ -1,0 +1,238 @@
+// connect() and readConnectOutcome(): the popup flow with a stand-in window against a real API and the sandbox
+// EHR (the patient's browser steps are made over HTTP; a real browser's test is test/browser's), the redirect
+// mode, and the parsing of the URL the browser comes back to.
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import {
+  createPortico,
+  POPUP_FEATURES,
+  POPUP_NAME,
+  PorticoError,
+  readConnectOutcome,
+  type ConnectOutcome,
+  type ConnectPopup,
+  type ConnectWindow,
+  type Portico,
+} from '../../sdk/js/src/index.js';
+import { signIn } from '../../testkit/sandbox-ehr.js';
+import { APP_RETURN, startSmartWorld, visit, type SmartWorld } from '../../testkit/smart.js';
+import { Ticks } from './support/ticks.js';
+
+/** A popup whose location, like a real one's, cannot be read while it shows another origin's page. */
+class FakePopup implements ConnectPopup {
+  closed = false;
+  at: string | undefined;
+  constructor(readonly opened: string) {}
+  get location(): { href: string } {
+    if (this.at === undefined)
+      throw new DOMException('Blocked a frame from accessing a cross-origin frame', 'SecurityError');
+    return { href: this.at };
+  }
+  close(): void {
+    this.closed = true;
+  }
+}
+
+class FakeWindow implements ConnectWindow {
+  readonly popups: { popup: FakePopup; target: string; features: string }[] = [];
+  readonly assigned: string[] = [];
+  blocked = false;
+  readonly location = {
+    href: 'https://app.example.com/settings',
+    assign: (url: string) => void this.assigned.push(url),
+  };
+  open(url: string, target: string, features: string): FakePopup | null {
+    if (this.blocked) return null;
+    const popup = new FakePopup(url);
+    this.popups.push({ popup, target, features });
+    return popup;
+  }
+}
+
+describe('sdk/js: connect()', () => {
+  let world: SmartWorld;
+  let ticks: Ticks;
+  let now: number;
+  let portico: Portico;
+
+  before(async () => {
+    world = await startSmartWorld();
+  });
+  after(() => world.close());
+  beforeEach(() => {
+    ticks = new Ticks();
+    now = Date.now();
+    portico = createPortico({
+      baseUrl: world.api.url,
+      publishableKey: world.app.pk,
+      sleep: ticks.sleep,
+      now: () => now,
+    });
+  });
+
+  const popupConnect = (win: FakeWindow, appUserId = `sdk-connect-${randomUUID()}`, brand = 'public-v2') => ({
+    appUserId,
+    outcome: portico.connect({
+      appUserId,
+      brandId: world.brands[brand]!,
+      redirectUri: APP_RETURN,
+      mode: 'popup',
+      window: win,
+    }),
+  });
+
+  /** What the patient's browser does in the popup: Portico's launch, the EHR's sign-in, the callback. */
+  async function signInThrough(authorizeUrl: string, decision: 'allow' | 'deny' = 'allow'): Promise<string> {
+    const launched = await visit(authorizeUrl);
+    expect(launched.status, launched.text).to.equal(302);
+    const callback = await signIn(launched.location!.href, { decision });
+    const back = await visit(callback.href);
+    expect(back.status, back.text).to.equal(303);
+    return back.location!.href;
+  }
+
+  it('initiateConnect with a redirectUri returns the authorizeUrl', async () => {
+    const session = await portico.initiateConnect({
+      appUserId: `sdk-${randomUUID()}`,
+      brandId: world.brands['public-v2']!,
+      redirectUri: APP_RETURN,
+    });
+    expect(session.authorizeUrl)
+      .to.be.a('string')
+      .and.to.match(/^http:\/\/127\.0\.0\.1:\d+\/api\/sdk\/v1\/connect\//);
+  });
+
+  it('popup: opens authorizeUrl, waits while the popup is elsewhere, resolves connected when it is back', async () => {
+    const win = new FakeWindow();
+    const { appUserId, outcome } = popupConnect(win);
+    expect(await ticks.asleep()).to.equal(250);
+    const [{ popup, target, features }] = win.popups as [FakeWindow['popups'][number]];
+    expect(target).to.equal(POPUP_NAME).and.to.equal('portico-connect');
+    expect(features).to.equal(POPUP_FEATURES).and.to.equal('popup,width=480,height=720');
+    const back = await signInThrough(popup.opened);
+    expect(await ticks.step()).to.equal(250); // still cross-origin: polling goes on
+    expect(await ticks.step()).to.equal(250);
+    popup.at = back;
+    ticks.release();
+    const result = await outcome;
+    expect(result.status).to.equal('connected');
+    const { sessionId, connectionId } = result as Extract<ConnectOutcome, { status: 'connected' }>;
+    expect(back).to.include(`session=${sessionId}`).and.to.include(`connectionId=${connectionId}`);
+    expect(popup.closed).to.be.true;
+    const user = await world.api.request('GET', `/api/platform/v1/app-users/${appUserId}`, { key: world.tenant.key });
+    expect(user.body.state).to.equal('ACTIVE');
+    expect(user.body.connections.map((c: { id: string }) => c.id)).to.include(connectionId);
+  });
+
+  it('popup: resolves failed with the error the browser came back with', async () => {
+    const win = new FakeWindow();
+    const { outcome } = popupConnect(win);
+    await ticks.asleep();
+    const popup = win.popups[0]!.popup;
+    popup.at = await signInThrough(popup.opened, 'deny');
+    ticks.release();
+    const result = await outcome;
+    expect(result).to.deep.include({ status: 'failed', error: 'access_denied' });
+    expect(popup.closed).to.be.true;
+  });
+
+  it('popup: ignores the app’s own page when it is not the return of this session', async () => {
+    const win = new FakeWindow();
+    const { outcome } = popupConnect(win);
+    await ticks.asleep();
+    const popup = win.popups[0]!.popup;
+    popup.at = 'https://app.example.com/connected?from=portico&session=another&status=connected&connectionId=x';
+    await ticks.step();
+    popup.at = 'about:blank';
+    await ticks.step();
+    popup.closed = true;
+    ticks.release();
+    expect(await outcome).to.deep.include({ status: 'closed' });
+  });
+
+  it('popup: resolves closed when the patient closes it', async () => {
+    const win = new FakeWindow();
+    const { outcome } = popupConnect(win);
+    await ticks.asleep();
+    win.popups[0]!.popup.closed = true;
+    ticks.release();
+    const result = await outcome;
+    expect(result.status).to.equal('closed');
+    expect(result.sessionId).to.be.a('string');
+  });
+
+  it('popup: gives up when the session expires, closing the popup', async () => {
+    const win = new FakeWindow();
+    const { outcome } = popupConnect(win);
+    await ticks.asleep();
+    await ticks.step();
+    now += 31 * 60_000; // past the session's expiresAt
+    ticks.release();
+    expect(await outcome).to.deep.include({ status: 'failed', error: 'session_expired' });
+    expect(win.popups[0]!.popup.closed).to.be.true;
+  });
+
+  it('popup: a blocked popup is a PorticoError', async () => {
+    const win = new FakeWindow();
+    win.blocked = true;
+    const error = await popupConnect(win).outcome.then(
+      () => expect.fail('connect() resolved'),
+      (e: unknown) => e,
+    );
+    expect(error).to.be.instanceOf(PorticoError).and.to.include({ code: 'POPUP_BLOCKED', status: 0 });
+  });
+
+  it('redirect: sends the page to authorizeUrl', async () => {
+    const win = new FakeWindow();
+    const started = await portico.connect({
+      appUserId: `sdk-${randomUUID()}`,
+      brandId: world.brands['public-v2']!,
+      redirectUri: APP_RETURN,
+      mode: 'redirect',
+      window: win,
+    });
+    expect(started.status).to.equal('redirected');
+    expect(win.assigned).to.have.length(1);
+    expect(win.popups).to.have.length(0);
+    // The page at redirectUri reads the outcome once the patient is back.
+    const back = await signInThrough(win.assigned[0]!);
+    expect(readConnectOutcome(back)).to.deep.include({ status: 'connected', sessionId: started.sessionId });
+  });
+});
+
+describe('sdk/js: readConnectOutcome', () => {
+  it('reads a connected return, keeping to the parameters Portico adds', () => {
+    expect(
+      readConnectOutcome('https://app.example.com/cb?from=portico&session=s-1&status=connected&connectionId=c-1'),
+    ).to.deep.equal({ status: 'connected', sessionId: 's-1', connectionId: 'c-1' });
+    expect(
+      readConnectOutcome(new URL('https://app.example.com/cb?session=s-2&status=failed&error=session_used')),
+    ).to.deep.equal({
+      status: 'failed',
+      sessionId: 's-2',
+      error: 'session_used',
+    });
+  });
+
+  it('is null for a URL that is no return from Portico, and failed when a return lacks its outcome', () => {
+    expect(readConnectOutcome('https://app.example.com/cb?status=connected')).to.be.null;
+    expect(readConnectOutcome('not a url')).to.be.null;
+    expect(readConnectOutcome('https://app.example.com/cb?session=s-3&status=connected')).to.deep.equal({
+      status: 'failed',
+      sessionId: 's-3',
+      error: 'unknown_error',
+    });
+  });
+
+  it('reads the current page’s URL by default', () => {
+    const global = globalThis as { window?: unknown };
+    global.window = {
+      location: { href: 'https://app.example.com/cb?session=s-4&status=failed&error=brand_unavailable' },
+    };
+    try {
+      expect(readConnectOutcome()).to.deep.equal({ status: 'failed', sessionId: 's-4', error: 'brand_unavailable' });
+    } finally {
+      delete global.window;
+    }
+  });
+});
