@@ -4,7 +4,8 @@
 # the embedded database (tools/devdb) and kube-apiserver. Safe to run on every test run.
 # Also the Helm chart's tools: Debian's mmdebstrap, umoci, skopeo and runc, which build and run the
 # container image, and, through scripts/ensure-k8s-tools.sh, helm, kubeconform, helm-docs, helm-unittest and
-# kubectl. And Schemathesis in a Python virtual environment, through scripts/ensure-fuzz-tools.sh.
+# kubectl. And Schemathesis in a Python virtual environment, through scripts/ensure-fuzz-tools.sh. And Debian's
+# chromium, which the browser tests drive (testkit/browser.ts), with a font for its screenshots.
 # What is built is built once per machine, in the tool cache (scripts/lib/tool-cache.sh:
 # ${PORTICO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/portico}), and linked from this clone's .tools: in a new
 # clone on a machine that has run it before, it builds nothing and takes a few seconds.
@@ -58,6 +59,24 @@ if [ "${#missing[@]}" -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   else
     echo "ensure-tools: ${missing[*]} missing, needed to build the container image (Debian: sudo apt-get install ${missing[*]})" >&2
+  fi
+fi
+
+# The browser tests' Chromium (test/browser, driven by playwright-core through testkit/browser.ts: no browser is
+# downloaded), and a font for the text in its screenshots (DejaVu, which a slim image may lack).
+# PORTICO_CHROMIUM points the tests at another Chromium instead.
+missing=()
+if [ -z "${PORTICO_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then missing+=(chromium); fi
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "ensure-tools: installing ${missing[*]} (Debian packages)…" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "ensure-tools: ${missing[*]} missing, needed by the browser tests (Debian: sudo apt-get install ${missing[*]}) or set PORTICO_CHROMIUM to a Chromium binary" >&2
+    exit 1
   fi
 fi
 
