@@ -57,5 +57,7 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: globals.node } },
+  // Portico Connect's page script runs in the patient's browser.
+  { files: ['api/assets/**/*.js'], languageOptions: { globals: globals.browser } },
   prettier,
 );

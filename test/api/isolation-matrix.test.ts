@@ -511,6 +511,13 @@ const CASES: Case[] = [
     request: (v) => ({ path: `${S}/connect/callback?code=forged&state=${e(`${v!}.forged-state`)}` }),
     outcome: () => ofStatus(400),
   },
+  {
+    // Portico Connect's script: the same file for everyone.
+    op: `GET ${S}/connect/assets/{file}`,
+    surface: 'public',
+    request: () => ({ path: `${S}/connect/assets/picker.js` }),
+    outcome: () => ofStatus(200),
+  },
   // SDK: the gateway as a FHIR server (the same checks; errors as OperationOutcomes).
   {
     op: `GET ${S}/fhir/connections/{connectionId}/metadata`,

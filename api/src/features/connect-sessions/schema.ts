@@ -5,11 +5,14 @@ import { AppUserId } from '../app-users/index.js';
 export const InitiateSession = Type.Object(
   {
     appUserId: AppUserId,
-    brandId: Type.String({
-      minLength: 1,
-      maxLength: 64,
-      description: 'A brand of the catalog (`GET /catalog/brands`).',
-    }),
+    brandId: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'A brand of the catalog (`GET /catalog/brands`). Without it (and with `redirectUri`), `authorizeUrl` opens Portico Connect, the hosted page where the patient finds their health system.',
+      }),
+    ),
     redirectUri: Type.Optional(
       Type.String({
         minLength: 1,
@@ -33,7 +36,9 @@ export type InitiateSession = Static<typeof InitiateSession>;
 export const Session = Type.Object({
   id: Type.String({ format: 'uuid' }),
   appUserId: AppUserId,
-  brandId: Type.String(),
+  brandId: Type.Union([Type.String(), Type.Null()], {
+    description: 'null until the patient chooses one in Portico Connect.',
+  }),
   status: Type.Literal('PENDING'),
   expiresAt: Timestamp,
   authorizeUrl: Type.Optional(

@@ -50,7 +50,14 @@ export class ConnectSessionService {
    * (a TOMBSTONED user's 409) carries the same fields.
    */
   async initiate(principal: Principal, input: InitiateSession): Promise<Initiated> {
-    if (!this.deps.brandExists(input.brandId)) throw invalidField('body', 'brandId', 'is not a brand of the catalog');
+    if (input.brandId === undefined && input.redirectUri === undefined)
+      throw invalidField(
+        'body',
+        'brandId',
+        'is required without redirectUri (Portico Connect returns the patient there)',
+      );
+    if (input.brandId !== undefined && !this.deps.brandExists(input.brandId))
+      throw invalidField('body', 'brandId', 'is not a brand of the catalog');
     await this.checkLaunch(principal, input);
     const rateHeaders = await this.deps.limits.take(principal, input.appUserId);
     try {
@@ -91,6 +98,11 @@ export class ConnectSessionService {
     const app = await this.deps.apps.get(principal.appId!);
     if (!app?.redirectUris.includes(input.redirectUri))
       throw invalidField('body', 'redirectUri', "is not one of the app's redirectUris");
+    if (input.brandId === undefined) {
+      if (input.connectionId !== undefined)
+        throw invalidField('body', 'brandId', "is required with connectionId (the connection's brand)");
+      return; // the patient chooses in Portico Connect
+    }
     if (!this.deps.brandConnectable(input.brandId))
       throw new AppError(
         'BRAND_NOT_CONNECTABLE',
@@ -119,7 +131,7 @@ export class ConnectSessionService {
       accountId: principal.accountId,
       appId: principal.appId!,
       appUserId: input.appUserId,
-      brandId: input.brandId,
+      brandId: input.brandId ?? null,
       status: 'PENDING',
       createdAt: now,
       expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
@@ -138,6 +150,14 @@ export class ConnectSessionService {
     if (!session) throw notFound('connect session');
     const completed = () =>
       new AppError('CONFLICT', 'The connect session is already completed.', { status: 'COMPLETED' });
+    if (session.brandId === null)
+      throw new AppError(
+        'CONFLICT',
+        'The connect session names no brand: the patient chooses one in Portico Connect.',
+        {
+          status: session.status,
+        },
+      );
     const now = this.deps.clock.now();
     if (session.status === 'COMPLETED') throw completed();
     // A session the patient launched belongs to the sign-in: the callback completes it, or it failed.

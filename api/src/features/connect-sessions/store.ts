@@ -12,7 +12,10 @@ export interface ConnectSession {
   accountId: string;
   appId: string;
   appUserId: string;
-  brandId: string;
+  /** null until the patient chooses a brand in Portico Connect (the hosted picker). */
+  brandId: string | null;
+  /** The patient chose the brand in Portico Connect: the sign-in ends on its end page. */
+  picked?: boolean;
   /**
    * COMPLETING: a complete has claimed it (until claimUntil) with the id its connection will have. With a
    * launch (docs/connecting.md): LAUNCHED once its authorizeUrl was visited, EXCHANGING while the callback

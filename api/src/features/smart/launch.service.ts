@@ -78,7 +78,11 @@ export interface ConnectingSync {
 /** Where the browser goes: back to the app, on to the health system, or a page of Portico's own. */
 export type LaunchOutcome =
   | { kind: 'redirect'; status: 302 | 303; location: string }
-  | { kind: 'page'; status: 400 | 404; title: string; message: string };
+  | { kind: 'page'; status: 400 | 404; title: string; message: string }
+  /** Portico Connect's picker, with a notice when the brand chosen cannot be connected. */
+  | { kind: 'picker'; appName: string; notice?: string }
+  /** Portico Connect's end page: the outcome, and on to the app at `location`. */
+  | { kind: 'end'; location: string; connected: boolean; brandName: string | undefined; error: string | undefined };
 
 /** A session that ended keeps none of its sign-in's secrets. */
 const SPENT = { stateHash: null, codeVerifier: null } as const;
@@ -114,17 +118,31 @@ export class LaunchService {
     }
   }
 
-  /** The authorizeUrl visited: on to the health system's sign-in, once. */
-  async launch(token: string, origin: string): Promise<LaunchOutcome> {
-    const session = await this.byToken(token, (s) => s.launchHash);
-    if (!session) return INVALID_LINK;
-    if (session.status !== 'PENDING') return this.back(session, { status: 'failed', error: 'session_used' });
-    if (this.deps.clock.now() >= session.expiresAt)
-      return this.back(session, { status: 'failed', error: 'session_expired' });
+  /**
+   * The authorizeUrl visited: on to the health system's sign-in, once. A session without a brand first shows
+   * Portico Connect's picker (as often as it is visited), whose choice comes back as `chosen`.
+   */
+  async launch(token: string, origin: string, chosen?: string): Promise<LaunchOutcome> {
+    const found = await this.byToken(token, (s) => s.launchHash);
+    if (!found) return INVALID_LINK;
+    if (found.status !== 'PENDING') return this.back(found, { status: 'failed', error: 'session_used' });
+    if (this.deps.clock.now() >= found.expiresAt)
+      return this.back(found, { status: 'failed', error: 'session_expired' });
     // A suspended app leads no patient anywhere (its sessions cannot complete either).
-    if ((await this.deps.apps.find(session.appId))?.status !== 'ACTIVE')
-      return this.fail(session, ['PENDING'], 'app_suspended');
-    const brand = this.deps.brand(session.brandId);
+    const app = await this.deps.apps.find(found.appId);
+    if (app?.status !== 'ACTIVE') return this.fail(found, ['PENDING'], 'app_suspended');
+    let session = found;
+    if (session.brandId === null) {
+      if (chosen === undefined || !this.deps.brand(chosen)) return { kind: 'picker', appName: app.name };
+      if (!this.connectable(chosen))
+        return {
+          kind: 'picker',
+          appName: app.name,
+          notice: `${this.deps.brand(chosen)!.name} cannot be connected through Portico yet. Choose another health system, or go back to ${app.name}.`,
+        };
+      session = { ...session, brandId: chosen, picked: true };
+    }
+    const brand = this.deps.brand(session.brandId!);
     const registration = brand && this.deps.registrations().for(brand);
     let server;
     try {
@@ -138,6 +156,8 @@ export class LaunchService {
     const callbackUri = origin + CALLBACK_PATH;
     const launched = await this.deps.sessions.move(session.id, ['PENDING'], {
       status: 'LAUNCHED',
+      brandId: session.brandId,
+      picked: session.picked === true,
       stateHash: digest(state),
       codeVerifier: this.deps.keyring.seal(verifier, `${session.id}/verifier`),
       callbackUri,
@@ -164,7 +184,7 @@ export class LaunchService {
     if (!exchanging) return INVALID_STATE;
     const app = await this.deps.apps.find(session.appId);
     if (app?.status !== 'ACTIVE') return this.fail(session, ['EXCHANGING'], 'app_suspended');
-    const brand = this.deps.brand(session.brandId);
+    const brand = this.deps.brand(session.brandId!);
     const registration = brand && this.deps.registrations().for(brand);
     if (!brand || !registration) return this.fail(session, ['EXCHANGING'], 'brand_unavailable');
     let tokens: GrantedTokens;
@@ -190,7 +210,7 @@ export class LaunchService {
       accountId: session.accountId,
       appUserId: session.appUserId,
       connectionId,
-      brandId: session.brandId,
+      brandId: session.brandId!,
     });
     return this.back(session, { status: 'connected', connectionId });
   }
@@ -215,7 +235,8 @@ export class LaunchService {
       }
     }
     const connectionId = session.reconnect ?? randomUUID();
-    const sync = { accountId: session.accountId, appUserId: session.appUserId, connectionId, brandId: session.brandId };
+    const brandId = session.brandId!;
+    const sync = { accountId: session.accountId, appUserId: session.appUserId, connectionId, brandId };
     await this.deps.onConnecting(sync, new Date(this.deps.clock.now().getTime() + CONNECTING_GRACE_MS));
     await this.deps.vault.save(connectionId, session.accountId, { id, platformType, fhirBaseUrl }, tokens);
     try {
@@ -224,7 +245,7 @@ export class LaunchService {
       } else {
         await this.deps.users.connect(session.accountId, session.appUserId, {
           appId: session.appId,
-          brandId: session.brandId,
+          brandId,
           sessionId: session.id,
           connectionId,
           health,
@@ -243,11 +264,23 @@ export class LaunchService {
     return moved ? this.back(session, { status: 'failed', error }) : INVALID_STATE;
   }
 
-  private back(session: ConnectSession, outcome: Record<string, string>): LaunchOutcome {
+  /** Back to the app: a 303, or Portico Connect's end page when the patient chose the brand there. */
+  private back(
+    session: ConnectSession,
+    outcome: { status: 'connected' | 'failed'; connectionId?: string; error?: string },
+  ): LaunchOutcome {
     const url = new URL(session.redirectUri!);
     url.searchParams.set('session', session.id);
-    for (const [name, value] of Object.entries(outcome)) url.searchParams.set(name, value);
-    return { kind: 'redirect', status: 303, location: url.href };
+    for (const [name, value] of Object.entries(outcome)) if (value !== undefined) url.searchParams.set(name, value);
+    if (!session.picked) return { kind: 'redirect', status: 303, location: url.href };
+    const brandName = session.brandId ? this.deps.brand(session.brandId)?.name : undefined;
+    return {
+      kind: 'end',
+      location: url.href,
+      connected: outcome.status === 'connected',
+      brandName,
+      error: outcome.error,
+    };
   }
 
   /** The session a `<id>.<secret>` token names, if the secret is the one whose hash `hashOf` gives. */

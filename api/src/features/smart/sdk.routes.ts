@@ -4,11 +4,13 @@
 import { TLSSocket } from 'node:tls';
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
+import { notFound } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { requestOrigin } from '../../shared/http/origin.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import type { LaunchOutcome, LaunchService } from './launch.service.js';
 import { PAGE_CSP, renderPage } from './page.js';
+import { asset, CONNECT_CSP, renderEnd, renderPicker } from './connect-pages.js';
 
 const tags = ['Connect sessions'];
 const LaunchParams = Type.Object({
@@ -35,10 +37,11 @@ export function smartLaunchRoutes(
       operationId: 'launchConnectSession',
       summary: "A connect session's authorizeUrl (opened in the patient's browser)",
       description:
-        "Not called by apps: it is the `authorizeUrl` an initiate with `redirectUri` returns. The first visit reads the brand's `.well-known/smart-configuration` (10 s deadline, cached up to an hour; it must offer PKCE S256) and answers 302 to the health system's `authorization_endpoint` with `response_type=code`, `client_id`, `redirect_uri` (this API's `/api/sdk/v1/connect/callback`), `scope` (SMART v2 `launch/patient offline_access patient/Patient.rs patient/Observation.rs` when the server lists `permission-v2`, else the v1 `.read` forms, unless the client registration names its own), `state` (256 random bits, bound to the session, single use), `aud` (the brand's FHIR base URL) and a PKCE S256 `code_challenge`. When discovery fails the session becomes FAILED and the browser returns to the app with `status=failed&error=brand_unavailable`; a second visit returns `error=session_used`, one after the session expired `error=session_expired` (both 303). An unknown link is a 404 page.",
+        "Not called by apps: it is the `authorizeUrl` an initiate with `redirectUri` returns. A session without a brand shows Portico Connect, the hosted picker (200 HTML, as often as it is visited; `brand=<id>` is its choice: a brand Portico cannot connect shows the picker again with a notice), and a sign-in begun there ends on Portico Connect's end page (200 HTML naming the outcome, with a link that returns to the app with the same parameters) instead of a 303 to the app. The first visit with a brand reads the brand's `.well-known/smart-configuration` (10 s deadline, cached up to an hour; it must offer PKCE S256) and answers 302 to the health system's `authorization_endpoint` with `response_type=code`, `client_id`, `redirect_uri` (this API's `/api/sdk/v1/connect/callback`), `scope` (SMART v2 `launch/patient offline_access patient/Patient.rs patient/Observation.rs` when the server lists `permission-v2`, else the v1 `.read` forms, unless the client registration names its own), `state` (256 random bits, bound to the session, single use), `aud` (the brand's FHIR base URL) and a PKCE S256 `code_challenge`. When discovery fails the session becomes FAILED and the browser returns to the app with `status=failed&error=brand_unavailable`; a second visit returns `error=session_used`, one after the session expired `error=session_expired` (both 303). An unknown link is a 404 page.",
       tags,
       input: { params: LaunchParams },
       responses: {
+        200: { description: 'Portico Connect: the picker, or the end page (HTML).', contentType: 'text/html' },
         302: { description: "On to the health system's sign-in.", headers: ['Location'] },
         303: { description: 'Back to the app (failed).', headers: ['Location'] },
         404: { description: 'An unknown link (an HTML page).', contentType: 'text/html' },
@@ -46,7 +49,35 @@ export function smartLaunchRoutes(
     },
     async (ctx) => {
       const origin = requestOrigin(publicBaseUrl, ctx.headers, ctx.req.socket instanceof TLSSocket, trustProxy).origin;
-      answer(ctx, await launches.launch(String((ctx.params as Record<string, string>)['token']), origin));
+      const { brand } = ctx.query;
+      const chosen = typeof brand === 'string' && brand.length <= 64 ? brand : undefined;
+      answer(ctx, await launches.launch(String((ctx.params as Record<string, string>)['token']), origin, chosen));
+    },
+  );
+
+  sdk.get(
+    '/connect/assets/:file',
+    {
+      operationId: 'getConnectAsset',
+      summary: "Portico Connect's script and stylesheet (public)",
+      description: '`picker.js` and `connect.css`, the only resources the hosted pages load. Anything else is 404.',
+      tags,
+      input: { params: Type.Object({ file: Type.String({ maxLength: 64 }) }) },
+      responses: {
+        200: { description: 'The file.', headers: ['ETag', 'Cache-Control'] },
+        304: { description: 'Not modified.' },
+      },
+    },
+    async (ctx) => {
+      const file = asset(String((ctx.params as Record<string, string>)['file']));
+      if (!file) throw notFound('asset');
+      ctx.set({ ETag: file.etag, 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' });
+      if (ctx.get('If-None-Match') === file.etag) {
+        ctx.status = 304;
+        return;
+      }
+      ctx.type = file.type;
+      ctx.body = file.body;
     },
   );
 
@@ -60,6 +91,10 @@ export function smartLaunchRoutes(
       tags,
       input: { query: CallbackQuery },
       responses: {
+        200: {
+          description: "Portico Connect's end page, for a sign-in begun in its picker (HTML).",
+          contentType: 'text/html',
+        },
         303: { description: 'Back to the app.', headers: ['Location'] },
         400: { description: 'An unknown, used or expired `state` (an HTML page).', contentType: 'text/html' },
       },
@@ -82,8 +117,14 @@ function answer(ctx: Context, outcome: LaunchOutcome): void {
     ctx.type = 'text/plain; charset=utf-8';
     return;
   }
-  ctx.status = outcome.status;
-  ctx.set('Content-Security-Policy', PAGE_CSP);
   ctx.type = 'text/html; charset=utf-8';
-  ctx.body = renderPage(outcome.title, outcome.message);
+  if (outcome.kind === 'page') {
+    ctx.status = outcome.status;
+    ctx.set('Content-Security-Policy', PAGE_CSP);
+    ctx.body = renderPage(outcome.title, outcome.message);
+    return;
+  }
+  ctx.status = 200;
+  ctx.set('Content-Security-Policy', CONNECT_CSP);
+  ctx.body = outcome.kind === 'picker' ? renderPicker(outcome.appName, outcome.notice) : renderEnd(outcome);
 }

@@ -219,3 +219,55 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
     await patch([APP_RETURN]);
   });
 });
+
+describe('Portico Connect: sessions without a brand (sandbox EHR)', function () {
+  this.timeout(60_000);
+  let world: SmartWorld;
+  before(async () => {
+    world = await startSmartWorld();
+  });
+  after(() => world?.close());
+
+  const initiate = (body: Record<string, unknown>) =>
+    world.api.request('POST', '/api/sdk/v1/connect-sessions', { key: world.app.pk, body });
+
+  it('opens the picker until the patient chooses, and the choice leads to the EHR; complete refuses it meanwhile', async () => {
+    expect((await initiate({ appUserId: 'picker-none' })).status).to.equal(400); // neither brandId nor redirectUri
+    const started = await initiate({ appUserId: 'picker-1', redirectUri: APP_RETURN });
+    expect(started.status, started.text).to.equal(201);
+    expect(started.body.brandId).to.equal(null);
+    for (let visit = 0; visit < 2; visit++) {
+      const picker = await fetch(started.body.authorizeUrl);
+      expect(picker.status).to.equal(200);
+      expect(picker.headers.get('content-security-policy')).to.include("script-src 'self'");
+      expect(await picker.text()).to.include('Search for your health system');
+    }
+    const completed = await world.api.request('POST', `/api/platform/v1/connect-sessions/${started.body.id}/complete`, {
+      key: world.tenant.key,
+    });
+    expect(completed.status).to.equal(409);
+    const chosen = await visit(`${started.body.authorizeUrl}?brand=${world.brands['public-v2']}`);
+    expect(chosen.status).to.equal(302);
+    expect(chosen.location!.href).to.include(`${world.ehr.origin}/oauth/public-v2/authorize`);
+    // Signing in ends on the end page, whose link returns to the app with the outcome.
+    const end = await fetch((await signIn(chosen.location!.href)).href);
+    expect(end.status).to.equal(200);
+    const html = await end.text();
+    expect(html).to.include('Connected to Sandbox Public Health');
+    const back = new URL(/href="([^"]+)"/.exec(html.slice(html.indexOf('id="return"')))![1]!.replaceAll('&#38;', '&'));
+    expect(back.searchParams.get('status')).to.equal('connected');
+    expect(back.searchParams.get('session')).to.equal(started.body.id);
+  });
+
+  it("serves the picker's script and stylesheet, and nothing else", async () => {
+    const script = await fetch(`${world.api.url}/api/sdk/v1/connect/assets/picker.js`);
+    expect(script.status).to.equal(200);
+    expect(script.headers.get('content-type')).to.match(/^text\/javascript/);
+    const again = await fetch(`${world.api.url}/api/sdk/v1/connect/assets/picker.js`, {
+      headers: { 'if-none-match': script.headers.get('etag')! },
+    });
+    expect(again.status).to.equal(304);
+    expect((await fetch(`${world.api.url}/api/sdk/v1/connect/assets/connect.css`)).status).to.equal(200);
+    expect((await fetch(`${world.api.url}/api/sdk/v1/connect/assets/..%2Fpackage.json`)).status).to.equal(404);
+  });
+});

@@ -1,0 +1,93 @@
+// Portico Connect (docs/connecting.md, "Portico Connect"): the hosted picker an authorizeUrl opens when the app named
+// no brand, and the end page a sign-in begun there ends on. Server-rendered HTML with one small script and one
+// stylesheet (api/assets/connect), the lightest thing that stays maintainable: no build step, no framework, nothing
+// from elsewhere. The CSP admits only this origin's script, style, images and searches.
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { repoRoot } from '../../../../core/src/infra/repo-root.js';
+
+export const ASSETS_PATH = '/api/sdk/v1/connect/assets';
+const ASSETS_DIR = path.join(repoRoot(), 'api', 'assets', 'connect');
+
+export const CONNECT_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+export interface Asset {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+const TYPES: Record<string, string> = {
+  'picker.js': 'text/javascript; charset=utf-8',
+  'connect.css': 'text/css; charset=utf-8',
+};
+let assets: Map<string, Asset> | undefined;
+
+/** The page's script and stylesheet, read once; undefined for any other name. */
+export function asset(name: string): Asset | undefined {
+  assets ??= new Map(
+    Object.entries(TYPES).map(([file, type]) => {
+      const body = readFileSync(path.join(ASSETS_DIR, file));
+      return [file, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` }];
+    }),
+  );
+  return assets.get(name);
+}
+
+const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+function page(title: string, body: string, head = ''): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escape(title)} · Portico Connect</title><link rel="stylesheet" href="${ASSETS_PATH}/connect.css">${head}</head>
+<body><main>${body}</main></body></html>
+`;
+}
+
+/** The picker: a search box, "near a ZIP code", and the results list the script fills. */
+export function renderPicker(appName: string, notice?: string): string {
+  return page(
+    'Find your health system',
+    `<h1>Find your health system</h1>
+<p class="lead">${escape(appName)} asks to connect to your health records. Sign in at your health system to share them.</p>
+${notice ? `<p class="notice" role="alert">${escape(notice)}</p>` : ''}
+<form id="search" role="search">
+<label for="q">Search for your health system</label>
+<input id="q" name="q" type="search" role="combobox" aria-autocomplete="list" aria-expanded="false" aria-controls="results" autocomplete="off" spellcheck="false" placeholder="Hospital, clinic or city">
+<div class="near"><label for="near">Near a ZIP code (optional)</label>
+<input id="near" name="near" inputmode="numeric" autocomplete="postal-code" maxlength="5" pattern="[0-9]{5}"></div>
+</form>
+<p id="status" class="status" role="status" aria-live="polite"></p>
+<ul id="results" role="listbox" aria-label="Health systems"></ul>
+<p class="no-script">This page needs JavaScript to search.</p>
+<script type="module" src="${ASSETS_PATH}/picker.js"></script>`,
+  );
+}
+
+/**
+ * The end page: the outcome in words, and a link on to the app. The patient follows it (no timed redirect: a page
+ * that moves on by itself fails those who read slowly, WCAG 2.2.1); in a popup, the SDK sees the app's own
+ * address and closes it.
+ */
+export function renderEnd(outcome: {
+  location: string;
+  connected: boolean;
+  brandName: string | undefined;
+  error: string | undefined;
+}): string {
+  const where = outcome.brandName ? escape(outcome.brandName) : 'your health system';
+  const title = outcome.connected ? `Connected to ${outcome.brandName ?? 'your health system'}` : 'Not connected';
+  const message = outcome.connected
+    ? `Your records from ${where} are now shared with the app. You can stop sharing at any time from the app.`
+    : `The connection to ${where} was not made${outcome.error === 'access_denied' ? ': access was not allowed' : ''}. You can try again from the app.`;
+  return page(
+    title,
+    `<div class="outcome-${outcome.connected ? 'connected' : 'failed'}">
+<h1>${escape(title)}</h1>
+<p role="status">${message}</p>
+<a class="button" id="return" href="${escape(outcome.location)}">Return to the app</a>
+</div>`,
+  );
+}

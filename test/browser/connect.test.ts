@@ -1,0 +1,228 @@
+// Portico Connect in a real browser (Debian's Chromium through playwright-core): an app page that calls the SDK's
+// connect(), the hosted picker (search with a typo, keyboard only), the sandbox EHR's sign-in, and back to the app
+// with the lifecycle turning ACTIVE; the picker at 360 px; axe on the picker and the end page; the page weight and
+// the time to the first result on the whole fixture catalog (31,000 brands), printed for the closing note;
+// screenshots into docs/images.
+import { gzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { Browser, Page } from 'playwright-core';
+import { repoRoot } from '../../core/src/infra/repo-root.js';
+import {
+  blockingViolations,
+  formatViolations,
+  launchBrowser,
+  runAxe,
+  screenshot,
+  serveStatic,
+  type StaticServer,
+} from '../../testkit/browser.js';
+import { publishTo } from '../../testkit/catalog.js';
+import { loadAllRealSources } from '../../testkit/real-brands.js';
+import { sandboxSources } from '../../testkit/sandbox-catalog.js';
+import { SMART_BRANDS, startSmartWorld, type SmartWorld } from '../../testkit/smart.js';
+
+const require = createRequire(import.meta.url);
+/** Screenshots go into docs/images when asked (PORTICO_SCREENSHOTS=1, to refresh the docs), else to a temp dir. */
+const shot = (name: string) => (process.env.PORTICO_SCREENSHOTS ? name : path.join(os.tmpdir(), `portico-${name}`));
+const SDK = path.join(repoRoot(), 'dist', 'sdk', 'js', 'src');
+
+/** The app's page: a button that calls connect() in a popup, then watches the user's lifecycle. */
+function appPage(apiUrl: string, publishableKey: string, appUserId: string): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Companion</title>
+<script type="importmap">{"imports":{"openapi-fetch":"/vendor/openapi-fetch.js"}}</script></head>
+<body><main><h1>Companion</h1><button id="connect">Connect your health records</button>
+<p>Outcome: <output id="outcome"></output></p><p>State: <output id="state"></output></p></main>
+<script type="module">
+import { createPortico } from '/sdk/index.js';
+const portico = createPortico({ baseUrl: ${JSON.stringify(apiUrl)}, publishableKey: ${JSON.stringify(publishableKey)} });
+document.getElementById('connect').addEventListener('click', async () => {
+  const outcome = await portico.connect({ appUserId: ${JSON.stringify(appUserId)}, redirectUri: location.origin + '/connected', mode: 'popup' });
+  document.getElementById('outcome').textContent = JSON.stringify(outcome);
+  portico.watchLifecycle(${JSON.stringify(appUserId)}, { intervalMs: 250, onChange: (s) => (document.getElementById('state').textContent = s) });
+});
+</script></body></html>`;
+}
+
+describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', function () {
+  this.timeout(180_000);
+  let world: SmartWorld;
+  let browser: Browser;
+  let app: StaticServer;
+  const thirdParty: string[] = [];
+
+  before(async () => {
+    world = await startSmartWorld();
+    // The whole fixture catalog beside the sandbox brands: search as patients would meet it.
+    await publishTo(world.api, [...sandboxSources(world.ehr.origin, SMART_BRANDS), ...loadAllRealSources()]);
+    browser = await launchBrowser();
+    const sdkFiles = Object.fromEntries(
+      ['index', 'client', 'connect', 'errors', 'http', 'lifecycle', 'observations', 'time', 'schema'].map((name) => [
+        `/sdk/${name}.js`,
+        { body: readFileSync(path.join(SDK, `${name}.js`)), type: 'text/javascript' },
+      ]),
+    );
+    app = await serveStatic({
+      '/': { body: appPage(world.api.url, world.app.pk, 'browser-patient') },
+      '/connected': { body: '<!doctype html><title>Back in the app</title><p>Back in the app.</p>' },
+      '/vendor/openapi-fetch.js': {
+        body: readFileSync(require.resolve('openapi-fetch').replace(/index\.c?js$/, 'index.mjs')),
+        type: 'text/javascript',
+      },
+      ...sdkFiles,
+    });
+    const patched = await world.api.admin('PATCH', `/apps/${world.app.appId}`, {
+      redirectUris: [`${app.origin}/connected`],
+    });
+    expect(patched.status, patched.text).to.equal(200);
+  });
+  after(async () => {
+    await browser?.close();
+    await app?.close();
+    await world?.close();
+  });
+
+  /** Requests a page makes anywhere but the API and the sandbox EHR (there must be none). */
+  const watch = (page: Page) =>
+    page.on('request', (request) => {
+      const origin = new URL(request.url()).origin;
+      if (![world.api.url, world.ehr.origin, app.origin].includes(origin)) thirdParty.push(request.url());
+    });
+
+  /** An authorizeUrl for the picker (no brand). */
+  const pickerUrl = async (appUserId: string) => {
+    const started = await world.api.request('POST', '/api/sdk/v1/connect-sessions', {
+      key: world.app.pk,
+      body: { appUserId, redirectUri: `${app.origin}/connected` },
+    });
+    expect(started.status, started.text).to.equal(201);
+    expect(started.body.brandId).to.equal(null);
+    return started.body.authorizeUrl as string;
+  };
+
+  it('connects from an app page through the picker (a typo, keyboard only) and the EHR, and the user turns ACTIVE', async () => {
+    const appUserId = 'browser-patient';
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    watch(page);
+    await page.goto(`${app.origin}/`);
+    const popupOpened = page.waitForEvent('popup');
+    await page.click('#connect');
+    const popup = await popupOpened;
+    watch(popup);
+    await popup.waitForSelector('#q');
+    // Keyboard only: type with a typo, move down the list, Enter.
+    await popup.keyboard.type('sandbx publc');
+    await popup.waitForSelector('[role="option"]');
+    expect(await popup.textContent('#status')).to.match(/Did you mean Sandbox Public Health\?|found/);
+    expect(await popup.textContent('[role="option"]')).to.include('Sandbox Public Health');
+    await screenshot(popup, shot('connect-picker.png'));
+    const pickerViolations = await runAxe(popup);
+    console.log(
+      `      axe on the picker: ${pickerViolations.length} violation(s) ${formatViolations(pickerViolations)}`,
+    );
+    const axe = blockingViolations(pickerViolations);
+    expect(axe, formatViolations(axe)).to.deep.equal([]);
+    await popup.keyboard.press('ArrowDown');
+    expect(await popup.getAttribute('#q', 'aria-activedescendant')).to.equal('option-0');
+    await popup.keyboard.press('Enter');
+    // The EHR's sign-in, by keyboard too.
+    await popup.waitForURL(`${world.ehr.origin}/**`);
+    await popup.focus('#username');
+    await popup.keyboard.type('ada');
+    await popup.keyboard.press('Tab');
+    await popup.keyboard.type('sandbox');
+    await popup.keyboard.press('Enter'); // the form's first submit button: Allow
+    // Portico Connect's end page, then back to the app.
+    await popup.waitForSelector('.outcome-connected');
+    expect(await popup.textContent('h1')).to.include('Connected to Sandbox Public Health');
+    await screenshot(popup, shot('connect-end.png'));
+    const endViolations = await runAxe(popup);
+    console.log(`      axe on the end page: ${endViolations.length} violation(s) ${formatViolations(endViolations)}`);
+    const endAxe = blockingViolations(endViolations);
+    expect(endAxe, formatViolations(endAxe)).to.deep.equal([]);
+    await popup.focus('#return');
+    await popup.keyboard.press('Enter'); // back to the app; connect() sees its address and closes the popup
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('outcome').textContent !== '');
+    const outcome = JSON.parse((await page.textContent('#outcome'))!);
+    expect(outcome).to.include({ status: 'connected' });
+    await page.waitForFunction(() => (globalThis as any).document.getElementById('state').textContent === 'ACTIVE');
+    const user = await world.api.request('GET', `/api/platform/v1/app-users/${appUserId}`, { key: world.tenant.key });
+    expect(user.body.connections[0]).to.include({ id: outcome.connectionId, brandId: world.brands['public-v2'] });
+    expect(thirdParty, 'requests beyond the API, the EHR and the app').to.deep.equal([]);
+    await context.close();
+  });
+
+  it('works at 360 px wide, and finds a health system near a ZIP code', async () => {
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
+    const page = await context.newPage();
+    watch(page);
+    await page.goto(await pickerUrl('browser-narrow'));
+    await page.fill('#near', '53703');
+    await page.focus('#q');
+    await page.keyboard.type('sandbox');
+    await page.waitForSelector('[role="option"]');
+    expect(await page.evaluate('document.documentElement.scrollWidth')).to.be.at.most(360);
+    await screenshot(page, shot('connect-picker-narrow.png'));
+    const narrowViolations = await runAxe(page);
+    console.log(`      axe at 360 px: ${narrowViolations.length} violation(s) ${formatViolations(narrowViolations)}`);
+    const axe = blockingViolations(narrowViolations);
+    expect(axe, formatViolations(axe)).to.deep.equal([]);
+    expect(thirdParty).to.deep.equal([]);
+    await context.close();
+  });
+
+  it('weighs at most 50 KB compressed, and shows the first result soon after the last keystroke', async () => {
+    const url = await pickerUrl('browser-weight');
+    const parts = await Promise.all(
+      [
+        url,
+        `${world.api.url}/api/sdk/v1/connect/assets/picker.js`,
+        `${world.api.url}/api/sdk/v1/connect/assets/connect.css`,
+      ].map(async (u) => gzipSync(Buffer.from(await (await fetch(u)).arrayBuffer())).length),
+    );
+    const total = parts.reduce((a, b) => a + b, 0);
+    console.log(`      page weight: HTML ${parts[0]} B + JS ${parts[1]} B + CSS ${parts[2]} B = ${total} B gzipped`);
+    expect(total).to.be.at.most(50 * 1024);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(url);
+    const times: number[] = [];
+    for (const query of ['mayo clinic', 'kaiser', 'stanford', 'sandbox health', 'mercy']) {
+      await page.fill('#q', '');
+      await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('[role="option"]').length === 0);
+      // The time from the last keystroke (its input event) to the first result in the list, measured in the page.
+      await page.evaluate(`window.__probe = new Promise((resolve) => {
+        let last = 0;
+        document.getElementById('q').addEventListener('input', () => (last = performance.now()));
+        new MutationObserver((_, observer) => {
+          if (last && document.querySelector('[role="option"]')) { observer.disconnect(); resolve(performance.now() - last); }
+        }).observe(document.getElementById('results'), { childList: true });
+      }); 0`); // (an expression that is not the promise: evaluate would wait for it)
+      await page.focus('#q');
+      await page.keyboard.type(query);
+      const took = await Promise.race([
+        page.evaluate<number>('window.__probe'),
+        new Promise<number>((_, reject) => setTimeout(() => reject(new Error(`no result for "${query}"`)), 15_000)),
+      ]);
+      times.push(took);
+    }
+    console.log(
+      `      time to first result after the last keystroke (${times.length} queries, 31,000-brand catalog, 120 ms debounce included): ${times.map((t) => t.toFixed(0)).join(', ')} ms`,
+    );
+    await context.close();
+  });
+
+  it('answers a brand Portico cannot connect with the picker again, saying so', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${await pickerUrl('browser-stranger')}?brand=${world.brands['unregistered']}`);
+    expect(await page.textContent('[role="alert"]')).to.include('cannot be connected through Portico yet');
+    expect(await page.isVisible('#q')).to.equal(true);
+    await context.close();
+  });
+});
