@@ -22,6 +22,7 @@ COPY core core
 COPY api api
 COPY operator operator
 COPY sdk sdk
+COPY assets assets
 COPY bin bin
 COPY examples examples
 # The real brand lists the demo catalog names.

@@ -58,6 +58,6 @@ export default tseslint.config(
   },
   { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: globals.node } },
   // Portico Connect's page script runs in the patient's browser.
-  { files: ['api/assets/**/*.js'], languageOptions: { globals: globals.browser } },
+  { files: ['assets/**/*.js'], languageOptions: { globals: globals.browser } },
   prettier,
 );

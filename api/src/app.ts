@@ -24,6 +24,7 @@ import { gatewayFastRoutes } from './features/clinical/sdk.routes.js';
 import { FHIR_PREFIX, fhirOutcomes, outcomeOf } from './features/clinical/fhir-outcomes.js';
 import { isPublishablePath, PUBLISHABLE_CORS, publishableCors } from './shared/http/cors.js';
 import { isSignInPath, SIGN_IN_DEADLINE_MS, SIGN_IN_DEADLINE_PAGE } from './features/smart/page.js';
+import { imageOriginsOf } from './features/smart/connect-pages.js';
 import { catalogCors } from './features/catalog/sdk.routes.js';
 import { adminSurface } from './surfaces/admin.js';
 import { platformSurface } from './surfaces/platform.js';
@@ -90,6 +91,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     users: services.users,
     gateway: services.gateway,
     launches: services.healthLinks.launches,
+    connectImageOrigins: imageOriginsOf((key) => services.storage.publicUrl(key), config.publicBaseUrl),
     requireKey: auth.requireKey,
     idempotent,
     publicBaseUrl: config.publicBaseUrl,

@@ -335,7 +335,8 @@ export async function buildServices({
       limits: initiateLimits,
       apps,
       brandExists: (id) => brand(id) !== undefined,
-      brandConnectable: (id) => healthLinks.launches.connectable(id),
+      brandConnectable: (id) =>
+        id === undefined ? healthLinks.launches.anyConnectable() : healthLinks.launches.connectable(id),
       clock,
     }),
     webhookDeliveryService: new WebhookDeliveryService({

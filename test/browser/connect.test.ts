@@ -53,6 +53,8 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
   let browser: Browser;
   let app: StaticServer;
   const thirdParty: string[] = [];
+  /** What a page's CSP refused (the console says so): nothing may be. */
+  const cspReports: string[] = [];
 
   before(async () => {
     world = await startSmartWorld();
@@ -86,11 +88,15 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
   });
 
   /** Requests a page makes anywhere but the API and the sandbox EHR (there must be none). */
-  const watch = (page: Page) =>
+  const watch = (page: Page) => {
     page.on('request', (request) => {
       const origin = new URL(request.url()).origin;
       if (![world.api.url, world.ehr.origin, app.origin].includes(origin)) thirdParty.push(request.url());
     });
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) cspReports.push(message.text());
+    });
+  };
 
   /** An authorizeUrl for the picker (no brand). */
   const pickerUrl = async (appUserId: string) => {
@@ -117,7 +123,8 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
     // Keyboard only: type with a typo, move down the list, Enter.
     await popup.keyboard.type('sandbx publc');
     await popup.waitForSelector('[role="option"]');
-    expect(await popup.textContent('#status')).to.match(/Did you mean Sandbox Public Health\?|found/);
+    expect(await popup.textContent('#status')).to.equal('No exact match. Did you mean Sandbox Public Health?');
+    expect(await popup.textContent('[role="option"]')).to.include('Close match');
     expect(await popup.textContent('[role="option"]')).to.include('Sandbox Public Health');
     await screenshot(popup, shot('connect-picker.png'));
     const pickerViolations = await runAxe(popup);
@@ -136,23 +143,46 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
     await popup.keyboard.press('Tab');
     await popup.keyboard.type('sandbox');
     await popup.keyboard.press('Enter'); // the form's first submit button: Allow
-    // Portico Connect's end page, then back to the app.
-    await popup.waitForSelector('.outcome-connected');
-    expect(await popup.textContent('h1')).to.include('Connected to Sandbox Public Health');
-    await screenshot(popup, shot('connect-end.png'));
-    const endViolations = await runAxe(popup);
-    console.log(`      axe on the end page: ${endViolations.length} violation(s) ${formatViolations(endViolations)}`);
-    const endAxe = blockingViolations(endViolations);
-    expect(endAxe, formatViolations(endAxe)).to.deep.equal([]);
-    await popup.focus('#return');
-    await popup.keyboard.press('Enter'); // back to the app; connect() sees its address and closes the popup
+    // Portico Connect's end page tells the app the outcome; connect() resolves and closes the popup by itself.
+    const closed = popup.waitForEvent('close');
     await page.waitForFunction(() => (globalThis as any).document.getElementById('outcome').textContent !== '');
+    await closed;
     const outcome = JSON.parse((await page.textContent('#outcome'))!);
     expect(outcome).to.include({ status: 'connected' });
     await page.waitForFunction(() => (globalThis as any).document.getElementById('state').textContent === 'ACTIVE');
     const user = await world.api.request('GET', `/api/platform/v1/app-users/${appUserId}`, { key: world.tenant.key });
     expect(user.body.connections[0]).to.include({ id: outcome.connectionId, brandId: world.brands['public-v2'] });
     expect(thirdParty, 'requests beyond the API, the EHR and the app').to.deep.equal([]);
+    expect(cspReports, "content refused by the pages' CSP").to.deep.equal([]);
+    await context.close();
+  });
+
+  it('ends on a page that names the outcome and returns to the app by its link (keyboard only)', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    watch(page);
+    await page.goto(`${await pickerUrl('browser-end')}?brand=${world.brands['secret']}`);
+    await page.waitForURL(`${world.ehr.origin}/**`);
+    await page.focus('#username');
+    await page.keyboard.type('grace');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('sandbox');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.outcome-connected');
+    expect(await page.textContent('h1')).to.include('Connected to Sandbox Secret Hospital');
+    await screenshot(page, shot('connect-end.png'));
+    const endViolations = await runAxe(page);
+    console.log(`      axe on the end page: ${endViolations.length} violation(s) ${formatViolations(endViolations)}`);
+    const endAxe = blockingViolations(endViolations);
+    expect(endAxe, formatViolations(endAxe)).to.deep.equal([]);
+    // Tab reaches the link (the page's only control); Enter follows it back to the app with the outcome.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.id')).to.equal('return');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${app.origin}/connected?**`);
+    const back = new URL(page.url());
+    expect(back.searchParams.get('status')).to.equal('connected');
+    expect(cspReports).to.deep.equal([]);
     await context.close();
   });
 

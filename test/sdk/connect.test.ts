@@ -18,15 +18,34 @@ import { signIn } from '../../testkit/sandbox-ehr.js';
 import { APP_RETURN, startSmartWorld, visit, type SmartWorld } from '../../testkit/smart.js';
 import { Ticks } from './support/ticks.js';
 
-/** A popup whose location, like a real one's, cannot be read while it shows another origin's page. */
+/**
+ * A popup whose location, like a real one's, cannot be read while it shows another origin's page. It opens on
+ * about:blank (connect() opens it before its network call) and `opened` is where connect() then sent it.
+ */
 class FakePopup implements ConnectPopup {
   closed = false;
   at: string | undefined;
-  constructor(readonly opened: string) {}
+  opened: string;
+  constructor(first: string) {
+    this.opened = first;
+    this.at = first;
+  }
   get location(): { href: string } {
-    if (this.at === undefined)
+    const at = this.at;
+    if (at === undefined)
       throw new DOMException('Blocked a frame from accessing a cross-origin frame', 'SecurityError');
-    return { href: this.at };
+    const navigate = (url: string) => {
+      this.opened = url;
+      this.at = undefined; // now on another origin's page
+    };
+    return {
+      get href() {
+        return at;
+      },
+      set href(url: string) {
+        navigate(url);
+      },
+    };
   }
   close(): void {
     this.closed = true;

@@ -77,7 +77,8 @@ export function createPortico(options: PorticoOptions): Portico {
         transport.anonymous.GET('/api/sdk/v1/catalog/brands', { params: { query: params }, ...(signal && { signal }) }),
       ),
     initiateConnect: (params, callOptions) => initiateConnect(transport, params, callOptions),
-    connect: ((params: ConnectParams) => connect(transport, { sleep, now }, params)) as Portico['connect'],
+    connect: ((params: ConnectParams) =>
+      connect(transport, { sleep, now, origin: new URL(baseUrl).origin }, params)) as Portico['connect'],
     watchLifecycle: (appUserId, watchOptions) => watchLifecycle(transport, sleep, appUserId, watchOptions),
     searchObservationsPage: (params, callOptions) => searchObservationsPage(transport, params, callOptions),
     searchObservations: (params, callOptions) => searchObservations(transport, params, callOptions),

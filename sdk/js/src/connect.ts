@@ -20,12 +20,22 @@ export type ConnectOutcome =
 export interface ConnectWindow {
   readonly location: { readonly href: string; assign(url: string): void };
   open(url: string, target: string, features: string): ConnectPopup | null;
+  /** Portico Connect's end page posts the outcome to its opener (a real window has these). */
+  addEventListener?(type: 'message', listener: (event: ConnectMessage) => void): void;
+  removeEventListener?(type: 'message', listener: (event: ConnectMessage) => void): void;
+}
+
+/** The parts of a MessageEvent connect() reads. */
+export interface ConnectMessage {
+  readonly origin: string;
+  readonly source: unknown;
+  readonly data: unknown;
 }
 
 export interface ConnectPopup {
   readonly closed: boolean;
-  /** Reading it throws while the popup shows another origin's page. */
-  readonly location: { readonly href: string };
+  /** Reading it throws while the popup shows another origin's page; setting `href` navigates it. */
+  readonly location: { href: string };
   close(): void;
 }
 
@@ -48,6 +58,8 @@ const SESSION_LIFETIME_MS = 30 * 60 * 1000;
 export interface ConnectDeps {
   sleep: Sleep;
   now: () => number;
+  /** Portico's origin: the only sender of the end page's message. */
+  origin: string;
 }
 
 export async function initiateConnect(
@@ -71,21 +83,69 @@ export async function connect(
 ): Promise<ConnectOutcome | { status: 'redirected'; sessionId: string }> {
   const win = given ?? globalWindow();
   if (win === undefined) throw clientError('NO_WINDOW', 'connect() runs in a browser (or pass `window`)');
-  const session = await initiateConnect(transport, initiate, { ...(signal && { signal }) });
-  if (session.authorizeUrl === undefined)
-    throw clientError('NO_AUTHORIZE_URL', 'the session has no authorizeUrl (is redirectUri one of the app’s?)');
-  if (mode === 'redirect') {
+  // The popup opens now, while the click still allows it, before the network call; nothing is spent if blocked.
+  const popup = mode === 'popup' ? win.open('about:blank', POPUP_NAME, POPUP_FEATURES) : null;
+  if (mode === 'popup' && popup === null)
+    throw clientError('POPUP_BLOCKED', 'the browser blocked the popup: call connect() on a click');
+  let session: ConnectSession;
+  try {
+    session = await initiateConnect(transport, initiate, { ...(signal && { signal }) });
+    if (session.authorizeUrl === undefined)
+      throw clientError('NO_AUTHORIZE_URL', 'the session has no authorizeUrl (is redirectUri one of the app’s?)');
+  } catch (error) {
+    popup?.close();
+    throw error;
+  }
+  if (mode === 'redirect' || popup === null) {
     win.location.assign(session.authorizeUrl);
     return { status: 'redirected', sessionId: session.id };
   }
-  const popup = win.open(session.authorizeUrl, POPUP_NAME, POPUP_FEATURES);
-  if (popup === null) throw clientError('POPUP_BLOCKED', 'the browser blocked the popup: call connect() on a click');
+  popup.location.href = session.authorizeUrl;
+  // Portico Connect's end page tells its opener the outcome (the patient may close it there); only Portico's origin
+  // and this popup are believed.
+  let posted: ConnectOutcome | null = null;
+  const onMessage = (event: ConnectMessage) => {
+    if (event.origin !== deps.origin || event.source !== popup) return;
+    const data = event.data as { type?: unknown; session?: unknown; status?: unknown } | null;
+    if (data?.type !== 'portico:connect' || data.session !== session.id) return;
+    const query = new URLSearchParams(
+      Object.entries(data).filter(([, v]) => typeof v === 'string') as [string, string][],
+    );
+    posted = readConnectOutcome(`https://outcome.invalid/?${query}`);
+  };
+  win.addEventListener?.('message', onMessage);
+  try {
+    return await watchPopup(
+      popup,
+      session,
+      win,
+      deps,
+      { signal, pollIntervalMs, redirectUri: initiate.redirectUri },
+      () => posted,
+    );
+  } finally {
+    win.removeEventListener?.('message', onMessage);
+  }
+}
+
+async function watchPopup(
+  popup: ConnectPopup,
+  session: ConnectSession,
+  win: ConnectWindow,
+  deps: ConnectDeps,
+  {
+    signal,
+    pollIntervalMs,
+    redirectUri,
+  }: { signal: AbortSignal | undefined; pollIntervalMs: number; redirectUri: string },
+  posted: () => ConnectOutcome | null,
+): Promise<ConnectOutcome> {
   const expiresAt = Date.parse(session.expiresAt);
   const deadline = Number.isNaN(expiresAt) ? deps.now() + SESSION_LIFETIME_MS : expiresAt;
-  const target = new URL(initiate.redirectUri, win.location.href);
+  const target = new URL(redirectUri, win.location.href);
   for (;;) {
     await deps.sleep(pollIntervalMs, signal);
-    const outcome = returnedOutcome(popup, target, session.id);
+    const outcome = returnedOutcome(popup, target, session.id) ?? posted();
     if (outcome !== null) {
       popup.close();
       return outcome;

@@ -417,7 +417,7 @@ export interface paths {
     };
     /**
      * Portico Connect's script and stylesheet (public)
-     * @description `picker.js` and `connect.css`, the only resources the hosted pages load. Anything else is 404.
+     * @description `picker.js`, `end.js` and `connect.css`, the only resources the hosted pages load. Anything else is 404.
      */
     get: operations['getConnectAsset'];
     put?: never;
@@ -2240,7 +2240,10 @@ export interface operations {
   };
   launchConnectSession: {
     parameters: {
-      query?: never;
+      query?: {
+        /** @description Portico Connect's choice, for a session without a brand; else ignored. */
+        brand?: string;
+      };
       header?: never;
       path: {
         token: string;

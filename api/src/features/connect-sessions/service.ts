@@ -27,7 +27,7 @@ export interface ConnectSessionServiceDeps {
   /** Whether the served catalog has the brand. */
   brandExists: (brandId: string) => boolean;
   /** Whether Portico can lead a patient to the brand's sign-in (a client registration, an admissible URL). */
-  brandConnectable: (brandId: string) => boolean;
+  brandConnectable: (brandId?: string) => boolean;
   clock: Clock;
 }
 
@@ -101,6 +101,11 @@ export class ConnectSessionService {
     if (input.brandId === undefined) {
       if (input.connectionId !== undefined)
         throw invalidField('body', 'brandId', "is required with connectionId (the connection's brand)");
+      if (!this.deps.brandConnectable())
+        throw new AppError(
+          'BRAND_NOT_CONNECTABLE',
+          'Portico holds no client registration for any health system (PORTICO_SMART_CLIENTS), so Portico Connect has nothing to offer.',
+        );
       return; // the patient chooses in Portico Connect
     }
     if (!this.deps.brandConnectable(input.brandId))

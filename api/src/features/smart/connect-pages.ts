@@ -1,6 +1,6 @@
 // Portico Connect (docs/connecting.md, "Portico Connect"): the hosted picker an authorizeUrl opens when the app named
 // no brand, and the end page a sign-in begun there ends on. Server-rendered HTML with one small script and one
-// stylesheet (api/assets/connect), the lightest thing that stays maintainable: no build step, no framework, nothing
+// stylesheet (assets/connect at the repository's root, staged into the image), the lightest thing that stays maintainable: no build step, no framework, nothing
 // from elsewhere. The CSP admits only this origin's script, style, images and searches.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -8,10 +8,29 @@ import path from 'node:path';
 import { repoRoot } from '../../../../core/src/infra/repo-root.js';
 
 export const ASSETS_PATH = '/api/sdk/v1/connect/assets';
-const ASSETS_DIR = path.join(repoRoot(), 'api', 'assets', 'connect');
+const ASSETS_DIR = path.join(repoRoot(), 'assets', 'connect');
 
-export const CONNECT_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+/**
+ * The pages' CSP. Logos may also come from the deployment's own object storage or CDN (`publicUrl` of
+ * PORTICO_OBJECT_STORAGE, where logo redirects lead) and from PUBLIC_BASE_URL: `imageOrigins`.
+ */
+export function connectCsp(imageOrigins: readonly string[] = []): string {
+  const images = ["'self'", ...new Set(imageOrigins)].join(' ');
+  return `default-src 'none'; script-src 'self'; style-src 'self'; img-src ${images}; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
+}
+
+/** The origins logos are served from besides this one: the object store's public URL, PUBLIC_BASE_URL. */
+export function imageOriginsOf(publicUrl: (key: string) => string, publicBaseUrl: string | undefined): string[] {
+  const origins: string[] = [];
+  try {
+    const sample = publicUrl(`logo-${'0'.repeat(64)}.png`);
+    if (URL.canParse(sample)) origins.push(new URL(sample).origin);
+  } catch {
+    // a store without public URLs serves logos through the API: 'self'
+  }
+  if (publicBaseUrl !== undefined) origins.push(new URL(publicBaseUrl).origin);
+  return origins;
+}
 
 export interface Asset {
   body: Buffer;
@@ -21,6 +40,7 @@ export interface Asset {
 
 const TYPES: Record<string, string> = {
   'picker.js': 'text/javascript; charset=utf-8',
+  'end.js': 'text/javascript; charset=utf-8',
   'connect.css': 'text/css; charset=utf-8',
 };
 let assets: Map<string, Asset> | undefined;
@@ -36,7 +56,7 @@ export function asset(name: string): Asset | undefined {
   return assets.get(name);
 }
 
-const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+import { escapeHtml as escape } from './page.js';
 
 function page(title: string, body: string, head = ''): string {
   return `<!doctype html>
@@ -68,8 +88,8 @@ ${notice ? `<p class="notice" role="alert">${escape(notice)}</p>` : ''}
 
 /**
  * The end page: the outcome in words, and a link on to the app. The patient follows it (no timed redirect: a page
- * that moves on by itself fails those who read slowly, WCAG 2.2.1); in a popup, the SDK sees the app's own
- * address and closes it.
+ * that moves on by itself fails those who read slowly, WCAG 2.2.1); in the SDK's popup, end.js posts the outcome
+ * to the app, which closes the popup.
  */
 export function renderEnd(outcome: {
   location: string;
@@ -88,6 +108,7 @@ export function renderEnd(outcome: {
 <h1>${escape(title)}</h1>
 <p role="status">${message}</p>
 <a class="button" id="return" href="${escape(outcome.location)}">Return to the app</a>
-</div>`,
+</div>
+<script type="module" src="${ASSETS_PATH}/end.js"></script>`,
   );
 }

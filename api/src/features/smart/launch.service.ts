@@ -105,6 +105,11 @@ export class LaunchService {
   constructor(private readonly deps: LaunchServiceDeps) {}
 
   /** Whether a patient can be led to the brand's sign-in: a client registration, and a URL the policy admits. */
+  /** Whether any brand can be connected (registrations, and a key to seal tokens): else the picker is pointless. */
+  anyConnectable(): boolean {
+    return this.deps.sealing && !this.deps.registrations().isEmpty();
+  }
+
   connectable(brandId: string): boolean {
     const brand = this.deps.brand(brandId);
     if (!this.deps.sealing || !brand || !this.deps.registrations().for(brand)) return false;
@@ -142,6 +147,7 @@ export class LaunchService {
         };
       session = { ...session, brandId: chosen, picked: true };
     }
+    const pickedNow = found.brandId === null;
     const brand = this.deps.brand(session.brandId!);
     const registration = brand && this.deps.registrations().for(brand);
     let server;
@@ -149,6 +155,13 @@ export class LaunchService {
       if (!brand || !registration) throw new Error('the brand is no longer connectable');
       server = await this.deps.discovery.discover(brand.fhirBaseUrl);
     } catch {
+      // Chosen in the picker just now: the patient may choose again (the session is not spent).
+      if (pickedNow)
+        return {
+          kind: 'picker',
+          appName: app.name,
+          notice: `${brand?.name ?? 'That health system'} is not answering right now. Try again in a moment, or choose another.`,
+        };
       return this.fail(session, ['PENDING'], 'brand_unavailable');
     }
     const state = `${session.id}.${randomBytes(32).toString('base64url')}`;

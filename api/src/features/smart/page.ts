@@ -14,7 +14,8 @@ export const isSignInPath = (path: string): boolean => SIGN_IN_PATHS.test(path);
 /** Their request deadline: discovery and the token exchange have 10 s each, and a margin. */
 export const SIGN_IN_DEADLINE_MS = 25_000;
 
-const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escape = escapeHtml;
 
 export function renderPage(title: string, message: string): string {
   return `<!doctype html>

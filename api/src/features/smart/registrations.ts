@@ -64,6 +64,10 @@ export class Registrations {
     return new Registrations([...this.entries, entry]);
   }
 
+  isEmpty(): boolean {
+    return this.entries.length === 0;
+  }
+
   /** The brand's registration: the first entry whose every given field matches; undefined when none. */
   for(brand: Pick<CatalogBrand, 'id' | 'platformType' | 'fhirBaseUrl'>): SmartRegistration | undefined {
     const host = new URL(brand.fhirBaseUrl).hostname;

@@ -10,11 +10,19 @@ import { requestOrigin } from '../../shared/http/origin.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import type { LaunchOutcome, LaunchService } from './launch.service.js';
 import { PAGE_CSP, renderPage } from './page.js';
-import { asset, CONNECT_CSP, renderEnd, renderPicker } from './connect-pages.js';
+import { asset, connectCsp, renderEnd, renderPicker } from './connect-pages.js';
 
 const tags = ['Connect sessions'];
 const LaunchParams = Type.Object({
   token: Type.String({ maxLength: 200, description: 'Opaque; from `authorizeUrl`.' }),
+});
+const LaunchQuery = Type.Object({
+  brand: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description: "Portico Connect's choice, for a session without a brand; else ignored.",
+    }),
+  ),
 });
 const CallbackQuery = Type.Object({
   state: Type.Optional(Type.String({ maxLength: 200 })),
@@ -27,10 +35,17 @@ export function smartLaunchRoutes(
   sdk: ApiRouter,
   {
     launches,
+    connectImageOrigins,
     publicBaseUrl,
     trustProxy,
-  }: { launches: LaunchService } & Pick<RouteGuards, 'publicBaseUrl' | 'trustProxy'>,
+  }: {
+    launches: LaunchService;
+    /** Where Portico Connect's logos may come from besides this origin (connect-pages.ts). */
+    connectImageOrigins: readonly string[];
+  } & Pick<RouteGuards, 'publicBaseUrl' | 'trustProxy'>,
 ): void {
+  const csp = connectCsp(connectImageOrigins);
+  const answer = (ctx: Context, outcome: LaunchOutcome) => answerWith(ctx, outcome, csp);
   sdk.get(
     '/connect/launch/:token',
     {
@@ -39,7 +54,7 @@ export function smartLaunchRoutes(
       description:
         "Not called by apps: it is the `authorizeUrl` an initiate with `redirectUri` returns. A session without a brand shows Portico Connect, the hosted picker (200 HTML, as often as it is visited; `brand=<id>` is its choice: a brand Portico cannot connect shows the picker again with a notice), and a sign-in begun there ends on Portico Connect's end page (200 HTML naming the outcome, with a link that returns to the app with the same parameters) instead of a 303 to the app. The first visit with a brand reads the brand's `.well-known/smart-configuration` (10 s deadline, cached up to an hour; it must offer PKCE S256) and answers 302 to the health system's `authorization_endpoint` with `response_type=code`, `client_id`, `redirect_uri` (this API's `/api/sdk/v1/connect/callback`), `scope` (SMART v2 `launch/patient offline_access patient/Patient.rs patient/Observation.rs` when the server lists `permission-v2`, else the v1 `.read` forms, unless the client registration names its own), `state` (256 random bits, bound to the session, single use), `aud` (the brand's FHIR base URL) and a PKCE S256 `code_challenge`. When discovery fails the session becomes FAILED and the browser returns to the app with `status=failed&error=brand_unavailable`; a second visit returns `error=session_used`, one after the session expired `error=session_expired` (both 303). An unknown link is a 404 page.",
       tags,
-      input: { params: LaunchParams },
+      input: { params: LaunchParams, query: LaunchQuery },
       responses: {
         200: { description: 'Portico Connect: the picker, or the end page (HTML).', contentType: 'text/html' },
         302: { description: "On to the health system's sign-in.", headers: ['Location'] },
@@ -60,7 +75,8 @@ export function smartLaunchRoutes(
     {
       operationId: 'getConnectAsset',
       summary: "Portico Connect's script and stylesheet (public)",
-      description: '`picker.js` and `connect.css`, the only resources the hosted pages load. Anything else is 404.',
+      description:
+        '`picker.js`, `end.js` and `connect.css`, the only resources the hosted pages load. Anything else is 404.',
       tags,
       input: { params: Type.Object({ file: Type.String({ maxLength: 64 }) }) },
       responses: {
@@ -107,7 +123,7 @@ export function smartLaunchRoutes(
   );
 }
 
-function answer(ctx: Context, outcome: LaunchOutcome): void {
+function answerWith(ctx: Context, outcome: LaunchOutcome, pagesCsp: string): void {
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Referrer-Policy', 'no-referrer');
   if (outcome.kind === 'redirect') {
@@ -125,6 +141,6 @@ function answer(ctx: Context, outcome: LaunchOutcome): void {
     return;
   }
   ctx.status = 200;
-  ctx.set('Content-Security-Policy', CONNECT_CSP);
+  ctx.set('Content-Security-Policy', pagesCsp);
   ctx.body = outcome.kind === 'picker' ? renderPicker(outcome.appName, outcome.notice) : renderEnd(outcome);
 }

@@ -13,6 +13,7 @@ const STATUS_WORDS = {
 
 const form = document.getElementById('search');
 const input = document.getElementById('q');
+input.maxLength = 200;
 const near = document.getElementById('near');
 const list = document.getElementById('results');
 const status = document.getElementById('status');
@@ -65,7 +66,7 @@ function render(brands, query) {
       if (brand.logoUrl) logo.src = `${brand.logoUrl}${brand.logoUrl.includes('?') ? '&' : '?'}size=64`;
       const text = element('span', 'text');
       text.append(element('span', 'name', brand.name));
-      const where = place(brand);
+      const where = [place(brand), brand.fuzzy ? 'Close match' : ''].filter(Boolean).join(' · ');
       if (where) text.append(element('span', 'place', where));
       const state = brand.endpoint?.status ?? 'UNKNOWN';
       option.append(logo, text, element('span', `endpoint endpoint-${state.toLowerCase()}`, STATUS_WORDS[state]));
@@ -80,6 +81,14 @@ function render(brands, query) {
   else status.textContent = `${brands.length} health system${brands.length === 1 ? '' : 's'} found.`;
 }
 
+/** Forgets what was shown (a failed search must not leave the last query's results to choose from). */
+function clear(message) {
+  clearTimeout(timer);
+  asked++; // an answer still on its way is not shown
+  render([], '');
+  status.textContent = message;
+}
+
 async function search() {
   const query = input.value.trim();
   const zip = near.value.trim();
@@ -92,14 +101,17 @@ async function search() {
     const answer = await fetch(`${SEARCH}?${params}`, { headers: { accept: 'application/json' } });
     if (ask !== asked) return; // a later keystroke asked since
     if (!answer.ok) {
-      status.textContent =
-        answer.status === 400 ? 'Check the ZIP code: five digits.' : 'The search is not answering; try again.';
+      clear(
+        answer.status === 400
+          ? 'Check the search and the ZIP code (five digits of a US ZIP code).'
+          : 'The search is not answering; try again.',
+      );
       return;
     }
     const body = await answer.json();
     if (ask === asked) render(body.brands, query);
   } catch {
-    if (ask === asked) status.textContent = 'The search is not answering; try again.';
+    if (ask === asked) clear('The search is not answering; try again.');
   }
 }
 
@@ -127,8 +139,17 @@ input.addEventListener('keydown', (event) => {
     event.preventDefault();
     choose(shown[active]);
   } else if (event.key === 'Escape') {
-    input.value = '';
-    render([], '');
+    // The first Escape closes the list and keeps the text; the second clears it (the combobox pattern).
+    if (input.getAttribute('aria-expanded') === 'true') {
+      clearTimeout(timer);
+      asked++;
+      list.replaceChildren();
+      input.setAttribute('aria-expanded', 'false');
+      setActive(-1);
+    } else {
+      input.value = '';
+      clear('');
+    }
   }
 });
 document.documentElement.classList.add('scripted');
