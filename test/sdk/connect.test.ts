@@ -201,6 +201,23 @@ describe('sdk/js: connect()', () => {
     expect(error).to.be.instanceOf(PorticoError).and.to.include({ code: 'POPUP_BLOCKED', status: 0 });
   });
 
+  it('popup: refuses a redirectUri on another origin before opening anything', async () => {
+    const win = new FakeWindow();
+    const error = await portico
+      .connect({
+        appUserId: `sdk-${randomUUID()}`,
+        redirectUri: 'https://elsewhere.example/back',
+        mode: 'popup',
+        window: win,
+      })
+      .then(
+        () => expect.fail('connect() resolved'),
+        (e: unknown) => e,
+      );
+    expect(error).to.be.instanceOf(PorticoError).and.to.include({ code: 'REDIRECT_URI_ORIGIN', status: 0 });
+    expect(win.popups).to.have.length(0);
+  });
+
   it('redirect: sends the page to authorizeUrl', async () => {
     const win = new FakeWindow();
     const started = await portico.connect({

@@ -83,6 +83,9 @@ export async function connect(
 ): Promise<ConnectOutcome | { status: 'redirected'; sessionId: string }> {
   const win = given ?? globalWindow();
   if (win === undefined) throw clientError('NO_WINDOW', 'connect() runs in a browser (or pass `window`)');
+  // The popup is watched until it comes back to redirectUri (or the end page posts to it): on this page's origin.
+  if (mode === 'popup' && new URL(initiate.redirectUri, win.location.href).origin !== new URL(win.location.href).origin)
+    throw clientError('REDIRECT_URI_ORIGIN', "in a popup, redirectUri must be on this page's origin");
   // The popup opens now, while the click still allows it, before the network call; nothing is spent if blocked.
   const popup = mode === 'popup' ? win.open('about:blank', POPUP_NAME, POPUP_FEATURES) : null;
   if (mode === 'popup' && popup === null)
