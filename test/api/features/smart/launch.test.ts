@@ -132,6 +132,16 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
     expect((await appUser('launch-replay')).body.connections).to.have.length(1);
   });
 
+  it('exchanges a code once when the callback arrives three times at once', async () => {
+    const { authorizeUrl } = await initiateLaunch(world, 'public-v2', 'launch-race');
+    const callback = await signIn((await visit(authorizeUrl)).location!.href);
+    const exchanges = world.ehr.stats.tokenRequests.authorization_code;
+    const answers = await Promise.all([visit(callback.href), visit(callback.href), visit(callback.href)]);
+    expect(answers.map((a) => a.status).sort()).to.deep.equal([303, 400, 400]);
+    expect(world.ehr.stats.tokenRequests.authorization_code).to.equal(exchanges + 1);
+    expect((await appUser('launch-race')).body.connections).to.have.length(1);
+  });
+
   it("returns the EHR's own error when the patient denies access, and connects nothing", async () => {
     const { back } = await connectThroughBrowser(world, 'public-v2', 'launch-deny', { decision: 'deny' });
     expect(back.searchParams.get('status')).to.equal('failed');
