@@ -11,17 +11,22 @@
 # clone on a machine that has run it before, it builds nothing and takes a few seconds.
 set -euo pipefail
 
+# Installs Debian packages, quietly, when this runs as root where apt-get is; false otherwise (or when apt-get
+# fails), and the caller says what is missing and how to get it.
+apt_install() {
+  [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1 || return 1
+  echo "ensure-tools: installing $* (Debian packages)…" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 if ! command -v go >/dev/null 2>&1; then
   echo "ensure-tools: Go is required to build the embedded database (tools/devdb); install Go 1.24+ or set MONGODB_URI" >&2
   exit 1
 fi
 
 if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-tools: installing redis-server (Debian package)…" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+  if apt_install redis-server; then
     # The package starts a system service; the tests start their own server on a free port instead.
     (command -v service >/dev/null && service redis-server stop >/dev/null 2>&1) || true
   else
@@ -31,11 +36,7 @@ if [ -z "${REDIS_URL:-}" ] && ! command -v redis-server >/dev/null 2>&1; then
 fi
 
 if [ -z "${PORTICO_ETCD:-}" ] && ! command -v etcd >/dev/null 2>&1; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-tools: installing etcd-server (Debian package)…" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq --no-install-recommends etcd-server >/dev/null
+  if apt_install etcd-server; then
     # Like redis: the package starts a system etcd on the default ports; the tests start their own.
     (command -v service >/dev/null && service etcd stop >/dev/null 2>&1) || true
     (command -v systemctl >/dev/null && systemctl disable --now etcd >/dev/null 2>&1) || true
@@ -51,15 +52,8 @@ missing=()
 for package in mmdebstrap umoci skopeo runc; do
   command -v "$package" >/dev/null 2>&1 || missing+=("$package")
 done
-if [ "${#missing[@]}" -gt 0 ]; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-tools: installing ${missing[*]} (Debian packages)…" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  else
-    echo "ensure-tools: ${missing[*]} missing, needed to build the container image (Debian: sudo apt-get install ${missing[*]})" >&2
-  fi
+if [ "${#missing[@]}" -gt 0 ] && ! apt_install "${missing[@]}"; then
+  echo "ensure-tools: ${missing[*]} missing, needed to build the container image (Debian: sudo apt-get install ${missing[*]})" >&2
 fi
 
 # The browser tests' Chromium (test/browser, driven by playwright-core through testkit/browser.ts: no browser is
@@ -68,16 +62,9 @@ fi
 missing=()
 if [ -z "${PORTICO_CHROMIUM:-}" ] && ! command -v chromium >/dev/null 2>&1; then missing+=(chromium); fi
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing+=(fonts-dejavu-core)
-if [ "${#missing[@]}" -gt 0 ]; then
-  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-    echo "ensure-tools: installing ${missing[*]} (Debian packages)…" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  else
-    echo "ensure-tools: ${missing[*]} missing, needed by the browser tests (Debian: sudo apt-get install ${missing[*]}) or set PORTICO_CHROMIUM to a Chromium binary" >&2
-    exit 1
-  fi
+if [ "${#missing[@]}" -gt 0 ] && ! apt_install "${missing[@]}"; then
+  echo "ensure-tools: ${missing[*]} missing, needed by the browser tests (Debian: sudo apt-get install ${missing[*]}) or set PORTICO_CHROMIUM to a Chromium binary" >&2
+  exit 1
 fi
 
 bash "$(dirname "$0")/ensure-k8s-tools.sh"
