@@ -147,6 +147,10 @@ export interface BuildOptions {
   patientId: string;
   /** Drops `code`, which FHIR requires: an observation Portico must skip and count. */
   invalid: boolean;
+  /** The patient `subject` names, when it is not `patientId`: an observation that is not the patient's. */
+  subjectId?: string;
+  /** Added to the meta.lastUpdated shown, not to the one the store filters and orders by. */
+  lastUpdatedOffsetMs?: number;
 }
 
 export function buildObservation(entry: ObservationVersion, options: BuildOptions): Resource {
@@ -158,7 +162,10 @@ export function buildObservation(entry: ObservationVersion, options: BuildOption
   const resource: Resource = {
     resourceType: 'Observation',
     id: observationId(patientId, entry.index),
-    meta: { versionId: String(entry.version), lastUpdated: new Date(entry.lastUpdated).toISOString() },
+    meta: {
+      versionId: String(entry.version),
+      lastUpdated: new Date(entry.lastUpdated + (options.lastUpdatedOffsetMs ?? 0)).toISOString(),
+    },
     status: 'final',
     category: [
       {
@@ -172,7 +179,7 @@ export function buildObservation(entry: ObservationVersion, options: BuildOption
       },
     ],
     code: { coding: [{ system: LOINC, code: kind.code, display: kind.display }], text: kind.display },
-    subject: { reference: `Patient/${patientId}` },
+    subject: { reference: `Patient/${options.subjectId ?? patientId}` },
     effectiveDateTime: effective.toISOString(),
     issued: new Date(entry.created).toISOString(),
     ...kind.value(chance),

@@ -1,5 +1,6 @@
-// Small HTTP helpers the OAuth and FHIR routes share: a strict form reader and one-valued parameters.
-import type { Context } from 'koa';
+// Small HTTP helpers the OAuth and FHIR routes share: a strict form reader, one-valued parameters, and the Date
+// header from the sandbox's clock.
+import type { Context, Next } from 'koa';
 
 const FORM_LIMIT_BYTES = 64 * 1024;
 
@@ -27,3 +28,14 @@ export function single(params: URLSearchParams, name: string): string | undefine
 }
 
 export const queryParams = (ctx: Context): URLSearchParams => new URLSearchParams(ctx.querystring);
+
+/**
+ * Every response's Date from the sandbox's injected clock rather than the machine's (Node keeps a Date that is
+ * set), so that a test that moves the clock sees the server's time move with it.
+ */
+export const dateFromClock =
+  (now: () => number) =>
+  async (ctx: Context, next: Next): Promise<void> => {
+    await next();
+    ctx.set('Date', new Date(now()).toUTCString());
+  };

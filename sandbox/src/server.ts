@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { DEMO_BRANDS, DEMO_PATIENTS } from './data.js';
 import { ObservationStore } from './fhir/observation-store.js';
+import { dateFromClock } from './http.js';
 import { Grants } from './oauth/grants.js';
 import { sandboxRouter } from './routes.js';
 import { createStats } from './stats.js';
@@ -48,7 +49,7 @@ export async function startSandboxEhr(options: SandboxOptions): Promise<SandboxE
 
   const app = new Koa();
   const router = sandboxRouter(world);
-  app.use(router.routes()).use(router.allowedMethods());
+  app.use(dateFromClock(now)).use(router.routes()).use(router.allowedMethods());
   const callback = app.callback();
   const server = createServer((req, res) => void callback(req, res));
   world.origin = await listen(server, options.host ?? '127.0.0.1', options.port ?? 0);

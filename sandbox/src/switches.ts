@@ -4,10 +4,19 @@
 export type FailTarget = 'fhir' | 'token' | 'smart-configuration';
 export type FailStatus = 401 | 429 | 500 | 503;
 export type SmartConfigurationMode = 'ok' | 'no-s256' | 'not-json' | 'error-500' | 'hang';
+/** RFC 9207's `iss` on authorization responses: the brand's issuer, another issuer, or none. */
+export type AuthorizationResponseIss = 'right' | 'wrong' | 'absent';
 
 export interface TokenResponseSwitch {
   omit?: ('access_token' | 'patient' | 'refresh_token')[];
   tokenType?: string;
+}
+
+export interface ObservationPadding {
+  /** The least length of each padded observation's JSON (JSON.stringify of the resource). */
+  bytes: number;
+  /** Pads every k-th observation (by index, 1-based) only; every one when absent. */
+  every?: number;
 }
 
 export interface PlannedFailure {
@@ -24,8 +33,36 @@ export class SandboxSwitches {
   foreignNextOrigin: string | null = null;
   /** Every k-th observation (by index, 1-based) is served without `code`. */
   invalidEvery: number | null = null;
+  /** Every k-th observation (by index, 1-based) names another patient, `Patient/someone-else`, as its subject. */
+  foreignPatientEvery: number | null = null;
+  /** Pads observations with a long `note` (a valid Annotation), to test large records and pages. */
+  padObservations: ObservationPadding | null = null;
+  /**
+   * Added to the meta.lastUpdated that observations show, not to the one searches filter and order by: a positive
+   * offset serves resources dated in the future.
+   */
+  lastUpdatedOffsetMs = 0;
+  /** false: search Bundles carry no meta.lastUpdated, the server's clock a client may take a high-water mark from. */
+  bundleLastUpdated = true;
   tokenResponse: TokenResponseSwitch | null = null;
+  /** A refresh_token grant's response names this patient instead of the grant's; its tokens still read the grant's. */
+  refreshPatient: string | null = null;
   smartConfiguration: SmartConfigurationMode = 'ok';
+  /**
+   * What `iss` every redirect back from the authorization endpoint carries (code or error): 'right' is the
+   * `issuer` of the brand's smart-configuration, 'wrong' another issuer on the same origin (of a brand that does
+   * not exist), 'absent' none, as an EHR without RFC 9207 sends.
+   */
+  iss: AuthorizationResponseIss = 'right';
+  /** false: smart-configuration omits `authorization_response_iss_parameter_supported` (true otherwise). */
+  advertiseIss = true;
+  /**
+   * By brand key: the host name that discovery (smart-configuration and the CapabilityStatement's oauth-uris)
+   * gives the issuer and the authorization, token and revocation endpoints instead of the sandbox's own, with the
+   * same scheme and port, e.g. 'localhost' for '127.0.0.1'. The `iss` parameter follows. The sandbox still
+   * listens only where it listens.
+   */
+  endpointHostnames: Record<string, string> = {};
 
   private readonly planned = new Map<FailTarget, PlannedFailure[]>();
   private readonly holds = new Set<Promise<void>>();

@@ -43,7 +43,10 @@ export interface SandboxOptions {
   patients?: SandboxPatient[];
   /** Default 3600. */
   accessTokenTtlSeconds?: number;
-  /** Milliseconds since the epoch; injectable so that expiry is testable without waiting. */
+  /**
+   * Milliseconds since the epoch; injectable so that expiry is testable without waiting. Every response's Date
+   * header and search Bundles' meta.lastUpdated read it too.
+   */
   now?: () => number;
 }
 

@@ -20,7 +20,19 @@ export interface World {
 }
 
 export const fhirBase = (world: World, brandKey: string): string => `${world.origin}/fhir/${brandKey}`;
-export const issuer = (world: World, brandKey: string): string => `${world.origin}/oauth/${brandKey}`;
+
+/** Where discovery says the brand's OAuth endpoints are: the sandbox's origin, unless endpointHostnames renames it. */
+export function advertisedOrigin(world: World, brandKey: string): string {
+  const hostnames = world.switches.endpointHostnames;
+  if (!Object.hasOwn(hostnames, brandKey)) return world.origin;
+  const url = new URL(world.origin);
+  url.hostname = hostnames[brandKey]!;
+  return url.origin;
+}
+
+/** The brand's issuer as discovery advertises it; `origin` names it on another (the sandbox's own, say). */
+export const issuer = (world: World, brandKey: string, origin = advertisedOrigin(world, brandKey)): string =>
+  `${origin}/oauth/${brandKey}`;
 
 export interface Endpoints {
   authorization_endpoint: string;
@@ -28,8 +40,8 @@ export interface Endpoints {
   revocation_endpoint: string;
 }
 
-export function endpoints(world: World, brandKey: string): Endpoints {
-  const base = issuer(world, brandKey);
+export function endpoints(world: World, brandKey: string, origin = advertisedOrigin(world, brandKey)): Endpoints {
+  const base = issuer(world, brandKey, origin);
   return {
     authorization_endpoint: `${base}/authorize`,
     token_endpoint: `${base}/token`,

@@ -169,7 +169,11 @@ describe('sandbox EHR: SMART standalone launch', () => {
       challenge,
     );
     const denied = await signIn(url, { decision: 'deny' });
-    expect(Object.fromEntries(denied.searchParams)).to.deep.equal({ error: 'access_denied', state: 's1' });
+    expect(Object.fromEntries(denied.searchParams)).to.deep.equal({
+      error: 'access_denied',
+      state: 's1',
+      iss: `${ehr.origin}/oauth/sandbox-health`,
+    });
 
     const page = await (await fetch(url)).text();
     const id = /name="id" value="([^"]+)"/.exec(page)![1]!;

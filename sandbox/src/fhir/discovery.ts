@@ -1,5 +1,6 @@
 // What a client reads before it has a token: SMART's .well-known/smart-configuration and the FHIR
-// CapabilityStatement with the oauth-uris extension. The smartConfiguration switch breaks the former on purpose.
+// CapabilityStatement with the oauth-uris extension. The smartConfiguration switch breaks the former on purpose;
+// endpointHostnames makes both name another host.
 import type { Context } from 'koa';
 import type { SandboxBrand } from '../types.js';
 import { acceptsV2, endpoints, fhirBase, issuer, type World } from '../world.js';
@@ -26,6 +27,7 @@ export function smartConfiguration(world: World, brand: SandboxBrand): Record<st
     token_endpoint_auth_signing_alg_values_supported: ['ES384', 'RS384'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     response_types_supported: ['code'],
+    ...(world.switches.advertiseIss ? { authorization_response_iss_parameter_supported: true } : {}),
     scopes_supported: [
       ...OTHER_SCOPES,
       'patient/Patient.read',

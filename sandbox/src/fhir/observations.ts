@@ -1,13 +1,13 @@
 // Observation search: the token's patient only, in (meta.lastUpdated, id) order, paged by an opaque cursor that
 // names the last observation served, so any page costs the same and the server keeps nothing per search.
 import type { Context } from 'koa';
-import { buildObservation } from '../data.js';
 import { BadRequest, queryParams } from '../http.js';
 import { allows } from '../oauth/scopes.js';
 import { fhirBase, type World } from '../world.js';
 import { bearer } from './access.js';
 import { sendOutcome } from './outcome.js';
 import { encodeCursor, readObservationQuery, type ObservationQuery } from './search-params.js';
+import { servedObservation } from './served-observation.js';
 
 export function searchObservations(world: World, brandKey: string, ctx: Context): void {
   const token = bearer(world, brandKey, ctx);
@@ -26,7 +26,6 @@ export function searchObservations(world: World, brandKey: string, ctx: Context)
 
   const base = fhirBase(world, brandKey);
   const page = world.observations.page(brandKey, patientId, query.range, query.count, query.from);
-  const every = world.switches.invalidEvery;
   const link = (relation: string, cursor?: string, origin = world.origin) => {
     const params = new URLSearchParams({ patient: patientId, _count: String(query.count) });
     for (const given of query.lastUpdated) params.append('_lastUpdated', given);
@@ -39,15 +38,12 @@ export function searchObservations(world: World, brandKey: string, ctx: Context)
   ctx.body = {
     resourceType: 'Bundle',
     type: 'searchset',
-    meta: { lastUpdated: new Date(world.now()).toISOString() },
+    // The server's clock when it answered, which a client may take its next high-water mark from.
+    ...(world.switches.bundleLastUpdated ? { meta: { lastUpdated: new Date(world.now()).toISOString() } } : {}),
     total: page.total,
     link: next ? [self, next] : [self],
     entry: page.entries.map((entry) => {
-      const resource = buildObservation(entry, {
-        brandKey,
-        patientId,
-        invalid: every !== null && every > 0 && (entry.index + 1) % every === 0,
-      });
+      const resource = servedObservation(world.switches, brandKey, patientId, entry);
       return { fullUrl: `${base}/Observation/${resource.id as string}`, resource, search: { mode: 'match' } };
     }),
   };

@@ -7,18 +7,33 @@ import type { Context } from 'koa';
 import { BadRequest, queryParams, readForm, single } from '../http.js';
 import { sendErrorPage, sendSignInPage } from '../pages.js';
 import type { SandboxBrand } from '../types.js';
-import { acceptsV2, fhirBase, type World } from '../world.js';
+import { acceptsV2, fhirBase, issuer, type World } from '../world.js';
 import type { AuthorizationRequest } from './grants.js';
 import { checkRequestedScope } from './scopes.js';
 
 /** A PKCE S256 challenge: the base64url of a SHA-256 digest. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 
-function redirectBack(ctx: Context, redirectUri: string, params: Record<string, string | undefined>): void {
+/** Back to the app. Every answer names who gave it (RFC 9207 `iss`), unless the iss switch says otherwise. */
+function redirectBack(
+  world: World,
+  brand: SandboxBrand,
+  ctx: Context,
+  redirectUri: string,
+  params: Record<string, string | undefined>,
+): void {
   const target = new URL(redirectUri);
-  for (const [name, value] of Object.entries(params)) if (value !== undefined) target.searchParams.set(name, value);
+  for (const [name, value] of Object.entries({ ...params, iss: issParameter(world, brand) }))
+    if (value !== undefined) target.searchParams.set(name, value);
   ctx.set('Cache-Control', 'no-store');
   ctx.redirect(target.href);
+}
+
+/** 'wrong' names the issuer of a brand no sandbox serves, on the same origin: a mix-up a client must catch. */
+function issParameter(world: World, brand: SandboxBrand): string | undefined {
+  if (world.switches.iss === 'right') return issuer(world, brand.key);
+  if (world.switches.iss === 'wrong') return issuer(world, 'no-such-brand');
+  return undefined;
 }
 
 export function startAuthorization(world: World, brand: SandboxBrand, ctx: Context): void {
@@ -48,7 +63,7 @@ export function startAuthorization(world: World, brand: SandboxBrand, ctx: Conte
 
   const state = params.state;
   const refuse = (error: string, description: string) =>
-    redirectBack(ctx, redirectUri, { error, error_description: description, state });
+    redirectBack(world, brand, ctx, redirectUri, { error, error_description: description, state });
   if (params.response_type === undefined) return refuse('invalid_request', 'response_type is required');
   if (params.response_type !== 'code')
     return refuse('unsupported_response_type', 'only response_type=code is supported');
@@ -90,7 +105,7 @@ export async function decideAuthorization(world: World, brand: SandboxBrand, ctx
   const decision = form.get('decision');
   if (decision === 'deny' || (decision === 'allow' && world.switches.denyAll)) {
     world.grants.request(id, true);
-    return redirectBack(ctx, request.redirectUri, { error: 'access_denied', state: request.state });
+    return redirectBack(world, brand, ctx, request.redirectUri, { error: 'access_denied', state: request.state });
   }
   if (decision !== 'allow') return sendErrorPage(ctx, 400, 'decision must be allow or deny.');
   const username = form.get('username') ?? '';
@@ -106,7 +121,7 @@ export async function decideAuthorization(world: World, brand: SandboxBrand, ctx
     });
   world.grants.request(id, true);
   const code = world.grants.issueCode(request, patient.id);
-  redirectBack(ctx, request.redirectUri, { code, state: request.state });
+  redirectBack(world, brand, ctx, request.redirectUri, { code, state: request.state });
 }
 
 function signInPage(world: World, brand: SandboxBrand, request: AuthorizationRequest) {

@@ -7,7 +7,7 @@ import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import type { Context } from 'koa';
 import type { ClientAuthMethod } from '../stats.js';
 import type { SandboxClient } from '../types.js';
-import { endpoints, issuer, type World } from '../world.js';
+import { advertisedOrigin, endpoints, issuer, type World } from '../world.js';
 import { single } from '../http.js';
 import { OAuthError } from './errors.js';
 
@@ -105,7 +105,11 @@ async function verifyAssertion(
       algorithms: ['ES384', 'RS384'],
       issuer: clientId,
       subject: clientId,
-      audience: [endpoints(world, brandKey).token_endpoint, issuer(world, brandKey)],
+      // As advertised and as served: they differ only while endpointHostnames renames the host.
+      audience: [world.origin, advertisedOrigin(world, brandKey)].flatMap((origin) => [
+        endpoints(world, brandKey, origin).token_endpoint,
+        issuer(world, brandKey, origin),
+      ]),
       requiredClaims: ['exp', 'jti'],
       currentDate: new Date(now),
     }));

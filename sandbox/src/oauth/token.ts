@@ -101,16 +101,22 @@ async function refresh(
     found.retired = true;
     refreshToken = world.grants.issueRefreshToken(family);
   }
-  return tokens(world, family, refreshToken);
+  return tokens(world, family, refreshToken, world.switches.refreshPatient ?? family.patientId);
 }
 
-function tokens(world: World, family: Family, refreshToken: string | undefined): Record<string, unknown> {
+/** `patient` is the one the response names: the grant's, unless the refreshPatient switch names another. */
+function tokens(
+  world: World,
+  family: Family,
+  refreshToken: string | undefined,
+  patient = family.patientId,
+): Record<string, unknown> {
   return {
     access_token: world.grants.issueAccessToken(family, world.accessTokenTtlSeconds),
     token_type: 'Bearer',
     expires_in: world.accessTokenTtlSeconds,
     scope: family.scope,
-    ...(hasScope(family.scope, 'launch/patient') ? { patient: family.patientId } : {}),
+    ...(hasScope(family.scope, 'launch/patient') ? { patient } : {}),
     ...(refreshToken ? { refresh_token: refreshToken } : {}),
   };
 }
