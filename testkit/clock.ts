@@ -17,6 +17,19 @@ export class ManualClock implements Clock {
   }
 }
 
+/** Real time, moved ahead when the test says so (for code that also waits on real timers and sockets). */
+export class ShiftedClock implements Clock {
+  private offset = 0;
+
+  now(): Date {
+    return new Date(Date.now() + this.offset);
+  }
+
+  advance(ms: number): void {
+    this.offset += ms;
+  }
+}
+
 interface Timer {
   due: number;
   order: number;

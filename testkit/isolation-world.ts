@@ -13,6 +13,9 @@ import { heartRate, glucose, observationBundle } from './observations.js';
 import type { Receiver } from './receivers.js';
 import { tokensOfValue } from './isolation-scan.js';
 
+/** Where every matrix app sends patients back (the link tokens' cells). */
+export const MATRIX_RETURN = 'https://app.example.test/connected';
+
 /** An observation id every tenant's shared connection holds (the FHIR read's cells). */
 export const MATRIX_OBSERVATION = 'matrix-obs';
 
@@ -252,7 +255,12 @@ export class Factory {
 
 async function app(api: TestApi, world: World, tenant: TenantName | 'C', accountId: string): Promise<AppCredentials> {
   const name = marker(tenant, 'app');
-  const res = await api.admin('POST', `/customer-accounts/${accountId}/apps`, { name, grants: GRANTS });
+  // Each app takes patients back to one address of its own (link tokens are minted for it).
+  const res = await api.admin('POST', `/customer-accounts/${accountId}/apps`, {
+    name,
+    grants: GRANTS,
+    redirectUris: [MATRIX_RETURN],
+  });
   ok(res, 201, 'create app');
   world.remember(
     tenant,

@@ -97,19 +97,24 @@ export async function startSmartWorld(
     patients: PATIENTS,
     ...(options.now && { now: options.now }),
   });
+  // Vendor-wide registrations (by platform type), as production's are: each pins the hosts its brands' endpoints
+  // may be on, here the sandbox's.
+  const endpointHosts = ['127.0.0.1'];
   const registrations = [
-    { match: { platformType: 'OTHER' }, clientId: 'portico-public' },
-    { match: { platformType: 'MEDITECH' }, clientId: 'portico-public' },
-    { match: { platformType: 'CERNER' }, clientId: 'portico-secret', clientSecret: 's3cr3t-value' },
+    { match: { platformType: 'OTHER' }, clientId: 'portico-public', endpointHosts },
+    { match: { platformType: 'MEDITECH' }, clientId: 'portico-public', endpointHosts },
+    { match: { platformType: 'CERNER' }, clientId: 'portico-secret', clientSecret: 's3cr3t-value', endpointHosts },
     {
       match: { platformType: 'EPIC' },
       clientId: 'portico-jwt-es',
       privateKeyJwk: await jwk(es.privateKey, 'es-1', 'ES384'),
+      endpointHosts,
     },
     {
       match: { platformType: 'ATHENAHEALTH' },
       clientId: 'portico-jwt-rs',
       privateKeyJwk: await jwk(rs.privateKey, 'rs-1', 'RS384'),
+      endpointHosts,
     },
   ];
   const registrationsFile = path.join(os.tmpdir(), `portico-smart-clients-${randomUUID()}.json`);
@@ -149,6 +154,8 @@ export async function startSmartWorld(
     registrationsFile,
     replica: async (more = {}) => {
       const replica = await TestApi.start({
+        // The same time as the first replica (leases and claims compare clocks across replicas).
+        ...(options.clock && { clock: options.clock }),
         ...more,
         replicaOf: api,
         env: {
@@ -169,27 +176,85 @@ export async function startSmartWorld(
   };
 }
 
-/** Initiates a session with a redirect URI; its 201 body (with authorizeUrl). */
+/** What the app's backend does first: a link token for the user (binding what `bind` adds), from the secret key. */
+export async function mintLinkToken(
+  world: Pick<SmartWorld, 'api' | 'tenant' | 'app'>,
+  appUserId: string,
+  bind: Record<string, unknown> = {},
+): Promise<string> {
+  const minted = await world.api.request('POST', '/api/platform/v1/link-tokens', {
+    key: world.tenant.key,
+    body: { appUserId, appId: world.app.appId, redirectUri: APP_RETURN, ...bind },
+  });
+  expect(minted.status, minted.text).to.equal(201);
+  return minted.body.linkToken;
+}
+
+/**
+ * Initiates a session with a redirect URI, as the app's page does with the link token its backend minted (binding
+ * the brand, and the connection when `extra` reconnects one); its 201 body (with authorizeUrl).
+ */
 export async function initiateLaunch(
   world: SmartWorld,
   brandKey: string,
   appUserId: string,
   extra: Record<string, unknown> = {},
 ): Promise<{ id: string; authorizeUrl: string }> {
+  const brandId = world.brands[brandKey];
+  const linkToken = await mintLinkToken(world, appUserId, {
+    brandId,
+    ...(extra['connectionId'] !== undefined && { connectionId: extra['connectionId'] }),
+  });
   const started = await world.api.request('POST', '/api/sdk/v1/connect-sessions', {
     key: world.app.pk,
-    body: { appUserId, brandId: world.brands[brandKey], redirectUri: APP_RETURN, ...extra },
+    body: { appUserId, brandId, redirectUri: APP_RETURN, linkToken, ...extra },
   });
   expect(started.status, started.text).to.equal(201);
   expect(started.body.authorizeUrl).to.be.a('string');
   return started.body;
 }
 
-/** GET without following redirects; the status and Location. */
-export async function visit(url: string): Promise<{ status: number; location: URL | null; text: string }> {
-  const res = await fetch(url, { redirect: 'manual' });
+/**
+ * A browser's cookies, as far as these tests need them: what Set-Cookie answers gave, sent back to the same host
+ * (path `/`; Max-Age=0 deletes). Each test's patient is one jar; another jar is another browser.
+ */
+export class CookieJar {
+  private readonly cookies = new Map<string, Map<string, string>>();
+
+  header(url: string): string | undefined {
+    const jar = this.cookies.get(new URL(url).host);
+    return jar && jar.size > 0 ? [...jar].map(([name, value]) => `${name}=${value}`).join('; ') : undefined;
+  }
+
+  take(url: string, response: Response): void {
+    const host = new URL(url).host;
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = '', ...attributes] = line.split(';');
+      const at = pair.indexOf('=');
+      const jar = this.cookies.get(host) ?? new Map<string, string>();
+      this.cookies.set(host, jar);
+      if (attributes.some((a) => /^\s*max-age=0\s*$/i.test(a)) || pair.slice(at + 1) === '')
+        jar.delete(pair.slice(0, at));
+      else jar.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+  }
+}
+
+/** GET without following redirects, as the browser holding `jar` (a new one when none); the status and Location. */
+export async function visit(
+  url: string,
+  jar: CookieJar = new CookieJar(),
+): Promise<{ status: number; location: URL | null; text: string; setCookie: string[] }> {
+  const cookie = jar.header(url);
+  const res = await fetch(url, { redirect: 'manual', ...(cookie && { headers: { cookie } }) });
+  jar.take(url, res);
   const location = res.headers.get('location');
-  return { status: res.status, location: location ? new URL(location, url) : null, text: await res.text() };
+  return {
+    status: res.status,
+    location: location ? new URL(location, url) : null,
+    text: await res.text(),
+    setCookie: res.headers.getSetCookie(),
+  };
 }
 
 /** The whole browser path: authorizeUrl → the EHR's sign-in → Portico's callback → where the app is sent. */
@@ -201,10 +266,11 @@ export async function connectThroughBrowser(
   extra: Record<string, unknown> = {},
 ): Promise<{ session: string; back: URL; callback: URL }> {
   const { id, authorizeUrl } = await initiateLaunch(world, brandKey, appUserId, extra);
-  const launched = await visit(authorizeUrl);
+  const browser = new CookieJar();
+  const launched = await visit(authorizeUrl, browser);
   expect(launched.status, launched.text).to.equal(302);
   const callback = await signIn(launched.location!.href, signInAs);
-  const back = await visit(callback.href);
+  const back = await visit(callback.href, browser);
   expect(back.status, back.text).to.equal(303);
   return { session: id, back: back.location!, callback };
 }

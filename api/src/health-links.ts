@@ -13,6 +13,7 @@ import { policyFetch } from '../../core/src/net/policy-fetch.js';
 import { parseTokenKeys, type Config, type TokenKey } from './config.js';
 import type { AppUserService } from './features/app-users/index.js';
 import type { AppStore } from './features/apps/index.js';
+import type { AccountStore } from './features/accounts/index.js';
 import type { IngestService } from './features/clinical/index.js';
 import type { SessionStore } from './features/connect-sessions/store.js';
 import { SmartDiscovery } from './features/smart/discovery.js';
@@ -25,12 +26,14 @@ import { SyncRepository } from './features/sync/store.js';
 import { Keyring } from './features/token-vault/keyring.js';
 import { TokenVault } from './features/token-vault/service.js';
 import { TokenRepository } from './features/token-vault/store.js';
+import { vaultEntriesGauge } from './features/token-vault/rewrap.js';
+import type { Registry } from 'prom-client';
 import type { EventOutbox } from './features/webhooks/index.js';
 
-/** The largest answers read from a health system: discovery and token answers are a few KiB, a page of 100
- * Observations rarely a MiB. */
+/** The largest answers read from a health system: discovery and token answers are a few KiB. A page is streamed
+ * (never held whole), so its cap only bounds a server that will not stop: 100 resources of 1 MiB and more. */
 const MAX_OAUTH_ANSWER_BYTES = 256 * 1024;
-const MAX_PAGE_BYTES = 16 * 1024 * 1024;
+const MAX_PAGE_BYTES = 512 * 1024 * 1024;
 const SYNC_LEASE_MS = 120_000;
 /** The sandbox EHR's demo client (sandbox/src: DEMO_CLIENT_ID). */
 export const SANDBOX_CLIENT_ID = 'portico-demo';
@@ -44,12 +47,15 @@ export interface HealthLinkDeps {
   logger: Logger;
   users: () => AppUserService;
   apps: AppStore;
+  accounts: AccountStore;
   sessions: SessionStore;
   ingest: IngestService;
   outbox: EventOutbox;
   brand: (brandId: string) => CatalogBrand | undefined;
   /** How often each replica looks for due syncs (tests: shorter). */
   syncPollMs?: number;
+  /** Where `portico_vault_entries{kid}` is shown (/metrics). */
+  registry?: Registry;
 }
 
 export async function buildHealthLinks(deps: HealthLinkDeps) {
@@ -76,10 +82,11 @@ export async function buildHealthLinks(deps: HealthLinkDeps) {
     discovery,
     registrations: () => registrations,
     clock,
-    onGrantRefused: async (record) => {
-      await deps.users().requireReauthorization(record.accountId, record.connectionId);
+    onGrantRefused: async (record, reason) => {
+      await deps.users().requireReauthorization(record.accountId, record.connectionId, reason);
     },
   });
+  if (deps.registry) vaultEntriesGauge(deps.registry, tokens, keyring);
   const syncStore = new SyncRepository(deps.db, deps.locks);
   await syncStore.init(deps.longDb);
   const syncs = new SyncService({
@@ -88,11 +95,16 @@ export async function buildHealthLinks(deps: HealthLinkDeps) {
     ingest: deps.ingest,
     outbox: deps.outbox,
     pages: {
-      fetch: policyFetch({ allowInsecure, maxBytes: MAX_PAGE_BYTES }),
+      fetch: policyFetch({ allowInsecure, maxBytes: MAX_PAGE_BYTES, stream: true }),
       vault,
       pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     },
     forget: (id) => vault.forget(id),
+    suspended: async (accountId, appId) => {
+      // As stored now: a reactivation made anywhere (the command line, another replica) counts at once.
+      const [account, app] = await Promise.all([deps.accounts.find(accountId), deps.apps.find(appId)]);
+      return account?.status !== 'ACTIVE' || app?.status !== 'ACTIVE';
+    },
     clock,
     intervalMs: config.smart.syncIntervalMs,
     leaseMs: SYNC_LEASE_MS,
@@ -135,6 +147,7 @@ export async function buildHealthLinks(deps: HealthLinkDeps) {
     syncRunner: runner,
     syncStore,
     keyring,
+    tokens,
     /** Revoked connections: their tokens deleted (and revoked at the health system), their syncs removed. */
     onRevoked: async (ids: string[]) => {
       for (const id of ids) {

@@ -10,6 +10,8 @@ import { AppUserService } from './features/app-users/service.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RatePolicy } from './shared/infra/rate-limit.js';
 import { EndpointOperationLimits, RECOVER_POLICY, TEST_POLICY } from './features/webhooks/operation-limits.js';
 import { SessionRepository } from './features/connect-sessions/store.js';
+import { LinkTokenRepository } from './features/connect-sessions/link-token-store.js';
+import { LinkTokenService } from './features/connect-sessions/link-tokens.js';
 import { ObservationRepository } from './features/clinical/store.js';
 import { IngestService } from './features/clinical/ingest-service.js';
 import { GatewayService } from './features/clinical/gateway/service.js';
@@ -119,6 +121,7 @@ export async function buildServices({
     // The lifecycle probe's states, never-seen users included (they are polled the most).
     appUsers: new AppUserRepository(db, locks, caches.cache('app-user-states', { max: 200_000, ttlMs: minute })),
     sessions: new SessionRepository(db, locks),
+    linkTokenStore: new LinkTokenRepository(db, locks),
     // The gateway's per-connection index is built from a whole connection: a long read.
     observations: new ObservationRepository(
       db,
@@ -163,7 +166,8 @@ export async function buildServices({
     logger,
   );
 
-  const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions, observations } = repositories;
+  const { accounts, keys, apps, tuples, patients, endpoints, appUsers, sessions, linkTokenStore, observations } =
+    repositories;
   // Tokens that tell every replica's gateway a connection, a user's connections, an app or an ingest changed.
   const generations = redis ? new RedisGenerations(redis, logger) : new LocalGenerations();
   // Revoked connections' tokens go through the health links, built below from these users.
@@ -177,6 +181,8 @@ export async function buildServices({
   });
   const ingest = new IngestService({ users: appUsers, observations, generations, clock });
   const brand = (id: string) => activeCatalog.get()?.index.get(id);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
   const healthLinks = await buildHealthLinks({
     config,
     db,
@@ -184,8 +190,10 @@ export async function buildServices({
     locks,
     clock,
     logger,
+    registry,
     users: () => users,
     apps,
+    accounts,
     sessions,
     ingest,
     outbox,
@@ -205,6 +213,13 @@ export async function buildServices({
     test: limiterFor(TEST_POLICY),
     clock,
   });
+  const linkTokens = new LinkTokenService({
+    tokens: linkTokenStore,
+    apps,
+    users,
+    brandExists: (id) => brand(id) !== undefined,
+    clock,
+  });
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
   // Expired records go (FerretDB has no TTL index): a bounded sweep every few minutes, in the background
   // (it scans the collection on FerretDB), so with the deadline of long operations.
@@ -214,6 +229,11 @@ export async function buildServices({
       .sweep(clock.now().getTime(), 1_000)
       .catch((error: unknown) =>
         logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'),
+      );
+    linkTokens
+      .sweep(1_000)
+      .catch((error: unknown) =>
+        logger.warn({ err: error }, 'link tokens: expired tokens could not be swept; next round'),
       );
     // Ingested bundles' records no reader needs any more (docs/operations.md, "Clinical ingest").
     repositories.observations
@@ -226,8 +246,6 @@ export async function buildServices({
   // The ZIP table loads now (about 0.1 s), not on a first near= search.
   zipCentroid('00000');
   const catalogService = new CatalogService(activeCatalog, storage, endpointHealth, zipCentroid);
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   // Events committed here wake the dispatchers: this replica's at once, the others' over Redis.
   const signals = new WorkSignals(redis);
   // The dispatcher works in the background and scans and purges whole collections: its stores have the
@@ -304,6 +322,7 @@ export async function buildServices({
       generations,
       cursors: ADMIN_CURSORS,
       clock,
+      onReactivated: (accountId) => healthLinks.syncStore.resumeAccount(accountId, clock.now()),
     }),
     patientService: new PatientService({ patients, authz, accounts, outbox, clock }),
     webhookEndpointService: new WebhookEndpointService({
@@ -329,13 +348,15 @@ export async function buildServices({
       clock,
       logger,
     }),
+    linkTokens,
     connectSessions: new ConnectSessionService({
       sessions,
       users,
       limits: initiateLimits,
+      links: linkTokens,
       apps,
       brandExists: (id) => brand(id) !== undefined,
-      brandConnectable: (id) =>
+      brandConnectable: async (id) =>
         id === undefined ? healthLinks.launches.anyConnectable() : healthLinks.launches.connectable(id),
       clock,
     }),

@@ -17,6 +17,7 @@ import {
   buildWorld,
   Factory,
   MATRIX_OBSERVATION,
+  MATRIX_RETURN,
   TENANTS,
   type TenantName,
   type World,
@@ -400,6 +401,22 @@ const CASES: Case[] = [
     param: 'connection',
     request: (v) => ({ path: `${P}/connections/${e(v!)}/sync` }),
     outcome: ownedOr404(ofStatus(409)),
+  },
+  {
+    // A link token for one of the account's own apps; another account's app is answered as an unknown one.
+    op: `POST ${P}/link-tokens`,
+    surface: 'platform',
+    scope: 'app_user:write',
+    param: 'app',
+    mutates: true,
+    request: (v) => ({
+      path: `${P}/link-tokens`,
+      body: { appUserId: 'matrix-linker', appId: v, redirectUri: MATRIX_RETURN },
+    }),
+    outcome: (c, t) =>
+      live(c, t)
+        ? { status: 201, check: (body) => (/^lt_[0-9A-Za-z]{40}$/.test(body?.linkToken) ? undefined : 'no token') }
+        : ofStatus(400),
   },
   {
     op: `POST ${P}/connect-sessions/{id}/complete`,

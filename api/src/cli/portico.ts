@@ -11,6 +11,7 @@ import {
 } from '../features/admin/schema.js';
 import { presentApp } from '../features/admin/presenter.js';
 import type { AdminService } from '../features/admin/service.js';
+import type { Services } from '../wiring.js';
 import { systemClock } from '../../../core/src/clock.js';
 import { AppError } from '../shared/http/errors.js';
 import { assertValid } from '../shared/http/validate.js';
@@ -28,6 +29,8 @@ const USAGE = `Usage:
   portico admin list-accounts [--limit <n>] [--cursor <c>]
   portico admin list-apps --account <id> [--limit <n>] [--cursor <c>]
   portico admin list-keys --account <id> [--limit <n>] [--cursor <c>]   (ids and scopes: never the keys)
+  portico admin rewrap-tokens                     seal every token vault entry under the first PORTICO_TOKEN_KEYS key
+                                                  (resumable: run it again after an interruption; prints counts)
 
 Without MONGODB_URI, admin commands use the embedded database the API started (PORTICO_DEVDB_PORT, 27017) and
 refuse to start a new, empty one unless given --start-database.
@@ -83,7 +86,7 @@ function revocationNotice(keyId: string, redis: boolean): string | undefined {
   );
 }
 
-type AdminRun = (admin: AdminService, redis: boolean) => Promise<unknown>;
+type AdminRun = (admin: AdminService, redis: boolean, services: Services) => Promise<unknown>;
 
 /**
  * The admin command, its options checked and its input validated: a usage error or bad input is answered
@@ -173,6 +176,15 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
         );
       };
     }
+    case 'rewrap-tokens':
+      return async (_admin, _redis, services) => {
+        const { tokens, keyring } = services.healthLinks;
+        const { rewrapTokens } = await import('../features/token-vault/index.js');
+        const report = await rewrapTokens(tokens, keyring, {
+          onBatch: (sofar) => console.error(`portico: rewrap-tokens: ${JSON.stringify(sofar)}`),
+        });
+        return { key: keyring.current, ...report };
+      };
     default:
       throw new UsageError(command ? `unknown admin command "${command}"` : 'an admin command is required');
   }
@@ -231,7 +243,7 @@ async function main(argv: string[]): Promise<number> {
       redis: connections.redis,
       clock: systemClock,
     });
-    const result = await run(services.admin, connections.redis !== undefined);
+    const result = await run(services.admin, connections.redis !== undefined, services);
     console.log(JSON.stringify(result, null, 2));
     await services.close();
     return 0;

@@ -2,7 +2,7 @@
 // order /openapi.json lists them. Its context is what those routes ask for, nothing more.
 import { appUserRoutes } from '../features/app-users/platform.routes.js';
 import { ingestRoutes } from '../features/clinical/platform.routes.js';
-import { completeSessionRoute } from '../features/connect-sessions/platform.routes.js';
+import { completeSessionRoute, linkTokenRoute } from '../features/connect-sessions/platform.routes.js';
 import { patientRoutes } from '../features/patients/platform.routes.js';
 import { syncRoutes } from '../features/sync/platform.routes.js';
 import { webhookDeliveryRoutes } from '../features/webhooks/deliveries.platform.routes.js';
@@ -16,6 +16,7 @@ export type PlatformContext = DepsOf<typeof patientRoutes> &
   DepsOf<typeof webhookEndpointRoutes> &
   DepsOf<typeof webhookDeliveryRoutes> &
   DepsOf<typeof appUserRoutes> &
+  DepsOf<typeof linkTokenRoute> &
   DepsOf<typeof completeSessionRoute> &
   DepsOf<typeof ingestRoutes> &
   DepsOf<typeof syncRoutes> &
@@ -27,6 +28,7 @@ export function platformSurface(context: PlatformContext): ApiRouter {
   webhookEndpointRoutes(platform, context);
   webhookDeliveryRoutes(platform, context);
   appUserRoutes(platform, context);
+  linkTokenRoute(platform, context);
   completeSessionRoute(platform, context);
   ingestRoutes(platform, context);
   syncRoutes(platform, context);

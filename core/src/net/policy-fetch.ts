@@ -2,7 +2,9 @@
 // (health systems' authorization, token and FHIR servers): it goes through the one outbound policy
 // (address-policy.ts: https to public addresses only, checked after DNS, at connect time) unless insecure
 // destinations are allowed (development and tests: http and loopback too), follows no redirect, reads at most
-// `maxBytes` of an answer, and stops when the caller's signal fires. The OAuth client library takes it as its
+// `maxBytes` of an answer, and stops when the caller's signal fires. With `stream`, the answer's body is handed
+// over as it arrives and read only as fast as the caller reads it (a FHIR search page of many MiB is never held
+// whole); otherwise it is read whole first. The OAuth client library takes it as its
 // `customFetch`, so its requests meet the same policy as everything else Portico sends.
 import http from 'node:http';
 import https from 'node:https';
@@ -13,6 +15,8 @@ export interface PolicyFetchOptions {
   allowInsecure: boolean;
   /** A larger answer fails the request. */
   maxBytes: number;
+  /** Resolve at the answer's head, its body a stream read on demand (one chunk at a time). */
+  stream?: boolean;
 }
 
 export interface PolicyRequestInit {
@@ -37,7 +41,7 @@ export class OutboundError extends Error {
 
 const KEEP_ALIVE = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16 };
 
-export function policyFetch({ allowInsecure, maxBytes }: PolicyFetchOptions): PolicyFetch {
+export function policyFetch({ allowInsecure, maxBytes, stream = false }: PolicyFetchOptions): PolicyFetch {
   const publicHttps = new PublicHttpsAgent(KEEP_ALIVE);
   const anyHttps = new https.Agent(KEEP_ALIVE);
   const anyHttp = new http.Agent(KEEP_ALIVE);
@@ -55,19 +59,30 @@ export function policyFetch({ allowInsecure, maxBytes }: PolicyFetchOptions): Po
       }
     }
     const agent = url.protocol === 'http:' ? anyHttp : allowInsecure ? anyHttps : publicHttps;
-    return request(url, init, agent, maxBytes);
+    return request(url, init, agent, maxBytes, stream);
   };
 }
 
-function request(url: URL, init: PolicyRequestInit, agent: http.Agent, maxBytes: number): Promise<Response> {
+function request(
+  url: URL,
+  init: PolicyRequestInit,
+  agent: http.Agent,
+  maxBytes: number,
+  stream: boolean,
+): Promise<Response> {
   const body = init.body == null ? undefined : init.body instanceof URLSearchParams ? init.body.toString() : init.body;
   const headers = Object.fromEntries(new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).entries());
   if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  // Said outright for a streamed answer (the agents keep connections alive anyway): a socket the server closes when it
+  // has sent everything must not end while the reader is still behind. nock's passthrough (every test runs under it)
+  // hands the close on before the data it holds, which Node's client then calls an aborted response.
+  if (stream) headers['connection'] ??= 'keep-alive';
   const signal = init.signal ?? undefined;
   return new Promise<Response>((resolve, reject) => {
     if (signal?.aborted) return reject(abortError(signal));
     const transport = url.protocol === 'http:' ? http : https;
     const req = transport.request(url, { method: init.method ?? 'GET', headers, agent }, (res) => {
+      if (stream) return resolve(streamed(url, req, res, maxBytes));
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -80,18 +95,7 @@ function request(url: URL, init: PolicyRequestInit, agent: http.Agent, maxBytes:
       });
       res.on('end', () => {
         const status = res.statusCode ?? 502;
-        const responseHeaders = new Headers();
-        for (const [name, value] of Object.entries(res.headers)) {
-          if (value === undefined) continue;
-          for (const one of Array.isArray(value) ? value : [value]) responseHeaders.append(name, one);
-        }
-        const empty = status === 204 || status === 304 || (status >= 100 && status < 200);
-        resolve(
-          new Response(empty ? null : Buffer.concat(chunks), {
-            status: status < 200 ? 502 : status,
-            headers: responseHeaders,
-          }),
-        );
+        resolve(new Response(bodyless(status) ? null : Buffer.concat(chunks), head(res)));
       });
       res.on('error', (error) =>
         reject(error instanceof OutboundError ? error : new OutboundError('network', `${url.host}: ${error.message}`)),
@@ -107,6 +111,60 @@ function request(url: URL, init: PolicyRequestInit, agent: http.Agent, maxBytes:
     });
     req.end(body);
   });
+}
+
+const bodyless = (status: number) => status === 204 || status === 304 || (status >= 100 && status < 200);
+
+function head(res: http.IncomingMessage): ResponseInit {
+  const status = res.statusCode ?? 502;
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value === undefined) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  return { status: status < 200 ? 502 : status, headers };
+}
+
+/** The answer with a body pulled from the socket chunk by chunk as the caller reads (no read-ahead beyond it). */
+function streamed(url: URL, req: http.ClientRequest, res: http.IncomingMessage, maxBytes: number): Response {
+  const init = head(res);
+  if (bodyless(res.statusCode ?? 502)) {
+    res.resume();
+    return new Response(null, init);
+  }
+  const chunks = res[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let size = 0;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let next: IteratorResult<Buffer>;
+        try {
+          next = await chunks.next();
+        } catch (error) {
+          controller.error(
+            error instanceof OutboundError
+              ? error
+              : new OutboundError('network', `${url.host}: ${(error as Error).message}`),
+          );
+          return;
+        }
+        if (next.done) return controller.close();
+        size += next.value.length;
+        if (size > maxBytes) {
+          const tooLarge = new OutboundError('too-large', `${url.host} answered more than ${maxBytes} bytes`);
+          req.destroy(tooLarge);
+          controller.error(tooLarge);
+          return;
+        }
+        controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.length));
+      },
+      cancel() {
+        req.destroy();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return new Response(body, init);
 }
 
 function abortError(signal: AbortSignal): OutboundError {

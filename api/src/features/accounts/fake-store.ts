@@ -28,6 +28,10 @@ export class FakeAccountStore implements AccountStore {
     return entry && { id: entry.id, name: entry.name, status: entry.status, createdAt: entry.createdAt };
   }
 
+  find(id: string): Promise<CustomerAccount | null> {
+    return this.get(id);
+  }
+
   async reserve(id: string, quota: Quota, max: number): Promise<boolean> {
     return this.accounts.modify(id, (entry) => {
       if (entry.usage[quota] >= max) return false;

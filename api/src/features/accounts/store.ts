@@ -21,6 +21,8 @@ export interface AccountStore {
   insert(account: CustomerAccount): Promise<void>;
   /** May come from a cache. */
   get(id: string): Promise<CustomerAccount | null>;
+  /** As stored now, never from the cache: for background work that must see a reactivation at once. */
+  find(id: string): Promise<CustomerAccount | null>;
   /** Takes one unit of a quota; false when the account is already at `max` (or does not exist). */
   reserve(id: string, quota: Quota, max: number): Promise<boolean>;
   /** Gives one unit back (never below zero). */
@@ -71,11 +73,12 @@ export class CustomerAccountRepository implements AccountStore {
   }
 
   async get(id: string): Promise<CustomerAccount | null> {
-    const load = async () => {
-      const doc = await this.documents.find(id);
-      return doc && { id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt };
-    };
-    return this.cache ? this.cache.getOrLoad(id, load) : load();
+    return this.cache ? this.cache.getOrLoad(id, () => this.find(id)) : this.find(id);
+  }
+
+  async find(id: string): Promise<CustomerAccount | null> {
+    const doc = await this.documents.find(id);
+    return doc && { id: doc._id, name: doc.name, status: doc.status, createdAt: doc.createdAt };
   }
 
   async setStatus(id: string, status: CustomerAccount['status'], at: Date): Promise<CustomerAccount | null> {

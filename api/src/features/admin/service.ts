@@ -25,6 +25,8 @@ export interface AdminServiceDeps {
   /** Signs the lists' cursors. */
   cursors: CursorCodec;
   clock: Clock;
+  /** An account, or one of its apps, is active again: what was paused while it was not resumes (features/sync). */
+  onReactivated?: (accountId: string) => Promise<void>;
 }
 
 /** A page of an admin list and the cursor of the next, when there is one. */
@@ -62,6 +64,7 @@ export class AdminService {
   async setAccountStatus(id: string, status: CustomerAccount['status']): Promise<CustomerAccount> {
     const account = await this.deps.accounts.setStatus(id, status, this.deps.clock.now());
     if (!account) throw notFound('customer account');
+    if (status === 'ACTIVE') await this.deps.onReactivated?.(account.id);
     return account;
   }
 
@@ -127,6 +130,7 @@ export class AdminService {
       this.deps.apps.update(id, changes, this.deps.clock.now()),
     );
     if (!app) throw notFound('app');
+    if (changes.status === 'ACTIVE') await this.deps.onReactivated?.(app.accountId);
     return app;
   }
 

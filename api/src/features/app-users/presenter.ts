@@ -7,6 +7,7 @@ export interface SyncView {
   lastError: string | null;
   observations: number;
   lastSkipped?: number;
+  lastForeignPatient?: number;
 }
 
 export function presentAppUser(
@@ -23,6 +24,7 @@ export function presentAppUser(
       brandId: c.brandId,
       createdAt: c.createdAt.toISOString(),
       status: c.status ?? 'ACTIVE',
+      ...(c.status === 'REAUTHORIZATION_REQUIRED' && c.statusReason && { statusReason: c.statusReason }),
       ...(c.health && {
         fhirBaseUrl: c.health.fhirBaseUrl,
         patient: c.health.patient,
@@ -43,5 +45,6 @@ export function presentSync(sync: SyncView | undefined) {
     lastError: sync?.lastError ?? null,
     observations: sync?.observations ?? 0,
     skipped: sync?.lastSkipped ?? 0,
+    foreignPatient: sync?.lastForeignPatient ?? 0,
   };
 }

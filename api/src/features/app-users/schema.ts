@@ -26,12 +26,18 @@ export const SyncView = Type.Object(
     lastSyncedAt: NullableTimestamp,
     lastError: Type.Union([Type.String(), Type.Null()], {
       description:
-        'Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_unreadable`, `internal_error` or `http_<status>`.',
+        'Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_unreadable`, `takeover_limit` (its replica died three times without progress), `internal_error` or `http_<status>`.',
     }),
     observations: Type.Integer({ minimum: 0, description: 'Observations the syncs have added in all.' }),
     skipped: Type.Integer({
       minimum: 0,
-      description: "Records the last finished sync skipped because they failed ingest's checks.",
+      description:
+        "Records the last finished sync skipped because they failed ingest's checks (a resource over 1 MiB among them).",
+    }),
+    foreignPatient: Type.Integer({
+      minimum: 0,
+      description:
+        "Records the last finished sync skipped because they are another patient's than the connection's (never stored).",
     }),
   },
   { description: "Where the connection's sync from its health system stands." },
@@ -44,8 +50,14 @@ export const ConnectionView = Type.Object({
   createdAt: Timestamp,
   status: Type.Union([Type.Literal('ACTIVE'), Type.Literal('REAUTHORIZATION_REQUIRED')], {
     description:
-      '`REAUTHORIZATION_REQUIRED` when the health system no longer honours the grant: initiate with `connectionId` to reconnect. Revoked connections are not listed.',
+      '`REAUTHORIZATION_REQUIRED` when Portico no longer holds a usable grant (see `statusReason`): initiate with `connectionId` (and a link token binding it) to reconnect. Revoked connections are not listed.',
   }),
+  statusReason: Type.Optional(
+    Type.Union([Type.Literal('invalid_grant'), Type.Literal('patient_mismatch'), Type.Literal('token_unreadable')], {
+      description:
+        'With `REAUTHORIZATION_REQUIRED`: `invalid_grant` (the health system refused the grant), `patient_mismatch` (a token response named another patient: its tokens were deleted), `token_unreadable` (the stored tokens do not open for this connection: deleted).',
+    }),
+  ),
   fhirBaseUrl: Type.Optional(
     Type.String({ description: 'For a connection made by signing in: where its records come from.' }),
   ),

@@ -138,11 +138,12 @@ export class AppUserService {
   }
 
   /**
-   * ACTIVE → REAUTHORIZATION_REQUIRED (`connection.reauthorization_required`): its health system no longer honours
-   * its grant. False when the connection is not live (or already there).
+   * ACTIVE → REAUTHORIZATION_REQUIRED (`connection.reauthorization_required`, with `reason`): its tokens are gone
+   * (refused by its health system, another patient's, unreadable). False when the connection is not live (or
+   * already there).
    */
-  async requireReauthorization(accountId: string, connectionId: string): Promise<boolean> {
-    return this.setConnectionStatus(accountId, connectionId, 'REAUTHORIZATION_REQUIRED');
+  async requireReauthorization(accountId: string, connectionId: string, reason: string): Promise<boolean> {
+    return this.setConnectionStatus(accountId, connectionId, 'REAUTHORIZATION_REQUIRED', undefined, reason);
   }
 
   /** A reconnect's sign-in succeeded: REAUTHORIZATION_REQUIRED → ACTIVE with the new grant; the id stays. */
@@ -155,6 +156,7 @@ export class AppUserService {
     connectionId: string,
     status: ConnectionStatus,
     health?: HealthLink,
+    reason?: string,
   ): Promise<boolean> {
     const record = await this.deps.users.connection(accountId, connectionId);
     if (!record) return false;
@@ -162,7 +164,13 @@ export class AppUserService {
       const connection = user?.connections.find((c) => c.id === connectionId);
       if (!user || !connection || ((connection.status ?? 'ACTIVE') === status && !health))
         return { result: false, unchanged: true };
-      const changed: Connection = { ...connection, status, ...(health && { health }) };
+      const { statusReason: _previous, ...rest } = connection;
+      const changed: Connection = {
+        ...rest,
+        status,
+        ...(health && { health }),
+        ...(reason !== undefined && { statusReason: reason }),
+      };
       const events =
         status === 'REAUTHORIZATION_REQUIRED'
           ? [
@@ -170,6 +178,7 @@ export class AppUserService {
                 connectionId,
                 appUserId: user.appUserId,
                 brandId: connection.brandId,
+                ...(reason !== undefined && { reason }),
               }),
             ]
           : [];

@@ -23,8 +23,10 @@ export interface Connection {
   /** The connect session it completed (a session completes once). */
   sessionId: string;
   createdAt: Date;
-  /** Absent: ACTIVE. REAUTHORIZATION_REQUIRED when its health system refused its refresh token. */
+  /** Absent: ACTIVE. REAUTHORIZATION_REQUIRED when its tokens are gone (see statusReason). */
   status?: ConnectionStatus;
+  /** Why it is REAUTHORIZATION_REQUIRED: `invalid_grant`, `patient_mismatch`, `token_unreadable`. */
+  statusReason?: string;
   /** For a connection made by signing in at the health system (docs/connecting.md). */
   health?: HealthLink;
 }

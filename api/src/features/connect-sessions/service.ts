@@ -10,6 +10,7 @@ import type { Connection } from '../app-users/index.js';
 import type { Principal } from '../../shared/http/auth.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';
 import type { InitiateLimits } from './initiate-limits.js';
+import { checkReconnect, type LinkTokenService } from './link-tokens.js';
 import type { AppStore } from '../apps/index.js';
 import type { ConnectSession, SessionStore } from './store.js';
 import type { InitiateSession } from './schema.js';
@@ -23,11 +24,15 @@ export interface ConnectSessionServiceDeps {
   sessions: SessionStore;
   users: AppUserService;
   limits: InitiateLimits;
+  links: LinkTokenService;
   apps: AppStore;
   /** Whether the served catalog has the brand. */
   brandExists: (brandId: string) => boolean;
-  /** Whether Portico can lead a patient to the brand's sign-in (a client registration, an admissible URL). */
-  brandConnectable: (brandId?: string) => boolean;
+  /**
+   * Whether Portico can lead a patient to the brand's sign-in (a client registration, an admissible URL, endpoints
+   * on the hosts it pins); without a brand, whether any brand is.
+   */
+  brandConnectable: (brandId?: string) => Promise<boolean>;
   clock: Clock;
 }
 
@@ -58,11 +63,17 @@ export class ConnectSessionService {
       );
     if (input.brandId !== undefined && !this.deps.brandExists(input.brandId))
       throw invalidField('body', 'brandId', 'is not a brand of the catalog');
+    if (input.linkToken !== undefined && input.redirectUri === undefined)
+      throw invalidField('body', 'linkToken', 'is used only with redirectUri (a session the patient signs in to)');
+    // The link token first: without one (or with another user's) nothing else about the request is told.
+    const token = input.redirectUri === undefined ? null : await this.deps.links.check(principal, input);
     await this.checkLaunch(principal, input);
     const rateHeaders = await this.deps.limits.take(principal, input.appUserId);
     try {
       const launchSecret = input.redirectUri === undefined ? null : randomBytes(32).toString('base64url');
-      return { session: await this.start(principal, input, launchSecret), launchSecret, rateHeaders };
+      const id = randomUUID();
+      if (token) await this.deps.links.spend(token, id);
+      return { session: await this.start(principal, input, launchSecret, id), launchSecret, rateHeaders };
     } catch (error) {
       if (error instanceof AppError) Object.assign(error.headers, rateHeaders);
       throw error;
@@ -101,38 +112,37 @@ export class ConnectSessionService {
     if (input.brandId === undefined) {
       if (input.connectionId !== undefined)
         throw invalidField('body', 'brandId', "is required with connectionId (the connection's brand)");
-      if (!this.deps.brandConnectable())
+      if (!(await this.deps.brandConnectable()))
         throw new AppError(
           'BRAND_NOT_CONNECTABLE',
           'Portico holds no client registration for any health system (PORTICO_SMART_CLIENTS), so Portico Connect has nothing to offer.',
         );
       return; // the patient chooses in Portico Connect
     }
-    if (!this.deps.brandConnectable(input.brandId))
+    if (!(await this.deps.brandConnectable(input.brandId)))
       throw new AppError(
         'BRAND_NOT_CONNECTABLE',
-        "Portico cannot lead a patient to this brand's sign-in: it holds no client registration for its health system. Complete sessions for it from your backend instead.",
+        "Portico cannot lead a patient to this brand's sign-in: it holds no client registration for its health system, or the brand's endpoints are not where its registration allows. Complete sessions for it from your backend instead.",
         { brandId: input.brandId },
       );
     if (input.connectionId === undefined) return;
-    const record = await this.deps.users.connectionOf(principal.accountId, input.connectionId);
-    if (!record || record.appUserId !== input.appUserId || record.connection.brandId !== input.brandId)
-      throw invalidField('body', 'connectionId', 'is not a live connection of this app user and brand');
-    if ((record.connection.status ?? 'ACTIVE') !== 'REAUTHORIZATION_REQUIRED')
-      throw new AppError('CONFLICT', 'Only a connection in REAUTHORIZATION_REQUIRED is reconnected.', {
-        status: record.connection.status ?? 'ACTIVE',
-      });
+    await checkReconnect(this.deps.users, principal.accountId, {
+      appUserId: input.appUserId,
+      brandId: input.brandId,
+      connectionId: input.connectionId,
+    });
   }
 
   private async start(
     principal: Principal,
     input: InitiateSession,
     launchSecret: string | null,
+    id: string,
   ): Promise<ConnectSession> {
     await this.deps.users.provision(principal.accountId, input.appUserId);
     const now = this.deps.clock.now();
     const session: ConnectSession = {
-      id: randomUUID(),
+      id,
       accountId: principal.accountId,
       appId: principal.appId!,
       appUserId: input.appUserId,

@@ -37,6 +37,11 @@ export interface ConnectSession {
   stateHash?: string | null;
   codeVerifier?: SealedValue | null;
   callbackUri?: string | null;
+  /** SHA-256 of the secret the launching browser holds in its cookie (features/smart/browser-binding.ts). */
+  bindingHash?: string | null;
+  /** The issuer the launch discovered, and whether it promised `iss` on its answers (RFC 9207). */
+  issuer?: string | null;
+  issRequired?: boolean;
   failure?: string | null;
 }
 
@@ -44,6 +49,8 @@ export type SessionStatus = 'PENDING' | 'COMPLETING' | 'COMPLETED' | 'LAUNCHED' 
 
 /** An encrypted value (features/token-vault/keyring.ts), as stored. */
 export interface SealedValue {
+  /** 2: the additional data binds account, connection, field and FHIR base URL; absent: connection and field. */
+  aad?: 2;
   kid: string;
   iv: string;
   ct: string;

@@ -17,6 +17,13 @@ export interface SmartServer {
   revocationEndpoint: string | undefined;
   /** Lists `permission-v2`: asks for SMART v2 scopes. */
   v2: boolean;
+  /**
+   * `authorization_response_iss_parameter_supported` (RFC 9207): its answers to the browser carry `iss`, which the
+   * callback then requires to be `issuer` (docs/connecting.md, "Mix-up defence").
+   */
+  issParameter: boolean;
+  /** The document names `issuer` (else `issuer` is the token endpoint's origin, for the OAuth library alone). */
+  issuerDeclared: boolean;
 }
 
 /** Why a brand's server cannot be used now, in words for logs and the session's record. */
@@ -35,22 +42,23 @@ export class SmartDiscovery {
     private readonly timeoutMs = DISCOVERY_TIMEOUT_MS,
   ) {}
 
-  async discover(fhirBaseUrl: string): Promise<SmartServer> {
+  /** `timeoutMs`: a shorter deadline than discovery's own, for a caller that can go on without the answer. */
+  async discover(fhirBaseUrl: string, timeoutMs = this.timeoutMs): Promise<SmartServer> {
     const now = this.clock.now().getTime();
     const cached = this.cache.get(fhirBaseUrl);
     if (cached && cached.until > now) return cached.server;
-    const server = await this.read(fhirBaseUrl);
+    const server = await this.read(fhirBaseUrl, Math.min(timeoutMs, this.timeoutMs));
     this.cache.set(fhirBaseUrl, { server, until: now + DISCOVERY_TTL_MS });
     return server;
   }
 
-  private async read(fhirBaseUrl: string): Promise<SmartServer> {
+  private async read(fhirBaseUrl: string, timeoutMs: number): Promise<SmartServer> {
     const url = underBase(fhirBaseUrl, '.well-known/smart-configuration');
     let response: Response;
     try {
       response = await this.fetch(url, {
         headers: { accept: 'application/json' },
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
       throw new DiscoveryError(`${url}: ${(error as Error).message}`);
@@ -78,9 +86,16 @@ export class SmartDiscovery {
     const authorizationEndpoint = endpoint('authorization_endpoint', true)!;
     if (new URL(authorizationEndpoint).protocol !== 'https:' && !this.allowInsecure)
       throw new DiscoveryError(`${url}: the authorization_endpoint is not https`);
+    const issParameter = document['authorization_response_iss_parameter_supported'] === true;
+    const issuer = document['issuer'];
+    // RFC 9207 compares `iss` with the issuer the metadata names: a server that promises the one names the other.
+    if (issParameter && (typeof issuer !== 'string' || issuer === ''))
+      throw new DiscoveryError(`${url} supports the iss parameter but names no issuer`);
     return {
       fhirBaseUrl,
-      issuer: typeof document['issuer'] === 'string' ? document['issuer'] : new URL(tokenEndpoint).origin,
+      issuer: typeof issuer === 'string' && issuer !== '' ? issuer : new URL(tokenEndpoint).origin,
+      issParameter,
+      issuerDeclared: typeof issuer === 'string' && issuer !== '',
       authorizationEndpoint,
       tokenEndpoint,
       revocationEndpoint: endpoint('revocation_endpoint', false),

@@ -5,6 +5,12 @@
 // token exchange: its tokens are stored first (alone they grant nothing), then the connection is made exactly as
 // `complete` makes one. Every way back to the app is a 303 to its redirectUri with `session`, `status` and either
 // `connectionId` or `error`; what cannot go back (an unknown link or `state`) is a small page.
+//
+// Nobody can hijack a connection (docs/connecting.md, "Connections nobody can hijack"): the session was started with
+// a link token the app's backend minted; the callback belongs to the browser that visited authorizeUrl (a cookie,
+// browser-binding.ts); an authorization server that sends `iss` must send the one the launch discovered (RFC 9207),
+// so a code from another health system is never redeemed here; endpoints must be where the registration pins them
+// (registrations.ts); and every token response must name the connection's own patient.
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { Clock } from '../../../../core/src/clock.js';
@@ -14,9 +20,16 @@ import type { AppUserService, HealthLink } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
 import { digest, type ConnectSession, type SealedValue, type SessionStore } from '../connect-sessions/index.js';
 import { UUID } from '../../shared/http/ids.js';
-import type { SmartDiscovery } from './discovery.js';
-import { authorizationUrl, OAuthFailure, type GrantedTokens, type SmartOAuthClient } from './oauth-client.js';
-import type { Registrations } from './registrations.js';
+import type { SmartDiscovery, SmartServer } from './discovery.js';
+import type { Bindings } from './browser-binding.js';
+import {
+  authorizationUrl,
+  ehrErrorCode,
+  OAuthFailure,
+  type GrantedTokens,
+  type SmartOAuthClient,
+} from './oauth-client.js';
+import { pinnedEndpointProblem, type Registrations } from './registrations.js';
 
 export const CALLBACK_PATH = '/api/sdk/v1/connect/callback';
 
@@ -42,6 +55,11 @@ export interface Sealer {
 
 /** How long a connection being made has before its sync's first look (which removes what a crash left half-made). */
 export const CONNECTING_GRACE_MS = 60_000;
+/**
+ * How long an initiate waits for discovery to tell whether a brand's endpoints are where its registration pins them
+ * (cached for an hour after); past it the initiate goes on and the launch decides.
+ */
+export const INITIATE_DISCOVERY_MS = 3_000;
 
 export interface LaunchServiceDeps {
   sessions: SessionStore;
@@ -77,15 +95,30 @@ export interface ConnectingSync {
 
 /** Where the browser goes: back to the app, on to the health system, or a page of Portico's own. */
 export type LaunchOutcome =
-  | { kind: 'redirect'; status: 302 | 303; location: string }
+  | {
+      kind: 'redirect';
+      status: 302 | 303;
+      location: string;
+      /** On to the health system: the browser now holds this sign-in's binding (browser-binding.ts). */
+      bind?: { sessionId: string; secret: string; expiresAt: Date };
+      /** The sign-in ended: its binding can go. */
+      unbind?: string;
+    }
   | { kind: 'page'; status: 400 | 404; title: string; message: string }
   /** Portico Connect's picker, with a notice when the brand chosen cannot be connected. */
   | { kind: 'picker'; appName: string; notice?: string }
   /** Portico Connect's end page: the outcome, and on to the app at `location`. */
-  | { kind: 'end'; location: string; connected: boolean; brandName: string | undefined; error: string | undefined };
+  | {
+      kind: 'end';
+      location: string;
+      connected: boolean;
+      brandName: string | undefined;
+      error: string | undefined;
+      unbind?: string;
+    };
 
 /** A session that ended keeps none of its sign-in's secrets. */
-const SPENT = { stateHash: null, codeVerifier: null } as const;
+const SPENT = { stateHash: null, codeVerifier: null, bindingHash: null } as const;
 
 const INVALID_LINK: LaunchOutcome = {
   kind: 'page',
@@ -100,20 +133,42 @@ const INVALID_STATE: LaunchOutcome = {
   message:
     'This answer from your health system is unknown, was already used, or came too late. Go back to the app and start again.',
 };
+const OTHER_BROWSER: LaunchOutcome = {
+  kind: 'page',
+  status: 400,
+  title: 'Finish in the browser you started in',
+  message:
+    'This sign-in was started in another browser, or this browser no longer remembers it. Nothing was connected. Go back to the app and start again from this browser.',
+};
 
 export class LaunchService {
   constructor(private readonly deps: LaunchServiceDeps) {}
 
-  /** Whether a patient can be led to the brand's sign-in: a client registration, and a URL the policy admits. */
   /** Whether any brand can be connected (registrations, and a key to seal tokens): else the picker is pointless. */
   anyConnectable(): boolean {
     return this.deps.sealing && !this.deps.registrations().isEmpty();
   }
 
-  connectable(brandId: string): boolean {
+  /**
+   * Whether a patient can be led to the brand's sign-in: a client registration, a URL the policy admits, and, for
+   * a registration that pins hosts, endpoints on them. Discovery gets a short while here; when it cannot answer
+   * in time the brand counts as connectable and the launch decides.
+   */
+  async connectable(brandId: string): Promise<boolean> {
     const brand = this.deps.brand(brandId);
-    if (!this.deps.sealing || !brand || !this.deps.registrations().for(brand)) return false;
-    const url = new URL(brand.fhirBaseUrl);
+    const registration = brand && this.deps.registrations().for(brand);
+    if (!this.deps.sealing || !brand || !registration || !this.admits(brand.fhirBaseUrl)) return false;
+    let server: SmartServer;
+    try {
+      server = await this.deps.discovery.discover(brand.fhirBaseUrl, INITIATE_DISCOVERY_MS);
+    } catch {
+      return true;
+    }
+    return pinnedEndpointProblem(registration, server) === undefined;
+  }
+
+  private admits(fhirBaseUrl: string): boolean {
+    const url = new URL(fhirBaseUrl);
     if (this.deps.allowInsecure) return true;
     try {
       assertPublicHost(url.hostname);
@@ -139,7 +194,7 @@ export class LaunchService {
     let session = found;
     if (session.brandId === null) {
       if (chosen === undefined || !this.deps.brand(chosen)) return { kind: 'picker', appName: app.name };
-      if (!this.connectable(chosen))
+      if (!(await this.connectable(chosen)))
         return {
           kind: 'picker',
           appName: app.name,
@@ -154,6 +209,8 @@ export class LaunchService {
     try {
       if (!brand || !registration) throw new Error('the brand is no longer connectable');
       server = await this.deps.discovery.discover(brand.fhirBaseUrl);
+      const unpinned = pinnedEndpointProblem(registration, server);
+      if (unpinned !== undefined) throw new Error(unpinned);
     } catch {
       // Chosen in the picker just now: the patient may choose again (the session is not spent).
       if (pickedNow)
@@ -165,6 +222,7 @@ export class LaunchService {
       return this.fail(session, ['PENDING'], 'brand_unavailable');
     }
     const state = `${session.id}.${randomBytes(32).toString('base64url')}`;
+    const binding = randomBytes(32).toString('base64url');
     const verifier = oauth.generateRandomCodeVerifier();
     const callbackUri = origin + CALLBACK_PATH;
     const launched = await this.deps.sessions.move(session.id, ['PENDING'], {
@@ -172,8 +230,12 @@ export class LaunchService {
       brandId: session.brandId,
       picked: session.picked === true,
       stateHash: digest(state),
+      bindingHash: digest(binding),
       codeVerifier: this.deps.keyring.seal(verifier, `${session.id}/verifier`),
       callbackUri,
+      // What the callback holds the answer's `iss` to: this server's, as discovered now.
+      issuer: server.issuer,
+      issRequired: server.issParameter,
     });
     if (!launched) return this.back(session, { status: 'failed', error: 'session_used' });
     const location = authorizationUrl(server, registration, {
@@ -181,18 +243,42 @@ export class LaunchService {
       state,
       codeChallenge: await oauth.calculatePKCECodeChallenge(verifier),
     });
-    return { kind: 'redirect', status: 302, location: location.href };
+    return {
+      kind: 'redirect',
+      status: 302,
+      location: location.href,
+      bind: { sessionId: session.id, secret: binding, expiresAt: session.expiresAt },
+    };
   }
 
-  /** The health system's answer: the code exchanged, the connection made, the patient back at the app. */
-  async callback(query: { state?: string; code?: string; error?: string }): Promise<LaunchOutcome> {
+  /**
+   * The health system's answer: the code exchanged, the connection made, the patient back at the app. `bindings`:
+   * the sign-ins this browser started (its cookie).
+   */
+  async callback(
+    query: { state?: string; code?: string; error?: string; iss?: string },
+    bindings: Bindings,
+  ): Promise<LaunchOutcome> {
+    const outcome = await this.answer(query, bindings);
+    // Back at the app, the sign-in is over: its binding can leave the browser.
+    const id = query.state?.slice(0, 36);
+    return outcome.kind === 'redirect' || outcome.kind === 'end' ? { ...outcome, ...(id && { unbind: id }) } : outcome;
+  }
+
+  private async answer(
+    query: { state?: string; code?: string; error?: string; iss?: string },
+    bindings: Bindings,
+  ): Promise<LaunchOutcome> {
     const session = query.state === undefined ? null : await this.byToken(query.state, (s) => s.stateHash, true);
     if (!session || session.status !== 'LAUNCHED' || this.deps.clock.now() >= session.expiresAt) return INVALID_STATE;
-    if (query.error !== undefined || query.code === undefined) {
-      const error =
-        query.error !== undefined && /^[\x20-\x7e]{1,64}$/.test(query.error) ? query.error : 'invalid_request';
-      return this.fail(session, ['LAUNCHED'], error);
-    }
+    // Another browser (a copied authorization link) changes nothing: the session stays for its own browser.
+    if (!sameSecret(bindings.get(session.id), session.bindingHash)) return OTHER_BROWSER;
+    // RFC 9207: before anything else of the answer is believed, it must come from the server the launch sent the
+    // patient to (a server that promised `iss` must send it; one that did not is still held to it when it does).
+    if ((session.issRequired || query.iss !== undefined) && query.iss !== session.issuer)
+      return this.fail(session, ['LAUNCHED'], 'issuer_mismatch');
+    if (query.error !== undefined || query.code === undefined)
+      return this.fail(session, ['LAUNCHED'], ehrErrorCode(query.error));
     const exchanging = await this.deps.sessions.move(session.id, ['LAUNCHED'], { status: 'EXCHANGING' });
     if (!exchanging) return INVALID_STATE;
     const app = await this.deps.apps.find(session.appId);
@@ -213,6 +299,7 @@ export class LaunchService {
     }
     const connectionId = await this.connect(session, brand, tokens);
     if (typeof connectionId !== 'string') return this.fail(session, ['EXCHANGING'], connectionId.error);
+    // (From here on the tokens are the connection's: stored, and deleted with it.)
     await this.deps.sessions.move(session.id, ['EXCHANGING'], {
       status: 'COMPLETED',
       completedAt: this.deps.clock.now(),
@@ -268,7 +355,8 @@ export class LaunchService {
     } catch {
       // A tombstoned user, or one at its connection limit: nothing is connected.
     }
-    if (!session.reconnect) await this.deps.vault.forget(connectionId);
+    // Whatever the refusal, what the sign-in got is deleted and revoked at the health system.
+    await this.deps.vault.forget(connectionId);
     return { error: 'connection_refused' };
   }
 
@@ -308,8 +396,14 @@ export class LaunchService {
     const session = await this.deps.sessions.find(id);
     const expected = session && hashOf(session);
     if (!session?.redirectUri || !expected) return null;
-    const given = Buffer.from(digest(whole ? token : token.slice(dot + 1)));
-    const wanted = Buffer.from(expected);
-    return given.length === wanted.length && timingSafeEqual(given, wanted) ? session : null;
+    return sameSecret(whole ? token : token.slice(dot + 1), expected) ? session : null;
   }
+}
+
+/** Whether `secret`'s digest is `expected`, compared in constant time. */
+function sameSecret(secret: string | undefined, expected: string | null | undefined): boolean {
+  if (secret === undefined || !expected) return false;
+  const given = Buffer.from(digest(secret));
+  const wanted = Buffer.from(expected);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
 }

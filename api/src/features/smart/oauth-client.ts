@@ -8,9 +8,16 @@ import * as oauth from 'oauth4webapi';
 import type { Clock } from '../../../../core/src/clock.js';
 import { OutboundError, type PolicyFetch } from '../../../../core/src/net/policy-fetch.js';
 import type { SmartServer } from './discovery.js';
-import type { SmartRegistration } from './registrations.js';
+import { pinnedEndpointProblem, type SmartRegistration } from './registrations.js';
 
 export const TOKEN_TIMEOUT_MS = 10_000;
+/**
+ * The error codes of a health system passed on to the app (docs/connecting.md, "Back to the app"): OAuth's own are
+ * all of this form; anything else (markup, a sentence) becomes `invalid_request`.
+ */
+export const EHR_ERROR_CODE = /^[a-z0-9_]{1,64}$/;
+export const ehrErrorCode = (error: string | undefined): string =>
+  error !== undefined && EHR_ERROR_CODE.test(error) ? error : 'invalid_request';
 const V2_SCOPES = 'launch/patient offline_access patient/Patient.rs patient/Observation.rs';
 const V1_SCOPES = 'launch/patient offline_access patient/Patient.read patient/Observation.read';
 
@@ -151,7 +158,10 @@ export class SmartOAuthClient {
     };
   }
 
+  /** Every request to the token or revocation endpoint goes through here: only to the hosts the registration pins. */
   private parties(server: SmartServer, registration: SmartRegistration) {
+    const unpinned = pinnedEndpointProblem(registration, server);
+    if (unpinned !== undefined) throw new OAuthFailure('brand_unavailable', `not sent: ${unpinned}`);
     const as: oauth.AuthorizationServer = {
       issuer: server.issuer,
       authorization_endpoint: server.authorizationEndpoint,
@@ -191,7 +201,7 @@ export class SmartOAuthClient {
 function failureOf(error: unknown): OAuthFailure {
   if (error instanceof OAuthFailure) return error;
   if (error instanceof oauth.ResponseBodyError) {
-    const code = /^[A-Za-z0-9_.-]{1,64}$/.test(error.error) ? error.error : 'invalid_request';
+    const code = ehrErrorCode(error.error);
     return new OAuthFailure(code, `the token endpoint refused: ${code}`);
   }
   if (error instanceof oauth.WWWAuthenticateChallengeError)

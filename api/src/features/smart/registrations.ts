@@ -2,11 +2,20 @@
 // registrations"): a JSON file read and checked once at start-up, so a bad file stops the process with the entry
 // and field at fault rather than failing a patient's sign-in later. The first entry whose every given `match`
 // field matches a brand is its registration; a brand none matches is not connectable.
+//
+// Which hosts a registration may talk to (docs/connecting.md, "Mix-up defence"): a registration matched by platform
+// type alone (or by nothing) stands for every brand of a vendor, including a brand whose endpoints an attacker
+// controls (a stale domain in a public list), so it must pin `endpointHosts`, and a brand whose discovered endpoints
+// are elsewhere is not connectable. A confidential client's secret or key is only ever sent to a pinned host, or,
+// for a registration matched by the exact FHIR host or brand, to that brand's own FHIR host.
 import { webcrypto } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import { PLATFORM_TYPES, type CatalogBrand } from '../../../../core/src/catalog/model.js';
 import { checkDocument, describeProblems } from '../../../../core/src/schema.js';
+
+/** A host name (letters, digits, hyphens, dots), or `*.` and one: compared case-insensitively. */
+const HOST_PATTERN = '^(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$';
 
 const Jwk = Type.Object(
   {
@@ -32,6 +41,13 @@ const Registration = Type.Object(
     clientSecret: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
     privateKeyJwk: Type.Optional(Jwk),
     scopes: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    endpointHosts: Type.Optional(
+      Type.Array(Type.String({ pattern: HOST_PATTERN }), {
+        minItems: 1,
+        maxItems: 1000,
+        description: 'Host names, or `*.suffix` for any host under suffix, where the endpoints must be.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -50,6 +66,56 @@ export interface SmartRegistration {
   auth: ClientAuthentication;
   /** The scopes to ask for instead of the defaults (space-separated). */
   scopes?: string;
+  /** Lower-case host names or `*.suffix` patterns the endpoints must be on; absent: see `pinnedEndpointProblem`. */
+  endpointHosts?: readonly string[];
+}
+
+/** The discovered endpoints of a brand's authorization server, as far as pinning is concerned. */
+export interface DiscoveredEndpoints {
+  fhirBaseUrl: string;
+  authorizationEndpoint: string;
+  tokenEndpoint: string;
+  revocationEndpoint: string | undefined;
+}
+
+/** A registration matched by the exact FHIR host or brand vouches for that brand alone. */
+export const matchesExactly = (registration: Pick<SmartRegistration, 'match'>): boolean =>
+  registration.match.fhirHost !== undefined || registration.match.brandId !== undefined;
+
+/** Whether `host` is one of `patterns` (a name, or `*.suffix` for any host under the suffix). */
+export function onHosts(host: string, patterns: readonly string[]): boolean {
+  const name = host.toLowerCase().replace(/\.$/, '');
+  return patterns.some((pattern) =>
+    pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1 : name === pattern,
+  );
+}
+
+/**
+ * Why the registration may not be used with these endpoints, or undefined when it may: with `endpointHosts`, every
+ * endpoint must be on them; without (only a registration matched exactly), a confidential client's token and
+ * revocation endpoints must be on the brand's own FHIR host, so its secret never goes anywhere else.
+ */
+export function pinnedEndpointProblem(
+  registration: SmartRegistration,
+  server: DiscoveredEndpoints,
+): string | undefined {
+  const named = [
+    ['authorization_endpoint', server.authorizationEndpoint],
+    ['token_endpoint', server.tokenEndpoint],
+    ['revocation_endpoint', server.revocationEndpoint],
+  ] as const;
+  if (registration.endpointHosts) {
+    for (const [name, url] of named)
+      if (url !== undefined && !onHosts(new URL(url).hostname, registration.endpointHosts))
+        return `its ${name} (${new URL(url).host}) is not on the registration's endpointHosts`;
+    return undefined;
+  }
+  if (registration.auth.method === 'none') return undefined;
+  const fhirHost = new URL(server.fhirBaseUrl).hostname.toLowerCase();
+  for (const [name, url] of named.slice(1))
+    if (url !== undefined && new URL(url).hostname.toLowerCase() !== fhirHost)
+      return `its ${name} (${new URL(url).host}) is not the FHIR server's host, and the registration lists no endpointHosts to send its credentials to`;
+  return undefined;
 }
 
 export class Registrations {
@@ -95,9 +161,14 @@ export async function loadRegistrations(file: string): Promise<Registrations> {
   for (const [index, entry] of checked.value.entries()) {
     if (entry.clientSecret !== undefined && entry.privateKeyJwk !== undefined)
       throw fail(`entry ${index} gives both clientSecret and privateKeyJwk; one client authenticates one way`);
+    if (!matchesExactly(entry) && entry.endpointHosts === undefined)
+      throw fail(
+        `entry ${index} matches ${entry.match.platformType ? `every ${entry.match.platformType} brand` : 'every brand'}, so it must list endpointHosts: the hosts its brands' authorization, token and revocation endpoints may be on`,
+      );
     entries.push({
       match: entry.match,
       clientId: entry.clientId,
+      ...(entry.endpointHosts !== undefined && { endpointHosts: entry.endpointHosts.map((h) => h.toLowerCase()) }),
       auth: await authenticationOf(entry).catch((error: Error) => {
         throw fail(`entry ${index}: privateKeyJwk is not a usable ${entry.privateKeyJwk?.alg} key (${error.message})`);
       }),

@@ -1,26 +1,35 @@
 // Keeping a signed-in connection's records in sync with its health system (docs/connecting.md, "Sync"): a run
-// reads `Observation?patient=<patient>&_count=100` (after the first, only what changed since the last run's
-// high-water mark), one page at a time so memory stays flat however many pages a patient has, following `next`
-// links on the FHIR server's own origin only. Each resource is checked as ingest checks it (invalid ones are
-// skipped and counted), the valid ones upserted by id, so a page read twice (a run taken over) duplicates nothing.
-// A run ends with `connection.synced` or `connection.sync_failed`, written with its state through the outbox.
+// reads `Observation?patient=<patient>&_count=100` (after the first, only what changed since the last run began,
+// by the server's own clock), following `next` links on the FHIR server's own origin only. Pages are read as they
+// arrive and stored in batches bounded by count and bytes (batch-writer.ts), so memory stays flat however large a
+// page or its resources are. Each resource is checked as ingest checks it (invalid ones, and any over 1 MiB, are
+// skipped and counted) and must be the connection's patient's (others are counted and never stored); the valid
+// ones are upserted by id, so a page read twice (a run taken over) duplicates nothing. A run ends with
+// `connection.synced` or `connection.sync_failed`, written with its state through the outbox; a run whose
+// replicas keep dying on it ends FAILED after three takeovers without progress. Connections of suspended apps
+// and accounts are not synced (nor their tokens refreshed) until reactivated.
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserService } from '../app-users/index.js';
-import { readObservations, type IngestService, type NormalizedObservation } from '../clinical/index.js';
+import { readObservations, type IngestService } from '../clinical/index.js';
 import type { EventOutbox } from '../webhooks/index.js';
 import type { Principal } from '../../shared/http/auth.js';
 import { AppError, notFound } from '../../shared/http/errors.js';
 import { UUID } from '../../shared/http/ids.js';
-import { readPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
 import { underBase } from '../smart/index.js';
-import type { SyncRepository, SyncRun, SyncState } from './store.js';
+import { BatchWriter, MAX_RESOURCE_BYTES } from './batch-writer.js';
+import { openPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
+import { isPatients } from './patient-check.js';
+import { MalformedBundle, readSearchset } from './searchset-stream.js';
+import { NEVER, type SyncRepository, type SyncRun, type SyncState } from './store.js';
 
 export const PAGE_SIZE = 100;
-/** Observations stored as one bundle (ingest's own limit): ten pages, so a sync's memory stays bounded. */
-export const BATCH = 1000;
-const NEVER = new Date('9999-12-31T00:00:00Z');
-
-type Page = { resources: unknown[]; next: string | null };
+/** `POST /connections/{id}/sync` within this of a run's start is 429: one tenant cannot make Portico hammer a server. */
+export const SYNC_REQUEST_INTERVAL_MS = 60_000;
+/** How far before its clock at a run's start the next run reads from: upserts make the overlap harmless. */
+export const HIGH_WATER_MARGIN_MS = 5 * 60_000;
+/** Takeovers without progress after which a run ends FAILED (`takeover_limit`). */
+export const MAX_TAKEOVERS = 3;
+const LIMITS = { maxEntryBytes: MAX_RESOURCE_BYTES + 64 * 1024, maxOtherBytes: 1024 * 1024 };
 
 export interface SyncServiceDeps {
   store: SyncRepository;
@@ -30,16 +39,26 @@ export interface SyncServiceDeps {
   pages: Omit<PageReaderDeps, 'beforeWait'>;
   /** Forgets a connection's tokens (its connection is gone). */
   forget: (connectionId: string) => Promise<void>;
+  /** Whether the account or the app is suspended (then nothing is synced or refreshed). */
+  suspended: (accountId: string, appId: string) => Promise<boolean>;
   clock: Clock;
   intervalMs: number;
   /** How long a run's claim lasts without progress. */
   leaseMs: number;
 }
 
+interface Tally {
+  skipped: number;
+  foreignPatient: number;
+}
+
 export class SyncService {
   constructor(private readonly deps: SyncServiceDeps) {}
 
-  /** `POST /connections/{id}/sync`: due now; a running sync goes on (it is not started twice). */
+  /**
+   * `POST /connections/{id}/sync`: due now; a running sync goes on (it is not started twice); 429 within a minute
+   * of the last run's start.
+   */
   async request(principal: Principal, connectionId: string): Promise<SyncState> {
     const live = UUID.test(connectionId) ? await this.deps.users.connectionOf(principal.accountId, connectionId) : null;
     if (!live) throw notFound('connection');
@@ -48,7 +67,21 @@ export class SyncService {
         'CONFLICT',
         'The connection was not made by signing in at a health system; Portico has nothing to sync it from.',
       );
+    if (await this.deps.suspended(principal.accountId, live.connection.appId))
+      throw new AppError('CONFLICT', "The connection's app is suspended: it is not synced until it is active again.");
     const now = this.deps.clock.now();
+    const current = await this.deps.store.get(connectionId);
+    const started = current?.run?.startedAt ?? current?.lastStartedAt ?? null;
+    const wait = started === null ? 0 : started.getTime() + SYNC_REQUEST_INTERVAL_MS - now.getTime();
+    if (wait > 0) {
+      const seconds = Math.ceil(wait / 1000);
+      throw new AppError(
+        'RATE_LIMITED',
+        'A sync of this connection began less than a minute ago; ask again after the time given.',
+        { retryAfterSeconds: seconds },
+        { 'Retry-After': String(seconds) },
+      );
+    }
     // A connection whose sync was never scheduled (its process died in between) gets one now.
     const state = (await this.deps.store.requestNow(connectionId, now)) ?? (await this.schedule(principal, live, now));
     if (!state) throw notFound('connection');
@@ -83,57 +116,114 @@ export class SyncService {
       await this.deps.forget(connectionId);
       return;
     }
-    const run = { ...claimed.run! };
+    if (await this.deps.suspended(accountId, live.connection.appId)) {
+      await this.deps.store.pause(connectionId, claimed.version, this.deps.clock.now());
+      return;
+    }
+    const run: SyncRun = { foreignPatient: 0, takeovers: 0, ...claimed.run! };
+    const tally: Tally = { skipped: 0, foreignPatient: 0 };
+    // Where the reading stands, for the progress written after each batch: the page being read and the next one.
+    const position = { page: '', done: false, next: null as string | null };
+    const writer = new BatchWriter({
+      store: (observations) => this.deps.ingest.store(accountId, connectionId, observations),
+      stored: async ({ ingested, updated }, pendingFrom) => {
+        run.added += ingested;
+        run.updated += updated;
+        run.takeovers = 0; // progress
+        run.next = pendingFrom ?? (position.done ? position.next : position.page);
+        Object.assign(run, {
+          skipped: run.skipped + tally.skipped,
+          foreignPatient: run.foreignPatient! + tally.foreignPatient,
+        });
+        tally.skipped = tally.foreignPatient = 0;
+        if (!(await this.extend(connectionId, run))) throw new LostClaim();
+      },
+    });
     try {
       if (live.connection.status === 'REAUTHORIZATION_REQUIRED')
         throw new SyncFailure('reauthorization_required', 'the connection needs the patient to sign in again');
+      if ((run.takeovers ?? 0) >= MAX_TAKEOVERS)
+        throw new SyncFailure('takeover_limit', `the run was taken over ${run.takeovers} times without progress`);
+      const binding = { accountId, fhirBaseUrl: health.fhirBaseUrl, patient: health.patient };
       const origin = new URL(health.fhirBaseUrl).origin;
-      const reader = { ...this.deps.pages, beforeWait: async () => void (await this.extend(connectionId, run)) };
-      const read = (url: string) => readPage(reader, connectionId, url).then(bundleOf);
-      // The next page is read while this one is checked and stored; pages are stored BATCH observations at a time.
-      let upcoming: Promise<Page> | null = read(
-        run.next ?? firstPage(health.fhirBaseUrl, health.patient, claimed.highWater),
-      );
-      const batch = new Map<string, NormalizedObservation>();
-      let skipped = 0;
-      let highWater = run.highWater;
-      while (upcoming !== null) {
-        if (stop?.aborted) return; // shutting down: another replica takes the run over where it stood
-        const { resources, next }: Page = await upcoming;
-        const foreign: boolean = next !== null && new URL(next).origin !== origin;
-        upcoming = next !== null && !foreign ? read(next) : null;
-        upcoming?.catch(() => {}); // its failure is met where it is awaited
-        const { observations, invalid } = readObservations(resources);
-        for (const observation of observations) batch.set(observation.resourceId, observation);
-        skipped += invalid;
-        highWater = latest(highWater, resources);
-        if (batch.size >= BATCH || upcoming === null) {
-          // At most BATCH a bundle, whatever a page held (a server may ignore _count).
-          const all = [...batch.values()];
-          for (let at = 0; at < all.length; at += BATCH) {
-            const stored = await this.deps.ingest.store(accountId, connectionId, all.slice(at, at + BATCH));
-            run.added += stored.ingested;
-            run.updated += stored.updated;
-          }
-          Object.assign(run, { skipped: run.skipped + skipped, highWater, next: foreign ? null : next });
-          batch.clear();
-          skipped = 0;
+      const pages = { ...this.deps.pages, beforeWait: async () => void (await this.extend(connectionId, run)) };
+      let url: string | null = run.next ?? firstPage(health.fhirBaseUrl, health.patient, claimed.highWater);
+      while (url !== null) {
+        if (stop?.aborted) return await writer.settle(); // shutting down: another replica takes over where it stood
+        Object.assign(position, { page: url, done: false, next: null });
+        const page = await openPage(pages, connectionId, binding, url);
+        const searchset = readSearchset(page.chunks, LIMITS);
+        for await (const entry of searchset.entries) {
+          const read = this.check(entry, health, tally);
+          if (read) await writer.add(read.observation, read.bytes, url);
         }
-        // Every page extends the claim (and records what was stored): a live run is never taken over.
-        if (!(await this.extend(connectionId, run))) return; // another replica took the run over
-        if (foreign)
+        const bundle = searchset.rest();
+        if (bundle['resourceType'] !== 'Bundle')
+          throw new SyncFailure('invalid_response', 'the FHIR server answered something other than a Bundle');
+        run.highWater ??= nextHighWater(bundle, page.date, this.deps.clock.now());
+        const next = nextLink(bundle);
+        const foreign = next !== null && new URL(next).origin !== origin;
+        Object.assign(position, { done: true, next: foreign ? null : next });
+        // Every page extends the claim (and records where the run stands): a live run is never taken over.
+        if (writer.pendingFrom === null) run.next = position.next;
+        if (!(await this.extend(connectionId, run))) return await writer.settle(); // another replica took it over
+        if (foreign) {
+          await writer.flush();
           throw new SyncFailure(
             'next_link_refused',
-            `a next link leads off the FHIR server's origin (${new URL(next!).origin})`,
+            `a next link leads off the FHIR server's origin (${new URL(next).origin})`,
           );
+        }
+        url = position.next;
       }
+      await writer.flush();
+      Object.assign(run, {
+        skipped: run.skipped + tally.skipped,
+        foreignPatient: run.foreignPatient! + tally.foreignPatient,
+      });
       await this.finish(claimed, run, null);
     } catch (error) {
+      await writer.settle();
+      if (error instanceof LostClaim) return;
+      Object.assign(run, {
+        skipped: run.skipped + tally.skipped,
+        foreignPatient: run.foreignPatient! + tally.foreignPatient,
+      });
       if (error instanceof SyncFailure) return this.finish(claimed, run, error.reason);
+      if (error instanceof MalformedBundle) return this.finish(claimed, run, 'invalid_response');
       // Portico's own trouble (its database): recorded as such, and the runner logs it.
       await this.finish(claimed, run, 'internal_error').catch(() => {});
       throw error;
     }
+  }
+
+  /** The observation an entry holds, if it is a valid one of the connection's patient; else it is counted. */
+  private check(
+    entry: { kind: 'entry'; value: unknown; bytes: number } | { kind: 'oversized'; bytes: number },
+    health: { patient: string; fhirBaseUrl: string },
+    tally: Tally,
+  ) {
+    if (entry.kind === 'oversized') {
+      tally.skipped++;
+      return undefined;
+    }
+    const { search, resource } = (entry.value ?? {}) as { search?: { mode?: unknown }; resource?: unknown };
+    // Resources brought in by _include and the server's OperationOutcome are not the search's matches.
+    if (search?.mode !== undefined && search.mode !== 'match') return undefined;
+    if (entry.bytes > MAX_RESOURCE_BYTES && Buffer.byteLength(JSON.stringify(resource ?? null)) > MAX_RESOURCE_BYTES) {
+      tally.skipped++;
+      return undefined;
+    }
+    const { observations, invalid } = readObservations([resource]);
+    if (invalid > 0 || observations.length === 0) {
+      tally.skipped++;
+      return undefined;
+    }
+    if (!isPatients(resource, health.patient, health.fhirBaseUrl)) {
+      tally.foreignPatient++;
+      return undefined;
+    }
+    return { observation: observations[0]!, bytes: entry.bytes };
   }
 
   private async extend(connectionId: string, run: SyncRun): Promise<boolean> {
@@ -169,6 +259,7 @@ export class SyncService {
           {
             status: failure === null ? 'IDLE' : 'FAILED',
             lastSkipped: run.skipped,
+            lastForeignPatient: run.foreignPatient ?? 0,
             lastError: failure,
             ...(failure === null && { lastSyncedAt: now }),
             highWater: failure === null ? (run.highWater ?? current.highWater) : current.highWater,
@@ -183,41 +274,35 @@ export class SyncService {
   }
 }
 
+/** Another replica holds the run now: this one stops without a word. */
+class LostClaim extends Error {
+  override name = 'LostClaim';
+}
+
 function firstPage(fhirBaseUrl: string, patient: string, highWater: string | null): string {
   const url = new URL(underBase(fhirBaseUrl, 'Observation'));
   url.searchParams.set('patient', patient);
   url.searchParams.set('_count', String(PAGE_SIZE));
-  if (highWater !== null) url.searchParams.set('_lastUpdated', `gt${highWater}`);
+  if (highWater !== null) url.searchParams.set('_lastUpdated', `ge${highWater}`);
   return url.href;
 }
 
-/** A searchset's resources and its next link; anything else is an invalid response. */
-function bundleOf(page: unknown): { resources: unknown[]; next: string | null } {
-  const bundle = page as { resourceType?: unknown; entry?: unknown; link?: unknown };
-  if (typeof page !== 'object' || page === null || bundle.resourceType !== 'Bundle')
-    throw new SyncFailure('invalid_response', 'the FHIR server answered something other than a Bundle');
-  const entries = Array.isArray(bundle.entry) ? bundle.entry : [];
-  const resources = entries
-    .filter((e: { search?: { mode?: string } }) => e?.search?.mode === undefined || e.search.mode === 'match')
-    .map((e: { resource?: unknown }) => e?.resource);
-  const links = Array.isArray(bundle.link) ? (bundle.link as { relation?: unknown; url?: unknown }[]) : [];
+/** The searchset's next link, if it has a usable one. */
+function nextLink(bundle: Record<string, unknown>): string | null {
+  const links = Array.isArray(bundle['link']) ? (bundle['link'] as { relation?: unknown; url?: unknown }[]) : [];
   const next = links.find((l) => l?.relation === 'next' && typeof l.url === 'string')?.url as string | undefined;
   if (next !== undefined && !URL.canParse(next)) throw new SyncFailure('invalid_response', 'a next link is not a URL');
-  return { resources, next: next ?? null };
+  return next ?? null;
 }
 
-/** The later of `highWater` and the resources' `meta.lastUpdated` (FHIR instants compare as times). */
-function latest(highWater: string | null, resources: unknown[]): string | null {
-  let best = highWater;
-  let bestMs = best === null ? -Infinity : Date.parse(best);
-  for (const resource of resources) {
-    const value = (resource as { meta?: { lastUpdated?: unknown } } | null)?.meta?.lastUpdated;
-    if (typeof value !== 'string') continue;
-    const ms = Date.parse(value);
-    if (Number.isFinite(ms) && ms > bestMs) {
-      best = value;
-      bestMs = ms;
-    }
-  }
-  return best;
+/**
+ * The next run's `_lastUpdated=ge…`: the server's clock as it answered the first page (the Bundle's
+ * `meta.lastUpdated`, else its `Date` header, else Portico's own), less a margin, and never later than Portico's now.
+ * Never the resources' own `meta.lastUpdated`: one dated in the future would stop incremental sync for good.
+ */
+function nextHighWater(bundle: Record<string, unknown>, date: Date | null, now: Date): string {
+  const stated = (bundle['meta'] as { lastUpdated?: unknown } | undefined)?.lastUpdated;
+  const parsed = typeof stated === 'string' ? Date.parse(stated) : NaN;
+  const server = Number.isFinite(parsed) ? parsed : (date?.getTime() ?? now.getTime());
+  return new Date(Math.min(server - HIGH_WATER_MARGIN_MS, now.getTime())).toISOString();
 }

@@ -10,6 +10,8 @@ import type { ChangeTarget } from '../webhooks/index.js';
 import { VersionedCollection, type VersionedDocument } from '../../shared/infra/versioned-collection.js';
 
 export const CONNECTION_SYNCS = 'connection_syncs';
+/** When a sync that waits for something other than time is due. */
+export const NEVER = new Date('9999-12-31T00:00:00Z');
 
 export type SyncStatus = 'IDLE' | 'RUNNING' | 'FAILED';
 
@@ -22,8 +24,15 @@ export interface SyncRun {
   added: number;
   updated: number;
   skipped: number;
-  /** The latest `meta.lastUpdated` read so far (the next sync's `_lastUpdated=gt…` once this one finishes). */
+  /** Records skipped because they are another patient's. */
+  foreignPatient?: number;
+  /**
+   * The next sync's `_lastUpdated=ge…` once this one finishes: the FHIR server's clock when this run read its first
+   * page, less 5 minutes, never later than Portico's own clock then. Null until that page was read.
+   */
   highWater: string | null;
+  /** How many times the run was taken over since it last stored anything (its replica died). */
+  takeovers?: number;
 }
 
 export interface SyncState {
@@ -38,8 +47,14 @@ export interface SyncState {
   observations: number;
   /** Records the last finished sync skipped as invalid. */
   lastSkipped?: number;
+  /** Records the last finished sync skipped as another patient's. */
+  lastForeignPatient?: number;
   highWater: string | null;
   nextAt: Date;
+  /** When the last run began: `POST /connections/{id}/sync` waits 60 s after it. */
+  lastStartedAt?: Date | null;
+  /** Set while its app or account is suspended: not synced until reactivated (resumeAccount). */
+  pausedAt?: Date | null;
   run: SyncRun | null;
   version: number;
 }
@@ -49,6 +64,7 @@ interface SyncDocument extends VersionedDocument, Omit<SyncState, 'connectionId'
 export interface SyncFinish {
   status: 'IDLE' | 'FAILED';
   lastSkipped: number;
+  lastForeignPatient: number;
   lastError: string | null;
   lastSyncedAt?: Date;
   highWater: string | null;
@@ -116,15 +132,47 @@ export class SyncRepository {
   /** Claims a run (a new one, or the lapsed one it holds, taken over where it stopped); the state after, or null. */
   async claim(state: SyncState, holder: string, now: Date, until: Date): Promise<SyncState | null> {
     const run: SyncRun = state.run
-      ? { ...state.run, holder, until }
-      : { holder, until, startedAt: now, next: null, added: 0, updated: 0, skipped: 0, highWater: null };
+      ? { ...state.run, holder, until, takeovers: (state.run.takeovers ?? 0) + 1 }
+      : {
+          holder,
+          until,
+          startedAt: now,
+          next: null,
+          added: 0,
+          updated: 0,
+          skipped: 0,
+          foreignPatient: 0,
+          highWater: null,
+          takeovers: 0,
+        };
     // The version read, and no run whose holder is still at it (progress extends a claim without a new version).
     const free: Filter<SyncDocument> = {
       _version: state.version,
       $or: [{ run: null }, { 'run.until': { $lt: now } }],
     };
-    const doc = await this.documents.updateWhere(state.connectionId, free, { set: { status: 'RUNNING', run } }, now);
+    const set = { status: 'RUNNING' as const, run, ...(!state.run && { lastStartedAt: now }) };
+    const doc = await this.documents.updateWhere(state.connectionId, free, { set }, now);
     return doc && toState(doc);
+  }
+
+  /** Ends the run without a sync (its app or account is suspended) until resumeAccount; false when it moved on. */
+  async pause(connectionId: string, version: number, at: Date): Promise<boolean> {
+    const doc = await this.documents.update(
+      connectionId,
+      version,
+      { set: { status: 'IDLE', run: null, nextAt: NEVER, pausedAt: at } },
+      at,
+    );
+    return doc !== null;
+  }
+
+  /** The account or one of its apps is active again: its paused syncs are due now (and pause again if still not). */
+  async resumeAccount(accountId: string, now: Date): Promise<void> {
+    const paused = await this.documents.collection
+      .find({ accountId, pausedAt: { $ne: null }, deletedAt: null }, { projection: { _id: 1 } })
+      .toArray();
+    for (const { _id } of paused)
+      await this.documents.updateWhere(_id, { pausedAt: { $ne: null } }, { set: { pausedAt: null, nextAt: now } }, now);
   }
 
   /** Records a run's progress and extends its claim; false when the claim was lost. */

@@ -37,6 +37,12 @@ export interface TokenStore {
   release(connectionId: string, holder: string): Promise<void>;
   /** Deletes the tokens (only those at `version`, when given: a reconnect's newer ones stay); true when it did. */
   delete(connectionId: string, version?: number): Promise<boolean>;
+  /** Up to `limit` records after the connection id `after`, in id order (the rewrap's walk). */
+  page(after: string, limit: number): Promise<TokenRecord[]>;
+  /** Replaces the sealed values (the same tokens, sealed afresh) while the record is at `version`; false otherwise. */
+  resealed(connectionId: string, version: number, sealed: Pick<TokenRecord, 'access' | 'refresh'>): Promise<boolean>;
+  /** How many records use each key (a record sealed under two keys counts under both). */
+  entriesByKey(): Promise<Map<string, number>>;
 }
 
 type TokenDocument = Omit<TokenRecord, 'connectionId'> & { _id: string };
@@ -104,5 +110,36 @@ export class TokenRepository implements TokenStore {
   async delete(connectionId: string, version?: number): Promise<boolean> {
     if (version === undefined) return (await this.collection.deleteOne({ _id: connectionId })).deletedCount === 1;
     return deleteOneWhere(this.collection, this.locks, connectionId, { version });
+  }
+
+  async page(after: string, limit: number): Promise<TokenRecord[]> {
+    const docs = await this.collection
+      .find({ _id: { $gt: after } })
+      .sort({ _id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(({ _id, ...rest }) => ({ connectionId: _id, ...rest }));
+  }
+
+  async resealed(
+    connectionId: string,
+    version: number,
+    sealed: Pick<TokenRecord, 'access' | 'refresh'>,
+  ): Promise<boolean> {
+    return (await updateOneWhere(this.collection, this.locks, connectionId, { version }, { $set: sealed })) !== null;
+  }
+
+  async entriesByKey(): Promise<Map<string, number>> {
+    // Grouped by the pair of keys: a handful of groups, whatever the number of connections.
+    const groups = await this.collection
+      .aggregate<{ _id: { access?: string; refresh?: string | null }; n: number }>([
+        { $group: { _id: { access: '$access.kid', refresh: '$refresh.kid' }, n: { $sum: 1 } } },
+      ])
+      .toArray();
+    const counts = new Map<string, number>();
+    for (const { _id, n } of groups)
+      for (const kid of new Set([_id.access, _id.refresh]))
+        if (typeof kid === 'string') counts.set(kid, (counts.get(kid) ?? 0) + n);
+    return counts;
   }
 }

@@ -4,6 +4,10 @@ import { MAX_DESCRIBED_PROBLEMS } from '../../../../core/src/schema.js';
 
 export const ERROR_CODES = {
   BAD_REQUEST: { status: 400, title: 'Bad request' },
+  /** docs/connecting.md, "Link tokens": unknown, used or expired. */
+  LINK_TOKEN_INVALID: { status: 400, title: 'Link token invalid' },
+  /** docs/connecting.md, "Link tokens": the initiate asks for what the token does not bind. */
+  LINK_TOKEN_MISMATCH: { status: 400, title: 'Link token mismatch' },
   UNAUTHORIZED: { status: 401, title: 'Unauthorized' },
   PLATFORM_ACCESS_DENIED: { status: 403, title: 'Access denied' },
   GATEWAY_ACCESS_DENIED: { status: 403, title: 'Gateway access denied' },

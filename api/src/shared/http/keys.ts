@@ -21,14 +21,19 @@ const BODY_LENGTH = 40;
 export const KEY_SHAPE = /^(sk|pk|ak)_[0-9A-Za-z]{32,128}$/;
 
 export function generateKey(kind: KeyKind): string {
+  return `${kind}_${randomBase62(BODY_LENGTH)}`;
+}
+
+/** `length` base62 characters from the CSPRNG (each ≈5.95 bits): the body of every opaque secret Portico issues. */
+export function randomBase62(length: number): string {
   let body = '';
-  while (body.length < BODY_LENGTH) {
+  while (body.length < length) {
     for (const byte of randomBytes(64)) {
       // Rejection sampling keeps every character equally likely (248 = 4 × 62).
-      if (byte < 248 && body.length < BODY_LENGTH) body += ALPHABET[byte % 62];
+      if (byte < 248 && body.length < length) body += ALPHABET[byte % 62];
     }
   }
-  return `${kind}_${body}`;
+  return body;
 }
 
 export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');

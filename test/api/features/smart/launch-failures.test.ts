@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { parseTokenKeys } from '../../../../api/src/config.js';
 import { Keyring } from '../../../../api/src/features/token-vault/keyring.js';
+import { sealContext } from '../../../../api/src/features/token-vault/service.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import {
   connectThroughBrowser,
@@ -100,8 +101,9 @@ describe('the launch when things go wrong (sandbox EHR)', function () {
       .collection<{ _id: string; access: never; refresh: never }>('connection_tokens')
       .findOne({ _id: connectionId });
     const keyring = new Keyring(parseTokenKeys(TOKEN_KEY_1)!);
-    const access = keyring.open(doc!.access, `${connectionId}/access`);
-    const refresh = keyring.open(doc!.refresh, `${connectionId}/refresh`);
+    const binding = { accountId: world.tenant.accountId, fhirBaseUrl: world.ehr.fhirBaseUrl('public-v2') };
+    const access = keyring.open(doc!.access, sealContext(connectionId, 'access', binding, doc!.access));
+    const refresh = keyring.open(doc!.refresh, sealContext(connectionId, 'refresh', binding, doc!.refresh));
     expect(logs.length).to.be.greaterThan(0);
     expect(logs.includes(access)).to.equal(false);
     expect(logs.includes(refresh)).to.equal(false);

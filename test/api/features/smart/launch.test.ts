@@ -6,7 +6,9 @@ import { signIn } from '../../../../testkit/sandbox-ehr.js';
 import {
   APP_RETURN,
   connectThroughBrowser,
+  CookieJar,
   initiateLaunch,
+  mintLinkToken,
   startSmartWorld,
   until,
   visit,
@@ -27,7 +29,8 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
   it('leads the patient to the EHR with PKCE, aud, state and v2 scopes, and back to the app connected', async () => {
     const { id, authorizeUrl } = await initiateLaunch(world, 'public-v2', 'launch-happy');
     expect(authorizeUrl).to.match(new RegExp(`^${world.api.url}/api/sdk/v1/connect/launch/`));
-    const launched = await visit(authorizeUrl);
+    const browser = new CookieJar();
+    const launched = await visit(authorizeUrl, browser);
     expect(launched.status).to.equal(302);
     const to = launched.location!;
     expect(to.origin + to.pathname).to.equal(`${world.ehr.origin}/oauth/public-v2/authorize`);
@@ -43,7 +46,8 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
 
     const callback = await signIn(to.href);
     expect(callback.origin + callback.pathname).to.equal(`${world.api.url}/api/sdk/v1/connect/callback`);
-    const back = await visit(callback.href);
+    expect(callback.searchParams.get('iss')).to.equal(`${world.ehr.origin}/oauth/public-v2`);
+    const back = await visit(callback.href, browser);
     expect(back.status).to.equal(303);
     const returned = back.location!;
     expect(returned.origin + returned.pathname).to.equal('https://app.example.com/connected');
@@ -85,11 +89,12 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
 
   it('asks a v1-only server for v1 scopes', async () => {
     const { authorizeUrl } = await initiateLaunch(world, 'public-v1', 'launch-v1');
-    const launched = await visit(authorizeUrl);
+    const browser = new CookieJar();
+    const launched = await visit(authorizeUrl, browser);
     expect(launched.location!.searchParams.get('scope')).to.equal(
       'launch/patient offline_access patient/Patient.read patient/Observation.read',
     );
-    const back = await visit((await signIn(launched.location!.href)).href);
+    const back = await visit((await signIn(launched.location!.href)).href, browser);
     expect(back.location!.searchParams.get('status')).to.equal('connected');
   });
 
@@ -110,8 +115,9 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
 
   it('starts one sign-in per authorizeUrl: a second visit returns session_used', async () => {
     const { id, authorizeUrl } = await initiateLaunch(world, 'public-v2', 'launch-twice');
-    expect((await visit(authorizeUrl)).status).to.equal(302);
-    const again = await visit(authorizeUrl);
+    const browser = new CookieJar();
+    expect((await visit(authorizeUrl, browser)).status).to.equal(302);
+    const again = await visit(authorizeUrl, browser);
     expect(again.status).to.equal(303);
     expect(Object.fromEntries(again.location!.searchParams)).to.deep.equal({
       from: 'portico',
@@ -127,16 +133,18 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
     expect(forged.text).to.include('cannot be finished');
     const { callback, back } = await connectThroughBrowser(world, 'public-v2', 'launch-replay');
     expect(back.searchParams.get('status')).to.equal('connected');
-    const replay = await visit(callback.href);
+    const replay = await visit(callback.href); // (whatever the browser: the state is spent)
     expect(replay.status).to.equal(400);
     expect((await appUser('launch-replay')).body.connections).to.have.length(1);
   });
 
   it('exchanges a code once when the callback arrives three times at once', async () => {
     const { authorizeUrl } = await initiateLaunch(world, 'public-v2', 'launch-race');
-    const callback = await signIn((await visit(authorizeUrl)).location!.href);
+    const browser = new CookieJar();
+    const callback = await signIn((await visit(authorizeUrl, browser)).location!.href);
     const exchanges = world.ehr.stats.tokenRequests.authorization_code;
-    const answers = await Promise.all([visit(callback.href), visit(callback.href), visit(callback.href)]);
+    // The same browser, three times at once (each reads the cookie before any answer changes it).
+    const answers = await Promise.all([1, 2, 3].map(() => visit(callback.href, browser)));
     expect(answers.map((a) => a.status).sort()).to.deep.equal([303, 400, 400]);
     expect(world.ehr.stats.tokenRequests.authorization_code).to.equal(exchanges + 1);
     expect((await appUser('launch-race')).body.connections).to.have.length(1);
@@ -190,18 +198,26 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
   it('checks the redirect URI and the brand before it takes a token', async () => {
     const initiate = (body: Record<string, unknown>) =>
       world.api.request('POST', '/api/sdk/v1/connect-sessions', { key: world.app.pk, body });
+    const linkToken = await mintLinkToken(world, 'u-check');
     const wrong = await initiate({
       appUserId: 'u-check',
       brandId: world.brands['public-v2'],
       redirectUri: 'https://evil.example/',
+      linkToken,
     });
     expect(wrong.status).to.equal(400);
-    expect(wrong.text).to.include('redirectUri');
+    expect(wrong.body.code).to.equal('LINK_TOKEN_MISMATCH');
+    expect(wrong.body.details.mismatched).to.deep.equal(['redirectUri']);
     const plain = await initiate({ appUserId: 'u-check', brandId: world.brands['public-v2'] });
     expect(plain.status).to.equal(201);
     expect(plain.body).to.not.have.property('authorizeUrl');
     // A brand no registration matches: 409, and no token is taken (the buckets show the same before and after).
-    const stranger = { appUserId: 'u-check', brandId: world.brands['unregistered'], redirectUri: APP_RETURN };
+    const stranger = {
+      appUserId: 'u-check',
+      brandId: world.brands['unregistered'],
+      redirectUri: APP_RETURN,
+      linkToken,
+    };
     const refused = await initiate(stranger);
     expect(refused.status, refused.text).to.equal(409);
     expect(refused.body.code).to.equal('BRAND_NOT_CONNECTABLE');
@@ -243,7 +259,8 @@ describe('Portico Connect: sessions without a brand (sandbox EHR)', function () 
 
   it('opens the picker until the patient chooses, and the choice leads to the EHR; complete refuses it meanwhile', async () => {
     expect((await initiate({ appUserId: 'picker-none' })).status).to.equal(400); // neither brandId nor redirectUri
-    const started = await initiate({ appUserId: 'picker-1', redirectUri: APP_RETURN });
+    const linkToken = await mintLinkToken(world, 'picker-1');
+    const started = await initiate({ appUserId: 'picker-1', redirectUri: APP_RETURN, linkToken });
     expect(started.status, started.text).to.equal(201);
     expect(started.body.brandId).to.equal(null);
     for (let visit = 0; visit < 2; visit++) {
@@ -256,11 +273,13 @@ describe('Portico Connect: sessions without a brand (sandbox EHR)', function () 
       key: world.tenant.key,
     });
     expect(completed.status).to.equal(409);
-    const chosen = await visit(`${started.body.authorizeUrl}?brand=${world.brands['public-v2']}`);
+    const browser = new CookieJar();
+    const chosen = await visit(`${started.body.authorizeUrl}?brand=${world.brands['public-v2']}`, browser);
     expect(chosen.status).to.equal(302);
     expect(chosen.location!.href).to.include(`${world.ehr.origin}/oauth/public-v2/authorize`);
     // Signing in ends on the end page, whose link returns to the app with the outcome.
-    const end = await fetch((await signIn(chosen.location!.href)).href);
+    const callback = (await signIn(chosen.location!.href)).href;
+    const end = await fetch(callback, { headers: { cookie: browser.header(callback)! } });
     expect(end.status).to.equal(200);
     const html = await end.text();
     expect(html).to.include('Connected to Sandbox Public Health');

@@ -4,7 +4,12 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { exportJWK, generateKeyPair } from 'jose';
-import { loadRegistrations } from '../../../../api/src/features/smart/registrations.js';
+import {
+  loadRegistrations,
+  onHosts,
+  pinnedEndpointProblem,
+  type SmartRegistration,
+} from '../../../../api/src/features/smart/registrations.js';
 
 const file = (content: unknown) => {
   const name = path.join(os.tmpdir(), `registrations-${randomUUID()}.json`);
@@ -29,7 +34,7 @@ describe('SMART client registrations (PORTICO_SMART_CLIENTS)', () => {
           clientId: 'by-host',
           privateKeyJwk: { ...(await exportJWK(privateKey)), alg: 'ES384', kid: 'k' },
         },
-        { match: {}, clientId: 'anyone' },
+        { match: {}, clientId: 'anyone', endpointHosts: ['*.example-health.org'] },
       ]),
     );
     expect(registrations.for(brand({ id: 'b-2' }))).to.deep.include({
@@ -56,13 +61,74 @@ describe('SMART client registrations (PORTICO_SMART_CLIENTS)', () => {
     await fails('{not json', /JSON/);
     await fails([{ match: {}, clientId: '' }], /clientId/);
     await fails([{ match: { platformType: 'NOPE' }, clientId: 'x' }], /platformType/);
+    const hosts = { endpointHosts: ['fhir.example.org'] };
     await fails(
-      [{ match: {}, clientId: 'x', clientSecret: 's', privateKeyJwk: { kty: 'EC', alg: 'ES384', kid: 'k', d: 'x' } }],
+      [
+        {
+          match: {},
+          clientId: 'x',
+          clientSecret: 's',
+          privateKeyJwk: { kty: 'EC', alg: 'ES384', kid: 'k', d: 'x' },
+          ...hosts,
+        },
+      ],
       /entry 0 gives both/,
     );
     await fails(
-      [{ match: {}, clientId: 'x', privateKeyJwk: { kty: 'EC', alg: 'ES384', kid: 'k', d: 'not-a-key' } }],
+      [{ match: {}, clientId: 'x', privateKeyJwk: { kty: 'EC', alg: 'ES384', kid: 'k', d: 'not-a-key' }, ...hosts }],
       /entry 0: privateKeyJwk/,
     );
+    // A registration for every brand, or every brand of a platform, must pin where their endpoints may be.
+    await fails([{ match: {}, clientId: 'x' }], /entry 0 matches every brand, so it must list endpointHosts/);
+    await fails(
+      [
+        { match: { brandId: 'b-1' }, clientId: 'y' },
+        { match: { platformType: 'EPIC' }, clientId: 'x' },
+      ],
+      /entry 1 matches every EPIC brand, so it must list endpointHosts/,
+    );
+    await fails([{ match: {}, clientId: 'x', endpointHosts: [] }], /endpointHosts/);
+    await fails([{ match: {}, clientId: 'x', endpointHosts: ['https://fhir.example.org'] }], /endpointHosts/);
+  });
+
+  it('matches endpoint hosts by name or *.suffix, whatever their case', () => {
+    const pins = ['fhir.epic.com', '*.cerner.com'];
+    for (const host of ['fhir.epic.com', 'FHIR.Epic.com', 'authorization.cerner.com', 'a.b.cerner.com'])
+      expect(onHosts(host, pins), host).to.equal(true);
+    for (const host of ['epic.com', 'evil-fhir.epic.com', 'cerner.com', 'cerner.com.evil.org', 'xcerner.com'])
+      expect(onHosts(host, pins), host).to.equal(false);
+  });
+
+  it('sends credentials only where the registration pins them', () => {
+    const server = (token: string, authorize = 'https://fhir.example.org/oauth/authorize') => ({
+      fhirBaseUrl: 'https://fhir.example.org/r4',
+      authorizationEndpoint: authorize,
+      tokenEndpoint: token,
+      revocationEndpoint: undefined,
+    });
+    const registration = (over: Partial<SmartRegistration>): SmartRegistration => ({
+      match: { fhirHost: 'fhir.example.org' },
+      clientId: 'c',
+      auth: { method: 'client_secret_basic', secret: 's' },
+      ...over,
+    });
+    // Pinned hosts: every endpoint on them, whatever the client.
+    const pinned = registration({ match: { platformType: 'EPIC' }, endpointHosts: ['*.example.org'] });
+    expect(pinnedEndpointProblem(pinned, server('https://auth.example.org/token'))).to.equal(undefined);
+    expect(pinnedEndpointProblem(pinned, server('https://auth.example.net/token'))).to.match(/token_endpoint/);
+    expect(
+      pinnedEndpointProblem(
+        { ...pinned, auth: { method: 'none' } },
+        server('https://auth.example.org/token', 'https://evil.example.net/authorize'),
+      ),
+    ).to.match(/authorization_endpoint/);
+    // Matched exactly, no pins: a secret goes to the FHIR server's own host only; a public client anywhere.
+    expect(pinnedEndpointProblem(registration({}), server('https://fhir.example.org/oauth/token'))).to.equal(undefined);
+    expect(pinnedEndpointProblem(registration({}), server('https://auth.example.org/token'))).to.match(
+      /not the FHIR server's host/,
+    );
+    expect(
+      pinnedEndpointProblem(registration({ auth: { method: 'none' } }), server('https://auth.example.org/token')),
+    ).to.equal(undefined);
   });
 });

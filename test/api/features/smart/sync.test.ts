@@ -5,21 +5,26 @@ import { expect } from 'chai';
 import { policyFetch, type PolicyFetch } from '../../../../core/src/net/policy-fetch.js';
 import { SyncService } from '../../../../api/src/features/sync/service.js';
 import { connectionOf } from '../../../../testkit/apps.js';
+import { ShiftedClock } from '../../../../testkit/clock.js';
 import { eventsOf } from '../../../../testkit/events.js';
 import { connectThroughBrowser, startSmartWorld, until, type SmartWorld } from '../../../../testkit/smart.js';
 
 describe('syncing a connection from its health system (sandbox EHR)', function () {
   this.timeout(90_000);
   let world: SmartWorld;
+  // Asking for a sync within a minute of the last one's start is refused: the test moves time on before each ask.
+  const clock = new ShiftedClock();
   before(async () => {
-    world = await startSmartWorld();
+    world = await startSmartWorld({ clock });
   });
   after(() => world?.close());
 
   const appUser = (id: string) =>
     world.api.request('GET', `/api/platform/v1/app-users/${id}`, { key: world.tenant.key });
-  const syncNow = (connectionId: string) =>
-    world.api.request('POST', `/api/platform/v1/connections/${connectionId}/sync`, { key: world.tenant.key });
+  const syncNow = (connectionId: string) => {
+    clock.advance(61_000);
+    return world.api.request('POST', `/api/platform/v1/connections/${connectionId}/sync`, { key: world.tenant.key });
+  };
   const finished = async (appUserId: string, since: string | null, status = 'IDLE') =>
     (
       await until(
@@ -129,13 +134,19 @@ describe('syncing a connection from its health system (sandbox EHR)', function (
       outbox: world.api.services.outbox,
       pages: { fetch: dying, vault: links.vault, pause: async () => {} },
       forget: async () => {},
-      clock: { now: () => new Date() },
+      suspended: async () => false,
+      clock,
       intervalMs: 3_600_000,
       leaseMs: 300,
     });
-    await links.syncStore.requestNow(connectionId, new Date());
-    const [due] = (await links.syncStore.due(new Date(), 100)).filter((s) => s.connectionId === connectionId);
-    const claimed = await links.syncStore.claim(due!, 'doomed-replica', new Date(), new Date(Date.now() + 300));
+    await links.syncStore.requestNow(connectionId, clock.now());
+    const [due] = (await links.syncStore.due(clock.now(), 100)).filter((s) => s.connectionId === connectionId);
+    const claimed = await links.syncStore.claim(
+      due!,
+      'doomed-replica',
+      clock.now(),
+      new Date(clock.now().getTime() + 300),
+    );
     const running = doomed.run(claimed!);
     running.catch(() => {});
     await until(

@@ -3,10 +3,14 @@
 // keeps the connection, and tokens revoked at the EHR with the connection.
 import { expect } from 'chai';
 import { Keyring } from '../../../../api/src/features/token-vault/keyring.js';
+import { sealContext } from '../../../../api/src/features/token-vault/service.js';
 import { parseTokenKeys } from '../../../../api/src/config.js';
 import { eventsOf } from '../../../../testkit/events.js';
+import { ShiftedClock } from '../../../../testkit/clock.js';
 import {
+  APP_RETURN,
   connectThroughBrowser,
+  mintLinkToken,
   startSmartWorld,
   TOKEN_KEY_1,
   TOKEN_KEY_2,
@@ -14,10 +18,19 @@ import {
   type SmartWorld,
 } from '../../../../testkit/smart.js';
 
+interface Sealed {
+  aad?: 2;
+  kid: string;
+  iv: string;
+  ct: string;
+  tag: string;
+}
 interface TokenDoc {
   _id: string;
-  access: { kid: string; iv: string; ct: string; tag: string };
-  refresh: { kid: string; iv: string; ct: string; tag: string } | null;
+  accountId: string;
+  brand: { fhirBaseUrl: string };
+  access: Sealed;
+  refresh: Sealed | null;
   expiresAt: Date | null;
   version: number;
 }
@@ -26,21 +39,33 @@ describe('the token vault (sandbox EHR)', function () {
   this.timeout(90_000);
   let world: SmartWorld;
   const keyring = new Keyring([...parseTokenKeys(TOKEN_KEY_2)!, ...parseTokenKeys(TOKEN_KEY_1)!]);
+  const clock = new ShiftedClock();
   before(async () => {
-    world = await startSmartWorld();
+    world = await startSmartWorld({ clock });
   });
   after(() => world?.close());
 
   const tokens = () => world.api.mongo.db.collection<TokenDoc>('connection_tokens');
   const tokenDoc = async (id: string) => (await tokens().findOne({ _id: id }))!;
-  const plain = (doc: TokenDoc) => ({
-    access: keyring.open(doc.access, `${doc._id}/access`),
-    refresh: doc.refresh && keyring.open(doc.refresh, `${doc._id}/refresh`),
+  const plain = (doc: TokenDoc) => {
+    const binding = { accountId: doc.accountId, fhirBaseUrl: doc.brand.fhirBaseUrl };
+    return {
+      access: keyring.open(doc.access, sealContext(doc._id, 'access', binding, doc.access)),
+      refresh: doc.refresh && keyring.open(doc.refresh, sealContext(doc._id, 'refresh', binding, doc.refresh)),
+    };
+  };
+  /** What a connection to the public-v2 brand as ada says its tokens are for. */
+  const bound = () => ({
+    accountId: world.tenant.accountId,
+    fhirBaseUrl: world.ehr.fhirBaseUrl('public-v2'),
+    patient: 'ada',
   });
   const appUser = (id: string) =>
     world.api.request('GET', `/api/platform/v1/app-users/${id}`, { key: world.tenant.key });
-  const syncNow = (connectionId: string) =>
-    world.api.request('POST', `/api/platform/v1/connections/${connectionId}/sync`, { key: world.tenant.key });
+  const syncNow = (connectionId: string) => {
+    clock.advance(61_000); // a sync may be asked for a minute after the last one began
+    return world.api.request('POST', `/api/platform/v1/connections/${connectionId}/sync`, { key: world.tenant.key });
+  };
   const connect = async (appUserId: string, brand = 'public-v2') => {
     const { back } = await connectThroughBrowser(world, brand, appUserId);
     expect(back.searchParams.get('status'), back.href).to.equal('connected');
@@ -98,9 +123,9 @@ describe('the token vault (sandbox EHR)', function () {
     const rotated = await world.replica({ tokenKeys: `${TOKEN_KEY_2},${TOKEN_KEY_1}` });
     const vault = rotated.services.healthLinks.vault;
     const sealedByK1 = plain(await tokenDoc(id)).access;
-    expect(await vault.accessToken(id)).to.equal(sealedByK1); // k1 still decrypts
+    expect(await vault.accessToken(id, bound())).to.equal(sealedByK1); // k1 still decrypts
     world.ehr.switches.expireAccessTokens();
-    const fresh = await vault.accessToken(id, sealedByK1); // the server refused it: refreshed, sealed under k2
+    const fresh = await vault.accessToken(id, bound(), sealedByK1); // the server refused it: refreshed, under k2
     const doc = await tokenDoc(id);
     expect(doc.access.kid).to.equal('k2');
     expect(doc.refresh!.kid).to.equal('k2');
@@ -113,9 +138,9 @@ describe('the token vault (sandbox EHR)', function () {
     await tokens().updateOne({ _id: id }, { $set: { expiresAt: new Date(Date.now() + 10_000) } });
     const refreshes = world.ehr.stats.tokenRequests.refresh_token;
     const release = world.ehr.switches.holdRefresh();
-    const first = world.api.services.healthLinks.vault.accessToken(id);
-    const second = other.services.healthLinks.vault.accessToken(id);
-    const third = other.services.healthLinks.vault.accessToken(id);
+    const first = world.api.services.healthLinks.vault.accessToken(id, bound());
+    const second = other.services.healthLinks.vault.accessToken(id, bound());
+    const third = other.services.healthLinks.vault.accessToken(id, bound());
     await until(
       'a refresh in flight',
       async () => world.ehr.stats.tokenRequests.refresh_token,
@@ -146,7 +171,11 @@ describe('the token vault (sandbox EHR)', function () {
       () => appUser('vault-reauth'),
       (res) => res.body.connections[0]?.sync?.status === 'FAILED',
     );
-    expect(failed.body.connections[0]).to.deep.include({ id, status: 'REAUTHORIZATION_REQUIRED' });
+    expect(failed.body.connections[0], JSON.stringify(failed.body)).to.deep.include({
+      id,
+      status: 'REAUTHORIZATION_REQUIRED',
+      statusReason: 'invalid_grant',
+    });
     expect(failed.body.connections[0].sync.lastError).to.equal('reauthorization_required');
     expect(failed.body.state).to.equal('ACTIVE'); // the records synced so far are still served
     expect(await tokens().findOne({ _id: id })).to.equal(null);
@@ -177,16 +206,31 @@ describe('the token vault (sandbox EHR)', function () {
 
   it('refuses to reconnect a connection that does not need it', async () => {
     const id = await connect('vault-no-reauth');
+    const brandId = world.brands['public-v2'];
+    const minted = await world.api.request('POST', '/api/platform/v1/link-tokens', {
+      key: world.tenant.key,
+      body: {
+        appUserId: 'vault-no-reauth',
+        appId: world.app.appId,
+        redirectUri: APP_RETURN,
+        brandId,
+        connectionId: id,
+      },
+    });
+    expect(minted.status, minted.text).to.equal(409);
+    // A token for a new connection does not reconnect one either.
     const refused = await world.api.request('POST', '/api/sdk/v1/connect-sessions', {
       key: world.app.pk,
       body: {
         appUserId: 'vault-no-reauth',
-        brandId: world.brands['public-v2'],
-        redirectUri: 'https://app.example.com/connected?from=portico',
+        brandId,
+        redirectUri: APP_RETURN,
         connectionId: id,
+        linkToken: await mintLinkToken(world, 'vault-no-reauth', { brandId }),
       },
     });
-    expect(refused.status).to.equal(409);
+    expect(refused.status).to.equal(400);
+    expect(refused.body.code).to.equal('LINK_TOKEN_MISMATCH');
   });
 
   it('deletes the tokens and revokes them at the EHR on revoke and on tombstone', async () => {
