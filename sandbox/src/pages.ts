@@ -25,22 +25,16 @@ export const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /**
- * Sends a page. `formTarget`, the app's redirect URI, is allowed as a form-action too: browsers apply form-action
- * to the redirect that follows a submission, and that redirect goes back to the app.
+ * Sends a page. No form-action: browsers apply it to every redirect that follows a submission, and the sign-in's
+ * redirects go on past the client's callback (Portico's) to wherever the client sends the browser next (the app),
+ * an origin the EHR cannot know; a real EHR's sign-in page does not restrict it either.
  */
-function send(ctx: Context, status: number, title: string, body: string, formTarget?: string): void {
-  const formAction = formTarget ? `'self' ${new URL(formTarget).origin}` : `'self'`;
+function send(ctx: Context, status: number, title: string, body: string): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set(
     'Content-Security-Policy',
-    [
-      "default-src 'none'",
-      `style-src 'sha256-${STYLE_HASH}'`,
-      `form-action ${formAction}`,
-      "frame-ancestors 'none'",
-      "base-uri 'none'",
-    ].join('; '),
+    ["default-src 'none'", `style-src 'sha256-${STYLE_HASH}'`, "frame-ancestors 'none'", "base-uri 'none'"].join('; '),
   );
   ctx.set('X-Frame-Options', 'DENY');
   ctx.set('X-Content-Type-Options', 'nosniff');
@@ -95,7 +89,6 @@ ${error}
 <button class="allow" type="submit" name="decision" value="allow">Allow</button>
 <button class="deny" type="submit" name="decision" value="deny" formnovalidate>Deny</button>
 </div></form>`,
-    page.redirectUri,
   );
 }
 

@@ -1,16 +1,17 @@
-// Portico Connect in a real browser (Debian's Chromium through playwright-core): an app page that calls the SDK's
-// connect(), the hosted picker (search with a typo, keyboard only), the sandbox EHR's sign-in, and back to the app
-// with the lifecycle turning ACTIVE; the picker at 360 px; axe on the picker and the end page; the page weight and
-// the time to the first result on the whole fixture catalog (31,000 brands), printed for the closing note;
-// screenshots into docs/images.
+// Portico Connect in a real browser (Debian's Chromium through playwright-core): an app page that gets a link token
+// from its backend and calls the SDK's connect(), the hosted picker (search with a typo, keyboard only), the sandbox
+// EHR's sign-in, and back to the app with the lifecycle turning ACTIVE; the picker at 360 px; axe on the picker and
+// the end page; the page weight and the time to the first result on the whole fixture catalog (31,000 brands),
+// printed for the closing note; screenshots into docs/images; and the hijack the security review asked about: a
+// sign-in link copied out of one browser and finished in another connects nobody.
 import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
 import {
   blockingViolations,
   formatViolations,
@@ -23,24 +24,32 @@ import {
 import { publishTo } from '../../testkit/catalog.js';
 import { loadAllRealSources } from '../../testkit/real-brands.js';
 import { sandboxSources } from '../../testkit/sandbox-catalog.js';
-import { SMART_BRANDS, startSmartWorld, type SmartWorld } from '../../testkit/smart.js';
+import { mintLinkToken, SMART_BRANDS, startSmartWorld, type SmartWorld } from '../../testkit/smart.js';
 
 const require = createRequire(import.meta.url);
 /** Screenshots go into docs/images when asked (PORTICO_SCREENSHOTS=1, to refresh the docs), else to a temp dir. */
 const shot = (name: string) => (process.env.PORTICO_SCREENSHOTS ? name : path.join(os.tmpdir(), `portico-${name}`));
-const SDK = path.join(repoRoot(), 'dist', 'sdk', 'js', 'src');
+/** The SDK as built beside this test (dist/sdk/js/src when this file is dist/test/browser/connect.test.js). */
+const SDK = fileURLToPath(new URL('../../sdk/js/src/', import.meta.url));
+const CALLBACK = '/api/sdk/v1/connect/callback';
 
-/** The app's page: a button that calls connect() in a popup, then watches the user's lifecycle. */
+/**
+ * The app's page: it asks its backend for the signed-in user's link token as it loads (so that the click itself
+ * opens connect()'s popup), then a button calls connect() with it in a popup and watches the user's lifecycle.
+ */
 function appPage(apiUrl: string, publishableKey: string, appUserId: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Companion</title>
 <script type="importmap">{"imports":{"openapi-fetch":"/vendor/openapi-fetch.js"}}</script></head>
-<body><main><h1>Companion</h1><button id="connect">Connect your health records</button>
+<body><main><h1>Companion</h1><button id="connect" disabled>Connect your health records</button>
 <p>Outcome: <output id="outcome"></output></p><p>State: <output id="state"></output></p></main>
 <script type="module">
 import { createPortico } from '/sdk/index.js';
 const portico = createPortico({ baseUrl: ${JSON.stringify(apiUrl)}, publishableKey: ${JSON.stringify(publishableKey)} });
-document.getElementById('connect').addEventListener('click', async () => {
-  const outcome = await portico.connect({ appUserId: ${JSON.stringify(appUserId)}, redirectUri: location.origin + '/connected', mode: 'popup' });
+const button = document.getElementById('connect');
+const { linkToken } = await (await fetch('/link-token', { method: 'POST' })).json();
+button.disabled = false;
+button.addEventListener('click', async () => {
+  const outcome = await portico.connect({ linkToken, appUserId: ${JSON.stringify(appUserId)}, redirectUri: location.origin + '/connected', mode: 'popup' });
   document.getElementById('outcome').textContent = JSON.stringify(outcome);
   portico.watchLifecycle(${JSON.stringify(appUserId)}, { intervalMs: 250, onChange: (s) => (document.getElementById('state').textContent = s) });
 });
@@ -56,6 +65,21 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
   /** What a page's CSP refused (the console says so): nothing may be. */
   const cspReports: string[] = [];
 
+  const returnTo = () => `${app.origin}/connected`;
+  /** What the app's backend does for its signed-in user: a link token, minted with the account's secret key. */
+  const mintFor = (appUserId: string, bind: Record<string, unknown> = {}) =>
+    mintLinkToken(world, appUserId, { redirectUri: returnTo(), ...bind });
+  /** The app's page: an initiate with the publishable key and the user's link token. */
+  const initiate = (body: Record<string, unknown>) =>
+    world.api.request('POST', '/api/sdk/v1/connect-sessions', {
+      key: world.app.pk,
+      body: { redirectUri: returnTo(), ...body },
+    });
+  const platformUser = (appUserId: string) =>
+    world.api.request('GET', `/api/platform/v1/app-users/${appUserId}`, { key: world.tenant.key });
+  const lifecycle = async (appUserId: string) =>
+    (await world.api.request('GET', `/api/sdk/v1/app-users/${appUserId}/lifecycle`, { key: world.app.pk })).body.state;
+
   before(async () => {
     world = await startSmartWorld();
     // The whole fixture catalog beside the sandbox brands: search as patients would meet it.
@@ -69,6 +93,11 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
     );
     app = await serveStatic({
       '/': { body: appPage(world.api.url, world.app.pk, 'browser-patient') },
+      // The app's backend: it mints its signed-in user's link token with the account's secret key.
+      '/link-token': {
+        body: async () => JSON.stringify({ linkToken: await mintFor('browser-patient') }),
+        type: 'application/json',
+      },
       '/connected': { body: '<!doctype html><title>Back in the app</title><p>Back in the app.</p>' },
       '/vendor/openapi-fetch.js': {
         body: readFileSync(require.resolve('openapi-fetch').replace(/index\.c?js$/, 'index.mjs')),
@@ -100,10 +129,7 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
 
   /** An authorizeUrl for the picker (no brand). */
   const pickerUrl = async (appUserId: string) => {
-    const started = await world.api.request('POST', '/api/sdk/v1/connect-sessions', {
-      key: world.app.pk,
-      body: { appUserId, redirectUri: `${app.origin}/connected` },
-    });
+    const started = await initiate({ appUserId, linkToken: await mintFor(appUserId) });
     expect(started.status, started.text).to.equal(201);
     expect(started.body.brandId).to.equal(null);
     return started.body.authorizeUrl as string;
@@ -150,7 +176,7 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
     const outcome = JSON.parse((await page.textContent('#outcome'))!);
     expect(outcome).to.include({ status: 'connected' });
     await page.waitForFunction(() => (globalThis as any).document.getElementById('state').textContent === 'ACTIVE');
-    const user = await world.api.request('GET', `/api/platform/v1/app-users/${appUserId}`, { key: world.tenant.key });
+    const user = await platformUser(appUserId);
     expect(user.body.connections[0]).to.include({ id: outcome.connectionId, brandId: world.brands['public-v2'] });
     expect(thirdParty, 'requests beyond the API, the EHR and the app').to.deep.equal([]);
     expect(cspReports, "content refused by the pages' CSP").to.deep.equal([]);
@@ -254,5 +280,105 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
     expect(await page.textContent('[role="alert"]')).to.include('cannot be connected through Portico yet');
     expect(await page.isVisible('#q')).to.equal(true);
     await context.close();
+  });
+
+  it("signs in at a brand the app named and ends at the app's redirect URI, connected", async () => {
+    // The README's path (no picker): the browser goes app → Portico → EHR sign-in → Portico's callback → the app,
+    // a chain of redirects after a form submission that no sign-in page policy may cut short.
+    const brandId = world.brands['public-v2'];
+    const started = await initiate({
+      appUserId: 'browser-direct',
+      brandId,
+      linkToken: await mintFor('browser-direct', { brandId }),
+    });
+    expect(started.status, started.text).to.equal(201);
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      watch(page);
+      await page.goto(started.body.authorizeUrl);
+      await page.waitForURL(`${world.ehr.origin}/**`);
+      await page.fill('#username', 'grace');
+      await page.fill('#password', 'sandbox');
+      await page.click('button.allow');
+      await page.waitForURL(`${app.origin}/connected?**`);
+      const back = new URL(page.url());
+      expect(back.searchParams.get('status'), back.href).to.equal('connected');
+      expect(await page.textContent('p')).to.equal('Back in the app.');
+      expect(await lifecycle('browser-direct')).to.equal('ACTIVE');
+      expect(await context.cookies(world.api.url), 'the sign-in left the cookie').to.deep.equal([]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('a second browser context in Chromium opening the victim’s link fails, and no connection appears', async () => {
+    const attackerId = 'browser-attacker';
+    const victimId = 'browser-victim';
+    const brandId = world.brands['public-v2'];
+    // The publishable key is in every page of the app, but alone it starts no sign-in, for the victim or anyone:
+    const keyOnly = await initiate({ appUserId: victimId, brandId });
+    expect(keyOnly.status, keyOnly.text).to.equal(400);
+    expect(keyOnly.body.code).to.equal('BAD_REQUEST');
+    // nor does a link token the app's backend minted for the attacker's own account.
+    const borrowed = await initiate({ appUserId: victimId, brandId, linkToken: await mintFor(attackerId) });
+    expect(borrowed.status, borrowed.text).to.equal(400);
+    expect(borrowed.body).to.deep.include({ code: 'LINK_TOKEN_MISMATCH' });
+    expect(borrowed.body.details.mismatched).to.deep.equal(['appUserId']);
+    expect(await lifecycle(victimId)).to.equal('UNLINKED');
+
+    // So the attacker starts a sign-in of their own, in their browser, and stops at the health system's sign-in page.
+    const started = await initiate({
+      appUserId: attackerId,
+      brandId,
+      linkToken: await mintFor(attackerId, { brandId }),
+    });
+    expect(started.status, started.text).to.equal(201);
+    const attacker = await browser.newContext();
+    const victim = await browser.newContext();
+    try {
+      const attackerPage = await attacker.newPage();
+      await attackerPage.goto(started.body.authorizeUrl);
+      await attackerPage.waitForURL(`${world.ehr.origin}/**`);
+      const copiedLink = attackerPage.url(); // where Portico's 302 pointed: it carries the attacker's `state`
+      expect(new URL(copiedLink).searchParams.get('state')).to.be.a('string').that.is.not.empty;
+      const [binding] = await attacker.cookies(world.api.url);
+      expect(binding).to.include({ name: 'portico-connect', httpOnly: true, sameSite: 'Lax', path: '/' });
+
+      // The victim opens the copied link in their own browser, signs in as themselves and allows.
+      expect(await victim.cookies()).to.deep.equal([]);
+      const victimPage = await victim.newPage();
+      await victimPage.goto(copiedLink);
+      await victimPage.fill('#username', 'ada');
+      await victimPage.fill('#password', 'sandbox');
+      const exchanges = world.ehr.stats.tokenRequests.authorization_code;
+      const answers: number[] = [];
+      victimPage.on('response', (r) => r.url().startsWith(`${world.api.url}${CALLBACK}?`) && answers.push(r.status()));
+      await victimPage.click('button.allow');
+      // The health system sends the victim's browser to Portico's callback, which refuses it (no binding cookie)
+      // rather than sending it on to the app.
+      await victimPage.waitForURL((url) => url.pathname === CALLBACK || url.origin === app.origin);
+      const landed = new URL(victimPage.url());
+      expect(`${landed.origin}${landed.pathname}`, landed.href).to.equal(`${world.api.url}${CALLBACK}`);
+      expect(answers).to.deep.equal([400]);
+      expect(await victimPage.textContent('h1')).to.equal('Finish in the browser you started in');
+      expect(await victimPage.textContent('main p')).to.include('Nothing was connected');
+
+      // Nothing changed: the code was never exchanged, the attacker's user holds no connection and is not ACTIVE,
+      // the session is not completed, and the victim's user was never even created.
+      expect(world.ehr.stats.tokenRequests.authorization_code).to.equal(exchanges);
+      const user = await platformUser(attackerId);
+      expect(user.status, user.text).to.equal(200);
+      expect(user.body.connections).to.deep.equal([]);
+      expect(user.body.state).to.equal('LIMITED');
+      const session = await world.api.mongo.db
+        .collection<{ _id: string; status: string }>('connect_sessions')
+        .findOne({ _id: started.body.id });
+      expect(session).to.include({ status: 'LAUNCHED', connectionId: null, completedAt: null });
+      expect(await lifecycle(victimId)).to.equal('UNLINKED');
+    } finally {
+      await victim.close();
+      await attacker.close();
+    }
   });
 });
