@@ -1,7 +1,7 @@
 // A real browser for the tests: Debian's Chromium (installed by scripts/ensure-tools.sh), driven by playwright-core,
 // which downloads nothing. One browser per test file and a fresh context (cookies, storage) per test; axe-core for
 // the accessibility check, injected in a way the pages' strict Content-Security-Policy does not block; screenshots
-// for docs/images; and a loopback server for pages a test writes itself.
+// for docs/images; and a loopback server for pages a test writes itself (and the app backend's few answers).
 import { accessSync, constants as fs } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
@@ -148,7 +148,11 @@ export async function screenshot(page: Page, file: string, options: { fullPage?:
 }
 
 export interface StaticFile {
-  body: string | Buffer;
+  /**
+   * The content, or a function that makes it for each request: what an app's backend answers (a link token minted
+   * for the page, say), which a page may also POST to.
+   */
+  body: string | Buffer | (() => Promise<string | Buffer>);
   /** The content type; by default from the path's extension. */
   type?: string;
   headers?: Record<string, string>;
@@ -173,7 +177,8 @@ const TYPES: Record<string, string> = {
 
 /**
  * Serves the given files on a free loopback port (`{ '/': { body }, '/app.js': { body } }`), each with `headers`
- * plus its own; anything else is a 404. A path without an extension is HTML. Nothing is cached: `no-store`.
+ * plus its own; anything else is a 404. A path without an extension is HTML. Nothing is cached: `no-store`. A
+ * body that is a function answers GET and POST with what it resolves to (a 500 when it throws).
  */
 export async function serveStatic(
   files: Record<string, StaticFile>,
@@ -184,13 +189,20 @@ export async function serveStatic(
     const pathname = new URL(req.url ?? '/', 'http://localhost').pathname;
     requests.push({ line: `${req.method} ${pathname}`, headers: req.headers });
     const file = files[pathname];
-    if (!file || (req.method !== 'GET' && req.method !== 'HEAD')) {
+    const dynamic = typeof file?.body === 'function';
+    if (!file || !(req.method === 'GET' || req.method === 'HEAD' || (dynamic && req.method === 'POST'))) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;
     }
     const type = file.type ?? TYPES[path.extname(pathname) || '.html'] ?? 'application/octet-stream';
-    res.writeHead(200, { ...headers, 'content-type': type, 'cache-control': 'no-store', ...file.headers });
-    res.end(req.method === 'HEAD' ? undefined : file.body);
+    const send = (body: string | Buffer) => {
+      res.writeHead(200, { ...headers, 'content-type': type, 'cache-control': 'no-store', ...file.headers });
+      res.end(req.method === 'HEAD' ? undefined : body);
+    };
+    if (typeof file.body !== 'function') return send(file.body);
+    file.body().then(send, (error: unknown) => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end(String(error));
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,7 +1,8 @@
 // The whole journey of a customer's integration, against a running Portico (docs/api.md), as one script:
-// account → secret key → webhook endpoint (a local receiver, ./receiver.mjs) → patient → app → a patient's app
-// user connects → the probe (200, then 304) → clinical ingest → FHIR search of the connection (fhir-kit-client)
-// → revoke, each step checked. Run it beside `npm start`:
+// account → secret key → webhook endpoint (a local receiver, ./receiver.mjs) → patient → app → an app user
+// connected by the app's backend → another who signs in at their health system (the sandbox EHR) → the probe
+// (200, then 304) → clinical ingest → FHIR search of the connection (fhir-kit-client) → revoke, each step checked.
+// Run it beside `npm start` (which also runs the sandbox EHR, docs/connecting.md):
 //
 //   PORTICO_ADMIN_TOKEN=change-me-to-a-long-secret PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS=true npm start
 //   PORTICO_ADMIN_TOKEN=change-me-to-a-long-secret node examples/end-to-end/walk.mjs
@@ -15,6 +16,8 @@ import { startReceiver } from './receiver.mjs';
 const BASE = process.env.PORTICO_URL ?? 'http://127.0.0.1:8080';
 const ADMIN = process.env.PORTICO_ADMIN_TOKEN;
 if (!ADMIN) throw new Error('set PORTICO_ADMIN_TOKEN to the token the API was started with');
+/** Where patients' browsers come back to the app. Nothing needs to listen there: this script reads the address. */
+const RETURN = 'http://localhost:3000/connected';
 
 /** One request; its JSON body, or an error naming the step, the status and the problem's detail. */
 async function call(step, method, path, { key, body, headers = {}, expect = [200, 201, 202, 204] } = {}) {
@@ -33,6 +36,33 @@ async function call(step, method, path, { key, body, headers = {}, expect = [200
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 const done = (step, detail) => console.log(`✔ ${step}: ${detail}`);
+
+/**
+ * What the patient's browser does with an authorizeUrl, over plain HTTP: Portico answers 302 to the health
+ * system's sign-in page and sets a cookie that binds the sign-in to this browser; the patient signs in and allows;
+ * the health system sends the browser to Portico's callback, which refuses a browser without that cookie; then
+ * Portico sends the browser back to the app (303). A browser carries the cookie by itself; here it is carried by
+ * hand. Returns the URL the app is sent to.
+ */
+async function signInAsPatient(authorizeUrl, { username, password }) {
+  const launched = await fetch(authorizeUrl, { redirect: 'manual' });
+  if (launched.status !== 302) throw new Error(`sign in: authorizeUrl answered ${launched.status}`);
+  const cookie = launched.headers.getSetCookie().map((line) => line.split(';')[0]); // portico-connect=…
+  const signInPage = new URL(launched.headers.get('location'));
+  const form = await (await fetch(signInPage)).text();
+  const requestId = /name="id" value="([^"]+)"/.exec(form)?.[1];
+  if (!requestId) throw new Error(`sign in: no sign-in form at ${signInPage.origin}`);
+  const allowed = await fetch(new URL('authorize', signInPage), {
+    method: 'POST',
+    redirect: 'manual',
+    body: new URLSearchParams({ id: requestId, username, password, decision: 'allow' }),
+  });
+  if (allowed.status !== 302) throw new Error(`sign in: the health system answered ${allowed.status}`);
+  const callback = allowed.headers.get('location'); // Portico's callback, with the code and state
+  const back = await fetch(callback, { redirect: 'manual', headers: { cookie: cookie.join('; ') } });
+  if (back.status !== 303) throw new Error(`sign in: the callback answered ${back.status}: ${await back.text()}`);
+  return new URL(back.headers.get('location'));
+}
 
 const receiver = await startReceiver();
 try {
@@ -88,7 +118,7 @@ try {
   const app = (
     await call('app', 'POST', `/api/admin/v1/customer-accounts/${account.id}/apps`, {
       key: ADMIN,
-      body: { name: 'Companion', grants },
+      body: { name: 'Companion', grants, redirectUris: [RETURN] },
     })
   ).body;
   done('app', `${app.id}: publishable ${app.publishableKey.slice(0, 6)}…, secret ${app.secretKey.slice(0, 6)}…`);
@@ -106,6 +136,32 @@ try {
     await call('complete', 'POST', `/api/platform/v1/connect-sessions/${session.id}/complete`, { key: sk })
   ).body;
   done('connect', `${appUserId} to ${brand.name}: connection ${connection.id}`);
+
+  // Another app user connects by signing in at their health system: the sandbox EHR (sign in as ada / sandbox).
+  // The publishable key is public, so it cannot start a sign-in alone: the app's backend mints a link token for
+  // its user with the secret key, and the app's page initiates with it (or passes it to the SDK's connect()).
+  const sandbox = (await call('catalog', 'GET', '/api/sdk/v1/catalog/brands?q=portico%20sandbox%20health')).body
+    .brands[0];
+  if (sandbox?.name !== 'Portico Sandbox Health') throw new Error('sign in: no sandbox EHR (npm start runs it)');
+  const signedInUserId = `walk-${randomUUID().slice(0, 8)}`;
+  const { linkToken } = (
+    await call('link token', 'POST', '/api/platform/v1/link-tokens', {
+      key: sk,
+      body: { appUserId: signedInUserId, appId: app.id, redirectUri: RETURN },
+    })
+  ).body;
+  const launch = (
+    await call('initiate', 'POST', '/api/sdk/v1/connect-sessions', {
+      key: app.publishableKey,
+      body: { appUserId: signedInUserId, brandId: sandbox.id, redirectUri: RETURN, linkToken },
+    })
+  ).body;
+  const back = await signInAsPatient(launch.authorizeUrl, { username: 'ada', password: 'sandbox' });
+  if (back.searchParams.get('status') !== 'connected') throw new Error(`sign in: back at the app with ${back}`);
+  // The address the browser comes back to is a hint; the backend confirms with the platform API (or a webhook).
+  const signedIn = (await call('sign in', 'GET', `/api/platform/v1/app-users/${signedInUserId}`, { key: sk })).body;
+  if (signedIn.state !== 'ACTIVE') throw new Error(`sign in: the app user is ${signedIn.state}, expected ACTIVE`);
+  done('sign in', `${signedInUserId} signed in at ${sandbox.name}: ${signedIn.state}, ${back.search}`);
 
   const probePath = `/api/sdk/v1/app-users/${appUserId}/lifecycle`;
   const probe = await call('probe', 'GET', probePath, { key: app.publishableKey });

@@ -1,6 +1,7 @@
 // connect() and readConnectOutcome(): the popup flow with a stand-in window against a real API and the sandbox
-// EHR (the patient's browser steps are made over HTTP; a real browser's test is test/browser's), the redirect
-// mode, and the parsing of the URL the browser comes back to.
+// EHR (the patient's browser steps are made over HTTP, carrying the binding cookie; a real browser's test is
+// test/browser's), the redirect mode, the link token the app's backend mints for each connect() (and the API's
+// refusals of a missing, bogus, spent or mismatched one), and the parsing of the URL the browser comes back to.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import {
@@ -15,7 +16,7 @@ import {
   type Portico,
 } from '../../sdk/js/src/index.js';
 import { signIn } from '../../testkit/sandbox-ehr.js';
-import { APP_RETURN, startSmartWorld, visit, type SmartWorld } from '../../testkit/smart.js';
+import { APP_RETURN, CookieJar, mintLinkToken, startSmartWorld, visit, type SmartWorld } from '../../testkit/smart.js';
 import { Ticks } from './support/ticks.js';
 
 /**
@@ -89,32 +90,55 @@ describe('sdk/js: connect()', () => {
     });
   });
 
-  const popupConnect = (win: FakeWindow, appUserId = `sdk-connect-${randomUUID()}`, brand = 'public-v2') => ({
-    appUserId,
-    outcome: portico.connect({
+  /** The app's backend mints the user's link token (secret key); the page then calls connect() with it. */
+  async function popupConnect(win: FakeWindow, appUserId = `sdk-connect-${randomUUID()}`, brand = 'public-v2') {
+    const linkToken = await mintLinkToken(world, appUserId);
+    return {
       appUserId,
-      brandId: world.brands[brand]!,
-      redirectUri: APP_RETURN,
-      mode: 'popup',
-      window: win,
-    }),
-  });
+      outcome: portico.connect({
+        linkToken,
+        appUserId,
+        brandId: world.brands[brand]!,
+        redirectUri: APP_RETURN,
+        mode: 'popup',
+        window: win,
+      }),
+    };
+  }
 
-  /** What the patient's browser does in the popup: Portico's launch, the EHR's sign-in, the callback. */
+  /**
+   * What the patient's browser does in the popup: Portico's launch (which sets the binding cookie), the EHR's
+   * sign-in, the callback (with the cookie, as the same browser).
+   */
   async function signInThrough(authorizeUrl: string, decision: 'allow' | 'deny' = 'allow'): Promise<string> {
-    const launched = await visit(authorizeUrl);
+    const browser = new CookieJar();
+    const launched = await visit(authorizeUrl, browser);
     expect(launched.status, launched.text).to.equal(302);
     const callback = await signIn(launched.location!.href, { decision });
-    const back = await visit(callback.href);
+    const back = await visit(callback.href, browser);
     expect(back.status, back.text).to.equal(303);
     return back.location!.href;
   }
 
-  it('initiateConnect with a redirectUri returns the authorizeUrl', async () => {
+  async function refusal(outcome: Promise<unknown>): Promise<PorticoError> {
+    const error = await outcome.then(
+      () => expect.fail('connect() resolved'),
+      (e: unknown) => e,
+    );
+    expect(error).to.be.instanceOf(PorticoError);
+    return error as PorticoError;
+  }
+
+  const lifecycle = async (appUserId: string) =>
+    (await world.api.request('GET', `/api/sdk/v1/app-users/${appUserId}/lifecycle`, { key: world.app.pk })).body.state;
+
+  it('initiateConnect with a redirectUri and a link token returns the authorizeUrl', async () => {
+    const appUserId = `sdk-${randomUUID()}`;
     const session = await portico.initiateConnect({
-      appUserId: `sdk-${randomUUID()}`,
+      appUserId,
       brandId: world.brands['public-v2']!,
       redirectUri: APP_RETURN,
+      linkToken: await mintLinkToken(world, appUserId),
     });
     expect(session.authorizeUrl)
       .to.be.a('string')
@@ -123,7 +147,7 @@ describe('sdk/js: connect()', () => {
 
   it('popup: opens authorizeUrl, waits while the popup is elsewhere, resolves connected when it is back', async () => {
     const win = new FakeWindow();
-    const { appUserId, outcome } = popupConnect(win);
+    const { appUserId, outcome } = await popupConnect(win);
     expect(await ticks.asleep()).to.equal(250);
     const [{ popup, target, features }] = win.popups as [FakeWindow['popups'][number]];
     expect(target).to.equal(POPUP_NAME).and.to.equal('portico-connect');
@@ -145,7 +169,7 @@ describe('sdk/js: connect()', () => {
 
   it('popup: resolves failed with the error the browser came back with', async () => {
     const win = new FakeWindow();
-    const { outcome } = popupConnect(win);
+    const { outcome } = await popupConnect(win);
     await ticks.asleep();
     const popup = win.popups[0]!.popup;
     popup.at = await signInThrough(popup.opened, 'deny');
@@ -157,7 +181,7 @@ describe('sdk/js: connect()', () => {
 
   it('popup: ignores the app’s own page when it is not the return of this session', async () => {
     const win = new FakeWindow();
-    const { outcome } = popupConnect(win);
+    const { outcome } = await popupConnect(win);
     await ticks.asleep();
     const popup = win.popups[0]!.popup;
     popup.at = 'https://app.example.com/connected?from=portico&session=another&status=connected&connectionId=x';
@@ -171,7 +195,7 @@ describe('sdk/js: connect()', () => {
 
   it('popup: resolves closed when the patient closes it', async () => {
     const win = new FakeWindow();
-    const { outcome } = popupConnect(win);
+    const { outcome } = await popupConnect(win);
     await ticks.asleep();
     win.popups[0]!.popup.closed = true;
     ticks.release();
@@ -182,7 +206,7 @@ describe('sdk/js: connect()', () => {
 
   it('popup: gives up when the session expires, closing the popup', async () => {
     const win = new FakeWindow();
-    const { outcome } = popupConnect(win);
+    const { outcome } = await popupConnect(win);
     await ticks.asleep();
     await ticks.step();
     now += 31 * 60_000; // past the session's expiresAt
@@ -194,34 +218,32 @@ describe('sdk/js: connect()', () => {
   it('popup: a blocked popup is a PorticoError', async () => {
     const win = new FakeWindow();
     win.blocked = true;
-    const error = await popupConnect(win).outcome.then(
-      () => expect.fail('connect() resolved'),
-      (e: unknown) => e,
-    );
-    expect(error).to.be.instanceOf(PorticoError).and.to.include({ code: 'POPUP_BLOCKED', status: 0 });
+    const error = await refusal((await popupConnect(win)).outcome);
+    expect(error).to.include({ code: 'POPUP_BLOCKED', status: 0 });
   });
 
   it('popup: refuses a redirectUri on another origin before opening anything', async () => {
     const win = new FakeWindow();
-    const error = await portico
-      .connect({
-        appUserId: `sdk-${randomUUID()}`,
+    const appUserId = `sdk-${randomUUID()}`;
+    const error = await refusal(
+      portico.connect({
+        linkToken: await mintLinkToken(world, appUserId),
+        appUserId,
         redirectUri: 'https://elsewhere.example/back',
         mode: 'popup',
         window: win,
-      })
-      .then(
-        () => expect.fail('connect() resolved'),
-        (e: unknown) => e,
-      );
-    expect(error).to.be.instanceOf(PorticoError).and.to.include({ code: 'REDIRECT_URI_ORIGIN', status: 0 });
+      }),
+    );
+    expect(error).to.include({ code: 'REDIRECT_URI_ORIGIN', status: 0 });
     expect(win.popups).to.have.length(0);
   });
 
   it('redirect: sends the page to authorizeUrl', async () => {
     const win = new FakeWindow();
+    const appUserId = `sdk-${randomUUID()}`;
     const started = await portico.connect({
-      appUserId: `sdk-${randomUUID()}`,
+      linkToken: await mintLinkToken(world, appUserId),
+      appUserId,
       brandId: world.brands['public-v2']!,
       redirectUri: APP_RETURN,
       mode: 'redirect',
@@ -233,6 +255,81 @@ describe('sdk/js: connect()', () => {
     // The page at redirectUri reads the outcome once the patient is back.
     const back = await signInThrough(win.assigned[0]!);
     expect(readConnectOutcome(back)).to.deep.include({ status: 'connected', sessionId: started.sessionId });
+  });
+
+  describe('the link token', () => {
+    it('an unknown one rejects with the API’s LINK_TOKEN_INVALID, the popup closes, and the user stays UNLINKED', async () => {
+      const win = new FakeWindow();
+      const appUserId = `sdk-${randomUUID()}`;
+      const error = await refusal(
+        portico.connect({
+          linkToken: `lt_${'A'.repeat(40)}`,
+          appUserId,
+          brandId: world.brands['public-v2']!,
+          redirectUri: APP_RETURN,
+          mode: 'popup',
+          window: win,
+        }),
+      );
+      expect(error).to.include({ status: 400, code: 'LINK_TOKEN_INVALID', retryable: false });
+      expect(error.detail).to.include('/api/platform/v1/link-tokens');
+      expect(win.popups).to.have.length(1);
+      expect(win.popups[0]!.popup.closed).to.be.true;
+      expect(win.popups[0]!.popup.opened).to.equal('about:blank'); // it never went anywhere
+      expect(await lifecycle(appUserId)).to.equal('UNLINKED');
+    });
+
+    it('is single use: a second connect() with the same token rejects with LINK_TOKEN_INVALID', async () => {
+      const appUserId = `sdk-${randomUUID()}`;
+      const linkToken = await mintLinkToken(world, appUserId);
+      const params = {
+        linkToken,
+        appUserId,
+        brandId: world.brands['public-v2']!,
+        redirectUri: APP_RETURN,
+        mode: 'redirect' as const,
+      };
+      const win = new FakeWindow();
+      expect((await portico.connect({ ...params, window: win })).status).to.equal('redirected');
+      const again = new FakeWindow();
+      const error = await refusal(portico.connect({ ...params, window: again }));
+      expect(error).to.include({ status: 400, code: 'LINK_TOKEN_INVALID' });
+      expect(again.assigned).to.deep.equal([]);
+    });
+
+    it('minted for another app user rejects with LINK_TOKEN_MISMATCH naming the field', async () => {
+      const win = new FakeWindow();
+      const appUserId = `sdk-${randomUUID()}`;
+      const error = await refusal(
+        portico.connect({
+          linkToken: await mintLinkToken(world, `sdk-someone-else-${randomUUID()}`),
+          appUserId,
+          brandId: world.brands['public-v2']!,
+          redirectUri: APP_RETURN,
+          mode: 'popup',
+          window: win,
+        }),
+      );
+      expect(error).to.include({ status: 400, code: 'LINK_TOKEN_MISMATCH' });
+      expect(error.details.mismatched).to.deep.equal(['appUserId']);
+      expect(win.popups[0]!.popup.closed).to.be.true;
+      expect(await lifecycle(appUserId)).to.equal('UNLINKED');
+    });
+
+    it('left out (plain JavaScript, no types to stop it) rejects with the API’s 400 naming linkToken', async () => {
+      const win = new FakeWindow();
+      const withoutToken = {
+        appUserId: `sdk-${randomUUID()}`,
+        brandId: world.brands['public-v2']!,
+        redirectUri: APP_RETURN,
+        mode: 'popup',
+        window: win,
+      } as unknown as Parameters<Portico['connect']>[0] & { mode: 'popup' };
+      const error = await refusal(portico.connect(withoutToken));
+      expect(error).to.include({ status: 400, code: 'BAD_REQUEST' });
+      expect(JSON.stringify(error.details)).to.include('linkToken');
+      expect(win.popups[0]!.popup.closed).to.be.true;
+    });
   });
 });
 

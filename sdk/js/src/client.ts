@@ -30,7 +30,10 @@ export type Brand = BrandSearchResult['brands'][number];
 export interface PorticoOptions {
   /** The API's origin (and path prefix, if any), e.g. `https://portico.example.com`. */
   baseUrl: string;
-  /** The app's publishable key (`pk_…`): connect sessions and the lifecycle probe. Safe in a browser. */
+  /**
+   * The app's publishable key (`pk_…`): connect sessions and the lifecycle probe. Safe in a browser: alone it
+   * cannot start a patient's sign-in, which also takes a link token from your backend.
+   */
   publishableKey?: string;
   /**
    * The app's secret key (`ak_…`) for the observation gateway. Server side only: refused in a browser unless
@@ -48,13 +51,20 @@ export interface PorticoOptions {
 
 export interface Portico {
   searchBrands(params?: BrandSearchParams, options?: CallOptions): Promise<BrandSearchResult>;
+  /** `POST /connect-sessions`; with `redirectUri` it also needs the `linkToken` your backend minted. */
   initiateConnect(
     params: InitiateConnectParams,
     options?: CallOptions & { idempotencyKey?: string },
   ): Promise<ConnectSession>;
-  /** Initiates, then opens `authorizeUrl` in a popup and resolves with the outcome once it comes back. */
+  /**
+   * Initiates with the link token your backend minted, then opens `authorizeUrl` in a popup and resolves with the
+   * outcome once it comes back. Rejects with a PorticoError when the initiate is refused (the popup closes).
+   */
   connect(params: ConnectParams & { mode: 'popup' }): Promise<ConnectOutcome>;
-  /** Initiates, then sends this page to `authorizeUrl`; the page at redirectUri calls readConnectOutcome(). */
+  /**
+   * Initiates with the link token your backend minted, then sends this page to `authorizeUrl`; the page at
+   * redirectUri calls readConnectOutcome().
+   */
   connect(params: ConnectParams & { mode: 'redirect' }): Promise<{ status: 'redirected'; sessionId: string }>;
   watchLifecycle(appUserId: string, options: WatchLifecycleOptions): LifecycleWatch;
   searchObservationsPage(params: ObservationSearchParams, options?: CallOptions): Promise<ObservationPage>;

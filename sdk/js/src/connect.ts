@@ -1,4 +1,5 @@
-// Connecting a patient's health system from the browser: initiate a connect session with the publishable key,
+// Connecting a patient's health system from the browser: initiate a connect session with the publishable key and
+// the link token the app's backend minted for this user (POST /api/platform/v1/link-tokens, with its secret key),
 // open its authorizeUrl in a popup (resolving with the outcome when the popup comes back to the app's
 // redirectUri) or in the page itself (the page at redirectUri then reads the outcome from its own URL).
 import { dataOf, type Transport } from './http.js';
@@ -39,7 +40,15 @@ export interface ConnectPopup {
   close(): void;
 }
 
-export interface ConnectParams extends Omit<InitiateConnectParams, 'redirectUri'> {
+export interface ConnectParams extends Omit<InitiateConnectParams, 'redirectUri' | 'linkToken'> {
+  /**
+   * What your backend got from `POST /api/platform/v1/link-tokens` (secret key) for this `appUserId` and
+   * `redirectUri` (and, if it named them, this `brandId` or `connectionId`). Single use, 30 minutes: mint one for
+   * each connect(). A token that is unknown, spent or expired rejects with the API's PorticoError
+   * `LINK_TOKEN_INVALID`, one bound to another user, redirectUri, brand or connection with `LINK_TOKEN_MISMATCH`
+   * (`details.mismatched` names the fields), and the popup closes.
+   */
+  linkToken: string;
   /** Where the patient returns: one of the app's redirectUris, on this page's origin for the popup mode. */
   redirectUri: string;
   mode: 'popup' | 'redirect';

@@ -222,6 +222,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/platform/v1/link-tokens': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Mint a link token: what lets your app start a patient sign-in for one of its users
+     * @description Call it from your backend when your signed-in user asks to connect, and hand `linkToken` to your app in the browser, which passes it to `POST /api/sdk/v1/connect-sessions` (or the SDK's `connect()`). A publishable key is public, so an initiate with `redirectUri` (a session that completes by itself when the patient signs in) needs a token your backend minted for that very app user: nobody else can start one for them. The token is opaque (`lt_` and 40 base62 characters), kept only as its SHA-256, single use, and expires after 30 minutes. It binds the account, `appId` (the app whose publishable key initiates), `appUserId`, `redirectUri` (one of the app's `redirectUris`, else 400) and, when given, `brandId` (a brand of the catalog, else 400) or `connectionId` (a live connection of this app user and brand in `REAUTHORIZATION_REQUIRED`, to reconnect: 400 when it is not this user's and brand's, 409 when it needs no reconnect). Without `brandId` the app, or the patient in Portico Connect, chooses the brand. Another account's app, like an unknown one, is 400; a suspended app is 409. A replay with the same `Idempotency-Key` returns the same token; a retry after a crash mints a new one (the lost one expires unused).
+     */
+    post: operations['createLinkToken'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/platform/v1/connect-sessions/{id}/complete': {
     parameters: {
       query?: never;
@@ -397,7 +417,7 @@ export interface paths {
     };
     /**
      * A connect session's authorizeUrl (opened in the patient's browser)
-     * @description Not called by apps: it is the `authorizeUrl` an initiate with `redirectUri` returns. A session without a brand shows Portico Connect, the hosted picker (200 HTML, as often as it is visited; `brand=<id>` is its choice: a brand Portico cannot connect shows the picker again with a notice), and a sign-in begun there ends on Portico Connect's end page (200 HTML naming the outcome, with a link that returns to the app with the same parameters) instead of a 303 to the app. The first visit with a brand reads the brand's `.well-known/smart-configuration` (10 s deadline, cached up to an hour; it must offer PKCE S256) and answers 302 to the health system's `authorization_endpoint` with `response_type=code`, `client_id`, `redirect_uri` (this API's `/api/sdk/v1/connect/callback`), `scope` (SMART v2 `launch/patient offline_access patient/Patient.rs patient/Observation.rs` when the server lists `permission-v2`, else the v1 `.read` forms, unless the client registration names its own), `state` (256 random bits, bound to the session, single use), `aud` (the brand's FHIR base URL) and a PKCE S256 `code_challenge`. When discovery fails the session becomes FAILED and the browser returns to the app with `status=failed&error=brand_unavailable`; a second visit returns `error=session_used`, one after the session expired `error=session_expired` (both 303). An unknown link is a 404 page.
+     * @description Not called by apps: it is the `authorizeUrl` an initiate with `redirectUri` returns. A session without a brand shows Portico Connect, the hosted picker (200 HTML, as often as it is visited; `brand=<id>` is its choice: a brand Portico cannot connect shows the picker again with a notice), and a sign-in begun there ends on Portico Connect's end page (200 HTML naming the outcome, with a link that returns to the app with the same parameters) instead of a 303 to the app. The first visit with a brand reads the brand's `.well-known/smart-configuration` (10 s deadline, cached up to an hour; it must offer PKCE S256) and answers 302 to the health system's `authorization_endpoint` with `response_type=code`, `client_id`, `redirect_uri` (this API's `/api/sdk/v1/connect/callback`), `scope` (SMART v2 `launch/patient offline_access patient/Patient.rs patient/Observation.rs` when the server lists `permission-v2`, else the v1 `.read` forms, unless the client registration names its own), `state` (256 random bits, bound to the session, single use), `aud` (the brand's FHIR base URL) and a PKCE S256 `code_challenge`. The 302 also sets the cookie that binds the sign-in to this browser: `__Host-portico-connect` (`Secure; HttpOnly; SameSite=Lax; Path=/`, living no longer than the session; over plain http in development `portico-connect` without `Secure`), holding up to four sign-ins of this browser. A brand whose registration pins `endpointHosts` (or, for a confidential client matched by FHIR host or brand, its FHIR host) and whose discovered authorization, token or revocation endpoint is elsewhere is not led to. When discovery fails, or the endpoints are not where the registration pins them, the session becomes FAILED and the browser returns to the app with `status=failed&error=brand_unavailable`; a second visit returns `error=session_used`, one after the session expired `error=session_expired` (both 303). An unknown link is a 404 page.
      */
     get: operations['launchConnectSession'];
     put?: never;
@@ -437,7 +457,7 @@ export interface paths {
     };
     /**
      * The health system's redirect back to Portico (the patient's browser)
-     * @description Register `PUBLIC_BASE_URL` + `/api/sdk/v1/connect/callback` as the redirect URI of Portico's client at each health system. An unknown, used or expired `state` is a 400 page and changes nothing. An `error` from the health system fails the session and returns the browser to the app with `status=failed&error=<that error>`. Otherwise the code is exchanged at the token endpoint (10 s deadline) with the PKCE verifier and the registration's client authentication: a refusal returns `error=<the token endpoint's OAuth error>` (`invalid_grant`, `invalid_client`…), an unusable answer (no `access_token`, a type other than Bearer, no `patient`) `error=invalid_token_response`, an unreachable server `error=brand_unavailable`, a suspended app `error=app_suspended`, a user that may no longer connect (tombstoned, or at its connection limit) `error=connection_refused`. On success the connection is made as `complete` makes one (same events and lifecycle moves), records the FHIR base URL, the health system's patient id and the granted scope, and its first sync starts; the browser returns with 303 to `redirectUri?session=<id>&status=connected&connectionId=<id>`. Every return keeps the redirect URI's own query parameters.
+     * @description Register `PUBLIC_BASE_URL` + `/api/sdk/v1/connect/callback` as the redirect URI of Portico's client at each health system. An unknown, used or expired `state` is a 400 page and changes nothing. So is a `state` whose browser does not hold the binding cookie its launch set (another browser, e.g. someone else signing in with a copied authorization link): the session stays usable, until it expires, by the browser that started it. Then RFC 9207: when the health system's `smart-configuration` lists `authorization_response_iss_parameter_supported: true`, `iss` must equal its discovered `issuer`, and an `iss` that is present is checked in any case; otherwise the session fails with `error=issuer_mismatch` and the code is never sent anywhere. An `error` from the health system fails the session and returns the browser to the app with `status=failed&error=<that error>` when it matches `^[a-z0-9_]{1,64}$`, else `error=invalid_request`. Otherwise the code is exchanged at the token endpoint (10 s deadline) with the PKCE verifier and the registration's client authentication: a refusal returns `error=<the token endpoint's OAuth error>` (`invalid_grant`, `invalid_client`…), an unusable answer (no `access_token`, a type other than Bearer, no `patient`) `error=invalid_token_response`, an unreachable server `error=brand_unavailable`, a suspended app `error=app_suspended`, a user that may no longer connect (tombstoned, or at its connection limit) `error=connection_refused`, a reconnect that signed in as another patient or on another FHIR server `error=patient_mismatch`; whatever a failed callback obtained is deleted and revoked at the health system. Back at the app, the sign-in's entry leaves the cookie. On success the connection is made as `complete` makes one (same events and lifecycle moves), records the FHIR base URL, the health system's patient id and the granted scope, and its first sync starts; the browser returns with 303 to `redirectUri?session=<id>&status=connected&connectionId=<id>`. Every return keeps the redirect URI's own query parameters.
      */
     get: operations['connectCallback'];
     put?: never;
@@ -703,7 +723,7 @@ export interface webhooks {
             timestamp: string;
             /** Format: uuid */
             customerAccountId: string;
-            /** @description Identifiers and non-clinical state only: `patient.*` {patientId}; `app_user.*` {appUserId, state}; `connection.*` {connectionId, appUserId, brandId}; `webhook_endpoint.disabled` {webhookEndpointId, reason: consecutive_failures|gone}; `webhook.test` {webhookEndpointId}. */
+            /** @description Identifiers and non-clinical state only: `patient.*` {patientId}; `app_user.*` {appUserId, state}; `connection.*` {connectionId, appUserId, brandId} (`connection.reauthorization_required` adds `reason`: `invalid_grant`, `patient_mismatch` or `token_unreadable`; `connection.synced` adds `added`, `updated`; `connection.sync_failed` adds `reason`); `webhook_endpoint.disabled` {webhookEndpointId, reason: consecutive_failures|gone}; `webhook.test` {webhookEndpointId}. */
             data: {
               [key: string]: unknown;
             };
@@ -1636,8 +1656,10 @@ export interface operations {
                * @example 2026-11-22T10:00:00.000Z
                */
               createdAt: string;
-              /** @description `REAUTHORIZATION_REQUIRED` when the health system no longer honours the grant: initiate with `connectionId` to reconnect. Revoked connections are not listed. */
+              /** @description `REAUTHORIZATION_REQUIRED` when Portico no longer holds a usable grant (see `statusReason`): initiate with `connectionId` (and a link token binding it) to reconnect. Revoked connections are not listed. */
               status: 'ACTIVE' | 'REAUTHORIZATION_REQUIRED';
+              /** @description With `REAUTHORIZATION_REQUIRED`: `invalid_grant` (the health system refused the grant), `patient_mismatch` (a token response named another patient: its tokens were deleted), `token_unreadable` (the stored tokens do not open for this connection: deleted). */
+              statusReason?: 'invalid_grant' | 'patient_mismatch' | 'token_unreadable';
               /** @description For a connection made by signing in: where its records come from. */
               fhirBaseUrl?: string;
               /** @description The health system's own id of the patient. */
@@ -1648,12 +1670,14 @@ export interface operations {
               sync?: {
                 status: 'IDLE' | 'RUNNING' | 'FAILED';
                 lastSyncedAt: string | null;
-                /** @description Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_unreadable`, `internal_error` or `http_<status>`. */
+                /** @description Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_unreadable`, `takeover_limit` (its replica died three times without progress), `internal_error` or `http_<status>`. */
                 lastError: string | null;
                 /** @description Observations the syncs have added in all. */
                 observations: number;
-                /** @description Records the last finished sync skipped because they failed ingest's checks. */
+                /** @description Records the last finished sync skipped because they failed ingest's checks (a resource over 1 MiB among them). */
                 skipped: number;
+                /** @description Records the last finished sync skipped because they are another patient's than the connection's (never stored). */
+                foreignPatient: number;
               };
             }[];
             createdAt: string | null;
@@ -1735,6 +1759,72 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description Problem details (RFC 9457). */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  createLinkToken: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1-255 visible ASCII characters (surrounding double quotes are removed). One execution per (credential, key), also across replicas and crashes; the outcome (2xx, 404, 409, 412) is replayed byte-for-byte for 24 hours with `Idempotent-Replayed: true`. Same key with a different method, path, body or If-Match → 422; while the first request runs → 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After: 1`; when the first request executed but its response was lost (its server stopped, or it failed part-way after changing something) → 409 `IDEMPOTENCY_KEY_EXECUTED`, not retryable: read the resource instead. */
+        'Idempotency-Key'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description Your app's own id for the user (1–128 of `A-Z a-z 0-9 . _ : @ -`).
+           * @example user-8f3a2c
+           */
+          appUserId: string;
+          /**
+           * Format: uuid
+           * @description The app whose publishable key will initiate the session.
+           */
+          appId: string;
+          /** @description Where the patient's browser returns: one of the app's `redirectUris`. */
+          redirectUri: string;
+          /** @description Binds the session to this brand. Without it the app (or the patient, in Portico Connect) chooses the brand. */
+          brandId?: string;
+          /**
+           * Format: uuid
+           * @description Binds the session to reconnecting this connection of the app user (in `REAUTHORIZATION_REQUIRED`); needs `brandId`, the connection's brand.
+           */
+          connectionId?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Minted. */
+      201: {
+        headers: {
+          'Cache-Control'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description Opaque; hand it to the app in the browser, which passes it to the initiate. Shown once. */
+            linkToken: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds.
+             * @example 2026-11-22T10:00:00.000Z
+             */
+            expiresAt: string;
+          };
+        };
       };
       /** @description Problem details (RFC 9457). */
       default: {
@@ -1875,12 +1965,14 @@ export interface operations {
             sync: {
               status: 'IDLE' | 'RUNNING' | 'FAILED';
               lastSyncedAt: string | null;
-              /** @description Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_unreadable`, `internal_error` or `http_<status>`. */
+              /** @description Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_unreadable`, `takeover_limit` (its replica died three times without progress), `internal_error` or `http_<status>`. */
               lastError: string | null;
               /** @description Observations the syncs have added in all. */
               observations: number;
-              /** @description Records the last finished sync skipped because they failed ingest's checks. */
+              /** @description Records the last finished sync skipped because they failed ingest's checks (a resource over 1 MiB among them). */
               skipped: number;
+              /** @description Records the last finished sync skipped because they are another patient's than the connection's (never stored). */
+              foreignPatient: number;
             };
           };
         };
@@ -2185,9 +2277,11 @@ export interface operations {
           redirectUri?: string;
           /**
            * Format: uuid
-           * @description Reconnect: a connection of this app user and brand in `REAUTHORIZATION_REQUIRED`. The sign-in renews its tokens and the connection keeps its id. Needs `redirectUri`.
+           * @description Reconnect: a connection of this app user and brand in `REAUTHORIZATION_REQUIRED`. The sign-in renews its tokens and the connection keeps its id. Needs `redirectUri` and a link token that binds this connection.
            */
           connectionId?: string;
+          /** @description Required with `redirectUri`: the `linkToken` your backend minted for this app user with `POST /api/platform/v1/link-tokens` (single use, 30 minutes). `appUserId`, `redirectUri`, `connectionId` and (when the token names one) `brandId` must be what it binds, else 400 `LINK_TOKEN_MISMATCH`; an unknown, used or expired token is 400 `LINK_TOKEN_INVALID`. Neither takes a rate-limit token. Not accepted without `redirectUri`. */
+          linkToken?: string;
         };
       };
     };
@@ -2263,6 +2357,7 @@ export interface operations {
       302: {
         headers: {
           Location?: string;
+          'Set-Cookie'?: string;
           [name: string]: unknown;
         };
         content?: never;
@@ -2338,6 +2433,8 @@ export interface operations {
         code?: string;
         error?: string;
         error_description?: string;
+        /** @description The health system's issuer (RFC 9207). */
+        iss?: string;
       };
       header?: never;
       path?: never;
@@ -2360,7 +2457,7 @@ export interface operations {
         };
         content?: never;
       };
-      /** @description An unknown, used or expired `state` (an HTML page). */
+      /** @description An unknown, used or expired `state`, or another browser than the one that started (an HTML page). */
       400: {
         headers: {
           [name: string]: unknown;
