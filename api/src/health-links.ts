@@ -147,6 +147,8 @@ export async function buildHealthLinks(deps: HealthLinkDeps) {
     syncRunner: runner,
     syncStore,
     keyring,
+    /** Whether tokens can be sealed for every replica (token keys given, or the development key). */
+    sealing: keys !== undefined,
     tokens,
     /** Revoked connections: their tokens deleted (and revoked at the health system), their syncs removed. */
     onRevoked: async (ids: string[]) => {

@@ -26,7 +26,7 @@ export const SyncView = Type.Object(
     lastSyncedAt: NullableTimestamp,
     lastError: Type.Union([Type.String(), Type.Null()], {
       description:
-        'Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_unreadable`, `takeover_limit` (its replica died three times without progress), `internal_error` or `http_<status>`.',
+        'Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_key_missing` (the key that sealed the tokens is no longer in PORTICO_TOKEN_KEYS: put it back), `takeover_limit` (its replica died three times without progress), `internal_error` or `http_<status>`.',
     }),
     observations: Type.Integer({ minimum: 0, description: 'Observations the syncs have added in all.' }),
     skipped: Type.Integer({

@@ -162,7 +162,13 @@ export class AppUserService {
     if (!record) return false;
     return this.transition<boolean>(accountId, record.appUserId, (user) => {
       const connection = user?.connections.find((c) => c.id === connectionId);
-      if (!user || !connection || ((connection.status ?? 'ACTIVE') === status && !health))
+      const sameStatus = (connection?.status ?? 'ACTIVE') === status;
+      // Already there: only a new reason (a reconnect signed in as another patient) is recorded, without an event.
+      if (
+        !user ||
+        !connection ||
+        (sameStatus && !health && (reason === undefined || reason === connection.statusReason))
+      )
         return { result: false, unchanged: true };
       const { statusReason: _previous, ...rest } = connection;
       const changed: Connection = {
@@ -172,7 +178,7 @@ export class AppUserService {
         ...(reason !== undefined && { statusReason: reason }),
       };
       const events =
-        status === 'REAUTHORIZATION_REQUIRED'
+        status === 'REAUTHORIZATION_REQUIRED' && !sameStatus
           ? [
               this.deps.outbox.event('connection.reauthorization_required', accountId, `connection:${connectionId}`, {
                 connectionId,

@@ -29,6 +29,8 @@ export interface LinkTokenStore {
   find(hash: string): Promise<LinkToken | null>;
   /** Spends the token for `sessionId` if it is unused and unexpired at `at`; false when it is not. */
   spend(hash: string, sessionId: string, at: Date): Promise<boolean>;
+  /** Makes the token unspent again, if `sessionId` spent it. */
+  unspend(hash: string, sessionId: string): Promise<void>;
   /** Deletes up to `limit` tokens that expired before `before`; how many it deleted. */
   sweep(before: Date, limit: number): Promise<number>;
 }
@@ -70,6 +72,10 @@ export class LinkTokenRepository implements LinkTokenStore {
       { $set: { usedAt: at, sessionId } },
     );
     return doc !== null;
+  }
+
+  async unspend(hash: string, sessionId: string): Promise<void> {
+    await updateOneWhere(this.collection, this.locks, hash, { sessionId }, { $set: { usedAt: null, sessionId: null } });
   }
 
   async sweep(before: Date, limit: number): Promise<number> {

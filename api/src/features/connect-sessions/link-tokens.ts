@@ -43,9 +43,14 @@ export class LinkTokenService {
     if (!app || app.accountId !== principal.accountId)
       throw invalidField('body', 'appId', 'is not an app of this account');
     if (app.status !== 'ACTIVE')
-      throw new AppError('CONFLICT', 'The app is suspended: it cannot start connect sessions.', {
-        appStatus: app.status,
-      });
+      // Not stored by idempotency: the same request succeeds once the app is active again.
+      throw new AppError(
+        'CONFLICT',
+        'The app is suspended: it cannot start connect sessions.',
+        { appStatus: app.status },
+        {},
+        { storable: false },
+      );
     if (!app.redirectUris.includes(input.redirectUri))
       throw invalidField('body', 'redirectUri', "is not one of the app's redirectUris");
     if (input.brandId !== undefined && !this.deps.brandExists(input.brandId))
@@ -54,7 +59,7 @@ export class LinkTokenService {
       if (input.brandId === undefined)
         throw invalidField('body', 'brandId', "is required with connectionId (the connection's brand)");
       const { appUserId, brandId, connectionId } = input;
-      await checkReconnect(this.deps.users, principal.accountId, { appUserId, brandId, connectionId });
+      await checkReconnect(this.deps.users, principal.accountId, { appId: app.id, appUserId, brandId, connectionId });
     }
     const linkToken = `lt_${randomBase62(BODY_LENGTH)}`;
     const now = this.deps.clock.now();
@@ -114,6 +119,11 @@ export class LinkTokenService {
     if (!(await this.deps.tokens.spend(token.hash, sessionId, this.deps.clock.now()))) throw invalidToken();
   }
 
+  /** Unspends the token `sessionId` spent (its initiate was refused by a rate limit before it started anything). */
+  async giveBack(token: LinkToken, sessionId: string): Promise<void> {
+    await this.deps.tokens.unspend(token.hash, sessionId);
+  }
+
   /** Deletes tokens expired for a day (kept that long so a late initiate is told "expired", not "unknown"). */
   sweep(limit: number): Promise<number> {
     return this.deps.tokens.sweep(new Date(this.deps.clock.now().getTime() - 24 * 3_600_000), limit);
@@ -133,15 +143,21 @@ export function mismatchesOf(token: LinkToken, appId: string | null | undefined,
   return mismatched;
 }
 
-/** A reconnect names a live connection of this app user and brand that waits for its patient to sign in again. */
+/** A reconnect names a live connection of this app, app user and brand that waits for its patient to sign in again. */
 export async function checkReconnect(
   users: AppUserService,
   accountId: string,
-  input: { appUserId: string; brandId: string; connectionId: string },
+  input: { appId: string; appUserId: string; brandId: string; connectionId: string },
 ): Promise<void> {
   const record = await users.connectionOf(accountId, input.connectionId);
-  if (!record || record.appUserId !== input.appUserId || record.connection.brandId !== input.brandId)
-    throw invalidField('body', 'connectionId', 'is not a live connection of this app user and brand');
+  const { connection } = record ?? {};
+  if (
+    !record ||
+    record.appUserId !== input.appUserId ||
+    connection!.brandId !== input.brandId ||
+    connection!.appId !== input.appId
+  )
+    throw invalidField('body', 'connectionId', 'is not a live connection of this app, app user and brand');
   if ((record.connection.status ?? 'ACTIVE') !== 'REAUTHORIZATION_REQUIRED')
     throw new AppError('CONFLICT', 'Only a connection in REAUTHORIZATION_REQUIRED is reconnected.', {
       status: record.connection.status ?? 'ACTIVE',

@@ -68,11 +68,19 @@ export class ConnectSessionService {
     // The link token first: without one (or with another user's) nothing else about the request is told.
     const token = input.redirectUri === undefined ? null : await this.deps.links.check(principal, input);
     await this.checkLaunch(principal, input);
-    const rateHeaders = await this.deps.limits.take(principal, input.appUserId);
+    const id = randomUUID();
+    // Spent before the buckets are: of two initiates racing with one token, the loser pays no rate-limit token. An
+    // initiate the buckets then refuse gives it back (a 429 is no use of the token).
+    if (token) await this.deps.links.spend(token, id);
+    let rateHeaders: Record<string, string>;
+    try {
+      rateHeaders = await this.deps.limits.take(principal, input.appUserId);
+    } catch (error) {
+      if (token) await this.deps.links.giveBack(token, id).catch(() => {});
+      throw error;
+    }
     try {
       const launchSecret = input.redirectUri === undefined ? null : randomBytes(32).toString('base64url');
-      const id = randomUUID();
-      if (token) await this.deps.links.spend(token, id);
       return { session: await this.start(principal, input, launchSecret, id), launchSecret, rateHeaders };
     } catch (error) {
       if (error instanceof AppError) Object.assign(error.headers, rateHeaders);
@@ -127,6 +135,7 @@ export class ConnectSessionService {
       );
     if (input.connectionId === undefined) return;
     await checkReconnect(this.deps.users, principal.accountId, {
+      appId: principal.appId!,
       appUserId: input.appUserId,
       brandId: input.brandId,
       connectionId: input.connectionId,

@@ -11,12 +11,12 @@
 // browser-binding.ts); an authorization server that sends `iss` must send the one the launch discovered (RFC 9207),
 // so a code from another health system is never redeemed here; endpoints must be where the registration pins them
 // (registrations.ts); and every token response must name the connection's own patient.
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { Clock } from '../../../../core/src/clock.js';
 import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
 import { assertPublicHost } from '../../../../core/src/net/address-policy.js';
-import type { AppUserService, HealthLink } from '../app-users/index.js';
+import type { AppUserService } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
 import { digest, type ConnectSession, type SealedValue, type SessionStore } from '../connect-sessions/index.js';
 import { UUID } from '../../shared/http/ids.js';
@@ -30,22 +30,11 @@ import {
   type SmartOAuthClient,
 } from './oauth-client.js';
 import { pinnedEndpointProblem, type Registrations } from './registrations.js';
+import { connectSignedIn, type ConnectingSync, type TokenKeeper } from './signed-in-connection.js';
+
+export type { ConnectingSync, TokenKeeper };
 
 export const CALLBACK_PATH = '/api/sdk/v1/connect/callback';
-
-/** What the launch needs of the token vault (features/token-vault), named here so the two features stay apart. */
-export interface TokenKeeper {
-  save(
-    connectionId: string,
-    accountId: string,
-    brand: Pick<CatalogBrand, 'id' | 'platformType' | 'fhirBaseUrl'>,
-    tokens: GrantedTokens,
-  ): Promise<void>;
-  /** Deletes a connection's tokens and revokes them at the health system (in the background). */
-  forget(connectionId: string): Promise<void>;
-  /** Revokes tokens that were never stored (a refused reconnect), in the background. */
-  discard(brand: Pick<CatalogBrand, 'id' | 'platformType' | 'fhirBaseUrl'>, tokens: GrantedTokens): void;
-}
 
 /** Seals and opens values (features/token-vault's keyring). */
 export interface Sealer {
@@ -53,8 +42,6 @@ export interface Sealer {
   open(sealed: SealedValue, context: string): string;
 }
 
-/** How long a connection being made has before its sync's first look (which removes what a crash left half-made). */
-export const CONNECTING_GRACE_MS = 60_000;
 /**
  * How long an initiate waits for discovery to tell whether a brand's endpoints are where its registration pins them
  * (cached for an hour after); past it the initiate goes on and the launch decides.
@@ -84,13 +71,6 @@ export interface LaunchServiceDeps {
   /** The connection was made or renewed: its first sync is due now. */
   onConnected: (connection: ConnectingSync) => void;
   clock: Clock;
-}
-
-export interface ConnectingSync {
-  accountId: string;
-  appUserId: string;
-  connectionId: string;
-  brandId: string;
 }
 
 /** Where the browser goes: back to the app, on to the health system, or a page of Portico's own. */
@@ -295,9 +275,11 @@ export class LaunchService {
         codeVerifier: this.deps.keyring.open(session.codeVerifier!, `${session.id}/verifier`),
       });
     } catch (error) {
+      // An answer refused for its content (no patient, not Bearer) still granted tokens: they are revoked.
+      if (error instanceof OAuthFailure && error.granted) this.deps.vault.discard(brand, error.granted);
       return this.fail(session, ['EXCHANGING'], error instanceof OAuthFailure ? error.error : 'brand_unavailable');
     }
-    const connectionId = await this.connect(session, brand, tokens);
+    const connectionId = await connectSignedIn(this.deps, session, brand, tokens);
     if (typeof connectionId !== 'string') return this.fail(session, ['EXCHANGING'], connectionId.error);
     // (From here on the tokens are the connection's: stored, and deleted with it.)
     await this.deps.sessions.move(session.id, ['EXCHANGING'], {
@@ -313,51 +295,6 @@ export class LaunchService {
       brandId: session.brandId!,
     });
     return this.back(session, { status: 'connected', connectionId });
-  }
-
-  /**
-   * Stores the tokens, then makes (or renews) the connection; its id, or the error to return. A reconnect must be
-   * the same patient on the same FHIR server: another patient's grant is revoked, never mixed into the connection.
-   */
-  private async connect(
-    session: ConnectSession,
-    brand: CatalogBrand,
-    tokens: GrantedTokens,
-  ): Promise<string | { error: string }> {
-    const { id, platformType, fhirBaseUrl } = brand;
-    const health: HealthLink = { fhirBaseUrl, patient: tokens.patient!, scope: tokens.scope };
-    if (session.reconnect) {
-      const live = await this.deps.users.connectionOf(session.accountId, session.reconnect);
-      const was = live?.connection.health;
-      if (!was || was.patient !== health.patient || was.fhirBaseUrl !== fhirBaseUrl) {
-        this.deps.vault.discard({ id, platformType, fhirBaseUrl }, tokens);
-        return { error: was ? 'patient_mismatch' : 'connection_refused' };
-      }
-    }
-    const connectionId = session.reconnect ?? randomUUID();
-    const brandId = session.brandId!;
-    const sync = { accountId: session.accountId, appUserId: session.appUserId, connectionId, brandId };
-    await this.deps.onConnecting(sync, new Date(this.deps.clock.now().getTime() + CONNECTING_GRACE_MS));
-    await this.deps.vault.save(connectionId, session.accountId, { id, platformType, fhirBaseUrl }, tokens);
-    try {
-      if (session.reconnect) {
-        if (await this.deps.users.reauthorized(session.accountId, connectionId, health)) return connectionId;
-      } else {
-        await this.deps.users.connect(session.accountId, session.appUserId, {
-          appId: session.appId,
-          brandId,
-          sessionId: session.id,
-          connectionId,
-          health,
-        });
-        return connectionId;
-      }
-    } catch {
-      // A tombstoned user, or one at its connection limit: nothing is connected.
-    }
-    // Whatever the refusal, what the sign-in got is deleted and revoked at the health system.
-    await this.deps.vault.forget(connectionId);
-    return { error: 'connection_refused' };
   }
 
   private async fail(session: ConnectSession, from: ConnectSession['status'][], error: string): Promise<LaunchOutcome> {

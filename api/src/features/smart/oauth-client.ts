@@ -42,6 +42,8 @@ export class OAuthFailure extends Error {
   constructor(
     readonly error: string,
     message: string,
+    /** Tokens the server did grant in an answer Portico refuses: the caller revokes them. */
+    readonly granted?: GrantedTokens,
   ) {
     super(message);
   }
@@ -103,9 +105,10 @@ export class SmartOAuthClient {
         exchange.codeVerifier,
         this.options(),
       );
-      const tokens = await oauth.processAuthorizationCodeResponse(as, client, response);
-      if (typeof tokens['patient'] !== 'string' || tokens['patient'] === '')
-        throw new OAuthFailure('invalid_token_response', 'the token response names no patient');
+      return oauth.processAuthorizationCodeResponse(as, client, response);
+    }).then((tokens) => {
+      if (tokens.patient === undefined || tokens.patient === '')
+        throw new OAuthFailure('invalid_token_response', 'the token response names no patient', tokens);
       return tokens;
     });
   }
@@ -144,9 +147,7 @@ export class SmartOAuthClient {
     } catch (error) {
       throw failureOf(error);
     }
-    if (tokens.token_type !== 'bearer')
-      throw new OAuthFailure('invalid_token_response', `the token type is ${tokens.token_type}, not Bearer`);
-    return {
+    const granted: GrantedTokens = {
       accessToken: tokens.access_token,
       refreshToken: tokens.refresh_token,
       expiresAt:
@@ -156,6 +157,13 @@ export class SmartOAuthClient {
       scope: tokens.scope ?? '',
       patient: typeof tokens['patient'] === 'string' ? tokens['patient'] : undefined,
     };
+    if (tokens.token_type !== 'bearer')
+      throw new OAuthFailure(
+        'invalid_token_response',
+        `the token type is ${tokens.token_type}, not Bearer`,
+        granted,
+      );
+    return granted;
   }
 
   /** Every request to the token or revocation endpoint goes through here: only to the hosts the registration pins. */

@@ -148,10 +148,12 @@ export function smartLaunchRoutes(
     async (ctx) => {
       const { state, code, error, iss } = ctx.query;
       const text = (value: unknown) => (typeof value === 'string' && value.length <= 4096 ? value : undefined);
+      // `iss` given twice (or too long) is no issuer's: present, so it fails the check (RFC 9207 fails closed).
+      const issuer = iss === undefined ? undefined : (text(iss) ?? '');
       const bindings = readBindings(ctx.get('Cookie'), secure(ctx));
       answer(
         ctx,
-        await launches.callback({ state: text(state), code: text(code), error: text(error), iss: text(iss) }, bindings),
+        await launches.callback({ state: text(state), code: text(code), error: text(error), iss: issuer }, bindings),
       );
     },
   );

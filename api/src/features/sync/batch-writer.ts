@@ -1,13 +1,19 @@
-// How a sync stores what it reads (docs/connecting.md, "Sync"): observations gathered into batches cut at 1,000 or
-// at BATCH_BYTES of their JSON, whichever comes first, one batch stored while the next fills. So a running sync
-// holds at most two batches and the resource being read: within its 8 MiB budget however large a page or its
-// resources are (a resource over 1 MiB never gets this far), and the page is read while the database writes.
+// How a sync stores what it reads (docs/connecting.md, "Sync"): observations gathered into batches of at most 1,000
+// and at most BATCH_BYTES of their JSON, one batch stored while the next fills. A running sync therefore holds at
+// most two batches, the entry being read (ENTRY_BYTES) and the page's parts outside its entries (OTHER_BYTES): its
+// 8 MiB budget, however large a page or its resources are, and the page is read while the database writes.
 import type { NormalizedObservation } from '../clinical/index.js';
 
-/** What one running sync may hold of resources: two batches and the one being read (MAX_RESOURCE_BYTES). */
+/** What one running sync may hold of resources, all told. */
 export const SYNC_BYTE_BUDGET = 8 * 1024 * 1024;
+/** A resource larger than this is skipped as invalid. */
 export const MAX_RESOURCE_BYTES = 1024 * 1024;
-export const BATCH_BYTES = (SYNC_BYTE_BUDGET - MAX_RESOURCE_BYTES) / 2;
+/** The most of one entry a page's reader collects (a resource, its fullUrl and search); a larger one is never held. */
+export const ENTRY_BYTES = MAX_RESOURCE_BYTES + 64 * 1024;
+/** The most of a page's parts outside its entries (link, meta, total) its reader keeps. */
+export const OTHER_BYTES = 1024 * 1024;
+/** Two of these (one stored, one filling), one entry being read and a page's other parts make the budget. */
+export const BATCH_BYTES = Math.floor((SYNC_BYTE_BUDGET - ENTRY_BYTES - OTHER_BYTES) / 2);
 /** Observations stored as one bundle at most (ingest's own limit). */
 export const BATCH = 1000;
 
@@ -29,23 +35,32 @@ const empty = (): Batch => ({ observations: new Map(), bytes: 0, from: null });
 
 export class BatchWriter {
   private filling = empty();
+  /** The batch being stored until it is (its observations are not stored before then). */
+  private writing: Batch | null = null;
   private storing: Promise<void> | null = null;
+  /** The largest batch cut so far, in bytes (tests). */
+  largestBatchBytes = 0;
 
   constructor(private readonly deps: BatchWriterDeps) {}
 
-  /** The page the first observation not yet stored came from; null when everything read is stored. */
+  /**
+   * The page the first observation not yet stored came from (the one being stored counts as not stored); null when
+   * everything read is stored: where a run taken over must resume reading.
+   */
   get pendingFrom(): string | null {
-    return this.filling.from;
+    return this.writing?.from ?? this.filling.from;
   }
 
   /** Adds an observation read from `page` (`bytes`: its JSON's size); waits when both batches are full. */
   async add(observation: NormalizedObservation, bytes: number, page: string): Promise<void> {
+    // Cut before it would pass the byte limit, so no batch is ever larger than BATCH_BYTES.
+    if (this.filling.observations.size > 0 && this.filling.bytes + bytes > BATCH_BYTES) await this.cut();
     const batch = this.filling;
     batch.from ??= page;
     // A resource read twice (a server that repeats one across pages) is stored once, as last read.
     batch.bytes += bytes;
     batch.observations.set(observation.resourceId, observation);
-    if (batch.observations.size >= BATCH || batch.bytes >= BATCH_BYTES) await this.cut();
+    if (batch.observations.size >= BATCH) await this.cut();
   }
 
   /** Stores what is gathered and waits until everything is stored (a failure to store is thrown here). */
@@ -59,11 +74,13 @@ export class BatchWriter {
     await this.storing?.catch(() => {});
   }
 
-  /** The full batch goes to the database once the one before it is stored; a new one starts filling. */
+  /** The batch filling goes to the database once the one before it is stored; a new one starts filling. */
   private async cut(): Promise<void> {
     await this.storing;
     const batch = this.filling;
     this.filling = empty();
+    this.largestBatchBytes = Math.max(this.largestBatchBytes, batch.bytes);
+    this.writing = batch;
     const storing = this.write(batch);
     // Its failure is met where it is next awaited (the next cut, flush); until then it must not count as unhandled.
     storing.catch(() => {});
@@ -72,6 +89,7 @@ export class BatchWriter {
 
   private async write(batch: Batch): Promise<void> {
     const counts = await this.deps.store([...batch.observations.values()]);
-    await this.deps.stored(counts, this.filling.from);
+    this.writing = null;
+    await this.deps.stored(counts, this.pendingFrom);
   }
 }

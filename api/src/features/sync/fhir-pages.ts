@@ -1,8 +1,8 @@
 // Opening one page of a health system's FHIR search for a sync (docs/connecting.md, "Sync"): with the connection's
 // access token, one refresh and retry on 401, and a 429 or 503's Retry-After honoured (at most 60 s, at most 3
 // times). The page's body is handed on as a stream, read only as fast as the sync stores what it holds, so a page
-// of many MiB is never in memory whole. Deadlines: 15 s for the answer to start and for each part of it to come
-// (waits the sync itself causes do not count), and 5 minutes for a whole page. Failures are SyncFailures whose
+// of many MiB is never in memory whole. Deadlines: 15 s for the answer to start and for each part of it to come,
+// and 5 minutes of waiting for a whole page (the time the sync itself takes to store what it read does not count). Failures are SyncFailures whose
 // `reason` is the word `connection.sync_failed` carries.
 import { OutboundError, type PolicyFetch } from '../../../../core/src/net/policy-fetch.js';
 import { ReauthorizationRequired, TokensUnreadable, type TokenBinding, type TokenVault } from '../token-vault/index.js';
@@ -57,7 +57,7 @@ export async function openPage(
       token = await deps.vault.accessToken(connectionId, binding, refused);
     } catch (error) {
       if (error instanceof ReauthorizationRequired) throw new SyncFailure('reauthorization_required', error.message);
-      if (error instanceof TokensUnreadable) throw new SyncFailure('token_unreadable', error.message);
+      if (error instanceof TokensUnreadable) throw new SyncFailure('token_key_missing', error.message);
       throw new SyncFailure('token_refresh_failed', (error as Error).message);
     }
     const abort = new AbortController();
@@ -104,8 +104,8 @@ export async function openPage(
 }
 
 /**
- * The body's chunks, each of which must come within `idleMs` of being asked for, and all within `totalMs`; the time
- * between asks (the sync storing what it read) counts only towards the total.
+ * The body's chunks, each of which must come within `idleMs` of being asked for, and all of them within `totalMs`
+ * of waiting: the time between asks (the sync storing what it read) counts towards neither.
  */
 async function* withDeadlines(
   body: ReadableStream<Uint8Array>,
@@ -114,10 +114,11 @@ async function* withDeadlines(
   totalMs: number,
 ): AsyncGenerator<Uint8Array> {
   const reader = body.getReader();
-  const giveUpAt = Date.now() + totalMs;
+  let waited = 0;
   try {
     for (;;) {
-      const wait = Math.min(idleMs, giveUpAt - Date.now());
+      const wait = Math.min(idleMs, totalMs - waited);
+      const asked = Date.now();
       let timer: NodeJS.Timeout | undefined;
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(
@@ -135,6 +136,7 @@ async function* withDeadlines(
         throw new SyncFailure(reason, (error as Error).message);
       } finally {
         clearTimeout(timer);
+        waited += Date.now() - asked;
       }
       if (next.done) return;
       yield next.value;

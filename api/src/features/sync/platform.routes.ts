@@ -20,7 +20,7 @@ export function syncRoutes(
       operationId: 'syncConnection',
       summary: "Read a signed-in connection's records from its health system now",
       description:
-        "202: the sync is due now and one replica starts it within a second or so; a sync already running goes on and is not started twice (this answers 202 too). It ends with `connection.synced` or `connection.sync_failed`, and `GET /app-users/{id}` shows where it stands. A connection made by `complete` rather than by signing in is 409; an absent, revoked or another account's connection is 404.",
+        "202: the sync is due now and one replica starts it within a second or so; a sync already running goes on and is not started twice (this answers 202 too, once a minute has passed since it began). Within 60 s of the last run's start the answer is 429 `RATE_LIMITED` with `Retry-After`: no tenant can make Portico hammer a health system. A connection of a suspended app is 409 (its syncs pause until the app is active again). It ends with `connection.synced` or `connection.sync_failed`, and `GET /app-users/{id}` shows where it stands. A connection made by `complete` rather than by signing in is 409; an absent, revoked or another account's connection is 404.",
       tags: ['App users'],
       responses: { 202: { description: 'Due now.', schema: SyncAccepted } },
     },

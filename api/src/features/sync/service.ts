@@ -16,7 +16,7 @@ import type { Principal } from '../../shared/http/auth.js';
 import { AppError, notFound } from '../../shared/http/errors.js';
 import { UUID } from '../../shared/http/ids.js';
 import { underBase } from '../smart/index.js';
-import { BatchWriter, MAX_RESOURCE_BYTES } from './batch-writer.js';
+import { BatchWriter, ENTRY_BYTES, MAX_RESOURCE_BYTES, OTHER_BYTES } from './batch-writer.js';
 import { openPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
 import { isPatients } from './patient-check.js';
 import { MalformedBundle, readSearchset } from './searchset-stream.js';
@@ -29,7 +29,7 @@ export const SYNC_REQUEST_INTERVAL_MS = 60_000;
 export const HIGH_WATER_MARGIN_MS = 5 * 60_000;
 /** Takeovers without progress after which a run ends FAILED (`takeover_limit`). */
 export const MAX_TAKEOVERS = 3;
-const LIMITS = { maxEntryBytes: MAX_RESOURCE_BYTES + 64 * 1024, maxOtherBytes: 1024 * 1024 };
+const LIMITS = { maxEntryBytes: ENTRY_BYTES, maxOtherBytes: OTHER_BYTES };
 
 export interface SyncServiceDeps {
   store: SyncRepository;
@@ -68,7 +68,14 @@ export class SyncService {
         'The connection was not made by signing in at a health system; Portico has nothing to sync it from.',
       );
     if (await this.deps.suspended(principal.accountId, live.connection.appId))
-      throw new AppError('CONFLICT', "The connection's app is suspended: it is not synced until it is active again.");
+      // Not stored by idempotency: the same request is answered once the app is active again.
+      throw new AppError(
+        'CONFLICT',
+        "The connection's app is suspended: it is not synced until it is active again.",
+        {},
+        {},
+        { storable: false },
+      );
     const now = this.deps.clock.now();
     const current = await this.deps.store.get(connectionId);
     const started = current?.run?.startedAt ?? current?.lastStartedAt ?? null;
@@ -109,6 +116,7 @@ export class SyncService {
   /** Runs a claimed sync to its end, until its claim is lost, or until `stop` fires (its claim then lapses). */
   async run(claimed: SyncState, stop?: AbortSignal): Promise<void> {
     const { connectionId, accountId } = claimed;
+    const holder = claimed.run!.holder;
     const live = await this.deps.users.connectionOf(accountId, connectionId);
     const health = live?.connection.health;
     if (!live || !health) {
@@ -116,12 +124,17 @@ export class SyncService {
       await this.deps.forget(connectionId);
       return;
     }
-    if (await this.deps.suspended(accountId, live.connection.appId)) {
-      await this.deps.store.pause(connectionId, claimed.version, this.deps.clock.now());
-      return;
-    }
+    const suspended = () => this.deps.suspended(accountId, live.connection.appId);
+    if (await suspended()) return this.pause(connectionId, holder, suspended);
     const run: SyncRun = { foreignPatient: 0, takeovers: 0, ...claimed.run! };
     const tally: Tally = { skipped: 0, foreignPatient: 0 };
+    const counted = () => {
+      Object.assign(run, {
+        skipped: run.skipped + tally.skipped,
+        foreignPatient: run.foreignPatient! + tally.foreignPatient,
+      });
+      tally.skipped = tally.foreignPatient = 0;
+    };
     // Where the reading stands, for the progress written after each batch: the page being read and the next one.
     const position = { page: '', done: false, next: null as string | null };
     const writer = new BatchWriter({
@@ -131,14 +144,22 @@ export class SyncService {
         run.updated += updated;
         run.takeovers = 0; // progress
         run.next = pendingFrom ?? (position.done ? position.next : position.page);
-        Object.assign(run, {
-          skipped: run.skipped + tally.skipped,
-          foreignPatient: run.foreignPatient! + tally.foreignPatient,
-        });
-        tally.skipped = tally.foreignPatient = 0;
+        counted();
         if (!(await this.extend(connectionId, run))) throw new LostClaim();
       },
     });
+    // A live run keeps its claim whatever it waits for (a slow page, a refresh another replica holds, the database):
+    // only a run whose replica died is taken over.
+    let lost = false;
+    const heartbeat = setInterval(() => {
+      this.extend(connectionId, run).then(
+        (held) => (lost ||= !held),
+        () => {},
+      );
+    }, this.deps.leaseMs / 3);
+    heartbeat.unref();
+    const stopBeating = () => clearInterval(heartbeat);
+    stop?.addEventListener('abort', stopBeating, { once: true });
     try {
       if (live.connection.status === 'REAUTHORIZATION_REQUIRED')
         throw new SyncFailure('reauthorization_required', 'the connection needs the patient to sign in again');
@@ -149,7 +170,13 @@ export class SyncService {
       const pages = { ...this.deps.pages, beforeWait: async () => void (await this.extend(connectionId, run)) };
       let url: string | null = run.next ?? firstPage(health.fhirBaseUrl, health.patient, claimed.highWater);
       while (url !== null) {
-        if (stop?.aborted) return await writer.settle(); // shutting down: another replica takes over where it stood
+        // Shutting down, or taken over: another replica goes on from where this one stood.
+        if (stop?.aborted || lost) return await writer.settle();
+        // Suspended meanwhile: what was read is stored, and the run pauses until the app or account is active again.
+        if (await suspended()) {
+          await writer.flush();
+          return await this.pause(connectionId, holder, suspended);
+        }
         Object.assign(position, { page: url, done: false, next: null });
         const page = await openPage(pages, connectionId, binding, url);
         const searchset = readSearchset(page.chunks, LIMITS);
@@ -164,7 +191,7 @@ export class SyncService {
         const next = nextLink(bundle);
         const foreign = next !== null && new URL(next).origin !== origin;
         Object.assign(position, { done: true, next: foreign ? null : next });
-        // Every page extends the claim (and records where the run stands): a live run is never taken over.
+        // Every page records where the run stands (resuming at the first page whose records are not all stored).
         if (writer.pendingFrom === null) run.next = position.next;
         if (!(await this.extend(connectionId, run))) return await writer.settle(); // another replica took it over
         if (foreign) {
@@ -177,24 +204,30 @@ export class SyncService {
         url = position.next;
       }
       await writer.flush();
-      Object.assign(run, {
-        skipped: run.skipped + tally.skipped,
-        foreignPatient: run.foreignPatient! + tally.foreignPatient,
-      });
+      counted();
       await this.finish(claimed, run, null);
     } catch (error) {
       await writer.settle();
       if (error instanceof LostClaim) return;
-      Object.assign(run, {
-        skipped: run.skipped + tally.skipped,
-        foreignPatient: run.foreignPatient! + tally.foreignPatient,
-      });
+      counted();
       if (error instanceof SyncFailure) return this.finish(claimed, run, error.reason);
       if (error instanceof MalformedBundle) return this.finish(claimed, run, 'invalid_response');
       // Portico's own trouble (its database): recorded as such, and the runner logs it.
       await this.finish(claimed, run, 'internal_error').catch(() => {});
       throw error;
+    } finally {
+      stopBeating();
+      stop?.removeEventListener('abort', stopBeating);
     }
+  }
+
+  /**
+   * Ends the run without a sync until the app or account is active again. A reactivation that came between the
+   * look at the suspension and the pause found nothing paused to resume: the sync is resumed here then.
+   */
+  private async pause(connectionId: string, holder: string, suspended: () => Promise<boolean>): Promise<void> {
+    if (!(await this.deps.store.pause(connectionId, holder, this.deps.clock.now()))) return;
+    if (!(await suspended())) await this.deps.store.resume(connectionId, this.deps.clock.now());
   }
 
   /** The observation an entry holds, if it is a valid one of the connection's patient; else it is counted. */

@@ -81,6 +81,8 @@ export class SyncRepository {
 
   async init(indexes?: Db): Promise<void> {
     await through(this.documents.collection, indexes).createIndex({ nextAt: 1 });
+    // Reactivating an account or app resumes its paused syncs (resumeAccount).
+    await through(this.documents.collection, indexes).createIndex({ accountId: 1 });
   }
 
   target(connectionId: string, version: number): ChangeTarget {
@@ -155,15 +157,25 @@ export class SyncRepository {
     return doc && toState(doc);
   }
 
-  /** Ends the run without a sync (its app or account is suspended) until resumeAccount; false when it moved on. */
-  async pause(connectionId: string, version: number, at: Date): Promise<boolean> {
-    const doc = await this.documents.update(
+  /** Ends `holder`'s run without a sync (its app or account is suspended) until resumed; false when it is not its. */
+  async pause(connectionId: string, holder: string, at: Date): Promise<boolean> {
+    const doc = await this.documents.updateWhere(
       connectionId,
-      version,
+      { 'run.holder': holder },
       { set: { status: 'IDLE', run: null, nextAt: NEVER, pausedAt: at } },
       at,
     );
     return doc !== null;
+  }
+
+  /** A paused sync is due now again (its app or account is active). */
+  async resume(connectionId: string, now: Date): Promise<void> {
+    await this.documents.updateWhere(
+      connectionId,
+      { pausedAt: { $ne: null } },
+      { set: { pausedAt: null, nextAt: now } },
+      now,
+    );
   }
 
   /** The account or one of its apps is active again: its paused syncs are due now (and pause again if still not). */
@@ -171,8 +183,7 @@ export class SyncRepository {
     const paused = await this.documents.collection
       .find({ accountId, pausedAt: { $ne: null }, deletedAt: null }, { projection: { _id: 1 } })
       .toArray();
-    for (const { _id } of paused)
-      await this.documents.updateWhere(_id, { pausedAt: { $ne: null } }, { set: { pausedAt: null, nextAt: now } }, now);
+    for (const { _id } of paused) await this.resume(_id, now);
   }
 
   /** Records a run's progress and extends its claim; false when the claim was lost. */

@@ -234,6 +234,8 @@ export class TokenVault {
       tokens = await this.deps.oauth.refresh(server, registration, refreshToken);
     } catch (error) {
       await this.deps.store.release(id, holder);
+      // An answer refused for its content (not Bearer) still granted tokens: they are revoked.
+      if (error instanceof OAuthFailure && error.granted) this.discard(record.brand, error.granted);
       // Refused: the tokens go, unless a reconnect stored new ones meanwhile (then they are the ones to keep).
       if (error instanceof OAuthFailure && error.error === 'invalid_grant') await this.giveUp(record, 'invalid_grant');
       throw error;
@@ -241,7 +243,9 @@ export class TokenVault {
     if (tokens.patient !== undefined && tokens.patient !== binding.patient) {
       // Another patient's grant: nothing of it is used or kept, and neither is what the connection held.
       await this.deps.store.release(id, holder);
+      // Nothing of either grant is kept: what the refresh handed out, and the refresh token it was asked with.
       this.discard(record.brand, tokens);
+      this.inBackground(this.revoke(record.brand, refreshToken, 'refresh_token'));
       await this.giveUp(record, 'patient_mismatch');
     }
     // Stored before use: the rotated refresh token must outlive this process. Both are sealed under the current key.

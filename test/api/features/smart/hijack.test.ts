@@ -24,7 +24,7 @@ describe('connections nobody can hijack (sandbox EHR)', function () {
   // Discovery is kept an hour: a test that changes what discovery says moves past that first.
   const clock = new ShiftedClock();
   before(async () => {
-    world = await startSmartWorld({ clock });
+    world = await startSmartWorld({ clock, env: { PORTICO_SYNC_INTERVAL: '1000h' } });
   });
   after(() => world?.close());
   afterEach(() => {
@@ -194,12 +194,14 @@ describe('connections nobody can hijack (sandbox EHR)', function () {
       world.ehr.switches.expireAccessTokens();
       const stored = () => world.api.mongo.db.collection('connection_tokens').findOne({ _id: connectionId as never });
       const before = await stored();
+      const refreshes = world.ehr.stats.tokenRequests.refresh_token;
       clock.advance(61_000);
       await world.api.request('POST', `/api/platform/v1/connections/${connectionId}/sync`, { key: world.tenant.key });
       const failed = await waitForSync('pin-refresh', (sync) => sync.status === 'FAILED');
       expect(failed.lastError).to.equal('token_refresh_failed');
       // The refresh token was never presented: the tokens are as they were (a refresh rotates them).
       expect((await stored())?.['version']).to.equal(before?.['version']);
+      expect(world.ehr.stats.tokenRequests.refresh_token, 'no refresh reached any token endpoint').to.equal(refreshes);
     });
   });
 

@@ -11,7 +11,7 @@ describe('the right patient (sandbox EHR)', function () {
   let world: SmartWorld;
   const clock = new ShiftedClock();
   before(async () => {
-    world = await startSmartWorld({ clock });
+    world = await startSmartWorld({ clock, env: { PORTICO_SYNC_INTERVAL: '1000h' } });
   });
   after(() => world?.close());
 
@@ -66,9 +66,9 @@ describe('the right patient (sandbox EHR)', function () {
       expect(await world.api.mongo.db.collection('connection_tokens').findOne({ _id: connectionId as never })).to.equal(
         null,
       );
-      // What the refresh handed out is revoked at the health system, not kept.
+      // Neither grant is kept: what the refresh handed out, and the refresh token it was asked with, are revoked.
       await world.api.services.healthLinks.vault.settled();
-      expect(world.ehr.stats.revocations).to.equal(revocations + 1);
+      expect(world.ehr.stats.revocations).to.equal(revocations + 2);
       const events = await eventsOf(world.api.mongo.db, world.tenant.accountId);
       expect(events.map((e) => e.data)).to.deep.include({
         connectionId,

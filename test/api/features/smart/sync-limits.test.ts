@@ -4,6 +4,7 @@
 // asking for a sync within a minute of the last one is 429; and a suspended app's or account's connections are not
 // synced until reactivated.
 import { expect } from 'chai';
+import { BATCH_BYTES } from '../../../../api/src/features/sync/batch-writer.js';
 import { ShiftedClock } from '../../../../testkit/clock.js';
 import { connectThroughBrowser, startSmartWorld, until, type SmartWorld } from '../../../../testkit/smart.js';
 
@@ -16,7 +17,11 @@ describe('sync limits (sandbox EHR)', function () {
   let world: SmartWorld;
   const clock = new ShiftedClock();
   before(async () => {
-    world = await startSmartWorld({ clock, now: () => Date.now() - SANDBOX_LAG_MS });
+    world = await startSmartWorld({
+      clock,
+      now: () => Date.now() - SANDBOX_LAG_MS,
+      env: { PORTICO_SYNC_INTERVAL: '1000h' },
+    });
   });
   after(() => world?.close());
 
@@ -44,9 +49,14 @@ describe('sync limits (sandbox EHR)', function () {
   it('stores resources of several MiB in small batches, and skips one over 1 MiB as invalid', async () => {
     world.ehr.switches.padObservations = { bytes: 900 * 1024 };
     try {
-      // Grace's 40 records of 900 KiB each: 36 MiB, stored four at a time (a batch holds at most 3.5 MiB).
+      // Grace's 40 records of 900 KiB each: 36 MiB, stored a few at a time.
       const { connectionId, first } = await connect('limits-big', 'grace');
       expect(first.sync).to.include({ lastError: null, observations: 40, skipped: 0 });
+      // Three of them a bundle (a batch stays within BATCH_BYTES): fourteen bundles, not one of 36 MiB.
+      const head = await world.api.mongo.db
+        .collection<{ _id: string; _version: number }>('observation_heads')
+        .findOne({ _id: connectionId });
+      expect(head?._version).to.equal(Math.ceil(40 / Math.floor(BATCH_BYTES / (900 * 1024))));
       // Then every 20th is over the 1 MiB a resource may have: the 20th, changed, is skipped; the 21st is not.
       world.ehr.switches.padObservations = { bytes: MiB + 1, every: 20 };
       world.ehr.touchObservation('public-v2', 'grace', 19);

@@ -123,7 +123,7 @@ describe('syncing a connection from its health system (sandbox EHR)', function (
     let die!: (error: Error) => void;
     const dead = new Promise<never>((_, reject) => (die = reject));
     dead.catch(() => {});
-    const real = policyFetch({ allowInsecure: true, maxBytes: 32 * 1024 * 1024 });
+    const real = policyFetch({ allowInsecure: true, maxBytes: 32 * 1024 * 1024, stream: true });
     let pages = 0;
     // It reads 11 pages (the 11th while it stores the first 10), then its process dies on the 12th.
     const dying: PolicyFetch = (url, init) => (++pages > 11 ? dead : real(url, init));
@@ -147,13 +147,16 @@ describe('syncing a connection from its health system (sandbox EHR)', function (
       clock.now(),
       new Date(clock.now().getTime() + 300),
     );
-    const running = doomed.run(claimed!);
+    // A live run keeps its claim (it beats every leaseMs / 3); its process dying stops that: here, its stop signal.
+    const alive = new AbortController();
+    const running = doomed.run(claimed!, alive.signal);
     running.catch(() => {});
     await until(
       'the first ten pages stored',
       () => links.syncStore.get(connectionId),
       (s) => s?.run?.next != null,
     );
+    alive.abort(); // the replica dies: its claim lapses 300 ms after its last beat
     links.syncRunner.start(); // the surviving replica: it takes the run over once the claim lapses
     const done = await finished('sync-takeover', first.sync.lastSyncedAt);
     die(new Error('the replica died'));

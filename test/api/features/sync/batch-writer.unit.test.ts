@@ -6,31 +6,52 @@ import {
   BATCH,
   BATCH_BYTES,
   BatchWriter,
-  MAX_RESOURCE_BYTES,
+  ENTRY_BYTES,
+  OTHER_BYTES,
   SYNC_BYTE_BUDGET,
 } from '../../../../api/src/features/sync/batch-writer.js';
 
 const observation = (id: string) => ({ resourceId: id }) as NormalizedObservation;
 
 describe('sync: the batch writer', () => {
-  it('cuts batches at 1,000 observations or at their byte budget, whichever comes first', async () => {
-    const stored: number[] = [];
+  it('cuts batches at 1,000 observations or before their JSON would pass BATCH_BYTES, whichever comes first', async () => {
+    const sizes = new Map<string, number>();
+    const batches: { count: number; bytes: number }[] = [];
     const writer = new BatchWriter({
       store: async (batch) => {
-        stored.push(batch.length);
+        batches.push({ count: batch.length, bytes: batch.reduce((sum, o) => sum + sizes.get(o.resourceId)!, 0) });
         return { ingested: batch.length, updated: 0 };
       },
       stored: async () => {},
     });
-    for (let i = 0; i < 2_500; i++) await writer.add(observation(`small-${i}`), 600, 'p');
-    const big = 200 * 1024;
-    for (let i = 0; i < 40; i++) await writer.add(observation(`big-${i}`), big, 'p');
+    const add = (id: string, bytes: number) => {
+      sizes.set(id, bytes);
+      return writer.add(observation(id), bytes, 'p');
+    };
+    for (let i = 0; i < 2_500; i++) await add(`small-${i}`, 600);
+    // Resources of every size up to the largest an entry may be, in an order that puts big ones at batch ends.
+    for (let i = 0; i < 60; i++) await add(`big-${i}`, [200 * 1024, ENTRY_BYTES, 900 * 1024, 1][i % 4]!);
     await writer.flush();
-    expect(stored.slice(0, 2)).to.deep.equal([BATCH, BATCH]);
-    expect(stored.reduce((a, b) => a + b, 0)).to.equal(2_540);
-    const perBigBatch = Math.ceil(BATCH_BYTES / big);
-    expect(Math.max(...stored.slice(3))).to.be.at.most(perBigBatch);
-    expect(2 * BATCH_BYTES + MAX_RESOURCE_BYTES).to.be.at.most(SYNC_BYTE_BUDGET);
+    expect(batches.slice(0, 2).map((b) => b.count)).to.deep.equal([BATCH, BATCH]);
+    expect(batches.reduce((sum, b) => sum + b.count, 0)).to.equal(2_560);
+    expect(Math.max(...batches.map((b) => b.bytes))).to.be.at.most(BATCH_BYTES);
+    expect(writer.largestBatchBytes).to.equal(Math.max(...batches.map((b) => b.bytes)));
+    // Two batches, an entry being read and a page's other parts: the 8 MiB a running sync may hold.
+    expect(2 * BATCH_BYTES + ENTRY_BYTES + OTHER_BYTES).to.be.at.most(SYNC_BYTE_BUDGET);
+  });
+
+  it('counts the batch being stored as not stored: a run taken over meanwhile reads its page again', async () => {
+    let release!: () => void;
+    const writer = new BatchWriter({
+      store: (batch) => new Promise((resolve) => (release = () => resolve({ ingested: batch.length, updated: 0 }))),
+      stored: async () => {},
+    });
+    // The last observation of page 7 fills the batch: it goes to the database, and nothing else is pending.
+    for (let i = 0; i < BATCH; i++) await writer.add(observation(`o-${i}`), 10, 'page-7');
+    expect(writer.pendingFrom, 'while it is being stored').to.equal('page-7');
+    release();
+    await writer.flush();
+    expect(writer.pendingFrom).to.equal(null);
   });
 
   it('fills the next batch while one is stored, never a third, and says where unstored reading began', async () => {
