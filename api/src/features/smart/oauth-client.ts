@@ -158,11 +158,7 @@ export class SmartOAuthClient {
       patient: typeof tokens['patient'] === 'string' ? tokens['patient'] : undefined,
     };
     if (tokens.token_type !== 'bearer')
-      throw new OAuthFailure(
-        'invalid_token_response',
-        `the token type is ${tokens.token_type}, not Bearer`,
-        granted,
-      );
+      throw new OAuthFailure('invalid_token_response', `the token type is ${tokens.token_type}, not Bearer`, granted);
     return granted;
   }
 
