@@ -68,6 +68,12 @@ function resetPeak(pid: number): boolean {
   }
 }
 
+/** The heap the Helm chart gives the API's Node (`api.heapMiB`), in MiB: the replica runs with it, as a pod does. */
+function chartHeapMiB(): number {
+  const values = parse(readFileSync(path.join(repoRoot(), 'charts/portico/values.yaml'), 'utf8'));
+  return Number(values.api.heapMiB);
+}
+
 /** The memory limit the Helm chart's values give the API's pods (`api.resources.limits.memory`), in MiB. */
 function chartMemoryLimitMiB(): number {
   const values = parse(readFileSync(path.join(repoRoot(), 'charts/portico/values.yaml'), 'utf8'));
@@ -141,6 +147,8 @@ async function main(): Promise<void> {
     PORTICO_SMART_ALLOW_INSECURE: 'true',
     PORTICO_TOKEN_KEYS: TOKEN_KEYS,
     PORTICO_CATALOG_POLL_MS: '200',
+    // The chart's heap size, as its pods run (BENCH_API_NODE_OPTIONS overrides: `''` for Node's own default).
+    NODE_OPTIONS: process.env.BENCH_API_NODE_OPTIONS ?? `--max-old-space-size=${chartHeapMiB()}`,
   };
   let api: Replica | undefined;
   const mongo = await connectMongo(`${database.url}${name}`, name);
@@ -247,7 +255,8 @@ async function main(): Promise<void> {
     );
     console.log(
       `(node ${process.version}, ${cpus().length} cores; 100 observations a page; ${ROUNDS} rounds; the API pods' memory ` +
-        `limit in charts/portico/values.yaml: ${grouped(limitMiB)} MiB; goals for 10,000 plain observations: ` +
+        `limit in charts/portico/values.yaml: ${grouped(limitMiB)} MiB; the API's Node options: ` +
+        `${env.NODE_OPTIONS || 'none'}; goals for 10,000 plain observations: ` +
         `≥ 2,000 observations/s and ≤ 10 s)`,
     );
     console.log(

@@ -117,7 +117,10 @@ describe('chart: charts/portico', function () {
             );
         }
         if (component === 'api') {
-          expect(container!.args, file).to.deep.equal(['node', '/app/bin/portico.js', 'serve']);
+          // The heap sized for the pod (api.heapMiB), not for the machine.
+          const [node, heap, ...rest] = container!.args ?? [];
+          expect([node, ...rest], file).to.deep.equal(['node', '/app/bin/portico.js', 'serve']);
+          expect(heap, file).to.match(/^--max-old-space-size=\d+$/);
           expect(() => loadConfig(env), `${file}: the API refuses its environment`).not.to.throw();
         } else {
           expect(component, file).to.equal('operator');
