@@ -22,6 +22,7 @@ import { renderProblem, toAppError } from './problem-middleware.js';
 import { captureResponse, replay, seal, sealingKey, unseal, type StoredResponse } from './stored-response.js';
 import type { WriteAdmission } from './admission.js';
 import { answeredByDeadline, latestWriteStart } from './deadline.js';
+import { causedBy, DependencyUnavailableError } from '../../../../core/src/errors.js';
 
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /**
@@ -35,6 +36,12 @@ const SETTLE_MS = 15_000;
 /** Delays of the background attempts of a step on the store (recording an outcome, handing a claim back) that failed at
  * first. */
 const STORE_RETRIES_MS = [250, 500, 1_000, 2_000, 2_000, 5_000, 5_000, 15_000, 30_000];
+/**
+ * The same for handing a failed claim back: every retry of the key meets IDEMPOTENCY_KEY_IN_USE until it lands, so it
+ * is tried again often (a write under a lock: cheap) for as long as the claim's lease, and lands within a moment of
+ * the store answering again, well within the Retry-After the failure was answered with.
+ */
+const HAND_BACK_RETRIES_MS = [...Array<number>(40).fill(250), ...Array<number>(30).fill(1_000)];
 /** How many answers of the store an unanswered claim's hand-back waits for (found nothing each time) before it stops.
  * */
 const HAND_BACK_ANSWERS = 4;
@@ -75,11 +82,17 @@ export function createIdempotency(
    * Runs a step on the store, and again in the background while the store fails (a stalled or restarted
    * Redis or database): the response does not wait for it.
    */
-  async function persist(scope: string, what: string, step: () => Promise<unknown>, attempt = 0): Promise<void> {
+  async function persist(
+    scope: string,
+    what: string,
+    step: () => Promise<unknown>,
+    schedule = STORE_RETRIES_MS,
+    attempt = 0,
+  ): Promise<void> {
     try {
       await step();
     } catch (error) {
-      const delay = STORE_RETRIES_MS[attempt];
+      const delay = schedule[attempt];
       if (delay === undefined) {
         logger.error(
           { err: error, scope },
@@ -91,7 +104,7 @@ export function createIdempotency(
         { err: error, scope, attempt: attempt + 1 },
         `idempotency: ${what} failed; retrying in the background`,
       );
-      setTimeout(() => void persist(scope, what, step, attempt + 1), delay).unref();
+      setTimeout(() => void persist(scope, what, step, schedule, attempt + 1), delay).unref();
     }
   }
 
@@ -114,11 +127,11 @@ export function createIdempotency(
       } catch {
         // still away: the next attempt
       }
-      const delay = STORE_RETRIES_MS[index + 1];
+      const delay = HAND_BACK_RETRIES_MS[index + 1];
       if (delay === undefined || answered >= HAND_BACK_ANSWERS) return;
       setTimeout(() => void attempt(index + 1), delay).unref();
     };
-    setTimeout(() => void attempt(0), STORE_RETRIES_MS[0]).unref();
+    setTimeout(() => void attempt(0), HAND_BACK_RETRIES_MS[0]).unref();
   }
 
   /** Records an outcome (the response is sent regardless). */
@@ -253,8 +266,12 @@ export function createIdempotency(
       );
       renewal.unref();
 
-      /** A failure: release the claim when nothing can have happened, else settle it by the recovery points. */
-      const fail = async (decided: AppError | undefined): Promise<'executed' | 'failed'> => {
+      /**
+       * A failure: release the claim when nothing can have happened, else settle it by the recovery points.
+       * `beforeWrite`: it stopped the handler at a write that had not started (its document lock was not taken: Redis
+       * stalled), so no write of this request is on its way to the database. Handlers write one thing at a time.
+       */
+      const fail = async (decided: AppError | undefined, beforeWrite = false): Promise<'executed' | 'failed'> => {
         let reached: boolean | undefined = false;
         // Within the database's deadline; unknown is judged later, as ambiguous.
         if (targets.length > 0) reached = await anyReached(targets).catch(() => undefined);
@@ -266,12 +283,14 @@ export function createIdempotency(
         }
         // Nothing happened and the failure is a decided one: the key is free again. After an ambiguous
         // failure a write may still land: recovery judges once it has settled.
-        const settled = targets.length === 0 || (reached === false && decided !== undefined && decided.status < 500);
+        const settled =
+          targets.length === 0 ||
+          (reached === false && ((decided !== undefined && decided.status < 500) || beforeWrite));
         // Until the store takes the step, retries see IDEMPOTENCY_KEY_IN_USE (at most for the lease). After a
         // decided failure the answer waits for it, so that a corrected retry runs at once; after a dependency's
         // failure it does not, so that the answer is not held up by the same dependency.
         const step = settled
-          ? persist(scope, 'handing back a failed claim', () => store.release(scope, owner))
+          ? persist(scope, 'handing back a failed claim', () => store.release(scope, owner), HAND_BACK_RETRIES_MS)
           : persist(scope, 'holding a failed claim until it settles', () =>
               store.renew(scope, owner, now() + SETTLE_MS),
             );
@@ -293,7 +312,8 @@ export function createIdempotency(
         ) {
           active = false;
           clearInterval(renewal);
-          if ((await fail(decided)) === 'executed') return;
+          const beforeWrite = causedBy(error, (e) => e instanceof DependencyUnavailableError && e.beforeWrite);
+          if ((await fail(decided, beforeWrite)) === 'executed') return;
           throw error;
         }
         renderProblem(ctx, decided);
