@@ -9,7 +9,7 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.data/**', 'charts/**', 'tools/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.data/**', 'charts/**', 'tools/**', '.bench/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -3,24 +3,27 @@
 
 /** A dependency (Redis, a write lock, object storage, DNS) did not answer in time or refused the call. */
 export class DependencyUnavailableError extends Error {
-  /** The write it stopped had not started (a document lock that was not taken): nothing of it can land later. */
-  readonly beforeWrite: boolean;
+  /**
+   * The document lock (`collection:id`, core/src/infra/locks.ts) that was not taken, when this stopped a write
+   * before it started: that write cannot land later. Other writes of the same request are not covered by it.
+   */
+  readonly lockNotTaken: string | undefined;
 
   constructor(
     readonly dependency: string,
-    options?: { cause?: unknown; beforeWrite?: boolean },
+    options?: { cause?: unknown; lockNotTaken?: string },
   ) {
     super(`${dependency} is unavailable`, options);
     this.name = 'DependencyUnavailableError';
-    this.beforeWrite = options?.beforeWrite === true;
+    this.lockNotTaken = options?.lockNotTaken;
   }
 }
 
-/** Whether `error`, or an error it was caused by, is one `test` recognises. */
-export function causedBy(error: unknown, test: (error: unknown) => boolean): boolean {
+/** The first error in `error`'s cause chain that `test` recognises. */
+export function findCause<E>(error: unknown, test: (error: unknown) => error is E): E | undefined {
   for (let at = error, depth = 0; at !== undefined && at !== null && depth < 10; depth++) {
-    if (test(at)) return true;
+    if (test(at)) return at;
     at = (at as { cause?: unknown }).cause;
   }
-  return false;
+  return undefined;
 }

@@ -8,8 +8,9 @@
 // waits in a buffer that Redis reads when it resumes, after its caller gave up. Nobody would release that lock, and
 // every write to the document would wait out its whole TTL after Redis was back (an idempotency claim's hand-back
 // among them: the key stayed IDEMPOTENCY_KEY_IN_USE for ten seconds). So each such acquisition is remembered and
-// released, by its own token (never someone else's lock), as soon as Redis answers again, a few times over, since the
-// stalled command may be read a moment after the first answer.
+// released, by its own token (never someone else's lock), as soon as Redis answers again, and again for a while
+// (sweep(), below).
+import { AsyncResource } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Db } from 'mongodb';
@@ -46,24 +47,31 @@ export const processLocks: DocumentLocks = {
 };
 
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
-/** How often unanswered acquisitions are released, and how many answers each gets before it is forgotten. */
+/** How often unanswered acquisitions are released. */
 const SWEEP_MS = 200;
-const SWEEP_ANSWERS = 3;
-/** An unanswered acquisition older than this is forgotten (its TTL ran out long ago, wherever it landed). */
+/** An unanswered acquisition Redis never answers for this long is forgotten (unreachable; its TTL ends it anyway). */
 const SWEEP_GIVE_UP_MS = 10 * 60_000;
 const MAX_UNANSWERED = 10_000;
+/** What ioredis says of a command it refused without sending (not connected, no offline queue): nothing to release. */
+const NEVER_SENT = "Stream isn't writeable";
 
 interface Unanswered {
   name: string;
   token: string;
   since: number;
-  answers: number;
+  /** When Redis first answered its release. */
+  answeredAt?: number;
 }
 
 export class RedisLocks implements DocumentLocks {
   readonly atomic = false;
   private readonly unanswered = new Map<string, Unanswered>();
   private sweeping: NodeJS.Timeout | undefined;
+  /** The sweep runs in the context this was made in, not in that of the request whose lock went unanswered. */
+  private readonly scheduleSweep = AsyncResource.bind(() => {
+    this.sweeping = setTimeout(() => void this.sweep(), this.sweepMs);
+    this.sweeping.unref();
+  });
 
   constructor(
     private readonly redis: Redis,
@@ -81,11 +89,11 @@ export class RedisLocks implements DocumentLocks {
       try {
         acquired = await this.redis.set(name, token, 'PX', this.ttlMs, 'NX');
       } catch (error) {
-        this.releaseWhenAnswering(name, token);
-        throw new DependencyUnavailableError('Redis', { cause: error, beforeWrite: true });
+        if (!(error instanceof Error && error.message.startsWith(NEVER_SENT))) this.releaseWhenAnswering(name, token);
+        throw new DependencyUnavailableError('Redis', { cause: error, lockNotTaken: key });
       }
       if (acquired === 'OK') break;
-      if (Date.now() > deadline) throw new DependencyUnavailableError('a write lock', { beforeWrite: true });
+      if (Date.now() > deadline) throw new DependencyUnavailableError('a write lock', { lockNotTaken: key });
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
     try {
@@ -103,26 +111,34 @@ export class RedisLocks implements DocumentLocks {
   /** Releases the lock `token` may hold once Redis answers, in the background (see the top of this file). */
   private releaseWhenAnswering(name: string, token: string): void {
     if (this.unanswered.size >= MAX_UNANSWERED) return; // a TTL still ends each of them
-    this.unanswered.set(token, { name, token, since: Date.now(), answers: 0 });
-    this.sweeping ??= setTimeout(() => void this.sweep(), this.sweepMs);
-    this.sweeping.unref();
+    this.unanswered.set(token, { name, token, since: Date.now() });
+    if (!this.sweeping) this.scheduleSweep();
   }
 
+  /**
+   * One round: every remembered acquisition's release, in one pipeline. Redis runs a connection's commands in order,
+   * so an answer means the stalled SET was read first; but one sent on a connection that was since replaced may still
+   * be read after it, so each is released again every round for a lock's TTL after Redis first answered (one read
+   * later still holds its document for its TTL, as every unanswered lock did before this sweep).
+   */
   private async sweep(): Promise<void> {
     const now = Date.now();
-    await Promise.all(
-      [...this.unanswered.values()].map(async (entry) => {
-        try {
-          await this.redis.eval(RELEASE, 1, entry.name, entry.token);
-          entry.answers += 1;
-        } catch {
-          // still away: the next round
-        }
-        if (entry.answers >= SWEEP_ANSWERS || now - entry.since > SWEEP_GIVE_UP_MS) this.unanswered.delete(entry.token);
-      }),
-    );
-    this.sweeping = this.unanswered.size > 0 ? setTimeout(() => void this.sweep(), this.sweepMs) : undefined;
-    this.sweeping?.unref();
+    const entries = [...this.unanswered.values()];
+    // Not connected: the commands would fail unsent; the next round tries.
+    if (this.redis.status === 'ready' && entries.length > 0) {
+      const pipeline = this.redis.pipeline();
+      for (const entry of entries) pipeline.eval(RELEASE, 1, entry.name, entry.token);
+      const results = await pipeline.exec().catch(() => null);
+      entries.forEach((entry, index) => {
+        if (results?.[index] && results[index][0] === null) entry.answeredAt ??= now;
+      });
+    }
+    for (const entry of entries) {
+      const done = entry.answeredAt !== undefined && now - entry.answeredAt >= this.ttlMs;
+      if (done || now - entry.since > SWEEP_GIVE_UP_MS) this.unanswered.delete(entry.token);
+    }
+    this.sweeping = undefined;
+    if (this.unanswered.size > 0) this.scheduleSweep();
   }
 }
 

@@ -80,7 +80,9 @@ export class WebhookEndpointService {
     try {
       await this.deps.endpoints.insert(endpoint);
     } catch (error) {
-      await this.deps.accounts.release(accountId, 'webhookEndpoints');
+      // The insert's own failure is the answer (an idempotent request judges by it whether the insert may still land).
+      // A release that fails too leaves the slot counted: the account is one endpoint short, never over its quota.
+      await this.deps.accounts.release(accountId, 'webhookEndpoints').catch(() => undefined);
       throw error;
     }
     return endpoint;

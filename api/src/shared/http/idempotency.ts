@@ -22,7 +22,7 @@ import { renderProblem, toAppError } from './problem-middleware.js';
 import { captureResponse, replay, seal, sealingKey, unseal, type StoredResponse } from './stored-response.js';
 import type { WriteAdmission } from './admission.js';
 import { answeredByDeadline, latestWriteStart } from './deadline.js';
-import { causedBy, DependencyUnavailableError } from '../../../../core/src/errors.js';
+import { DependencyUnavailableError, findCause } from '../../../../core/src/errors.js';
 
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /**
@@ -37,9 +37,10 @@ const SETTLE_MS = 15_000;
  * first. */
 const STORE_RETRIES_MS = [250, 500, 1_000, 2_000, 2_000, 5_000, 5_000, 15_000, 30_000];
 /**
- * The same for handing a failed claim back: every retry of the key meets IDEMPOTENCY_KEY_IN_USE until it lands, so it
- * is tried again often (a write under a lock: cheap) for as long as the claim's lease, and lands within a moment of
- * the store answering again, well within the Retry-After the failure was answered with.
+ * The same for handing back a claim under which nothing was written (settled): every retry of the key meets
+ * IDEMPOTENCY_KEY_IN_USE until it lands, so it is tried again often (a write under a lock: cheap) for as long as the
+ * claim's lease, and lands within a moment of the store answering again, well within the Retry-After the failure was
+ * answered with.
  */
 const HAND_BACK_RETRIES_MS = [...Array<number>(40).fill(250), ...Array<number>(30).fill(1_000)];
 /** How many answers of the store an unanswered claim's hand-back waits for (found nothing each time) before it stops.
@@ -50,6 +51,27 @@ const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
 const KEY_HEADER_PATTERN = `^(?!""$)(?:${KEY_SHAPE.source.slice(1, -1)}|"${KEY_SHAPE.source.slice(1, -1)}")$`;
 /** Outcomes that the operation decided and that a retry would see again. */
 const STORED_ERROR_STATUSES = new Set([404, 409, 412]);
+
+/**
+ * Whether `error` stopped the write the handler announced last before that write started: the first dependency failure
+ * in its causes is that write's document lock not being taken. A lock refused to any other write (a compensation after
+ * an ambiguous failure, say) proves nothing of the announced one.
+ */
+function stoppedBeforeLastWrite(error: unknown, targets: readonly RecoveryPoint[]): boolean {
+  const last = targets.at(-1);
+  return last !== undefined && lockRefused(error) === targetKey(last);
+}
+
+/** The document lock whose refusal is the first dependency failure among `error`'s causes, if that is what it is. */
+function lockRefused(error: unknown): string | undefined {
+  return findCause(error, (e): e is DependencyUnavailableError => e instanceof DependencyUnavailableError)
+    ?.lockNotTaken;
+}
+
+/** A recovery point's document, named as its lock is (core/src/infra/where.ts). */
+function targetKey(point: RecoveryPoint): string {
+  return `${point.collection}:${point.id}`;
+}
 
 function readKey(ctx: Context): string | undefined {
   const values = ctx.req.headersDistinct['idempotency-key'];
@@ -127,11 +149,11 @@ export function createIdempotency(
       } catch {
         // still away: the next attempt
       }
-      const delay = HAND_BACK_RETRIES_MS[index + 1];
+      const delay = STORE_RETRIES_MS[index + 1];
       if (delay === undefined || answered >= HAND_BACK_ANSWERS) return;
       setTimeout(() => void attempt(index + 1), delay).unref();
     };
-    setTimeout(() => void attempt(0), HAND_BACK_RETRIES_MS[0]).unref();
+    setTimeout(() => void attempt(0), STORE_RETRIES_MS[0]).unref();
   }
 
   /** Records an outcome (the response is sent regardless). */
@@ -242,7 +264,16 @@ export function createIdempotency(
           return active;
         },
         recoveryPoint: async (point) => {
-          if (!(await store.addTarget(scope, owner, point, now() + leaseMs))) {
+          let added: boolean;
+          try {
+            added = await store.addTarget(scope, owner, point, now() + leaseMs);
+          } catch (error) {
+            // The claim's lock was not taken, so neither was the step to the announced write: it stopped before it.
+            if (!lockRefused(error)) throw error;
+            targets.push(point);
+            throw new DependencyUnavailableError('Redis', { cause: error, lockNotTaken: targetKey(point) });
+          }
+          if (!added) {
             // Taken over (this execution stalled past its lease): it must not write any more.
             throw new AppError(
               'IDEMPOTENCY_KEY_IN_USE',
@@ -268,8 +299,8 @@ export function createIdempotency(
 
       /**
        * A failure: release the claim when nothing can have happened, else settle it by the recovery points.
-       * `beforeWrite`: it stopped the handler at a write that had not started (its document lock was not taken: Redis
-       * stalled), so no write of this request is on its way to the database. Handlers write one thing at a time.
+       * `beforeWrite`: the write the handler announced last had not started when it stopped (its document lock was
+       * not taken), so no write of this request is on its way to the database. Handlers write one thing at a time.
        */
       const fail = async (decided: AppError | undefined, beforeWrite = false): Promise<'executed' | 'failed'> => {
         let reached: boolean | undefined = false;
@@ -312,8 +343,7 @@ export function createIdempotency(
         ) {
           active = false;
           clearInterval(renewal);
-          const beforeWrite = causedBy(error, (e) => e instanceof DependencyUnavailableError && e.beforeWrite);
-          if ((await fail(decided, beforeWrite)) === 'executed') return;
+          if ((await fail(decided, stoppedBeforeLastWrite(error, targets))) === 'executed') return;
           throw error;
         }
         renderProblem(ctx, decided);

@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { MongoNetworkError } from 'mongodb';
+import { Collection, MongoNetworkError } from 'mongodb';
 import { ADMIN_TOKEN, TestApi, withTestApi, type Tenant } from '../../../../testkit/api.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import { patchStore } from '../../../../testkit/idempotency.js';
@@ -12,8 +12,10 @@ import { buildEndpoint, buildPatient } from '../../../../testkit/factories.js';
 import { testRedisUrl } from '../../../../testkit/services.js';
 import { until } from '../../../../testkit/until.js';
 import { LEASE_MS } from '../../../../api/src/shared/http/idempotency.js';
+import { DependencyUnavailableError } from '../../../../core/src/errors.js';
 
 const PATIENTS = '/api/platform/v1/patients';
+const ENDPOINTS = '/api/platform/v1/webhook-endpoints';
 const newKey = () => `idem-${randomUUID()}`;
 
 const countPatients = (api: TestApi, tenant: Tenant) =>
@@ -178,6 +180,49 @@ describe('http: idempotency across faults', () => {
       } finally {
         restoreTarget();
         restoreRelease();
+      }
+    });
+    it('holds the key after an ambiguous write whose undoing fails at a lock: the write may still land, and it runs once', async () => {
+      const key = newKey();
+      const body = buildEndpoint({ url: `https://hooks-${key.slice(-12)}.example.test/portico` });
+      const endpoints = () =>
+        api.mongo.db.collection('webhook_endpoints').countDocuments({ accountId: tenant.accountId });
+      const before = await endpoints();
+      // What a stalled database does to the insert: its answer is lost and it lands later. The quota slot it took is
+      // then given back under the account's lock, which Redis refuses: the request failed at a lock, but not at the
+      // lock of the write it announced last, so that write is not known to have stayed away.
+      let land!: () => void;
+      const landing = new Promise<void>((resolve) => (land = resolve));
+      let late: Promise<unknown> | undefined;
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- called with its collection as `this`, restored below
+      const insertOne = Collection.prototype.insertOne;
+      Collection.prototype.insertOne = function (this: Collection, ...args: Parameters<typeof insertOne>) {
+        if (this.collectionName !== 'webhook_endpoints' || late !== undefined) return insertOne.apply(this, args);
+        late = landing.then(() => insertOne.apply(this, args));
+        return Promise.reject(new MongoNetworkError('connection timed out (injected)'));
+      } as typeof insertOne;
+      const accounts = api.services.accounts as unknown as Record<string, unknown>;
+      accounts.release = async (id: string) => {
+        throw new DependencyUnavailableError('Redis', { lockNotTaken: `customer_accounts:${id}` });
+      };
+      try {
+        const first = await send(api, 'POST', ENDPOINTS, tenant.key, key, body);
+        expect(first.status).to.equal(503);
+        const soon = await send(api, 'POST', ENDPOINTS, tenant.key, key, body);
+        expect(soon.status).to.equal(409);
+        expect(await soon.json()).to.include({ code: 'IDEMPOTENCY_KEY_IN_USE' });
+        land();
+        await late;
+        expect(await endpoints()).to.equal(before + 1);
+        // Judged once it settled: it executed.
+        clock.advance(LEASE_MS);
+        const later = await send(api, 'POST', ENDPOINTS, tenant.key, key, body);
+        expect(later.status).to.equal(409);
+        expect(await later.json()).to.include({ code: 'IDEMPOTENCY_KEY_EXECUTED' });
+        expect(await endpoints()).to.equal(before + 1);
+      } finally {
+        Collection.prototype.insertOne = insertOne;
+        delete accounts.release;
       }
     });
   });
