@@ -41,19 +41,41 @@ export interface DeadlineOptions {
   timeoutFor?: (path: string) => number | undefined;
 }
 
-const answered = new WeakSet<IncomingMessage>();
-/** When (performance.now()) each request under a deadline reaches half of it: the latest a write may start. */
-const halfway = new WeakMap<IncomingMessage, number>();
+/**
+ * A request under its deadline, kept on the request itself under a symbol of this module's (request-id.ts does the
+ * same): a WeakMap or WeakSet entry per request cost more than the timer (the collector does their upkeep).
+ */
+interface Watch {
+  started: number;
+  timeoutMs: number;
+  timer: NodeJS.Timeout | undefined;
+  /** The deadline wrote the 503: the handler's late outcome goes nowhere. */
+  answered: boolean;
+}
+const WATCH = Symbol('deadline');
+type Watched = IncomingMessage & { [WATCH]?: Watch };
 
 /** Whether the deadline answered this request (its handler's late outcome went nowhere). */
 export function answeredByDeadline(req: IncomingMessage): boolean {
-  return answered.has(req);
+  return (req as Watched)[WATCH]?.answered === true;
 }
 
-/** The latest moment (performance.now()) this request's write may start, if it runs under a deadline. */
+/** The latest moment (performance.now()) this request's write may start (half its deadline), if it runs under one. */
 export function latestWriteStart(req: IncomingMessage): number | undefined {
-  return halfway.get(req);
+  const watch = (req as Watched)[WATCH];
+  return watch && watch.started + watch.timeoutMs / 2;
 }
+
+/** The response is done with (finished or its connection gone): its request's timer goes. One function for all. */
+function release(this: ServerResponse): void {
+  clearTimeout((this.req as Watched)[WATCH]?.timer);
+}
+
+/** The path of a request target: without its query string. */
+const pathOf = (url: string): string => {
+  const mark = url.indexOf('?');
+  return mark < 0 ? url : url.slice(0, mark);
+};
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -67,67 +89,68 @@ export function withRequestDeadline(
     help: 'Requests answered 503 by the request deadline while their work went on.',
     registers: [registry],
   });
-  return function deadline(req, res) {
-    const started = performance.now();
-    const timeoutMs = timeoutFor?.((req.url ?? '/').split('?', 1)[0]!) ?? defaultTimeoutMs;
-    halfway.set(req, started + timeoutMs / 2);
-    const timer = setTimeout(() => {
-      // A response under way (headers sent) is left to finish; a connection the client dropped needs no answer;
-      // and one that is still answering an earlier request on this connection (pipelining) is left to that.
-      const socket = req.socket as Socket & { _httpMessage?: ServerResponse | null };
-      if (
-        res.headersSent ||
-        res.writableEnded ||
-        !socket.writable ||
-        (socket._httpMessage != null && socket._httpMessage !== res)
-      )
-        return;
-      answered.add(req);
-      exceeded.inc();
-      const path = (req.url ?? '/').split('?', 1)[0]!;
-      const requestId = requestIdOf(req);
-      const outcome =
-        req.headers['idempotency-key'] === undefined
-          ? 'It may still complete: without an Idempotency-Key, read the resource to learn whether it did.'
-          : 'It may still complete: a retry with the same Idempotency-Key answers with its outcome once it is decided.';
-      const problem = new AppError(
-        'SERVICE_UNAVAILABLE',
-        `The request did not finish within ${timeoutMs} ms. ${outcome}`,
-        {},
-        { 'Retry-After': String(DEADLINE_RETRY_AFTER_SECONDS) },
-      );
-      const own = errorFor?.(path, problem);
-      const body = own?.body ?? JSON.stringify(problemOf(problem, path));
-      const headers: Record<string, string | number> = {};
-      for (const name of res.getHeaderNames()) if (KEPT_HEADERS.test(name)) headers[name] = String(res.getHeader(name));
-      Object.assign(
-        headers,
-        own?.headers,
-        {
-          'X-Request-Id': requestId,
-          'Content-Type': own?.contentType ?? 'application/problem+json',
-          'Content-Length': Buffer.byteLength(body),
-          Connection: 'close',
-        },
-        problem.headers,
-      );
-      const head = Object.entries(headers)
-        .map(([name, value]) => `${name}: ${value}\r\n`)
-        .join('');
-      // Nothing more is read from the connection: a request pipelined behind this one would run with nobody to
-      // answer. Closed once the answer is written: paused, it would never read the client's end of it (the
-      // server keeps connections half-open), and the work's own response is never written (Koa sees the socket
-      // unwritable), so nothing else would ever close it.
-      socket.pause();
-      socket.end(`HTTP/1.1 503 ${STATUS_CODES[503]}\r\n${head}\r\n${req.method === 'HEAD' ? '' : body}`, () =>
-        socket.destroy(),
-      );
-      logger.warn(
-        { requestId, method: req.method, ms: Math.round(performance.now() - started) },
-        'request deadline: answered 503; the work goes on and is settled like a crashed request',
-      );
-    }, timeoutMs);
-    res.once('close', () => clearTimeout(timer));
+  function expire(req: Watched, res: ServerResponse, watch: Watch): void {
+    // A response under way (headers sent) is left to finish; a connection the client dropped needs no answer;
+    // and one that is still answering an earlier request on this connection (pipelining) is left to that.
+    const socket = req.socket as Socket & { _httpMessage?: ServerResponse | null };
+    if (
+      res.headersSent ||
+      res.writableEnded ||
+      !socket.writable ||
+      (socket._httpMessage != null && socket._httpMessage !== res)
+    )
+      return;
+    watch.answered = true;
+    exceeded.inc();
+    const path = pathOf(req.url ?? '/');
+    const requestId = requestIdOf(req);
+    const outcome =
+      req.headers['idempotency-key'] === undefined
+        ? 'It may still complete: without an Idempotency-Key, read the resource to learn whether it did.'
+        : 'It may still complete: a retry with the same Idempotency-Key answers with its outcome once it is decided.';
+    const problem = new AppError(
+      'SERVICE_UNAVAILABLE',
+      `The request did not finish within ${watch.timeoutMs} ms. ${outcome}`,
+      {},
+      { 'Retry-After': String(DEADLINE_RETRY_AFTER_SECONDS) },
+    );
+    const own = errorFor?.(path, problem);
+    const body = own?.body ?? JSON.stringify(problemOf(problem, path));
+    const headers: Record<string, string | number> = {};
+    for (const name of res.getHeaderNames()) if (KEPT_HEADERS.test(name)) headers[name] = String(res.getHeader(name));
+    Object.assign(
+      headers,
+      own?.headers,
+      {
+        'X-Request-Id': requestId,
+        'Content-Type': own?.contentType ?? 'application/problem+json',
+        'Content-Length': Buffer.byteLength(body),
+        Connection: 'close',
+      },
+      problem.headers,
+    );
+    const head = Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}\r\n`)
+      .join('');
+    // Nothing more is read from the connection: a request pipelined behind this one would run with nobody to
+    // answer. Closed once the answer is written: paused, it would never read the client's end of it (the
+    // server keeps connections half-open), and the work's own response is never written (Koa sees the socket
+    // unwritable), so nothing else would ever close it.
+    socket.pause();
+    socket.end(`HTTP/1.1 503 ${STATUS_CODES[503]}\r\n${head}\r\n${req.method === 'HEAD' ? '' : body}`, () =>
+      socket.destroy(),
+    );
+    logger.warn(
+      { requestId, method: req.method, ms: Math.round(performance.now() - watch.started) },
+      'request deadline: answered 503; the work goes on and is settled like a crashed request',
+    );
+  }
+  return function deadline(req: Watched, res) {
+    const timeoutMs = (timeoutFor && timeoutFor(pathOf(req.url ?? '/'))) ?? defaultTimeoutMs;
+    const watch: Watch = { started: performance.now(), timeoutMs, timer: undefined, answered: false };
+    req[WATCH] = watch;
+    watch.timer = setTimeout(expire, timeoutMs, req, res, watch);
+    res.on('close', release);
     handler(req, res);
   };
 }

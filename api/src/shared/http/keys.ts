@@ -1,6 +1,6 @@
 // Opaque credentials: a kind prefix and 40 base62 characters (≈238 bits) from the CSPRNG. Only their
 // SHA-256 is stored; with this much entropy a slow hash adds nothing and would cost every request.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export type KeyKind = 'sk' | 'pk' | 'ak';
 
@@ -36,7 +36,8 @@ export function randomBase62(length: number): string {
   return body;
 }
 
-export const hashKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+// On every authenticated request: crypto.hash, one call without a Hash object, takes under half of createHash()'s time.
+export const hashKey = (key: string): string => hash('sha256', key, 'hex');
 
 export const kindOf = (key: string): KeyKind | undefined =>
   KEY_SHAPE.test(key) ? (key.slice(0, 2) as KeyKind) : undefined;
