@@ -21,6 +21,7 @@ import { lifecycleAnswer } from './features/app-users/lifecycle-answer.js';
 import { patientAnswer } from './features/patients/answer.js';
 import { fastPathFailures, keyedFastPath } from './shared/http/keyed-fast-path.js';
 import { gatewayFastRoutes } from './features/clinical/sdk.routes.js';
+import { webhookFastRoutes } from './features/webhooks/platform.routes.js';
 import { FHIR_PREFIX, fhirOutcomes, outcomeOf } from './features/clinical/fhir-outcomes.js';
 import { isPublishablePath, PUBLISHABLE_CORS, publishableCors } from './shared/http/cors.js';
 import { isSignInPath, SIGN_IN_DEADLINE_MS, SIGN_IN_DEADLINE_PAGE } from './features/smart/page.js';
@@ -134,8 +135,8 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     observer,
     routers.flatMap((router) => router.table()),
   );
-  // The polled credentialed reads (the lifecycle probe and the patient profile: 304s above all) and the
-  // observation gateway's search.
+  // The polled credentialed reads (the lifecycle probe and the patient profile: 304s above all, the webhook
+  // endpoint list) and the observation gateway's search.
   const keyed = keyedFastPath(
     [
       {
@@ -152,6 +153,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
           patientAnswer(services.patientService, principal, id!, ifNoneMatch, link),
       },
       ...gatewayFastRoutes(sdkContext),
+      ...webhookFastRoutes({ webhookEndpoints: services.webhookEndpointService, link }),
     ],
     routers.flatMap((router) => router.table()),
     authenticate,

@@ -1,16 +1,21 @@
+import type { Static } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { principalOf, requireScope } from '../../shared/http/auth.js';
+import { principalOf, requireScope, type Principal } from '../../shared/http/auth.js';
+import type { KeyedRoute } from '../../shared/http/keyed-fast-path.js';
+import type { LinkBuilder } from '../../shared/http/links.js';
+import type { FieldError } from '../../shared/http/errors.js';
 import {
   IF_NONE_MATCH,
   ifMatch,
   preconditionOf,
   sendRepresentation,
   strongEtag,
+  type Representation,
 } from '../../shared/http/conditional.js';
 import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { IdParams } from '../../shared/http/schemas.js';
-import { validate } from '../../shared/http/validate.js';
+import { queryReader, validate } from '../../shared/http/validate.js';
 import { endpointPath, presentWebhookEndpoint, presentWebhookEndpointPage } from './presenter.js';
 import type { WebhookEndpoint as Endpoint } from './store.js';
 import {
@@ -26,6 +31,52 @@ import type { WebhookEndpointService } from './service.js';
 
 const tags = ['Webhook endpoints'];
 const notFoundNote = "Another account's, deleted or unknown endpoint → 404.";
+
+/** The list's one answer, for its Koa route and the node:http fast path (webhookFastRoutes()). */
+async function listAnswer(
+  webhookEndpoints: WebhookEndpointService,
+  principal: Principal,
+  { limit, cursor }: Static<typeof ListQuery>,
+  link: LinkBuilder,
+): Promise<Representation & { body: Buffer }> {
+  const page = await webhookEndpoints.list(principal, limit, cursor);
+  const self = new URLSearchParams({ limit: String(limit), ...(cursor !== undefined && { cursor }) });
+  const json = presentWebhookEndpointPage(
+    page.items,
+    page.nextCursor,
+    link(`/api/platform/v1/webhook-endpoints?${self.toString()}`),
+    link,
+  );
+  return { status: 200, headers: LIST_HEADERS, body: Buffer.from(json) };
+}
+
+const LIST_HEADERS = { ...PRIVATE_NO_CACHE, 'Content-Type': 'application/json; charset=utf-8' };
+
+/**
+ * The list polled by dashboards, answered on the node:http fast path (shared/http/keyed-fast-path.ts) when its query
+ * is valid; anything else (a bad limit or cursor) is the Koa route's to answer.
+ */
+export function webhookFastRoutes({
+  webhookEndpoints,
+  link,
+}: {
+  webhookEndpoints: WebhookEndpointService;
+  link: LinkBuilder;
+}): KeyedRoute[] {
+  const readQuery = queryReader(ListQuery);
+  return [
+    {
+      operationId: 'listWebhookEndpoints',
+      kind: 'sk',
+      scope: 'webhook:read',
+      answer: ({ principal, query }) => {
+        const errors: FieldError[] = [];
+        const input = readQuery(query, errors);
+        return errors.length > 0 ? Promise.resolve(undefined) : listAnswer(webhookEndpoints, principal, input, link);
+      },
+    },
+  ];
+}
 
 export function webhookEndpointRoutes(
   api: ApiRouter,
@@ -77,17 +128,9 @@ export function webhookEndpointRoutes(
     requireScope('webhook:read'),
     list,
     async (ctx) => {
-      const { limit, cursor } = list.get(ctx).query;
-      const page = await webhookEndpoints.list(principalOf(ctx), limit, cursor);
-      const self = new URLSearchParams({ limit: String(limit), ...(cursor !== undefined && { cursor }) });
-      ctx.set(PRIVATE_NO_CACHE);
-      ctx.type = 'application/json';
-      ctx.body = presentWebhookEndpointPage(
-        page.items,
-        page.nextCursor,
-        link(`/api/platform/v1/webhook-endpoints?${self.toString()}`),
-        link,
-      );
+      const answer = await listAnswer(webhookEndpoints, principalOf(ctx), list.get(ctx).query, link);
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
     },
   );
 

@@ -43,6 +43,9 @@ export interface Page {
 }
 
 export class WebhookEndpointService {
+  /** The cursor of a page that ends at the endpoint (list()). */
+  private readonly cursorAfter = new WeakMap<WebhookEndpoint, string>();
+
   constructor(private readonly deps: WebhookEndpointServiceDeps) {}
 
   async create(principal: Principal, input: CreateWebhookEndpoint): Promise<WebhookEndpoint> {
@@ -93,7 +96,13 @@ export class WebhookEndpointService {
     const after = cursor === undefined ? undefined : this.deps.cursors.decodePosition(binding, cursor);
     const { items, hasMore } = await this.deps.endpoints.listLive(principal.accountId, limit, after);
     const last = items.at(-1);
-    return { items, nextCursor: hasMore && last ? this.deps.cursors.encodePosition(binding, last) : null };
+    if (!hasMore || !last) return { items, nextCursor: null };
+    // A page's cursor depends only on its last endpoint (one account's, at one version): the cached endpoint object
+    // carries it, signed on the first request that ends a page there rather than on every one.
+    let nextCursor = this.cursorAfter.get(last);
+    if (nextCursor === undefined)
+      this.cursorAfter.set(last, (nextCursor = this.deps.cursors.encodePosition(binding, last)));
+    return { items, nextCursor };
   }
 
   async get(principal: Principal, id: string): Promise<WebhookEndpoint> {

@@ -9,7 +9,7 @@ import { TestApi, type Tenant } from '../../../../testkit/api.js';
 import { appOf, connectionOf, type AppKeys } from '../../../../testkit/apps.js';
 import { publishTo, realSources } from '../../../../testkit/catalog.js';
 import { ManualClock } from '../../../../testkit/clock.js';
-import { buildPatient } from '../../../../testkit/factories.js';
+import { buildEndpoint, buildPatient } from '../../../../testkit/factories.js';
 import { glucose, heartRate, observationBundle } from '../../../../testkit/observations.js';
 import { koaListener } from '../../../../testkit/koa.js';
 
@@ -113,6 +113,43 @@ describe('http: the keyed fast path', () => {
     expect(
       (await both(`/api/platform/v1/patients/${patientId}`, { authorization: `Bearer ${other.key}` })).status,
     ).to.equal(403);
+  });
+
+  it('answers the webhook endpoint list as Koa does: pages, cursors, and the errors Koa owns', async () => {
+    const auth = { authorization: `Bearer ${tenant.key}` };
+    for (let i = 0; i < 3; i++) {
+      const created = await api.request('POST', '/api/platform/v1/webhook-endpoints', {
+        key: tenant.key,
+        body: buildEndpoint(),
+      });
+      expect(created.status, created.text).to.equal(201);
+    }
+    const first = await both('/api/platform/v1/webhook-endpoints?limit=2', auth);
+    expect(first.status).to.equal(200);
+    const { data, pagination } = JSON.parse(first.text) as {
+      data: unknown[];
+      pagination: { nextCursor: string | null; hasMore: boolean };
+    };
+    expect(data).to.have.length(2);
+    expect(pagination.hasMore).to.equal(true);
+    // Asked again: the page's cursor, now kept with its last endpoint, is the same.
+    expect((await both('/api/platform/v1/webhook-endpoints?limit=2', auth)).text).to.equal(first.text);
+    const cursor = encodeURIComponent(pagination.nextCursor!);
+    const second = await both(`/api/platform/v1/webhook-endpoints?limit=2&cursor=${cursor}`, auth);
+    expect(JSON.parse(second.text).data).to.have.length(1);
+    expect((await both('/api/platform/v1/webhook-endpoints', auth)).status).to.equal(200);
+    for (const query of ['limit=0', 'limit=2&limit=3', 'limit=x', `cursor=${cursor}x`])
+      expect((await both(`/api/platform/v1/webhook-endpoints?${query}`, auth)).status, query).to.equal(400);
+    const other = await api.tenant();
+    expect(
+      (await both(`/api/platform/v1/webhook-endpoints?cursor=${cursor}`, { authorization: `Bearer ${other.key}` }))
+        .status,
+    ).to.equal(400);
+    const writer = await api.keyFor(tenant.accountId, ['patient:read']);
+    expect(
+      (await both('/api/platform/v1/webhook-endpoints', { authorization: `Bearer ${writer.key}` })).status,
+    ).to.equal(403);
+    expect((await both('/api/platform/v1/webhook-endpoints', {})).status).to.equal(401);
   });
 
   /** One request to each server, with the same Host (the search's links are built from it); a body in `chunks` is sent
