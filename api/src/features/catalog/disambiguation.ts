@@ -53,13 +53,20 @@ function candidatesOf(brand: CatalogBrand) {
   return candidates;
 }
 
-/** One label per brand (same positions); undefined for a brand whose name no other brand in the list shares. */
-export function disambiguations(brands: readonly CatalogBrand[]): (string | undefined)[] {
+/**
+ * One label per brand (same positions); undefined for a brand whose name no other brand in the list shares.
+ * `nameKeys`, from the search index: each brand's folded name, or null when no brand of the catalog shares it.
+ */
+export function disambiguations(
+  brands: readonly CatalogBrand[],
+  nameKeys?: readonly (string | null)[],
+): (string | undefined)[] {
   const labels: (string | undefined)[] = new Array<string | undefined>(brands.length).fill(undefined);
   const byName = new Map<string, number[]>();
   let namesakes = false;
   brands.forEach((brand, i) => {
-    const key = foldedName(brand);
+    const key = nameKeys === undefined ? foldedName(brand) : nameKeys[i];
+    if (key === null || key === undefined) return; // a name no other brand of the catalog has
     const group = byName.get(key);
     if (group) {
       group.push(i);

@@ -46,7 +46,7 @@ function endpointJson(health: EndpointHealth): string {
 
 export function searchJson(answer: SearchAnswer, origin: string): string {
   const { brands, exact, distanceKm } = answer;
-  const labels = disambiguations(brands);
+  const labels = disambiguations(brands, answer.nameKeys);
   const items = brands.map((brand, i) => {
     let extra = endpointJson(answer.endpointOf(brand)) + `,"fuzzy":${i >= exact}`;
     if (distanceKm) extra += `,"distanceKm":${distanceKm[i] ?? null}`;

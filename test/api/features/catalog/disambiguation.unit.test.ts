@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { disambiguations } from '../../../../api/src/features/catalog/disambiguation.js';
 import { buildBrand } from './search/real-brands.js';
+import { BrandSearchIndex } from '../../../../api/src/features/catalog/search/index.js';
 
 describe('sdk: catalog disambiguation of look-alike names', () => {
   it('labels namesakes by place, else portal host, else FHIR host; others get nothing', () => {
@@ -23,6 +24,24 @@ describe('sdk: catalog disambiguation of look-alike names', () => {
       'ehpmadison.example.com',
       'api.bare.example.net',
     ]);
+  });
+
+  it('labels the same from the name keys a search hands over as from the names themselves', () => {
+    const brands = [
+      buildBrand({ name: 'ExampleHealth', city: 'Madison', state: 'WI' }),
+      buildBrand({ name: 'EXAMPLEHEALTH', portalUrl: 'https://ehpmadison.example.com/MyChart/' }),
+      buildBrand({ name: 'ExampleHealth.', fhirBaseUrl: 'https://api.bare.example.net/r4' }),
+      buildBrand({ name: 'ExampleHealth Clinic', city: 'Madison', state: 'WI' }),
+      buildBrand({ name: 'Unrelated Clinic', city: 'Madison', state: 'WI' }),
+    ];
+    const index = BrandSearchIndex.build(brands);
+    for (const q of ['examplehealth', 'madison', 'clinic', 'example']) {
+      const result = index.search(q, { limit: 10 });
+      expect(result.nameKeys, q).to.have.length(result.brands.length);
+      expect(disambiguations(result.brands, result.nameKeys), q).to.deep.equal(disambiguations(result.brands));
+    }
+    const namesakes = index.search('examplehealth', { limit: 10 });
+    expect(disambiguations(namesakes.brands, namesakes.nameKeys).filter((l) => l !== undefined)).to.have.length(3);
   });
 
   it('skips a label the namesakes share, down to the FHIR base URL', () => {

@@ -7,6 +7,20 @@ import type { IndexLayout } from './layout.js';
 import { NearWords } from './near-words.js';
 import { TopKeys, WALK_ABOVE_REACH, type Origin, type PlaceIndex } from './places.js';
 import { fuzzyRank, MAX_RANKED_EDITS, RANKS, TIERS } from './tokens.js';
+import { sizedLruCache } from '../../../shared/infra/lru.js';
+
+/** A word's near tokens (NearWords.find), by ascending token id, with the edits of each. */
+interface Near {
+  ids: Uint32Array;
+  edits: Uint8Array;
+}
+
+/**
+ * How many near tokens (and characters of words) the fallback keeps, per snapshot: a person typing sends the words
+ * finished so far again with every keystroke ("mercy m", "mercy me"…), so a word's near tokens are found once, not
+ * per query. A word with many near tokens counts for them all: some 40k numbers at most, under 1 MB.
+ */
+const NEAR_CACHE_SIZE = 40_000;
 
 /** What the fallback uses of the index it belongs to, for a query of type Q. */
 export interface FuzzyHost<Q extends { origin: Origin | undefined }> {
@@ -22,6 +36,10 @@ export interface FuzzyHost<Q extends { origin: Origin | undefined }> {
 
 export class FuzzyPhase<Q extends { origin: Origin | undefined }> {
   private readonly near: NearWords;
+  private readonly nearCache = sizedLruCache<string, Near>(
+    NEAR_CACHE_SIZE,
+    (near, word) => near.ids.length + word.length,
+  );
 
   /** Built once per snapshot, with the index. */
   constructor(
@@ -49,12 +67,9 @@ export class FuzzyPhase<Q extends { origin: Origin | undefined }> {
     let pivot = -1;
     let pivotReach = Infinity;
     for (let i = 0; i < count; i++) {
-      const ids: number[] = [];
-      const edits: number[] = [];
-      this.near.find(terms[i]!, ids, edits);
-      const order = ids.map((_, k) => k).sort((a, b) => ids[a]! - ids[b]!);
-      nearIds.push(Uint32Array.from(order, (k) => ids[k]!));
-      nearEdits.push(Uint8Array.from(order, (k) => edits[k]!));
+      const { ids, edits } = this.nearOf(terms[i]!);
+      nearIds.push(ids);
+      nearEdits.push(edits);
       let reach = postingStart[hi[i]!]! - postingStart[lo[i]!]!;
       minEdits[i] = reach > 0 ? 0 : ids.length > 0 ? Math.min(...edits) : 0;
       for (const id of ids) reach += postingStart[id + 1]! - postingStart[id]!;
@@ -116,5 +131,19 @@ export class FuzzyPhase<Q extends { origin: Origin | undefined }> {
       }
     }
     return top;
+  }
+
+  /** The word's near tokens, from the cache when it was asked for lately. */
+  private nearOf(word: string): Near {
+    let near = this.nearCache.get(word);
+    if (near === undefined) {
+      const ids: number[] = [];
+      const edits: number[] = [];
+      this.near.find(word, ids, edits);
+      const order = ids.map((_, k) => k).sort((a, b) => ids[a]! - ids[b]!);
+      near = { ids: Uint32Array.from(order, (k) => ids[k]!), edits: Uint8Array.from(order, (k) => edits[k]!) };
+      this.nearCache.set(word, near);
+    }
+    return near;
   }
 }

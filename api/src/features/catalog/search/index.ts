@@ -56,6 +56,11 @@ export interface SearchResult {
   exact: number;
   /** With `near`: each result's distance from the point in km (0.1 km steps); null for a brand without a location. */
   distanceKm?: (number | null)[];
+  /**
+   * Each result's folded name when another brand of the catalog has the same one, else null (no other result can
+   * share it): what disambiguation.ts groups namesakes by, without working the names out again.
+   */
+  nameKeys?: (string | null)[];
 }
 
 /** Shorter queries (after trimming) find nothing (docs/api.md, "The catalog search"). */
@@ -86,9 +91,13 @@ export class BrandSearchIndex {
   private readonly places: PlaceIndex;
   private readonly addresses: AddressIndex;
   private readonly fuzzy: FuzzyPhase<Query>;
+  /** 1 for a brand whose folded name another brand has too (brands are in folded-name order: a neighbour's). */
+  private readonly namesake: Uint8Array;
 
   private constructor(private readonly layout: IndexLayout) {
     this.size = layout.brands.length;
+    const names = layout.foldedNames;
+    this.namesake = Uint8Array.from(names, (name, b) => Number(names[b - 1] === name || names[b + 1] === name));
     this.seen = new Uint32Array(this.size);
     this.taken = new Uint32Array(this.size);
     this.places = PlaceIndex.build(layout.brands);
@@ -221,12 +230,13 @@ export class BrandSearchIndex {
 
   private result(numbers: readonly number[], exact: number, origin: Origin | undefined): SearchResult {
     const brands = numbers.map((b) => this.layout.brands[b]!);
-    if (origin === undefined) return { brands, exact };
+    const nameKeys = numbers.map((b) => (this.namesake[b] === 1 ? this.layout.foldedNames[b]! : null));
+    if (origin === undefined) return { brands, exact, nameKeys };
     const distanceKm = numbers.map((b) => {
       const km = this.places.distanceKm(b, origin);
       return Number.isNaN(km) ? null : Math.round(km * 10) / 10;
     });
-    return { brands, exact, distanceKm };
+    return { brands, exact, nameKeys, distanceKm };
   }
 
   /** A URL or host name (by address), or a 10-digit NPI: these brands come first. */
