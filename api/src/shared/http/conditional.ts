@@ -50,6 +50,8 @@ export function ifNoneMatchHits(ctx: Context, etag: string): boolean {
 
 export function noneMatchHits(header: string | undefined, etag: string): boolean {
   if (!header) return false;
+  // What a client that revalidates sends: the very tag it was given (a list of that one tag, which matches).
+  if (header === etag) return true;
   const list = parseTagList(header);
   if (list === undefined) return false;
   if (list === '*') return true;
