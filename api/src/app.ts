@@ -59,7 +59,17 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
   const accountActive = async (accountId: string) => (await services.accounts.get(accountId))?.status === 'ACTIVE';
   const appActive = async (appId: string) => (await services.apps.get(appId))?.status === 'ACTIVE';
   // One credential check for the Koa routes and the node:http fast path.
-  const authenticate = createAuthenticate(lookup, accountActive, appActive);
+  const authenticate = createAuthenticate(lookup, accountActive, appActive, {
+    key: (hash) => services.keys.cachedByHash?.(hash),
+    accountActive: (accountId) => {
+      const account = services.accounts.cached?.(accountId);
+      return account === undefined ? undefined : account?.status === 'ACTIVE';
+    },
+    appActive: (appId) => {
+      const app = services.apps.cached?.(appId);
+      return app === undefined ? undefined : app?.status === 'ACTIVE';
+    },
+  });
   const auth = createAuth(authenticate);
   // A write waits for its turn until half its request's deadline at most (deadline.ts), leaving the rest for its work.
   const admission = new WriteAdmission({

@@ -21,6 +21,8 @@ export interface AccountStore {
   insert(account: CustomerAccount): Promise<void>;
   /** May come from a cache. */
   get(id: string): Promise<CustomerAccount | null>;
+  /** What get would answer from the cache now; undefined when it is not cached. */
+  cached?(id: string): CustomerAccount | null | undefined;
   /** As stored now, never from the cache: for background work that must see a reactivation at once. */
   find(id: string): Promise<CustomerAccount | null>;
   /** Takes one unit of a quota; false when the account is already at `max` (or does not exist). */
@@ -70,6 +72,10 @@ export class CustomerAccountRepository implements AccountStore {
       deletedAt: null,
       usage: { webhookEndpoints: 0 },
     });
+  }
+
+  cached(id: string): CustomerAccount | null | undefined {
+    return this.cache?.peek(id);
   }
 
   async get(id: string): Promise<CustomerAccount | null> {

@@ -53,6 +53,11 @@ export class AppUserService {
     return this.deps.users.state(accountId, appUserId);
   }
 
+  /** The state as the cache holds it now, without waiting; undefined when it is not cached. */
+  cachedState(accountId: string, appUserId: string): StateView | undefined {
+    return this.deps.users.cachedState?.(accountId, appUserId);
+  }
+
   /** Initiate: a never-seen user becomes LIMITED (`app_user.limited`); a tombstoned one is refused. */
   provision(accountId: string, appUserId: string): Promise<AppUser> {
     return this.transition<AppUser>(

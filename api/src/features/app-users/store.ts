@@ -77,6 +77,8 @@ export interface AppUserStore {
   find(accountId: string, appUserId: string): Promise<AppUser | null>;
   /** The user's state for the probe; may come from a cache that every change invalidates. */
   state(accountId: string, appUserId: string): Promise<StateView>;
+  /** What state would answer from the cache now; undefined when it is not cached. */
+  cachedState?(accountId: string, appUserId: string): StateView | undefined;
   /** Creates the user; false when it exists already (someone else created it first). */
   create(user: AppUser, changeId: string): Promise<boolean>;
   /** Applies the changes if the user is at `version`; the user after, or null when it moved on. */
@@ -136,6 +138,10 @@ export class AppUserRepository implements AppUserStore {
   async find(accountId: string, appUserId: string): Promise<AppUser | null> {
     const doc = await this.documents.find(userKey(accountId, appUserId));
     return doc && toUser(doc);
+  }
+
+  cachedState(accountId: string, appUserId: string): StateView | undefined {
+    return this.cache?.peek(userKey(accountId, appUserId)) ?? undefined;
   }
 
   async state(accountId: string, appUserId: string): Promise<StateView> {

@@ -36,6 +36,8 @@ export interface AppStore {
   insert(app: App): Promise<void>;
   /** May come from a cache (what authenticating a key asks). */
   get(id: string): Promise<App | null>;
+  /** What get would answer from the cache now; undefined when it is not cached. */
+  cached?(id: string): App | null | undefined;
   /**
    * As stored now, never from the cache: for reads that must see a change as soon as its generation token
    * moves (the gateway's checks), which the cache's invalidation, sent over pub/sub, may reach later.
@@ -73,6 +75,10 @@ export class AppRepository implements AppStore {
   async insert(app: App): Promise<void> {
     const { id, version, ...rest } = app;
     await this.documents.insert({ _id: id, _version: version, ...rest, deletedAt: null });
+  }
+
+  cached(id: string): App | null | undefined {
+    return this.cache?.peek(id);
   }
 
   async get(id: string): Promise<App | null> {

@@ -16,6 +16,8 @@ export interface ApiKeyStore {
   insert(hash: string, record: ApiKeyRecord): Promise<void>;
   /** The key's record (revoked or not) by hash; may come from a cache. */
   findByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /** What findByHash would answer from the cache now (null: a key it knows to be unknown); undefined when not cached. */
+  cachedByHash?(hash: string): ApiKeyRecord | null | undefined;
   /** Marks the key revoked; returns it as it was, or null when there is no such live key. */
   revoke(keyId: string, at: Date): Promise<ApiKeyRecord | null>;
   /** The account's keys (its own and its apps'), revoked ones too, newest first, a page after `after`. */
@@ -51,6 +53,10 @@ export class ApiKeyRepository implements ApiKeyStore {
     // Ordered by keyId after the time, never by the hash (_id), which a cursor would then carry.
     const page = await keysetPage(this.collection, { accountId }, 'keyId', limit, after);
     return { items: page.items.map(toRecord), hasMore: page.hasMore };
+  }
+
+  cachedByHash(hash: string): ApiKeyRecord | null | undefined {
+    return this.cache?.peek(hash);
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {

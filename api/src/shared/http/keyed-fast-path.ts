@@ -47,7 +47,7 @@ export interface KeyedRoute {
    * The answer, or undefined to let Koa answer (anything but a plain success). A body that is already bytes
    * is sent as they are, with the Content-Type of the answer's headers.
    */
-  answer(request: KeyedRequest): Promise<Representation | undefined>;
+  answer(request: KeyedRequest): Representation | undefined | Promise<Representation | undefined>;
 }
 
 /** A Koa route as its router registered it: `/api/sdk/v1/app-users/:appUserId/lifecycle`. */
@@ -149,7 +149,9 @@ async function serve(
 ): Promise<boolean> {
   const started = performance.now();
   // The same check as the Koa routes' (auth.ts); any refusal is Koa's to answer.
-  const principal = await authenticate(req.headers.authorization, route.kind);
+  // Mostly answered at once, from the caches (auth.ts): then no promise is waited for.
+  const outcome = authenticate(req.headers.authorization, route.kind);
+  const principal = outcome instanceof Promise ? await outcome : outcome;
   if (typeof principal === 'string') return false;
   if (route.scope !== undefined && !principal.scopes.has(route.scope)) return false;
   let body: unknown;
@@ -164,7 +166,7 @@ async function serve(
     if (!route.body.check(body)) return false;
   }
   const requestId = requestIdOf(req);
-  const answer = await route.answer({
+  const answering = route.answer({
     principal,
     params: params.map((p) => decodeURIComponent(p)),
     query,
@@ -173,6 +175,7 @@ async function serve(
     req,
     requestId,
   });
+  const answer = answering instanceof Promise ? await answering : answering;
   if (!answer) return false;
   if (answeredByDeadline(req)) {
     observer.record({

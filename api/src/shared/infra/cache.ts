@@ -60,6 +60,16 @@ export class SharedCache<V extends object> {
     }
   }
 
+  /**
+   * What the cache holds for the key now, without loading or waiting: the value, null for a miss it remembers, else
+   * undefined. For callers that answer at once when everything they need is cached (auth.ts).
+   */
+  peek(key: string): V | null | undefined {
+    const hit = this.entries.get(key);
+    if (hit !== undefined) return hit;
+    return this.misses?.get(key) ? null : undefined;
+  }
+
   /** Forgets the key here and on every other replica. */
   invalidate(key: string): void {
     this.evict(key);
