@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { noneMatchHits } from '../../shared/http/conditional.js';
 import type { FieldError } from '../../shared/http/errors.js';
 import { queryReader, throwIfAny } from '../../shared/http/validate.js';
-import { AnswerCache, MAX_BYTES } from './answer-cache.js';
+import { AnswerCache, MAX_BYTES, Sightings } from './answer-cache.js';
 import { lookupJson, searchJson } from './presenter.js';
 import { LogoQuery, SearchQuery } from './schema.js';
 import type { CatalogService } from './service.js';
@@ -60,6 +60,8 @@ export class CatalogAnswers {
   // hit costs no parsing; the origin; the brand), each key starting with its operation's letter. Only answers
   // that validated are kept: any other request misses and is validated again.
   private readonly kept: AnswerCache<Kept>;
+  /** Searches are kept from their second sighting (answer-cache.ts). */
+  private readonly sightings = new Sightings();
 
   constructor(
     private readonly catalog: CatalogService,
@@ -85,13 +87,16 @@ export class CatalogAnswers {
     throwIfAny(errors);
     const { origin, vary } = known ?? this.originOf(request);
     const { value, etag } = this.catalog.search(query, origin);
+    const key = `s\n${origin}\n${request.query}`;
     return representation(
       request,
       ROUTES.search,
       etag,
       () => searchJson(value, origin),
       vary,
-      (kept) => answers.set(`s\n${origin}\n${request.query}`, kept),
+      (kept) => {
+        if (this.sightings.seenBefore(key)) answers.set(key, kept);
+      },
     );
   }
 

@@ -73,6 +73,7 @@ describe('sdk: the catalog answer cache', () => {
 
   it('answers a repeated search, lookup and logo redirect from memory, the same answer each time', () => {
     const answers = world.answers();
+    answers.search(request('q=mercy%20med')); // a search is kept from its second sighting
     const first = answers.search(request('q=mercy%20med'));
     const lookup = answers.lookup(mercy.id, request(''));
     const logo = answers.logo(mercy.id, request('size=128'));
@@ -89,6 +90,20 @@ describe('sdk: the catalog answer cache', () => {
     expect(bodyOf(first).brands.map((b) => b.name)).to.deep.equal(['Mercy Medical Center']);
     expect(logo).to.include({ status: 307 });
     expect(logo.headers.Location).to.equal('https://cdn.example.test/logo-128.png');
+  });
+
+  it('keeps a search from its second sighting: one asked once leaves the kept answers as they were', () => {
+    const answers = world.answers({ cacheBytes: 4 * ENTRY_OVERHEAD + 8192 });
+    answers.search(request('q=mayo'));
+    const popular = answers.search(request('q=mayo'));
+    expect(answers.cacheUsage.entries).to.equal(1);
+    // Typing: a new prefix with every keystroke, none asked again.
+    for (let n = 1; n <= 200; n++)
+      answers.search(request(`q=mercy&limit=${n % 100 || 100}&platform=${n > 100 ? 'EPIC' : 'CERNER'}`));
+    expect(answers.cacheUsage.entries, 'no one-off search was kept').to.equal(1);
+    expect(answers.search(request('q=mayo'))).to.equal(popular);
+    const again = answers.search(request('q=mercy&limit=7&platform=CERNER'));
+    expect(answers.search(request('q=mercy&limit=7&platform=CERNER')), 'asked again, then kept').to.equal(again);
   });
 
   it('answers from a new snapshot at once, with a new ETag', () => {
@@ -175,6 +190,7 @@ describe('sdk: the catalog answer cache', () => {
   it('still rejects invalid input (problem details), whatever it has kept', () => {
     const answers = world.answers();
     answers.search(request('q=mercy'));
+    answers.search(request('q=mercy'));
     answers.logo(mercy.id, request('size=128'));
     const status = (run: () => unknown) => {
       try {
@@ -201,8 +217,7 @@ describe('sdk: the catalog answer cache', () => {
     const answers = world.answers({ cacheBytes: maxBytes });
     const hot = answers.lookup(mercy.id, request(''));
     for (let limit = 1; limit <= 100; limit++) {
-      answers.search(request(`q=m&limit=${limit}`));
-      answers.search(request(`q=mercy&limit=${limit}`));
+      for (const q of ['m', 'mercy', 'm', 'mercy']) answers.search(request(`q=${q}&limit=${limit}`));
       expect(answers.lookup(mercy.id, request('')), 'a hot entry stays').to.equal(hot);
       const { entries, bytes } = answers.cacheUsage;
       expect(bytes).to.be.at.most(maxBytes);
