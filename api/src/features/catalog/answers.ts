@@ -88,16 +88,9 @@ export class CatalogAnswers {
     const { origin, vary } = known ?? this.originOf(request);
     const { value, etag } = this.catalog.search(query, origin);
     const key = `s\n${origin}\n${request.query}`;
-    return representation(
-      request,
-      ROUTES.search,
-      etag,
-      () => searchJson(value, origin),
-      vary,
-      (kept) => {
-        if (this.sightings.seenBefore(key)) answers.set(key, kept);
-      },
-    );
+    // Every valid search is a sighting, revalidations (304) included: one asked again is kept, whatever it was answered.
+    const keep = this.sightings.seenBefore(key) ? (kept: Kept) => answers.set(key, kept) : undefined;
+    return representation(request, ROUTES.search, etag, () => searchJson(value, origin), vary, keep);
   }
 
   lookup(brandId: string, request: CatalogRequest): CatalogAnswer {
@@ -173,14 +166,17 @@ function conditional({ full, conditional }: Kept, request: CatalogRequest): Cata
     : full;
 }
 
-/** A 304 when If-None-Match names `etag`; else the 200, built and handed to `keep` with its 304. */
+/**
+ * A 304 when If-None-Match names `etag`; else the 200. With `keep`, the 200 is built either way and handed to it
+ * with its 304, so that an answer only ever revalidated is kept too.
+ */
 function representation(
   request: CatalogRequest,
   route: string,
   etag: string,
   body: () => string,
   vary: string[],
-  keep: (kept: Kept) => void,
+  keep: ((kept: Kept) => void) | undefined,
 ): CatalogAnswer {
   const headers = {
     ...CATALOG_CORS,
@@ -189,7 +185,8 @@ function representation(
     ...(vary.length > 0 && { Vary: vary.join(', ') }),
   };
   const notModified = Object.freeze<CatalogAnswer>({ status: 304, route, headers: Object.freeze(headers) });
-  if (noneMatchHits(headerOf(request.headers, 'if-none-match'), etag)) return notModified;
+  const unchanged = noneMatchHits(headerOf(request.headers, 'if-none-match'), etag);
+  if (unchanged && !keep) return notModified;
   const json = body();
   const full = Object.freeze<CatalogAnswer>({
     status: 200,
@@ -198,8 +195,8 @@ function representation(
     body: json,
     bytes: Buffer.byteLength(json),
   });
-  keep({ full, conditional: { etag, notModified } });
-  return full;
+  keep?.({ full, conditional: { etag, notModified } });
+  return unchanged ? notModified : full;
 }
 
 function headerOf(headers: IncomingHttpHeaders, name: string): string | undefined {

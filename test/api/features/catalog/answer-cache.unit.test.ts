@@ -106,6 +106,16 @@ describe('sdk: the catalog answer cache', () => {
     expect(answers.search(request('q=mercy&limit=7&platform=CERNER')), 'asked again, then kept').to.equal(again);
   });
 
+  it('keeps a search that is only ever revalidated, from its second sighting', () => {
+    const answers = world.answers();
+    const etag = answers.search(request('q=mayo')).headers.ETag!;
+    const revalidate = () => answers.search(request('q=mayo', { 'if-none-match': etag }));
+    expect(revalidate().status).to.equal(304);
+    expect(answers.cacheUsage.entries, 'kept at its second sighting, a 304').to.equal(1);
+    expect(revalidate(), 'from the kept answer').to.equal(revalidate());
+    expect(answers.search(request('q=mayo')).status).to.equal(200);
+  });
+
   it('answers from a new snapshot at once, with a new ETag', () => {
     const answers = world.answers();
     const before = answers.search(request('q=mercy'));
@@ -171,7 +181,9 @@ describe('sdk: the catalog answer cache', () => {
 
   it('answers If-None-Match with 304 from a kept answer, and with 200 once the snapshot moved on', () => {
     const answers = world.answers();
+    answers.search(request('q=mercy'));
     const full = answers.search(request('q=mercy'));
+    expect(answers.search(request('q=mercy')), 'kept').to.equal(full);
     const etag = full.headers.ETag!;
     for (const ifNoneMatch of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
       const answer = answers.search(request('q=mercy', { 'if-none-match': ifNoneMatch }));
