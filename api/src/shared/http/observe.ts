@@ -42,8 +42,10 @@ export class RequestObserver {
       labelNames: ['method', 'route', 'status'] as const,
       registers: [registry],
       async collect() {
+        const { values } = await latency.get();
+        // Reset and filled in one step: two reads of the metrics at once cannot both add to one reset.
         this.reset();
-        for (const { metricName, labels, value } of (await latency.get()).values)
+        for (const { metricName, labels, value } of values)
           if (metricName === 'http_request_duration_seconds_count') this.inc(labels, value);
       },
     });
