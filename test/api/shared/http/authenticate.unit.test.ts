@@ -6,6 +6,7 @@ import {
   type Refusal,
 } from '../../../../api/src/shared/http/auth.js';
 import { generateKey, hashKey, type ApiKeyRecord, type KeyKind } from '../../../../api/src/shared/http/keys.js';
+import { SharedCache } from '../../../../api/src/shared/infra/cache.js';
 
 const record = (overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
   keyId: 'key_1',
@@ -121,5 +122,45 @@ describe('http: authenticating a key from what is cached', () => {
     const unknown = fast(`Bearer ${generateKey('pk')}`, 'pk');
     expect(unknown).to.be.instanceOf(Promise);
     expect(await unknown).to.equal('unusable');
+  });
+
+  it('answers at once for a key the cache knows to be unknown, an app key, and a record of another kind', async () => {
+    const unknown = generateKey('pk');
+    const appKey = generateKey('ak');
+    const mislabelled = generateKey('pk');
+    const keys = new Map<string, ApiKeyRecord | null>([
+      [hashKey(unknown), null],
+      [hashKey(appKey), record({ keyId: 'key_ak', kind: 'ak' })],
+      [hashKey(mislabelled), record({ keyId: 'key_x', kind: 'ak' })],
+    ]);
+    const authenticate = createAuthenticate(
+      async (hash) => keys.get(hash) ?? null,
+      async () => true,
+      async () => true,
+      {
+        key: (hash) => keys.get(hash),
+        accountActive: (id) => (id === 'acc_1' ? true : undefined),
+        appActive: () => true,
+      },
+    );
+    expect(authenticate(`Bearer ${unknown}`, 'pk')).to.equal('unusable');
+    expect(outcomeOf(authenticate(`Bearer ${appKey}`, 'ak') as Principal)).to.equal('key_ak');
+    expect(authenticate(`Bearer ${mislabelled}`, 'pk')).to.equal('unusable');
+    // An account the cache does not hold: the stores are asked.
+    keys.set(hashKey(appKey), record({ keyId: 'key_ak', kind: 'ak', accountId: 'acc_other' }));
+    const outcome = authenticate(`Bearer ${appKey}`, 'ak');
+    expect(outcome).to.be.instanceOf(Promise);
+    expect(outcomeOf(await outcome)).to.equal('key_ak');
+  });
+
+  it('peeks at what the shared cache holds: a value, a remembered miss (null), else undefined', async () => {
+    const cache = new SharedCache<{ v: number }>('test', { max: 10, ttlMs: 60_000, missTtlMs: 60_000 }, () => {});
+    expect(cache.peek('a')).to.equal(undefined);
+    await cache.getOrLoad('a', async () => ({ v: 1 }));
+    await cache.getOrLoad('gone', async () => null);
+    expect(cache.peek('a')).to.deep.equal({ v: 1 });
+    expect(cache.peek('gone')).to.equal(null);
+    cache.invalidate('a');
+    expect(cache.peek('a'), 'an invalidation reaches peek at once').to.equal(undefined);
   });
 });

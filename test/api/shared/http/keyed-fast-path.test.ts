@@ -124,6 +124,14 @@ describe('http: the keyed fast path', () => {
       });
       expect(created.status, created.text).to.equal(201);
     }
+    // Which path asked for the page: the fast path's serve() is on the stack when it did (Koa's has fastPathFailure).
+    const service = api.services.webhookEndpointService;
+    const list = service.list.bind(service);
+    let fromFastPath = 0;
+    service.list = (...args) => {
+      if (/\bserve \(.*keyed-fast-path/.test(new Error().stack ?? '')) fromFastPath++;
+      return list(...args);
+    };
     const first = await both('/api/platform/v1/webhook-endpoints?limit=2', auth);
     expect(first.status).to.equal(200);
     const { data, pagination } = JSON.parse(first.text) as {
@@ -138,6 +146,8 @@ describe('http: the keyed fast path', () => {
     const second = await both(`/api/platform/v1/webhook-endpoints?limit=2&cursor=${cursor}`, auth);
     expect(JSON.parse(second.text).data).to.have.length(1);
     expect((await both('/api/platform/v1/webhook-endpoints', auth)).status).to.equal(200);
+    expect(fromFastPath, 'the four pages above came from the fast path').to.equal(4);
+    service.list = list; // counting the valid pages only: the errors below are Koa's
     for (const query of ['limit=0', 'limit=2&limit=3', 'limit=x', `cursor=${cursor}x`])
       expect((await both(`/api/platform/v1/webhook-endpoints?${query}`, auth)).status, query).to.equal(400);
     const other = await api.tenant();
