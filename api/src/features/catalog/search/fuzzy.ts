@@ -16,11 +16,13 @@ interface Near {
 }
 
 /**
- * How many near tokens (and characters of words) the fallback keeps, per snapshot: a person typing sends the words
- * finished so far again with every keystroke ("mercy m", "mercy me"…), so a word's near tokens are found once, not
- * per query. A word with many near tokens counts for them all: some 40k numbers at most, under 1 MB.
+ * How much of each word's near tokens the fallback keeps, per snapshot: a person typing sends the words finished so
+ * far again with every keystroke ("mercy m", "mercy me"…), so a word's near tokens are found once, not per query. An
+ * entry counts its token ids, its characters and NEAR_ENTRY_UNITS for its own objects (some 300 bytes): at most
+ * 60,000 in all, under 2,000 entries and about 1 MB.
  */
-const NEAR_CACHE_SIZE = 40_000;
+const NEAR_CACHE_SIZE = 60_000;
+const NEAR_ENTRY_UNITS = 32;
 
 /** What the fallback uses of the index it belongs to, for a query of type Q. */
 export interface FuzzyHost<Q extends { origin: Origin | undefined }> {
@@ -38,7 +40,7 @@ export class FuzzyPhase<Q extends { origin: Origin | undefined }> {
   private readonly near: NearWords;
   private readonly nearCache = sizedLruCache<string, Near>(
     NEAR_CACHE_SIZE,
-    (near, word) => near.ids.length + word.length,
+    (near, word) => near.ids.length + word.length + NEAR_ENTRY_UNITS,
   );
 
   /** Built once per snapshot, with the index. */
