@@ -7,7 +7,7 @@
 // node_modules is this tree's when the lockfiles agree, else installed there. Extra environment (BENCH_ROUNDS,
 // BENCH_SECONDS, BENCH_ONLY…) goes to both. docs/benchmarks.md, "Comparing two builds".
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,9 @@ if (!existsSync(path.join(base, 'dist', 'bench', 'run.js'))) {
   sh('npx', ['tsc', '-p', 'tsconfig.json'], base);
 }
 console.error('bench:compare: building the work tree');
+// From scratch: an incremental build leaves alone the output of a source that did not change, so a file edited in dist/
+// by hand (an experiment) would be measured as the work tree.
+rmSync(path.join(root, 'dist'), { recursive: true, force: true });
 sh('npm', ['run', 'build', '--silent'], root);
 
 /** The HTTP targets of one run's output: target → {ratio, cpu}. */
