@@ -17,11 +17,13 @@ interface Near {
 
 /**
  * How much of each word's near tokens the fallback keeps, per snapshot: a person typing sends the words finished so
- * far again with every keystroke ("mercy m", "mercy me"…), so a word's near tokens are found once, not per query. An
- * entry counts its token ids, its characters and NEAR_ENTRY_UNITS for its own objects (some 300 bytes): at most
- * 60,000 in all, under 2,000 entries and about 1 MB.
+ * far again with every keystroke ("mercy m", "mercy me"…), and many people start with the same words, so a word's
+ * near tokens are found once, not per query. An entry counts its token ids, its characters and NEAR_ENTRY_UNITS for
+ * its own objects (some 400 bytes): at most 250,000 in all, under 8,000 entries and about 4 MB, beside an index of
+ * tens of MB. (A bound of 2,000 entries kept too few of the first words of the benchmark's 32,768 prefixes: a miss
+ * cost 133-136 us against 103-118.)
  */
-const NEAR_CACHE_SIZE = 60_000;
+const NEAR_CACHE_SIZE = 250_000;
 const NEAR_ENTRY_UNITS = 32;
 
 /** What the fallback uses of the index it belongs to, for a query of type Q. */
