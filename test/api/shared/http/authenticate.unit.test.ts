@@ -23,28 +23,21 @@ const record = (overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord => ({
 /** One world of keys, accounts and apps, asked through the stores (async) and through what is cached (sync). */
 function world(keys: Map<string, ApiKeyRecord>, accounts: Map<string, boolean>, apps: Map<string, boolean>) {
   const loads = { count: 0 };
-  const slow = createAuthenticate(
-    async (hash) => {
+  const stores = [
+    async (hash: string) => {
       loads.count++;
       return keys.get(hash) ?? null;
     },
-    async (id) => accounts.get(id) ?? false,
-    async (id) => apps.get(id) ?? false,
-  );
+    async (id: string) => accounts.get(id) ?? false,
+    async (id: string) => apps.get(id) ?? false,
+  ] as const;
   const cached: CachedCredentials = {
     key: (hash) => keys.get(hash),
     accountActive: (id) => accounts.get(id),
     appActive: (id) => apps.get(id),
   };
-  const fast = createAuthenticate(
-    async (hash) => {
-      loads.count++;
-      return keys.get(hash) ?? null;
-    },
-    async (id) => accounts.get(id) ?? false,
-    async (id) => apps.get(id) ?? false,
-    cached,
-  );
+  const slow = createAuthenticate(...stores);
+  const fast = createAuthenticate(...stores, cached);
   return { slow, fast, loads };
 }
 
