@@ -29,7 +29,7 @@
 import type { CatalogBrand, PlatformType } from '../../../../../core/src/catalog/model.js';
 import { words } from '../../../../../core/src/catalog/fold.js';
 import { AddressIndex, addressOf, isNpiShaped, type AddressQuery } from './addresses.js';
-import { buildLayout, platformNumber, type IndexLayout } from './layout.js';
+import { buildLayout, NAME_LEADS, platformNumber, type IndexLayout } from './layout.js';
 import { browseCursor, codeUnits, type BrowsePosition } from './browse-cursor.js';
 import { prefixRange, RANKS, tierOf } from './tokens.js';
 import { FuzzyPhase } from './fuzzy.js';
@@ -68,6 +68,19 @@ const MIN_QUERY_LENGTH = 2;
 /** The typo-tolerant fallback looks at queries of at most this many distinct words (a pasted paragraph is not a typo).
  * */
 export const MAX_FUZZY_WORDS = 8;
+
+/**
+ * The query's words as the start of a name (tier 0): the folded name starts with them joined by one space exactly
+ * when each word before the last is the name's word at its place and the last starts the name's word at its place.
+ * The first NAME_LEADS of those are checked on token ids (layout.nameLeads); only a longer query reads the name.
+ */
+interface Phrase {
+  text: string;
+  words: number;
+  /** Per leading name word checked: the token ids it must be within, [from, to). */
+  from: number[];
+  to: number[];
+}
 
 /** What every phase of one query shares: the filters and the marks of brands already in the results. */
 interface Query {
@@ -163,7 +176,14 @@ export class BrandSearchIndex {
     if (ranges && ranges.complete && results.length < limit)
       this.take(
         results,
-        this.exactMatches(typed.join(' '), terms, ranges.lo, ranges.hi, limit - results.length, query),
+        this.exactMatches(
+          this.phraseOf(typed, terms, ranges),
+          terms,
+          ranges.lo,
+          ranges.hi,
+          limit - results.length,
+          query,
+        ),
         query,
       );
     const exact = results.length;
@@ -270,16 +290,50 @@ export class BrandSearchIndex {
     return { lo, hi, complete };
   }
 
+  /** The typed words as a Phrase, from the ranges of their distinct terms. */
+  private phraseOf(
+    typed: readonly string[],
+    terms: readonly string[],
+    ranges: { lo: Uint32Array; hi: Uint32Array },
+  ): Phrase {
+    const from: number[] = [];
+    const to: number[] = [];
+    for (let i = 0; i < typed.length && i < NAME_LEADS; i++) {
+      const term = terms.indexOf(typed[i]!);
+      const lo = ranges.lo[term]!;
+      if (i === typed.length - 1) {
+        from.push(lo);
+        to.push(ranges.hi[term]!);
+      } else {
+        // A word before the last is a whole name word: its own token, the first of its range when it is one.
+        const whole = lo < ranges.hi[term]! && this.layout.tokens[lo] === typed[i];
+        from.push(lo);
+        to.push(whole ? lo + 1 : lo);
+      }
+    }
+    return { text: typed.join(' '), words: typed.length, from, to };
+  }
+
+  /** Brand b's folded name starts with the phrase. */
+  private startsWith(b: number, phrase: Phrase): boolean {
+    const leads = this.layout.nameLeads;
+    for (let i = 0; i < phrase.from.length; i++) {
+      const token = leads[NAME_LEADS * b + i]!;
+      if (token < phrase.from[i]! || token >= phrase.to[i]!) return false;
+    }
+    return phrase.words <= NAME_LEADS || this.layout.foldedNames[b]!.startsWith(phrase.text);
+  }
+
   /** Every term a prefix of some word of the brand, ranked by tier, or by distance near a point. */
   private exactMatches(
-    phrase: string,
+    phrase: Phrase,
     terms: readonly string[],
     lo: Uint32Array,
     hi: Uint32Array,
     limit: number,
     query: Query,
   ): TopKeys {
-    const { postingStart, postings, foldedNames } = this.layout;
+    const { postingStart, postings } = this.layout;
     // Candidates come from the word reaching the fewest postings; the others are checked per candidate,
     // rarest first so that a non-match is found after as few checks as possible.
     const checkOrder = terms.map((_, i) => i);
@@ -288,11 +342,7 @@ export class BrandSearchIndex {
     const pivot = checkOrder[0]!;
 
     const rankOf = (b: number) =>
-      !this.accepts(b, query)
-        ? -1
-        : foldedNames[b]!.startsWith(phrase)
-          ? 0
-          : tierOf(this.layout, b, lo, hi, checkOrder);
+      !this.accepts(b, query) ? -1 : this.startsWith(b, phrase) ? 0 : tierOf(this.layout, b, lo, hi, checkOrder);
     // Near a point, a common word reaches much of the catalog: walking outwards from the point and testing
     // each brand then stops after a few hundred, where measuring every candidate would not stop at all. When
     // the matches turn out sparse (the walk tests as many brands as there are candidates), the candidates win.
@@ -318,7 +368,7 @@ export class BrandSearchIndex {
       // A name that starts with the query matches every word in the name by construction (each query word
       // is a prefix of the name word at its position), so tier 0 needs no per-word check.
       let tier = 0;
-      if (!foldedNames[b]!.startsWith(phrase)) {
+      if (!this.startsWith(b, phrase)) {
         if (!byDistance && size + b >= worst) continue; // only tier 0 could have beaten the current results
         tier = tierOf(this.layout, b, lo, hi, checkOrder);
         if (tier < 0) continue;

@@ -42,7 +42,17 @@ export interface IndexLayout {
   /** Each brand's distinct token ids, ascending. */
   brandTokens: Uint32Array;
   brandTokenFields: Uint8Array;
+  /**
+   * The token ids of each brand's first two name words (2 × size; NO_TOKEN where the name has fewer): whether a name
+   * starts with the query is then mostly a comparison of integers, without reading the name (index.ts).
+   */
+  nameLeads: Uint32Array;
 }
+
+/** In nameLeads, a name word that is not there. */
+export const NO_TOKEN = 0xffffffff;
+/** How many leading name words nameLeads keeps per brand. */
+export const NAME_LEADS = 2;
 
 const PLATFORM_NUMBERS: ReadonlyMap<string, number> = new Map(PLATFORM_TYPES.map((p, i) => [p, i]));
 
@@ -105,6 +115,12 @@ export function buildLayout(input: readonly CatalogBrand[]): IndexLayout {
   tokens.forEach((token, r) => {
     rank[provisional.get(token)!] = r;
   });
+  const nameLeads = new Uint32Array(NAME_LEADS * size).fill(NO_TOKEN);
+  for (let b = 0; b < size; b++) {
+    const own = nameWords[order[b]!]!;
+    for (let i = 0; i < NAME_LEADS && i < own.length; i++)
+      nameLeads[NAME_LEADS * b + i] = rank[provisional.get(own[i]!)!]!;
+  }
   provisional.clear();
 
   // Pass 3: per brand, sort its (token, fields) pairs and merge repeats (a word in both the name and the
@@ -155,6 +171,7 @@ export function buildLayout(input: readonly CatalogBrand[]): IndexLayout {
     // Trimmed copies: the merge may have written fewer pairs than it read.
     brandTokens: brandTokens.slice(0, written),
     brandTokenFields: brandTokenFields.slice(0, written),
+    nameLeads,
   };
 }
 
