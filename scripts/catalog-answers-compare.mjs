@@ -3,7 +3,8 @@
 // fallback, the presenter) changed any answer. Every query of the HTTP benchmark's sets (bench/catalog/http-queries.ts:
 // distinct two-word prefixes, typos, searches near ZIP codes; some 100,000) is searched in the catalog built from the
 // brand list fixtures by the commit `ref` (built in .bench/<sha> by `npm run bench:compare`, which must have run for
-// it) and by this work tree's dist/, and the answers' JSON compared byte for byte. Exits 1 on the first difference.
+// it) and by this work tree's dist/, and the answers' JSON compared byte for byte (and, where the presenter counts its
+// bytes, the count checked). Exits 1 on the first difference.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
@@ -53,12 +54,19 @@ for (const set of ['distinct', 'distinctTypos', 'distinctNear', 'typos', 'near']
   for (const query of queries[set]) {
     const params = Object.fromEntries(new URLSearchParams(query));
     const options = { limit: Number(params.limit ?? 25), ...(params.near && { near: zipCentroid(params.near) }) };
-    const [a, b] = [before, now].map((build, i) =>
-      build.searchJson(
+    const [a, b] = [before, now].map((build, i) => {
+      const body = build.searchJson(
         { ...indexes[i].search(params.q ?? '', options), endpointOf: () => build.unchecked },
         'https://x',
-      ),
-    );
+      );
+      // A presenter that counts its body's bytes (since issue 40's last commits) must count them right.
+      if (typeof body === 'string') return body;
+      if (body.bytes !== Buffer.byteLength(body.text)) {
+        console.error(`${query} (${set}): ${body.bytes} bytes counted, ${Buffer.byteLength(body.text)} sent`);
+        process.exit(1);
+      }
+      return body.text;
+    });
     compared++;
     if (a !== b) {
       console.error(`different answers for ${query} (${set}):\n${a}\n${b}`);

@@ -9,7 +9,7 @@ import { noneMatchHits } from '../../shared/http/conditional.js';
 import type { FieldError } from '../../shared/http/errors.js';
 import { queryReader, throwIfAny } from '../../shared/http/validate.js';
 import { AnswerCache, MAX_BYTES, Sightings } from './answer-cache.js';
-import { lookupJson, searchJson } from './presenter.js';
+import { lookupJson, searchJson, type Body } from './presenter.js';
 import { LogoQuery, SearchQuery } from './schema.js';
 import type { CatalogService } from './service.js';
 
@@ -174,7 +174,7 @@ function representation(
   request: CatalogRequest,
   route: string,
   etag: string,
-  body: () => string,
+  body: () => Body,
   vary: string[],
   keep: ((kept: Kept) => void) | undefined,
 ): CatalogAnswer {
@@ -187,13 +187,13 @@ function representation(
   const notModified = Object.freeze<CatalogAnswer>({ status: 304, route, headers: Object.freeze(headers) });
   const unchanged = noneMatchHits(headerOf(request.headers, 'if-none-match'), etag);
   if (unchanged && !keep) return notModified;
-  const json = body();
+  const { text, bytes } = body();
   const full = Object.freeze<CatalogAnswer>({
     status: 200,
     route,
     headers: Object.freeze({ ...headers, 'Content-Type': JSON_TYPE }),
-    body: json,
-    bytes: Buffer.byteLength(json),
+    body: text,
+    bytes,
   });
   keep?.({ full, conditional: { etag, notModified } });
   return unchanged ? notModified : full;

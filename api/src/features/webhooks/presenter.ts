@@ -25,7 +25,9 @@ export function presentWebhookEndpoint(endpoint: WebhookEndpoint, link: LinkBuil
 
 // Endpoint objects are shared from the account's cached list until a write replaces them, so list pages are
 // assembled from each one's memoised JSON.
-const endpointJson = new JsonMemo(presentWebhookEndpoint);
+const endpointJson = new JsonMemo((endpoint: WebhookEndpoint, link: LinkBuilder) =>
+  JSON.stringify(presentWebhookEndpoint(endpoint, link)),
+);
 
 /** The list envelope (docs/api.md, "Rules every operation follows") as JSON text. */
 export function presentWebhookEndpointPage(
@@ -35,5 +37,5 @@ export function presentWebhookEndpointPage(
   link: LinkBuilder,
 ): string {
   const pagination = JSON.stringify({ nextCursor, hasMore: nextCursor !== null });
-  return `{"data":[${items.map((e) => endpointJson.json(e, link)).join(',')}],"pagination":${pagination},"_links":${JSON.stringify({ self: { href: selfHref } })}}`;
+  return `{"data":[${items.map((e) => endpointJson.value(e, link)).join(',')}],"pagination":${pagination},"_links":${JSON.stringify({ self: { href: selfHref } })}}`;
 }
