@@ -129,6 +129,7 @@ async function main(): Promise<void> {
   const catalogQueries = catalogBenchQueries((await services.snapshots.load(served.snapshotId))!.brands, served.index);
 
   // `/bytes/<n>`: a static body of n bytes, the floor of any answer that size (the gateway's is ~36 KB).
+  // `/work/<us>/<n>`: the same after <us> microseconds of computing: what a path that adds that much work can reach.
   // `/find/<patient id>`: the one database read of a cold patient read, through the same driver and pool, answered
   // as JSON: the floor of that row, whatever Portico does around it.
   const raw = await listen((req, res) => {
@@ -147,7 +148,13 @@ async function main(): Promise<void> {
       );
       return;
     }
-    const size = /^\/bytes\/(\d{1,7})$/.exec(url)?.[1];
+    const work = /^\/work\/(\d{1,4})\/(\d{1,7})$/.exec(url);
+    if (work) {
+      // Busy for that many microseconds of the server's time, then the body.
+      const until = performance.now() + Number(work[1]) / 1000;
+      while (performance.now() < until);
+    }
+    const size = work?.[2] ?? /^\/bytes\/(\d{1,7})$/.exec(url)?.[1];
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end(size === undefined ? 'hello world' : Buffer.alloc(Number(size), 'x'));
   });
