@@ -33,7 +33,7 @@ import { sdkSurface, type SdkContext } from './surfaces/sdk.js';
 import type { Services } from './wiring.js';
 import { PORTICO_VERSION } from '../../core/src/version.js';
 import { OPENAPI_NOTES } from './openapi-notes.js';
-import { EVENT_WEBHOOK } from './features/webhooks/events/schema.js';
+import { EVENT_WEBHOOK } from './features/webhooks/delivery/schema.js';
 
 export interface AppDeps {
   config: Config;

@@ -28,7 +28,7 @@ import { TokenVault } from './features/token-vault/service.js';
 import { TokenRepository } from './features/token-vault/store.js';
 import { vaultEntriesGauge } from './features/token-vault/rewrap.js';
 import type { Registry } from 'prom-client';
-import type { EventOutbox } from './features/webhooks/index.js';
+import type { EventOutbox } from './features/events/index.js';
 
 /** The largest answers read from a health system: discovery and token answers are a few KiB. A page is streamed
  * (never held whole), so its cap only bounds a server that will not stop: 100 resources of 1 MiB and more. */

@@ -23,7 +23,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
 import type { Redis } from 'ioredis';
-import { OutboxRecovery } from '../../api/src/features/webhooks/events/outbox-recovery.js';
+import { OutboxRecovery } from '../../api/src/features/events/outbox-recovery.js';
 import { documentLocksFor } from '../../core/src/infra/locks.js';
 import { connectRedis } from '../../core/src/infra/redis.js';
 import { ADMIN_TOKEN } from '../../testkit/api.js';

@@ -1,6 +1,6 @@
 // In-memory AppUserStore for unit tests of the lifecycle (test/api/features/app-users/service.unit.test.ts), built on
 // MemoryVersioned, the same rules VersionedCollection enforces in the database.
-import type { ChangeTarget } from '../webhooks/index.js';
+import type { ChangeTarget } from '../events/index.js';
 import { DuplicateKeyError, MemoryVersioned } from '../../shared/infra/memory-versioned.js';
 import {
   APP_USERS,

@@ -8,7 +8,7 @@
 // truth: a connection is live only while its user lists it.
 import type { Collection, Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import type { ChangeTarget } from '../webhooks/index.js';
+import type { ChangeTarget } from '../events/index.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
 import { through } from '../../../../core/src/infra/mongo.js';

@@ -1,7 +1,7 @@
 // In-memory PatientStore for unit tests of the patient service; test/api/features/patients/store.test.ts
 // holds it and PatientRepository to the same behaviour.
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
-import type { ChangeTarget } from '../webhooks/index.js';
+import type { ChangeTarget } from '../events/index.js';
 import { PATIENTS, type Patient, type PatientStore } from './store.js';
 
 export class FakePatientStore implements PatientStore {

@@ -6,7 +6,7 @@ import { findById } from '../../../../core/src/infra/mongo.js';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
-import type { ChangeTarget } from '../webhooks/index.js';
+import type { ChangeTarget } from '../events/index.js';
 import type { CreatePatient } from './schema.js';
 
 export interface Patient extends CreatePatient {

@@ -11,7 +11,7 @@
 import type { Clock } from '../../../../core/src/clock.js';
 import type { AppUserService } from '../app-users/index.js';
 import { readObservations, type IngestService } from '../clinical/index.js';
-import type { EventOutbox } from '../webhooks/index.js';
+import type { EventOutbox } from '../events/index.js';
 import type { Principal } from '../../shared/http/auth.js';
 import { AppError, notFound } from '../../shared/http/errors.js';
 import { UUID } from '../../shared/http/ids.js';

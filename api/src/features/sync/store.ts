@@ -6,7 +6,7 @@
 import type { Db, Filter } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import { through } from '../../../../core/src/infra/mongo.js';
-import type { ChangeTarget } from '../webhooks/index.js';
+import type { ChangeTarget } from '../events/index.js';
 import { VersionedCollection, type VersionedDocument } from '../../shared/infra/versioned-collection.js';
 
 export const CONNECTION_SYNCS = 'connection_syncs';

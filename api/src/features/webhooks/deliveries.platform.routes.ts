@@ -7,7 +7,7 @@ import { IdParams } from '../../shared/http/schemas.js';
 import { validate } from '../../shared/http/validate.js';
 import { endpointPath } from './presenter.js';
 import { DeliveriesQuery, DeliveryAttemptList, RecoverBody, RecoverResult, RotatedSecret, TestSent } from './schema.js';
-import type { AttemptRecord } from './events/deliveries.js';
+import type { AttemptRecord } from './delivery/deliveries.js';
 import type { WebhookEndpointService } from './service.js';
 import type { WebhookDeliveryService } from './delivery-service.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';

@@ -9,11 +9,14 @@ import {
   type AttemptStatus,
   type DeliveryStore,
   type QueuedDelivery,
-} from './events/deliveries.js';
-import { TEST_EVENT_TYPE, type DomainEvent } from './events/domain-event.js';
-import type { EventQueue } from './events/event-queue.js';
-import type { EventOutbox } from './events/outbox.js';
-import type { WorkSignals } from './events/signals.js';
+} from './delivery/deliveries.js';
+import {
+  TEST_EVENT_TYPE,
+  type DomainEvent,
+  type EventQueue,
+  type EventOutbox,
+  type WorkSignals,
+} from '../events/index.js';
 import type { Principal } from '../../shared/http/auth.js';
 import type { CursorCodec } from '../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';

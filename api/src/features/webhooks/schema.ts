@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { EVENT_TYPES } from './events/domain-event.js';
+import { EVENT_TYPES } from '../events/index.js';
 import { Links, NullableTimestamp, Text, Timestamp, Version } from '../../shared/http/schemas.js';
 import { MAX_URL_LENGTH } from './url-policy.js';
 

@@ -2,14 +2,14 @@
 // updates, secret rotation and soft deletion under optimistic concurrency (conditional updates on _version).
 // Deliveries (the attempt log, recover, test) are delivery-service.ts's.
 import { randomUUID } from 'node:crypto';
-import { newSigningSecret } from './events/signing.js';
+import { newSigningSecret } from './delivery/signing.js';
 import type { AccountStore } from '../accounts/index.js';
 import type { Clock } from '../../../../core/src/clock.js';
 import { preconditionHolds, type Precondition } from '../../shared/http/conditional.js';
 import type { CursorCodec } from '../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';
 import type { Principal } from '../../shared/http/auth.js';
-import type { DeliveryStore } from './events/deliveries.js';
+import type { DeliveryStore } from './delivery/deliveries.js';
 import type { EndpointChanges, WebhookEndpoint, WebhookEndpointStore } from './store.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT, type CreateWebhookEndpoint, type UpdateWebhookEndpoint } from './schema.js';
 import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';

@@ -3,7 +3,7 @@
 // account's whole live list, cached and invalidated by every write; writes always read the database.
 import type { Db, Filter } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import type { EventType } from './events/domain-event.js';
+import type { EventType } from '../events/index.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
 import { through } from '../../../../core/src/infra/mongo.js';

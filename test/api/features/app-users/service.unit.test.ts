@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { FakeAppUserStore } from '../../../../api/src/features/app-users/fake-store.js';
 import { AppUserService, MAX_CONNECTIONS_PER_USER } from '../../../../api/src/features/app-users/service.js';
-import { FakeOutbox } from '../../../../api/src/features/webhooks/events/fake-outbox.js';
+import { FakeOutbox } from '../../../../api/src/features/events/fake-outbox.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 
 const ACCOUNT = '6f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f';

@@ -10,7 +10,7 @@ import { AuthorizationService } from '../../../../api/src/features/authz/check.j
 import { TupleRepository } from '../../../../api/src/features/authz/tuples.js';
 import { PatientService } from '../../../../api/src/features/patients/service.js';
 import { PatientRepository } from '../../../../api/src/features/patients/store.js';
-import { FakeOutbox } from '../../../../api/src/features/webhooks/events/fake-outbox.js';
+import { FakeOutbox } from '../../../../api/src/features/events/fake-outbox.js';
 import type { Principal } from '../../../../api/src/shared/http/auth.js';
 import { CacheHub } from '../../../../api/src/shared/infra/cache.js';
 import { documentLocksFor } from '../../../../core/src/infra/locks.js';

@@ -7,7 +7,7 @@ import { FakeAccountStore } from '../../../../api/src/features/accounts/fake-sto
 import { memberTuple } from '../../../../api/src/features/admin/service.js';
 import { AuthorizationService } from '../../../../api/src/features/authz/check.js';
 import { FakeTupleStore } from '../../../../api/src/features/authz/fake-store.js';
-import { FakeOutbox } from '../../../../api/src/features/webhooks/events/fake-outbox.js';
+import { FakeOutbox } from '../../../../api/src/features/events/fake-outbox.js';
 import { ACCESS_DENIED_DETAIL, type Principal } from '../../../../api/src/shared/http/auth.js';
 import { FakePatientStore } from '../../../../api/src/features/patients/fake-store.js';
 import { PatientService } from '../../../../api/src/features/patients/service.js';

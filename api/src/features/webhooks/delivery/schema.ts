@@ -1,7 +1,7 @@
 // The webhook request Portico makes (docs/api.md, "Receiving webhooks"), for /openapi.json's `webhooks` section.
 import { Type } from '@sinclair/typebox';
 import type { WebhookDoc } from '../../../shared/http/openapi.js';
-import { EVENT_TYPES, TEST_EVENT_TYPE } from './domain-event.js';
+import { EVENT_TYPES, TEST_EVENT_TYPE } from '../../events/index.js';
 
 export const WebhookPayload = Type.Object(
   {

@@ -3,15 +3,15 @@
 // dropped only once that document rules the change out, never while the change may still land.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { MongoEventQueue } from '../../../../../api/src/features/webhooks/events/event-queue.js';
-import { Outbox } from '../../../../../api/src/features/webhooks/events/outbox.js';
-import { OutboxRecovery, type Recovery } from '../../../../../api/src/features/webhooks/events/outbox-recovery.js';
-import { createOutboxIndexes } from '../../../../../api/src/features/webhooks/events/outbox-collection.js';
-import { PatientRepository } from '../../../../../api/src/features/patients/store.js';
-import { DependencyUnavailableError } from '../../../../../core/src/errors.js';
-import { ManualClock } from '../../../../../testkit/clock.js';
-import { withTestDatabase, type TestDatabase } from '../../../../../testkit/database.js';
-import { until } from '../../../../../testkit/until.js';
+import { MongoEventQueue } from '../../../../api/src/features/events/event-queue.js';
+import { Outbox } from '../../../../api/src/features/events/outbox.js';
+import { OutboxRecovery, type Recovery } from '../../../../api/src/features/events/outbox-recovery.js';
+import { createOutboxIndexes } from '../../../../api/src/features/events/outbox-collection.js';
+import { PatientRepository } from '../../../../api/src/features/patients/store.js';
+import { DependencyUnavailableError } from '../../../../core/src/errors.js';
+import { ManualClock } from '../../../../testkit/clock.js';
+import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
+import { until } from '../../../../testkit/until.js';
 
 describe('events: the durable outbox', () => {
   let database: TestDatabase;

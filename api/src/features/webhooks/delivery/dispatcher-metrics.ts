@@ -4,7 +4,7 @@
 // on the embedded database, which after an outage, beside the scans that find work, kept it too busy to recover.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { DeliveryStore } from './deliveries.js';
-import type { EventQueue } from './event-queue.js';
+import type { EventQueue } from '../../events/index.js';
 
 const BACKLOG_EVERY_MS = 30_000;
 

@@ -10,7 +10,7 @@ import { buildPatient } from '../../../../../testkit/factories.js';
 import { Receiver } from '../../../../../testkit/receivers.js';
 import { testRedisUrl } from '../../../../../testkit/services.js';
 import { until } from '../../../../../testkit/until.js';
-import { WORK_CHANNEL } from '../../../../../api/src/features/webhooks/events/signals.js';
+import { WORK_CHANNEL } from '../../../../../api/src/features/events/signals.js';
 
 interface EventDoc {
   _id: string;

@@ -2,7 +2,7 @@
 // on a slow database a pass can outlast the poll interval, and passes that overlapped added their scans to
 // what slowed it. Passes now take turns, and a tick while one runs is skipped.
 import { expect } from 'chai';
-import type { OutboxRecovery } from '../../../../../api/src/features/webhooks/events/outbox-recovery.js';
+import type { OutboxRecovery } from '../../../../../api/src/features/events/outbox-recovery.js';
 import { TestApi } from '../../../../../testkit/api.js';
 
 describe('events: the dispatcher backstop pass', () => {

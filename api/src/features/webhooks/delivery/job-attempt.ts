@@ -10,7 +10,7 @@ import type { WebhookEndpoint } from '../store.js';
 import { attemptDelivery, type AttemptAgents } from './attempt.js';
 import type { AttemptRecord, Trigger } from './deliveries.js';
 import type { DispatcherMetrics } from './dispatcher-metrics.js';
-import type { StoredEvent } from './outbox-collection.js';
+import type { StoredEvent } from '../../events/index.js';
 import type { DeliveryRecorder } from './recorder.js';
 import { parseRetryAfter, retryDelay } from './schedule.js';
 import { signatureHeader } from './signing.js';

@@ -18,11 +18,14 @@ import { DispatcherMetrics } from './dispatcher-metrics.js';
 import { deliveryId, newAttemptId, type DeliveryStore, type QueuedDelivery, type Trigger } from './deliveries.js';
 import { Lanes } from './lanes.js';
 import { localPermits, type Permits } from './permits.js';
-import type { EventQueue } from './event-queue.js';
-import type { EventOutbox } from './outbox.js';
-import type { OutboxRecovery } from './outbox-recovery.js';
-import type { StoredEvent } from './outbox-collection.js';
-import type { KnownEvents, WorkSignals } from './signals.js';
+import type {
+  EventQueue,
+  EventOutbox,
+  OutboxRecovery,
+  StoredEvent,
+  KnownEvents,
+  WorkSignals,
+} from '../../events/index.js';
 import { DeliveryRecorder } from './recorder.js';
 
 export const PER_ENDPOINT_IN_FLIGHT = 10;

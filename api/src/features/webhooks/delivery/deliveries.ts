@@ -7,7 +7,7 @@ import type { Collection, Db, Filter } from 'mongodb';
 import { v7 as uuidv7 } from 'uuid';
 import type { DocumentLocks } from '../../../../../core/src/infra/locks.js';
 import { deleteOneWhere, updateOneWhere } from '../../../../../core/src/infra/where.js';
-import type { DeliverableType } from './domain-event.js';
+import type { DeliverableType } from '../../events/index.js';
 import { through } from '../../../../../core/src/infra/mongo.js';
 
 export type Trigger = 'SCHEDULED' | 'MANUAL' | 'RECOVER';
