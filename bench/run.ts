@@ -483,9 +483,10 @@ function catalogSearchRows(seed: Seed): Row[] {
       expectStatus: 200,
       goal: 0.25,
     },
-    // A yardstick for the misses' goal (no goal of its own): raw node:http answering 2 KB (a miss's typical size)
-    // after 25 us of computing. Its ratio is what any path that adds 25 us of work to raw's reaches: the per-request
-    // costs of node:http and the kernel grow as the rate falls, so ratios are not proportional to the work added.
+    // A yardstick for the misses' goal (no goal of its own): raw node:http answering 2 KB (a prefix miss's size; near a
+    // ZIP code, answers are 6-10 KB) after 25 us of computing. Its ratio is what any path that adds 25 us of work to
+    // raw's reaches: the per-request costs of node:http and the kernel grow as the rate falls, so ratios are not
+    // proportional to the work added.
     {
       name: 'raw node:http, a 2 KB body after 25 µs of work (each new: the yardstick of a miss)',
       url: `${seed.raw}/work/25/2048`,

@@ -81,11 +81,12 @@ export function chooseLabels(
   labelled: (i: number, candidates: Candidates, k: number) => void,
 ): void {
   const n = brands.length;
-  // first[i]: the first position with brand i's folded name, -1 for a name no other brand of the catalog has.
   const keys: (string | null)[] = new Array<string | null>(n);
-  // Plain arrays: a typed array of more than 16 of these is allocated outside the JS heap, at ten times the cost.
-  const first: number[] = new Array<number>(n).fill(-1);
-  const size: number[] = new Array<number>(n).fill(0);
+  // first[i]: the first position with brand i's folded name, -1 for a name no other brand of the catalog has; size:
+  // how many positions have it, at the first. Plain arrays: a typed array of more than 16 of these is allocated
+  // outside the JS heap, at ten times the cost.
+  const first: number[] = Array.from({ length: n }, () => -1);
+  const size: number[] = Array.from({ length: n }, () => 0);
   let namesakes = false;
   for (let i = 0; i < n; i++) {
     const key = nameKeys === undefined ? foldedName(brands[i]!) : (nameKeys[i] ?? null);

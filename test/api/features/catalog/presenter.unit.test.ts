@@ -8,7 +8,9 @@ describe('sdk: catalog presenter', () => {
   // The fast path sends Content-Length from the count the presenter keeps as it assembles a body: it must be the
   // body's UTF-8 length whatever the pieces hold.
   it('counts the UTF-8 bytes of every piece: names, labels, endpoint outcomes and cursors beyond ASCII', () => {
-    const accented = buildBrand({ name: 'Clínica Señora', city: 'San José', state: 'CA' });
+    const logo = { kind: 'rendered' as const, assets: { '64': 'a', '128': 'b', '256': 'c', '512': 'd' } };
+    // With a logo, so that the origin appears in the body (logoUrl).
+    const accented = buildBrand({ name: 'Clínica Señora', city: 'San José', state: 'CA', logo });
     const namesake = buildBrand({ name: 'Clínica Señora', city: 'Añasco', state: 'PR' });
     const plain = buildBrand({ name: 'Mercy Clinic' });
     const odd: EndpointHealth = { ...UNCHECKED, fhirVersion: '4.0.1 – R4 ✓' };
@@ -22,6 +24,7 @@ describe('sdk: catalog presenter', () => {
     };
     for (const origin of ['https://portico.example', 'https://pörtico.example']) {
       const body = searchJson(answer, origin);
+      expect(body.text).to.include(`"logoUrl":"${origin}/`);
       expect(body.bytes, origin).to.equal(Buffer.byteLength(body.text));
       expect(JSON.parse(body.text).brands.map((b: { disambiguation?: string }) => b.disambiguation)).to.deep.equal([
         'San José, CA',

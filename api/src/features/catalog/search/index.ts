@@ -29,9 +29,9 @@
 import type { CatalogBrand, PlatformType } from '../../../../../core/src/catalog/model.js';
 import { words } from '../../../../../core/src/catalog/fold.js';
 import { AddressIndex, addressOf, isNpiShaped, type AddressQuery } from './addresses.js';
-import { buildLayout, NAME_LEADS, platformNumber, type IndexLayout } from './layout.js';
+import { buildLayout, platformNumber, type IndexLayout } from './layout.js';
 import { browseCursor, codeUnits, type BrowsePosition } from './browse-cursor.js';
-import { prefixRange, RANKS, tierOf } from './tokens.js';
+import { phraseOf, prefixRange, RANKS, startsWithPhrase, tierOf, type Phrase } from './tokens.js';
 import { FuzzyPhase } from './fuzzy.js';
 import type { GeoPoint } from '../../../../../core/src/catalog/geo.js';
 import { originOf, PlaceIndex, TopKeys, WALK_ABOVE_REACH, type Origin } from './places.js';
@@ -68,19 +68,6 @@ const MIN_QUERY_LENGTH = 2;
 /** The typo-tolerant fallback looks at queries of at most this many distinct words (a pasted paragraph is not a typo).
  * */
 export const MAX_FUZZY_WORDS = 8;
-
-/**
- * The query's words as the start of a name (tier 0): the folded name starts with them joined by one space exactly
- * when each word before the last is the name's word at its place and the last starts the name's word at its place.
- * The first NAME_LEADS of those are checked on token ids (layout.nameLeads); only a longer query reads the name.
- */
-interface Phrase {
-  text: string;
-  words: number;
-  /** Per leading name word checked: the token ids it must be within, [from, to). */
-  from: number[];
-  to: number[];
-}
 
 /** What every phase of one query shares: the filters and the marks of brands already in the results. */
 interface Query {
@@ -177,7 +164,7 @@ export class BrandSearchIndex {
       this.take(
         results,
         this.exactMatches(
-          this.phraseOf(typed, terms, ranges),
+          phraseOf(this.layout, typed, terms, ranges.lo, ranges.hi),
           terms,
           ranges.lo,
           ranges.hi,
@@ -290,40 +277,6 @@ export class BrandSearchIndex {
     return { lo, hi, complete };
   }
 
-  /** The typed words as a Phrase, from the ranges of their distinct terms. */
-  private phraseOf(
-    typed: readonly string[],
-    terms: readonly string[],
-    ranges: { lo: Uint32Array; hi: Uint32Array },
-  ): Phrase {
-    const from: number[] = [];
-    const to: number[] = [];
-    for (let i = 0; i < typed.length && i < NAME_LEADS; i++) {
-      const term = terms.indexOf(typed[i]!);
-      const lo = ranges.lo[term]!;
-      if (i === typed.length - 1) {
-        from.push(lo);
-        to.push(ranges.hi[term]!);
-      } else {
-        // A word before the last is a whole name word: its own token, the first of its range when it is one.
-        const whole = lo < ranges.hi[term]! && this.layout.tokens[lo] === typed[i];
-        from.push(lo);
-        to.push(whole ? lo + 1 : lo);
-      }
-    }
-    return { text: typed.join(' '), words: typed.length, from, to };
-  }
-
-  /** Brand b's folded name starts with the phrase. */
-  private startsWith(b: number, phrase: Phrase): boolean {
-    const leads = this.layout.nameLeads;
-    for (let i = 0; i < phrase.from.length; i++) {
-      const token = leads[NAME_LEADS * b + i]!;
-      if (token < phrase.from[i]! || token >= phrase.to[i]!) return false;
-    }
-    return phrase.words <= NAME_LEADS || this.layout.foldedNames[b]!.startsWith(phrase.text);
-  }
-
   /** Every term a prefix of some word of the brand, ranked by tier, or by distance near a point. */
   private exactMatches(
     phrase: Phrase,
@@ -342,7 +295,11 @@ export class BrandSearchIndex {
     const pivot = checkOrder[0]!;
 
     const rankOf = (b: number) =>
-      !this.accepts(b, query) ? -1 : this.startsWith(b, phrase) ? 0 : tierOf(this.layout, b, lo, hi, checkOrder);
+      !this.accepts(b, query)
+        ? -1
+        : startsWithPhrase(this.layout, b, phrase)
+          ? 0
+          : tierOf(this.layout, b, lo, hi, checkOrder);
     // Near a point, a common word reaches much of the catalog: walking outwards from the point and testing
     // each brand then stops after a few hundred, where measuring every candidate would not stop at all. When
     // the matches turn out sparse (the walk tests as many brands as there are candidates), the candidates win.
@@ -368,7 +325,7 @@ export class BrandSearchIndex {
       // A name that starts with the query matches every word in the name by construction (each query word
       // is a prefix of the name word at its position), so tier 0 needs no per-word check.
       let tier = 0;
-      if (!this.startsWith(b, phrase)) {
+      if (!startsWithPhrase(this.layout, b, phrase)) {
         if (!byDistance && size + b >= worst) continue; // only tier 0 could have beaten the current results
         tier = tierOf(this.layout, b, lo, hi, checkOrder);
         if (tier < 0) continue;

@@ -27,7 +27,7 @@ export const WALK_ABOVE_REACH = 2000;
 
 /** Cell size of the walk's grid, in degrees (about 55 km of latitude). */
 const CELL_DEGREES = 0.5;
-/** A region's side in cells (4 degrees): the US's brands fall in some 150 regions. */
+/** A region's side in cells (4 degrees): the brand list fixtures' 1,418 cells fall in 82 regions. */
 const REGION_CELLS = 8;
 
 /** A point prepared once per query: radians, the cosine of its latitude, and its place in 3-D (km). */
@@ -115,9 +115,9 @@ export class PlaceIndex {
     });
     const keys = [...byCell.keys()].sort((a, b) => a - b);
     const regionOf = (key: number) => Math.floor(key / 1e6);
-    const regionStart = [0];
+    const regionStart: number[] = [];
     keys.forEach((key, c) => {
-      if (c > 0 && regionOf(key) !== regionOf(keys[c - 1]!)) regionStart.push(c);
+      if (c === 0 || regionOf(key) !== regionOf(keys[c - 1]!)) regionStart.push(c);
     });
     regionStart.push(keys.length);
     const cells = keys.length;
@@ -274,14 +274,14 @@ export class PlaceIndex {
 /**
  * The best `limit` keys offered, ascending; insertion into a sorted array of ≤ 100 keys beats a heap. The keys are a
  * plain array of doubles: a query makes two or three of these, and a Float64Array of more than 8 elements has its
- * memory outside the JS heap, which took some 0.7 us to allocate against 0.07 us.
+ * memory outside the JS heap, which took 0.75 us to allocate against 0.07 us.
  */
 export class TopKeys {
   readonly keys: number[];
   filled = 0;
 
   constructor(readonly limit: number) {
-    this.keys = new Array<number>(limit).fill(0.5); // doubles from the start, not small integers
+    this.keys = Array.from({ length: limit }, () => 0.5); // packed doubles from the start, not small integers
   }
 
   /** The key a new one must be below to enter; Infinity while not full. */

@@ -1,7 +1,7 @@
 // A brand's words against a query's (index.ts): the range of token ids a query word is a prefix of, whether
 // and in which fields a brand has every word (its tier), and the fallback's rank by total edits. Each brand's
 // token ids are ascending (layout.ts), so each check is a walk or a binary search over them.
-import { FIELD_ALIAS, FIELD_NAME, type IndexLayout } from './layout.js';
+import { FIELD_ALIAS, FIELD_NAME, NAME_LEADS, type IndexLayout } from './layout.js';
 
 /** Ranks within a phase: tiers 0–3, and for the fallback up to 15 edits × 4 tiers. */
 export const TIERS = 4;
@@ -30,6 +30,54 @@ export function prefixRange(layout: IndexLayout, prefix: string): [number, numbe
     else hi = mid;
   }
   return [from, lo];
+}
+
+/**
+ * The query's words as the start of a name (tier 0): the folded name starts with them joined by one space exactly
+ * when each word before the last is the name's word at its place and the last starts the name's word at its place.
+ * The first NAME_LEADS of those are checked on token ids (layout.nameLeads); only a longer query reads the name.
+ */
+export interface Phrase {
+  text: string;
+  words: number;
+  /** Per leading name word checked: the token ids it must be within, [from, to). */
+  from: number[];
+  to: number[];
+}
+
+/** The typed words as a Phrase, from the [lo, hi) token ranges of their distinct terms. */
+export function phraseOf(
+  layout: IndexLayout,
+  typed: readonly string[],
+  terms: readonly string[],
+  lo: Uint32Array,
+  hi: Uint32Array,
+): Phrase {
+  const from: number[] = [];
+  const to: number[] = [];
+  for (let i = 0; i < typed.length && i < NAME_LEADS; i++) {
+    const term = terms.indexOf(typed[i]!);
+    if (i === typed.length - 1) {
+      from.push(lo[term]!);
+      to.push(hi[term]!);
+    } else {
+      // A word before the last is a whole name word: its own token, the first of its range when it is one.
+      const whole = lo[term]! < hi[term]! && layout.tokens[lo[term]!] === typed[i];
+      from.push(lo[term]!);
+      to.push(whole ? lo[term]! + 1 : lo[term]!);
+    }
+  }
+  return { text: typed.join(' '), words: typed.length, from, to };
+}
+
+/** Brand b's folded name starts with the phrase. */
+export function startsWithPhrase(layout: IndexLayout, b: number, phrase: Phrase): boolean {
+  const leads = layout.nameLeads;
+  for (let i = 0; i < phrase.from.length; i++) {
+    const token = leads[NAME_LEADS * b + i]!;
+    if (token < phrase.from[i]! || token >= phrase.to[i]!) return false;
+  }
+  return phrase.words <= NAME_LEADS || layout.foldedNames[b]!.startsWith(phrase.text);
 }
 
 /**

@@ -205,6 +205,15 @@ describe('catalog: brand search index', () => {
           `${brand.aliases[0] ?? ''} ${brand.city ?? ''}`.slice(0, 12),
         );
       }
+      // The first tier is decided on the first two name words' tokens, and past two words on the name itself: whole
+      // names of three and more words and their prefixes, a word repeated, a word before the last that is only a
+      // prefix, and names of one word.
+      for (let i = 5; i < brands.length; i += 53) {
+        const own = words(brands[i]!.name);
+        const whole = own.join(' ');
+        queries.push(whole, whole.slice(0, -1), `${own[0]} ${own[0]}`, `${own[0]!.slice(0, -1)} ${own[1] ?? ''}`);
+      }
+      queries.push('st st', 'st st st', 'zephyr twin clinic', 'zephyr twin c', 'zephyr tw', 'zephyr zephyr');
       for (const q of queries) {
         for (const platform of [undefined, 'CERNER' as const]) {
           expect(
