@@ -18,6 +18,7 @@ import type { DocumentLocks } from '../infra/locks.js';
 import { ChunkedSeries } from './chunked.js';
 import { ENDPOINT_STATUSES, type EndpointHealth, type EndpointStatus } from './model.js';
 import { catalogKey, type CatalogRef } from './snapshots.js';
+import { isDuplicateKey } from '../infra/mongo.js';
 
 /** Rows per chunk document: a public row is about 60 bytes, so a chunk stays near 300 KB. */
 export const HEALTH_CHUNK_ROWS = 5000;
@@ -188,7 +189,7 @@ export class EndpointHealthStore {
       outcome = await this.pointers.insertOne({ _id: catalog, ...fields, retired: null }).then(
         () => ({ moved: true, retired: null }),
         (error: unknown) => {
-          if ((error as { code?: number }).code === 11000) return { moved: false, retired: null };
+          if (isDuplicateKey(error)) return { moved: false, retired: null };
           throw error;
         },
       );

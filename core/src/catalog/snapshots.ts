@@ -12,6 +12,7 @@ import type { Clock } from '../clock.js';
 import type { DocumentLocks } from '../infra/locks.js';
 import { ChunkedSeries } from './chunked.js';
 import type { CatalogBrand } from './model.js';
+import { isDuplicateKey } from '../infra/mongo.js';
 
 export const CHUNK_SIZE = 1000;
 
@@ -159,7 +160,7 @@ export class SnapshotStore {
         await this.pointers.insertOne({ _id: catalog, snapshotId, activatedAt });
         return true;
       } catch (error) {
-        if ((error as { code?: number }).code === 11000) return false;
+        if (isDuplicateKey(error)) return false;
         throw error;
       }
     }

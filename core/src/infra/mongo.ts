@@ -133,6 +133,11 @@ const UNAVAILABLE_NAMES = new Set(['MongoWaitQueueTimeoutError', 'MongoPoolClose
 /** Socket errors of a connection the other end closed or reset. */
 const SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT']);
 
+/** MongoDB's duplicate key error (E11000): what a unique index answers, from the driver or a fake built like it. */
+export function isDuplicateKey(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
+}
+
 /** Whether `error` says the database is unreachable, stalled or closed (a 503), not that a call was wrong. */
 export function isMongoUnavailable(error: unknown): boolean {
   // The driver (7.x) lets the socket's own error through unwrapped when a write meets a connection the

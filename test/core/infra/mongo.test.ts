@@ -1,7 +1,7 @@
 // findById, the point read of hot paths: on the embedded database it must answer exactly what findOne does.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { findById } from '../../../core/src/infra/mongo.js';
+import { findById, isDuplicateKey } from '../../../core/src/infra/mongo.js';
 import { withTestDatabase, type TestDatabase } from '../../../testkit/database.js';
 
 describe('core: findById', () => {
@@ -27,5 +27,21 @@ describe('core: findById', () => {
     expect(found).to.have.property('at').that.is.instanceOf(Date);
     expect(await findById(database.db, 'documents', randomUUID())).to.equal(null);
     expect(await findById(database.db, 'absent', id)).to.equal(null);
+  });
+});
+
+describe('core: isDuplicateKey', () => {
+  let database: TestDatabase;
+  withTestDatabase((opened) => (database = opened));
+
+  it('tells what a unique index refuses (the driver’s error and the fakes’) from any other failure', async () => {
+    const collection = database.db.collection<{ _id: string }>('unique');
+    const id = randomUUID();
+    await collection.insertOne({ _id: id });
+    const refused = await collection.insertOne({ _id: id }).catch((error: unknown) => error);
+    expect(isDuplicateKey(refused)).to.equal(true);
+    expect(isDuplicateKey(Object.assign(new Error(`E11000 duplicate key: ${id}`), { code: 11000 }))).to.equal(true);
+    for (const other of [new Error('E11000 in the message only'), { code: 11001 }, { code: '11000' }, null, 11000])
+      expect(isDuplicateKey(other), JSON.stringify(other)).to.equal(false);
   });
 });

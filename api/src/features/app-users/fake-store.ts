@@ -11,6 +11,7 @@ import {
   type StateView,
   type UserChanges,
 } from './store.js';
+import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 
 type Entry = AppUser & { deletedAt: null };
 
@@ -37,7 +38,7 @@ export class FakeAppUserStore implements AppUserStore {
       return true;
     } catch (error) {
       // A duplicate is "already there", as the repository's duplicate key is; anything else is a fault.
-      if ((error as { code?: unknown }).code === 11000) return false;
+      if (isDuplicateKey(error)) return false;
       throw error;
     }
   }

@@ -11,7 +11,7 @@ import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import type { ChangeTarget } from '../events/index.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
-import { through } from '../../../../core/src/infra/mongo.js';
+import { through, isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 
 export type StoredState = 'LIMITED' | 'ACTIVE' | 'TOMBSTONED';
 export type LifecycleState = 'UNLINKED' | StoredState;
@@ -159,7 +159,7 @@ export class AppUserRepository implements AppUserStore {
       );
       return true;
     } catch (error) {
-      if ((error as { code?: number }).code === 11000) return false;
+      if (isDuplicateKey(error)) return false;
       throw error;
     }
   }

@@ -32,6 +32,7 @@ import { updateOneWhere } from '../../../../core/src/infra/where.js';
 import { AppError } from '../../shared/http/errors.js';
 import { CHANGE_RING, currentChangeScope } from '../../shared/infra/change-scope.js';
 import { REPLAY_WINDOW_MS } from '../../shared/http/idempotency.js';
+import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 
 export const HEADS = 'observation_heads';
 
@@ -333,7 +334,7 @@ export class BundleHeads {
           stamp: randomUUID(),
         });
       } catch (error) {
-        if ((error as { code?: unknown }).code === 11000) return null;
+        if (isDuplicateKey(error)) return null;
         throw error;
       }
       return { connectionId, gen: 1, token, abandoned: [] };

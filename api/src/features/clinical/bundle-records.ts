@@ -8,6 +8,7 @@ import { AppError } from '../../shared/http/errors.js';
 import { BEGINNING } from './dates.js';
 import type { ObservationDocument } from './document.js';
 import type { NormalizedObservation } from './observations.js';
+import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 
 /** An observation as a bundle writes it: everything but its _id and firstIngestedAt. */
 export type StoredFields = Omit<ObservationDocument, '_id' | 'firstIngestedAt' | 'seq' | 'rev'> & { updatedAt: Date };
@@ -98,7 +99,7 @@ export async function insertRecord(records: Collection<BundleRecord>, record: Bu
   try {
     await records.insertOne(record);
   } catch (error) {
-    if ((error as { code?: unknown }).code !== 11000) throw error;
+    if (!isDuplicateKey(error)) throw error;
     const found = await records.findOne({ _id: record._id });
     if (!found || !Buffer.from(found.observations.buffer).equals(Buffer.from(record.observations.buffer))) throw error;
   }

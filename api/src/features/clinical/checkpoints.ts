@@ -21,6 +21,7 @@ import { Binary, type Collection, type Db } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import { updateOneWhere } from '../../../../core/src/infra/where.js';
 import type { ObservationRow } from './rows.js';
+import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 
 export const CHECKPOINTS = 'observation_checkpoints';
 export const CHECKPOINT_PARTS = 'observation_checkpoint_parts';
@@ -219,7 +220,7 @@ export class CheckpointStore {
         await this.claims.insertOne({ _id, writer, at: new Date() });
         return true;
       } catch (error) {
-        if ((error as { code?: unknown }).code !== 11000) throw error;
+        if (!isDuplicateKey(error)) throw error;
       }
       const held = await this.claims.findOne({ _id });
       if (held && held.at.getTime() > Date.now() - CLAIM_MS) return false;
@@ -233,7 +234,7 @@ export class CheckpointStore {
       await this.manifests.insertOne(manifest);
       return true;
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 11000) throw error;
+      if (!isDuplicateKey(error)) throw error;
       return false; // another writer's first checkpoint landed first
     }
   }

@@ -23,7 +23,7 @@ import { systemClock } from '../../../../core/src/clock.js';
 import { outsideChangeScope } from '../../shared/infra/change-scope.js';
 import type { NormalizedObservation } from './observations.js';
 import type { ObservationDocument } from './document.js';
-import { through } from '../../../../core/src/infra/mongo.js';
+import { through, isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 import { ABANDONED_LISTED_MS, BundleHeads, KEPT_MS, type Visibility, type WriterLease } from './bundle-heads.js';
 import {
   BUNDLES,
@@ -194,7 +194,7 @@ export class ObservationRepository implements ObservationStore {
     } catch (error) {
       // A duplicate _id that escapes is a write that landed twice around an interruption, not the client's
       // conflict: nothing is committed, and the bundle can be sent again.
-      throw (error as { code?: unknown }).code === 11000 ? interrupted() : error;
+      throw isDuplicateKey(error) ? interrupted() : error;
     } finally {
       if (!committed) await this.heads.release(lease).catch(() => this.heads.releaseWhenAnswering(lease));
     }
@@ -300,8 +300,8 @@ export class ObservationRepository implements ObservationStore {
         .writeErrors;
       const list = failures === undefined ? [] : Array.isArray(failures) ? failures : [failures];
       // Anything but duplicates (or duplicates without saying which) is an interrupted write: retry the bundle.
-      if (list.length === 0 || list.some((e) => e.code !== 11000))
-        throw (error as { code?: unknown }).code === 11000 ? interrupted() : error;
+      if (list.length === 0 || list.some((e) => !isDuplicateKey(e)))
+        throw isDuplicateKey(error) ? interrupted() : error;
       return new Set(list.map((e) => docs[e.index]!._id));
     }
   }

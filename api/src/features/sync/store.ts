@@ -5,7 +5,7 @@
 // the outbox); its progress is written only while its holder's claim stands.
 import type { Db, Filter } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { through } from '../../../../core/src/infra/mongo.js';
+import { through, isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 import type { ChangeTarget } from '../events/index.js';
 import { VersionedCollection, type VersionedDocument } from '../../shared/infra/versioned-collection.js';
 
@@ -111,7 +111,7 @@ export class SyncRepository {
         deletedAt: null,
       });
     } catch (error) {
-      if ((error as { code?: number }).code !== 11000) throw error;
+      if (!isDuplicateKey(error)) throw error;
       await this.documents.update(connectionId, 'any', { set: { nextAt: now } }, now);
     }
   }

@@ -10,6 +10,7 @@ import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import { deleteOneWhere } from '../../../../core/src/infra/where.js';
 import { AppError } from '../../shared/http/errors.js';
 import { rateLimited, type RateLimiter, type RatePolicy } from '../../shared/infra/rate-limit.js';
+import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 
 export const RECOVER_POLICY: RatePolicy = Object.freeze({ capacity: 10, windowMs: 3_600_000, name: 'recover' });
 export const TEST_POLICY: RatePolicy = Object.freeze({ capacity: 10, windowMs: 60_000, name: 'test' });
@@ -73,7 +74,7 @@ export class EndpointOperationLimits {
         await this.runs.insertOne({ _id: endpointId, owner, until: new Date(now.getTime() + RECOVER_LEASE_MS) });
         return;
       } catch (error) {
-        if ((error as { code?: unknown }).code !== 11000) throw error;
+        if (!isDuplicateKey(error)) throw error;
       }
       // Held: by a running recover, or by one whose replica died (its lease has ended: it goes).
       if (!(await deleteOneWhere(this.runs, this.deps.locks, endpointId, { until: { $lt: now } }))) break;

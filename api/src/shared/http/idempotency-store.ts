@@ -14,7 +14,7 @@ import type { Collection, Db } from 'mongodb';
 import { MongoServerError } from 'mongodb';
 import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import { deleteOneWhere, updateOneWhere } from '../../../../core/src/infra/where.js';
-import { through } from '../../../../core/src/infra/mongo.js';
+import { through, isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 import { recoveryPointReached, type RecoveryPoint } from '../infra/change-scope.js';
 
 /** A running claim, with the recovery points its execution recorded before each write. */
@@ -114,7 +114,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
         await this.collection.insertOne(toDocument(scope, running));
         return null;
       } catch (error) {
-        if (!(error instanceof MongoServerError) || error.code !== 11000) throw error;
+        if (!isDuplicateKey(error)) throw error;
       }
       const current = await this.collection.findOne({ _id: scope });
       if (!current) continue; // released or swept meanwhile: claim again

@@ -1,9 +1,8 @@
 // Top of the chain: turns every failure below it into problem details, and unmatched routes into 404/405.
 import type { Context, Middleware } from 'koa';
-import { MongoError } from 'mongodb';
 import type { Logger } from 'pino';
 import { DependencyUnavailableError } from '../../../../core/src/errors.js';
-import { isMongoUnavailable } from '../../../../core/src/infra/mongo.js';
+import { isMongoUnavailable, isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 import { isRedisUnavailable } from '../../../../core/src/infra/redis.js';
 import { AppError, problemOf, serviceUnavailable } from './errors.js';
 
@@ -23,7 +22,7 @@ export function toAppError(error: unknown): AppError | undefined {
   if (error instanceof AppError) return error;
   const unavailable = unavailableDependency(error);
   if (unavailable) return serviceUnavailable(unavailable);
-  if (error instanceof MongoError && error.code === 11000) {
+  if (isDuplicateKey(error)) {
     return new AppError('CONFLICT', 'The request conflicts with an existing resource.');
   }
   // Errors raised by Koa and raw-body carry an HTTP status and, for client errors, are safe to describe.

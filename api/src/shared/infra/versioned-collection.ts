@@ -17,6 +17,7 @@ import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
 import { updateOneWhere } from '../../../../core/src/infra/where.js';
 import { AppError } from '../http/errors.js';
 import { CHANGE_RING, changeRecorded, currentChangeScope } from './change-scope.js';
+import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
 
 export interface VersionedDocument {
   _id: string;
@@ -63,7 +64,7 @@ export class VersionedCollection<D extends VersionedDocument> {
     } catch (error) {
       const ours =
         changeId !== undefined &&
-        (error as { code?: unknown }).code === 11000 &&
+        isDuplicateKey(error) &&
         changeRecorded(await this.find(doc._id), doc._version, changeId);
       if (!ours) throw error;
     } finally {

@@ -8,7 +8,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { DocumentLocks } from '../../../../../core/src/infra/locks.js';
 import { deleteOneWhere, updateOneWhere } from '../../../../../core/src/infra/where.js';
 import type { DeliverableType } from '../../events/index.js';
-import { through } from '../../../../../core/src/infra/mongo.js';
+import { through, isDuplicateKey } from '../../../../../core/src/infra/mongo.js';
 
 export type Trigger = 'SCHEDULED' | 'MANUAL' | 'RECOVER';
 export type AttemptStatus = 'SUCCEEDED' | 'FAILED' | 'PENDING';
@@ -166,7 +166,7 @@ export class DeliveryStore {
       try {
         await this.queue.insertOne({ _id: id, ...rest, leaseOwner: null, leaseUntil: null });
       } catch (error) {
-        if ((error as { code?: number }).code === 11000) continue;
+        if (isDuplicateKey(error)) continue;
         throw error;
       }
       await this.settle(pendingRecord(delivery));
