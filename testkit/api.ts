@@ -20,6 +20,7 @@ import { connectRedis } from '../core/src/infra/redis.js';
 import type { Resolver } from '../api/src/features/webhooks/url-policy.js';
 import { buildServices, type Services } from '../api/src/wiring.js';
 import { mongoUri, testRedisUrl } from './services.js';
+import { PLATFORM_SCOPES } from '../api/src/shared/http/scopes.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -224,15 +225,8 @@ export class TestApi {
   }
 }
 
-export const ALL_SCOPES = [
-  'patient:read',
-  'patient:write',
-  'webhook:read',
-  'webhook:write',
-  'app_user:read',
-  'app_user:write',
-  'clinical:write',
-];
+/** Every platform scope: a key that may do anything. */
+export const ALL_SCOPES = [...PLATFORM_SCOPES];
 
 export interface Tenant {
   accountId: string;

@@ -7,7 +7,7 @@ import {
   type OutboxDocument,
   type OutboxStatus,
   type StoredEvent,
-} from '../api/src/features/webhooks/events/outbox-collection.js';
+} from '../api/src/features/events/outbox-collection.js';
 
 /** The account's events (those in `status` only, if given) in the order they were recorded. */
 export async function eventsOf(db: Db, customerAccountId: string, status?: OutboxStatus): Promise<StoredEvent[]> {

@@ -16,6 +16,7 @@ import { systemClock } from '../../../core/src/clock.js';
 import { AppError } from '../shared/http/errors.js';
 import { assertValid } from '../shared/http/validate.js';
 import { KEY_CACHE_TTL_MS } from '../shared/http/keys.js';
+import { PLATFORM_SCOPES } from '../shared/http/scopes.js';
 
 const USAGE = `Usage:
   portico serve                                   start the API (same as npm start)
@@ -35,7 +36,7 @@ const USAGE = `Usage:
 Without MONGODB_URI, admin commands use the embedded database the API started (PORTICO_DEVDB_PORT, 27017) and
 refuse to start a new, empty one unless given --start-database.
 
-Scopes: patient:read patient:write webhook:read webhook:write app_user:read app_user:write clinical:write
+Scopes: ${PLATFORM_SCOPES.join(' ')}
 Default grants: {"resourceTypes":["Observation"],"loincCodes":["*"],"confidentiality":["N","L","M"],"sensitivity":[],"lookbackDays":null}
 (create-app --grants replaces the fields it names and keeps the defaults' others.)
 Output is JSON on stdout; keys are shown once. Configuration comes from the environment (see docs/deployment.md).`;

@@ -1,15 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Text } from '../../shared/http/schemas.js';
-
-export const PLATFORM_SCOPES = [
-  'patient:read',
-  'patient:write',
-  'webhook:read',
-  'webhook:write',
-  'app_user:read',
-  'app_user:write',
-  'clinical:write',
-] as const;
+import { PLATFORM_SCOPES } from '../../shared/http/scopes.js';
 
 export const AccountParams = Type.Object({ id: Type.String({ maxLength: 1024 }) });
 export const AppParams = Type.Object({ id: Type.String({ maxLength: 1024 }) });

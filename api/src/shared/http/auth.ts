@@ -5,6 +5,7 @@ import type { Context, Middleware } from 'koa';
 import { hashKey, kindOf, type ApiKeyRecord, type KeyKind } from './keys.js';
 import { AppError } from './errors.js';
 import type { OperationPatch } from './openapi.js';
+import type { Scope } from './scopes.js';
 
 export type Surface = 'platform' | 'sdk-publishable' | 'sdk-secret';
 
@@ -157,7 +158,7 @@ export function principalFor(record: ApiKeyRecord): Principal {
   return principal;
 }
 
-export function requireScope(scope: string): Documented {
+export function requireScope(scope: Scope): Documented {
   const middleware = async function requireScopeMiddleware(ctx: Context, next: () => Promise<unknown>) {
     if (!principalOf(ctx).scopes.has(scope)) {
       throw new AppError('PLATFORM_ACCESS_DENIED', ACCESS_DENIED_DETAIL, { requiredScope: scope });
