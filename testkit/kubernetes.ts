@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildGoTool, type GoTool } from '../core/src/infra/go-tool.js';
 import { removeAbandonedDirs } from './abandoned.js';
-import { freePort, testToolCache } from './services.js';
+import { freePort, testToolCache } from './machine.js';
 import { until } from './until.js';
 
 const KUBE_APISERVER: GoTool = {

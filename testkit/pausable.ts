@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { buildDevDb } from '../core/src/infra/devdb.js';
-import { freePort, testToolCache } from './services.js';
+import { freePort, testToolCache } from './machine.js';
 
 /**
  * Runs "$@" with stdin from /dev/null and prints its pid; when the stdin it was given closes, resumes and

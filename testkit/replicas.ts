@@ -6,7 +6,7 @@ import os from 'node:os';
 import { repoRoot } from '../core/src/infra/repo-root.js';
 import { ADMIN_TOKEN } from './api.js';
 import { startGuarded, type GuardedProcess } from './pausable.js';
-import { freePort } from './services.js';
+import { freePort } from './machine.js';
 import { until } from './until.js';
 
 export interface Replica extends GuardedProcess {

@@ -3,14 +3,13 @@
 // (./s3.ts) and the Kubernetes API server (./kubernetes.ts) start with the first test that needs them and
 // stop here with the rest, as does the container image unpacked for runc (./image.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { startEmbeddedDatabase, type EmbeddedDatabase } from '../core/src/infra/devdb.js';
 import { repoRoot } from '../core/src/infra/repo-root.js';
-import { toolCacheDir } from '../core/src/infra/tool-cache.js';
 import { removeUnpackedImage } from './image.js';
 import { GUARD, stopTestKubernetes } from './kubernetes.js';
 import { stopTestS3 } from './s3.js';
+import { freePort, testToolCache } from './machine.js';
 
 const NOT_STARTED =
   'test services are not started (a *.unit.test.ts file runs without them: name it *.test.ts to use them)';
@@ -36,11 +35,6 @@ export async function stopTestServices(): Promise<void> {
   await database?.stop();
 }
 
-/** The per-machine tool cache the test services are built into, where the scripts put theirs. */
-export function testToolCache(): string {
-  return toolCacheDir(process.env);
-}
-
 export function mongoUri(): string {
   if (!database) throw new Error(NOT_STARTED);
   return database.uri;
@@ -49,17 +43,6 @@ export function mongoUri(): string {
 export function testRedisUrl(): string {
   if (!redisUrl) throw new Error(NOT_STARTED);
   return redisUrl;
-}
-
-/** A free loopback TCP port (for servers the tests start). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 async function startRedis(): Promise<string> {

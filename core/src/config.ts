@@ -2,8 +2,7 @@
 // parsed from the environment a program's own config module hands over: core never reads process.env, so
 // each program keeps exactly one place that does.
 import path from 'node:path';
-import type { CatalogRef } from './catalog/snapshots.js';
-import { toolCacheDir } from './infra/tool-cache.js';
+import os from 'node:os';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -21,7 +20,7 @@ export interface CoreConfig {
   readonly mongodbLongTimeoutMs: number;
   readonly devdbPort: number;
   readonly dataDir: string;
-  /** The per-machine tool cache (infra/tool-cache.ts), where the embedded database is built. */
+  /** The per-machine tool cache (toolCacheDir; infra/tool-cache.ts), where the embedded database is built. */
   readonly cacheDir: string;
   /** Unset: one replica; shared state lives in process. */
   readonly redisUrl: string | undefined;
@@ -31,6 +30,26 @@ export interface CoreConfig {
   /** The BrandCatalog (namespace/name) the API serves. */
   readonly catalog: Readonly<CatalogRef>;
   readonly logLevel: LogLevel;
+}
+
+/** The variables that place the cache, as the scripts read them (core reads no environment itself: each program's config module hands it over). */
+export interface CacheEnvironment {
+  PORTICO_CACHE_DIR?: string | undefined;
+  XDG_CACHE_HOME?: string | undefined;
+  HOME?: string | undefined;
+}
+
+/** `${PORTICO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/portico}`, absolute (an empty variable counts as unset). */
+export function toolCacheDir(env: CacheEnvironment): string {
+  const dir =
+    env.PORTICO_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache'), 'portico');
+  return path.resolve(dir);
+}
+
+/** A BrandCatalog by namespace and name. */
+export interface CatalogRef {
+  namespace: string;
+  name: string;
 }
 
 export class ConfigError extends Error {

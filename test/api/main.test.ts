@@ -8,7 +8,8 @@ import path from 'node:path';
 import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { startEmbeddedDatabase } from '../../core/src/infra/devdb.js';
-import { freePort, mongoUri, testRedisUrl, testToolCache } from '../../testkit/services.js';
+import { mongoUri, testRedisUrl } from '../../testkit/services.js';
+import { freePort, testToolCache } from '../../testkit/machine.js';
 
 function startProcess(env: Record<string, string>): {
   child: ChildProcess;

@@ -24,7 +24,8 @@ import {
   type BuiltImage,
   type Container,
 } from '../../testkit/image.js';
-import { freePort, testRedisUrl } from '../../testkit/services.js';
+import { testRedisUrl } from '../../testkit/services.js';
+import { freePort } from '../../testkit/machine.js';
 
 const run = promisify(execFile);
 const pkg = JSON.parse(readFileSync(path.join(repoRoot(), 'package.json'), 'utf8')) as {

@@ -34,7 +34,8 @@ import {
   type Container,
 } from '../../testkit/image.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../testkit/kubernetes.js';
-import { freePort, mongoUri, testRedisUrl } from '../../testkit/services.js';
+import { mongoUri, testRedisUrl } from '../../testkit/services.js';
+import { freePort } from '../../testkit/machine.js';
 import { until } from '../../testkit/until.js';
 
 /** The chart's values for a minimal install (charts/portico/ci/). */

@@ -12,7 +12,8 @@ import { repoRoot } from '../../core/src/infra/repo-root.js';
 import { GROUP, PLURAL, VERSION } from '../../operator/src/shared/kube.js';
 import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../testkit/kubernetes.js';
-import { freePort, mongoUri } from '../../testkit/services.js';
+import { mongoUri } from '../../testkit/services.js';
+import { freePort } from '../../testkit/machine.js';
 import { until } from '../../testkit/until.js';
 
 describe('operator: the portico-operator run process', function () {

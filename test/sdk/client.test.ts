@@ -6,7 +6,7 @@ import { createPortico, PorticoError, type Portico } from '../../sdk/js/src/inde
 import { TestApi, type Tenant } from '../../testkit/api.js';
 import { appOf, connectionOf, type AppKeys } from '../../testkit/apps.js';
 import { publishTo, realSources } from '../../testkit/catalog.js';
-import { freePort } from '../../testkit/services.js';
+import { freePort } from '../../testkit/machine.js';
 import { heartRate, observationBundle } from '../../testkit/observations.js';
 import { recordingFetch } from './support/recording-fetch.js';
 

@@ -13,13 +13,12 @@ import type { DocumentLocks } from '../infra/locks.js';
 import { ChunkedSeries } from './chunked.js';
 import type { CatalogBrand } from './model.js';
 import { isDuplicateKey } from '../infra/mongo.js';
+import type { CatalogRef } from '../config.js';
 
 export const CHUNK_SIZE = 1000;
 
-export interface CatalogRef {
-  namespace: string;
-  name: string;
-}
+// Which BrandCatalog (namespace/name): configuration names it, so the type is config's.
+export type { CatalogRef };
 
 export interface SnapshotHeader {
   id: string;

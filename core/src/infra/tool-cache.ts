@@ -10,22 +10,7 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
-
-/** The variables that place the cache, as the scripts read them (core reads no environment itself). */
-export interface CacheEnvironment {
-  PORTICO_CACHE_DIR?: string | undefined;
-  XDG_CACHE_HOME?: string | undefined;
-  HOME?: string | undefined;
-}
-
-/** `${PORTICO_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/portico}`, absolute (an empty variable counts as unset). */
-export function toolCacheDir(env: CacheEnvironment): string {
-  const dir =
-    env.PORTICO_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(env.HOME || os.homedir(), '.cache'), 'portico');
-  return path.resolve(dir);
-}
 
 /** The key of an entry's description: 20 hex digits of its SHA-256, as tool_cache_key. */
 export function cacheKey(builtFrom: string): string {

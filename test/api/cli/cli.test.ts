@@ -8,7 +8,8 @@ import { MongoClient } from 'mongodb';
 import { repoRoot } from '../../../core/src/infra/repo-root.js';
 import { hashKey } from '../../../api/src/shared/http/keys.js';
 import { KEY_CACHE_TTL_MS } from '../../../api/src/shared/http/keys.js';
-import { freePort, mongoUri, testRedisUrl } from '../../../testkit/services.js';
+import { mongoUri, testRedisUrl } from '../../../testkit/services.js';
+import { freePort } from '../../../testkit/machine.js';
 import { TestApi } from '../../../testkit/api.js';
 import { until } from '../../../testkit/until.js';
 

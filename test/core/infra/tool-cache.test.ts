@@ -11,7 +11,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { goBuiltFrom } from '../../../core/src/infra/go-tool.js';
 import { repoRoot } from '../../../core/src/infra/repo-root.js';
-import { cacheKey, ensureCacheEntry, toolCacheDir, type CacheEnvironment } from '../../../core/src/infra/tool-cache.js';
+import { toolCacheDir, type CacheEnvironment } from '../../../core/src/config.js';
+import { cacheKey, ensureCacheEntry } from '../../../core/src/infra/tool-cache.js';
 
 const run = promisify(execFile);
 const LIBRARY = path.join(repoRoot(), 'scripts', 'lib', 'tool-cache.sh');

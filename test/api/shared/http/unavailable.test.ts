@@ -8,7 +8,8 @@ import { DependencyUnavailableError } from '../../../../core/src/errors.js';
 import { connectRedis } from '../../../../core/src/infra/redis.js';
 import { unavailableDependency } from '../../../../api/src/shared/http/problem-middleware.js';
 import { startDatabaseProxy } from '../../../../testkit/database-proxy.js';
-import { freePort, mongoUri, testRedisUrl } from '../../../../testkit/services.js';
+import { mongoUri, testRedisUrl } from '../../../../testkit/services.js';
+import { freePort } from '../../../../testkit/machine.js';
 
 async function failure(operation: () => Promise<unknown>): Promise<unknown> {
   try {

@@ -7,7 +7,8 @@ import { Redis } from 'ioredis';
 import { connectRedis } from '../../../../core/src/infra/redis.js';
 import { AppError } from '../../../../api/src/shared/http/errors.js';
 import { RedisRateLimiter, type RatePolicy } from '../../../../api/src/shared/infra/rate-limit.js';
-import { freePort, testRedisUrl } from '../../../../testkit/services.js';
+import { testRedisUrl } from '../../../../testkit/services.js';
+import { freePort } from '../../../../testkit/machine.js';
 
 // A day-long window: a token every 2.4 h, so no refill worth counting happens while a test runs.
 const DAILY: RatePolicy = { capacity: 10, windowMs: 86_400_000, name: 'initiate' };

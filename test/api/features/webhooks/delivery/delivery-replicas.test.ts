@@ -11,7 +11,8 @@ import { ADMIN_TOKEN, TestApi } from '../../../../../testkit/api.js';
 import { DELIVERY_ENV, PATIENTS, settled, WEBHOOKS, withRealSockets } from '../../../../../testkit/delivery.js';
 import { buildPatient } from '../../../../../testkit/factories.js';
 import { Receiver } from '../../../../../testkit/receivers.js';
-import { freePort, mongoUri, testRedisUrl } from '../../../../../testkit/services.js';
+import { mongoUri, testRedisUrl } from '../../../../../testkit/services.js';
+import { freePort } from '../../../../../testkit/machine.js';
 import { until } from '../../../../../testkit/until.js';
 
 describe('events: webhook delivery across replicas and crashes', function () {
