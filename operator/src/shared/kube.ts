@@ -11,6 +11,7 @@ import {
   type V1Lease,
 } from '@kubernetes/client-node';
 import type { BrandCatalogSpec } from './catalog-spec.js';
+import type { CatalogRef } from '../../../core/src/catalog/snapshots.js';
 
 import { GROUP, PLURAL, VERSION } from './catalog-spec.js';
 
@@ -41,6 +42,12 @@ export const microTime = (date: Date): Date => date.toISOString().replace(/\.(\d
 
 export const keyOf = (catalog: { metadata: { namespace: string; name: string } }) =>
   `${catalog.metadata.namespace}/${catalog.metadata.name}`;
+
+/** The catalog's namespace and name, as snapshots are keyed. */
+export const refOf = (catalog: { metadata: { namespace: string; name: string } }): CatalogRef => ({
+  namespace: catalog.metadata.namespace,
+  name: catalog.metadata.name,
+});
 
 const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
