@@ -1,6 +1,5 @@
-// Process entry: config → connections → server → graceful shutdown.
+// Process entry: config → connections → services (start-up.ts) → server → graceful shutdown.
 import { systemClock } from '../../core/src/clock.js';
-import { openConnections } from '../../core/src/infra/connections.js';
 import { createLogger } from '../../core/src/infra/logger.js';
 import { createApp } from './app.js';
 import { createApiServer } from './shared/http/server.js';
@@ -8,7 +7,7 @@ import { publishDemoCatalog } from './features/catalog/demo.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import type { Logger } from 'pino';
 import { startSandboxProcess, type RunningSandbox } from './features/smart/sandbox.js';
-import { buildServices } from './wiring.js';
+import { startUp } from './start-up.js';
 import { warmObservationSchema } from './features/clinical/fhir-schema.js';
 
 /** The sandbox EHR for a development API; a warning, not a failure, when it cannot start (a port in use). */
@@ -40,16 +39,9 @@ async function main(): Promise<void> {
       'PORTICO_CURSOR_SECRET is unset: list cursors are signed with a per-process secret and stop working after a restart',
     );
 
-  const connections = await openConnections(config, (m) => logger.info(m));
-  const { mongo, redis, embedded } = connections;
-  const services = await buildServices({
-    config,
-    db: mongo.db,
-    longDb: mongo.longDb,
-    redis,
-    clock: systemClock,
-    logger,
-  });
+  const started = await startUp(config, { logger, say: (m) => logger.info(m) });
+  const { connections, services } = started;
+  const { redis, embedded } = connections;
   if (config.demoCatalog && !(await services.snapshots.active(config.catalog))) {
     const report = await publishDemoCatalog(config, connections.mongodbUri, logger);
     logger.info(
@@ -112,8 +104,7 @@ async function main(): Promise<void> {
       );
     clearTimeout(force);
     await sandbox?.stop();
-    await services.close();
-    await connections.close();
+    await started.stop();
     logger.info('stopped');
     logger.flush();
   };

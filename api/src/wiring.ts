@@ -37,9 +37,9 @@ import { CatalogAnswers } from './features/catalog/answers.js';
 import { CatalogService } from './features/catalog/service.js';
 import { CacheHub } from './shared/infra/cache.js';
 import { documentLocksFor } from '../../core/src/infra/locks.js';
-import { pingMongo } from '../../core/src/infra/mongo.js';
-import { pingRedis } from '../../core/src/infra/redis.js';
-import type { Readiness } from './features/ops/ops.routes.js';
+import { readinessOf } from './readiness.js';
+import { startSweeps } from './sweeps.js';
+import { shutDown } from './shutdown.js';
 import { ApiKeyRepository } from './features/credentials/store.js';
 import { KEY_CACHE_TTL_MS, KEY_MISS_TTL_MS } from './shared/http/keys.js';
 import { attemptAgents } from './features/webhooks/delivery/attempt.js';
@@ -78,11 +78,6 @@ export interface Connections {
 }
 
 export type Services = Awaited<ReturnType<typeof buildServices>>;
-
-/** How long /readyz waits for each dependency (they are asked at once): it answers within 2 s. */
-export const READINESS_DEADLINE_MS = 1500;
-/** What /readyz reads a document of: a collection every deployment has, so the read reaches storage. */
-const READINESS_COLLECTION = 'customer_accounts';
 
 export async function buildServices({
   config,
@@ -221,28 +216,12 @@ export async function buildServices({
     clock,
   });
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
-  // Expired records go (FerretDB has no TTL index): a bounded sweep every few minutes, in the background
-  // (it scans the collection on FerretDB), so with the deadline of long operations.
-  const sweeper = new MongoIdempotencyStore(longDb, locks);
-  const sweep = setInterval(() => {
-    sweeper
-      .sweep(clock.now().getTime(), 1_000)
-      .catch((error: unknown) =>
-        logger.warn({ err: error }, 'idempotency: expired records could not be swept; next round'),
-      );
-    linkTokens
-      .sweep(1_000)
-      .catch((error: unknown) =>
-        logger.warn({ err: error }, 'link tokens: expired tokens could not be swept; next round'),
-      );
-    // Ingested bundles' records no reader needs any more (docs/operations.md, "Clinical ingest").
-    repositories.observations
-      .tidyAll()
-      .catch((error: unknown) =>
-        logger.warn({ err: error }, 'observations: bundle records could not be tidied; next round'),
-      );
-  }, 5 * minute);
-  sweep.unref();
+  const stopSweeps = startSweeps(
+    // The sweeps scan whole collections on FerretDB: with the deadline of long operations.
+    { idempotency: new MongoIdempotencyStore(longDb, locks), linkTokens, observations: repositories.observations },
+    clock,
+    logger,
+  );
   // The ZIP table loads now (about 0.1 s), not on a first near= search.
   zipCentroid('00000');
   const catalogService = new CatalogService(activeCatalog, storage, endpointHealth, zipCentroid);
@@ -274,15 +253,7 @@ export async function buildServices({
       permits: new RedisPermits(redis, PER_ENDPOINT_IN_FLIGHT, config.webhooks.timeoutMs + 5_000, logger),
     }),
   });
-  const readiness: Readiness = {
-    check: async () => {
-      const [mongodb, redisAnswers] = await Promise.all([
-        pingMongo(db, READINESS_DEADLINE_MS, READINESS_COLLECTION),
-        redis && pingRedis(redis, READINESS_DEADLINE_MS),
-      ]);
-      return { mongodb, ...(redisAnswers !== undefined && { redis: redisAnswers }), catalog: activeCatalog.ready };
-    },
-  };
+  const readiness = readinessOf(db, redis, activeCatalog);
   return {
     readiness,
     registry,
@@ -297,20 +268,20 @@ export async function buildServices({
     endpointHealth,
     catalogService,
     catalogAnswers: new CatalogAnswers(catalogService, config.publicBaseUrl, config.trustProxy),
-    close: async () => {
-      clearInterval(sweep);
-      await dispatcher.stop(config.shutdownTimeoutMs);
-      await healthLinks.syncRunner.stop();
-      await healthLinks.vault.settled();
-      await activeCatalog.stop();
-      await endpointHealth.stop();
-      // Bundles committed here are applied in the background; one cut short is applied by the next writer or reader.
-      await Promise.race([
-        repositories.observations.settled(),
-        new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs).unref()),
-      ]);
-      await caches.close();
-    },
+    close: () =>
+      shutDown(
+        {
+          stopSweeps,
+          dispatcher,
+          sync: healthLinks.syncRunner,
+          vault: healthLinks.vault,
+          catalog: activeCatalog,
+          endpointHealth,
+          observations: repositories.observations,
+          caches,
+        },
+        config.shutdownTimeoutMs,
+      ),
     outbox,
     authz,
     idempotencyStore,

@@ -12,7 +12,6 @@ import {
 import { presentApp } from '../features/admin/presenter.js';
 import type { AdminService } from '../features/admin/service.js';
 import type { Services } from '../wiring.js';
-import { systemClock } from '../../../core/src/clock.js';
 import { AppError } from '../shared/http/errors.js';
 import { assertValid } from '../shared/http/validate.js';
 import { KEY_CACHE_TTL_MS } from '../shared/http/keys.js';
@@ -231,28 +230,19 @@ async function main(argv: string[]): Promise<number> {
   const { 'start-database': startDatabase, ...options } = values;
   const run = planAdmin(command, options as Record<string, string | undefined>);
   // Loaded only now: a usage error or `--help` answers without the service's modules.
-  const [{ loadConfig }, { openConnections }, { buildServices }] = await Promise.all([
-    import('../config.js'),
-    import('../../../core/src/infra/connections.js'),
-    import('../wiring.js'),
-  ]);
+  const [{ loadConfig }, { startUp }] = await Promise.all([import('../config.js'), import('../start-up.js')]);
   const config = loadConfig(undefined, undefined, { servesRequests: false });
   // With Redis, running replicas hear about revocations at once; without it their caches expire within 10 s.
-  const connections = await openConnections(config, (m) => console.error(m), startDatabase === true);
+  const { connections, services, stop } = await startUp(config, {
+    say: (m) => console.error(m),
+    startDatabase: startDatabase === true,
+  });
   try {
-    const services = await buildServices({
-      config,
-      db: connections.mongo.db,
-      longDb: connections.mongo.longDb,
-      redis: connections.redis,
-      clock: systemClock,
-    });
     const result = await run(services.admin, connections.redis !== undefined, services);
     console.log(JSON.stringify(result, null, 2));
-    await services.close();
     return 0;
   } finally {
-    await connections.close();
+    await stop();
   }
 }
 
