@@ -10,9 +10,9 @@ import { pino } from 'pino';
 import { createApp } from '../api/src/app.js';
 import { benchConfig } from './config.js';
 import { buildServices } from '../api/src/wiring.js';
-import { systemClock } from '../core/src/clock.js';
-import { startEmbeddedDatabase } from '../core/src/infra/devdb.js';
-import { connectMongo } from '../core/src/infra/mongo.js';
+import { systemClock } from '#core/clock.js';
+import { startEmbeddedDatabase } from '#core/infra/devdb.js';
+import { connectMongo } from '#core/infra/mongo.js';
 
 async function main(): Promise<void> {
   const config = benchConfig('portico-bench-webhooks');

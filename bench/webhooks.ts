@@ -11,7 +11,7 @@ import { availableParallelism, cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../api/src/config.js';
-import { startEmbeddedDatabase } from '../core/src/infra/devdb.js';
+import { startEmbeddedDatabase } from '#core/infra/devdb.js';
 import { Receiver } from '../testkit/receivers.js';
 
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1000);

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 
 const root = repoRoot();
 const PROGRAMS = ['core', 'api', 'operator', 'sandbox'] as const;
@@ -25,15 +25,19 @@ function sources(dir: string): string[] {
 }
 
 /**
- * Every relative module a file imports or re-exports (types included, dynamic imports too), as repository paths
- * (a `.js` specifier names the `.ts` file beside it when there is one). Any quote style; a template literal only
- * without substitutions (computedImports() refuses the others, which no rule could follow).
+ * Every module of the repository a file imports or re-exports (types included, dynamic imports too): relative ones,
+ * and core's through the package's `#core/` imports (package.json), as repository paths (a `.js` specifier names the
+ * `.ts` file beside it when there is one). Any quote style; a template literal only without substitutions
+ * (computedImports() refuses the others, which no rule could follow).
  */
 function importsOf(file: string): string[] {
   const text = readFileSync(path.join(root, file), 'utf8');
-  const pattern = /(?:\bfrom|\bimport|\brequire)\s*\(?\s*(['"`])(\.{1,2}\/[^'"`$]+)\1/g;
+  const pattern = /(?:\bfrom|\bimport|\brequire)\s*\(?\s*(['"`])(\.{1,2}\/[^'"`$]+|#core\/[^'"`$]+)\1/g;
   return [...text.matchAll(pattern)].map((m) => {
-    const target = path.join(path.dirname(file), m[2]!);
+    const specifier = m[2]!;
+    const target = specifier.startsWith('#core/')
+      ? path.join('core', 'src', specifier.slice('#core/'.length))
+      : path.join(path.dirname(file), specifier);
     const asTs = target.replace(/\.js$/, '.ts');
     return existsSync(path.join(root, asTs)) ? asTs : target;
   });
@@ -182,6 +186,18 @@ describe('architecture', () => {
       .filter((entry) => entry.isDirectory())
       .map((entry) => entry.name);
     expect(folders.filter((folder) => !OPERATOR_LAYERS.includes(folder))).to.deep.equal([]);
+  });
+
+  it('code outside core reaches core through #core/, not a relative path up the tree', () => {
+    const outside = ['api/src', 'operator/src', 'sandbox/src', 'testkit', 'test', 'bench'];
+    const wrong = outside.flatMap((dir) =>
+      sources(dir).flatMap((file) =>
+        [...readFileSync(path.join(root, file), 'utf8').matchAll(/(['"`])((?:\.\.\/)+core\/src\/[^'"`]*)\1/g)].map(
+          (m) => `${file}: ${m[2]!}`,
+        ),
+      ),
+    );
+    expect(wrong).to.deep.equal([]);
   });
 
   it('no dynamic import with a computed specifier (no rule here could follow it)', () => {

@@ -7,8 +7,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { PlatformType } from '../core/src/catalog/model.js';
-import { repoRoot } from '../core/src/infra/repo-root.js';
+import type { PlatformType } from '#core/catalog/model.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import type { LoadedSource, ParsedSource } from '../operator/src/pipeline/types.js';
 
 export const BRAND_DATA = path.join(repoRoot(), 'test', 'fixtures', 'brands');

@@ -11,7 +11,7 @@ import {
 } from '@kubernetes/client-node';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { repoRoot } from '../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { CRD_FILE, CRD_NAME } from '../operator/src/crd/generate.js';
 import { until } from './until.js';
 

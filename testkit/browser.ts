@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { AxeResults, Result as AxeResult, RunOptions as AxeRunOptions } from 'axe-core';
 import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
-import { repoRoot } from '../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 
 export type { AxeResult };
 

@@ -1,6 +1,6 @@
 // The brand list fixtures (test/fixtures/brands, see its SOURCES.md) turned into catalog sources, and a helper
 // that publishes them into a test API's catalog through the operator's own pipeline.
-import type { PlatformType } from '../core/src/catalog/model.js';
+import type { PlatformType } from '#core/catalog/model.js';
 import { parseSource, type LoadedSource, type SourceFormat } from '../operator/src/pipeline/index.js';
 import { publishCatalog, type PublishReport } from '../operator/src/pipeline/publish.js';
 import type { TestApi } from './api.js';

@@ -9,7 +9,7 @@ import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { repoRoot } from '../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import type { TestKubernetes } from './kubernetes.js';
 
 export const CHART_DIR = path.join(repoRoot(), 'charts', 'portico');

@@ -1,4 +1,4 @@
-import type { Cancel, Clock, Scheduler } from '../core/src/clock.js';
+import type { Cancel, Clock, Scheduler } from '#core/clock.js';
 
 /** Time that moves only when the test says so. */
 export class ManualClock implements Clock {

@@ -2,7 +2,7 @@
 // for tests of a store against the real database without an API in front.
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
-import { documentLocksFor, type DocumentLocks } from '../core/src/infra/locks.js';
+import { documentLocksFor, type DocumentLocks } from '#core/infra/locks.js';
 import { mongoUri } from './services.js';
 
 export interface TestDatabase {

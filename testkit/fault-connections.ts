@@ -4,11 +4,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { Db } from 'mongodb';
-import { systemClock } from '../core/src/clock.js';
-import { parseCatalogRef } from '../core/src/config.js';
-import { SnapshotStore } from '../core/src/catalog/snapshots.js';
-import { documentLocksFor } from '../core/src/infra/locks.js';
-import { openObjectStorage } from '../core/src/object-storage/index.js';
+import { systemClock } from '#core/clock.js';
+import { parseCatalogRef } from '#core/config.js';
+import { SnapshotStore } from '#core/catalog/snapshots.js';
+import { documentLocksFor } from '#core/infra/locks.js';
+import { openObjectStorage } from '#core/object-storage/index.js';
 import { parseSource } from '../operator/src/pipeline/index.js';
 import { publishCatalog } from '../operator/src/pipeline/publish.js';
 import { ADMIN_TOKEN } from './api.js';

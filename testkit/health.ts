@@ -3,8 +3,8 @@
 // which the agent admits (and nothing else private: private.fhir.test resolves to 127.0.0.2, internal.fhir.test
 // to 10.0.0.7, both refused), and the stub's certificate is signed by a test CA the agent trusts. Real brands
 // keep their names, ids and URL paths, with their host names mapped under fhir.test.
-import type { CatalogBrand } from '../core/src/catalog/model.js';
-import type { PublicHttpsAgent } from '../core/src/net/address-policy.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import type { PublicHttpsAgent } from '#core/net/address-policy.js';
 import { healthAgent } from '../operator/src/health/agent.js';
 import type { HealthSettings } from '../operator/src/health/settings.js';
 import { mergeSources, type LoadedSource } from '../operator/src/pipeline/index.js';

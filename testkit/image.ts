@@ -13,7 +13,7 @@ import path from 'node:path';
 import { isAlive, ownerOf, removeAbandonedDirs } from './abandoned.js';
 import { until } from './until.js';
 import { promisify } from 'node:util';
-import { repoRoot } from '../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 
 const run = promisify(execFile);
 

@@ -12,7 +12,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildGoTool, type GoTool } from '../core/src/infra/go-tool.js';
+import { buildGoTool, type GoTool } from '#core/infra/go-tool.js';
 import { removeAbandonedDirs } from './abandoned.js';
 import { freePort, testToolCache } from './machine.js';
 import { until } from './until.js';

@@ -2,7 +2,7 @@
 // ./kubernetes.ts, ./s3.ts all use it, so it imports none of them): a free loopback port, and the per-machine tool
 // cache the scripts build into.
 import { createServer } from 'node:net';
-import { toolCacheDir } from '../core/src/config.js';
+import { toolCacheDir } from '#core/config.js';
 
 /** The per-machine tool cache the test services are built into, where the scripts put theirs. */
 export function testToolCache(): string {

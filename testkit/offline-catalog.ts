@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { repoRoot } from '../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { lanternFile, lanternFiles, SYNTHETIC_LANTERN_FILES } from './brand-data.js';
 import { lanternPlatform } from './real-brands.js';
 import { sandboxBrandsBundle } from './sandbox-catalog.js';

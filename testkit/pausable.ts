@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { buildDevDb } from '../core/src/infra/devdb.js';
+import { buildDevDb } from '#core/infra/devdb.js';
 import { freePort, testToolCache } from './machine.js';
 
 /**

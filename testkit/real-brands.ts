@@ -6,7 +6,7 @@
 // publishes exactly what the operator would. Two files in other shapes are left out rather than given a
 // benchmark-only parser: epic-brands-2026's decoded table (derived data); Epic's 2022 EndpointsJson is not among the
 // fixtures at all.
-import type { CatalogBrand, PlatformType } from '../core/src/catalog/model.js';
+import type { CatalogBrand, PlatformType } from '#core/catalog/model.js';
 import { mergeSources, parseSource, type LoadedSource, type SourceFormat } from '../operator/src/pipeline/index.js';
 import { BRAND_DATA, brandFile, lanternFiles } from './brand-data.js';
 

@@ -3,7 +3,7 @@
 // with the production deadlines. Their error log lines are kept for the tests' failure messages.
 import path from 'node:path';
 import os from 'node:os';
-import { repoRoot } from '../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { ADMIN_TOKEN } from './api.js';
 import { startGuarded, type GuardedProcess } from './pausable.js';
 import { freePort } from './machine.js';

@@ -3,7 +3,7 @@
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { buildGoTool, startGoTool, stopChild, type GoTool } from '../core/src/infra/go-tool.js';
+import { buildGoTool, startGoTool, stopChild, type GoTool } from '#core/infra/go-tool.js';
 import { testToolCache } from './machine.js';
 
 const S3D: GoTool = {

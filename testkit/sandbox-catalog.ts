@@ -1,7 +1,7 @@
 // The sandbox EHR's brands as a catalog source (a SMART brands bundle, the format the operator imports): what the
 // demo catalog lists as connectable brands (examples/demo/sandbox-brands.json, written by offline-catalog.ts) and
 // what the connection tests publish for a sandbox on their own port.
-import type { PlatformType } from '../core/src/catalog/model.js';
+import type { PlatformType } from '#core/catalog/model.js';
 import { parseSource, type LoadedSource } from '../operator/src/pipeline/index.js';
 import type { SandboxBrand } from '../sandbox/src/server.js';
 

@@ -8,7 +8,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { repoRoot } from '../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { ADMIN_TOKEN, type TestApi, type Tenant } from './api.js';
 import { appOf, connectionOf, GRANTS, type AppKeys } from './apps.js';
 import { publishTo, realSources } from './catalog.js';

@@ -4,8 +4,8 @@
 // stop here with the rest, as does the container image unpacked for runc (./image.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../core/src/infra/devdb.js';
-import { repoRoot } from '../core/src/infra/repo-root.js';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '#core/infra/devdb.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { removeUnpackedImage } from './image.js';
 import { GUARD, stopTestKubernetes } from './kubernetes.js';
 import { stopTestS3 } from './s3.js';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { exportJWK, generateKeyPair } from 'jose';
-import type { PlatformType } from '../core/src/catalog/model.js';
+import type { PlatformType } from '#core/catalog/model.js';
 import { startSandboxEhr, type SandboxClient, type SandboxEhr, type SandboxPatient } from '../sandbox/src/server.js';
 import { TestApi, type Tenant, type TestApiOptions } from './api.js';
 import { appOf, type AppKeys } from './apps.js';

@@ -1,8 +1,8 @@
 // Deterministic generated catalogs and query mixes for the search-index benchmark. Names come from a
 // word-bigram chain trained on real brand names, so word frequencies, common openings ("St.", "Saint",
 // "Family") and name lengths look like the real lists, which is what decides how selective a query is.
-import type { CatalogBrand, PlatformType } from '../core/src/catalog/model.js';
-import { STATE_CODES, stateName } from '../core/src/catalog/states.js';
+import type { CatalogBrand, PlatformType } from '#core/catalog/model.js';
+import { STATE_CODES, stateName } from '#core/catalog/states.js';
 
 /** mulberry32: small, fast, and the same sequence on every machine for a given seed. */
 export function seededRandom(seed: number): () => number {

@@ -3,7 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import type { Logger } from 'pino';
-import type { Clock } from '../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { Config } from './config.js';
 import { createAuth, createAuthenticate } from './shared/http/auth.js';
 import { Problem } from './shared/http/schemas.js';
@@ -31,7 +31,7 @@ import { adminSurface } from './surfaces/admin.js';
 import { platformSurface } from './surfaces/platform.js';
 import { sdkSurface, type SdkContext } from './surfaces/sdk.js';
 import type { Services } from './wiring.js';
-import { PORTICO_VERSION } from '../../core/src/version.js';
+import { PORTICO_VERSION } from '#core/version.js';
 import { OPENAPI_NOTES } from './openapi-notes.js';
 import { EVENT_WEBHOOK } from './features/webhooks/delivery/schema.js';
 

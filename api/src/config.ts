@@ -1,8 +1,8 @@
 // The API's only reader of process.env: every setting parsed, validated, typed and frozen at start-up, so a
 // bad value stops the process with a clear message instead of failing on the first request that needs it.
 // The settings every Portico process shares are parsed by core (readCoreConfig); the rest are the API's.
-import { ConfigError, EnvReader, readCoreConfig, type CoreConfig, type LogLevel } from '../../core/src/config.js';
-import { parseDuration } from '../../core/src/duration.js';
+import { ConfigError, EnvReader, readCoreConfig, type CoreConfig, type LogLevel } from '#core/config.js';
+import { parseDuration } from '#core/duration.js';
 import { parseRatePolicy, type RatePolicy } from './shared/infra/rate-limit.js';
 
 export { ConfigError, type LogLevel };

@@ -6,10 +6,10 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import path from 'node:path';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
-import type { Clock } from '../../core/src/clock.js';
-import type { CatalogBrand } from '../../core/src/catalog/model.js';
-import type { DocumentLocks } from '../../core/src/infra/locks.js';
-import { policyFetch } from '../../core/src/net/policy-fetch.js';
+import type { Clock } from '#core/clock.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { policyFetch } from '#core/net/policy-fetch.js';
 import { parseTokenKeys, type Config, type TokenKey } from './config.js';
 import type { AppUserService } from './features/app-users/index.js';
 import type { AppStore } from './features/apps/index.js';

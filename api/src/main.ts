@@ -1,6 +1,6 @@
 // Process entry: config → connections → services (start-up.ts) → server → graceful shutdown.
-import { systemClock } from '../../core/src/clock.js';
-import { createLogger } from '../../core/src/infra/logger.js';
+import { systemClock } from '#core/clock.js';
+import { createLogger } from '#core/infra/logger.js';
 import { createApp } from './app.js';
 import { createApiServer } from './shared/http/server.js';
 import { publishDemoCatalog } from './features/catalog/demo.js';

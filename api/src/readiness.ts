@@ -2,8 +2,8 @@
 // whether the catalog has loaded its first snapshot.
 import type { Redis } from 'ioredis';
 import type { Db } from 'mongodb';
-import { pingMongo } from '../../core/src/infra/mongo.js';
-import { pingRedis } from '../../core/src/infra/redis.js';
+import { pingMongo } from '#core/infra/mongo.js';
+import { pingRedis } from '#core/infra/redis.js';
 import type { Readiness } from './features/ops/ops.routes.js';
 
 /** How long /readyz waits for each dependency (they are asked at once): it answers within 2 s. */

@@ -1,8 +1,8 @@
 // The start-up every entry point shares (main.ts, `portico dispatch`, `portico admin`): configuration → connections
 // → services, and the reverse to stop. What each then starts (the server, the dispatcher, one command) is its own.
 import type { Logger } from 'pino';
-import { systemClock } from '../../core/src/clock.js';
-import { openConnections, type OpenConnections } from '../../core/src/infra/connections.js';
+import { systemClock } from '#core/clock.js';
+import { openConnections, type OpenConnections } from '#core/infra/connections.js';
 import type { Config } from './config.js';
 import { buildServices, type Services } from './wiring.js';
 

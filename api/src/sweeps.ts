@@ -2,7 +2,7 @@
 // Each is bounded and runs on the deadline of long operations (a sweep scans its collection on FerretDB); a failed
 // round is logged and the next one tries again.
 import type { Logger } from 'pino';
-import type { Clock } from '../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 
 /** How often the sweeps run. */
 export const SWEEP_INTERVAL_MS = 5 * 60_000;

@@ -2,8 +2,8 @@
 // catalog's own brand names: typos that really take the typo-tolerant fallback, searches near ZIP codes the bundled
 // data knows, and more distinct two-word prefixes than the answer cache can hold, so that cycling through them
 // misses it on every request (an entry comes back round only after more newer ones than the cache has room for).
-import { zipCentroid } from '../../core/src/catalog/geo.js';
-import type { CatalogBrand } from '../../core/src/catalog/model.js';
+import { zipCentroid } from '#core/catalog/geo.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
 import type { CatalogIndex } from '../../api/src/features/catalog/active.js';
 import { MAX_ENTRIES } from '../../api/src/features/catalog/answer-cache.js';
 import { seededRandom, typo } from '../../testkit/synthetic-brands.js';

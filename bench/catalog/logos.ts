@@ -10,8 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { LOGO_SIZES } from '../../core/src/catalog/model.js';
-import { FileObjectStorage, type ObjectStorage, type StoredObject } from '../../core/src/object-storage/index.js';
+import { LOGO_SIZES } from '#core/catalog/model.js';
+import { FileObjectStorage, type ObjectStorage, type StoredObject } from '#core/object-storage/index.js';
 import {
   renderArtwork,
   renderCounters,

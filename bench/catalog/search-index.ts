@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import type { CatalogBrand } from '../../core/src/catalog/model.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
 import { BrandSearchIndex } from '../../api/src/features/catalog/search/index.js';
 import { BRANDS_DIR, loadAllRealBrands } from '../../testkit/real-brands.js';
 import { queryMix, syntheticBrands, type BenchQuery } from '../../testkit/synthetic-brands.js';

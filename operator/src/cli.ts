@@ -2,7 +2,7 @@
 // whole reconcile without a cluster (file: and inline sources too) and publishes under the file's own
 // namespace/name, against MONGODB_URI or the embedded database, PORTICO_OBJECT_STORAGE and REDIS_URL.
 import { parseArgs } from 'node:util';
-import { parseCatalogRef } from '../../core/src/config.js';
+import { parseCatalogRef } from '#core/config.js';
 import { loadOperatorConfig } from './config.js';
 import { importCatalogFile, type ImportReport } from './import-file.js';
 import { openPublishing } from './publishing.js';

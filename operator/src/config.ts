@@ -1,7 +1,7 @@
 // The operator's only reader of process.env: core's shared settings plus the operator's own (who it is and
 // which Lease it leads through), parsed, validated and frozen at start-up.
 import { hostname } from 'node:os';
-import { ConfigError, EnvReader, readCoreConfig, type CoreConfig } from '../../core/src/config.js';
+import { ConfigError, EnvReader, readCoreConfig, type CoreConfig } from '#core/config.js';
 
 export { ConfigError };
 

@@ -1,7 +1,7 @@
 // Runs the pipeline for a BrandCatalog file without a cluster: the command line's `import -f`, and the
 // API's demo catalog. Sources are file: URLs (relative to the file), inline text or https URLs.
-import type { CatalogRef, SnapshotStore } from '../../core/src/catalog/snapshots.js';
-import type { ObjectStorage } from '../../core/src/object-storage/types.js';
+import type { CatalogRef, SnapshotStore } from '#core/catalog/snapshots.js';
+import type { ObjectStorage } from '#core/object-storage/types.js';
 import { loadCatalogFile, readLocalSource, type SourceSpec } from './shared/catalog-spec.js';
 import { loadSource } from './pipeline/index.js';
 import { fetchSourceList } from './pipeline/sources/fetch.js';

@@ -2,8 +2,8 @@
 // the controller (and the endpoint checks) while leading → graceful shutdown (the lease is released so a
 // successor starts at once).
 import { KubeConfig } from '@kubernetes/client-node';
-import { systemClock, systemScheduler } from '../../core/src/clock.js';
-import { createLogger } from '../../core/src/infra/logger.js';
+import { systemClock, systemScheduler } from '#core/clock.js';
+import { createLogger } from '#core/infra/logger.js';
 import { loadOperatorConfig } from './config.js';
 import { KubeClient } from './shared/kube.js';
 import { healthAgent } from './health/agent.js';

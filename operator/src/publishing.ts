@@ -1,15 +1,15 @@
 // What publishing a catalog needs, opened the same way by the controller (`portico-operator run`) and the
 // command line (`import -f`): the database with its snapshot and endpoint-health stores, object storage, and
 // the Redis announcements that tell API replicas at once.
-import { announceActivation, announceHealth } from '../../core/src/catalog/announce.js';
-import { EndpointHealthStore } from '../../core/src/catalog/endpoint-health.js';
-import { SnapshotStore, type CatalogRef } from '../../core/src/catalog/snapshots.js';
-import { systemClock } from '../../core/src/clock.js';
-import type { CoreConfig } from '../../core/src/config.js';
-import { openConnections } from '../../core/src/infra/connections.js';
-import { pingMongo } from '../../core/src/infra/mongo.js';
-import { documentLocksFor } from '../../core/src/infra/locks.js';
-import { openObjectStorage, type ObjectStorage } from '../../core/src/object-storage/index.js';
+import { announceActivation, announceHealth } from '#core/catalog/announce.js';
+import { EndpointHealthStore } from '#core/catalog/endpoint-health.js';
+import { SnapshotStore, type CatalogRef } from '#core/catalog/snapshots.js';
+import { systemClock } from '#core/clock.js';
+import type { CoreConfig } from '#core/config.js';
+import { openConnections } from '#core/infra/connections.js';
+import { pingMongo } from '#core/infra/mongo.js';
+import { documentLocksFor } from '#core/infra/locks.js';
+import { openObjectStorage, type ObjectStorage } from '#core/object-storage/index.js';
 
 export interface Publishing {
   store: SnapshotStore;

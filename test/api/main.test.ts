@@ -6,8 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
-import { startEmbeddedDatabase } from '../../core/src/infra/devdb.js';
+import { repoRoot } from '#core/infra/repo-root.js';
+import { startEmbeddedDatabase } from '#core/infra/devdb.js';
 import { mongoUri, testRedisUrl } from '../../testkit/services.js';
 import { freePort, testToolCache } from '../../testkit/machine.js';
 

@@ -6,7 +6,7 @@ import { cp, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { loadConfig } from '../../api/src/config.js';
 import { loadOperatorConfig } from '../../operator/src/config.js';
 import { CRD_FILE } from '../../operator/src/crd/generate.js';

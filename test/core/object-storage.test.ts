@@ -14,7 +14,7 @@ import {
   parseS3Spec,
   S3ObjectStorage,
   type ObjectStorage,
-} from '../../core/src/object-storage/index.js';
+} from '#core/object-storage/index.js';
 import { testS3Bucket } from '../../testkit/s3.js';
 
 const API_ASSETS = '/api/sdk/v1/catalog/assets/';

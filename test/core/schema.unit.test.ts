@@ -2,13 +2,7 @@
 // yes-or-no validator stops at the first problem.
 import { expect } from 'chai';
 import { Type } from '@sinclair/typebox';
-import {
-  acceptAjv,
-  checkDocument,
-  describeProblems,
-  documentAjv,
-  MAX_DESCRIBED_PROBLEMS,
-} from '../../core/src/schema.js';
+import { acceptAjv, checkDocument, describeProblems, documentAjv, MAX_DESCRIBED_PROBLEMS } from '#core/schema.js';
 
 const Named = Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: false });
 const withUnknown = (count: number) =>

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { DEMO_BRANDS, DEMO_CLIENT_ID, startSandboxEhr, type SandboxEhr } from '../../sandbox/src/server.js';
 import { ADMIN_TOKEN, TestApi } from '../../testkit/api.js';
 import { publishTo, realSources } from '../../testkit/catalog.js';

@@ -12,7 +12,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db } from 'mongodb';
-import { connectRedis } from '../../core/src/infra/redis.js';
+import { connectRedis } from '#core/infra/redis.js';
 import { ADMIN_TOKEN } from '../../testkit/api.js';
 import { WEBHOOKS } from '../../testkit/webhooks.js';
 import { startPausableDatabase, startPausableRedis, type PausableServer } from '../../testkit/pausable.js';

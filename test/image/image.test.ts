@@ -9,8 +9,8 @@ import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { catalogKey } from '../../core/src/catalog/snapshots.js';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { catalogKey } from '#core/catalog/snapshots.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { TestApi } from '../../testkit/api.js';
 import { publishTo, realSources } from '../../testkit/catalog.js';
 import {

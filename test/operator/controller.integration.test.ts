@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import nock from 'nock';
 import { pino } from 'pino';
-import { systemClock } from '../../core/src/clock.js';
+import { systemClock } from '#core/clock.js';
 import { CatalogInformer } from '../../operator/src/controller/informer.js';
 import {
   FINALIZER,

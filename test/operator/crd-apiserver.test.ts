@@ -16,7 +16,7 @@ import { readFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { brandCatalogSchema, GROUP, VERSION } from '../../operator/src/crd/generate.js';
 import type { BrandCatalogStatus } from '../../operator/src/crd/status.js';
 import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';

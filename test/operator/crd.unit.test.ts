@@ -8,7 +8,7 @@ import { Type } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import {
   brandCatalogCrd,
   brandCatalogCrdYaml,

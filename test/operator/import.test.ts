@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { importCatalogFile } from '../../operator/src/import-file.js';
 import { loadCatalogFile } from '../../operator/src/shared/catalog-spec.js';
 import { TestApi } from '../../testkit/api.js';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { MongoClient } from 'mongodb';
-import { repoRoot } from '../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { GROUP, PLURAL, VERSION } from '../../operator/src/shared/kube.js';
 import { installBrandCatalogCrd } from '../../testkit/brandcatalog-crd.js';
 import { KUBERNETES_START_TIMEOUT_MS, testKubernetes } from '../../testkit/kubernetes.js';

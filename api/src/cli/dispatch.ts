@@ -1,7 +1,7 @@
 // `portico dispatch`: the webhook dispatcher alone, without serving HTTP (for a deployment that runs
 // delivery apart from the API replicas, which then set PORTICO_WEBHOOK_DISPATCH=false). Stops on SIGTERM
 // after the attempts in flight.
-import { createLogger } from '../../../core/src/infra/logger.js';
+import { createLogger } from '#core/infra/logger.js';
 import { loadConfig } from '../config.js';
 import { startUp } from '../start-up.js';
 

@@ -4,8 +4,8 @@
 // suspended catalog only says so, and a catalog that is due is loaded (every source fetched and parsed),
 // published (pipeline/publish.ts), and its outcome written to status and as an Event (status.ts). It returns when to
 // look again; errors propagate to the caller, which records them and backs off.
-import type { CatalogRef } from '../../../core/src/catalog/snapshots.js';
-import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
+import type { CatalogRef } from '#core/catalog/snapshots.js';
+import type { ObjectStorage } from '#core/object-storage/types.js';
 import type { HealthMonitor } from '../health/monitor.js';
 import { parseDuration, type SourceSpec } from '../shared/catalog-spec.js';
 import { loadSource } from '../pipeline/index.js';

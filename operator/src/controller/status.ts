@@ -2,8 +2,8 @@
 // Kubernetes Events (docs/operator.md). reconcile.ts decides what to do; this writes what came of it. An Event that
 // cannot be written is counted and logged, never fatal.
 import type { Logger } from 'pino';
-import type { SnapshotStore } from '../../../core/src/catalog/snapshots.js';
-import type { Clock } from '../../../core/src/clock.js';
+import type { SnapshotStore } from '#core/catalog/snapshots.js';
+import type { Clock } from '#core/clock.js';
 import { parseDuration } from '../shared/catalog-spec.js';
 import type { PublishReport } from '../pipeline/publish.js';
 import { setCondition, type Condition } from './conditions.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TSchema } from '@sinclair/typebox';
 import { Document } from 'yaml';
-import { repoRoot } from '../../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { BrandCatalogSpec, CRD_NAME, GROUP, PLURAL, VERSION } from '../shared/catalog-spec.js';
 
 export { CRD_NAME, GROUP, PLURAL, VERSION };

@@ -3,7 +3,7 @@
 // host serving thousands of brands is asked over a couple of reused connections, not thousands of TLS
 // handshakes), at most perHostConcurrency of them per host, idle ones closed after the request deadline.
 import type dns from 'node:dns';
-import { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
+import { PublicHttpsAgent } from '#core/net/address-policy.js';
 import { DEFAULT_TIMING, type HealthSettings } from './settings.js';
 
 export interface AgentSeams {

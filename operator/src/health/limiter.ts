@@ -4,7 +4,7 @@
 // sees more than the rate). A few hosts serve thousands of brands each (eClinicalWorks' healow, Oracle Health,
 // Veradigm), so a host whose limits are reached waits without holding a global slot: the other hosts' requests go
 // ahead, taken round-robin, never stuck behind the busiest host's queue.
-import type { Cancel, Scheduler } from '../../../core/src/clock.js';
+import type { Cancel, Scheduler } from '#core/clock.js';
 import type { Rate } from '../shared/catalog-spec.js';
 
 export interface LimiterSettings {

@@ -5,11 +5,11 @@
 // follow the sweepers' publications at a modest rate, never per check. Only the leader reconciles, so only
 // the leader checks.
 import type { Logger } from 'pino';
-import type { EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
-import { ENDPOINT_STATUSES } from '../../../core/src/catalog/model.js';
-import type { CatalogRef, SnapshotStore } from '../../../core/src/catalog/snapshots.js';
-import type { Cancel, Clock, Scheduler } from '../../../core/src/clock.js';
-import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
+import type { EndpointHealthStore } from '#core/catalog/endpoint-health.js';
+import { ENDPOINT_STATUSES } from '#core/catalog/model.js';
+import type { CatalogRef, SnapshotStore } from '#core/catalog/snapshots.js';
+import type { Cancel, Clock, Scheduler } from '#core/clock.js';
+import type { PublicHttpsAgent } from '#core/net/address-policy.js';
 import { keyOf, type BrandCatalogObject, type KubeClient } from '../shared/kube.js';
 import type { OperatorMetrics } from '../shared/metrics.js';
 import { DEFAULT_TIMING, healthSettingsOf, sameSettings, type HealthSettings, type HealthTiming } from './settings.js';

@@ -12,7 +12,7 @@
 // - UNKNOWN: not checked yet (no record).
 // A 304 to a conditional request keeps that document's previous reading. `fhirVersion` is the
 // CapabilityStatement's when /metadata is one, else null; `checkedAt` is when the outcome was last established.
-import type { EndpointHealth, EndpointStatus } from '../../../core/src/catalog/model.js';
+import type { EndpointHealth, EndpointStatus } from '#core/catalog/model.js';
 import { PROBE_REASONS, type ProbeMemory, type ProbeReason, type ProbeResult } from './probe.js';
 
 export interface BrandRecord {

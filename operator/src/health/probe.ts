@@ -3,9 +3,9 @@
 // Last-Modified), under a tight deadline and byte limit. A 304 keeps the previous reading. The outcome is a
 // small record kept between checks, with a reason from a fixed set (also a metric label).
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Scheduler } from '../../../core/src/clock.js';
-import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
-import { FetchError, fetchHttpsResponse, type FetchLimits } from '../../../core/src/net/fetch.js';
+import type { Scheduler } from '#core/clock.js';
+import type { PublicHttpsAgent } from '#core/net/address-policy.js';
+import { FetchError, fetchHttpsResponse, type FetchLimits } from '#core/net/fetch.js';
 import { isSmartConfiguration, readCapabilityStatement } from './documents.js';
 
 export const USER_AGENT = 'Portico-catalog-operator (endpoint health; https://portico.dev)';

@@ -9,10 +9,10 @@ import {
   type EndpointHealthStore,
   type HealthPointer,
   type PublishedHealthWithState,
-} from '../../../core/src/catalog/endpoint-health.js';
-import type { EndpointHealth, EndpointStatus } from '../../../core/src/catalog/model.js';
-import { catalogKey, type CatalogRef } from '../../../core/src/catalog/snapshots.js';
-import type { Cancel, Clock, Scheduler } from '../../../core/src/clock.js';
+} from '#core/catalog/endpoint-health.js';
+import type { EndpointHealth, EndpointStatus } from '#core/catalog/model.js';
+import { catalogKey, type CatalogRef } from '#core/catalog/snapshots.js';
+import type { Cancel, Clock, Scheduler } from '#core/clock.js';
 import type { HealthTiming } from './settings.js';
 
 /** What the catalog's status shows: the last publication's counts over the snapshot's brands. */

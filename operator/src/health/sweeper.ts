@@ -6,11 +6,11 @@
 // and sets timers only through the injected clock and scheduler, so its tests move time instead of waiting for it
 // (docs/testing.md, "Tests").
 import type { Logger } from 'pino';
-import { countStatuses, type EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
-import type { EndpointHealth, EndpointStatus } from '../../../core/src/catalog/model.js';
-import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../core/src/catalog/snapshots.js';
-import type { Cancel, Clock, Scheduler } from '../../../core/src/clock.js';
-import type { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
+import { countStatuses, type EndpointHealthStore } from '#core/catalog/endpoint-health.js';
+import type { EndpointHealth, EndpointStatus } from '#core/catalog/model.js';
+import { catalogKey, type CatalogRef, type SnapshotStore } from '#core/catalog/snapshots.js';
+import type { Cancel, Clock, Scheduler } from '#core/clock.js';
+import type { PublicHttpsAgent } from '#core/net/address-policy.js';
 import { DueQueue } from './due-queue.js';
 import { HostLimiter, LimiterStoppedError } from './limiter.js';
 import { afterCheck, differs, recordsFrom, stateRow, type BrandRecord } from './outcome.js';

@@ -11,8 +11,8 @@
 //
 // Identifiers and place: every valid NPI any row gives (up to MAX_NPIS); the ZIP code of the best-ranked row
 // that has one in the brand's state; the brand's location from that ZIP code, else from its city and state.
-import type { CatalogBrand, PlatformType } from '../../../core/src/catalog/model.js';
-import { words } from '../../../core/src/catalog/fold.js';
+import type { CatalogBrand, PlatformType } from '#core/catalog/model.js';
+import { words } from '#core/catalog/fold.js';
 import { brandIdFor } from './ids.js';
 import { cleanName, inferPlatformType, normaliseFhirBaseUrl } from './normalise.js';
 import { fillPlace, locate } from './place.js';

@@ -8,10 +8,10 @@
 // runs in the artwork parser's worker threads under a deadline; overrunning it is the reason `parse-timeout`.
 import pLimit, { type LimitFunction } from 'p-limit';
 import { availableParallelism } from 'node:os';
-import { LOGO_SIZES, type BrandLogo, type LogoFormat, type LogoSize } from '../../../core/src/catalog/model.js';
-import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
+import { LOGO_SIZES, type BrandLogo, type LogoFormat, type LogoSize } from '#core/catalog/model.js';
+import type { ObjectStorage } from '#core/object-storage/types.js';
 import { findFavicon, type Candidate, type Inspection } from './logos/favicon.js';
-import { FetchError } from '../../../core/src/net/fetch.js';
+import { FetchError } from '#core/net/fetch.js';
 import { LogoError } from './logos/errors.js';
 import { LOGO_FETCH_LIMITS, loadArtwork, type FetchLimits } from './logos/load.js';
 import { sharedArtworkParser, type ArtworkParser } from './logos/parser.js';

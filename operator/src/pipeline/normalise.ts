@@ -1,10 +1,10 @@
 // Normalisation shared by every source format: the FHIR system identity (docs/operator.md, in core), names, and the
 // platform type a well-known FHIR host or path gives away. US states are core's (core/src/catalog/states.ts).
-import { withoutTrailingSlashes } from '../../../core/src/catalog/fhir-url.js';
-import type { PlatformType } from '../../../core/src/catalog/model.js';
+import { withoutTrailingSlashes } from '#core/catalog/fhir-url.js';
+import type { PlatformType } from '#core/catalog/model.js';
 
 // The identity itself is core's: the API reads FHIR base URLs typed into a search the same way.
-export { normaliseFhirBaseUrl, withoutTrailingSlashes } from '../../../core/src/catalog/fhir-url.js';
+export { normaliseFhirBaseUrl, withoutTrailingSlashes } from '#core/catalog/fhir-url.js';
 
 /** Trims, collapses runs of whitespace (including no-break spaces) and composes Unicode, so equal names compare equal.
  * */

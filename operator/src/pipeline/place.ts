@@ -1,8 +1,8 @@
 // Where a merged brand is: its city, state and ZIP code, filled from its rows in rank order, and the point the
 // API orders `near=` results by.
-import type { BrandLocation } from '../../../core/src/catalog/model.js';
-import { cityCentroid, round4, zipCentroid, zipState } from '../../../core/src/catalog/geo.js';
-import { stateCode } from '../../../core/src/catalog/states.js';
+import type { BrandLocation } from '#core/catalog/model.js';
+import { cityCentroid, round4, zipCentroid, zipState } from '#core/catalog/geo.js';
+import { stateCode } from '#core/catalog/states.js';
 import { cleanName, nameKey } from './normalise.js';
 import type { SourceRow } from './types.js';
 

@@ -1,13 +1,8 @@
 // The end of the pipeline, shared by the controller and the command line: merged brands → logos → an
 // immutable snapshot → activation (guarded against a collapse in brand count) → retention → announcement.
-import type { CatalogBrand } from '../../../core/src/catalog/model.js';
-import {
-  diffBrands,
-  type CatalogRef,
-  type SnapshotDiff,
-  type SnapshotStore,
-} from '../../../core/src/catalog/snapshots.js';
-import type { ObjectStorage } from '../../../core/src/object-storage/types.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import { diffBrands, type CatalogRef, type SnapshotDiff, type SnapshotStore } from '#core/catalog/snapshots.js';
+import type { ObjectStorage } from '#core/object-storage/types.js';
 import type { BrandCatalogSpec } from '../shared/catalog-spec.js';
 import { mergeSources, type SourceSummary } from './dedupe.js';
 import { storeLogos, type LogoSettings } from './logos.js';

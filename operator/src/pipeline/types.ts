@@ -1,5 +1,5 @@
 // What every source format parses into, before normalisation and deduplication.
-import type { PlatformType } from '../../../core/src/catalog/model.js';
+import type { PlatformType } from '#core/catalog/model.js';
 
 export { SOURCE_FORMATS, type SourceFormat } from '../shared/catalog-spec.js';
 

@@ -6,9 +6,9 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { Type, type Static } from '@sinclair/typebox';
 import { parse as parseYaml } from 'yaml';
-import { LOGO_SIZES, PLATFORM_TYPES } from '../../../core/src/catalog/model.js';
-import { parseDuration as parseDurationText } from '../../../core/src/duration.js';
-import { checkDocument, describeProblems } from '../../../core/src/schema.js';
+import { LOGO_SIZES, PLATFORM_TYPES } from '#core/catalog/model.js';
+import { parseDuration as parseDurationText } from '#core/duration.js';
+import { checkDocument, describeProblems } from '#core/schema.js';
 
 /** The resource's API group, version and plural name. */
 export const GROUP = 'catalog.portico.dev';

@@ -11,7 +11,7 @@ import {
   type V1Lease,
 } from '@kubernetes/client-node';
 import type { BrandCatalogSpec } from './catalog-spec.js';
-import type { CatalogRef } from '../../../core/src/catalog/snapshots.js';
+import type { CatalogRef } from '#core/catalog/snapshots.js';
 
 import { GROUP, PLURAL, VERSION } from './catalog-spec.js';
 

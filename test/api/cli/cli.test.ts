@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
-import { repoRoot } from '../../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { hashKey } from '../../../api/src/shared/http/keys.js';
 import { KEY_CACHE_TTL_MS } from '../../../api/src/shared/http/keys.js';
 import { mongoUri, testRedisUrl } from '../../../testkit/services.js';

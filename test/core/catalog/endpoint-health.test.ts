@@ -2,13 +2,9 @@
 // before the previous deleted, one winner among racing publishers, leftovers of a publisher that stopped
 // halfway removed, and everything of a deleted catalog gone.
 import { expect } from 'chai';
-import {
-  EndpointHealthStore,
-  HEALTH_CHUNK_ROWS,
-  HealthPublishConflictError,
-} from '../../../core/src/catalog/endpoint-health.js';
-import type { EndpointHealth } from '../../../core/src/catalog/model.js';
-import { systemClock } from '../../../core/src/clock.js';
+import { EndpointHealthStore, HEALTH_CHUNK_ROWS, HealthPublishConflictError } from '#core/catalog/endpoint-health.js';
+import type { EndpointHealth } from '#core/catalog/model.js';
+import { systemClock } from '#core/clock.js';
 import { withTestDatabase, type TestDatabase } from '../../../testkit/database.js';
 
 const up = (at: string): EndpointHealth => ({

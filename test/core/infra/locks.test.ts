@@ -2,9 +2,9 @@
 // whose SET went unanswered is granted when Redis resumes, after its caller gave up; it must not then hold the
 // document for its whole TTL.
 import { expect } from 'chai';
-import { DependencyUnavailableError } from '../../../core/src/errors.js';
-import { RedisLocks } from '../../../core/src/infra/locks.js';
-import { connectRedis } from '../../../core/src/infra/redis.js';
+import { DependencyUnavailableError } from '#core/errors.js';
+import { RedisLocks } from '#core/infra/locks.js';
+import { connectRedis } from '#core/infra/redis.js';
 import { startPausableRedis, type PausableServer } from '../../../testkit/pausable.js';
 import { until } from '../../../testkit/until.js';
 

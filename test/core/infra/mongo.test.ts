@@ -1,7 +1,7 @@
 // findById, the point read of hot paths: on the embedded database it must answer exactly what findOne does.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { findById, isDuplicateKey } from '../../../core/src/infra/mongo.js';
+import { findById, isDuplicateKey } from '#core/infra/mongo.js';
 import { withTestDatabase, type TestDatabase } from '../../../testkit/database.js';
 
 describe('core: findById', () => {

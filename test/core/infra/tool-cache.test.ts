@@ -9,10 +9,10 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { goBuiltFrom } from '../../../core/src/infra/go-tool.js';
-import { repoRoot } from '../../../core/src/infra/repo-root.js';
-import { toolCacheDir, type CacheEnvironment } from '../../../core/src/config.js';
-import { cacheKey, ensureCacheEntry } from '../../../core/src/infra/tool-cache.js';
+import { goBuiltFrom } from '#core/infra/go-tool.js';
+import { repoRoot } from '#core/infra/repo-root.js';
+import { toolCacheDir, type CacheEnvironment } from '#core/config.js';
+import { cacheKey, ensureCacheEntry } from '#core/infra/tool-cache.js';
 
 const run = promisify(execFile);
 const LIBRARY = path.join(repoRoot(), 'scripts', 'lib', 'tool-cache.sh');

@@ -2,8 +2,8 @@
 // _id under a lock, conditions checked by matches(), write by _id), and exactly one winner among racers.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { noLocks, processLocks } from '../../../core/src/infra/locks.js';
-import { deleteOneWhere, matches, updateOneWhere } from '../../../core/src/infra/where.js';
+import { noLocks, processLocks } from '#core/infra/locks.js';
+import { deleteOneWhere, matches, updateOneWhere } from '#core/infra/where.js';
 import { withTestDatabase, type TestDatabase } from '../../../testkit/database.js';
 
 describe('core: conditional writes', () => {

@@ -5,12 +5,7 @@ import type { LookupAddress } from 'node:dns';
 import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
 import nock from 'nock';
-import {
-  isPublicAddress,
-  PublicHttpsAgent,
-  publicOnlyLookup,
-  RefusedAddressError,
-} from '../../../core/src/net/address-policy.js';
+import { isPublicAddress, PublicHttpsAgent, publicOnlyLookup, RefusedAddressError } from '#core/net/address-policy.js';
 import { NOT_PUBLIC, PUBLIC } from '../../../testkit/addresses.js';
 
 /** A fake DNS: name → addresses, in the shape dns.lookup answers with `all: true`. */

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { OutboundError, policyFetch } from '../../../core/src/net/policy-fetch.js';
+import { OutboundError, policyFetch } from '#core/net/policy-fetch.js';
 
 describe('policyFetch: requests to health systems under the outbound policy', () => {
   let server: http.Server;

@@ -3,7 +3,7 @@
 // any connection), conditional requests (a 304 keeps the outcome), and a DOWN confirmed before it shows.
 import { expect } from 'chai';
 import nock from 'nock';
-import { systemScheduler } from '../../../core/src/clock.js';
+import { systemScheduler } from '#core/clock.js';
 import { afterCheck, type BrandRecord } from '../../../operator/src/health/outcome.js';
 import { probe, USER_AGENT } from '../../../operator/src/health/probe.js';
 import {

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { HealthMonitor } from '../../../operator/src/health/monitor.js';
 import { OperatorMetrics } from '../../../operator/src/shared/metrics.js';
-import { PublicHttpsAgent } from '../../../core/src/net/address-policy.js';
+import { PublicHttpsAgent } from '#core/net/address-policy.js';
 import type { BrandCatalogObject } from '../../../operator/src/shared/kube.js';
 import type { HealthMonitorDeps } from '../../../operator/src/health/monitor.js';
 import { ManualTime } from '../../../testkit/clock.js';

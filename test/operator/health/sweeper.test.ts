@@ -8,9 +8,9 @@
 import { expect } from 'chai';
 import nock from 'nock';
 import { pino } from 'pino';
-import { EndpointHealthStore } from '../../../core/src/catalog/endpoint-health.js';
-import type { CatalogBrand } from '../../../core/src/catalog/model.js';
-import { SnapshotStore, type CatalogRef } from '../../../core/src/catalog/snapshots.js';
+import { EndpointHealthStore } from '#core/catalog/endpoint-health.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import { SnapshotStore, type CatalogRef } from '#core/catalog/snapshots.js';
 import { phaseOf } from '../../../operator/src/health/schedule.js';
 import { DEFAULT_TIMING, type HealthSettings, type HealthTiming } from '../../../operator/src/health/settings.js';
 import { CatalogHealthSweeper } from '../../../operator/src/health/sweeper.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import type { PlatformType } from '../../../core/src/catalog/model.js';
+import type { PlatformType } from '#core/catalog/model.js';
 import {
   MAX_ALIASES,
   mergeSources,

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { mergeSources } from '../../../operator/src/pipeline/dedupe.js';
-import { stateCode } from '../../../core/src/catalog/states.js';
+import { stateCode } from '#core/catalog/states.js';
 import { parseFhirEndpointBundle } from '../../../operator/src/pipeline/sources/fhir-endpoint-bundle.js';
 import { brandFile, loaded } from '../../../testkit/brand-data.js';
 

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import sharp from 'sharp';
-import { FileObjectStorage } from '../../../core/src/object-storage/index.js';
+import { FileObjectStorage } from '#core/object-storage/index.js';
 
 /** A logo-like image: a coloured disc on a transparent square. */
 export async function artwork(size: number, colour = '#1a7f5a'): Promise<sharp.Sharp> {

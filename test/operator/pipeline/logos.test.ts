@@ -7,9 +7,9 @@ import { Readable } from 'node:stream';
 import nock from 'nock';
 import sharp from 'sharp';
 import type { ActiveCatalog } from '../../../api/src/features/catalog/active.js';
-import { LOGO_SIZES } from '../../../core/src/catalog/model.js';
+import { LOGO_SIZES } from '#core/catalog/model.js';
 import { BrandSearchIndex } from '../../../api/src/features/catalog/search/index.js';
-import type { FileObjectStorage } from '../../../core/src/object-storage/index.js';
+import type { FileObjectStorage } from '#core/object-storage/index.js';
 import { CatalogService } from '../../../api/src/features/catalog/service.js';
 import { parseSource, type LoadedSource } from '../../../operator/src/pipeline/index.js';
 import {

@@ -1,8 +1,8 @@
 // What the merge keeps besides names: NPIs, the ZIP code, and the location derived from it or from the city.
 import { expect } from 'chai';
-import { contentHashOf } from '../../../core/src/catalog/snapshots.js';
-import { cityCentroid, zipCentroid, zipState } from '../../../core/src/catalog/geo.js';
-import type { PlatformType } from '../../../core/src/catalog/model.js';
+import { contentHashOf } from '#core/catalog/snapshots.js';
+import { cityCentroid, zipCentroid, zipState } from '#core/catalog/geo.js';
+import type { PlatformType } from '#core/catalog/model.js';
 import { MAX_NPIS, mergeSources, type MergedBrand } from '../../../operator/src/pipeline/dedupe.js';
 import { parseSource } from '../../../operator/src/pipeline/index.js';
 import type { SourceRow } from '../../../operator/src/pipeline/types.js';

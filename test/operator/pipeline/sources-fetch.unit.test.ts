@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import nock from 'nock';
-import { FetchError } from '../../../core/src/net/fetch.js';
+import { FetchError } from '#core/net/fetch.js';
 import { fetchSourceList } from '../../../operator/src/pipeline/sources/fetch.js';
 
 describe('operator: fetching source lists', () => {

@@ -15,8 +15,8 @@ import { pino } from 'pino';
 import { createApp } from '../../../api/src/app.js';
 import { loadConfig } from '../../../api/src/config.js';
 import type { Services } from '../../../api/src/wiring.js';
-import { systemClock } from '../../../core/src/clock.js';
-import { repoRoot } from '../../../core/src/infra/repo-root.js';
+import { systemClock } from '#core/clock.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 
 export const SCHEMA_FILE = path.join(repoRoot(), 'sdk', 'js', 'src', 'schema.ts');
 

@@ -2,7 +2,7 @@
 // conditional update (no count-then-insert race), written through VersionedCollection like every other
 // change to an account.
 import type { Db } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../../shared/infra/keyset.js';

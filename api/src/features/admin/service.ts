@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { AccountStore, CustomerAccount } from '../accounts/index.js';
 import type { App, AppStore } from '../apps/index.js';
 import type { AuthorizationService } from '../authz/index.js';
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import { generateKey, hashKey, type KeyKind } from '../../shared/http/keys.js';
 import type { ApiKeyStore } from '../credentials/index.js';
 import { badRequest, notFound, type FieldError } from '../../shared/http/errors.js';

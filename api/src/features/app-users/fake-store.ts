@@ -11,7 +11,7 @@ import {
   type StateView,
   type UserChanges,
 } from './store.js';
-import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
+import { isDuplicateKey } from '#core/infra/mongo.js';
 
 type Entry = AppUser & { deletedAt: null };
 

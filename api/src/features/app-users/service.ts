@@ -3,7 +3,7 @@
 // transition is one conditional update of the user's document on the version just read, staged in the outbox with its
 // events (outbox.record), so a crash never loses or invents one, and concurrent transitions on one user end in one
 // consistent state: the loser of a race re-reads and decides again.
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { DomainEvent, EventOutbox } from '../events/index.js';
 import { changing, type Generations } from '../../shared/infra/generations.js';
 import { AppError } from '../../shared/http/errors.js';

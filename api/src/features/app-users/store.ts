@@ -7,11 +7,11 @@
 // document lists the connection and marked revoked after it stops listing it. The user document is the
 // truth: a connection is live only while its user lists it.
 import type { Collection, Db } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
 import type { ChangeTarget } from '../events/index.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
-import { through, isDuplicateKey } from '../../../../core/src/infra/mongo.js';
+import { through, isDuplicateKey } from '#core/infra/mongo.js';
 
 export type StoredState = 'LIMITED' | 'ACTIVE' | 'TOMBSTONED';
 export type LifecycleState = 'UNLINKED' | StoredState;

@@ -2,10 +2,10 @@
 // observation gateway, and by every request made with an app's keys: a suspended app's are refused). Reads
 // come through a replicated cache; changes go through VersionedCollection, which invalidates it.
 import type { Db } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
-import { through } from '../../../../core/src/infra/mongo.js';
+import { through } from '#core/infra/mongo.js';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../../shared/infra/keyset.js';
 
 export interface AppGrants {

@@ -2,8 +2,8 @@
 // _id names all three: every check step is one primary-key read, and no query can leave its tenant.
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../../shared/infra/cache.js';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { through } from '../../../../core/src/infra/mongo.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { through } from '#core/infra/mongo.js';
 
 export interface Tuple {
   object: string; // "patient:<id>"

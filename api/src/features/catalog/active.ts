@@ -4,9 +4,9 @@
 // announced over Redis when configured; polling MongoDB is the backstop (and the only path without Redis).
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { CatalogBrand, PlatformType } from '../../../../core/src/catalog/model.js';
-import { CATALOG_CHANNEL, parseActivation } from '../../../../core/src/catalog/announce.js';
-import { catalogKey, type CatalogRef, type SnapshotStore } from '../../../../core/src/catalog/snapshots.js';
+import type { CatalogBrand, PlatformType } from '#core/catalog/model.js';
+import { CATALOG_CHANNEL, parseActivation } from '#core/catalog/announce.js';
+import { catalogKey, type CatalogRef, type SnapshotStore } from '#core/catalog/snapshots.js';
 import { Follower } from './follow.js';
 import type { BrandSearchOptions, SearchResult } from './search/index.js';
 import type { BrowsePosition } from './search/browse-cursor.js';

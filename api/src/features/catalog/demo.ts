@@ -4,8 +4,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { catalogKey } from '../../../../core/src/catalog/snapshots.js';
-import { repoRoot } from '../../../../core/src/infra/repo-root.js';
+import { catalogKey } from '#core/catalog/snapshots.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { childEnvironment, type Config } from '../../config.js';
 
 /** The operator's pipeline needs a few seconds for the demo; past this something is wrong. */

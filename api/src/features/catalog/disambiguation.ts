@@ -5,8 +5,8 @@
 // (city and state, or whichever it has), its portal's host, its FHIR server's host, and finally its FHIR
 // base URL without the scheme, which is unique because brands are distinct FHIR systems. Names are the same
 // when they fold to the same words (core/src/catalog/fold.ts), as search compares them.
-import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
-import { words } from '../../../../core/src/catalog/fold.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import { words } from '#core/catalog/fold.js';
 
 function hostOf(url: string | null): string | null {
   if (url === null) return null;

@@ -4,10 +4,10 @@
 // one assignment, so a request sees one publication throughout; a failed load keeps the previous one.
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { HEALTH_CHANNEL, parseHealthPublication } from '../../../../core/src/catalog/announce.js';
-import type { EndpointHealthStore } from '../../../../core/src/catalog/endpoint-health.js';
-import type { EndpointHealth } from '../../../../core/src/catalog/model.js';
-import { catalogKey, type CatalogRef } from '../../../../core/src/catalog/snapshots.js';
+import { HEALTH_CHANNEL, parseHealthPublication } from '#core/catalog/announce.js';
+import type { EndpointHealthStore } from '#core/catalog/endpoint-health.js';
+import type { EndpointHealth } from '#core/catalog/model.js';
+import { catalogKey, type CatalogRef } from '#core/catalog/snapshots.js';
 import { Follower } from './follow.js';
 
 /** The version while nothing is published: a constant, so ETags built from it stay stable. */

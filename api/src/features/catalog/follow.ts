@@ -2,7 +2,7 @@
 // the endpoint health): one load at a time, with one rerun when asked meanwhile; polling every `pollMs` as the
 // backstop; and, with Redis, a load as soon as an announcement the caller recognises arrives.
 import type { Redis } from 'ioredis';
-import { pubSubClient } from '../../../../core/src/infra/redis.js';
+import { pubSubClient } from '#core/infra/redis.js';
 
 export interface FollowOptions {
   pollMs: number;

@@ -1,4 +1,4 @@
-import type { CatalogBrand, EndpointHealth } from '../../../../core/src/catalog/model.js';
+import type { CatalogBrand, EndpointHealth } from '#core/catalog/model.js';
 import { JsonMemo } from '../../shared/http/json-memo.js';
 import { chooseLabels } from './disambiguation.js';
 import type { SearchAnswer } from './service.js';

@@ -1,14 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import {
-  ENDPOINT_STATUSES,
-  LOGO_FORMATS,
-  LOGO_SIZES,
-  PLATFORM_TYPES,
-  type LogoFormat,
-} from '../../../../core/src/catalog/model.js';
+import { ENDPOINT_STATUSES, LOGO_FORMATS, LOGO_SIZES, PLATFORM_TYPES, type LogoFormat } from '#core/catalog/model.js';
 import { MAX_FUZZY_WORDS } from './search/index.js';
-import { zipCentroid } from '../../../../core/src/catalog/geo.js';
-import { checkedFormat } from '../../../../core/src/schema.js';
+import { zipCentroid } from '#core/catalog/geo.js';
+import { checkedFormat } from '#core/schema.js';
 
 // A ZIP code the bundled centroid data knows (core/src/catalog/geo.ts): five digits alone can name none.
 const US_ZIP = checkedFormat(

@@ -4,7 +4,7 @@ import { hash } from 'node:crypto';
 import type { ActiveCatalog, CatalogIndex } from './active.js';
 import type { SearchResult } from './search/index.js';
 import { cursorPosition } from './search/browse-cursor.js';
-import type { GeoPoint } from '../../../../core/src/catalog/geo.js';
+import type { GeoPoint } from '#core/catalog/geo.js';
 import {
   ENDPOINT_STATUSES,
   LOGO_FORMATS,
@@ -16,13 +16,9 @@ import {
   type LogoFormat,
   type LogoSize,
   type PlatformType,
-} from '../../../../core/src/catalog/model.js';
-import { DependencyUnavailableError } from '../../../../core/src/errors.js';
-import {
-  InvalidObjectKeyError,
-  type ObjectStorage,
-  type StoredObject,
-} from '../../../../core/src/object-storage/index.js';
+} from '#core/catalog/model.js';
+import { DependencyUnavailableError } from '#core/errors.js';
+import { InvalidObjectKeyError, type ObjectStorage, type StoredObject } from '#core/object-storage/index.js';
 import { invalidField, notFound } from '../../shared/http/errors.js';
 
 export interface SearchInput {

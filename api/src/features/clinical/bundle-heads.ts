@@ -27,12 +27,12 @@
 // commits nothing, and its generation is already listed as abandoned.
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { updateOneWhere } from '#core/infra/where.js';
 import { AppError } from '../../shared/http/errors.js';
 import { CHANGE_RING, currentChangeScope } from '../../shared/infra/change-scope.js';
 import { REPLAY_WINDOW_MS } from '../../shared/http/idempotency.js';
-import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
+import { isDuplicateKey } from '#core/infra/mongo.js';
 
 export const HEADS = 'observation_heads';
 

@@ -8,7 +8,7 @@ import { AppError } from '../../shared/http/errors.js';
 import { BEGINNING } from './dates.js';
 import type { ObservationDocument } from './document.js';
 import type { NormalizedObservation } from './observations.js';
-import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
+import { isDuplicateKey } from '#core/infra/mongo.js';
 
 /** An observation as a bundle writes it: everything but its _id and firstIngestedAt. */
 export type StoredFields = Omit<ObservationDocument, '_id' | 'firstIngestedAt' | 'seq' | 'rev'> & { updatedAt: Date };

@@ -18,10 +18,10 @@
 import { randomUUID } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Binary, type Collection, type Db } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { updateOneWhere } from '#core/infra/where.js';
 import type { ObservationRow } from './rows.js';
-import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
+import { isDuplicateKey } from '#core/infra/mongo.js';
 
 export const CHECKPOINTS = 'observation_checkpoints';
 export const CHECKPOINT_PARTS = 'observation_checkpoint_parts';

@@ -5,7 +5,7 @@
 // (OperationOutcome) differ.
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { acceptAjv } from '../../../../core/src/schema.js';
+import { acceptAjv } from '#core/schema.js';
 import { principalOf } from '../../shared/http/auth.js';
 import { invalidField, notFound, type FieldError } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';

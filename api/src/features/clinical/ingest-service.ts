@@ -3,7 +3,7 @@
 // (features/clinical/observations.ts), then upserted by Observation.id within the connection. A revoke that lands
 // between the liveness check and the write leaves the bundle stored under the revoked connection, where no search
 // reaches it (the gateway serves live connections only): the ingest counts as made just before the revoke.
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { AppUserStore } from '../app-users/index.js';
 import type { ObservationStore } from './store.js';
 import { MAX_PROBLEMS, validateBundle, type NormalizedObservation } from './observations.js';

@@ -2,7 +2,7 @@
 // `next` link (so standard FHIR clients can page). Both answer a FHIR searchset Bundle.
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
-import { acceptAjv } from '../../../../core/src/schema.js';
+import { acceptAjv } from '#core/schema.js';
 import { principalOf } from '../../shared/http/auth.js';
 import type { KeyedRoute } from '../../shared/http/keyed-fast-path.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';

@@ -18,12 +18,12 @@
 // 30 s beside 3,000 documents, against 0.5 s by _id alone), so a bundle costs about the same whatever it replaces.
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, Sort } from 'mongodb';
-import type { Clock } from '../../../../core/src/clock.js';
-import { systemClock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
+import { systemClock } from '#core/clock.js';
 import { outsideChangeScope } from '../../shared/infra/change-scope.js';
 import type { NormalizedObservation } from './observations.js';
 import type { ObservationDocument } from './document.js';
-import { through, isDuplicateKey } from '../../../../core/src/infra/mongo.js';
+import { through, isDuplicateKey } from '#core/infra/mongo.js';
 import { ABANDONED_LISTED_MS, BundleHeads, KEPT_MS, type Visibility, type WriterLease } from './bundle-heads.js';
 import {
   BUNDLES,
@@ -37,7 +37,7 @@ import {
   storedFields,
   type StoredFields,
 } from './bundle-records.js';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
 import { CheckpointStore, type Checkpoint } from './checkpoints.js';
 import { ObservationLog, type Changes } from './observation-log.js';
 

@@ -2,9 +2,9 @@
 // holding what it binds an initiate to (docs/connecting.md, "Link tokens"). A token is spent by one conditional
 // update (unused and unexpired → used), so of two initiates with one token exactly one gets it.
 import type { Collection, Db } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { deleteOneWhere, updateOneWhere } from '../../../../core/src/infra/where.js';
-import { through } from '../../../../core/src/infra/mongo.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { deleteOneWhere, updateOneWhere } from '#core/infra/where.js';
+import { through } from '#core/infra/mongo.js';
 
 export interface LinkToken {
   /** SHA-256 (hex) of the token. */

@@ -3,7 +3,7 @@
 // token the app's backend minted with its secret key for that very user. A token binds the account, the app, the
 // appUserId, the redirect URI and, when given, the brand or the connection to reconnect; it is opaque, kept only as
 // its SHA-256, used once, and lives 30 minutes (as long as a session).
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { AppUserService } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
 import type { Principal } from '../../shared/http/auth.js';

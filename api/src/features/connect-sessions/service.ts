@@ -4,7 +4,7 @@
 // Initiate is rate limited per (account, appUserId) and per publishable key by token buckets shared by replicas
 // (initiate-limits.ts); a suspended app's sessions cannot be completed.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { AppUserService } from '../app-users/index.js';
 import type { Connection } from '../app-users/index.js';
 import type { Principal } from '../../shared/http/auth.js';

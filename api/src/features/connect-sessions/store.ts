@@ -2,10 +2,10 @@
 // completion is a conditional update on its status; the user's document (which records the session id
 // on the connection it made) is the truth when the two disagree after a crash.
 import type { Collection, Db } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { updateOneWhere } from '#core/infra/where.js';
 import { markPlainWrite } from '../../shared/infra/change-scope.js';
-import { through } from '../../../../core/src/infra/mongo.js';
+import { through } from '#core/infra/mongo.js';
 
 export interface ConnectSession {
   id: string;

@@ -1,11 +1,11 @@
 // api_keys: one document per key, _id is the key's SHA-256 so that authenticating is a primary-key read.
 import type { Collection, Db } from 'mongodb';
 import type { SharedCache } from '../../shared/infra/cache.js';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
 import type { ApiKeyRecord } from '../../shared/http/keys.js';
-import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import { updateOneWhere } from '#core/infra/where.js';
 import { markPlainWrite } from '../../shared/infra/change-scope.js';
-import { through } from '../../../../core/src/infra/mongo.js';
+import { through } from '#core/infra/mongo.js';
 import { keysetPage, type KeysetPage, type KeysetPosition } from '../../shared/infra/keyset.js';
 
 export type { ApiKeyRecord };

@@ -3,9 +3,9 @@
 // ends), marked dispatched once every endpoint has it, and kept a while after for recover. The dispatcher depends
 // on EventQueue alone; MongoEventQueue keeps it in outbox_events, beside the staged events of outbox.ts.
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import type { Clock } from '../../../../core/src/clock.js';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import type { Clock } from '#core/clock.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { updateOneWhere } from '#core/infra/where.js';
 import {
   CommitListeners,
   OUTBOX_EVENTS,

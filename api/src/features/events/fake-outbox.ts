@@ -4,7 +4,7 @@
 // its own first attempt, asks the database whether it landed), this one can: a fake store's change that throws
 // or answers nothing did nothing. So it keeps no staged events and needs no recovery.
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { ChangeTarget, DeliverableType, DomainEvent } from './domain-event.js';
 import type { EventOutbox } from './outbox.js';
 

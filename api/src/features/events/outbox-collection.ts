@@ -4,8 +4,8 @@
 // document holds, its states and its indexes are here, so each part reads and writes the same thing, and what two
 // parts do alike: read a change's verdict from its target, commit a staged event, tell the listeners.
 import type { Collection, Db, WithId } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { updateOneWhere } from '#core/infra/where.js';
 import { changeRecorded } from '../../shared/infra/change-scope.js';
 import type { ChangeTarget, DomainEvent } from './domain-event.js';
 

@@ -10,8 +10,8 @@
 // resumes). Its events stay staged and the document is asked again, less and less often, until it records
 // the change (committed) or rules it out (dropped); after a day without an answer they are abandoned.
 import type { Collection, Db } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { deleteOneWhere, updateOneWhere } from '../../../../core/src/infra/where.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { deleteOneWhere, updateOneWhere } from '#core/infra/where.js';
 import {
   changeVerdict,
   commitStaged,

@@ -6,9 +6,9 @@
 // until it has handed them to every endpoint.
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { Clock } from '../../../../core/src/clock.js';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { deleteOneWhere } from '../../../../core/src/infra/where.js';
+import type { Clock } from '#core/clock.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { deleteOneWhere } from '#core/infra/where.js';
 import { markPlainWrite } from '../../shared/infra/change-scope.js';
 import type { ChangeTarget, DeliverableType, DomainEvent } from './domain-event.js';
 import {

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { outsideChangeScope } from '../../shared/infra/change-scope.js';
-import { pubSubClient } from '../../../../core/src/infra/redis.js';
+import { pubSubClient } from '#core/infra/redis.js';
 import type { DomainEvent } from './domain-event.js';
 
 export const WORK_CHANNEL = 'portico:webhook-work';

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AccountStore } from '../accounts/index.js';
 import type { AuthorizationService } from '../authz/index.js';
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { EventOutbox } from '../events/index.js';
 import { ACCESS_DENIED_DETAIL, type Principal } from '../../shared/http/auth.js';
 import { preconditionHolds, type Precondition } from '../../shared/http/conditional.js';

@@ -2,8 +2,8 @@
 // Writes go through VersionedCollection; profiles change only by deletion, which invalidates the cache, so
 // a cached profile is the current one.
 import type { Db } from 'mongodb';
-import { findById } from '../../../../core/src/infra/mongo.js';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import { findById } from '#core/infra/mongo.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
 import type { ChangeTarget } from '../events/index.js';

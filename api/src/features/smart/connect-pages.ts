@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '../../../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 
 export const ASSETS_PATH = '/api/sdk/v1/connect/assets';
 const ASSETS_DIR = path.join(repoRoot(), 'assets', 'connect');

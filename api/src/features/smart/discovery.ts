@@ -3,8 +3,8 @@
 // per replica (only what was usable is kept, so a server that was down is asked again next time). A document
 // that is not JSON, lacks an endpoint or does not offer PKCE with S256 makes the brand unavailable.
 import { LRUCache } from 'lru-cache';
-import type { Clock } from '../../../../core/src/clock.js';
-import type { PolicyFetch } from '../../../../core/src/net/policy-fetch.js';
+import type { Clock } from '#core/clock.js';
+import type { PolicyFetch } from '#core/net/policy-fetch.js';
 
 export const DISCOVERY_TIMEOUT_MS = 10_000;
 export const DISCOVERY_TTL_MS = 3_600_000;

@@ -13,9 +13,9 @@
 // (registrations.ts); and every token response must name the connection's own patient.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
-import type { Clock } from '../../../../core/src/clock.js';
-import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
-import { assertPublicHost } from '../../../../core/src/net/address-policy.js';
+import type { Clock } from '#core/clock.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import { assertPublicHost } from '#core/net/address-policy.js';
 import type { AppUserService } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
 import { digest, type ConnectSession, type SealedValue, type SessionStore } from '../connect-sessions/index.js';

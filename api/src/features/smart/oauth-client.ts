@@ -5,8 +5,8 @@
 // every request meets the outbound policy and a deadline; openid-client is built on it and adds session and
 // OpenID machinery we do not use. Every failure becomes an OAuthFailure carrying the word the patient's app sees.
 import * as oauth from 'oauth4webapi';
-import type { Clock } from '../../../../core/src/clock.js';
-import { OutboundError, type PolicyFetch } from '../../../../core/src/net/policy-fetch.js';
+import type { Clock } from '#core/clock.js';
+import { OutboundError, type PolicyFetch } from '#core/net/policy-fetch.js';
 import type { SmartServer } from './discovery.js';
 import { pinnedEndpointProblem, type SmartRegistration } from './registrations.js';
 

@@ -11,8 +11,8 @@
 import { webcrypto } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
-import { PLATFORM_TYPES, type CatalogBrand } from '../../../../core/src/catalog/model.js';
-import { checkDocument, describeProblems } from '../../../../core/src/schema.js';
+import { PLATFORM_TYPES, type CatalogBrand } from '#core/catalog/model.js';
+import { checkDocument, describeProblems } from '#core/schema.js';
 
 /** A host name (letters, digits, hyphens, dots), or `*.` and one: compared case-insensitively. */
 const HOST_PATTERN = '^(\\*\\.)?[A-Za-z0-9]([A-Za-z0-9-]{0,62})(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,62}))*$';

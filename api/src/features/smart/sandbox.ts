@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { repoRoot } from '../../../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { childEnvironment } from '../../config.js';
 import { CALLBACK_PATH } from './launch.service.js';
 

@@ -12,7 +12,7 @@ import type { LaunchOutcome, LaunchService } from './launch.service.js';
 import { PAGE_CSP, renderPage } from './page.js';
 import { asset, connectCsp, renderEnd, renderPicker } from './connect-pages.js';
 import { bindingCookie, readBindings, withBinding } from './browser-binding.js';
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 
 const tags = ['Connect sessions'];
 const LaunchParams = Type.Object({

@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import type { HealthLink } from '../app-users/index.js';
 import type { ConnectSession } from '../connect-sessions/index.js';
-import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
-import type { Clock } from '../../../../core/src/clock.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import type { Clock } from '#core/clock.js';
 import type { AppUserService } from '../app-users/index.js';
 import type { GrantedTokens } from './oauth-client.js';
 

@@ -4,7 +4,7 @@
 // of many MiB is never in memory whole. Deadlines: 15 s for the answer to start and for each part of it to come,
 // and 5 minutes of waiting for a whole page (the time the sync itself takes to store what it read does not count). Failures are SyncFailures whose
 // `reason` is the word `connection.sync_failed` carries.
-import { OutboundError, type PolicyFetch } from '../../../../core/src/net/policy-fetch.js';
+import { OutboundError, type PolicyFetch } from '#core/net/policy-fetch.js';
 import { ReauthorizationRequired, TokensUnreadable, type TokenBinding, type TokenVault } from '../token-vault/index.js';
 
 export const PAGE_TIMEOUT_MS = 15_000;

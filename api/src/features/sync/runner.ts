@@ -4,7 +4,7 @@
 // next replica to look takes it over from the page it had reached.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { SyncService } from './service.js';
 import type { SyncRepository } from './store.js';
 

@@ -8,7 +8,7 @@
 // `connection.synced` or `connection.sync_failed`, written with its state through the outbox; a run whose
 // replicas keep dying on it ends FAILED after three takeovers without progress. Connections of suspended apps
 // and accounts are not synced (nor their tokens refreshed) until reactivated.
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { AppUserService } from '../app-users/index.js';
 import { readObservations, type IngestService } from '../clinical/index.js';
 import type { EventOutbox } from '../events/index.js';

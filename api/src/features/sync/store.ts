@@ -4,8 +4,8 @@
 // stopped. A run is claimed and finished by conditional writes on `_version` (a run ends with its event, through
 // the outbox); its progress is written only while its holder's claim stands.
 import type { Db, Filter } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { through, isDuplicateKey } from '../../../../core/src/infra/mongo.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { through, isDuplicateKey } from '#core/infra/mongo.js';
 import type { ChangeTarget } from '../events/index.js';
 import { VersionedCollection, type VersionedDocument } from '../../shared/infra/versioned-collection.js';
 

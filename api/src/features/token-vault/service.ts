@@ -12,7 +12,7 @@
 // `token_unreadable`). So is a grant the health system refuses (`invalid_grant`), and a refresh that names another
 // patient than the connection's (`patient_mismatch`).
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import {
   OAuthFailure,
   type GrantedTokens,

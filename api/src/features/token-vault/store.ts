@@ -3,9 +3,9 @@
 // that may run at a time across replicas. Writes are conditional: a refresh is claimed with the version read, and
 // its result is stored only while its claim stands, so two replicas never both use one refresh token.
 import type { Collection, Db } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { deleteOneWhere, updateOneWhere } from '../../../../core/src/infra/where.js';
-import type { PlatformType } from '../../../../core/src/catalog/model.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { deleteOneWhere, updateOneWhere } from '#core/infra/where.js';
+import type { PlatformType } from '#core/catalog/model.js';
 import type { Sealed } from './keyring.js';
 
 export interface TokenRecord {

@@ -1,7 +1,7 @@
 // What customers do with deliveries to one of their endpoints: read the attempt log, send a test event, and
 // recover what an endpoint missed (while failing, PAUSED or DISABLED) by queueing those events again with
 // their original ids.
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import {
   deliveryId,
   newAttemptId,

@@ -5,12 +5,12 @@
 // either way and a replica that dies mid-recover frees it when the lease ends.
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { Clock } from '../../../../core/src/clock.js';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { deleteOneWhere } from '../../../../core/src/infra/where.js';
+import type { Clock } from '#core/clock.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { deleteOneWhere } from '#core/infra/where.js';
 import { AppError } from '../../shared/http/errors.js';
 import { rateLimited, type RateLimiter, type RatePolicy } from '../../shared/infra/rate-limit.js';
-import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
+import { isDuplicateKey } from '#core/infra/mongo.js';
 
 export const RECOVER_POLICY: RatePolicy = Object.freeze({ capacity: 10, windowMs: 3_600_000, name: 'recover' });
 export const TEST_POLICY: RatePolicy = Object.freeze({ capacity: 10, windowMs: 60_000, name: 'test' });

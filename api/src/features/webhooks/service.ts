@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { newSigningSecret } from './delivery/signing.js';
 import type { AccountStore } from '../accounts/index.js';
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import { preconditionHolds, type Precondition } from '../../shared/http/conditional.js';
 import type { CursorCodec } from '../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';

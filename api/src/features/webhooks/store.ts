@@ -2,11 +2,11 @@
 // on _version; deletion is soft). An account has at most 100 live endpoints, so reads work from the
 // account's whole live list, cached and invalidated by every write; writes always read the database.
 import type { Db, Filter } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
 import type { EventType } from '../events/index.js';
 import type { SharedCache } from '../../shared/infra/cache.js';
 import { VersionedCollection } from '../../shared/infra/versioned-collection.js';
-import { through } from '../../../../core/src/infra/mongo.js';
+import { through } from '#core/infra/mongo.js';
 
 export interface WebhookEndpoint {
   id: string;

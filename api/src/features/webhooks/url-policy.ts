@@ -4,7 +4,7 @@
 // check. Delivery checks again at connect time, through the same policy.
 import { lookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { bareHost, isPublicAddress } from '../../../../core/src/net/address-policy.js';
+import { bareHost, isPublicAddress } from '#core/net/address-policy.js';
 import { invalidField, serviceUnavailable } from '../../shared/http/errors.js';
 
 export const MAX_URL_LENGTH = 2048;

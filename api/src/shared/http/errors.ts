@@ -1,6 +1,6 @@
 // The one error hierarchy. Services throw AppError; the error middleware renders it as problem details
 // (RFC 9457). Anything else becomes a logged 500 whose body says nothing about internals.
-import { MAX_DESCRIBED_PROBLEMS } from '../../../../core/src/schema.js';
+import { MAX_DESCRIBED_PROBLEMS } from '#core/schema.js';
 
 export const ERROR_CODES = {
   BAD_REQUEST: { status: 400, title: 'Bad request' },

@@ -12,9 +12,9 @@
 // copy that correctness may depend on.
 import type { Collection, Db } from 'mongodb';
 import { MongoServerError } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { deleteOneWhere, updateOneWhere } from '../../../../core/src/infra/where.js';
-import { through, isDuplicateKey } from '../../../../core/src/infra/mongo.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { deleteOneWhere, updateOneWhere } from '#core/infra/where.js';
+import { through, isDuplicateKey } from '#core/infra/mongo.js';
 import { recoveryPointReached, type RecoveryPoint } from '../infra/change-scope.js';
 
 /** A running claim, with the recovery points its execution recorded before each write. */

@@ -10,7 +10,7 @@
 // otherwise nothing happened and the request takes the claim over and executes.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import type { Clock } from '../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import { AppError, invalidField } from './errors.js';
 import type { DoneRecord, IdempotencyRecord, IdempotencyStore, RunningRecord } from './idempotency-store.js';
 import { runInChangeScope, type ChangeScope, type RecoveryPoint } from '../infra/change-scope.js';
@@ -22,7 +22,7 @@ import { renderProblem, toAppError } from './problem-middleware.js';
 import { captureResponse, replay, seal, sealingKey, unseal, type StoredResponse } from './stored-response.js';
 import type { WriteAdmission } from './admission.js';
 import { answeredByDeadline, latestWriteStart } from './deadline.js';
-import { DependencyUnavailableError, findCause } from '../../../../core/src/errors.js';
+import { DependencyUnavailableError, findCause } from '#core/errors.js';
 
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /**

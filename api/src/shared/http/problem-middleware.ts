@@ -1,9 +1,9 @@
 // Top of the chain: turns every failure below it into problem details, and unmatched routes into 404/405.
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { DependencyUnavailableError } from '../../../../core/src/errors.js';
-import { isMongoUnavailable, isDuplicateKey } from '../../../../core/src/infra/mongo.js';
-import { isRedisUnavailable } from '../../../../core/src/infra/redis.js';
+import { DependencyUnavailableError } from '#core/errors.js';
+import { isMongoUnavailable, isDuplicateKey } from '#core/infra/mongo.js';
+import { isRedisUnavailable } from '#core/infra/redis.js';
 import { AppError, problemOf, serviceUnavailable } from './errors.js';
 
 export function renderProblem(ctx: Context, error: AppError): void {

@@ -1,6 +1,6 @@
 // Shapes shared by several features: problem details, links, timestamps, identifiers.
 import { Type, type TString } from '@sinclair/typebox';
-import { explainedFormat } from '../../../../core/src/schema.js';
+import { explainedFormat } from '#core/schema.js';
 import { MAX_LISTED_ERRORS } from './errors.js';
 
 export const Timestamp = Type.String({

@@ -7,7 +7,7 @@ import contentType from 'content-type';
 import getRawBody from 'raw-body';
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { ValidateFunction } from 'ajv';
-import { describeProblems, documentAjv, parameterAjv, schemaProblems } from '../../../../core/src/schema.js';
+import { describeProblems, documentAjv, parameterAjv, schemaProblems } from '#core/schema.js';
 import { AppError, badRequest, MAX_LISTED_ERRORS, type FieldError } from './errors.js';
 import type { OperationPatch } from './openapi.js';
 

@@ -6,7 +6,7 @@
 import type { Redis } from 'ioredis';
 import type { LRUCache } from 'lru-cache';
 import { lruCache } from './lru.js';
-import { pubSubClient } from '../../../../core/src/infra/redis.js';
+import { pubSubClient } from '#core/infra/redis.js';
 
 const CHANNEL = 'portico:cache-invalidate';
 const ALL = '*';

@@ -5,8 +5,8 @@
 // clock. Both run the same arithmetic: takeToken below and TAKE in Lua mirror each other line for line.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Clock } from '../../../../core/src/clock.js';
-import { parseDuration } from '../../../../core/src/duration.js';
+import type { Clock } from '#core/clock.js';
+import { parseDuration } from '#core/duration.js';
 import { AppError, serviceUnavailable } from '../http/errors.js';
 
 export interface RatePolicy {

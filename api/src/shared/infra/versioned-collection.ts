@@ -13,11 +13,11 @@
 // change without an id of its own takes the request's, and every change first records its recovery point
 // there, so that a retry can tell whether the request changed anything.
 import type { Collection, Filter, OptionalUnlessRequiredId, UpdateFilter } from 'mongodb';
-import type { DocumentLocks } from '../../../../core/src/infra/locks.js';
-import { updateOneWhere } from '../../../../core/src/infra/where.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { updateOneWhere } from '#core/infra/where.js';
 import { AppError } from '../http/errors.js';
 import { CHANGE_RING, changeRecorded, currentChangeScope } from './change-scope.js';
-import { isDuplicateKey } from '../../../../core/src/infra/mongo.js';
+import { isDuplicateKey } from '#core/infra/mongo.js';
 
 export interface VersionedDocument {
   _id: string;

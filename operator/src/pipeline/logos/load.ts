@@ -1,6 +1,6 @@
 // The bytes behind a logo reference: `data:` URLs decoded here, `https:` URLs fetched through core's
 // public-only fetcher with the logo limits and the logo renderer's user agent.
-import { fetchHttps, type Fetched, type FetchLimits } from '../../../../core/src/net/fetch.js';
+import { fetchHttps, type Fetched, type FetchLimits } from '#core/net/fetch.js';
 import { LogoError } from './sniff.js';
 
 export type { FetchLimits };

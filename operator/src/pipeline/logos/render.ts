@@ -10,7 +10,7 @@
 // with lossless alpha, effort 2 (effort 4 doubles the WebP encoding time for ~2 % smaller files).
 import { createHash } from 'node:crypto';
 import sharp, { type SharpOptions } from 'sharp';
-import { LOGO_FORMATS, type LogoFormat, type LogoSize } from '../../../../core/src/catalog/model.js';
+import { LOGO_FORMATS, type LogoFormat, type LogoSize } from '#core/catalog/model.js';
 import { LogoError } from './errors.js';
 import { sharedArtworkParser, type ArtworkParser } from './parser.js';
 import type { ImageType } from './sniff.js';

@@ -1,8 +1,8 @@
 // Every parser funnels its candidate rows through one collector, so the rule for a usable row (a name and an
 // absolute http(s) FHIR base URL), the way rejections are counted, and which identifiers are kept (valid NPIs,
 // known ZIP codes) are the same for every format.
-import { usZipCode } from '../../../../core/src/catalog/geo.js';
-import { validNpi } from '../../../../core/src/catalog/npi.js';
+import { usZipCode } from '#core/catalog/geo.js';
+import { validNpi } from '#core/catalog/npi.js';
 import type { ParsedSource, SourceRow } from '../types.js';
 import { cleanName, normaliseFhirBaseUrl } from '../normalise.js';
 

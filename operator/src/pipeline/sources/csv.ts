@@ -3,7 +3,7 @@
 // required; aliases separated by `|`). Parsing is csv-parse's, which handles quoted fields with embedded
 // commas, quotes and line breaks, CRLF or LF, and a byte-order mark.
 import { parse } from 'csv-parse/sync';
-import { PLATFORM_TYPES, type PlatformType } from '../../../../core/src/catalog/model.js';
+import { PLATFORM_TYPES, type PlatformType } from '#core/catalog/model.js';
 import type { ParsedSource } from '../types.js';
 import { RowCollector, type CandidateRow } from './collector.js';
 

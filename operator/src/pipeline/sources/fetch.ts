@@ -1,7 +1,7 @@
 // Source lists (vendor endpoint bundles, Lantern lists, CSV) over https, through core's public-only fetcher,
 // with limits sized for lists of tens of thousands of endpoints. Failures are core's FetchErrors, which
 // loadSource names after the source.
-import { fetchHttps, type FetchLimits } from '../../../../core/src/net/fetch.js';
+import { fetchHttps, type FetchLimits } from '#core/net/fetch.js';
 
 export const SOURCE_FETCH_LIMITS: Readonly<FetchLimits> = {
   maxBytes: 64 * 1024 * 1024,

@@ -1,7 +1,7 @@
 // What the two FHIR Bundle formats share: reading the Bundle, resolving references between its entries (as
 // vendors actually write them, not only as FHIR says they should), picking a brand's location, and reading an
 // Organization's NPIs.
-import { stateCode } from '../../../../core/src/catalog/states.js';
+import { stateCode } from '#core/catalog/states.js';
 import { isRecord, parseJson } from './collector.js';
 
 export type Resource = Record<string, unknown>;

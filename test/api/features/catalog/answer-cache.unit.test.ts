@@ -3,13 +3,8 @@
 // the request's origin call for at that moment; invalid input fails as before, and If-None-Match still gives 304.
 import { expect } from 'chai';
 import type { IncomingHttpHeaders } from 'node:http';
-import {
-  LOGO_SIZES,
-  type BrandLogo,
-  type CatalogBrand,
-  type EndpointHealth,
-} from '../../../../core/src/catalog/model.js';
-import type { ObjectStorage } from '../../../../core/src/object-storage/index.js';
+import { LOGO_SIZES, type BrandLogo, type CatalogBrand, type EndpointHealth } from '#core/catalog/model.js';
+import type { ObjectStorage } from '#core/object-storage/index.js';
 import { AppError } from '../../../../api/src/shared/http/errors.js';
 import type { ServedCatalog } from '../../../../api/src/features/catalog/active.js';
 import { AnswerCache, ENTRY_OVERHEAD } from '../../../../api/src/features/catalog/answer-cache.js';

@@ -2,7 +2,7 @@
 // Oracle Health bundle gives ZIP codes, MEDHOST's Lantern list NPIs): find by address and NPI, typos, near=<ZIP>,
 // look-alike names, the status filter, and what each does to validation and caching.
 import { expect } from 'chai';
-import { distanceKm, zipCentroid } from '../../../../core/src/catalog/geo.js';
+import { distanceKm, zipCentroid } from '#core/catalog/geo.js';
 import { TestApi } from '../../../../testkit/api.js';
 import { publishTo, realSource, realSources } from '../../../../testkit/catalog.js';
 

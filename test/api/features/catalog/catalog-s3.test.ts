@@ -2,7 +2,7 @@
 // bucket, and the API redirects to them and serves them, with or without a public base URL.
 import { expect } from 'chai';
 import path from 'node:path';
-import { repoRoot } from '../../../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { importCatalogFile } from '../../../../operator/src/import-file.js';
 import { TestApi } from '../../../../testkit/api.js';
 import { testS3Bucket } from '../../../../testkit/s3.js';

@@ -2,8 +2,8 @@
 // and no request fails or mixes snapshots during the swap.
 import { expect } from 'chai';
 import { publishCatalog } from '../../../../operator/src/pipeline/publish.js';
-import { announceActivation } from '../../../../core/src/catalog/announce.js';
-import { connectRedis } from '../../../../core/src/infra/redis.js';
+import { announceActivation } from '#core/catalog/announce.js';
+import { connectRedis } from '#core/infra/redis.js';
 import { TestApi } from '../../../../testkit/api.js';
 import { publishTo, realSource, realSources } from '../../../../testkit/catalog.js';
 import { testRedisUrl } from '../../../../testkit/services.js';

@@ -1,6 +1,6 @@
 // The public catalog over the brand list fixtures (testkit/catalog.ts): search, lookup, logos, edge caching.
 import { expect } from 'chai';
-import { words } from '../../../../core/src/catalog/fold.js';
+import { words } from '#core/catalog/fold.js';
 import { TestApi } from '../../../../testkit/api.js';
 import { publishTo, realSources } from '../../../../testkit/catalog.js';
 

@@ -5,11 +5,11 @@
 import { expect } from 'chai';
 import nock from 'nock';
 import { pino } from 'pino';
-import { announceHealth } from '../../../../core/src/catalog/announce.js';
-import { EndpointHealthStore } from '../../../../core/src/catalog/endpoint-health.js';
-import type { CatalogBrand } from '../../../../core/src/catalog/model.js';
-import { systemClock, systemScheduler } from '../../../../core/src/clock.js';
-import { documentLocksFor } from '../../../../core/src/infra/locks.js';
+import { announceHealth } from '#core/catalog/announce.js';
+import { EndpointHealthStore } from '#core/catalog/endpoint-health.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import { systemClock, systemScheduler } from '#core/clock.js';
+import { documentLocksFor } from '#core/infra/locks.js';
 import { NO_HEALTH_VERSION } from '../../../../api/src/features/catalog/endpoint-health.js';
 import { DEFAULT_TIMING } from '../../../../operator/src/health/settings.js';
 import { CatalogHealthSweeper } from '../../../../operator/src/health/sweeper.js';

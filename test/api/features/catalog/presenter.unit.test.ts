@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { lookupJson, searchJson } from '../../../../api/src/features/catalog/presenter.js';
 import { UNCHECKED } from '../../../../api/src/features/catalog/service.js';
-import type { EndpointHealth } from '../../../../core/src/catalog/model.js';
+import type { EndpointHealth } from '#core/catalog/model.js';
 import { buildBrand } from './search/real-brands.js';
 
 describe('sdk: catalog presenter', () => {

@@ -32,7 +32,7 @@ import {
 import { ManualClock } from '../../../../testkit/clock.js';
 import { describeStore } from '../../../../testkit/store-behaviour.js';
 import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
-import { documentLocksFor } from '../../../../core/src/infra/locks.js';
+import { documentLocksFor } from '#core/infra/locks.js';
 import { documentRow, foldBundles, type ObservationRow } from '../../../../api/src/features/clinical/rows.js';
 import { KEPT_MS } from '../../../../api/src/features/clinical/bundle-heads.js';
 import {

@@ -8,7 +8,7 @@ import { Outbox } from '../../../../api/src/features/events/outbox.js';
 import { OutboxRecovery, type Recovery } from '../../../../api/src/features/events/outbox-recovery.js';
 import { createOutboxIndexes } from '../../../../api/src/features/events/outbox-collection.js';
 import { PatientRepository } from '../../../../api/src/features/patients/store.js';
-import { DependencyUnavailableError } from '../../../../core/src/errors.js';
+import { DependencyUnavailableError } from '#core/errors.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
 import { until } from '../../../../testkit/until.js';

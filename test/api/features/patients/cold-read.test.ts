@@ -13,7 +13,7 @@ import { PatientRepository } from '../../../../api/src/features/patients/store.j
 import { FakeOutbox } from '../../../../api/src/features/events/fake-outbox.js';
 import type { Principal } from '../../../../api/src/shared/http/auth.js';
 import { CacheHub } from '../../../../api/src/shared/infra/cache.js';
-import { documentLocksFor } from '../../../../core/src/infra/locks.js';
+import { documentLocksFor } from '#core/infra/locks.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import { rejection } from '../../../../testkit/expect.js';
 import { mongoUri } from '../../../../testkit/services.js';

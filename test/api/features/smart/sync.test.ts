@@ -2,7 +2,7 @@
 // "Sync"): incremental reads, invalid records skipped, Retry-After, next links off the server's origin refused, a
 // sync taken over when its replica dies, and what `POST /connections/{id}/sync` answers.
 import { expect } from 'chai';
-import { policyFetch, type PolicyFetch } from '../../../../core/src/net/policy-fetch.js';
+import { policyFetch, type PolicyFetch } from '#core/net/policy-fetch.js';
 import { SyncService } from '../../../../api/src/features/sync/service.js';
 import { connectionOf } from '../../../../testkit/apps.js';
 import { ShiftedClock } from '../../../../testkit/clock.js';

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { parseTokenKeys } from '../../../../api/src/config.js';
 import { Keyring } from '../../../../api/src/features/token-vault/keyring.js';
-import { repoRoot } from '../../../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import type { TestApi } from '../../../../testkit/api.js';
 import { ShiftedClock } from '../../../../testkit/clock.js';
 import { eventsOf } from '../../../../testkit/events.js';

@@ -12,7 +12,7 @@ import { buildEndpoint, buildPatient } from '../../../../testkit/factories.js';
 import { testRedisUrl } from '../../../../testkit/services.js';
 import { until } from '../../../../testkit/until.js';
 import { LEASE_MS } from '../../../../api/src/shared/http/idempotency.js';
-import { DependencyUnavailableError } from '../../../../core/src/errors.js';
+import { DependencyUnavailableError } from '#core/errors.js';
 
 const PATIENTS = '/api/platform/v1/patients';
 const ENDPOINTS = '/api/platform/v1/webhook-endpoints';

@@ -3,7 +3,7 @@
 // (never as an old one), and `changing` bumps before and after a change, also one that fails.
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
-import { connectRedis } from '../../../../core/src/infra/redis.js';
+import { connectRedis } from '#core/infra/redis.js';
 import {
   changing,
   LocalGenerations,

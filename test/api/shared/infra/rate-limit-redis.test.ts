@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { connectRedis } from '../../../../core/src/infra/redis.js';
+import { connectRedis } from '#core/infra/redis.js';
 import { AppError } from '../../../../api/src/shared/http/errors.js';
 import { RedisRateLimiter, type RatePolicy } from '../../../../api/src/shared/infra/rate-limit.js';
 import { testRedisUrl } from '../../../../testkit/services.js';

@@ -5,8 +5,8 @@
 // Hosts are stored reversed ("mychart.example.org" → "org.example.mychart") and sorted, so a host and all
 // its subdomains form one contiguous range: "example.org" finds mychart.example.org and fhir.example.org by
 // one binary search. Brands sharing a host (a vendor's multi-tenant endpoint) share one entry.
-import type { CatalogBrand } from '../../../../../core/src/catalog/model.js';
-import { normaliseFhirBaseUrl } from '../../../../../core/src/catalog/fhir-url.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import { normaliseFhirBaseUrl } from '#core/catalog/fhir-url.js';
 
 /** How well an address matched, best first; the ranking tier of the brand. */
 export const SAME_FHIR_URL = 0;

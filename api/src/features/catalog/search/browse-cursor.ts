@@ -1,7 +1,7 @@
 // The cursor of a browse (BrandSearchIndex.browse, docs/api.md "Browsing a platform"): where a page ended in the
 // rank order (folded name, then id) and which platform's list it belongs to, base64url JSON. Not signed: the catalog
 // is public, and a made-up position only starts a walk elsewhere.
-import type { PlatformType } from '../../../../../core/src/catalog/model.js';
+import type { PlatformType } from '#core/catalog/model.js';
 
 /** Where a browse page ended: the last brand's folded name and id (what its `nextCursor` carries). */
 export interface BrowsePosition {

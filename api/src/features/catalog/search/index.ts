@@ -26,14 +26,14 @@
 //   3. the typo-tolerant fallback (fuzzy.ts, near-words.ts): `exact` in the result marks where it begins.
 // With `near`, each phase orders by distance first (places.ts); every key is (step × RANKS + rank) × size + b,
 // an exact integer in a double. Without words, `near` alone gives the nearest brands.
-import type { CatalogBrand, PlatformType } from '../../../../../core/src/catalog/model.js';
-import { words } from '../../../../../core/src/catalog/fold.js';
+import type { CatalogBrand, PlatformType } from '#core/catalog/model.js';
+import { words } from '#core/catalog/fold.js';
 import { AddressIndex, addressOf, isNpiShaped, type AddressQuery } from './addresses.js';
 import { buildLayout, platformNumber, type IndexLayout } from './layout.js';
 import { browseCursor, codeUnits, type BrowsePosition } from './browse-cursor.js';
 import { phraseOf, prefixRange, RANKS, startsWithPhrase, tierOf, type Phrase } from './tokens.js';
 import { FuzzyPhase } from './fuzzy.js';
-import type { GeoPoint } from '../../../../../core/src/catalog/geo.js';
+import type { GeoPoint } from '#core/catalog/geo.js';
 import { originOf, PlaceIndex, TopKeys, WALK_ABOVE_REACH, type Origin } from './places.js';
 
 export interface BrandSearchOptions {

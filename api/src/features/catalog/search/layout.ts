@@ -11,10 +11,10 @@
 //   known in O(1), which is how the most selective query word is chosen;
 // - each brand keeps its own ascending token ids with a bit mask of the fields the token occurs in, so the
 //   other query words are checked against a handful of integers instead of another posting list.
-import type { CatalogBrand } from '../../../../../core/src/catalog/model.js';
-import { PLATFORM_TYPES } from '../../../../../core/src/catalog/model.js';
-import { words } from '../../../../../core/src/catalog/fold.js';
-import { stateCode, stateName } from '../../../../../core/src/catalog/states.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import { PLATFORM_TYPES } from '#core/catalog/model.js';
+import { words } from '#core/catalog/fold.js';
+import { stateCode, stateName } from '#core/catalog/states.js';
 
 /** Where a token occurs in a brand; a token found in several fields has several bits. */
 export const FIELD_NAME = 1;

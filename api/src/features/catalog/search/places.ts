@@ -11,8 +11,8 @@
 // The cells are themselves grouped in regions of REGION_CELLS × REGION_CELLS cells, each with the box around its
 // cells' boxes, and the heap starts with the regions alone: a region's cells are measured only when the walk
 // reaches it, so a query measures some hundred boxes rather than all 1,400 of a national catalog.
-import { EARTH_RADIUS_KM, type GeoPoint } from '../../../../../core/src/catalog/geo.js';
-import type { CatalogBrand } from '../../../../../core/src/catalog/model.js';
+import { EARTH_RADIUS_KM, type GeoPoint } from '#core/catalog/geo.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
 const RADIANS = Math.PI / 180;
 /** Distances are ranked to the nearest 10 m, which keeps ranking keys exact integers (see index.ts). */
 export const DISTANCE_STEPS_PER_KM = 100;

@@ -9,7 +9,7 @@
 // Redis MGET per search), and every revoke, tombstone, PATCH /apps or ingest replaces a token before its request is
 // answered: it applies to the next search on every replica.
 import type { Logger } from 'pino';
-import type { Clock } from '../../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import { lruCache } from '../../../shared/infra/lru.js';
 import type { AppUser, AppUserStore, ConnectionRecord } from '../../app-users/index.js';
 import type { App, AppStore } from '../../apps/index.js';

@@ -4,7 +4,7 @@
 // private destinations are allowed (development).
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
-import { PublicHttpsAgent, RefusedAddressError } from '../../../../../core/src/net/address-policy.js';
+import { PublicHttpsAgent, RefusedAddressError } from '#core/net/address-policy.js';
 import type dns from 'node:dns';
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;

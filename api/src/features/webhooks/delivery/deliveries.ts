@@ -5,10 +5,10 @@
 // costs the database no queue writes.
 import type { Collection, Db, Filter } from 'mongodb';
 import { v7 as uuidv7 } from 'uuid';
-import type { DocumentLocks } from '../../../../../core/src/infra/locks.js';
-import { deleteOneWhere, updateOneWhere } from '../../../../../core/src/infra/where.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { deleteOneWhere, updateOneWhere } from '#core/infra/where.js';
 import type { DeliverableType } from '../../events/index.js';
-import { through, isDuplicateKey } from '../../../../../core/src/infra/mongo.js';
+import { through, isDuplicateKey } from '#core/infra/mongo.js';
 
 export type Trigger = 'SCHEDULED' | 'MANUAL' | 'RECOVER';
 export type AttemptStatus = 'SUCCEEDED' | 'FAILED' | 'PENDING';

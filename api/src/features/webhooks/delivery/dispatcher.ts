@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Clock } from '../../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { WebhookSettings } from '../../../config.js';
 import type { WebhookEndpoint, WebhookEndpointStore } from '../store.js';
 import type { AttemptAgents } from './attempt.js';

@@ -3,8 +3,8 @@
 // delivery deadline, counted and logged, and turned into the attempt log's record and the time of the next
 // attempt when it failed and may be retried (the schedule, or later when the receiver's Retry-After asks).
 import type { Logger } from 'pino';
-import type { Clock } from '../../../../../core/src/clock.js';
-import { PORTICO_VERSION } from '../../../../../core/src/version.js';
+import type { Clock } from '#core/clock.js';
+import { PORTICO_VERSION } from '#core/version.js';
 import type { WebhookSettings } from '../../../config.js';
 import type { WebhookEndpoint } from '../store.js';
 import { attemptDelivery, type AttemptAgents } from './attempt.js';

@@ -5,7 +5,7 @@
 // the failure count they were made under: once the owner starts it afresh (sets the endpoint ACTIVE), those
 // made before only date the endpoint and never disable it again (docs/api.md, "Receiving webhooks").
 import type { Logger } from 'pino';
-import type { Clock } from '../../../../../core/src/clock.js';
+import type { Clock } from '#core/clock.js';
 import type { WebhookSettings } from '../../../config.js';
 import type { DeliveryOutcome, WebhookEndpoint, WebhookEndpointStore } from '../store.js';
 import { pendingRecord, type AttemptRecord, type DeliveryStore, type QueuedDelivery } from './deliveries.js';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { originOf, PlaceIndex } from '../../../../../api/src/features/catalog/search/places.js';
-import type { GeoPoint } from '../../../../../core/src/catalog/geo.js';
+import type { GeoPoint } from '#core/catalog/geo.js';
 import { seededRandom } from '../../../../../testkit/synthetic-brands.js';
 import { buildBrand } from './real-brands.js';
 

@@ -3,7 +3,7 @@
 // deliberately small adapter, not the import pipeline: enough shape for the search index to be tested against
 // a catalog-sized list of names, aliases and places.
 import { createHash } from 'node:crypto';
-import type { CatalogBrand, PlatformType } from '../../../../../core/src/catalog/model.js';
+import type { CatalogBrand, PlatformType } from '#core/catalog/model.js';
 import { brandFile } from '../../../../../testkit/brand-data.js';
 
 interface EpicGroup {

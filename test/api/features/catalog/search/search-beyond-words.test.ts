@@ -3,15 +3,15 @@
 // few brands of the test's own pinning down what those lack (NPIs, portals, locations; the HTTP tests use the import
 // pipeline).
 import { expect } from 'chai';
-import type { CatalogBrand } from '../../../../../core/src/catalog/model.js';
-import { words } from '../../../../../core/src/catalog/fold.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import { words } from '#core/catalog/fold.js';
 import {
   BrandSearchIndex,
   MAX_FUZZY_WORDS,
   type SearchResult,
 } from '../../../../../api/src/features/catalog/search/index.js';
 import { allowedEdits } from '../../../../../api/src/features/catalog/search/near-words.js';
-import { stateName } from '../../../../../core/src/catalog/states.js';
+import { stateName } from '#core/catalog/states.js';
 import { buildBrand, loadRealBrands } from './real-brands.js';
 import { osaDistance } from '../../../../../testkit/osa.js';
 

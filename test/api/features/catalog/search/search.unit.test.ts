@@ -1,8 +1,8 @@
 import { expect } from 'chai';
-import type { CatalogBrand, PlatformType } from '../../../../../core/src/catalog/model.js';
-import { fold, words } from '../../../../../core/src/catalog/fold.js';
+import type { CatalogBrand, PlatformType } from '#core/catalog/model.js';
+import { fold, words } from '#core/catalog/fold.js';
 import { BrandSearchIndex, type SearchResult } from '../../../../../api/src/features/catalog/search/index.js';
-import { stateName } from '../../../../../core/src/catalog/states.js';
+import { stateName } from '#core/catalog/states.js';
 import { buildBrand, loadRealBrands } from './real-brands.js';
 
 // Brands of the test's own next to the fixture lists' (test/api/features/catalog/search/real-brands.ts), for what the

@@ -10,7 +10,7 @@ import { TestApi, type Tenant } from '../../../../../testkit/api.js';
 import { appOf, connectionOf, GRANTS, type AppKeys } from '../../../../../testkit/apps.js';
 import { publishTo, realSources } from '../../../../../testkit/catalog.js';
 import { manyObservations, observationBundle } from '../../../../../testkit/observations.js';
-import { documentLocksFor } from '../../../../../core/src/infra/locks.js';
+import { documentLocksFor } from '#core/infra/locks.js';
 
 const SEARCH = '/api/sdk/v1/observations/_search';
 const OBSERVATIONS = 1_000;

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
-import { repoRoot } from '../../../../../core/src/infra/repo-root.js';
+import { repoRoot } from '#core/infra/repo-root.js';
 import { ADMIN_TOKEN, TestApi } from '../../../../../testkit/api.js';
 import { DELIVERY_ENV, PATIENTS, settled, WEBHOOKS, withRealSockets } from '../../../../../testkit/delivery.js';
 import { buildPatient } from '../../../../../testkit/factories.js';

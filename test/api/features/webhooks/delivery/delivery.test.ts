@@ -2,7 +2,7 @@
 // loopback, and the deliveries verify with the public standardwebhooks library.
 import { expect } from 'chai';
 import { PassThrough } from 'node:stream';
-import { PORTICO_VERSION } from '../../../../../core/src/version.js';
+import { PORTICO_VERSION } from '#core/version.js';
 import { TestApi, type Tenant } from '../../../../../testkit/api.js';
 import { buildPatient } from '../../../../../testkit/factories.js';
 import { DELIVERY_ENV, PATIENTS, settled, WEBHOOKS, withRealSockets } from '../../../../../testkit/delivery.js';
