@@ -22,7 +22,7 @@ import { patientAnswer } from './features/patients/answer.js';
 import { fastPathFailures, keyedFastPath } from './shared/http/keyed-fast-path.js';
 import { gatewayFastRoutes } from './features/clinical/sdk.routes.js';
 import { webhookFastRoutes } from './features/webhooks/platform.routes.js';
-import { FHIR_PREFIX, fhirOutcomes, outcomeOf } from './features/clinical/fhir-outcomes.js';
+import { FHIR_PREFIX, fhirOutcomes, outcomeOf } from './features/clinical/fhir/fhir-outcomes.js';
 import { isPublishablePath, PUBLISHABLE_CORS, publishableCors } from './shared/http/cors.js';
 import { isSignInPath, SIGN_IN_DEADLINE_MS, SIGN_IN_DEADLINE_PAGE } from './features/smart/page.js';
 import { imageOriginsOf } from './features/smart/connect-pages.js';

@@ -8,7 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import type { Logger } from 'pino';
 import { startSandboxProcess, type RunningSandbox } from './features/smart/sandbox.js';
 import { startUp } from './start-up.js';
-import { warmObservationSchema } from './features/clinical/fhir-schema.js';
+import { warmObservationSchema } from './features/clinical/ingest/fhir-schema.js';
 
 /** The sandbox EHR for a development API; a warning, not a failure, when it cannot start (a port in use). */
 async function startSandbox(config: Config, logger: Logger): Promise<RunningSandbox | undefined> {

@@ -12,8 +12,8 @@ import { EndpointOperationLimits, RECOVER_POLICY, TEST_POLICY } from './features
 import { SessionRepository } from './features/connect-sessions/store.js';
 import { LinkTokenRepository } from './features/connect-sessions/link-token-store.js';
 import { LinkTokenService } from './features/connect-sessions/link-tokens.js';
-import { ObservationRepository } from './features/clinical/store.js';
-import { IngestService } from './features/clinical/ingest-service.js';
+import { ObservationRepository } from './features/clinical/records/store.js';
+import { IngestService } from './features/clinical/ingest/ingest-service.js';
 import { GatewayService } from './features/clinical/gateway/service.js';
 import { ConnectionIndexes } from './features/clinical/gateway/connection-indexes.js';
 import { LocalGenerations, RedisGenerations } from './shared/infra/generations.js';

@@ -31,7 +31,7 @@ import { WEBHOOKS } from '../../testkit/webhooks.js';
 import { startPausableDatabase, startPausableRedis, type PausableServer } from '../../testkit/pausable.js';
 import { startReplica, whenReady, type Replica } from '../../testkit/replicas.js';
 import { WriteTraffic, type Attempt, type Operation, type PatchableEndpoint } from '../../testkit/write-traffic.js';
-import { ObservationRepository } from '../../api/src/features/clinical/store.js';
+import { ObservationRepository } from '../../api/src/features/clinical/records/store.js';
 import { manyObservations } from '../../testkit/observations.js';
 import { connectionsFor } from '../../testkit/fault-connections.js';
 

@@ -2,7 +2,7 @@
 // (driven by oauth4webapi, a real client library), FHIR paging and patient binding. Refusals: ./refusals.test.ts.
 import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
-import { validateBundle } from '../../api/src/features/clinical/observations.js';
+import { validateBundle } from '../../api/src/features/clinical/ingest/observations.js';
 import { startSandboxEhr, type SandboxEhr } from '../../sandbox/src/server.js';
 import {
   authorizeUrl,

@@ -1,7 +1,7 @@
 // The sandbox's failure switches, each shown to do what a Portico test will rely on it for.
 import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
-import { validateBundle } from '../../api/src/features/clinical/observations.js';
+import { validateBundle } from '../../api/src/features/clinical/ingest/observations.js';
 import { startSandboxEhr, type SandboxEhr } from '../../sandbox/src/server.js';
 import {
   authorizeUrl,

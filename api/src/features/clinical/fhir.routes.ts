@@ -13,7 +13,7 @@ import { addSchemaErrors, MAX_BODY_BYTES, readBody, throwIfAny, validate } from 
 import { resourceOfTail } from './gateway/connection-index.js';
 import { SearchBody, SearchSet } from './gateway/schema.js';
 import { gatewayScope, searchAnswer, type GatewayRouteDeps } from './sdk.routes.js';
-import { FHIR_JSON, OperationOutcome } from './fhir-outcomes.js';
+import { FHIR_JSON, OperationOutcome } from './fhir/fhir-outcomes.js';
 
 const tags = ['FHIR server'];
 const FORM = 'application/x-www-form-urlencoded';

@@ -1,4 +1,4 @@
 // What other features may use of clinical (docs/architecture.md): everything else in this folder is its own.
 export { isLoincCode, sensitivityCodes } from './codes.js';
-export { readObservations, type NormalizedObservation } from './observations.js';
-export type { IngestService } from './ingest-service.js';
+export { readObservations, type NormalizedObservation } from './ingest/observations.js';
+export type { IngestService } from './ingest/ingest-service.js';

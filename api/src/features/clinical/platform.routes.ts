@@ -3,7 +3,7 @@ import { principalOf, requireScope } from '../../shared/http/auth.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
-import type { IngestService } from './ingest-service.js';
+import type { IngestService } from './ingest/ingest-service.js';
 
 export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
 

@@ -20,7 +20,7 @@ export interface RecoveryPoint {
   field?: string;
   /**
    * `version` is a generation of a document that commits generations one at a time and lists those that never committed
-   * in `abandoned` (a connection's head, api/src/features/clinical/bundle-heads.ts): committedGeneration decides.
+   * in `abandoned` (a connection's head, api/src/features/clinical/records/bundle-heads.ts): committedGeneration decides.
    */
   generation?: boolean;
 }

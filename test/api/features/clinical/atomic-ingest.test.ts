@@ -1,4 +1,4 @@
-// A bundle is applied whole or not at all (api/src/features/clinical/bundle-heads.ts, store.ts): readers see none
+// A bundle is applied whole or not at all (api/src/features/clinical/records/bundle-heads.ts, store.ts): readers see none
 // of it until its commit and all of it after, also while its replacements are applied in place; a bundle whose writer
 // died part-way is never seen, and a retry with the same Idempotency-Key writes it whole; a writer whose lease was
 // taken over commits nothing. The writer's death is made exact here: its commit waits on a gate the test holds (a
@@ -12,9 +12,13 @@ import { publishTo, realSources } from '../../../../testkit/catalog.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import { manyObservations, observationBundle } from '../../../../testkit/observations.js';
 import { until } from '../../../../testkit/until.js';
-import type { WriterLease } from '../../../../api/src/features/clinical/bundle-heads.js';
-import { APPLIER_LEASE_MS, KEPT_MS, WRITER_LEASE_MS } from '../../../../api/src/features/clinical/bundle-heads.js';
-import { BUNDLES, type StoredFields } from '../../../../api/src/features/clinical/bundle-records.js';
+import type { WriterLease } from '../../../../api/src/features/clinical/records/bundle-heads.js';
+import {
+  APPLIER_LEASE_MS,
+  KEPT_MS,
+  WRITER_LEASE_MS,
+} from '../../../../api/src/features/clinical/records/bundle-heads.js';
+import { BUNDLES, type StoredFields } from '../../../../api/src/features/clinical/records/bundle-records.js';
 import { LEASE_MS } from '../../../../api/src/shared/http/idempotency.js';
 
 const PLATFORM = '/api/platform/v1';

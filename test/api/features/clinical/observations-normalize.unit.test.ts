@@ -1,5 +1,8 @@
 import { expect } from 'chai';
-import { validateBundle, type NormalizedObservation } from '../../../../api/src/features/clinical/observations.js';
+import {
+  validateBundle,
+  type NormalizedObservation,
+} from '../../../../api/src/features/clinical/ingest/observations.js';
 import {
   ACT_CODE,
   bloodPressure,

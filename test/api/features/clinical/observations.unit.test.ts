@@ -4,7 +4,7 @@ import {
   MAX_PROBLEMS,
   validateBundle,
   type EntryProblem,
-} from '../../../../api/src/features/clinical/observations.js';
+} from '../../../../api/src/features/clinical/ingest/observations.js';
 import {
   ACT_CODE,
   bloodPressure,

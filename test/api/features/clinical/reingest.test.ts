@@ -1,6 +1,6 @@
 // Re-sending a bundle whose ids already exist: an ordinary 200 that replaces them, while the database keeps
 // answering everyone else. On the embedded database one such bundle of more than ~100 ids used to hold every
-// SQLite connection of the database and lock it for every tenant (api/src/features/clinical/store.ts).
+// SQLite connection of the database and lock it for every tenant (api/src/features/clinical/records/store.ts).
 import { expect } from 'chai';
 import { TestApi, type Tenant } from '../../../../testkit/api.js';
 import { appOf, connectionOf } from '../../../../testkit/apps.js';

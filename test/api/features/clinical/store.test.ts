@@ -6,8 +6,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { BEGINNING } from '../../../../api/src/features/clinical/dates.js';
-import type { ObservationDocument } from '../../../../api/src/features/clinical/document.js';
-import { FakeObservationStore } from '../../../../api/src/features/clinical/fake-store.js';
+import type { ObservationDocument } from '../../../../api/src/features/clinical/records/document.js';
+import { FakeObservationStore } from '../../../../api/src/features/clinical/records/fake-store.js';
 import {
   afterPosition,
   observationFilter,
@@ -15,12 +15,15 @@ import {
   type Grants,
   type SearchParams,
 } from '../../../../api/src/features/clinical/gateway/query.js';
-import { validateBundle, type NormalizedObservation } from '../../../../api/src/features/clinical/observations.js';
+import {
+  validateBundle,
+  type NormalizedObservation,
+} from '../../../../api/src/features/clinical/ingest/observations.js';
 import {
   ObservationRepository,
   type IngestTarget,
   type ObservationStore,
-} from '../../../../api/src/features/clinical/store.js';
+} from '../../../../api/src/features/clinical/records/store.js';
 import {
   confidentiality,
   glucose,
@@ -33,13 +36,13 @@ import { ManualClock } from '../../../../testkit/clock.js';
 import { describeStore } from '../../../../testkit/store-behaviour.js';
 import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
 import { documentLocksFor } from '#core/infra/locks.js';
-import { documentRow, foldBundles, type ObservationRow } from '../../../../api/src/features/clinical/rows.js';
-import { KEPT_MS } from '../../../../api/src/features/clinical/bundle-heads.js';
+import { documentRow, foldBundles, type ObservationRow } from '../../../../api/src/features/clinical/records/rows.js';
+import { KEPT_MS } from '../../../../api/src/features/clinical/records/bundle-heads.js';
 import {
   CHECKPOINT_CLAIMS,
   CHECKPOINT_PARTS,
   CheckpointStore,
-} from '../../../../api/src/features/clinical/checkpoints.js';
+} from '../../../../api/src/features/clinical/records/checkpoints.js';
 import { ConnectionIndex } from '../../../../api/src/features/clinical/gateway/connection-index.js';
 import {
   ConnectionIndexes,

@@ -1,4 +1,4 @@
-// A recovery point on a generation (a connection's head, api/src/features/clinical/bundle-heads.ts) is decided by the
+// A recovery point on a generation (a connection's head, api/src/features/clinical/records/bundle-heads.ts) is decided by the
 // head's last commit and its list of generations that never committed, so a commit is still known after any
 // number of later ones (the `_changes` ring remembers 16).
 import { expect } from 'chai';

@@ -10,10 +10,10 @@
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { codeKeys, observationMatcher, type Columns, type LabelSet } from './matcher.js';
-import type { CodingIndex, ObservationDocument } from '../document.js';
+import type { CodingIndex, ObservationDocument } from '../records/document.js';
 import { parseToken, type Grants, type SearchParams } from './query.js';
-import { documentRow, foldBundles, type ObservationRow } from '../rows.js';
-import type { Changes } from '../observation-log.js';
+import { documentRow, foldBundles, type ObservationRow } from '../records/rows.js';
+import type { Changes } from '../records/observation-log.js';
 
 /**
  * What keeping an observation costs beside its entry bytes (ids, columns, postings, object headers; codings and label

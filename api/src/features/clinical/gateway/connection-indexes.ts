@@ -10,8 +10,8 @@
 // the budget is not indexed: the gateway then searches the database.
 import pLimit from 'p-limit';
 import { LRUCache } from 'lru-cache';
-import { foldBundles } from '../rows.js';
-import type { ObservationStore } from '../store.js';
+import { foldBundles } from '../records/rows.js';
+import type { ObservationStore } from '../records/store.js';
 import { ConnectionIndex } from './connection-index.js';
 
 /** What an index is loaded from (ObservationStore, and its fake in unit tests). */

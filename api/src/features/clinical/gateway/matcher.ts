@@ -3,7 +3,7 @@
 // clause for clause, so either evaluation keeps exactly the same observations.
 // test/api/features/clinical/gateway/query.test.ts runs both over one data set and compares every result. The predicate
 // reads the index's columns by position: dates as numbers in typed arrays, labels as the number of their distinct set.
-import type { CodingIndex } from '../document.js';
+import type { CodingIndex } from '../records/document.js';
 import {
   parseDateParam,
   parseToken,

@@ -5,7 +5,7 @@
 import { BSONRegExp, type Filter, type Sort } from 'mongodb';
 import { dateRange } from '../dates.js';
 import { invalidField } from '../../../shared/http/errors.js';
-import type { ObservationDocument } from '../document.js';
+import type { ObservationDocument } from '../records/document.js';
 
 export interface Grants {
   /** ['*'] for every code, else the LOINC codes the install grants. */

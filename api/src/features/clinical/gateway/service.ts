@@ -14,7 +14,7 @@ import { lruCache } from '../../../shared/infra/lru.js';
 import type { AppUser, AppUserStore, ConnectionRecord } from '../../app-users/index.js';
 import type { App, AppStore } from '../../apps/index.js';
 import type { Generations } from '../../../shared/infra/generations.js';
-import type { ObservationStore } from '../store.js';
+import type { ObservationStore } from '../records/store.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../../shared/http/errors.js';

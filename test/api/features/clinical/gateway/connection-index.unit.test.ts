@@ -6,8 +6,12 @@ import {
   ConnectionIndexes,
   type IndexSource,
 } from '../../../../../api/src/features/clinical/gateway/connection-indexes.js';
-import type { ObservationDocument } from '../../../../../api/src/features/clinical/document.js';
-import { documentRow, foldBundles, type CommittedBundle } from '../../../../../api/src/features/clinical/rows.js';
+import type { ObservationDocument } from '../../../../../api/src/features/clinical/records/document.js';
+import {
+  documentRow,
+  foldBundles,
+  type CommittedBundle,
+} from '../../../../../api/src/features/clinical/records/rows.js';
 import type { Grants, SearchParams } from '../../../../../api/src/features/clinical/gateway/query.js';
 import { ALL, AS_OF, CONNECTION_A, FIXTURES, NOW } from './fixtures.js';
 

@@ -1,9 +1,9 @@
 // Stored observations for the search tests: realistic FHIR R4 Observations of two connections, as ingest
-// stores them (api/src/features/clinical/document.ts), with the cases the search must tell apart: every date
+// stores them (api/src/features/clinical/records/document.ts), with the cases the search must tell apart: every date
 // precision, periods (one straddling a new year, one ongoing), a resource without a date, a tie of five
 // results of one blood draw, security labels, codings without a system and a non-LOINC code.
 import { BEGINNING, ONGOING, dateRange } from '../../../../../api/src/features/clinical/dates.js';
-import type { CodingIndex, ObservationDocument } from '../../../../../api/src/features/clinical/document.js';
+import type { CodingIndex, ObservationDocument } from '../../../../../api/src/features/clinical/records/document.js';
 import type { Grants } from '../../../../../api/src/features/clinical/gateway/query.js';
 
 export const CONNECTION_A = '0b9e3c1e-6f4a-4d7e-9a51-2f8c0d6b7a11';

@@ -4,7 +4,7 @@
 // index would take more than a quarter of that is not indexed (connection-index.ts); the test checks that
 // this connection is such a one before relying on it.
 import { expect } from 'chai';
-import { ObservationRepository } from '../../../../../api/src/features/clinical/store.js';
+import { ObservationRepository } from '../../../../../api/src/features/clinical/records/store.js';
 import { ConnectionIndex } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
 import { TestApi, type Tenant } from '../../../../../testkit/api.js';
 import { appOf, connectionOf, GRANTS, type AppKeys } from '../../../../../testkit/apps.js';

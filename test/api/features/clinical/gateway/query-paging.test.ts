@@ -3,7 +3,7 @@
 // once, in order, across ties that span pages, while observations keep arriving between pages.
 import { expect } from 'chai';
 import type { Collection, Filter } from 'mongodb';
-import type { ObservationDocument } from '../../../../../api/src/features/clinical/document.js';
+import type { ObservationDocument } from '../../../../../api/src/features/clinical/records/document.js';
 import { ConnectionIndex } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
 import {
   afterPosition,

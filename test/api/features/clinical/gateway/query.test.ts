@@ -4,7 +4,7 @@
 // which must keep exactly the same observations in the same order and count the same total.
 import { expect } from 'chai';
 import type { Collection } from 'mongodb';
-import type { ObservationDocument } from '../../../../../api/src/features/clinical/document.js';
+import type { ObservationDocument } from '../../../../../api/src/features/clinical/records/document.js';
 import { ConnectionIndex } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
 import {
   observationFilter,

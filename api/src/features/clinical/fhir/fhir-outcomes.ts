@@ -4,8 +4,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { AppError, type FieldError } from '../../shared/http/errors.js';
-import { toAppError } from '../../shared/http/problem-middleware.js';
+import { AppError, type FieldError } from '../../../shared/http/errors.js';
+import { toAppError } from '../../../shared/http/problem-middleware.js';
 
 /** Every path of the FHIR face starts so. */
 export const FHIR_PREFIX = '/api/sdk/v1/fhir/';

@@ -1,16 +1,16 @@
 // Clinical ingest (docs/api.md, "Clinical records and the observation gateway"): a FHIR R4 Bundle of up to 1000
 // Observations for one live connection of the account, validated whole before anything is written
-// (features/clinical/observations.ts), then upserted by Observation.id within the connection. A revoke that lands
+// (features/clinical/ingest/observations.ts), then upserted by Observation.id within the connection. A revoke that lands
 // between the liveness check and the write leaves the bundle stored under the revoked connection, where no search
 // reaches it (the gateway serves live connections only): the ingest counts as made just before the revoke.
 import type { Clock } from '#core/clock.js';
-import type { AppUserStore } from '../app-users/index.js';
-import type { ObservationStore } from './store.js';
+import type { AppUserStore } from '../../app-users/index.js';
+import type { ObservationStore } from '../records/store.js';
 import { MAX_PROBLEMS, validateBundle, type NormalizedObservation } from './observations.js';
-import { changing, type Generations } from '../../shared/infra/generations.js';
-import type { Principal } from '../../shared/http/auth.js';
-import { badRequest, notFound } from '../../shared/http/errors.js';
-import { UUID } from '../../shared/http/ids.js';
+import { changing, type Generations } from '../../../shared/infra/generations.js';
+import type { Principal } from '../../../shared/http/auth.js';
+import { badRequest, notFound } from '../../../shared/http/errors.js';
+import { UUID } from '../../../shared/http/ids.js';
 
 export interface IngestServiceDeps {
   users: AppUserStore;

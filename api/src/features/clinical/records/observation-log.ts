@@ -9,7 +9,7 @@ import { KEPT_MS } from './bundle-heads.js';
 import { recordObservations, type BundleRecord } from './bundle-records.js';
 import type { Checkpoint, CheckpointStore } from './checkpoints.js';
 import type { ObservationDocument } from './document.js';
-import { lruCache } from '../../shared/infra/lru.js';
+import { lruCache } from '../../../shared/infra/lru.js';
 import { documentRow, foldBundles, observationRow, type CommittedBundle, type ObservationRow } from './rows.js';
 
 /** A checkpoint is written once this many bundles were committed after it (each costs a record read to load). */

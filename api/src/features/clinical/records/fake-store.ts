@@ -12,7 +12,7 @@
 import { BSONRegExp, type Filter, type Sort } from 'mongodb';
 import { storedFields } from './bundle-records.js';
 import type { ObservationDocument } from './document.js';
-import type { NormalizedObservation } from './observations.js';
+import type { NormalizedObservation } from '../ingest/observations.js';
 import type { IngestTarget, ObservationStore } from './store.js';
 import type { Checkpoint } from './checkpoints.js';
 import type { Changes } from './observation-log.js';

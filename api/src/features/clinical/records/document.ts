@@ -12,7 +12,7 @@ export interface CodingIndex {
 export interface ObservationDocument {
   /** `${connectionId}/${resourceId}` */
   _id: string;
-  /** The bundle generation that first wrote it (api/src/features/clinical/bundle-heads.ts); absent before generations.
+  /** The bundle generation that first wrote it (api/src/features/clinical/records/bundle-heads.ts); absent before generations.
    * */
   seq?: number;
   /** The generation whose version it holds (for diagnosis: replacements are ordered by the applier's lease). */

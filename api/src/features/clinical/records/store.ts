@@ -1,5 +1,5 @@
 // observations: one document per ingested resource, _id "<connection>/<Observation.id>", with the search
-// fields derived at ingest (features/clinical/document.ts); firstIngestedAt is set when a resource is first
+// fields derived at ingest (features/clinical/records/document.ts); firstIngestedAt is set when a resource is first
 // written, so a paging walk that began earlier never sees a later arrival.
 //
 // A bundle is written all or nothing (docs/operations.md, "Clinical ingest"), under a generation of its own
@@ -20,8 +20,8 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, Sort } from 'mongodb';
 import type { Clock } from '#core/clock.js';
 import { systemClock } from '#core/clock.js';
-import { outsideChangeScope } from '../../shared/infra/change-scope.js';
-import type { NormalizedObservation } from './observations.js';
+import { outsideChangeScope } from '../../../shared/infra/change-scope.js';
+import type { NormalizedObservation } from '../ingest/observations.js';
 import type { ObservationDocument } from './document.js';
 import { through, isDuplicateKey } from '#core/infra/mongo.js';
 import { ABANDONED_LISTED_MS, BundleHeads, KEPT_MS, type Visibility, type WriterLease } from './bundle-heads.js';

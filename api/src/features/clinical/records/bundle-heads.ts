@@ -1,7 +1,7 @@
 // What makes an ingested bundle all or nothing without multi-document transactions (the embedded database has
 // none): one document per connection, its head, says which bundles readers may see, and a bundle becomes
 // visible with one write to it, its commit (the catalog's snapshots work the same way: a new snapshot, then one
-// pointer). docs/operations.md, "Clinical ingest", explains it for operators; features/clinical/store.ts writes
+// pointer). docs/operations.md, "Clinical ingest", explains it for operators; features/clinical/records/store.ts writes
 // and reads the observations under it.
 //
 // observation_heads, one document per connection that has had a bundle:
@@ -13,7 +13,7 @@
 //              lease): what they wrote stays invisible, and is deleted once no writer of theirs can still be at
 //              work (cleaned); the entry stays for as long as a retry may ask whether the generation committed
 //   pending    [{gen, at}]: committed bundles that replace observations and are still being applied in place
-//              (readers lay the bundle's record over what they read, features/clinical/store.ts)
+//              (readers lay the bundle's record over what they read, features/clinical/records/store.ts)
 //   kept       [{gen, at}]: committed bundles, applied, whose record is kept a while for readers that began before
 //   applier    {token, until}: the lease of the one process applying pending bundles, in the order committed (a
 //              replacement is a write by _id alone, the only lookup the embedded database does not scan for, so
@@ -29,9 +29,9 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import type { DocumentLocks } from '#core/infra/locks.js';
 import { updateOneWhere } from '#core/infra/where.js';
-import { AppError } from '../../shared/http/errors.js';
-import { CHANGE_RING, currentChangeScope } from '../../shared/infra/change-scope.js';
-import { REPLAY_WINDOW_MS } from '../../shared/http/idempotency.js';
+import { AppError } from '../../../shared/http/errors.js';
+import { CHANGE_RING, currentChangeScope } from '../../../shared/infra/change-scope.js';
+import { REPLAY_WINDOW_MS } from '../../../shared/http/idempotency.js';
 import { isDuplicateKey } from '#core/infra/mongo.js';
 
 export const HEADS = 'observation_heads';

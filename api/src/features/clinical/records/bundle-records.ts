@@ -4,10 +4,10 @@
 // when the ground moves under them.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Binary, type Collection } from 'mongodb';
-import { AppError } from '../../shared/http/errors.js';
-import { BEGINNING } from './dates.js';
+import { AppError } from '../../../shared/http/errors.js';
+import { BEGINNING } from '../dates.js';
 import type { ObservationDocument } from './document.js';
-import type { NormalizedObservation } from './observations.js';
+import type { NormalizedObservation } from '../ingest/observations.js';
 import { isDuplicateKey } from '#core/infra/mongo.js';
 
 /** An observation as a bundle writes it: everything but its _id and firstIngestedAt. */

@@ -1,8 +1,8 @@
 // Clinical ingest: checks a FHIR R4 Bundle of Observations and turns each into what search needs (tokens,
 // the effective date range, security labels). Pure: the route and the repository decide what to do with it.
-import { BEGINNING, dateRange, ONGOING, type DateRange } from './dates.js';
+import { BEGINNING, dateRange, ONGOING, type DateRange } from '../dates.js';
 import { observationSchemaProblems, type ResourceProblem } from './fhir-schema.js';
-import { securityLabels } from './security-labels.js';
+import { securityLabels } from '../security-labels.js';
 
 export const MAX_ENTRIES = 1000;
 /** Problems listed in one answer; the last one says how many more there were. */
