@@ -6,7 +6,11 @@ import { cpus, loadavg } from 'node:os';
 import { spreadObservations } from './clinical-seed.js';
 import { observationBundle } from '../testkit/observations.js';
 import { validateBundle, type NormalizedObservation } from '../api/src/features/clinical/ingest/observations.js';
-import { packObservations, recordObservations, storedFields } from '../api/src/features/clinical/records/bundle-records.js';
+import {
+  packObservations,
+  recordObservations,
+  storedFields,
+} from '../api/src/features/clinical/records/bundle-records.js';
 import { foldBundles, observationRow, type CommittedBundle } from '../api/src/features/clinical/records/rows.js';
 import { decodeRows, encodeRows } from '../api/src/features/clinical/records/checkpoints.js';
 import { ConnectionIndex } from '../api/src/features/clinical/gateway/connection-index.js';
