@@ -6,7 +6,7 @@ import { createApiServer } from './shared/http/server.js';
 import { publishDemoCatalog } from './features/catalog/demo.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import type { Logger } from 'pino';
-import { startSandboxProcess, type RunningSandbox } from './features/smart/sandbox.js';
+import { startSandboxProcess, type RunningSandbox } from './features/connections/launch/sandbox.js';
 import { startUp } from './start-up.js';
 import { warmObservationSchema } from './features/clinical/ingest/fhir-schema.js';
 

@@ -26,7 +26,7 @@ import type { Config } from './config.js';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { ActiveCatalog } from './features/catalog/active.js';
-import { buildHealthLinks } from './health-links.js';
+import { buildHealthLinks } from './features/connections/create.js';
 import { zipCentroid } from '#core/catalog/geo.js';
 import { ActiveEndpointHealth } from './features/catalog/endpoint-health.js';
 import { EndpointHealthStore } from '#core/catalog/endpoint-health.js';

@@ -10,7 +10,7 @@ import { systemClock } from '#core/clock.js';
 import { documentLocksFor } from '#core/infra/locks.js';
 import type { connectMongo } from '#core/infra/mongo.js';
 import { loadConfig } from '../../api/src/config.js';
-import { buildHealthLinks } from '../../api/src/health-links.js';
+import { buildHealthLinks } from '../../api/src/features/connections/create.js';
 import type { SandboxEhr } from '../../sandbox/src/server.js';
 
 type Mongo = Awaited<ReturnType<typeof connectMongo>>;

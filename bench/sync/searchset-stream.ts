@@ -8,7 +8,7 @@
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readSearchset, type SearchsetLimits } from '../../api/src/features/sync/searchset-stream.js';
+import { readSearchset, type SearchsetLimits } from '../../api/src/features/connections/sync/searchset-stream.js';
 import { seededRandom } from '../../testkit/synthetic-brands.js';
 
 const TARGET_MB_PER_SECOND = 300;

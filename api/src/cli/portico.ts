@@ -182,7 +182,7 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
         // Without the API's keys nothing opens: every entry would be reported unreadable, and none rewrapped.
         if (!sealing)
           throw new UsageError('rewrap-tokens needs PORTICO_TOKEN_KEYS: the keys the API uses, the new one first');
-        const { rewrapTokens } = await import('../features/token-vault/index.js');
+        const { rewrapTokens } = await import('../features/connections/vault/index.js');
         const report = await rewrapTokens(tokens, keyring, {
           onBatch: (sofar) => console.error(`portico: rewrap-tokens: ${JSON.stringify(sofar)}`),
         });

@@ -4,7 +4,7 @@ import { appUserRoutes } from '../features/app-users/platform.routes.js';
 import { ingestRoutes } from '../features/clinical/platform.routes.js';
 import { completeSessionRoute, linkTokenRoute } from '../features/connect-sessions/platform.routes.js';
 import { patientRoutes } from '../features/patients/platform.routes.js';
-import { syncRoutes } from '../features/sync/platform.routes.js';
+import { syncRoutes } from '../features/connections/platform.routes.js';
 import { webhookDeliveryRoutes } from '../features/webhooks/deliveries.platform.routes.js';
 import { webhookEndpointRoutes } from '../features/webhooks/platform.routes.js';
 import { ApiRouter } from '../shared/http/openapi.js';

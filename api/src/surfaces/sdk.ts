@@ -6,7 +6,7 @@ import { catalogRoutes } from '../features/catalog/sdk.routes.js';
 import { fhirRoutes } from '../features/clinical/fhir.routes.js';
 import { gatewayRoutes } from '../features/clinical/sdk.routes.js';
 import { connectSessionRoutes } from '../features/connect-sessions/sdk.routes.js';
-import { smartLaunchRoutes } from '../features/smart/sdk.routes.js';
+import { smartLaunchRoutes } from '../features/connections/sdk.routes.js';
 import { ApiRouter } from '../shared/http/openapi.js';
 
 type DepsOf<F extends (router: ApiRouter, deps: never) => void> = Parameters<F>[1];

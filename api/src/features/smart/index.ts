@@ -1,5 +1,5 @@
-// What other features may use of smart (docs/architecture.md): discovery, the OAuth client and the registrations,
-// which the token vault refreshes with. The launch itself is wired by health-links.ts.
+// The SMART App Launch client (docs/connecting.md): discovery, the OAuth client and the client registrations. It
+// knows no other feature; connections (the launch and the token vault) use it through this file.
 export { DiscoveryError, SmartDiscovery, underBase, type SmartServer } from './discovery.js';
-export { OAuthFailure, SmartOAuthClient, type GrantedTokens } from './oauth-client.js';
-export { Registrations, type SmartRegistration } from './registrations.js';
+export { authorizationUrl, ehrErrorCode, OAuthFailure, SmartOAuthClient, type GrantedTokens } from './oauth-client.js';
+export { loadRegistrations, pinnedEndpointProblem, Registrations, type SmartRegistration } from './registrations.js';

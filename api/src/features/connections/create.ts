@@ -1,0 +1,185 @@
+// The composition of Portico's connections to health systems (docs/connecting.md): client registrations, discovery,
+// the OAuth client, the token vault, the launch and the sync with its worker. Built by wiring.ts from what it made;
+// kept apart so the composition root stays readable.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Db } from 'mongodb';
+import type { Logger } from 'pino';
+import type { Clock } from '#core/clock.js';
+import type { CatalogBrand } from '#core/catalog/model.js';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { policyFetch } from '#core/net/policy-fetch.js';
+import { parseTokenKeys, type Config, type TokenKey } from '../../config.js';
+import type { AppUserService } from '../app-users/index.js';
+import type { AppStore } from '../apps/index.js';
+import type { AccountStore } from '../accounts/index.js';
+import type { IngestService } from '../clinical/index.js';
+import type { SessionStore } from '../connect-sessions/index.js';
+import { LaunchService } from './launch/launch.service.js';
+import { loadRegistrations, Registrations, SmartDiscovery, SmartOAuthClient } from '../smart/index.js';
+import { SyncRunner } from './sync/runner.js';
+import { SyncService } from './sync/service.js';
+import { SyncRepository } from './sync/store.js';
+import { Keyring } from './vault/keyring.js';
+import { TokenVault } from './vault/vault.js';
+import { TokenRepository } from './vault/store.js';
+import { vaultEntriesGauge } from './vault/rewrap.js';
+import type { Registry } from 'prom-client';
+import type { EventOutbox } from '../events/index.js';
+
+/** The largest answers read from a health system: discovery and token answers are a few KiB. A page is streamed
+ * (never held whole), so its cap only bounds a server that will not stop: 100 resources of 1 MiB and more. */
+const MAX_OAUTH_ANSWER_BYTES = 256 * 1024;
+const MAX_PAGE_BYTES = 512 * 1024 * 1024;
+const SYNC_LEASE_MS = 120_000;
+/** The sandbox EHR's demo client (sandbox/src: DEMO_CLIENT_ID). */
+export const SANDBOX_CLIENT_ID = 'portico-demo';
+
+export interface HealthLinkDeps {
+  config: Config;
+  db: Db;
+  longDb: Db;
+  locks: DocumentLocks;
+  clock: Clock;
+  logger: Logger;
+  users: () => AppUserService;
+  apps: AppStore;
+  accounts: AccountStore;
+  sessions: SessionStore;
+  ingest: IngestService;
+  outbox: EventOutbox;
+  brand: (brandId: string) => CatalogBrand | undefined;
+  /** How often each replica looks for due syncs (tests: shorter). */
+  syncPollMs?: number;
+  /** Where `portico_vault_entries{kid}` is shown (/metrics). */
+  registry?: Registry;
+}
+
+export async function buildHealthLinks(deps: HealthLinkDeps) {
+  const { config, clock, logger } = deps;
+  const configured = config.smart.clientsFile
+    ? await loadRegistrations(config.smart.clientsFile)
+    : Registrations.none();
+  // With the sandbox: its demo public client for brands on this machine (the demo catalog's sandbox brands).
+  const registrations = config.smart.sandbox
+    ? configured.followedBy({ match: { fhirHost: '127.0.0.1' }, clientId: SANDBOX_CLIENT_ID, auth: { method: 'none' } })
+    : configured;
+  const keys = config.smart.tokenKeys ?? developmentKeys(config, logger);
+  // Without keys nothing is sealed: a key of this process only keeps the keyring whole, and no brand is connectable.
+  const keyring = new Keyring(keys ?? [{ kid: 'unused', key: randomBytes(32) }]);
+  const { allowInsecure } = config.smart;
+  const fetch = policyFetch({ allowInsecure, maxBytes: MAX_OAUTH_ANSWER_BYTES });
+  const discovery = new SmartDiscovery(fetch, clock, allowInsecure);
+  const oauth = new SmartOAuthClient(fetch, allowInsecure, clock);
+  const tokens = new TokenRepository(deps.db, deps.locks);
+  const vault = new TokenVault({
+    store: tokens,
+    keyring,
+    oauth,
+    discovery,
+    registrations: () => registrations,
+    clock,
+    onGrantRefused: async (record, reason) => {
+      await deps.users().requireReauthorization(record.accountId, record.connectionId, reason);
+    },
+  });
+  if (deps.registry) vaultEntriesGauge(deps.registry, tokens, keyring);
+  const syncStore = new SyncRepository(deps.db, deps.locks);
+  await syncStore.init(deps.longDb);
+  const syncs = new SyncService({
+    store: syncStore,
+    users: deps.users(),
+    ingest: deps.ingest,
+    outbox: deps.outbox,
+    pages: {
+      fetch: policyFetch({ allowInsecure, maxBytes: MAX_PAGE_BYTES, stream: true }),
+      vault,
+      pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+    },
+    forget: (id) => vault.forget(id),
+    suspended: async (accountId, appId) => {
+      // As stored now: a reactivation made anywhere (the command line, another replica) counts at once.
+      const [account, app] = await Promise.all([deps.accounts.find(accountId), deps.apps.find(appId)]);
+      return account?.status !== 'ACTIVE' || app?.status !== 'ACTIVE';
+    },
+    clock,
+    intervalMs: config.smart.syncIntervalMs,
+    leaseMs: SYNC_LEASE_MS,
+  });
+  const runner = new SyncRunner(syncStore, syncs, clock, logger, {
+    pollMs: deps.syncPollMs ?? 2_000,
+    concurrency: 4,
+    leaseMs: SYNC_LEASE_MS,
+  });
+  const launches = new LaunchService({
+    sessions: deps.sessions,
+    users: deps.users(),
+    apps: deps.apps,
+    brand: deps.brand,
+    registrations: () => registrations,
+    discovery,
+    oauth,
+    vault,
+    keyring,
+    allowInsecure: config.smart.allowInsecure,
+    sealing: keys !== undefined,
+    onConnecting: (sync, at) => syncStore.schedule(sync, at),
+    onConnected: ({ connectionId }) => {
+      syncStore
+        .requestNow(connectionId, clock.now())
+        .then(() => runner.wake())
+        .catch((error: unknown) =>
+          logger.warn(
+            { err: error, connectionId },
+            'sync: the first sync could not be made due now; it runs after its grace',
+          ),
+        );
+    },
+    clock,
+  });
+  return {
+    launches,
+    vault,
+    syncs,
+    syncRunner: runner,
+    syncStore,
+    keyring,
+    /** Whether tokens can be sealed for every replica (token keys given, or the development key). */
+    sealing: keys !== undefined,
+    tokens,
+    /** Revoked connections: their tokens deleted (and revoked at the health system), their syncs removed. */
+    onRevoked: async (ids: string[]) => {
+      for (const id of ids) {
+        await vault.forget(id);
+        await syncStore.remove(id, clock.now());
+      }
+    },
+  };
+}
+
+/**
+ * Without PORTICO_TOKEN_KEYS, with the embedded database: a development key kept beside its data (so tokens outlive
+ * a restart), and the log says so. With a database of its own the deployment must give the keys (the chart requires
+ * them): a key of one process would leave every other replica, and this one after a restart, unable to read the
+ * tokens, so until they are given no brand is connectable.
+ */
+function developmentKeys(config: Config, logger: Logger): TokenKey[] | undefined {
+  if (config.mongodbUri !== undefined) {
+    logger.warn('PORTICO_TOKEN_KEYS is unset: no health system is connectable until it is (docs/connecting.md)');
+    return undefined;
+  }
+  const file = path.join(config.dataDir, 'token-key');
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, `dev:${randomBytes(32).toString('base64')}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  }
+  const keys = parseTokenKeys(readFileSync(file, 'utf8').trim());
+  if (!keys) throw new Error(`${file} is not a token key (kid:base64 of 32 bytes): delete it to make a new one`);
+  logger.warn(
+    { file },
+    'PORTICO_TOKEN_KEYS is unset: health-system tokens are sealed with a development key kept in the data folder',
+  );
+  return keys;
+}

@@ -1,0 +1,41 @@
+// Asking for a signed-in connection's sync on the platform surface (docs/connecting.md, "Sync").
+import { Type } from '@sinclair/typebox';
+import { principalOf, requireScope } from '../../shared/http/auth.js';
+import type { ApiRouter } from '../../shared/http/openapi.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
+import { validate } from '../../shared/http/validate.js';
+import { ConnectionParams, presentSync, SyncView } from '../app-users/index.js';
+import type { SyncService } from './sync/service.js';
+
+const SyncAccepted = Type.Object({ connectionId: Type.String({ format: 'uuid' }), sync: SyncView });
+
+export function syncRoutes(
+  api: ApiRouter,
+  { syncs, wakeSync, idempotent }: { syncs: SyncService; wakeSync: () => void } & Pick<RouteGuards, 'idempotent'>,
+): void {
+  const connection = validate({ params: ConnectionParams });
+  api.post(
+    '/connections/:connectionId/sync',
+    {
+      operationId: 'syncConnection',
+      summary: "Read a signed-in connection's records from its health system now",
+      description:
+        "202: the sync is due now and one replica starts it within a second or so; a sync already running goes on and is not started twice (this answers 202 too, once a minute has passed since it began). Within 60 s of the last run's start the answer is 429 `RATE_LIMITED` with `Retry-After`: no tenant can make Portico hammer a health system. A connection of a suspended app is 409 (its syncs pause until the app is active again). It ends with `connection.synced` or `connection.sync_failed`, and `GET /app-users/{id}` shows where it stands. A connection made by `complete` rather than by signing in is 409; an absent, revoked or another account's connection is 404.",
+      tags: ['App users'],
+      responses: { 202: { description: 'Due now.', schema: SyncAccepted } },
+    },
+    requireScope('app_user:write'),
+    connection,
+    idempotent(),
+    async (ctx) => {
+      const { connectionId } = connection.get(ctx).params;
+      const state = await syncs.request(principalOf(ctx), connectionId);
+      wakeSync();
+      ctx.status = 202;
+      ctx.body = {
+        connectionId,
+        sync: presentSync(state),
+      };
+    },
+  );
+}

@@ -1,0 +1,341 @@
+// Keeping a signed-in connection's records in sync with its health system (docs/connecting.md, "Sync"): a run
+// reads `Observation?patient=<patient>&_count=100` (after the first, only what changed since the last run began,
+// by the server's own clock), following `next` links on the FHIR server's own origin only. Pages are read as they
+// arrive and stored in batches bounded by count and bytes (batch-writer.ts), so memory stays flat however large a
+// page or its resources are. Each resource is checked as ingest checks it (invalid ones, and any over 1 MiB, are
+// skipped and counted) and must be the connection's patient's (others are counted and never stored); the valid
+// ones are upserted by id, so a page read twice (a run taken over) duplicates nothing. A run ends with
+// `connection.synced` or `connection.sync_failed`, written with its state through the outbox; a run whose
+// replicas keep dying on it ends FAILED after three takeovers without progress. Connections of suspended apps
+// and accounts are not synced (nor their tokens refreshed) until reactivated.
+import type { Clock } from '#core/clock.js';
+import type { AppUserService } from '../../app-users/index.js';
+import { readObservations, type IngestService } from '../../clinical/index.js';
+import type { EventOutbox } from '../../events/index.js';
+import type { Principal } from '../../../shared/http/auth.js';
+import { AppError, notFound } from '../../../shared/http/errors.js';
+import { UUID } from '../../../shared/http/ids.js';
+import { underBase } from '../../smart/index.js';
+import { BatchWriter, ENTRY_BYTES, MAX_RESOURCE_BYTES, OTHER_BYTES } from './batch-writer.js';
+import { openPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
+import { isPatients } from './patient-check.js';
+import { MalformedBundle, readSearchset } from './searchset-stream.js';
+import { NEVER, type SyncRepository, type SyncRun, type SyncState } from './store.js';
+
+export const PAGE_SIZE = 100;
+/** `POST /connections/{id}/sync` within this of a run's start is 429: one tenant cannot make Portico hammer a server. */
+export const SYNC_REQUEST_INTERVAL_MS = 60_000;
+/** How far before its clock at a run's start the next run reads from: upserts make the overlap harmless. */
+export const HIGH_WATER_MARGIN_MS = 5 * 60_000;
+/** Takeovers without progress after which a run ends FAILED (`takeover_limit`). */
+export const MAX_TAKEOVERS = 3;
+const LIMITS = { maxEntryBytes: ENTRY_BYTES, maxOtherBytes: OTHER_BYTES };
+
+export interface SyncServiceDeps {
+  store: SyncRepository;
+  users: AppUserService;
+  ingest: IngestService;
+  outbox: EventOutbox;
+  pages: Omit<PageReaderDeps, 'beforeWait'>;
+  /** Forgets a connection's tokens (its connection is gone). */
+  forget: (connectionId: string) => Promise<void>;
+  /** Whether the account or the app is suspended (then nothing is synced or refreshed). */
+  suspended: (accountId: string, appId: string) => Promise<boolean>;
+  clock: Clock;
+  intervalMs: number;
+  /** How long a run's claim lasts without progress. */
+  leaseMs: number;
+}
+
+interface Tally {
+  skipped: number;
+  foreignPatient: number;
+}
+
+export class SyncService {
+  constructor(private readonly deps: SyncServiceDeps) {}
+
+  /**
+   * `POST /connections/{id}/sync`: due now; a running sync goes on (it is not started twice); 429 within a minute
+   * of the last run's start.
+   */
+  async request(principal: Principal, connectionId: string): Promise<SyncState> {
+    const live = UUID.test(connectionId) ? await this.deps.users.connectionOf(principal.accountId, connectionId) : null;
+    if (!live) throw notFound('connection');
+    if (!live.connection.health)
+      throw new AppError(
+        'CONFLICT',
+        'The connection was not made by signing in at a health system; Portico has nothing to sync it from.',
+      );
+    if (await this.deps.suspended(principal.accountId, live.connection.appId))
+      // Not stored by idempotency: the same request is answered once the app is active again.
+      throw new AppError(
+        'CONFLICT',
+        "The connection's app is suspended: it is not synced until it is active again.",
+        {},
+        {},
+        { storable: false },
+      );
+    const now = this.deps.clock.now();
+    const current = await this.deps.store.get(connectionId);
+    const started = current?.run?.startedAt ?? current?.lastStartedAt ?? null;
+    const wait = started === null ? 0 : started.getTime() + SYNC_REQUEST_INTERVAL_MS - now.getTime();
+    if (wait > 0) {
+      const seconds = Math.ceil(wait / 1000);
+      throw new AppError(
+        'RATE_LIMITED',
+        'A sync of this connection began less than a minute ago; ask again after the time given.',
+        { retryAfterSeconds: seconds },
+        { 'Retry-After': String(seconds) },
+      );
+    }
+    // A connection whose sync was never scheduled (its process died in between) gets one now.
+    const state = (await this.deps.store.requestNow(connectionId, now)) ?? (await this.schedule(principal, live, now));
+    if (!state) throw notFound('connection');
+    return state;
+  }
+
+  private async schedule(
+    principal: Principal,
+    live: { appUserId: string; connection: { id: string; brandId: string } },
+    now: Date,
+  ) {
+    const { id, brandId } = live.connection;
+    await this.deps.store.schedule(
+      { connectionId: id, accountId: principal.accountId, appUserId: live.appUserId, brandId },
+      now,
+    );
+    return this.deps.store.get(id);
+  }
+
+  /** A sync's state, for `GET /app-users/{id}`. */
+  state(connectionId: string): Promise<SyncState | null> {
+    return this.deps.store.get(connectionId);
+  }
+
+  /** Runs a claimed sync to its end, until its claim is lost, or until `stop` fires (its claim then lapses). */
+  async run(claimed: SyncState, stop?: AbortSignal): Promise<void> {
+    const { connectionId, accountId } = claimed;
+    const holder = claimed.run!.holder;
+    const live = await this.deps.users.connectionOf(accountId, connectionId);
+    const health = live?.connection.health;
+    if (!live || !health) {
+      await this.deps.store.remove(connectionId, this.deps.clock.now());
+      await this.deps.forget(connectionId);
+      return;
+    }
+    const suspended = () => this.deps.suspended(accountId, live.connection.appId);
+    if (await suspended()) return this.pause(connectionId, holder, suspended);
+    const run: SyncRun = { foreignPatient: 0, takeovers: 0, ...claimed.run! };
+    const tally: Tally = { skipped: 0, foreignPatient: 0 };
+    const counted = () => {
+      Object.assign(run, {
+        skipped: run.skipped + tally.skipped,
+        foreignPatient: run.foreignPatient! + tally.foreignPatient,
+      });
+      tally.skipped = tally.foreignPatient = 0;
+    };
+    // Where the reading stands, for the progress written after each batch: the page being read and the next one.
+    const position = { page: '', done: false, next: null as string | null };
+    const writer = new BatchWriter({
+      store: (observations) => this.deps.ingest.store(accountId, connectionId, observations),
+      stored: async ({ ingested, updated }, pendingFrom) => {
+        run.added += ingested;
+        run.updated += updated;
+        run.takeovers = 0; // progress
+        run.next = pendingFrom ?? (position.done ? position.next : position.page);
+        counted();
+        if (!(await this.extend(connectionId, run))) throw new LostClaim();
+      },
+    });
+    // A live run keeps its claim whatever it waits for (a slow page, a refresh another replica holds, the database):
+    // only a run whose replica died is taken over.
+    let lost = false;
+    const heartbeat = setInterval(() => {
+      this.extend(connectionId, run).then(
+        (held) => (lost ||= !held),
+        () => {},
+      );
+    }, this.deps.leaseMs / 3);
+    heartbeat.unref();
+    const stopBeating = () => clearInterval(heartbeat);
+    stop?.addEventListener('abort', stopBeating, { once: true });
+    try {
+      if (live.connection.status === 'REAUTHORIZATION_REQUIRED')
+        throw new SyncFailure('reauthorization_required', 'the connection needs the patient to sign in again');
+      if ((run.takeovers ?? 0) >= MAX_TAKEOVERS)
+        throw new SyncFailure('takeover_limit', `the run was taken over ${run.takeovers} times without progress`);
+      const binding = { accountId, fhirBaseUrl: health.fhirBaseUrl, patient: health.patient };
+      const origin = new URL(health.fhirBaseUrl).origin;
+      const pages = { ...this.deps.pages, beforeWait: async () => void (await this.extend(connectionId, run)) };
+      let url: string | null = run.next ?? firstPage(health.fhirBaseUrl, health.patient, claimed.highWater);
+      while (url !== null) {
+        // Shutting down, or taken over: another replica goes on from where this one stood.
+        if (stop?.aborted || lost) return await writer.settle();
+        // Suspended meanwhile: what was read is stored, and the run pauses until the app or account is active again.
+        if (await suspended()) {
+          await writer.flush();
+          return await this.pause(connectionId, holder, suspended);
+        }
+        Object.assign(position, { page: url, done: false, next: null });
+        const page = await openPage(pages, connectionId, binding, url);
+        const searchset = readSearchset(page.chunks, LIMITS);
+        for await (const entry of searchset.entries) {
+          const read = this.check(entry, health, tally);
+          if (read) await writer.add(read.observation, read.bytes, url);
+        }
+        const bundle = searchset.rest();
+        if (bundle['resourceType'] !== 'Bundle')
+          throw new SyncFailure('invalid_response', 'the FHIR server answered something other than a Bundle');
+        run.highWater ??= nextHighWater(bundle, page.date, this.deps.clock.now());
+        const next = nextLink(bundle);
+        const foreign = next !== null && new URL(next).origin !== origin;
+        Object.assign(position, { done: true, next: foreign ? null : next });
+        // Every page records where the run stands (resuming at the first page whose records are not all stored).
+        if (writer.pendingFrom === null) run.next = position.next;
+        if (!(await this.extend(connectionId, run))) return await writer.settle(); // another replica took it over
+        if (foreign) {
+          await writer.flush();
+          throw new SyncFailure(
+            'next_link_refused',
+            `a next link leads off the FHIR server's origin (${new URL(next).origin})`,
+          );
+        }
+        url = position.next;
+      }
+      await writer.flush();
+      counted();
+      await this.finish(claimed, run, null);
+    } catch (error) {
+      await writer.settle();
+      if (error instanceof LostClaim) return;
+      counted();
+      if (error instanceof SyncFailure) return this.finish(claimed, run, error.reason);
+      if (error instanceof MalformedBundle) return this.finish(claimed, run, 'invalid_response');
+      // Portico's own trouble (its database): recorded as such, and the runner logs it.
+      await this.finish(claimed, run, 'internal_error').catch(() => {});
+      throw error;
+    } finally {
+      stopBeating();
+      stop?.removeEventListener('abort', stopBeating);
+    }
+  }
+
+  /**
+   * Ends the run without a sync until the app or account is active again. A reactivation that came between the
+   * look at the suspension and the pause found nothing paused to resume: the sync is resumed here then.
+   */
+  private async pause(connectionId: string, holder: string, suspended: () => Promise<boolean>): Promise<void> {
+    if (!(await this.deps.store.pause(connectionId, holder, this.deps.clock.now()))) return;
+    if (!(await suspended())) await this.deps.store.resume(connectionId, this.deps.clock.now());
+  }
+
+  /** The observation an entry holds, if it is a valid one of the connection's patient; else it is counted. */
+  private check(
+    entry: { kind: 'entry'; value: unknown; bytes: number } | { kind: 'oversized'; bytes: number },
+    health: { patient: string; fhirBaseUrl: string },
+    tally: Tally,
+  ) {
+    if (entry.kind === 'oversized') {
+      tally.skipped++;
+      return undefined;
+    }
+    const { search, resource } = (entry.value ?? {}) as { search?: { mode?: unknown }; resource?: unknown };
+    // Resources brought in by _include and the server's OperationOutcome are not the search's matches.
+    if (search?.mode !== undefined && search.mode !== 'match') return undefined;
+    if (entry.bytes > MAX_RESOURCE_BYTES && Buffer.byteLength(JSON.stringify(resource ?? null)) > MAX_RESOURCE_BYTES) {
+      tally.skipped++;
+      return undefined;
+    }
+    const { observations, invalid } = readObservations([resource]);
+    if (invalid > 0 || observations.length === 0) {
+      tally.skipped++;
+      return undefined;
+    }
+    if (!isPatients(resource, health.patient, health.fhirBaseUrl)) {
+      tally.foreignPatient++;
+      return undefined;
+    }
+    return { observation: observations[0]!, bytes: entry.bytes };
+  }
+
+  private async extend(connectionId: string, run: SyncRun): Promise<boolean> {
+    run.until = new Date(this.deps.clock.now().getTime() + this.deps.leaseMs);
+    return this.deps.store.progress(connectionId, run);
+  }
+
+  /** Ends the run with its state and event; nothing when the run was taken over meanwhile. */
+  private async finish(claimed: SyncState, run: SyncRun, failure: string | null): Promise<void> {
+    const { store, outbox, clock } = this.deps;
+    const current = await store.get(claimed.connectionId);
+    if (current?.run?.holder !== run.holder) return;
+    const now = clock.now();
+    const base = { connectionId: claimed.connectionId, appUserId: claimed.appUserId, brandId: claimed.brandId };
+    const event =
+      failure === null
+        ? outbox.event('connection.synced', claimed.accountId, `connection:${claimed.connectionId}`, {
+            ...base,
+            added: run.added,
+            updated: run.updated,
+          })
+        : outbox.event('connection.sync_failed', claimed.accountId, `connection:${claimed.connectionId}`, {
+            ...base,
+            reason: failure,
+          });
+    await outbox.record(
+      [event],
+      store.target(claimed.connectionId, current.version + 1),
+      async (changeId) =>
+        (await store.finish(
+          claimed.connectionId,
+          current.version,
+          {
+            status: failure === null ? 'IDLE' : 'FAILED',
+            lastSkipped: run.skipped,
+            lastForeignPatient: run.foreignPatient ?? 0,
+            lastError: failure,
+            ...(failure === null && { lastSyncedAt: now }),
+            highWater: failure === null ? (run.highWater ?? current.highWater) : current.highWater,
+            addObservations: run.added,
+            // A connection waiting for its patient is not tried again on schedule (a reconnect schedules it).
+            nextAt: failure === 'reauthorization_required' ? NEVER : new Date(now.getTime() + this.deps.intervalMs),
+          },
+          now,
+          changeId,
+        )) ?? undefined,
+    );
+  }
+}
+
+/** Another replica holds the run now: this one stops without a word. */
+class LostClaim extends Error {
+  override name = 'LostClaim';
+}
+
+function firstPage(fhirBaseUrl: string, patient: string, highWater: string | null): string {
+  const url = new URL(underBase(fhirBaseUrl, 'Observation'));
+  url.searchParams.set('patient', patient);
+  url.searchParams.set('_count', String(PAGE_SIZE));
+  if (highWater !== null) url.searchParams.set('_lastUpdated', `ge${highWater}`);
+  return url.href;
+}
+
+/** The searchset's next link, if it has a usable one. */
+function nextLink(bundle: Record<string, unknown>): string | null {
+  const links = Array.isArray(bundle['link']) ? (bundle['link'] as { relation?: unknown; url?: unknown }[]) : [];
+  const next = links.find((l) => l?.relation === 'next' && typeof l.url === 'string')?.url as string | undefined;
+  if (next !== undefined && !URL.canParse(next)) throw new SyncFailure('invalid_response', 'a next link is not a URL');
+  return next ?? null;
+}
+
+/**
+ * The next run's `_lastUpdated=ge…`: the server's clock as it answered the first page (the Bundle's
+ * `meta.lastUpdated`, else its `Date` header, else Portico's own), less a margin, and never later than Portico's now.
+ * Never the resources' own `meta.lastUpdated`: one dated in the future would stop incremental sync for good.
+ */
+function nextHighWater(bundle: Record<string, unknown>, date: Date | null, now: Date): string {
+  const stated = (bundle['meta'] as { lastUpdated?: unknown } | undefined)?.lastUpdated;
+  const parsed = typeof stated === 'string' ? Date.parse(stated) : NaN;
+  const server = Number.isFinite(parsed) ? parsed : (date?.getTime() ?? now.getTime());
+  return new Date(Math.min(server - HIGH_WATER_MARGIN_MS, now.getTime())).toISOString();
+}

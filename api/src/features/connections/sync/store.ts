@@ -1,0 +1,228 @@
+// connection_syncs: one document per signed-in connection (_id the connection id): where its sync stands (what
+// `GET /app-users/{id}` shows), when the next is due, and the run in progress: the replica holding it until when,
+// the page to read next and what it has stored so far, so a run whose replica died is taken over where it
+// stopped. A run is claimed and finished by conditional writes on `_version` (a run ends with its event, through
+// the outbox); its progress is written only while its holder's claim stands.
+import type { Db, Filter } from 'mongodb';
+import type { DocumentLocks } from '#core/infra/locks.js';
+import { through, isDuplicateKey } from '#core/infra/mongo.js';
+import type { ChangeTarget } from '../../events/index.js';
+import { VersionedCollection, type VersionedDocument } from '../../../shared/infra/versioned-collection.js';
+
+export const CONNECTION_SYNCS = 'connection_syncs';
+/** When a sync that waits for something other than time is due. */
+export const NEVER = new Date('9999-12-31T00:00:00Z');
+
+export type SyncStatus = 'IDLE' | 'RUNNING' | 'FAILED';
+
+export interface SyncRun {
+  holder: string;
+  until: Date;
+  startedAt: Date;
+  /** The next page's URL; null before the first. */
+  next: string | null;
+  added: number;
+  updated: number;
+  skipped: number;
+  /** Records skipped because they are another patient's. */
+  foreignPatient?: number;
+  /**
+   * The next sync's `_lastUpdated=ge…` once this one finishes: the FHIR server's clock when this run read its first
+   * page, less 5 minutes, never later than Portico's own clock then. Null until that page was read.
+   */
+  highWater: string | null;
+  /** How many times the run was taken over since it last stored anything (its replica died). */
+  takeovers?: number;
+}
+
+export interface SyncState {
+  connectionId: string;
+  accountId: string;
+  appUserId: string;
+  brandId: string;
+  status: SyncStatus;
+  lastSyncedAt: Date | null;
+  lastError: string | null;
+  /** Observations the syncs have added in all. */
+  observations: number;
+  /** Records the last finished sync skipped as invalid. */
+  lastSkipped?: number;
+  /** Records the last finished sync skipped as another patient's. */
+  lastForeignPatient?: number;
+  highWater: string | null;
+  nextAt: Date;
+  /** When the last run began: `POST /connections/{id}/sync` waits 60 s after it. */
+  lastStartedAt?: Date | null;
+  /** Set while its app or account is suspended: not synced until reactivated (resumeAccount). */
+  pausedAt?: Date | null;
+  run: SyncRun | null;
+  version: number;
+}
+
+interface SyncDocument extends VersionedDocument, Omit<SyncState, 'connectionId' | 'version'> {}
+
+export interface SyncFinish {
+  status: 'IDLE' | 'FAILED';
+  lastSkipped: number;
+  lastForeignPatient: number;
+  lastError: string | null;
+  lastSyncedAt?: Date;
+  highWater: string | null;
+  addObservations: number;
+  nextAt: Date;
+}
+
+export class SyncRepository {
+  private readonly documents: VersionedCollection<SyncDocument>;
+
+  constructor(db: Db, locks: DocumentLocks) {
+    this.documents = new VersionedCollection(db.collection<SyncDocument>(CONNECTION_SYNCS), locks);
+  }
+
+  async init(indexes?: Db): Promise<void> {
+    await through(this.documents.collection, indexes).createIndex({ nextAt: 1 });
+    // Reactivating an account or app resumes its paused syncs (resumeAccount).
+    await through(this.documents.collection, indexes).createIndex({ accountId: 1 });
+  }
+
+  target(connectionId: string, version: number): ChangeTarget {
+    return { collection: CONNECTION_SYNCS, id: connectionId, version };
+  }
+
+  /** A connection's sync, due at `now`; an existing one (a reconnect) is made due then. */
+  async schedule(
+    state: Pick<SyncState, 'connectionId' | 'accountId' | 'appUserId' | 'brandId'>,
+    now: Date,
+  ): Promise<void> {
+    const { connectionId, ...rest } = state;
+    try {
+      await this.documents.insert({
+        _id: connectionId,
+        _version: 1,
+        ...rest,
+        status: 'IDLE',
+        lastSyncedAt: null,
+        lastError: null,
+        observations: 0,
+        highWater: null,
+        nextAt: now,
+        run: null,
+        updatedAt: now,
+        deletedAt: null,
+      });
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+      await this.documents.update(connectionId, 'any', { set: { nextAt: now } }, now);
+    }
+  }
+
+  async get(connectionId: string): Promise<SyncState | null> {
+    const doc = await this.documents.find(connectionId);
+    return doc && doc.deletedAt === null ? toState(doc) : null;
+  }
+
+  /** Syncs due at `now` and not running, or running under a claim that lapsed (its replica died), soonest first. */
+  async due(now: Date, limit: number): Promise<SyncState[]> {
+    const filter: Filter<SyncDocument> = {
+      deletedAt: null,
+      $or: [{ run: null, nextAt: { $lte: now } }, { 'run.until': { $lt: now } }],
+    };
+    const docs = await this.documents.collection.find(filter).sort({ nextAt: 1 }).limit(limit).toArray();
+    return docs.map((doc) => toState(doc as SyncDocument));
+  }
+
+  /** Claims a run (a new one, or the lapsed one it holds, taken over where it stopped); the state after, or null. */
+  async claim(state: SyncState, holder: string, now: Date, until: Date): Promise<SyncState | null> {
+    const run: SyncRun = state.run
+      ? { ...state.run, holder, until, takeovers: (state.run.takeovers ?? 0) + 1 }
+      : {
+          holder,
+          until,
+          startedAt: now,
+          next: null,
+          added: 0,
+          updated: 0,
+          skipped: 0,
+          foreignPatient: 0,
+          highWater: null,
+          takeovers: 0,
+        };
+    // The version read, and no run whose holder is still at it (progress extends a claim without a new version).
+    const free: Filter<SyncDocument> = {
+      _version: state.version,
+      $or: [{ run: null }, { 'run.until': { $lt: now } }],
+    };
+    const set = { status: 'RUNNING' as const, run, ...(!state.run && { lastStartedAt: now }) };
+    const doc = await this.documents.updateWhere(state.connectionId, free, { set }, now);
+    return doc && toState(doc);
+  }
+
+  /** Ends `holder`'s run without a sync (its app or account is suspended) until resumed; false when it is not its. */
+  async pause(connectionId: string, holder: string, at: Date): Promise<boolean> {
+    const doc = await this.documents.updateWhere(
+      connectionId,
+      { 'run.holder': holder },
+      { set: { status: 'IDLE', run: null, nextAt: NEVER, pausedAt: at } },
+      at,
+    );
+    return doc !== null;
+  }
+
+  /** A paused sync is due now again (its app or account is active). */
+  async resume(connectionId: string, now: Date): Promise<void> {
+    await this.documents.updateWhere(
+      connectionId,
+      { pausedAt: { $ne: null } },
+      { set: { pausedAt: null, nextAt: now } },
+      now,
+    );
+  }
+
+  /** The account or one of its apps is active again: its paused syncs are due now (and pause again if still not). */
+  async resumeAccount(accountId: string, now: Date): Promise<void> {
+    const paused = await this.documents.collection
+      .find({ accountId, pausedAt: { $ne: null }, deletedAt: null }, { projection: { _id: 1 } })
+      .toArray();
+    for (const { _id } of paused) await this.resume(_id, now);
+  }
+
+  /** Records a run's progress and extends its claim; false when the claim was lost. */
+  progress(connectionId: string, run: SyncRun): Promise<boolean> {
+    return this.documents.modify(connectionId, { 'run.holder': run.holder }, { $set: { run } }, { cached: false });
+  }
+
+  /** Ends the run `holder` holds, at `version`, with the outbox's change id; the state after, or null. */
+  async finish(
+    connectionId: string,
+    version: number,
+    finish: SyncFinish,
+    at: Date,
+    changeId: string,
+  ): Promise<SyncState | null> {
+    const { addObservations, ...set } = finish;
+    const doc = await this.documents.update(
+      connectionId,
+      version,
+      { set: { ...set, run: null }, inc: { observations: addObservations } },
+      at,
+      changeId,
+    );
+    return doc && toState(doc);
+  }
+
+  /** Makes a sync due now (on demand). */
+  async requestNow(connectionId: string, now: Date): Promise<SyncState | null> {
+    const doc = await this.documents.update(connectionId, 'any', { set: { nextAt: now } }, now);
+    return doc && toState(doc);
+  }
+
+  /** The connection is gone: so is its sync. */
+  async remove(connectionId: string, at: Date): Promise<void> {
+    await this.documents.softDelete(connectionId, 'any', at);
+  }
+}
+
+function toState(doc: SyncDocument): SyncState {
+  const { _id, _version, _changes, deletedAt: _deleted, updatedAt: _updated, ...rest } = doc;
+  return { connectionId: _id, version: _version, ...rest };
+}
