@@ -46,7 +46,7 @@ export async function seedClinical(services: Services, accountId: string, brandI
   const connect = async (appUserId: string) => {
     await services.users.provision(accountId, appUserId);
     return (
-      await services.users.connect(accountId, appUserId, {
+      await services.connections.lifecycle.connect(accountId, appUserId, {
         appId: app.app.id,
         brandId,
         sessionId: randomUUID(),

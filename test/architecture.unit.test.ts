@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 import { repoRoot } from '#core/infra/repo-root.js';
 
 const root = repoRoot();
@@ -129,6 +130,62 @@ function isPublicFace(file: string): boolean {
 // operator/src (main.ts, cli.ts, the HTTP server, readiness) start it and may import any.
 const OPERATOR_LAYERS = ['shared', 'crd', 'pipeline', 'health', 'controller'];
 
+/**
+ * Where the API is put together: the composition root's wiring and start-up, and each feature's builder
+ * (features/<name>/create.ts).
+ */
+function compositionFiles(): string[] {
+  const features = path.join('api', 'src', 'features');
+  return [
+    path.join('api', 'src', 'wiring.ts'),
+    path.join('api', 'src', 'start-up.ts'),
+    ...readdirSync(path.join(root, features))
+      .map((name) => path.join(features, name, 'create.ts'))
+      .filter((file) => existsSync(path.join(root, file))),
+  ];
+}
+
+/**
+ * What hides a dependency from the import graph in a composition file: a part changed after it was built (an
+ * assignment to a property: `revocations.forget = …`), and a function handed to a part as it is built (a
+ * property of an object given to `new X(…)` or `createY(…)`: a thunk `users: () => users`, a hook `onRevoked: …`).
+ * A part gets what it needs as an object with an interface it names, built before it.
+ */
+function hiddenWiring(file: string): string[] {
+  const text = readFileSync(path.join(root, file), 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const faults: string[] = [];
+  const at = (node: ts.Node) => `${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
+  const functionsIn = (literal: ts.ObjectLiteralExpression, built: string): void => {
+    for (const property of literal.properties) {
+      const value = ts.isPropertyAssignment(property) ? property.initializer : undefined;
+      if (ts.isMethodDeclaration(property) || (value && (ts.isArrowFunction(value) || ts.isFunctionExpression(value))))
+        faults.push(`${at(property)}: a function handed to ${built} (${property.name?.getText() ?? '…'})`);
+      else if (value && ts.isObjectLiteralExpression(value)) functionsIn(value, built);
+    }
+  };
+  const visit = (node: ts.Node): void => {
+    if (
+      ts.isBinaryExpression(node) &&
+      node.operatorToken.kind >= ts.SyntaxKind.FirstAssignment &&
+      node.operatorToken.kind <= ts.SyntaxKind.LastAssignment &&
+      (ts.isPropertyAccessExpression(node.left) || ts.isElementAccessExpression(node.left))
+    )
+      faults.push(`${at(node)}: ${node.left.getText()} changed after it was built`);
+    const built = ts.isNewExpression(node)
+      ? `new ${node.expression.getText()}`
+      : ts.isCallExpression(node) && /^create[A-Z]/.test(node.expression.getText())
+        ? node.expression.getText()
+        : undefined;
+    if (built)
+      for (const argument of (node as ts.NewExpression | ts.CallExpression).arguments ?? [])
+        if (ts.isObjectLiteralExpression(argument)) functionsIn(argument, built);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return faults;
+}
+
 describe('architecture', () => {
   const apiEdges = edgesOf(sources('api/src'));
 
@@ -235,6 +292,10 @@ describe('architecture', () => {
       ),
     );
     expect(stray).to.deep.equal([]);
+  });
+
+  it('the composition root and the features’ builders hand no part a function, and change none after building it', () => {
+    expect(compositionFiles().flatMap(hiddenWiring)).to.deep.equal([]);
   });
 
   it("reads process.env only in each program's config module", () => {

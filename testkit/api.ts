@@ -153,7 +153,7 @@ export class TestApi {
       await services.activeCatalog.start(config.catalogPollMs, redis);
       await services.endpointHealth.start(config.catalogPollMs, redis);
       if (options.dispatch) await services.dispatcher.start();
-      if (options.sync) services.healthLinks.syncRunner.start();
+      if (options.sync) services.connections.syncRunner.start();
     } catch (error) {
       await mongo.close();
       await redis?.quit().catch(() => {});

@@ -24,8 +24,12 @@ import { gatewayFastRoutes } from './features/clinical/sdk.routes.js';
 import { webhookFastRoutes } from './features/webhooks/platform.routes.js';
 import { FHIR_PREFIX, fhirOutcomes, outcomeOf } from './features/clinical/fhir/fhir-outcomes.js';
 import { isPublishablePath, PUBLISHABLE_CORS, publishableCors } from './shared/http/cors.js';
-import { isSignInPath, SIGN_IN_DEADLINE_MS, SIGN_IN_DEADLINE_PAGE } from './features/connections/launch/page.js';
-import { imageOriginsOf } from './features/connections/launch/connect-pages.js';
+import {
+  imageOriginsOf,
+  isSignInPath,
+  SIGN_IN_DEADLINE_MS,
+  SIGN_IN_DEADLINE_PAGE,
+} from './features/connections/index.js';
 import { catalogCors } from './features/catalog/sdk.routes.js';
 import { adminSurface } from './surfaces/admin.js';
 import { platformSurface } from './surfaces/platform.js';
@@ -88,9 +92,10 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     connectSessions: services.connectSessions,
     linkTokens: services.linkTokens,
     ingest: services.ingest,
-    syncs: services.healthLinks.syncs,
-    syncOf: (id) => services.healthLinks.syncs.state(id),
-    wakeSync: () => services.healthLinks.syncRunner.wake(),
+    connections: services.connections.lifecycle,
+    syncs: services.connections.syncs,
+    syncStates: services.connections.syncs,
+    syncWorker: services.connections.syncRunner,
     requireKey: auth.requireKey,
     idempotent,
     link,
@@ -102,7 +107,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     sessions: services.connectSessions,
     users: services.users,
     gateway: services.gateway,
-    launches: services.healthLinks.launches,
+    launches: services.connections.launches,
     clock,
     connectImageOrigins: imageOriginsOf((key) => services.storage.publicUrl(key), config.publicBaseUrl),
     requireKey: auth.requireKey,

@@ -6,7 +6,7 @@ import { createApiServer } from './shared/http/server.js';
 import { publishDemoCatalog } from './features/catalog/demo.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import type { Logger } from 'pino';
-import { startSandboxProcess, type RunningSandbox } from './features/connections/launch/sandbox.js';
+import { startSandboxProcess, type RunningSandbox } from './features/connections/index.js';
 import { startUp } from './start-up.js';
 import { warmObservationSchema } from './features/clinical/ingest/fhir-schema.js';
 
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   await services.activeCatalog.start(config.catalogPollMs, redis);
   await services.endpointHealth.start(config.catalogPollMs, redis);
   if (config.webhooks.dispatch) await services.dispatcher.start();
-  services.healthLinks.syncRunner.start();
+  services.connections.syncRunner.start();
 
   warmObservationSchema();
   const { handler, writesDone } = createApp({ config, services, clock: systemClock, logger });

@@ -7,6 +7,7 @@ import { ADMIN_CURSORS, AdminService } from './features/admin/service.js';
 import { AppRepository } from './features/apps/store.js';
 import { AppUserRepository } from './features/app-users/store.js';
 import { AppUserService } from './features/app-users/service.js';
+import { UserTransitions } from './features/app-users/transitions.js';
 import { MemoryRateLimiter, RedisRateLimiter, type RatePolicy } from './shared/infra/rate-limit.js';
 import { EndpointOperationLimits, RECOVER_POLICY, TEST_POLICY } from './features/webhooks/operation-limits.js';
 import { SessionRepository } from './features/connect-sessions/store.js';
@@ -26,7 +27,7 @@ import type { Config } from './config.js';
 import type { Logger } from 'pino';
 import { pino } from 'pino';
 import { ActiveCatalog } from './features/catalog/active.js';
-import { buildHealthLinks } from './features/connections/create.js';
+import { createConnections } from './features/connections/index.js';
 import { zipCentroid } from '#core/catalog/geo.js';
 import { ActiveEndpointHealth } from './features/catalog/endpoint-health.js';
 import { EndpointHealthStore } from '#core/catalog/endpoint-health.js';
@@ -165,20 +166,11 @@ export async function buildServices({
     repositories;
   // Tokens that tell every replica's gateway a connection, a user's connections, an app or an ingest changed.
   const generations = redis ? new RedisGenerations(redis, logger) : new LocalGenerations();
-  // Revoked connections' tokens go through the health links, built below from these users.
-  const revocations: { forget?: (ids: string[]) => Promise<void> } = {};
-  const users = new AppUserService({
-    users: appUsers,
-    outbox,
-    generations,
-    clock,
-    onRevoked: (ids) => revocations.forget?.(ids) ?? Promise.resolve(),
-  });
+  const transitions = new UserTransitions({ users: appUsers, outbox, generations, clock });
   const ingest = new IngestService({ users: appUsers, observations, generations, clock });
-  const brand = (id: string) => activeCatalog.get()?.index.get(id);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const healthLinks = await buildHealthLinks({
+  const connections = await createConnections({
     config,
     db,
     longDb,
@@ -186,15 +178,16 @@ export async function buildServices({
     clock,
     logger,
     registry,
-    users: () => users,
+    users: appUsers,
+    transitions,
     apps,
     accounts,
     sessions,
     ingest,
     outbox,
-    brand,
+    brands: activeCatalog,
   });
-  revocations.forget = healthLinks.onRevoked;
+  const users = new AppUserService({ users: appUsers, transitions, connections: connections.lifecycle });
   const limiterFor = (policy: RatePolicy) =>
     redis ? new RedisRateLimiter(redis, policy) : new MemoryRateLimiter(policy, clock);
   const initiateLimits = new InitiateLimits({
@@ -211,8 +204,8 @@ export async function buildServices({
   const linkTokens = new LinkTokenService({
     tokens: linkTokenStore,
     apps,
-    users,
-    brandExists: (id) => brand(id) !== undefined,
+    connections: connections.lifecycle,
+    brands: activeCatalog,
     clock,
   });
   const authz = new AuthorizationService(tuples, caches.cache('authz-granted', { max: 100_000, ttlMs: minute }));
@@ -273,8 +266,8 @@ export async function buildServices({
         {
           stopSweeps,
           dispatcher,
-          sync: healthLinks.syncRunner,
-          vault: healthLinks.vault,
+          sync: connections.syncRunner,
+          vault: connections.vault,
           catalog: activeCatalog,
           endpointHealth,
           observations: repositories.observations,
@@ -293,7 +286,7 @@ export async function buildServices({
       generations,
       cursors: ADMIN_CURSORS,
       clock,
-      onReactivated: (accountId) => healthLinks.syncStore.resumeAccount(accountId, clock.now()),
+      syncs: connections.syncStore,
     }),
     patientService: new PatientService({ patients, authz, accounts, outbox, clock }),
     webhookEndpointService: new WebhookEndpointService({
@@ -306,7 +299,7 @@ export async function buildServices({
     }),
     users,
     ingest,
-    healthLinks,
+    connections,
     gateway: new GatewayService({
       users: appUsers,
       apps,
@@ -323,12 +316,12 @@ export async function buildServices({
     connectSessions: new ConnectSessionService({
       sessions,
       users,
+      connections: connections.lifecycle,
       limits: initiateLimits,
       links: linkTokens,
       apps,
-      brandExists: (id) => brand(id) !== undefined,
-      brandConnectable: async (id) =>
-        id === undefined ? healthLinks.launches.anyConnectable() : healthLinks.launches.connectable(id),
+      brands: activeCatalog,
+      signIns: connections.launches,
       clock,
     }),
     webhookDeliveryService: new WebhookDeliveryService({

@@ -10,7 +10,7 @@ import { systemClock } from '#core/clock.js';
 import { documentLocksFor } from '#core/infra/locks.js';
 import type { connectMongo } from '#core/infra/mongo.js';
 import { loadConfig } from '../../api/src/config.js';
-import { buildHealthLinks } from '../../api/src/features/connections/create.js';
+import { createConnections } from '../../api/src/features/connections/index.js';
 import type { SandboxEhr } from '../../sandbox/src/server.js';
 
 type Mongo = Awaited<ReturnType<typeof connectMongo>>;
@@ -78,20 +78,21 @@ async function vaultOn(mongo: Mongo, tokenKeys: string) {
     LOG_LEVEL: 'silent',
   });
   const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('not used by the vault')) });
-  const links = await buildHealthLinks({
+  const links = await createConnections({
     config,
     db: mongo.db,
     longDb: mongo.db,
     locks: await documentLocksFor(mongo.db),
     clock: systemClock,
     logger: pino({ level: 'silent' }),
-    users: () => unused as never,
+    users: unused as never,
+    transitions: unused as never,
     apps: unused as never,
     accounts: unused as never,
     sessions: unused as never,
     ingest: unused as never,
     outbox: unused as never,
-    brand: () => undefined,
+    brands: { brand: () => undefined },
   });
   return links.vault;
 }

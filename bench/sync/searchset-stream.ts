@@ -1,4 +1,4 @@
-// Micro-benchmark of the sync's searchset reader (api/src/features/sync/searchset-stream.ts), in process: MB/s of
+// Micro-benchmark of the sync's searchset reader (api/src/features/connections/sync/searchset-stream.ts), in process: MB/s of
 // readSearchset over generated pages given in 64 KiB chunks (as a network body arrives), next to JSON.parse of the
 // same pages whole (what the sync did before, and a ceiling: each entry is JSON.parse'd by the reader too).
 // Three workloads of 100 entries a page: Observations padded with a long string each (an attachment's base64

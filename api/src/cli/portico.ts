@@ -178,11 +178,11 @@ function planAdmin(command: string | undefined, values: Record<string, string | 
     }
     case 'rewrap-tokens':
       return async (_admin, _redis, services) => {
-        const { tokens, keyring, sealing } = services.healthLinks;
+        const { tokens, keyring, sealing } = services.connections;
         // Without the API's keys nothing opens: every entry would be reported unreadable, and none rewrapped.
         if (!sealing)
           throw new UsageError('rewrap-tokens needs PORTICO_TOKEN_KEYS: the keys the API uses, the new one first');
-        const { rewrapTokens } = await import('../features/connections/vault/index.js');
+        const { rewrapTokens } = await import('../features/connections/index.js');
         const report = await rewrapTokens(tokens, keyring, {
           onBatch: (sofar) => console.error(`portico: rewrap-tokens: ${JSON.stringify(sofar)}`),
         });

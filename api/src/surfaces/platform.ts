@@ -4,7 +4,7 @@ import { appUserRoutes } from '../features/app-users/platform.routes.js';
 import { ingestRoutes } from '../features/clinical/platform.routes.js';
 import { completeSessionRoute, linkTokenRoute } from '../features/connect-sessions/platform.routes.js';
 import { patientRoutes } from '../features/patients/platform.routes.js';
-import { syncRoutes } from '../features/connections/platform.routes.js';
+import { revokeConnectionRoute, syncRoutes } from '../features/connections/platform.routes.js';
 import { webhookDeliveryRoutes } from '../features/webhooks/deliveries.platform.routes.js';
 import { webhookEndpointRoutes } from '../features/webhooks/platform.routes.js';
 import { ApiRouter } from '../shared/http/openapi.js';
@@ -16,6 +16,7 @@ export type PlatformContext = DepsOf<typeof patientRoutes> &
   DepsOf<typeof webhookEndpointRoutes> &
   DepsOf<typeof webhookDeliveryRoutes> &
   DepsOf<typeof appUserRoutes> &
+  DepsOf<typeof revokeConnectionRoute> &
   DepsOf<typeof linkTokenRoute> &
   DepsOf<typeof completeSessionRoute> &
   DepsOf<typeof ingestRoutes> &
@@ -28,6 +29,7 @@ export function platformSurface(context: PlatformContext): ApiRouter {
   webhookEndpointRoutes(platform, context);
   webhookDeliveryRoutes(platform, context);
   appUserRoutes(platform, context);
+  revokeConnectionRoute(platform, context);
   linkTokenRoute(platform, context);
   completeSessionRoute(platform, context);
   ingestRoutes(platform, context);

@@ -15,6 +15,11 @@ import { isLoincCode, sensitivityCodes } from '../clinical/index.js';
 import type { CreateKey, Grants } from './schema.js';
 import { changing, type Generations } from '../../shared/infra/generations.js';
 
+/** What admin needs of the connections' syncs: those paused while an account or app was suspended resume. */
+export interface PausedSyncs {
+  resumeAccount(accountId: string, now: Date): Promise<void>;
+}
+
 export interface AdminServiceDeps {
   accounts: AccountStore;
   keys: ApiKeyStore;
@@ -25,8 +30,8 @@ export interface AdminServiceDeps {
   /** Signs the lists' cursors. */
   cursors: CursorCodec;
   clock: Clock;
-  /** An account, or one of its apps, is active again: what was paused while it was not resumes (features/sync). */
-  onReactivated?: (accountId: string) => Promise<void>;
+  /** An account, or one of its apps, is active again: the syncs paused while it was not resume (features/connections). */
+  syncs?: PausedSyncs;
 }
 
 /** A page of an admin list and the cursor of the next, when there is one. */
@@ -64,7 +69,7 @@ export class AdminService {
   async setAccountStatus(id: string, status: CustomerAccount['status']): Promise<CustomerAccount> {
     const account = await this.deps.accounts.setStatus(id, status, this.deps.clock.now());
     if (!account) throw notFound('customer account');
-    if (status === 'ACTIVE') await this.deps.onReactivated?.(account.id);
+    if (status === 'ACTIVE') await this.deps.syncs?.resumeAccount(account.id, this.deps.clock.now());
     return account;
   }
 
@@ -130,7 +135,7 @@ export class AdminService {
       this.deps.apps.update(id, changes, this.deps.clock.now()),
     );
     if (!app) throw notFound('app');
-    if (changes.status === 'ACTIVE') await this.deps.onReactivated?.(app.accountId);
+    if (changes.status === 'ACTIVE') await this.deps.syncs?.resumeAccount(app.accountId, this.deps.clock.now());
     return app;
   }
 

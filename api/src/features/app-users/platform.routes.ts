@@ -1,5 +1,5 @@
-// App users and their connections on the platform surface: read, tombstone, revoke one connection. The
-// lifecycle is AppUserService's (api/src/app-users); app users belong to the customer account.
+// App users on the platform surface: read, tombstone. The lifecycle is AppUserService's; app users belong to the
+// customer account. Revoking one connection is features/connections' (its platform.routes.ts).
 import { principalOf, requireScope } from '../../shared/http/auth.js';
 import {
   ifMatch,
@@ -9,12 +9,12 @@ import {
   IF_NONE_MATCH,
 } from '../../shared/http/conditional.js';
 import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
-import { invalidField, notFound } from '../../shared/http/errors.js';
+import { invalidField } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
 import { presentAppUser, type SyncView } from './presenter.js';
-import { AppUserParams, AppUserView, ConnectionParams } from './schema.js';
-import { UUID, APP_USER_ID, APP_USER_ID_RULE } from '../../shared/http/ids.js';
+import { AppUserParams, AppUserView } from './schema.js';
+import { APP_USER_ID, APP_USER_ID_RULE } from '../../shared/http/ids.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import type { AppUserService } from './service.js';
 
@@ -31,11 +31,11 @@ export function appUserRoutes(
   {
     users,
     idempotent,
-    syncOf,
+    syncStates,
   }: {
     users: AppUserService;
-    /** A signed-in connection's sync state (features/sync). */
-    syncOf: (connectionId: string) => Promise<(SyncView & { version: number }) | null>;
+    /** Where signed-in connections' syncs stand (features/connections). */
+    syncStates: { state(connectionId: string): Promise<(SyncView & { version: number }) | null> };
   } & Pick<RouteGuards, 'idempotent'>,
 ): void {
   const byId = validate({ params: AppUserParams });
@@ -60,7 +60,7 @@ export function appUserRoutes(
       // The entity tag covers the user and the syncs of its signed-in connections, which change on their own.
       const syncs = new Map<string, SyncView & { version: number }>();
       for (const c of user?.connections ?? []) {
-        const sync = c.health ? await syncOf(c.id) : null;
+        const sync = c.health ? await syncStates.state(c.id) : null;
         if (sync) syncs.set(c.id, sync);
       }
       const tag = [user?.version ?? 0, ...[...syncs.values()].map((s) => s.version)].join('.');
@@ -88,27 +88,6 @@ export function appUserRoutes(
         appUserIdOf(byId.get(ctx).params.appUserId),
         preconditionOf(ctx),
       );
-      ctx.status = 204;
-    },
-  );
-
-  const connection = validate({ params: ConnectionParams });
-  api.delete(
-    '/connections/:connectionId',
-    {
-      operationId: 'revokeConnection',
-      summary: 'Revoke one connection',
-      description:
-        "Emits `connection.revoked`; when it was the user's last live connection the user moves ACTIVE → LIMITED (emits `app_user.limited`). An absent, already revoked or another account's connection is 404.",
-      tags,
-      responses: { 204: { description: 'Revoked.' } },
-    },
-    requireScope('app_user:write'),
-    connection,
-    idempotent(),
-    async (ctx) => {
-      const id = connection.get(ctx).params.connectionId;
-      if (!UUID.test(id) || !(await users.revoke(principalOf(ctx).accountId, id))) throw notFound('connection');
       ctx.status = 204;
     },
   );

@@ -1,6 +1,6 @@
 import type { AppUser } from './store.js';
 
-/** A signed-in connection's sync, as `GET /app-users/{id}` shows it (features/sync). */
+/** A signed-in connection's sync, as `GET /app-users/{id}` shows it (features/connections/sync). */
 export interface SyncView {
   status: 'IDLE' | 'RUNNING' | 'FAILED';
   lastSyncedAt: Date | null;

@@ -44,6 +44,11 @@ export class ActiveCatalog {
     return this.current;
   }
 
+  /** The served catalog's brand; undefined when it lists none of that id (or no catalog is loaded yet). */
+  brand(id: string): CatalogBrand | undefined {
+    return this.current?.index.get(id);
+  }
+
   /** Ready when the active snapshot, if there is one, is loaded. */
   get ready(): boolean {
     return this.current !== null || !this.pointerSeen;

@@ -4,12 +4,12 @@
 // appUserId, the redirect URI and, when given, the brand or the connection to reconnect; it is opaque, kept only as
 // its SHA-256, used once, and lives 30 minutes (as long as a session).
 import type { Clock } from '#core/clock.js';
-import type { AppUserService } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
 import type { Principal } from '../../shared/http/auth.js';
 import { AppError, invalidField } from '../../shared/http/errors.js';
 import { hashKey, randomBase62 } from '../../shared/http/keys.js';
 import type { LinkToken, LinkTokenStore } from './link-token-store.js';
+import type { ServedBrands, SessionConnections } from './ports.js';
 import type { InitiateSession, MintLinkToken } from './schema.js';
 
 export const LINK_TOKEN_TTL_MS = 30 * 60_000;
@@ -22,8 +22,8 @@ const BOUND = ['appUserId', 'redirectUri', 'brandId', 'connectionId'] as const;
 export interface LinkTokenServiceDeps {
   tokens: LinkTokenStore;
   apps: AppStore;
-  users: AppUserService;
-  brandExists: (brandId: string) => boolean;
+  connections: Pick<SessionConnections, 'connectionOf'>;
+  brands: ServedBrands;
   clock: Clock;
 }
 
@@ -53,13 +53,18 @@ export class LinkTokenService {
       );
     if (!app.redirectUris.includes(input.redirectUri))
       throw invalidField('body', 'redirectUri', "is not one of the app's redirectUris");
-    if (input.brandId !== undefined && !this.deps.brandExists(input.brandId))
+    if (input.brandId !== undefined && this.deps.brands.brand(input.brandId) === undefined)
       throw invalidField('body', 'brandId', 'is not a brand of the catalog');
     if (input.connectionId !== undefined) {
       if (input.brandId === undefined)
         throw invalidField('body', 'brandId', "is required with connectionId (the connection's brand)");
       const { appUserId, brandId, connectionId } = input;
-      await checkReconnect(this.deps.users, principal.accountId, { appId: app.id, appUserId, brandId, connectionId });
+      await checkReconnect(this.deps.connections, principal.accountId, {
+        appId: app.id,
+        appUserId,
+        brandId,
+        connectionId,
+      });
     }
     const linkToken = `lt_${randomBase62(BODY_LENGTH)}`;
     const now = this.deps.clock.now();
@@ -145,11 +150,11 @@ export function mismatchesOf(token: LinkToken, appId: string | null | undefined,
 
 /** A reconnect names a live connection of this app, app user and brand that waits for its patient to sign in again. */
 export async function checkReconnect(
-  users: AppUserService,
+  connections: Pick<SessionConnections, 'connectionOf'>,
   accountId: string,
   input: { appId: string; appUserId: string; brandId: string; connectionId: string },
 ): Promise<void> {
-  const record = await users.connectionOf(accountId, input.connectionId);
+  const record = await connections.connectionOf(accountId, input.connectionId);
   const { connection } = record ?? {};
   if (
     !record ||

@@ -75,6 +75,6 @@ export function connectSessionRoutes(
   );
 }
 
-/** The authorizeUrl of a session: opaque to the app, single use (features/smart/launch.service.ts). */
+/** The authorizeUrl of a session: opaque to the app, single use (features/connections/launch/launch.service.ts). */
 export const launchUrl = (origin: string, sessionId: string, secret: string): string =>
   `${origin}/api/sdk/v1/connect/launch/${sessionId}.${secret}`;

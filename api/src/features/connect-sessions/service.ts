@@ -5,12 +5,12 @@
 // (initiate-limits.ts); a suspended app's sessions cannot be completed.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '#core/clock.js';
-import type { AppUserService } from '../app-users/index.js';
-import type { Connection } from '../app-users/index.js';
+import type { AppUserService, Connection } from '../app-users/index.js';
 import type { Principal } from '../../shared/http/auth.js';
 import { AppError, invalidField, notFound } from '../../shared/http/errors.js';
 import type { InitiateLimits } from './initiate-limits.js';
 import { checkReconnect, type LinkTokenService } from './link-tokens.js';
+import type { ServedBrands, SessionConnections, SignIns } from './ports.js';
 import type { AppStore } from '../apps/index.js';
 import type { ConnectSession, SessionStore } from './store.js';
 import type { InitiateSession } from './schema.js';
@@ -22,17 +22,13 @@ const CLAIM_MS = 30_000;
 
 export interface ConnectSessionServiceDeps {
   sessions: SessionStore;
-  users: AppUserService;
+  users: Pick<AppUserService, 'provision'>;
+  connections: SessionConnections;
   limits: InitiateLimits;
   links: LinkTokenService;
   apps: AppStore;
-  /** Whether the served catalog has the brand. */
-  brandExists: (brandId: string) => boolean;
-  /**
-   * Whether Portico can lead a patient to the brand's sign-in (a client registration, an admissible URL, endpoints
-   * on the hosts it pins); without a brand, whether any brand is.
-   */
-  brandConnectable: (brandId?: string) => Promise<boolean>;
+  brands: ServedBrands;
+  signIns: SignIns;
   clock: Clock;
 }
 
@@ -61,7 +57,7 @@ export class ConnectSessionService {
         'brandId',
         'is required without redirectUri (Portico Connect returns the patient there)',
       );
-    if (input.brandId !== undefined && !this.deps.brandExists(input.brandId))
+    if (input.brandId !== undefined && this.deps.brands.brand(input.brandId) === undefined)
       throw invalidField('body', 'brandId', 'is not a brand of the catalog');
     if (input.linkToken !== undefined && input.redirectUri === undefined)
       throw invalidField('body', 'linkToken', 'is used only with redirectUri (a session the patient signs in to)');
@@ -120,21 +116,21 @@ export class ConnectSessionService {
     if (input.brandId === undefined) {
       if (input.connectionId !== undefined)
         throw invalidField('body', 'brandId', "is required with connectionId (the connection's brand)");
-      if (!(await this.deps.brandConnectable()))
+      if (!this.deps.signIns.anyConnectable())
         throw new AppError(
           'BRAND_NOT_CONNECTABLE',
           'Portico holds no client registration for any health system (PORTICO_SMART_CLIENTS), so Portico Connect has nothing to offer.',
         );
       return; // the patient chooses in Portico Connect
     }
-    if (!(await this.deps.brandConnectable(input.brandId)))
+    if (!(await this.deps.signIns.connectable(input.brandId)))
       throw new AppError(
         'BRAND_NOT_CONNECTABLE',
         "Portico cannot lead a patient to this brand's sign-in: it holds no client registration for its health system, or the brand's endpoints are not where its registration allows. Complete sessions for it from your backend instead.",
         { brandId: input.brandId },
       );
     if (input.connectionId === undefined) return;
-    await checkReconnect(this.deps.users, principal.accountId, {
+    await checkReconnect(this.deps.connections, principal.accountId, {
       appId: principal.appId!,
       appUserId: input.appUserId,
       brandId: input.brandId,
@@ -210,7 +206,7 @@ export class ConnectSessionService {
     const connectionId = session.status === 'COMPLETING' ? session.connectionId! : randomUUID();
     const claimed = await this.deps.sessions.claim(session, connectionId, now, new Date(now.getTime() + CLAIM_MS));
     if (!claimed) throw completed();
-    const connection = await this.deps.users.connect(principal.accountId, session.appUserId, {
+    const connection = await this.deps.connections.connect(principal.accountId, session.appUserId, {
       appId: session.appId,
       brandId: session.brandId,
       sessionId: session.id,

@@ -37,7 +37,7 @@ export interface ConnectSession {
   stateHash?: string | null;
   codeVerifier?: SealedValue | null;
   callbackUri?: string | null;
-  /** SHA-256 of the secret the launching browser holds in its cookie (features/smart/browser-binding.ts). */
+  /** SHA-256 of the secret the launching browser holds in its cookie (features/connections/launch/browser-binding.ts). */
   bindingHash?: string | null;
   /** The issuer the launch discovered, and whether it promised `iss` on its answers (RFC 9207). */
   issuer?: string | null;
@@ -47,7 +47,7 @@ export interface ConnectSession {
 
 export type SessionStatus = 'PENDING' | 'COMPLETING' | 'COMPLETED' | 'LAUNCHED' | 'EXCHANGING' | 'FAILED';
 
-/** An encrypted value (features/token-vault/keyring.ts), as stored. */
+/** An encrypted value (features/connections/vault/keyring.ts), as stored. */
 export interface SealedValue {
   /** 2: the additional data binds account, connection, field and FHIR base URL; absent: connection and field. */
   aad?: 2;

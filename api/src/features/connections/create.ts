@@ -1,32 +1,34 @@
-// The composition of Portico's connections to health systems (docs/connecting.md): client registrations, discovery,
-// the OAuth client, the token vault, the launch and the sync with its worker. Built by wiring.ts from what it made;
-// kept apart so the composition root stays readable.
+// Portico's connections to health systems, built (docs/connecting.md; docs/architecture.md, "Connections"): the
+// client registrations, discovery and the OAuth client (features/smart), the token vault, the connection lifecycle,
+// the sync with its worker, and the launch. The composition root calls createConnections once.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { Clock } from '#core/clock.js';
-import type { CatalogBrand } from '#core/catalog/model.js';
 import type { DocumentLocks } from '#core/infra/locks.js';
 import { policyFetch } from '#core/net/policy-fetch.js';
 import { parseTokenKeys, type Config, type TokenKey } from '../../config.js';
-import type { AppUserService } from '../app-users/index.js';
+import type { AppUserStore, UserTransitions } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
 import type { AccountStore } from '../accounts/index.js';
 import type { IngestService } from '../clinical/index.js';
-import type { SessionStore } from '../connect-sessions/index.js';
-import { LaunchService } from './launch/launch.service.js';
+import type { ServedBrands, SessionStore } from '../connect-sessions/index.js';
+import type { EventOutbox } from '../events/index.js';
 import { loadRegistrations, Registrations, SmartDiscovery, SmartOAuthClient } from '../smart/index.js';
+import { LaunchService } from './launch/launch.service.js';
+import { ConnectionService } from './lifecycle.js';
 import { SyncRunner } from './sync/runner.js';
+import { SyncSchedule } from './sync/schedule.js';
 import { SyncService } from './sync/service.js';
 import { SyncRepository } from './sync/store.js';
+import { TokenDisposal } from './vault/disposal.js';
 import { Keyring } from './vault/keyring.js';
 import { TokenVault } from './vault/vault.js';
 import { TokenRepository } from './vault/store.js';
 import { vaultEntriesGauge } from './vault/rewrap.js';
-import type { Registry } from 'prom-client';
-import type { EventOutbox } from '../events/index.js';
 
 /** The largest answers read from a health system: discovery and token answers are a few KiB. A page is streamed
  * (never held whole), so its cap only bounds a server that will not stop: 100 resources of 1 MiB and more. */
@@ -36,27 +38,36 @@ const SYNC_LEASE_MS = 120_000;
 /** The sandbox EHR's demo client (sandbox/src: DEMO_CLIENT_ID). */
 export const SANDBOX_CLIENT_ID = 'portico-demo';
 
-export interface HealthLinkDeps {
+export interface ConnectionsDeps {
   config: Config;
   db: Db;
   longDb: Db;
   locks: DocumentLocks;
   clock: Clock;
   logger: Logger;
-  users: () => AppUserService;
+  /** The app users' documents, which hold their connections, and the transitions that change them. */
+  users: AppUserStore;
+  transitions: UserTransitions;
   apps: AppStore;
   accounts: AccountStore;
   sessions: SessionStore;
   ingest: IngestService;
   outbox: EventOutbox;
-  brand: (brandId: string) => CatalogBrand | undefined;
+  brands: ServedBrands;
   /** How often each replica looks for due syncs (tests: shorter). */
   syncPollMs?: number;
   /** Where `portico_vault_entries{kid}` is shown (/metrics). */
   registry?: Registry;
 }
 
-export async function buildHealthLinks(deps: HealthLinkDeps) {
+export type Connections = Awaited<ReturnType<typeof createConnections>>;
+
+/**
+ * Builds the connections, each part from those before it: the SMART client, the token store and its disposal, the
+ * lifecycle (which revokes through the disposal and the sync store), the vault (which gives a refused grant up
+ * through the lifecycle), the sync and its worker, and the launch.
+ */
+export async function createConnections(deps: ConnectionsDeps) {
   const { config, clock, logger } = deps;
   const configured = config.smart.clientsFile
     ? await loadRegistrations(config.smart.clientsFile)
@@ -73,88 +84,76 @@ export async function buildHealthLinks(deps: HealthLinkDeps) {
   const discovery = new SmartDiscovery(fetch, clock, allowInsecure);
   const oauth = new SmartOAuthClient(fetch, allowInsecure, clock);
   const tokens = new TokenRepository(deps.db, deps.locks);
+  const disposal = new TokenDisposal({ store: tokens, keyring, oauth, discovery, registrations });
+  const syncStore = new SyncRepository(deps.db, deps.locks);
+  await syncStore.init(deps.longDb);
+  const lifecycle = new ConnectionService({
+    users: deps.users,
+    transitions: deps.transitions,
+    outbox: deps.outbox,
+    tokens: disposal,
+    syncs: syncStore,
+    clock,
+  });
   const vault = new TokenVault({
     store: tokens,
     keyring,
     oauth,
     discovery,
-    registrations: () => registrations,
+    registrations,
     clock,
-    onGrantRefused: async (record, reason) => {
-      await deps.users().requireReauthorization(record.accountId, record.connectionId, reason);
-    },
+    disposal,
+    connections: lifecycle,
   });
   if (deps.registry) vaultEntriesGauge(deps.registry, tokens, keyring);
-  const syncStore = new SyncRepository(deps.db, deps.locks);
-  await syncStore.init(deps.longDb);
   const syncs = new SyncService({
     store: syncStore,
-    users: deps.users(),
+    connections: lifecycle,
     ingest: deps.ingest,
     outbox: deps.outbox,
     pages: {
       fetch: policyFetch({ allowInsecure, maxBytes: MAX_PAGE_BYTES, stream: true }),
       vault,
-      pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
     },
-    forget: (id) => vault.forget(id),
-    suspended: async (accountId, appId) => {
-      // As stored now: a reactivation made anywhere (the command line, another replica) counts at once.
-      const [account, app] = await Promise.all([deps.accounts.find(accountId), deps.apps.find(appId)]);
-      return account?.status !== 'ACTIVE' || app?.status !== 'ACTIVE';
-    },
+    tokens: disposal,
+    accounts: deps.accounts,
+    apps: deps.apps,
     clock,
     intervalMs: config.smart.syncIntervalMs,
     leaseMs: SYNC_LEASE_MS,
   });
-  const runner = new SyncRunner(syncStore, syncs, clock, logger, {
+  const syncRunner = new SyncRunner(syncStore, syncs, clock, logger, {
     pollMs: deps.syncPollMs ?? 2_000,
     concurrency: 4,
     leaseMs: SYNC_LEASE_MS,
   });
   const launches = new LaunchService({
     sessions: deps.sessions,
-    users: deps.users(),
+    connections: lifecycle,
     apps: deps.apps,
-    brand: deps.brand,
-    registrations: () => registrations,
+    brands: deps.brands,
+    registrations,
     discovery,
     oauth,
     vault,
     keyring,
     allowInsecure: config.smart.allowInsecure,
     sealing: keys !== undefined,
-    onConnecting: (sync, at) => syncStore.schedule(sync, at),
-    onConnected: ({ connectionId }) => {
-      syncStore
-        .requestNow(connectionId, clock.now())
-        .then(() => runner.wake())
-        .catch((error: unknown) =>
-          logger.warn(
-            { err: error, connectionId },
-            'sync: the first sync could not be made due now; it runs after its grace',
-          ),
-        );
-    },
+    syncs: new SyncSchedule(syncStore, syncRunner, clock, logger),
     clock,
   });
   return {
+    /** Connections made, renewed, waiting for their patient and revoked; app-users' ConnectionLifecycle. */
+    lifecycle,
     launches,
     vault,
     syncs,
-    syncRunner: runner,
+    syncRunner,
     syncStore,
     keyring,
     /** Whether tokens can be sealed for every replica (token keys given, or the development key). */
     sealing: keys !== undefined,
     tokens,
-    /** Revoked connections: their tokens deleted (and revoked at the health system), their syncs removed. */
-    onRevoked: async (ids: string[]) => {
-      for (const id of ids) {
-        await vault.forget(id);
-        await syncStore.remove(id, clock.now());
-      }
-    },
   };
 }
 

@@ -1,17 +1,52 @@
-// Asking for a signed-in connection's sync on the platform surface (docs/connecting.md, "Sync").
+// Connections on the platform surface: revoke one (docs/api.md), ask for a signed-in connection's sync
+// (docs/connecting.md, "Sync"). Two functions, so the surface mounts each where /openapi.json lists it.
 import { Type } from '@sinclair/typebox';
 import { principalOf, requireScope } from '../../shared/http/auth.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import { validate } from '../../shared/http/validate.js';
+import { notFound } from '../../shared/http/errors.js';
+import { UUID } from '../../shared/http/ids.js';
 import { ConnectionParams, presentSync, SyncView } from '../app-users/index.js';
+import type { ConnectionService } from './lifecycle.js';
+import type { SyncRunner } from './sync/runner.js';
 import type { SyncService } from './sync/service.js';
+
+export function revokeConnectionRoute(
+  api: ApiRouter,
+  { connections, idempotent }: { connections: Pick<ConnectionService, 'revoke'> } & Pick<RouteGuards, 'idempotent'>,
+): void {
+  const connection = validate({ params: ConnectionParams });
+  api.delete(
+    '/connections/:connectionId',
+    {
+      operationId: 'revokeConnection',
+      summary: 'Revoke one connection',
+      description:
+        "Emits `connection.revoked`; when it was the user's last live connection the user moves ACTIVE → LIMITED (emits `app_user.limited`). An absent, already revoked or another account's connection is 404.",
+      tags: ['App users'],
+      responses: { 204: { description: 'Revoked.' } },
+    },
+    requireScope('app_user:write'),
+    connection,
+    idempotent(),
+    async (ctx) => {
+      const id = connection.get(ctx).params.connectionId;
+      if (!UUID.test(id) || !(await connections.revoke(principalOf(ctx).accountId, id))) throw notFound('connection');
+      ctx.status = 204;
+    },
+  );
+}
 
 const SyncAccepted = Type.Object({ connectionId: Type.String({ format: 'uuid' }), sync: SyncView });
 
 export function syncRoutes(
   api: ApiRouter,
-  { syncs, wakeSync, idempotent }: { syncs: SyncService; wakeSync: () => void } & Pick<RouteGuards, 'idempotent'>,
+  {
+    syncs,
+    syncWorker,
+    idempotent,
+  }: { syncs: Pick<SyncService, 'request'>; syncWorker: Pick<SyncRunner, 'wake'> } & Pick<RouteGuards, 'idempotent'>,
 ): void {
   const connection = validate({ params: ConnectionParams });
   api.post(
@@ -30,7 +65,7 @@ export function syncRoutes(
     async (ctx) => {
       const { connectionId } = connection.get(ctx).params;
       const state = await syncs.request(principalOf(ctx), connectionId);
-      wakeSync();
+      syncWorker.wake();
       ctx.status = 202;
       ctx.body = {
         connectionId,

@@ -1,8 +1,11 @@
-// The app-user lifecycle's rules against the in-memory store and outbox: each transition, its events and
-// the change each event was recorded with, refusals, and a lost race decided again on what was written.
+// The app-user lifecycle's rules against the in-memory store and outbox, with its connections' (features/connections,
+// lifecycle.ts): each transition, its events and the change each event was recorded with, refusals, a lost race
+// decided again on what was written, and what a revoked connection held elsewhere let go.
 import { expect } from 'chai';
 import { FakeAppUserStore } from '../../../../api/src/features/app-users/fake-store.js';
-import { AppUserService, MAX_CONNECTIONS_PER_USER } from '../../../../api/src/features/app-users/service.js';
+import { AppUserService } from '../../../../api/src/features/app-users/service.js';
+import { UserTransitions } from '../../../../api/src/features/app-users/transitions.js';
+import { ConnectionService, MAX_CONNECTIONS_PER_USER } from '../../../../api/src/features/connections/lifecycle.js';
 import { FakeOutbox } from '../../../../api/src/features/events/fake-outbox.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 
@@ -20,12 +23,25 @@ describe('app users: the lifecycle service (fakes)', () => {
   let store: FakeAppUserStore;
   let outbox: FakeOutbox;
   let service: AppUserService;
+  let connections: ConnectionService;
+  /** The connections whose tokens were forgotten and whose syncs were removed, in order. */
+  let ended: { forgotten: string[]; removed: string[] };
   const clock = new ManualClock(new Date('2026-11-23T10:00:00.000Z'));
 
   beforeEach(() => {
     store = new FakeAppUserStore();
     outbox = new FakeOutbox(clock);
-    service = new AppUserService({ users: store, outbox, clock });
+    const transitions = new UserTransitions({ users: store, outbox, clock });
+    ended = { forgotten: [], removed: [] };
+    connections = new ConnectionService({
+      users: store,
+      transitions,
+      outbox,
+      tokens: { forget: async (id) => void ended.forgotten.push(id) },
+      syncs: { remove: async (id) => void ended.removed.push(id) },
+      clock,
+    });
+    service = new AppUserService({ users: store, transitions, connections });
   });
   const types = () => outbox.committed.map((e) => e.type);
 
@@ -43,13 +59,13 @@ describe('app users: the lifecycle service (fakes)', () => {
 
   it('activates on the first connection only, and goes back to LIMITED with the last revoke', async () => {
     await service.provision(ACCOUNT, 'u2');
-    const first = await service.connect(ACCOUNT, 'u2', link());
-    const second = await service.connect(ACCOUNT, 'u2', link('brand-b'));
+    const first = await connections.connect(ACCOUNT, 'u2', link());
+    const second = await connections.connect(ACCOUNT, 'u2', link('brand-b'));
     expect((await service.state(ACCOUNT, 'u2')).state).to.equal('ACTIVE');
-    expect(await service.revoke(ACCOUNT, first.id)).to.equal(true);
+    expect(await connections.revoke(ACCOUNT, first.id)).to.equal(true);
     expect((await service.state(ACCOUNT, 'u2')).state).to.equal('ACTIVE');
-    expect(await service.revoke(ACCOUNT, second.id)).to.equal(true);
-    expect(await service.revoke(ACCOUNT, second.id)).to.equal(false);
+    expect(await connections.revoke(ACCOUNT, second.id)).to.equal(true);
+    expect(await connections.revoke(ACCOUNT, second.id)).to.equal(false);
     expect((await service.state(ACCOUNT, 'u2')).state).to.equal('LIMITED');
     expect(types()).to.deep.equal([
       'app_user.limited',
@@ -61,36 +77,39 @@ describe('app users: the lifecycle service (fakes)', () => {
       'app_user.limited',
     ]);
     expect((await store.connection(ACCOUNT, first.id))!.revokedAt).to.be.instanceOf(Date);
+    expect(ended).to.deep.equal({ forgotten: [first.id, second.id], removed: [first.id, second.id] });
   });
 
   it('keeps a connection of another account out of reach', async () => {
     await service.provision(ACCOUNT, 'u3');
-    const connection = await service.connect(ACCOUNT, 'u3', link());
-    expect(await service.revoke('00000000-0000-4000-8000-00000000ffff', connection.id)).to.equal(false);
+    const connection = await connections.connect(ACCOUNT, 'u3', link());
+    expect(await connections.revoke('00000000-0000-4000-8000-00000000ffff', connection.id)).to.equal(false);
     expect((await service.state(ACCOUNT, 'u3')).state).to.equal('ACTIVE');
   });
 
   it('tombstones for good, revoking every connection; refuses to connect or provision afterwards', async () => {
     await service.provision(ACCOUNT, 'u4');
-    await service.connect(ACCOUNT, 'u4', link());
+    const connection = await connections.connect(ACCOUNT, 'u4', link());
     await service.tombstone(ACCOUNT, 'u4');
     await service.tombstone(ACCOUNT, 'u4');
     expect(types().slice(-2)).to.deep.equal(['connection.revoked', 'app_user.tombstoned']);
+    expect(ended).to.deep.equal({ forgotten: [connection.id], removed: [connection.id] });
+    expect((await store.connection(ACCOUNT, connection.id))!.revokedAt).to.be.instanceOf(Date);
     await expectConflict(service.provision(ACCOUNT, 'u4'));
-    await expectConflict(service.connect(ACCOUNT, 'u4', link()));
+    await expectConflict(connections.connect(ACCOUNT, 'u4', link()));
     expect((await service.find(ACCOUNT, 'u4'))!.connections).to.deep.equal([]);
   });
 
   it('makes one connection of a session however often it is asked, and caps live connections', async () => {
     await service.provision(ACCOUNT, 'u5');
     const once = link();
-    const made = await service.connect(ACCOUNT, 'u5', once);
-    expect(await service.connect(ACCOUNT, 'u5', once)).to.deep.equal(made); // the same claim finishing: the same connection
+    const made = await connections.connect(ACCOUNT, 'u5', once);
+    expect(await connections.connect(ACCOUNT, 'u5', once)).to.deep.equal(made); // the same claim finishing: the same connection
     await expectConflict(
-      service.connect(ACCOUNT, 'u5', { ...once, connectionId: '00000000-0000-4000-8000-0000000000aa' }),
+      connections.connect(ACCOUNT, 'u5', { ...once, connectionId: '00000000-0000-4000-8000-0000000000aa' }),
     );
-    for (let i = 1; i < MAX_CONNECTIONS_PER_USER; i++) await service.connect(ACCOUNT, 'u5', link());
-    const refused = await service.connect(ACCOUNT, 'u5', link()).catch((e: { code: string }) => e.code);
+    for (let i = 1; i < MAX_CONNECTIONS_PER_USER; i++) await connections.connect(ACCOUNT, 'u5', link());
+    const refused = await connections.connect(ACCOUNT, 'u5', link()).catch((e: { code: string }) => e.code);
     expect(refused).to.equal('LIMIT_EXCEEDED');
   });
 
@@ -105,7 +124,7 @@ describe('app users: the lifecycle service (fakes)', () => {
       }
       return update(...args);
     };
-    await expectConflict(service.connect(ACCOUNT, 'u6', link()));
+    await expectConflict(connections.connect(ACCOUNT, 'u6', link()));
     expect(types()).to.deep.equal(['app_user.limited', 'app_user.tombstoned']);
   });
 });

@@ -122,7 +122,7 @@ interface ReadObservation {
 }
 
 /**
- * Resources from a health system's search (features/sync): each checked as ingest checks an entry, the valid ones
+ * Resources from a health system's search (features/connections/sync): each checked as ingest checks an entry, the valid ones
  * kept (a repeated id: the later copy), the others counted, since one bad record must not stop a patient's sync.
  */
 export function readObservations(resources: unknown[]): { observations: NormalizedObservation[]; invalid: number } {

@@ -14,11 +14,15 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { Clock } from '#core/clock.js';
-import type { CatalogBrand } from '#core/catalog/model.js';
 import { assertPublicHost } from '#core/net/address-policy.js';
-import type { AppUserService } from '../../app-users/index.js';
 import type { AppStore } from '../../apps/index.js';
-import { digest, type ConnectSession, type SealedValue, type SessionStore } from '../../connect-sessions/index.js';
+import {
+  digest,
+  type ConnectSession,
+  type SealedValue,
+  type ServedBrands,
+  type SessionStore,
+} from '../../connect-sessions/index.js';
 import { UUID } from '../../../shared/http/ids.js';
 import {
   authorizationUrl,
@@ -32,13 +36,15 @@ import {
   type SmartServer,
 } from '../../smart/index.js';
 import type { Bindings } from './browser-binding.js';
-import { connectSignedIn, type ConnectingSync, type TokenKeeper } from './signed-in-connection.js';
+import type { ConnectionService } from '../lifecycle.js';
+import type { SyncSchedule } from '../sync/schedule.js';
+import { connectSignedIn, type TokenKeeper } from './signed-in-connection.js';
 
-export type { ConnectingSync, TokenKeeper };
+export type { TokenKeeper };
 
 export const CALLBACK_PATH = '/api/sdk/v1/connect/callback';
 
-/** Seals and opens values (features/token-vault's keyring). */
+/** Seals and opens values (vault/keyring.ts). */
 export interface Sealer {
   seal(plaintext: string, context: string): SealedValue;
   open(sealed: SealedValue, context: string): string;
@@ -52,11 +58,11 @@ export const INITIATE_DISCOVERY_MS = 3_000;
 
 export interface LaunchServiceDeps {
   sessions: SessionStore;
-  users: AppUserService;
+  connections: Pick<ConnectionService, 'connect' | 'connectionOf' | 'reauthorized' | 'requireReauthorization'>;
   apps: AppStore;
-  /** The served catalog's brand. */
-  brand: (brandId: string) => CatalogBrand | undefined;
-  registrations: () => Registrations;
+  /** The served catalog. */
+  brands: ServedBrands;
+  registrations: Registrations;
   discovery: SmartDiscovery;
   oauth: SmartOAuthClient;
   vault: TokenKeeper;
@@ -65,13 +71,8 @@ export interface LaunchServiceDeps {
   allowInsecure: boolean;
   /** Whether tokens can be sealed for every replica (token keys given, or the development key): else nothing connects. */
   sealing: boolean;
-  /**
-   * Before the tokens are stored: the connection's sync is scheduled a grace period ahead, so that if this process
-   * dies before the connection is made, that sync finds no connection and deletes (and revokes) the tokens.
-   */
-  onConnecting: (connection: ConnectingSync, at: Date) => Promise<void>;
-  /** The connection was made or renewed: its first sync is due now. */
-  onConnected: (connection: ConnectingSync) => void;
+  /** The connection's sync: scheduled before its tokens are stored, due at once when it is made (sync/schedule.ts). */
+  syncs: Pick<SyncSchedule, 'connecting' | 'connected'>;
   clock: Clock;
 }
 
@@ -128,7 +129,7 @@ export class LaunchService {
 
   /** Whether any brand can be connected (registrations, and a key to seal tokens): else the picker is pointless. */
   anyConnectable(): boolean {
-    return this.deps.sealing && !this.deps.registrations().isEmpty();
+    return this.deps.sealing && !this.deps.registrations.isEmpty();
   }
 
   /**
@@ -137,8 +138,8 @@ export class LaunchService {
    * in time the brand counts as connectable and the launch decides.
    */
   async connectable(brandId: string): Promise<boolean> {
-    const brand = this.deps.brand(brandId);
-    const registration = brand && this.deps.registrations().for(brand);
+    const brand = this.deps.brands.brand(brandId);
+    const registration = brand && this.deps.registrations.for(brand);
     if (!this.deps.sealing || !brand || !registration || !this.admits(brand.fhirBaseUrl)) return false;
     let server: SmartServer;
     try {
@@ -175,18 +176,18 @@ export class LaunchService {
     if (app?.status !== 'ACTIVE') return this.fail(found, ['PENDING'], 'app_suspended');
     let session = found;
     if (session.brandId === null) {
-      if (chosen === undefined || !this.deps.brand(chosen)) return { kind: 'picker', appName: app.name };
+      if (chosen === undefined || !this.deps.brands.brand(chosen)) return { kind: 'picker', appName: app.name };
       if (!(await this.connectable(chosen)))
         return {
           kind: 'picker',
           appName: app.name,
-          notice: `${this.deps.brand(chosen)!.name} cannot be connected through Portico yet. Choose another health system, or go back to ${app.name}.`,
+          notice: `${this.deps.brands.brand(chosen)!.name} cannot be connected through Portico yet. Choose another health system, or go back to ${app.name}.`,
         };
       session = { ...session, brandId: chosen, picked: true };
     }
     const pickedNow = found.brandId === null;
-    const brand = this.deps.brand(session.brandId!);
-    const registration = brand && this.deps.registrations().for(brand);
+    const brand = this.deps.brands.brand(session.brandId!);
+    const registration = brand && this.deps.registrations.for(brand);
     let server;
     try {
       if (!brand || !registration) throw new Error('the brand is no longer connectable');
@@ -265,8 +266,8 @@ export class LaunchService {
     if (!exchanging) return INVALID_STATE;
     const app = await this.deps.apps.find(session.appId);
     if (app?.status !== 'ACTIVE') return this.fail(session, ['EXCHANGING'], 'app_suspended');
-    const brand = this.deps.brand(session.brandId!);
-    const registration = brand && this.deps.registrations().for(brand);
+    const brand = this.deps.brands.brand(session.brandId!);
+    const registration = brand && this.deps.registrations.for(brand);
     if (!brand || !registration) return this.fail(session, ['EXCHANGING'], 'brand_unavailable');
     let tokens: GrantedTokens;
     try {
@@ -290,7 +291,7 @@ export class LaunchService {
       connectionId,
       ...SPENT,
     });
-    this.deps.onConnected({
+    this.deps.syncs.connected({
       accountId: session.accountId,
       appUserId: session.appUserId,
       connectionId,
@@ -313,7 +314,7 @@ export class LaunchService {
     url.searchParams.set('session', session.id);
     for (const [name, value] of Object.entries(outcome)) if (value !== undefined) url.searchParams.set(name, value);
     if (!session.picked) return { kind: 'redirect', status: 303, location: url.href };
-    const brandName = session.brandId ? this.deps.brand(session.brandId)?.name : undefined;
+    const brandName = session.brandId ? this.deps.brands.brand(session.brandId)?.name : undefined;
     return {
       kind: 'end',
       location: url.href,

@@ -1,7 +1,7 @@
 // The sandbox EHR beside a development API (docs/connecting.md, "Sandbox"): `npm start` runs the repository's
 // sandbox (sandbox/src, a program of its own, which the API never imports) as a child process on loopback, with
 // its demo client's redirect URIs pointing at this API, and stops it with the API. The demo catalog lists its
-// brands, and the API's built-in development registration (health-links.ts) matches them.
+// brands, and the API's built-in development registration (connections/create.ts) matches them.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Logger } from 'pino';

@@ -9,10 +9,11 @@ import type { HealthLink } from '../../app-users/index.js';
 import type { ConnectSession } from '../../connect-sessions/index.js';
 import type { CatalogBrand } from '#core/catalog/model.js';
 import type { Clock } from '#core/clock.js';
-import type { AppUserService } from '../../app-users/index.js';
+import type { ConnectionService } from '../lifecycle.js';
+import type { ConnectingSync, SyncSchedule } from '../sync/schedule.js';
 import type { GrantedTokens } from '../../smart/index.js';
 
-/** What the launch needs of the token vault (features/token-vault), named here so the two features stay apart. */
+/** What the launch needs of the token vault (vault/). */
 export interface TokenKeeper {
   save(
     connectionId: string,
@@ -26,18 +27,11 @@ export interface TokenKeeper {
   discard(brand: Pick<CatalogBrand, 'id' | 'platformType' | 'fhirBaseUrl'>, tokens: GrantedTokens): void;
 }
 
-export interface ConnectingSync {
-  accountId: string;
-  appUserId: string;
-  connectionId: string;
-  brandId: string;
-}
-
 export interface SignedInDeps {
-  users: AppUserService;
+  connections: Pick<ConnectionService, 'connect' | 'connectionOf' | 'reauthorized' | 'requireReauthorization'>;
   vault: TokenKeeper;
   /** Before the tokens are stored: the connection's sync is scheduled a grace period ahead (see above). */
-  onConnecting: (connection: ConnectingSync, at: Date) => Promise<void>;
+  syncs: Pick<SyncSchedule, 'connecting'>;
   clock: Clock;
 }
 
@@ -55,20 +49,20 @@ export async function connectSignedIn(
   const vaultBrand = { id, platformType, fhirBaseUrl };
   const health: HealthLink = { fhirBaseUrl, patient: tokens.patient!, scope: tokens.scope };
   if (session.reconnect) {
-    const live = await deps.users.connectionOf(session.accountId, session.reconnect);
+    const live = await deps.connections.connectionOf(session.accountId, session.reconnect);
     const was = live?.connection.health;
     if (!was || was.patient !== health.patient || was.fhirBaseUrl !== fhirBaseUrl) {
       deps.vault.discard(vaultBrand, tokens);
       if (!was) return { error: 'connection_refused' };
-      await deps.users.requireReauthorization(session.accountId, session.reconnect, 'patient_mismatch');
+      await deps.connections.requireReauthorization(session.accountId, session.reconnect, 'patient_mismatch');
       return { error: 'patient_mismatch' };
     }
   }
   const connectionId = session.reconnect ?? randomUUID();
   const brandId = session.brandId!;
-  const sync = { accountId: session.accountId, appUserId: session.appUserId, connectionId, brandId };
+  const sync: ConnectingSync = { accountId: session.accountId, appUserId: session.appUserId, connectionId, brandId };
   try {
-    await deps.onConnecting(sync, new Date(deps.clock.now().getTime() + CONNECTING_GRACE_MS));
+    await deps.syncs.connecting(sync, new Date(deps.clock.now().getTime() + CONNECTING_GRACE_MS));
     await deps.vault.save(connectionId, session.accountId, vaultBrand, tokens);
   } catch {
     // Portico's own trouble (its database): nothing is connected, and nothing of the grant is kept.
@@ -78,9 +72,9 @@ export async function connectSignedIn(
   }
   try {
     if (session.reconnect) {
-      if (await deps.users.reauthorized(session.accountId, connectionId, health)) return connectionId;
+      if (await deps.connections.reauthorized(session.accountId, connectionId, health)) return connectionId;
     } else {
-      await deps.users.connect(session.accountId, session.appUserId, {
+      await deps.connections.connect(session.accountId, session.appUserId, {
         appId: session.appId,
         brandId,
         sessionId: session.id,

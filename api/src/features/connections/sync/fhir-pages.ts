@@ -4,6 +4,7 @@
 // of many MiB is never in memory whole. Deadlines: 15 s for the answer to start and for each part of it to come,
 // and 5 minutes of waiting for a whole page (the time the sync itself takes to store what it read does not count). Failures are SyncFailures whose
 // `reason` is the word `connection.sync_failed` carries.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { OutboundError, type PolicyFetch } from '#core/net/policy-fetch.js';
 import { ReauthorizationRequired, TokensUnreadable, type TokenBinding, type TokenVault } from '../vault/index.js';
 
@@ -28,8 +29,8 @@ export interface PageReaderDeps {
   /** A policy fetch in streaming mode. */
   fetch: PolicyFetch;
   vault: Pick<TokenVault, 'accessToken'>;
-  /** Waits out a Retry-After (injected: tests move time instead). */
-  pause: (ms: number) => Promise<void>;
+  /** Waits out a Retry-After; default: a timer (tests move time instead). */
+  pause?: (ms: number) => Promise<void>;
   /** Called before a wait, so the run's claim outlives it. */
   beforeWait?: () => Promise<void>;
   timeoutMs?: number;
@@ -86,7 +87,7 @@ export async function openPage(
     if ((response.status === 429 || response.status === 503) && busy < BUSY_RETRIES) {
       busy++;
       await deps.beforeWait?.();
-      await deps.pause(retryAfterMs(response.headers.get('retry-after')));
+      await (deps.pause ?? sleep)(retryAfterMs(response.headers.get('retry-after')));
       continue;
     }
     if (response.status === 401) throw new SyncFailure('unauthorized', 'the FHIR server refused a refreshed token');

@@ -9,13 +9,16 @@
 // replicas keep dying on it ends FAILED after three takeovers without progress. Connections of suspended apps
 // and accounts are not synced (nor their tokens refreshed) until reactivated.
 import type { Clock } from '#core/clock.js';
-import type { AppUserService } from '../../app-users/index.js';
+import type { AccountStore } from '../../accounts/index.js';
+import type { AppStore } from '../../apps/index.js';
 import { readObservations, type IngestService } from '../../clinical/index.js';
 import type { EventOutbox } from '../../events/index.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import { AppError, notFound } from '../../../shared/http/errors.js';
 import { UUID } from '../../../shared/http/ids.js';
 import { underBase } from '../../smart/index.js';
+import type { ConnectionService } from '../lifecycle.js';
+import type { TokenDisposal } from '../vault/index.js';
 import { BatchWriter, ENTRY_BYTES, MAX_RESOURCE_BYTES, OTHER_BYTES } from './batch-writer.js';
 import { openPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
 import { isPatients } from './patient-check.js';
@@ -33,14 +36,15 @@ const LIMITS = { maxEntryBytes: ENTRY_BYTES, maxOtherBytes: OTHER_BYTES };
 
 export interface SyncServiceDeps {
   store: SyncRepository;
-  users: AppUserService;
+  connections: Pick<ConnectionService, 'connectionOf'>;
   ingest: IngestService;
   outbox: EventOutbox;
   pages: Omit<PageReaderDeps, 'beforeWait'>;
   /** Forgets a connection's tokens (its connection is gone). */
-  forget: (connectionId: string) => Promise<void>;
-  /** Whether the account or the app is suspended (then nothing is synced or refreshed). */
-  suspended: (accountId: string, appId: string) => Promise<boolean>;
+  tokens: Pick<TokenDisposal, 'forget'>;
+  /** Whether the account or the app is suspended (then nothing is synced or refreshed), as stored now. */
+  accounts: Pick<AccountStore, 'find'>;
+  apps: Pick<AppStore, 'find'>;
   clock: Clock;
   intervalMs: number;
   /** How long a run's claim lasts without progress. */
@@ -60,14 +64,16 @@ export class SyncService {
    * of the last run's start.
    */
   async request(principal: Principal, connectionId: string): Promise<SyncState> {
-    const live = UUID.test(connectionId) ? await this.deps.users.connectionOf(principal.accountId, connectionId) : null;
+    const live = UUID.test(connectionId)
+      ? await this.deps.connections.connectionOf(principal.accountId, connectionId)
+      : null;
     if (!live) throw notFound('connection');
     if (!live.connection.health)
       throw new AppError(
         'CONFLICT',
         'The connection was not made by signing in at a health system; Portico has nothing to sync it from.',
       );
-    if (await this.deps.suspended(principal.accountId, live.connection.appId))
+    if (await this.suspended(principal.accountId, live.connection.appId))
       // Not stored by idempotency: the same request is answered once the app is active again.
       throw new AppError(
         'CONFLICT',
@@ -117,14 +123,14 @@ export class SyncService {
   async run(claimed: SyncState, stop?: AbortSignal): Promise<void> {
     const { connectionId, accountId } = claimed;
     const holder = claimed.run!.holder;
-    const live = await this.deps.users.connectionOf(accountId, connectionId);
+    const live = await this.deps.connections.connectionOf(accountId, connectionId);
     const health = live?.connection.health;
     if (!live || !health) {
       await this.deps.store.remove(connectionId, this.deps.clock.now());
-      await this.deps.forget(connectionId);
+      await this.deps.tokens.forget(connectionId);
       return;
     }
-    const suspended = () => this.deps.suspended(accountId, live.connection.appId);
+    const suspended = () => this.suspended(accountId, live.connection.appId);
     if (await suspended()) return this.pause(connectionId, holder, suspended);
     const run: SyncRun = { foreignPatient: 0, takeovers: 0, ...claimed.run! };
     const tally: Tally = { skipped: 0, foreignPatient: 0 };
@@ -225,6 +231,12 @@ export class SyncService {
    * Ends the run without a sync until the app or account is active again. A reactivation that came between the
    * look at the suspension and the pause found nothing paused to resume: the sync is resumed here then.
    */
+  /** As stored now: a reactivation made anywhere (the command line, another replica) counts at once. */
+  private async suspended(accountId: string, appId: string): Promise<boolean> {
+    const [account, app] = await Promise.all([this.deps.accounts.find(accountId), this.deps.apps.find(appId)]);
+    return account?.status !== 'ACTIVE' || app?.status !== 'ACTIVE';
+  }
+
   private async pause(connectionId: string, holder: string, suspended: () => Promise<boolean>): Promise<void> {
     if (!(await this.deps.store.pause(connectionId, holder, this.deps.clock.now()))) return;
     if (!(await suspended())) await this.deps.store.resume(connectionId, this.deps.clock.now());

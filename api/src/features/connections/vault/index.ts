@@ -1,4 +1,5 @@
-// What other features may use of the token vault (docs/architecture.md): everything else in this folder is its own.
+// What the rest of connections (sync, the launch) and the command line use of the token vault.
+export { TokenDisposal } from './disposal.js';
 export { Keyring, type Sealed } from './keyring.js';
 export {
   ReauthorizationRequired,

@@ -6,7 +6,7 @@
 // meanwhile (which seals under the current key anyway) wins.
 import { Gauge, type Registry } from 'prom-client';
 import type { Keyring } from './keyring.js';
-import { recordBinding, sealContext, sealTokens } from './vault.js';
+import { recordBinding, sealContext, sealTokens } from './sealing.js';
 import type { TokenRecord, TokenStore } from './store.js';
 
 export interface RewrapReport {

@@ -20,8 +20,13 @@ import {
   type SmartDiscovery,
   type SmartOAuthClient,
 } from '../../smart/index.js';
-import { SealBroken, type Keyring, type Sealed } from './keyring.js';
+import type { ConnectionService } from '../lifecycle.js';
+import type { TokenDisposal } from './disposal.js';
+import { SealBroken, type Keyring } from './keyring.js';
+import { sealContext, sealTokens, type Field, type TokenBinding } from './sealing.js';
 import type { TokenRecord, TokenStore } from './store.js';
+
+export type { TokenBinding };
 
 /** An access token this close to its expiry is refreshed before use. */
 export const REFRESH_EARLY_MS = 60_000;
@@ -41,64 +46,23 @@ export class TokensUnreadable extends Error {
   override name = 'TokensUnreadable';
 }
 
-/** What a connection says its tokens are for: whose they are, where they may be sent, and whose records. */
-export interface TokenBinding {
-  accountId: string;
-  fhirBaseUrl: string;
-  /** The health system's patient id the connection was made for. */
-  patient: string;
-}
-
 export interface TokenVaultDeps {
   store: TokenStore;
   keyring: Keyring;
   oauth: SmartOAuthClient;
   discovery: SmartDiscovery;
-  registrations: () => Registrations;
+  registrations: Registrations;
   clock: Clock;
-  /** Told when a connection's tokens were given up (it moves the connection, with its event). */
-  onGrantRefused: (record: TokenRecord, reason: ReauthorizationReason) => Promise<void>;
+  /** Deletes and revokes what is not kept. */
+  disposal: TokenDisposal;
+  /** Moves a connection whose tokens were given up to REAUTHORIZATION_REQUIRED, with its event (lifecycle.ts). */
+  connections: Pick<ConnectionService, 'requireReauthorization'>;
   /** Waits between looks at a refresh another replica holds. */
   pause?: (ms: number) => Promise<void>;
 }
 
-type Field = 'access' | 'refresh';
-
-/** The additional data of a sealed value: the binding's form (aad 2), or the first form (connection and field). */
-export function sealContext(
-  connectionId: string,
-  field: Field,
-  binding: Pick<TokenBinding, 'accountId' | 'fhirBaseUrl'>,
-  sealed?: Pick<Sealed, 'aad'>,
-): string {
-  if (sealed && sealed.aad === undefined) return `${connectionId}/${field}`;
-  return JSON.stringify(['portico-token/2', binding.accountId, connectionId, field, binding.fhirBaseUrl]);
-}
-
-/** Seals a connection's tokens under the current key, bound as `binding` says. */
-export function sealTokens(
-  keyring: Keyring,
-  connectionId: string,
-  binding: Pick<TokenBinding, 'accountId' | 'fhirBaseUrl'>,
-  access: string,
-  refresh: string | undefined,
-): Pick<TokenRecord, 'access' | 'refresh'> {
-  const seal = (value: string, field: Field): Sealed => ({
-    aad: 2,
-    ...keyring.seal(value, sealContext(connectionId, field, binding)),
-  });
-  return { access: seal(access, 'access'), refresh: refresh === undefined ? null : seal(refresh, 'refresh') };
-}
-
-/** The binding a record was stored with (for what has no connection at hand: revocation, rewrapping). */
-export const recordBinding = (record: TokenRecord): Pick<TokenBinding, 'accountId' | 'fhirBaseUrl'> => ({
-  accountId: record.accountId,
-  fhirBaseUrl: record.brand.fhirBaseUrl,
-});
-
 export class TokenVault {
   private readonly inFlight = new Map<string, Promise<string>>();
-  private readonly revocations = new Set<Promise<void>>();
   private readonly replica = randomUUID();
 
   constructor(private readonly deps: TokenVaultDeps) {}
@@ -139,62 +103,19 @@ export class TokenVault {
     return refresh;
   }
 
-  /**
-   * Deletes the connection's tokens, then revokes them at its health system when it can: best effort, in the
-   * background (the revocation has its own 10 s deadline; the request that revoked the connection does not wait).
-   */
-  async forget(connectionId: string): Promise<void> {
-    const record = await this.deps.store.get(connectionId);
-    if (!record) return;
-    await this.deps.store.delete(connectionId);
-    this.inBackground(this.revokeAtHealthSystem(record));
+  /** Deletes the connection's tokens and revokes them at its health system (disposal.ts). */
+  forget(connectionId: string): Promise<void> {
+    return this.deps.disposal.forget(connectionId);
   }
 
-  /** Revokes tokens that were never stored (a sign-in refused after its exchange), in the background. */
+  /** Revokes tokens that were never stored (disposal.ts). */
   discard(brand: TokenRecord['brand'], tokens: GrantedTokens): void {
-    this.inBackground(
-      this.revoke(
-        brand,
-        tokens.refreshToken ?? tokens.accessToken,
-        tokens.refreshToken ? 'refresh_token' : 'access_token',
-      ),
-    );
+    this.deps.disposal.discard(brand, tokens);
   }
 
   /** Settles when the revocations under way have (shutdown, tests). */
-  async settled(): Promise<void> {
-    await Promise.allSettled([...this.revocations]);
-  }
-
-  private inBackground(revocation: Promise<void>): void {
-    const tracked = revocation.finally(() => this.revocations.delete(tracked));
-    this.revocations.add(tracked);
-  }
-
-  private async revokeAtHealthSystem(record: TokenRecord): Promise<void> {
-    let token: string;
-    const field = record.refresh ? 'refresh' : 'access';
-    try {
-      token = this.deps.keyring.open(
-        record[field]!,
-        sealContext(record.connectionId, field, recordBinding(record), record[field]!),
-      );
-    } catch {
-      return; // unreadable: nothing to revoke with
-    }
-    await this.revoke(record.brand, token, record.refresh ? 'refresh_token' : 'access_token');
-  }
-
-  /** Best effort, as documented: the tokens are gone from Portico whatever the health system answers. */
-  private async revoke(brand: TokenRecord['brand'], token: string, hint: string): Promise<void> {
-    const registration = this.deps.registrations().for(brand);
-    if (!registration) return;
-    try {
-      const server = await this.deps.discovery.discover(brand.fhirBaseUrl);
-      await this.deps.oauth.revoke(server, registration, token, hint);
-    } catch {
-      // Nothing else to do: the health system's grant lapses on its own terms.
-    }
+  settled(): Promise<void> {
+    return this.deps.disposal.settled();
   }
 
   private async refresh(first: TokenRecord, binding: TokenBinding): Promise<string> {
@@ -219,7 +140,7 @@ export class TokenVault {
 
   private async refreshHeld(record: TokenRecord, holder: string, binding: TokenBinding): Promise<string> {
     const id = record.connectionId;
-    const registration = this.deps.registrations().for(record.brand);
+    const registration = this.deps.registrations.for(record.brand);
     if (!registration) {
       // A configuration change, not the patient's doing: the sync fails until the registration is back.
       await this.deps.store.release(id, holder);
@@ -235,7 +156,7 @@ export class TokenVault {
     } catch (error) {
       await this.deps.store.release(id, holder);
       // An answer refused for its content (not Bearer) still granted tokens: they are revoked.
-      if (error instanceof OAuthFailure && error.granted) this.discard(record.brand, error.granted);
+      if (error instanceof OAuthFailure && error.granted) this.deps.disposal.discard(record.brand, error.granted);
       // Refused: the tokens go, unless a reconnect stored new ones meanwhile (then they are the ones to keep).
       if (error instanceof OAuthFailure && error.error === 'invalid_grant') await this.giveUp(record, 'invalid_grant');
       throw error;
@@ -244,8 +165,8 @@ export class TokenVault {
       // Another patient's grant: nothing of it is used or kept, and neither is what the connection held.
       await this.deps.store.release(id, holder);
       // Nothing of either grant is kept: what the refresh handed out, and the refresh token it was asked with.
-      this.discard(record.brand, tokens);
-      this.inBackground(this.revoke(record.brand, refreshToken, 'refresh_token'));
+      this.deps.disposal.discard(record.brand, tokens);
+      this.deps.disposal.revokeInBackground(record.brand, refreshToken, 'refresh_token');
       await this.giveUp(record, 'patient_mismatch');
     }
     // Stored before use: the rotated refresh token must outlive this process. Both are sealed under the current key.
@@ -275,7 +196,7 @@ export class TokenVault {
    */
   private async giveUp(record: TokenRecord, reason: ReauthorizationReason): Promise<never> {
     if (await this.deps.store.delete(record.connectionId, record.version))
-      await this.deps.onGrantRefused(record, reason);
+      await this.deps.connections.requireReauthorization(record.accountId, record.connectionId, reason);
     throw new ReauthorizationRequired(
       reason === 'patient_mismatch'
         ? 'the health system named another patient than the connection’s'

@@ -246,7 +246,7 @@ describe('connections nobody can hijack (sandbox EHR)', function () {
     const back = await visit(callback.href, browser);
     expect(back.location!.searchParams.get('error')).to.equal('connection_refused');
     expect(await world.api.mongo.db.collection('connection_tokens').countDocuments({})).to.equal(tokens);
-    await world.api.services.healthLinks.vault.settled();
+    await world.api.services.connections.vault.settled();
     expect(world.ehr.stats.revocations).to.equal(revocations + 1);
   });
 });

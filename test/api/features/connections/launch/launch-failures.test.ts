@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { expect } from 'chai';
 import { parseTokenKeys } from '../../../../../api/src/config.js';
 import { Keyring } from '../../../../../api/src/features/connections/vault/keyring.js';
-import { sealContext } from '../../../../../api/src/features/connections/vault/vault.js';
+import { sealContext } from '../../../../../api/src/features/connections/vault/sealing.js';
 import { ManualClock } from '../../../../../testkit/clock.js';
 import {
   connectThroughBrowser,

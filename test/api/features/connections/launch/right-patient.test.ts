@@ -67,7 +67,7 @@ describe('the right patient (sandbox EHR)', function () {
         null,
       );
       // Neither grant is kept: what the refresh handed out, and the refresh token it was asked with, are revoked.
-      await world.api.services.healthLinks.vault.settled();
+      await world.api.services.connections.vault.settled();
       expect(world.ehr.stats.revocations).to.equal(revocations + 2);
       const events = await eventsOf(world.api.mongo.db, world.tenant.accountId);
       expect(events.map((e) => e.data)).to.deep.include({

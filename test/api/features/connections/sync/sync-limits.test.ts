@@ -129,7 +129,7 @@ describe('sync limits (sandbox EHR)', function () {
 
   it('ends a run FAILED (takeover_limit) once it was taken over three times without progress', async () => {
     const { connectionId, first } = await connect('limits-takeover', 'grace');
-    const { syncStore, syncRunner } = world.api.services.healthLinks;
+    const { syncStore, syncRunner } = world.api.services.connections;
     await syncRunner.stop();
     try {
       clock.advance(61_000);
@@ -162,7 +162,7 @@ describe('sync limits (sandbox EHR)', function () {
     it(`syncs nothing, and refreshes nothing, for a suspended ${who}'s connections until reactivated`, async () => {
       const { connectionId, first } = await connect(`limits-suspended-${who}`, 'grace');
       const path = who === 'app' ? `/apps/${world.app.appId}` : `/customer-accounts/${world.tenant.accountId}`;
-      const { syncStore, syncRunner } = world.api.services.healthLinks;
+      const { syncStore, syncRunner } = world.api.services.connections;
       expect((await world.api.admin('PATCH', path, { status: 'SUSPENDED' })).status).to.equal(200);
       let paused: Record<string, unknown> | null = null;
       try {

@@ -118,7 +118,7 @@ describe('syncing a connection from its health system (sandbox EHR)', function (
     const { connectionId, first } = await connect('sync-takeover');
     expect(first.sync.observations).to.equal(230);
     world.ehr.addObservations('public-v2', 'ada', 2_500); // 25 pages, stored 1,000 (10 pages) at a time
-    const links = world.api.services.healthLinks;
+    const links = world.api.services.connections;
     await links.syncRunner.stop(); // this replica stops looking while the doomed one claims the run
     let die!: (error: Error) => void;
     const dead = new Promise<never>((_, reject) => (die = reject));
@@ -129,12 +129,13 @@ describe('syncing a connection from its health system (sandbox EHR)', function (
     const dying: PolicyFetch = (url, init) => (++pages > 11 ? dead : real(url, init));
     const doomed = new SyncService({
       store: links.syncStore,
-      users: world.api.services.users,
+      connections: links.lifecycle,
       ingest: world.api.services.ingest,
       outbox: world.api.services.outbox,
       pages: { fetch: dying, vault: links.vault, pause: async () => {} },
-      forget: async () => {},
-      suspended: async () => false,
+      tokens: { forget: async () => {} },
+      accounts: world.api.services.accounts,
+      apps: world.api.services.apps,
       clock,
       intervalMs: 3_600_000,
       leaseMs: 300,

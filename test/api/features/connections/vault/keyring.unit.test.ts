@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { parseTokenKeys } from '../../../../../api/src/config.js';
 import { Keyring, SealBroken, UnknownTokenKey } from '../../../../../api/src/features/connections/vault/keyring.js';
-import { sealContext, sealTokens } from '../../../../../api/src/features/connections/vault/vault.js';
+import { sealContext, sealTokens } from '../../../../../api/src/features/connections/vault/sealing.js';
 
 const K1 = `k1:${Buffer.alloc(32, 1).toString('base64')}`;
 const K2 = `k2:${Buffer.alloc(32, 2).toString('base64')}`;

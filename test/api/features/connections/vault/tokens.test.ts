@@ -3,7 +3,7 @@
 // keeps the connection, and tokens revoked at the EHR with the connection.
 import { expect } from 'chai';
 import { Keyring } from '../../../../../api/src/features/connections/vault/keyring.js';
-import { sealContext } from '../../../../../api/src/features/connections/vault/vault.js';
+import { sealContext } from '../../../../../api/src/features/connections/vault/sealing.js';
 import { parseTokenKeys } from '../../../../../api/src/config.js';
 import { eventsOf } from '../../../../../testkit/events.js';
 import { ShiftedClock } from '../../../../../testkit/clock.js';
@@ -121,7 +121,7 @@ describe('the token vault (sandbox EHR)', function () {
     const id = await connect('vault-rotate');
     expect((await tokenDoc(id)).access.kid).to.equal('k1');
     const rotated = await world.replica({ tokenKeys: `${TOKEN_KEY_2},${TOKEN_KEY_1}` });
-    const vault = rotated.services.healthLinks.vault;
+    const vault = rotated.services.connections.vault;
     const sealedByK1 = plain(await tokenDoc(id)).access;
     expect(await vault.accessToken(id, bound())).to.equal(sealedByK1); // k1 still decrypts
     world.ehr.switches.expireAccessTokens();
@@ -138,9 +138,9 @@ describe('the token vault (sandbox EHR)', function () {
     await tokens().updateOne({ _id: id }, { $set: { expiresAt: new Date(Date.now() + 10_000) } });
     const refreshes = world.ehr.stats.tokenRequests.refresh_token;
     const release = world.ehr.switches.holdRefresh();
-    const first = world.api.services.healthLinks.vault.accessToken(id, bound());
-    const second = other.services.healthLinks.vault.accessToken(id, bound());
-    const third = other.services.healthLinks.vault.accessToken(id, bound());
+    const first = world.api.services.connections.vault.accessToken(id, bound());
+    const second = other.services.connections.vault.accessToken(id, bound());
+    const third = other.services.connections.vault.accessToken(id, bound());
     await until(
       'a refresh in flight',
       async () => world.ehr.stats.tokenRequests.refresh_token,
@@ -240,7 +240,7 @@ describe('the token vault (sandbox EHR)', function () {
     const res = await world.api.request('DELETE', `/api/platform/v1/connections/${one}`, { key: world.tenant.key });
     expect(res.status).to.equal(204);
     expect(await tokens().findOne({ _id: one })).to.equal(null);
-    await world.api.services.healthLinks.vault.settled(); // the revocation at the EHR runs after the answer
+    await world.api.services.connections.vault.settled(); // the revocation at the EHR runs after the answer
     expect(world.ehr.stats.revocations).to.equal(revocations + 1);
     // The EHR no longer honours the refresh token.
     const refreshed = await fetch(`${world.ehr.origin}/oauth/public-v2/token`, {
@@ -253,7 +253,7 @@ describe('the token vault (sandbox EHR)', function () {
     const two = await connect('vault-tombstone');
     await world.api.request('DELETE', '/api/platform/v1/app-users/vault-tombstone', { key: world.tenant.key });
     expect(await tokens().findOne({ _id: two })).to.equal(null);
-    await world.api.services.healthLinks.vault.settled();
+    await world.api.services.connections.vault.settled();
     expect(world.ehr.stats.revocations).to.equal(revocations + 2);
   });
 });

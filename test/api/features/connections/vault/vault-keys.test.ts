@@ -89,14 +89,14 @@ describe('token keys that retire (sandbox EHR)', function () {
    * meanwhile), so what a sync does is done with those keys.
    */
   const onlyWith = async <T>(tokenKeys: string, work: (replica: TestApi) => Promise<T>): Promise<T> => {
-    const runner = world.api.services.healthLinks.syncRunner;
+    const runner = world.api.services.connections.syncRunner;
     await runner.stop();
     // (A replica shares the database, which closing one drops: the world closes them at its end.)
     const replica = await world.replica({ tokenKeys, sync: true });
     try {
       return await work(replica);
     } finally {
-      await replica.services.healthLinks.syncRunner.stop();
+      await replica.services.connections.syncRunner.stop();
       runner.start();
     }
   };
