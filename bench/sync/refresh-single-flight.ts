@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { systemClock } from '#core/clock.js';
-import { documentLocksFor } from '#core/infra/locks.js';
 import type { connectMongo } from '#core/infra/mongo.js';
 import { loadConfig } from '../../api/src/config.js';
 import { createConnections } from '../../api/src/features/connections/index.js';
+import { openInfrastructure } from '../../api/src/shared/infra/infrastructure.js';
 import type { SandboxEhr } from '../../sandbox/src/server.js';
 
 type Mongo = Awaited<ReturnType<typeof connectMongo>>;
@@ -78,15 +78,16 @@ async function vaultOn(mongo: Mongo, tokenKeys: string) {
     LOG_LEVEL: 'silent',
   });
   const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('not used by the vault')) });
-  const links = await createConnections({
+  const infrastructure = await openInfrastructure({
     config,
     db: mongo.db,
     longDb: mongo.db,
-    locks: await documentLocksFor(mongo.db),
+    redis: undefined,
     clock: systemClock,
     logger: pino({ level: 'silent' }),
+  });
+  const links = await createConnections(infrastructure, {
     users: unused as never,
-    transitions: unused as never,
     apps: unused as never,
     accounts: unused as never,
     sessions: unused as never,

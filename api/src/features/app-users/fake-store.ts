@@ -1,6 +1,7 @@
 // In-memory AppUserStore for unit tests of the lifecycle (test/api/features/app-users/service.unit.test.ts), built on
 // MemoryVersioned, the same rules VersionedCollection enforces in the database.
-import type { ChangeTarget } from '../events/index.js';
+import type { Clock } from '#core/clock.js';
+import type { ChangeTarget, EventOutbox } from '../events/index.js';
 import { DuplicateKeyError, MemoryVersioned } from '../../shared/infra/memory-versioned.js';
 import {
   APP_USERS,
@@ -11,6 +12,7 @@ import {
   type StateView,
   type UserChanges,
 } from './store.js';
+import { UserTransitions } from './transitions.js';
 import { isDuplicateKey } from '#core/infra/mongo.js';
 
 type Entry = AppUser & { deletedAt: null };
@@ -76,4 +78,10 @@ export class FakeAppUserStore implements AppUserStore {
 function strip(entry: Entry): AppUser {
   const { deletedAt: _deletedAt, ...user } = entry;
   return user;
+}
+
+/** The users' documents as createAppUserDocuments builds them, on the fake store: for the lifecycles' unit tests. */
+export function createFakeAppUserDocuments(clock: Clock, { outbox }: { outbox: EventOutbox }) {
+  const store = new FakeAppUserStore();
+  return { store, transitions: new UserTransitions({ users: store, outbox, clock }) };
 }

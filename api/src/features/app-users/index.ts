@@ -4,3 +4,4 @@ export type { AppUserService, ConnectionLifecycle } from './service.js';
 export { tombstoned, UserTransitions, type Decision } from './transitions.js';
 export { presentSync } from './presenter.js';
 export { AppUserId, ConnectionParams, SyncView } from './schema.js';
+export { createAppUserDocuments, createAppUsers, type AppUserDocuments } from './create.js';

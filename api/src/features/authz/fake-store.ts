@@ -1,5 +1,6 @@
 // In-memory TupleStore for unit tests of the authorization check and of the services that grant;
 // test/api/features/authz/store.test.ts holds it and TupleRepository to the same behaviour.
+import { AuthorizationService } from './check.js';
 import type { Tuple, TupleStore } from './tuples.js';
 
 export class FakeTupleStore implements TupleStore {
@@ -19,4 +20,10 @@ export class FakeTupleStore implements TupleStore {
   async subjects(tenantId: string, object: string, relation: string): Promise<string[]> {
     return [...(this.relations.get(`${tenantId}|${object}#${relation}`) ?? [])];
   }
+}
+
+/** The feature as createAuthz builds it, on the fake tuples (and without the check's cache): for unit tests. */
+export function createFakeAuthz() {
+  const tuples = new FakeTupleStore();
+  return { tuples, service: new AuthorizationService(tuples) };
 }

@@ -2,3 +2,4 @@
 export { digest } from './service.js';
 export type { ConnectSession, SealedValue, SessionStore } from './store.js';
 export type { ServedBrands, SessionConnections, SignIns } from './ports.js';
+export { createConnectSessions, createSessionStore } from './create.js';

@@ -4,14 +4,11 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
-import type { Registry } from 'prom-client';
-import type { Clock } from '#core/clock.js';
-import type { DocumentLocks } from '#core/infra/locks.js';
 import { policyFetch } from '#core/net/policy-fetch.js';
 import { parseTokenKeys, type Config, type TokenKey } from '../../config.js';
-import type { AppUserStore, UserTransitions } from '../app-users/index.js';
+import type { Infrastructure } from '../../shared/infra/infrastructure.js';
+import type { AppUserDocuments } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
 import type { AccountStore } from '../accounts/index.js';
 import type { IngestService } from '../clinical/index.js';
@@ -35,29 +32,20 @@ import { vaultEntriesGauge } from './vault/rewrap.js';
 const MAX_OAUTH_ANSWER_BYTES = 256 * 1024;
 const MAX_PAGE_BYTES = 512 * 1024 * 1024;
 const SYNC_LEASE_MS = 120_000;
+/** How often each replica looks for due syncs (a connection made, or a sync asked for, wakes it at once). */
+const SYNC_POLL_MS = 2_000;
 /** The sandbox EHR's demo client (sandbox/src: DEMO_CLIENT_ID). */
 export const SANDBOX_CLIENT_ID = 'portico-demo';
 
-export interface ConnectionsDeps {
-  config: Config;
-  db: Db;
-  longDb: Db;
-  locks: DocumentLocks;
-  clock: Clock;
-  logger: Logger;
+export interface ConnectionUses {
   /** The app users' documents, which hold their connections, and the transitions that change them. */
-  users: AppUserStore;
-  transitions: UserTransitions;
+  users: Pick<AppUserDocuments, 'store' | 'transitions'>;
   apps: AppStore;
   accounts: AccountStore;
   sessions: SessionStore;
   ingest: IngestService;
   outbox: EventOutbox;
   brands: ServedBrands;
-  /** How often each replica looks for due syncs (tests: shorter). */
-  syncPollMs?: number;
-  /** Where `portico_vault_entries{kid}` is shown (/metrics). */
-  registry?: Registry;
 }
 
 export type Connections = Awaited<ReturnType<typeof createConnections>>;
@@ -67,8 +55,8 @@ export type Connections = Awaited<ReturnType<typeof createConnections>>;
  * lifecycle (which revokes through the disposal and the sync store), the vault (which gives a refused grant up
  * through the lifecycle), the sync and its worker, and the launch.
  */
-export async function createConnections(deps: ConnectionsDeps) {
-  const { config, clock, logger } = deps;
+export async function createConnections(infrastructure: Infrastructure, uses: ConnectionUses) {
+  const { config, db, longDb, locks, clock, logger, registry } = infrastructure;
   const configured = config.smart.clientsFile
     ? await loadRegistrations(config.smart.clientsFile)
     : Registrations.none();
@@ -83,14 +71,14 @@ export async function createConnections(deps: ConnectionsDeps) {
   const fetch = policyFetch({ allowInsecure, maxBytes: MAX_OAUTH_ANSWER_BYTES });
   const discovery = new SmartDiscovery(fetch, clock, allowInsecure);
   const oauth = new SmartOAuthClient(fetch, allowInsecure, clock);
-  const tokens = new TokenRepository(deps.db, deps.locks);
+  const tokens = new TokenRepository(db, locks);
   const disposal = new TokenDisposal({ store: tokens, keyring, oauth, discovery, registrations });
-  const syncStore = new SyncRepository(deps.db, deps.locks);
-  await syncStore.init(deps.longDb);
+  const syncStore = new SyncRepository(db, locks);
+  await syncStore.init(longDb);
   const lifecycle = new ConnectionService({
-    users: deps.users,
-    transitions: deps.transitions,
-    outbox: deps.outbox,
+    users: uses.users.store,
+    transitions: uses.users.transitions,
+    outbox: uses.outbox,
     tokens: disposal,
     syncs: syncStore,
     clock,
@@ -105,33 +93,33 @@ export async function createConnections(deps: ConnectionsDeps) {
     disposal,
     connections: lifecycle,
   });
-  if (deps.registry) vaultEntriesGauge(deps.registry, tokens, keyring);
+  vaultEntriesGauge(registry, tokens, keyring);
   const syncs = new SyncService({
     store: syncStore,
     connections: lifecycle,
-    ingest: deps.ingest,
-    outbox: deps.outbox,
+    ingest: uses.ingest,
+    outbox: uses.outbox,
     pages: {
       fetch: policyFetch({ allowInsecure, maxBytes: MAX_PAGE_BYTES, stream: true }),
       vault,
     },
     tokens: disposal,
-    accounts: deps.accounts,
-    apps: deps.apps,
+    accounts: uses.accounts,
+    apps: uses.apps,
     clock,
     intervalMs: config.smart.syncIntervalMs,
     leaseMs: SYNC_LEASE_MS,
   });
   const syncRunner = new SyncRunner(syncStore, syncs, clock, logger, {
-    pollMs: deps.syncPollMs ?? 2_000,
+    pollMs: SYNC_POLL_MS,
     concurrency: 4,
     leaseMs: SYNC_LEASE_MS,
   });
   const launches = new LaunchService({
-    sessions: deps.sessions,
+    sessions: uses.sessions,
     connections: lifecycle,
-    apps: deps.apps,
-    brands: deps.brands,
+    apps: uses.apps,
+    brands: uses.brands,
     registrations,
     discovery,
     oauth,

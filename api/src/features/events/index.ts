@@ -14,3 +14,4 @@ export type { StoredEvent } from './outbox-collection.js';
 export type { EventQueue } from './event-queue.js';
 export type { OutboxRecovery } from './outbox-recovery.js';
 export type { KnownEvents, WorkSignals } from './signals.js';
+export { createEvents, type Events } from './create.js';

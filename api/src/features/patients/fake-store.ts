@@ -2,6 +2,8 @@
 // holds it and PatientRepository to the same behaviour.
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
 import type { ChangeTarget } from '../events/index.js';
+import type { Clock } from '#core/clock.js';
+import { PatientService, type PatientServiceDeps } from './service.js';
 import { PATIENTS, type Patient, type PatientStore } from './store.js';
 
 export class FakePatientStore implements PatientStore {
@@ -26,4 +28,10 @@ export class FakePatientStore implements PatientStore {
   async softDelete(tenantId: string, id: string, version: number, at: Date, changeId?: string): Promise<boolean> {
     return this.patients.softDelete(`${tenantId}/${id}`, version, at, changeId);
   }
+}
+
+/** The feature as createPatients builds it, on the fake store: for the service's unit tests. */
+export function createFakePatients(clock: Clock, uses: Pick<PatientServiceDeps, 'authz' | 'accounts' | 'outbox'>) {
+  const store = new FakePatientStore();
+  return { store, service: new PatientService({ patients: store, ...uses, clock }) };
 }

@@ -2,9 +2,11 @@
 // lifecycle.ts): each transition, its events and the change each event was recorded with, refusals, a lost race
 // decided again on what was written, and what a revoked connection held elsewhere let go.
 import { expect } from 'chai';
-import { FakeAppUserStore } from '../../../../api/src/features/app-users/fake-store.js';
+import {
+  createFakeAppUserDocuments,
+  type FakeAppUserStore,
+} from '../../../../api/src/features/app-users/fake-store.js';
 import { AppUserService } from '../../../../api/src/features/app-users/service.js';
-import { UserTransitions } from '../../../../api/src/features/app-users/transitions.js';
 import { ConnectionService, MAX_CONNECTIONS_PER_USER } from '../../../../api/src/features/connections/lifecycle.js';
 import { FakeOutbox } from '../../../../api/src/features/events/fake-outbox.js';
 import { ManualClock } from '../../../../testkit/clock.js';
@@ -29,9 +31,10 @@ describe('app users: the lifecycle service (fakes)', () => {
   const clock = new ManualClock(new Date('2026-11-23T10:00:00.000Z'));
 
   beforeEach(() => {
-    store = new FakeAppUserStore();
     outbox = new FakeOutbox(clock);
-    const transitions = new UserTransitions({ users: store, outbox, clock });
+    const documents = createFakeAppUserDocuments(clock, { outbox });
+    const { transitions } = documents;
+    store = documents.store;
     ended = { forgotten: [], removed: [] };
     connections = new ConnectionService({
       users: store,

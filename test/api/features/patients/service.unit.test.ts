@@ -5,12 +5,11 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { FakeAccountStore } from '../../../../api/src/features/accounts/fake-store.js';
 import { memberTuple } from '../../../../api/src/features/admin/service.js';
-import { AuthorizationService } from '../../../../api/src/features/authz/check.js';
-import { FakeTupleStore } from '../../../../api/src/features/authz/fake-store.js';
+import { createFakeAuthz, type FakeTupleStore } from '../../../../api/src/features/authz/fake-store.js';
 import { FakeOutbox } from '../../../../api/src/features/events/fake-outbox.js';
 import { ACCESS_DENIED_DETAIL, type Principal } from '../../../../api/src/shared/http/auth.js';
-import { FakePatientStore } from '../../../../api/src/features/patients/fake-store.js';
-import { PatientService } from '../../../../api/src/features/patients/service.js';
+import { createFakePatients, type FakePatientStore } from '../../../../api/src/features/patients/fake-store.js';
+import type { PatientService } from '../../../../api/src/features/patients/service.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import { rejection } from '../../../../testkit/expect.js';
 
@@ -32,11 +31,11 @@ describe('platform: patient service (unit, fake stores)', () => {
 
   beforeEach(() => {
     clock = new ManualClock(new Date('2026-11-20T10:00:00.000Z'));
-    patients = new FakePatientStore();
     accounts = new FakeAccountStore();
-    tuples = new FakeTupleStore();
     outbox = new FakeOutbox(clock);
-    service = new PatientService({ patients, accounts, outbox, clock, authz: new AuthorizationService(tuples) });
+    const authz = createFakeAuthz();
+    tuples = authz.tuples;
+    ({ store: patients, service } = createFakePatients(clock, { accounts, outbox, authz: authz.service }));
   });
 
   describe('create', () => {

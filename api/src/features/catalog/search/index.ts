@@ -110,7 +110,7 @@ export class BrandSearchIndex {
     });
   }
 
-  static build(brands: readonly CatalogBrand[]): BrandSearchIndex {
+  static build(this: void, brands: readonly CatalogBrand[]): BrandSearchIndex {
     return new BrandSearchIndex(buildLayout(brands));
   }
 

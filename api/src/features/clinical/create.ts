@@ -1,0 +1,48 @@
+// Clinical records, built (docs/architecture.md, "One shape for a feature"): the record store, ingest (the platform
+// surface's, and what the sync stores through) and the gateway of the SDK surface with its per-connection indexes.
+import { CursorCodec } from '../../shared/http/cursor.js';
+import type { Infrastructure } from '../../shared/infra/infrastructure.js';
+import type { AppUserStore } from '../app-users/index.js';
+import type { AppStore } from '../apps/index.js';
+import { ConnectionIndexes } from './gateway/connection-indexes.js';
+import { GatewayService } from './gateway/service.js';
+import { IngestService } from './ingest/ingest-service.js';
+import { ObservationRepository } from './records/store.js';
+
+export async function createClinical(
+  { config, db, longDb, locks, clock, logger, generations }: Infrastructure,
+  { users, apps }: { users: AppUserStore; apps: AppStore },
+) {
+  const indexBytes = config.gatewayIndexMb * 1024 * 1024;
+  // The gateway's per-connection index is built from a whole connection: a long read.
+  const observations = new ObservationRepository(
+    db,
+    locks,
+    longDb,
+    clock,
+    (error, connectionId) =>
+      logger.warn(
+        { err: error, connectionId },
+        'applying a committed bundle failed; the next bundle or search of the connection applies it',
+      ),
+    // A checkpoint larger than the gateway would index for one connection is not kept (checkpoints.ts).
+    indexBytes / 4,
+  );
+  await observations.init(longDb);
+  return {
+    observations,
+    ingest: new IngestService({ users, observations, generations, clock }),
+    gateway: new GatewayService({
+      users,
+      apps,
+      observations,
+      generations,
+      indexes: new ConnectionIndexes(observations, indexBytes, undefined, (error, id) =>
+        logger.warn({ err: error, connectionId: id }, 'observations: a checkpoint could not be written; next tidy'),
+      ),
+      cursors: new CursorCodec(config.cursorSecret),
+      clock,
+      logger,
+    }),
+  };
+}
