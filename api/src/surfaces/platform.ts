@@ -5,8 +5,7 @@ import { ingestRoutes } from '../features/clinical/platform.routes.js';
 import { completeSessionRoute, linkTokenRoute } from '../features/connect-sessions/platform.routes.js';
 import { patientRoutes } from '../features/patients/platform.routes.js';
 import { revokeConnectionRoute, syncRoutes } from '../features/connections/platform.routes.js';
-import { webhookDeliveryRoutes } from '../features/webhooks/deliveries.platform.routes.js';
-import { webhookEndpointRoutes } from '../features/webhooks/platform.routes.js';
+import { webhookDeliveryRoutes, webhookEndpointRoutes } from '../features/webhooks/platform.routes.js';
 import { ApiRouter } from '../shared/http/openapi.js';
 import type { RouteGuards } from '../shared/http/route-guards.js';
 

@@ -1,5 +1,6 @@
 import { JsonMemo } from '../../shared/http/json-memo.js';
 import type { LinkBuilder } from '../../shared/http/links.js';
+import type { AttemptRecord } from './delivery/deliveries.js';
 import type { WebhookEndpoint } from './store.js';
 import type { WebhookEndpointView } from './schema.js';
 
@@ -38,4 +39,21 @@ export function presentWebhookEndpointPage(
 ): string {
   const pagination = JSON.stringify({ nextCursor, hasMore: nextCursor !== null });
   return `{"data":[${items.map((e) => endpointJson.value(e, link)).join(',')}],"pagination":${pagination},"_links":${JSON.stringify({ self: { href: selfHref } })}}`;
+}
+
+/** One attempt of the attempt log, as `GET /webhook-endpoints/{id}/deliveries` shows it. */
+export function presentAttempt(record: AttemptRecord) {
+  return {
+    id: record.id,
+    eventId: record.eventId,
+    eventType: record.eventType,
+    attempt: record.attempt,
+    trigger: record.trigger,
+    status: record.status,
+    responseStatus: record.responseStatus,
+    durationMs: record.durationMs,
+    error: record.error,
+    attemptedAt: record.attemptedAt?.toISOString() ?? null,
+    nextAttemptAt: record.nextAttemptAt?.toISOString() ?? null,
+  };
 }
