@@ -18,7 +18,7 @@ import {
 } from '../app-users/index.js';
 import type { EventOutbox } from '../events/index.js';
 import { AppError } from '../../shared/http/errors.js';
-import type { SyncRepository } from './sync/store.js';
+import type { SyncStore } from './sync/store.js';
 import type { TokenDisposal } from './vault/disposal.js';
 
 /** Live connections one app user may hold. */
@@ -31,7 +31,7 @@ export interface ConnectionServiceDeps {
   /** Deletes a revoked connection's tokens (and revokes them at its health system). */
   tokens: Pick<TokenDisposal, 'forget'>;
   /** Removes a revoked connection's sync. */
-  syncs: Pick<SyncRepository, 'remove'>;
+  syncs: Pick<SyncStore, 'remove'>;
   clock: Clock;
 }
 

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Clock } from '#core/clock.js';
 import type { SyncService } from './service.js';
-import type { SyncRepository } from './store.js';
+import type { SyncStore } from './store.js';
 
 export interface SyncRunnerOptions {
   pollMs: number;
@@ -24,7 +24,7 @@ export class SyncRunner {
   private stopped = true;
 
   constructor(
-    private readonly store: SyncRepository,
+    private readonly store: Pick<SyncStore, 'due' | 'claim'>,
     private readonly service: SyncService,
     private readonly clock: Clock,
     private readonly logger: Logger,

@@ -5,14 +5,14 @@
 import type { Logger } from 'pino';
 import type { Clock } from '#core/clock.js';
 import type { SyncRunner } from './runner.js';
-import type { SyncRepository, SyncState } from './store.js';
+import type { SyncState, SyncStore } from './store.js';
 
 /** The connection whose sync is scheduled. */
 export type ConnectingSync = Pick<SyncState, 'connectionId' | 'accountId' | 'appUserId' | 'brandId'>;
 
 export class SyncSchedule {
   constructor(
-    private readonly store: Pick<SyncRepository, 'schedule' | 'requestNow'>,
+    private readonly store: Pick<SyncStore, 'schedule' | 'requestNow'>,
     private readonly runner: Pick<SyncRunner, 'wake'>,
     private readonly clock: Clock,
     private readonly logger: Logger,

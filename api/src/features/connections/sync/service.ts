@@ -23,7 +23,7 @@ import { BatchWriter, ENTRY_BYTES, MAX_RESOURCE_BYTES, OTHER_BYTES } from './bat
 import { openPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
 import { isPatients } from './patient-check.js';
 import { MalformedBundle, readSearchset } from './searchset-stream.js';
-import { NEVER, type SyncRepository, type SyncRun, type SyncState } from './store.js';
+import { NEVER, type SyncRun, type SyncState, type SyncStore } from './store.js';
 
 export const PAGE_SIZE = 100;
 /** `POST /connections/{id}/sync` within this of a run's start is 429: one tenant cannot make Portico hammer a server. */
@@ -35,7 +35,7 @@ export const MAX_TAKEOVERS = 3;
 const LIMITS = { maxEntryBytes: ENTRY_BYTES, maxOtherBytes: OTHER_BYTES };
 
 export interface SyncServiceDeps {
-  store: SyncRepository;
+  store: SyncStore;
   connections: Pick<ConnectionService, 'connectionOf'>;
   ingest: IngestService;
   outbox: EventOutbox;

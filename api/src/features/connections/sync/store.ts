@@ -72,7 +72,41 @@ export interface SyncFinish {
   nextAt: Date;
 }
 
-export class SyncRepository {
+/** What the sync, its worker and its schedule, the connections' lifecycle and admin use of connection_syncs. */
+export interface SyncStore {
+  /** Where a change to the sync is recorded (the outbox's target): its one document, at `version`. */
+  target(connectionId: string, version: number): ChangeTarget;
+  /** A connection's sync, due at `now`; an existing one (a reconnect) is made due then. */
+  schedule(state: Pick<SyncState, 'connectionId' | 'accountId' | 'appUserId' | 'brandId'>, now: Date): Promise<void>;
+  /** The sync as it stands; null when there is none or it was removed. */
+  get(connectionId: string): Promise<SyncState | null>;
+  /** Syncs due at `now` and not running, or running under a claim that lapsed (its replica died), soonest first. */
+  due(now: Date, limit: number): Promise<SyncState[]>;
+  /** Claims a run (a new one, or the lapsed one it holds, taken over where it stopped); the state after, or null. */
+  claim(state: SyncState, holder: string, now: Date, until: Date): Promise<SyncState | null>;
+  /** Ends `holder`'s run without a sync (its app or account is suspended) until resumed; false when it is not its. */
+  pause(connectionId: string, holder: string, at: Date): Promise<boolean>;
+  /** A paused sync is due now again (its app or account is active). */
+  resume(connectionId: string, now: Date): Promise<void>;
+  /** The account or one of its apps is active again: its paused syncs are due now (and pause again if still not). */
+  resumeAccount(accountId: string, now: Date): Promise<void>;
+  /** Records a run's progress and extends its claim; false when the claim was lost. */
+  progress(connectionId: string, run: SyncRun): Promise<boolean>;
+  /** Ends the run `holder` holds, at `version`, with the outbox's change id; the state after, or null. */
+  finish(
+    connectionId: string,
+    version: number,
+    finish: SyncFinish,
+    at: Date,
+    changeId: string,
+  ): Promise<SyncState | null>;
+  /** Makes a sync due now (on demand); the state after, or null when there is none. */
+  requestNow(connectionId: string, now: Date): Promise<SyncState | null>;
+  /** The connection is gone: so is its sync. */
+  remove(connectionId: string, at: Date): Promise<void>;
+}
+
+export class SyncRepository implements SyncStore {
   private readonly documents: VersionedCollection<SyncDocument>;
 
   constructor(db: Db, locks: DocumentLocks) {
@@ -89,7 +123,6 @@ export class SyncRepository {
     return { collection: CONNECTION_SYNCS, id: connectionId, version };
   }
 
-  /** A connection's sync, due at `now`; an existing one (a reconnect) is made due then. */
   async schedule(
     state: Pick<SyncState, 'connectionId' | 'accountId' | 'appUserId' | 'brandId'>,
     now: Date,
@@ -121,7 +154,6 @@ export class SyncRepository {
     return doc && doc.deletedAt === null ? toState(doc) : null;
   }
 
-  /** Syncs due at `now` and not running, or running under a claim that lapsed (its replica died), soonest first. */
   async due(now: Date, limit: number): Promise<SyncState[]> {
     const filter: Filter<SyncDocument> = {
       deletedAt: null,
@@ -131,7 +163,6 @@ export class SyncRepository {
     return docs.map((doc) => toState(doc as SyncDocument));
   }
 
-  /** Claims a run (a new one, or the lapsed one it holds, taken over where it stopped); the state after, or null. */
   async claim(state: SyncState, holder: string, now: Date, until: Date): Promise<SyncState | null> {
     const run: SyncRun = state.run
       ? { ...state.run, holder, until, takeovers: (state.run.takeovers ?? 0) + 1 }
@@ -157,7 +188,6 @@ export class SyncRepository {
     return doc && toState(doc);
   }
 
-  /** Ends `holder`'s run without a sync (its app or account is suspended) until resumed; false when it is not its. */
   async pause(connectionId: string, holder: string, at: Date): Promise<boolean> {
     const doc = await this.documents.updateWhere(
       connectionId,
@@ -168,7 +198,6 @@ export class SyncRepository {
     return doc !== null;
   }
 
-  /** A paused sync is due now again (its app or account is active). */
   async resume(connectionId: string, now: Date): Promise<void> {
     await this.documents.updateWhere(
       connectionId,
@@ -178,7 +207,6 @@ export class SyncRepository {
     );
   }
 
-  /** The account or one of its apps is active again: its paused syncs are due now (and pause again if still not). */
   async resumeAccount(accountId: string, now: Date): Promise<void> {
     const paused = await this.documents.collection
       .find({ accountId, pausedAt: { $ne: null }, deletedAt: null }, { projection: { _id: 1 } })
@@ -186,12 +214,10 @@ export class SyncRepository {
     for (const { _id } of paused) await this.resume(_id, now);
   }
 
-  /** Records a run's progress and extends its claim; false when the claim was lost. */
   progress(connectionId: string, run: SyncRun): Promise<boolean> {
     return this.documents.modify(connectionId, { 'run.holder': run.holder }, { $set: { run } }, { cached: false });
   }
 
-  /** Ends the run `holder` holds, at `version`, with the outbox's change id; the state after, or null. */
   async finish(
     connectionId: string,
     version: number,
@@ -210,13 +236,11 @@ export class SyncRepository {
     return doc && toState(doc);
   }
 
-  /** Makes a sync due now (on demand). */
   async requestNow(connectionId: string, now: Date): Promise<SyncState | null> {
     const doc = await this.documents.update(connectionId, 'any', { set: { nextAt: now } }, now);
     return doc && toState(doc);
   }
 
-  /** The connection is gone: so is its sync. */
   async remove(connectionId: string, at: Date): Promise<void> {
     await this.documents.softDelete(connectionId, 'any', at);
   }
