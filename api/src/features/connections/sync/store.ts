@@ -72,7 +72,11 @@ export interface SyncFinish {
   nextAt: Date;
 }
 
-/** What the sync, its worker and its schedule, the connections' lifecycle and admin use of connection_syncs. */
+/**
+ * What the sync, its worker and its schedule, the connections' lifecycle and admin use of connection_syncs:
+ * SyncRepository, and FakeSyncStore for unit tests (test/api/features/connections/sync/store.test.ts holds both to
+ * the same behaviour).
+ */
 export interface SyncStore {
   /** Where a change to the sync is recorded (the outbox's target): its one document, at `version`. */
   target(connectionId: string, version: number): ChangeTarget;
