@@ -122,7 +122,10 @@ export class ParsePool {
     worker.on('message', (reply: ParseReply | ParseReady) =>
       'ready' in reply ? this.started(slot) : this.answered(slot, reply),
     );
-    worker.on('error', (error) => this.crashed(slot, `the artwork parser failed: ${error.message}`));
+    // A worker's uncaught exception is whatever it threw, not always an Error (@types/node 24 says `any`).
+    worker.on('error', (error: unknown) =>
+      this.crashed(slot, `the artwork parser failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
     worker.on('exit', (code) => this.crashed(slot, `the artwork parser exited with code ${code}`));
     this.slots.add(slot);
     this.counters.started++;
