@@ -12,7 +12,8 @@ const spec = fs
   .sort();
 
 module.exports = {
-  require: ['dist/test/support/unit-hooks.js'],
+  // bin/check-node.js first: on a Node older than package.json's engines the run stops with what to do instead.
+  require: ['bin/check-node.js', 'dist/test/support/unit-hooks.js'],
   spec,
   timeout: 30000,
   slow: 2000,

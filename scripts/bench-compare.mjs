@@ -6,6 +6,7 @@
 // medians. The commit is checked out beside the work tree in .bench/<sha> (git-ignored) and built there once; its
 // node_modules is this tree's when the lockfiles agree, else installed there. Extra environment (BENCH_ROUNDS,
 // BENCH_SECONDS, BENCH_ONLY…) goes to both. docs/benchmarks.md, "Comparing two builds".
+import '../bin/check-node.js'; // both builds run on this Node: on an older one it stops
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { loadavg } from 'node:os';

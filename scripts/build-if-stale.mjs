@@ -3,6 +3,7 @@
 // build (dist/.tsbuildinfo), so starting again after no change starts at once. Sources: every .ts file under the
 // folders tsconfig.json includes, tsconfig.json, package.json (its `type` changes the output) and package-lock.json
 // (a dependency's types can). A failed build marks itself stale: tsc writes its build info even when it fails. Run from the repository's root. PORTICO_BUILD_COMMAND replaces the build (the tests use it).
+import '../bin/check-node.js'; // npm start's first step: on an older Node it stops here, before building
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, utimesSync } from 'node:fs';
 import path from 'node:path';

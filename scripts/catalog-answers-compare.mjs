@@ -5,6 +5,7 @@
 // brand list fixtures by the commit `ref` (built in .bench/<sha> by `npm run bench:compare`, which must have run for
 // it) and by this work tree's dist/, and the answers' JSON compared byte for byte (and, where the presenter counts its
 // bytes, the count checked). Exits 1 on the first difference.
+import '../bin/check-node.js';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';

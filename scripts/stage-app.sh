@@ -45,7 +45,8 @@ case "$what" in
     done
     cp package.json "$dest/"
     mkdir -p "$dest/bin" "$dest/examples"
-    cp bin/portico.js bin/portico-operator.js "$dest/bin/"
+    # The programs and the Node version guard they load first.
+    cp bin/portico.js bin/portico-operator.js bin/check-node.js "$dest/bin/"
     # The demo catalog (PORTICO_DEMO_CATALOG=true publishes it through `portico-operator import`).
     cp -r examples/demo "$dest/examples/"
     # Portico Connect's page scripts and stylesheet (api/src/features/smart/connect-pages.ts reads them).

