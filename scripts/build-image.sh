@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Builds Portico's container image without a registry or a container daemon (`npm run image`): a minimal
-# Debian trixie root file system from mmdebstrap (nodejs, ca-certificates, tini and Debian's essential
-# packages), the app from scripts/stage-app.sh in a layer of its own, packed with umoci into an OCI layout and
-# copied by skopeo into a docker-archive for `docker load` / `kind load image-archive`. The Dockerfile builds
-# the same image where Docker is available.
+# Debian trixie root file system from mmdebstrap (ca-certificates, tini, the C++ runtime libraries and Debian's
+# essential packages), then in a layer of its own Node 24 as /usr/local/bin/node (the binary of the npm registry's
+# node-linux-<arch> package that the lockfile pins and npm ci installs for development and CI, not Debian's
+# nodejs 20), then the app from scripts/stage-app.sh in a third, packed with umoci into an OCI layout and copied
+# by skopeo into a docker-archive for `docker load` / `kind load image-archive`. The Dockerfile builds the same
+# image where Docker is available.
 #
 # Reproducible: the same checkout, Debian package versions and npm lockfile give the same image digest. Every
 # time in the image (files, config, history) is SOURCE_DATE_EPOCH (default: the commit time) or, for the Debian
-# layer, BASE_EPOCH below; layers are tars sorted by name with fixed owners and modes. Debian's snapshot archive
-# is not reachable from every build machine, so the base is not pinned to a date: it is cached under a key of
-# its package list and options and reused until PORTICO_IMAGE_REFRESH_BASE=1 (a rebuild then picks up trixie's
-# point releases and security updates; .tools/image/base-packages.txt lists the versions). The base and the
-# production node_modules are cached once per machine, for every clone, in the tool cache
-# (scripts/lib/tool-cache.sh: ~/.cache/portico/image-base/<key>, image-modules/<key>).
+# and Node layers, BASE_EPOCH below; layers are tars sorted by name with fixed owners and modes. Debian's
+# snapshot archive is not reachable from every build machine, so the base is not pinned to a date: it is cached
+# under a key of its package list and options and reused until PORTICO_IMAGE_REFRESH_BASE=1 (a rebuild then
+# picks up trixie's point releases and security updates; .tools/image/base-packages.txt lists the versions).
+# The base, the base with the Node layer and the production node_modules are cached once per machine, for every
+# clone, in the tool cache (scripts/lib/tool-cache.sh: ~/.cache/portico/image-base/<key>, image-node/<key>,
+# image-modules/<key>).
 #
 # Output (git-ignored, per clone): .tools/image/oci (OCI layout, tag = package.json version),
 # .tools/image/portico.tar (docker-archive, portico:<version>), .tools/image/image.env (what the tests and the
@@ -65,7 +68,9 @@ license="$(node -p 'require("./package.json").license')"
 # Its own fixed epoch (trixie's release day), so a new commit does not rebuild it.
 BASE_EPOCH=1754697600
 BASE_SUITE=trixie
-BASE_PACKAGES=nodejs,ca-certificates,tini
+# No nodejs: Node comes in a layer of its own (below). What its binary links besides libc (ldd): libstdc++ and
+# libgcc_s. ca-certificates: the system's trust store, which the image tells Node to use (NODE_USE_SYSTEM_CA).
+BASE_PACKAGES=ca-certificates,tini,libstdc++6,libgcc-s1
 BASE_MIRRORS=(
   "deb http://deb.debian.org/debian trixie main"
   "deb http://deb.debian.org/debian trixie-updates main"
@@ -121,6 +126,45 @@ if [ "${PORTICO_IMAGE_REFRESH_BASE:-}" = 1 ]; then
   tool_cache_unlock
 fi
 tool_cache_build "$base" ready build_base
+# The base is read under its lock, shared, so that a PORTICO_IMAGE_REFRESH_BASE=1 in another clone waits.
+exec {base_lock}>"$base.lock"
+flock -s "$base_lock"
+if [ ! -f "$base/ready" ]; then
+  echo "build-image: another clone is refreshing the Debian base ($base): run again" >&2
+  exit 1
+fi
+
+# --- Node, cached: the base with the Node layer on it ---------------------------------------------------
+# The lockfile's node-linux-<arch> (scripts/stage-app.sh runtime: /usr/local/bin/node and its licence), a layer
+# of its own, so that a new Node does not rebuild the Debian base and a new commit does not recompress Node's
+# 121 MiB.
+# Keyed by the base it is on (its OCI index: a refreshed base has another), the lockfile's entry for the package
+# (version and integrity), how the layer is made, and the architecture.
+node_arch="$(node -p process.arch)"
+NODE_PACKAGE="node-linux-$node_arch"
+node_pinned="$(node -p "JSON.stringify(require('./package-lock.json').packages['node_modules/$NODE_PACKAGE'] ?? null)")"
+if [ "$node_pinned" = null ]; then
+  echo "build-image: package-lock.json pins no $NODE_PACKAGE (the image's Node for $node_arch)" >&2
+  exit 1
+fi
+NODE_VERSION="$(node -p "require('./package-lock.json').packages['node_modules/$NODE_PACKAGE'].version")"
+NODE_HISTORY="scripts/stage-app.sh runtime ($NODE_PACKAGE $NODE_VERSION: /usr/local/bin/node)"
+node_key="$( (cat "$base/oci/index.json"; echo; printf '%s\n' "$node_pinned" "$NODE_HISTORY" "$BASE_EPOCH" "$architecture"; sed -n '/^  runtime)/,/;;/p' scripts/stage-app.sh) | tool_cache_key)"
+node_layer="$cache/image-node/$node_key"
+build_node() {
+  local temporary="$1"
+  echo "build-image: adding Node $NODE_VERSION ($NODE_PACKAGE) to the base (cached as $node_layer)…" >&2
+  bash scripts/stage-app.sh runtime "$temporary/rootfs"
+  tar --create --file="$temporary/node.tar" --directory="$temporary/rootfs" --format=gnu --sort=name \
+    --owner=0 --group=0 --numeric-owner --mode='a+rX,u+w,go-w' --mtime="@$BASE_EPOCH" usr
+  stat -c %s "$temporary/node.tar" >"$temporary/node.size"
+  cp -r "$base/oci" "$temporary/oci"
+  umoci raw add-layer --image "$temporary/oci:base" --history.created "$(date -u -d "@$BASE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)" \
+    --history.created_by "$NODE_HISTORY" "$temporary/node.tar"
+  rm -r "$temporary/node.tar" "$temporary/rootfs"
+  touch "$temporary/ready"
+}
+tool_cache_build "$node_layer" ready build_node
 
 # --- The app: production node_modules (cached by lockfile) and the compiled code ------------------------
 npm run build --silent
@@ -137,23 +181,16 @@ stage="$out/stage"
 rm -rf "$stage"
 mkdir -p "$stage/app"
 bash scripts/stage-app.sh app "$stage/app"
-# The base is read under its lock, shared, so that a PORTICO_IMAGE_REFRESH_BASE=1 in another clone waits.
-exec {base_lock}>"$base.lock"
-flock -s "$base_lock"
-if [ ! -f "$base/ready" ]; then
-  echo "build-image: another clone is refreshing the Debian base ($base): run again" >&2
-  exit 1
-fi
 # Hard links where the cache is on the same file system (tar only reads them).
 cp -al "$modules/node_modules" "$stage/app/node_modules" 2>/dev/null || cp -a "$modules/node_modules" "$stage/app/node_modules"
 # Owned by root and read-only to the app's user; every time is SOURCE_DATE_EPOCH; sorted; no pax times.
 tar --create --file="$stage/app.tar" --directory="$stage" --format=gnu --sort=name \
   --owner=0 --group=0 --numeric-owner --mode='a+rX,u+w,go-w' --mtime="@$SOURCE_DATE_EPOCH" app
 
-# --- Pack: base layer + app layer + config --------------------------------------------------------------
+# --- Pack: base layer + Node layer + app layer + config -------------------------------------------------
 layout="$out/oci"
 rm -rf "$layout"
-cp -r "$base/oci" "$layout"
+cp -r "$node_layer/oci" "$layout"
 umoci raw add-layer --image "$layout:base" --tag "$version" --history.created "$created" \
   --history.created_by "scripts/stage-app.sh (/app)" "$stage/app.tar"
 config=(
@@ -164,6 +201,7 @@ config=(
   --config.exposedports 8080/tcp
   --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   --config.env NODE_ENV=production
+  --config.env NODE_USE_SYSTEM_CA=1
   --config.env HOST=0.0.0.0
   --config.env PORTICO_DATA_DIR=/data
   --config.label org.opencontainers.image.title=portico
@@ -191,7 +229,7 @@ digest="$(json "$layout/index.json" "j.manifests.find((m) => m.annotations['org.
 manifest="$layout/blobs/sha256/${digest#sha256:}"
 config_digest="$(json "$manifest" 'j.config.digest')"
 compressed="$(json "$manifest" 'j.layers.reduce((n, l) => n + l.size, 0)')"
-uncompressed=$(($(cat "$base/rootfs.size") + $(stat -c %s "$stage/app.tar")))
+uncompressed=$(($(cat "$base/rootfs.size") + $(cat "$node_layer/node.size") + $(stat -c %s "$stage/app.tar")))
 rm -rf "$stage"
 cp "$base/base-packages.txt" "$out/base-packages.txt"
 cat >"$out/image.env" <<EOF
@@ -202,6 +240,7 @@ IMAGE_LAYOUT=$layout
 IMAGE_ARCHIVE=$archive
 IMAGE_SIZE_BYTES=$uncompressed
 IMAGE_COMPRESSED_BYTES=$compressed
+IMAGE_NODE_VERSION=$NODE_VERSION
 IMAGE_REVISION=$revision
 IMAGE_CREATED=$created
 EOF
@@ -209,5 +248,6 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 echo "build-image: $name:$version in $(($(date +%s) - started)) s"
 echo "  digest   $digest (OCI manifest; the image ID docker shows: $config_digest)"
 echo "  size     $(mib "$uncompressed") unpacked, $(mib "$compressed") compressed"
+echo "  node     $NODE_VERSION ($NODE_PACKAGE, /usr/local/bin/node)"
 echo "  layout   $layout (tags $version, latest)"
 echo "  archive  $archive (docker load -i …; kind load image-archive …)"

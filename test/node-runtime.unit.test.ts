@@ -1,8 +1,8 @@
 // The Node everything runs on (package.json `engines`: 24 LTS). npm ci brings it where the system's is older (the
 // node-linux-<arch> package pinned in the lockfile, linked as node_modules/.bin/node), and npm scripts and npx put
 // node_modules/.bin first on PATH: this run, and any `node` a script or shell of it starts, is that build. The
-// places that name the version agree with engines: .nvmrc, .node-version and @types/node. The image carries the
-// same package's binary (test/image/image.test.ts).
+// places that name the version agree with engines: .nvmrc, .node-version, @types/node and the Dockerfile's build
+// stage. The image carries the same package's binary (test/image/image.test.ts).
 import { expect } from 'chai';
 import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -56,9 +56,10 @@ describe('the Node runtime (24 LTS, from npm ci where the system has an older on
     expect(realpathSync(first!)).to.equal(realpathSync(process.execPath));
   });
 
-  it('.nvmrc, .node-version and @types/node name the same major version', () => {
+  it('.nvmrc, .node-version, @types/node and the Dockerfile name the same major version', () => {
     expect(read('.nvmrc').trim()).to.equal(String(major));
     expect(read('.node-version').trim()).to.equal(String(major));
     expect(lock.packages['node_modules/@types/node']?.version.split('.')[0]).to.equal(String(major));
+    expect(read('Dockerfile')).to.match(new RegExp(`^ARG NODE_IMAGE=node:${major}-`, 'm'));
   });
 });

@@ -1,6 +1,7 @@
 // The container image as scripts/build-image.sh builds it (`npm run image`): what its config says, what its
-// layers hold, that a second build gives the same digest, and the API from the image serving the catalog
-// under runc with the chart's read-only root and writable mounts, then stopping on SIGTERM in time.
+// layers hold (Node 24 from the lockfile's node-linux-<arch> package, not Debian's nodejs), that a second build
+// gives the same digest, and the API from the image serving the catalog under runc with the chart's read-only root
+// and writable mounts, then stopping on SIGTERM in time.
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -61,7 +62,12 @@ describe('image: built by scripts/build-image.sh', function () {
     expect(config.Cmd).to.deep.equal(['node', '/app/bin/portico.js', 'serve']);
     expect(config.WorkingDir).to.equal('/app');
     expect(Object.keys(config.ExposedPorts ?? {})).to.deep.equal(['8080/tcp']);
-    expect(config.Env).to.include.members(['NODE_ENV=production', 'HOST=0.0.0.0', 'PORTICO_DATA_DIR=/data']);
+    expect(config.Env).to.include.members([
+      'NODE_ENV=production',
+      'NODE_USE_SYSTEM_CA=1',
+      'HOST=0.0.0.0',
+      'PORTICO_DATA_DIR=/data',
+    ]);
     expect(image.name).to.equal(`portico:${pkg.version}`);
   });
 
@@ -92,7 +98,8 @@ describe('image: built by scripts/build-image.sh', function () {
     // No time of the build anywhere: the config's and the history's come from the commit and the base.
     expect(image.imageConfig.created).to.equal(labels['org.opencontainers.image.created']);
     expect(image.imageConfig.history?.map((h) => h.created)).to.deep.equal([
-      '2025-08-09T00:00:00Z',
+      '2025-08-09T00:00:00Z', // the Debian base
+      '2025-08-09T00:00:00Z', // Node
       labels['org.opencontainers.image.created'],
     ]);
   });
@@ -101,6 +108,7 @@ describe('image: built by scripts/build-image.sh', function () {
     for (const file of [
       'bin/portico.js',
       'bin/portico-operator.js',
+      'bin/check-node.js', // the Node version guard both load first
       'dist/api/src/main.js',
       'dist/operator/src/main.js',
       'dist/core/src/config.js',
@@ -113,7 +121,17 @@ describe('image: built by scripts/build-image.sh', function () {
     for (const module of ['koa', 'mongodb', 'sharp', `@img/sharp-linux-${process.arch}`, '@kubernetes/client-node']) {
       expect(existsSync(path.join(rootfs, 'app/node_modules', module, 'package.json')), module).to.equal(true);
     }
-    for (const devOnly of ['mocha', 'typescript', 'chai', 'nock', 'autocannon', '@types/mocha', 'standardwebhooks']) {
+    for (const devOnly of [
+      'mocha',
+      'typescript',
+      'chai',
+      'nock',
+      'autocannon',
+      '@types/mocha',
+      'standardwebhooks',
+      `node-linux-${process.arch}`, // Node itself: in a layer of its own, not in the app's dependencies
+      '.bin/node',
+    ]) {
       expect(existsSync(path.join(rootfs, 'app/node_modules', devOnly)), devOnly).to.equal(false);
     }
     for (const absent of [
@@ -131,10 +149,46 @@ describe('image: built by scripts/build-image.sh', function () {
     const data = statSync(path.join(rootfs, 'data'));
     expect([data.uid, data.gid, data.isDirectory()]).to.deep.equal([10001, 10001, true]);
     expect(readFileSync(path.join(rootfs, 'etc/passwd'), 'utf8')).to.match(/^portico:x:10001:10001:[^:]*:\/data:/m);
-    for (const binary of ['usr/bin/node', 'usr/bin/tini', 'etc/ssl/certs/ca-certificates.crt'])
+    for (const binary of ['usr/local/bin/node', 'usr/bin/tini', 'etc/ssl/certs/ca-certificates.crt'])
       expect(existsSync(path.join(rootfs, binary)), binary).to.equal(true);
     expect(existsSync(path.join(rootfs, 'usr/bin/apt-get'))).to.equal(false);
-    expect(image.sizeBytes / 2 ** 20, 'MiB unpacked').to.be.below(400); // 330 MiB: 166 of Debian, 165 of app
+    // 382 MiB: 66 of Debian, 121 of Node, 195 of app (Debian's nodejs 20 with its libraries was 166 of Debian in all)
+    expect(image.sizeBytes / 2 ** 20, 'MiB unpacked').to.be.below(420);
+  });
+
+  it("runs the lockfile's Node (node-linux-<arch>, the binary npm ci installed for the tests), not Debian's", async () => {
+    const lock = JSON.parse(readFileSync(path.join(repoRoot(), 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version: string }>;
+    };
+    const pinned = lock.packages[`node_modules/node-linux-${process.arch}`]?.version;
+    expect(pinned, `the lockfile's node-linux-${process.arch}`).to.match(/^24\./);
+    expect(await sha256(path.join(rootfs, 'usr/local/bin/node'))).to.equal(
+      await sha256(path.join(repoRoot(), 'node_modules', `node-linux-${process.arch}`, 'bin', 'node')),
+    );
+    expect(existsSync(path.join(rootfs, 'usr/local/share/doc/node/LICENSE'))).to.equal(true);
+    expect(existsSync(path.join(rootfs, 'usr/bin/node')), 'usr/bin/node').to.equal(false);
+    const status = readFileSync(path.join(rootfs, 'var/lib/dpkg/status'), 'utf8');
+    expect(status).to.not.match(/^Package: (nodejs|libnode\d+)$/m);
+    expect(status).to.match(/^Package: libstdc\+\+6$/m); // what the binary links besides libc (and libgcc_s)
+    expect(image.output).to.include(`node     ${pinned} (node-linux-${process.arch}, /usr/local/bin/node)`);
+
+    // As the container runs it: the image's PATH finds it, its libraries are there, and it trusts the system's
+    // certificates (Debian's ca-certificates, as Debian's nodejs did) besides its own.
+    const container = await runContainer(image, {
+      args: [
+        'node',
+        '-p',
+        "const tls = require('node:tls'); [process.version, process.execPath, " +
+          "tls.getCACertificates('system').length > 100, " +
+          "tls.getCACertificates('default').length > tls.getCACertificates('bundled').length].join(' ')",
+      ],
+    });
+    try {
+      expect(await container.exited, container.logs()).to.equal(0);
+      expect(container.logs().trim()).to.equal(`v${pinned} /usr/local/bin/node true true`);
+    } finally {
+      await container.remove();
+    }
   });
 
   it('writes a docker-archive tagged portico:<version> for docker load and kind load', async () => {
@@ -176,6 +230,9 @@ describe('image: built by scripts/build-image.sh', function () {
       .trim()
       .split(/\s+/);
     expect(packages).to.have.members(/^BASE_PACKAGES=([\w.,+-]+)$/m.exec(script)![1]!.split(','));
+    // Node as the script's layer has it: the build stage's stage-app.sh runtime (the lockfile's node-linux-<arch>).
+    expect(text).to.include('bash scripts/stage-app.sh runtime /stage/runtime');
+    expect(all('COPY')).to.include('--from=build /stage/runtime/usr/local /usr/local');
     const user = readFileSync(path.join(rootfs, 'etc/passwd'), 'utf8')
       .split('\n')
       .find((line) => line.startsWith('portico:'))!;
