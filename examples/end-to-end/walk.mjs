@@ -5,7 +5,7 @@
 // Run it beside `npm start` (which also runs the sandbox EHR, docs/connecting.md):
 //
 //   PORTICO_ADMIN_TOKEN=change-me-to-a-long-secret PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS=true npm start
-//   PORTICO_ADMIN_TOKEN=change-me-to-a-long-secret node examples/end-to-end/walk.mjs
+//   PORTICO_ADMIN_TOKEN=change-me-to-a-long-secret npx node examples/end-to-end/walk.mjs
 //
 // (PORTICO_WEBHOOK_ALLOW_PRIVATE_URLS lets the API deliver to the receiver on your machine; never in production.)
 // PORTICO_URL (default http://127.0.0.1:8080) says where the API is. The tests run this file, so it keeps working.
