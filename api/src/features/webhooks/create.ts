@@ -7,7 +7,7 @@ import type { Infrastructure } from '../../shared/infra/infrastructure.js';
 import type { AccountStore } from '../accounts/index.js';
 import type { Events } from '../events/index.js';
 import { attemptAgents } from './delivery/attempt.js';
-import { DeliveryStore } from './delivery/deliveries.js';
+import { DeliveryRepository } from './delivery/deliveries.js';
 import { Dispatcher, PER_ENDPOINT_IN_FLIGHT } from './delivery/dispatcher.js';
 import { RedisPermits } from './delivery/permits.js';
 import { WebhookDeliveryService } from './delivery-service.js';
@@ -35,14 +35,14 @@ export async function createWebhooks(
     locks,
     caches.cache('webhook-endpoints', { max: 10_000, ttlMs: 60_000 }),
   );
-  const deliveries = new DeliveryStore(db, locks);
+  const deliveries = new DeliveryRepository(db, locks);
   await Promise.all([endpoints.init(longDb), deliveries.init(longDb)]);
   const dispatcher = new Dispatcher({
     outbox: events.background.outbox,
     events: events.background.queue,
     recovery: events.background.recovery,
     // The dispatcher scans and purges whole collections: with the deadline of long operations.
-    deliveries: new DeliveryStore(longDb, locks),
+    deliveries: new DeliveryRepository(longDb, locks),
     endpoints,
     signals: events.signals,
     clock,

@@ -63,7 +63,30 @@ export interface AttemptPage {
   hasMore: boolean;
 }
 
-export class DeliveryStore {
+/**
+ * What the services need of deliveries (the endpoints' service cancels, the deliveries' service reads the log and
+ * queues recovered events): DeliveryRepository (MongoDB) and FakeDeliveryStore (tests). The dispatcher and the
+ * recorder work on the repository itself.
+ */
+export interface DeliveryStore {
+  /** The endpoint's log, newest first, strictly older than `before` (an attempt id). */
+  list(
+    accountId: string,
+    endpointId: string,
+    options: { limit: number; status?: AttemptStatus; before?: string },
+  ): Promise<AttemptPage>;
+  /** For each of `eventIds`, the attempts made for the endpoint and whether one succeeded (recover, re-dispatch). */
+  history(endpointId: string, eventIds: string[]): Promise<Map<string, { attempts: number; succeeded: boolean }>>;
+  /**
+   * Queues deliveries with their PENDING log records; one already queued for the same event and endpoint is left
+   * as it is. Returns those queued now.
+   */
+  enqueue(deliveries: QueuedDelivery[]): Promise<QueuedDelivery[]>;
+  /** Drops every queued delivery to an endpoint; their PENDING records say why they were not made. */
+  cancel(accountId: string, endpointId: string, reason: string): Promise<number>;
+}
+
+export class DeliveryRepository implements DeliveryStore {
   private readonly attempts: Collection<AttemptDocument>;
   private readonly queue: Collection<QueueDocument>;
 

@@ -3,7 +3,7 @@
 // The backlog is measured by the backstop pass at most every BACKLOG_EVERY_MS: four scans of whole collections
 // on the embedded database, which after an outage, beside the scans that find work, kept it too busy to recover.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { DeliveryStore } from './deliveries.js';
+import type { DeliveryRepository } from './deliveries.js';
 import type { EventQueue } from '../../events/index.js';
 
 const BACKLOG_EVERY_MS = 30_000;
@@ -50,7 +50,7 @@ export class DispatcherMetrics {
   /** Measures the backlog when the last measure is BACKLOG_EVERY_MS old or more. */
   async backlog(
     now: Date,
-    stores: { events: Pick<EventQueue, 'backlog'>; deliveries: Pick<DeliveryStore, 'backlog'> },
+    stores: { events: Pick<EventQueue, 'backlog'>; deliveries: Pick<DeliveryRepository, 'backlog'> },
   ): Promise<void> {
     if (now.getTime() - this.lastBacklog < BACKLOG_EVERY_MS) return;
     this.lastBacklog = now.getTime();

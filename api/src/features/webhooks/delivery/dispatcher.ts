@@ -15,7 +15,7 @@ import type { WebhookEndpoint, WebhookEndpointStore } from '../store.js';
 import type { AttemptAgents } from './attempt.js';
 import { attemptJob, type Job, type JobAttemptDeps } from './job-attempt.js';
 import { DispatcherMetrics } from './dispatcher-metrics.js';
-import { deliveryId, newAttemptId, type DeliveryStore, type QueuedDelivery, type Trigger } from './deliveries.js';
+import { deliveryId, newAttemptId, type DeliveryRepository, type QueuedDelivery, type Trigger } from './deliveries.js';
 import { Lanes } from './lanes.js';
 import { localPermits, type Permits } from './permits.js';
 import type {
@@ -40,7 +40,7 @@ export interface DispatcherDeps {
   recovery: Pick<OutboxRecovery, 'recoverStaged'>;
   /** Takes the dispatcher's own events (an endpoint disabled). */
   outbox: Pick<EventOutbox, 'event' | 'append'>;
-  deliveries: DeliveryStore;
+  deliveries: DeliveryRepository;
   endpoints: WebhookEndpointStore;
   signals: WorkSignals;
   clock: Clock;

@@ -8,13 +8,13 @@ import type { Logger } from 'pino';
 import type { Clock } from '#core/clock.js';
 import type { WebhookSettings } from '../../../config.js';
 import type { DeliveryOutcome, WebhookEndpoint, WebhookEndpointStore } from '../store.js';
-import { pendingRecord, type AttemptRecord, type DeliveryStore, type QueuedDelivery } from './deliveries.js';
+import { pendingRecord, type AttemptRecord, type DeliveryRepository, type QueuedDelivery } from './deliveries.js';
 
 const LOG_EVERY_MS = 50;
 const FIELDS_EVERY_MS = 100;
 
 export interface RecorderDeps {
-  deliveries: DeliveryStore;
+  deliveries: DeliveryRepository;
   endpoints: WebhookEndpointStore;
   clock: Clock;
   logger: Logger;
