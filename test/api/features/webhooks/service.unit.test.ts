@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { FakeAccountStore } from '../../../../api/src/features/accounts/fake-store.js';
 import type { Principal } from '../../../../api/src/shared/http/auth.js';
 import { CursorCodec } from '../../../../api/src/shared/http/cursor.js';
+import { deliveryId, newAttemptId } from '../../../../api/src/features/webhooks/delivery/deliveries.js';
+import { FakeDeliveryStore } from '../../../../api/src/features/webhooks/delivery/fake-deliveries.js';
 import { FakeWebhookEndpointStore } from '../../../../api/src/features/webhooks/fake-store.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT } from '../../../../api/src/features/webhooks/schema.js';
 import { WebhookEndpointService } from '../../../../api/src/features/webhooks/service.js';
@@ -17,9 +19,9 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
   let clock: ManualClock;
   let endpoints: FakeWebhookEndpointStore;
   let accounts: FakeAccountStore;
+  let deliveries: FakeDeliveryStore;
   let service: WebhookEndpointService;
   let principal: Principal;
-  const cancelled: string[] = [];
   const body = (overrides = {}) => ({
     url: 'https://hooks.example.org/portico',
     eventTypes: ['patient.created' as const],
@@ -30,6 +32,7 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
     clock = new ManualClock(new Date('2026-11-20T10:00:00.000Z'));
     endpoints = new FakeWebhookEndpointStore();
     accounts = new FakeAccountStore();
+    deliveries = new FakeDeliveryStore();
     service = new WebhookEndpointService({
       endpoints,
       accounts,
@@ -39,7 +42,7 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
         resolve: async (host) =>
           DNS[host] ?? Promise.reject(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' })),
       },
-      deliveries: { cancel: async (_accountId: string, endpointId: string) => (cancelled.push(endpointId), 0) },
+      deliveries,
       clock,
     });
     principal = { keyId: randomUUID(), kind: 'sk', accountId: randomUUID(), appId: null, scopes: new Set() };
@@ -163,9 +166,27 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
   describe('delete', () => {
     it('deletes at the current version and frees the quota once; then the endpoint is 404', async () => {
       const created = await service.create(principal, body());
+      const eventId = randomUUID();
+      const waiting = {
+        id: deliveryId(eventId, created.id),
+        accountId: principal.accountId,
+        endpointId: created.id,
+        eventId,
+        eventType: 'patient.created' as const,
+        attempt: 2,
+        trigger: 'SCHEDULED' as const,
+        nextAttemptAt: clock.now(),
+        logId: newAttemptId(),
+        createdAt: clock.now(),
+      };
+      await deliveries.enqueue([waiting]);
       await service.delete(principal, created.id, { kind: 'any' });
       expect(accounts.usage(principal.accountId, 'webhookEndpoints')).to.equal(0);
-      expect(cancelled).to.include(created.id); // its queued deliveries go too
+      // Its queued deliveries go too, each record saying why it was not made.
+      const log = await deliveries.list(principal.accountId, created.id, { limit: 10 });
+      expect(log.items.map((r) => [r.id, r.status, r.error])).to.deep.equal([
+        [waiting.logId, 'FAILED', 'not attempted: the endpoint was deleted'],
+      ]);
       expect(await rejection(service.delete(principal, created.id, undefined))).to.include({ code: 'NOT_FOUND' });
       expect(await rejection(service.get(principal, created.id))).to.include({ code: 'NOT_FOUND' });
       expect(accounts.usage(principal.accountId, 'webhookEndpoints')).to.equal(0);
