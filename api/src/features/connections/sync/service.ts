@@ -1,35 +1,30 @@
 // Keeping a signed-in connection's records in sync with its health system (docs/connecting.md, "Sync"): a run
-// reads `Observation?patient=<patient>&_count=100` (after the first, only what changed since the last run began,
-// by the server's own clock), following `next` links on the FHIR server's own origin only. Pages are read as they
-// arrive and stored in batches bounded by count and bytes (batch-writer.ts), so memory stays flat however large a
-// page or its resources are. Each resource is checked as ingest checks it (invalid ones, and any over 1 MiB, are
-// skipped and counted) and must be the connection's patient's (others are counted and never stored); the valid
-// ones are upserted by id, so a page read twice (a run taken over) duplicates nothing. A run ends with
-// `connection.synced` or `connection.sync_failed`, written with its state through the outbox; a run whose
-// replicas keep dying on it ends FAILED after three takeovers without progress. Connections of suspended apps
-// and accounts are not synced (nor their tokens refreshed) until reactivated.
+// reads the patient's observations page by page (page-walk.ts: the first page, after the first run only what changed
+// since the last run began, and which entries are kept), following `next` links on the FHIR server's own origin only.
+// Pages are read as they arrive and stored in batches bounded by count and bytes (batch-writer.ts), so memory stays
+// flat however large a page or its resources are. The resources kept are upserted by id, so a page read twice (a run
+// taken over) duplicates nothing; the others are counted. A run ends with `connection.synced` or
+// `connection.sync_failed`, written with its state through the outbox; a run whose replicas keep dying on it ends
+// FAILED after three takeovers without progress. Connections of suspended apps and accounts are not synced (nor their
+// tokens refreshed) until reactivated.
 import type { Clock } from '#core/clock.js';
 import type { AccountStore } from '../../accounts/index.js';
 import type { AppStore } from '../../apps/index.js';
-import { readObservations, type IngestService } from '../../clinical/index.js';
+import type { IngestService } from '../../clinical/index.js';
 import type { EventOutbox } from '../../events/index.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import { AppError, notFound } from '../../../shared/http/errors.js';
 import { UUID } from '../../../shared/http/ids.js';
-import { underBase } from '../../smart/index.js';
 import type { ConnectionService } from '../lifecycle.js';
 import type { TokenDisposal } from '../vault/index.js';
-import { BatchWriter, ENTRY_BYTES, MAX_RESOURCE_BYTES, OTHER_BYTES } from './batch-writer.js';
+import { BatchWriter, ENTRY_BYTES, OTHER_BYTES } from './batch-writer.js';
 import { openPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
-import { isPatients } from './patient-check.js';
+import { checkEntry, firstPage, nextHighWater, nextLink, type Tally } from './page-walk.js';
 import { MalformedBundle, readSearchset } from './searchset-stream.js';
 import { NEVER, type SyncRun, type SyncState, type SyncStore } from './store.js';
 
-export const PAGE_SIZE = 100;
 /** `POST /connections/{id}/sync` within this of a run's start is 429: one tenant cannot make Portico hammer a server. */
 export const SYNC_REQUEST_INTERVAL_MS = 60_000;
-/** How far before its clock at a run's start the next run reads from: upserts make the overlap harmless. */
-export const HIGH_WATER_MARGIN_MS = 5 * 60_000;
 /** Takeovers without progress after which a run ends FAILED (`takeover_limit`). */
 export const MAX_TAKEOVERS = 3;
 const LIMITS = { maxEntryBytes: ENTRY_BYTES, maxOtherBytes: OTHER_BYTES };
@@ -49,11 +44,6 @@ export interface SyncServiceDeps {
   intervalMs: number;
   /** How long a run's claim lasts without progress. */
   leaseMs: number;
-}
-
-interface Tally {
-  skipped: number;
-  foreignPatient: number;
 }
 
 export class SyncService {
@@ -187,7 +177,7 @@ export class SyncService {
         const page = await openPage(pages, connectionId, binding, url);
         const searchset = readSearchset(page.chunks, LIMITS);
         for await (const entry of searchset.entries) {
-          const read = this.check(entry, health, tally);
+          const read = checkEntry(entry, health, tally);
           if (read) await writer.add(read.observation, read.bytes, url);
         }
         const bundle = searchset.rest();
@@ -242,35 +232,6 @@ export class SyncService {
     if (!(await suspended())) await this.deps.store.resume(connectionId, this.deps.clock.now());
   }
 
-  /** The observation an entry holds, if it is a valid one of the connection's patient; else it is counted. */
-  private check(
-    entry: { kind: 'entry'; value: unknown; bytes: number } | { kind: 'oversized'; bytes: number },
-    health: { patient: string; fhirBaseUrl: string },
-    tally: Tally,
-  ) {
-    if (entry.kind === 'oversized') {
-      tally.skipped++;
-      return undefined;
-    }
-    const { search, resource } = (entry.value ?? {}) as { search?: { mode?: unknown }; resource?: unknown };
-    // Resources brought in by _include and the server's OperationOutcome are not the search's matches.
-    if (search?.mode !== undefined && search.mode !== 'match') return undefined;
-    if (entry.bytes > MAX_RESOURCE_BYTES && Buffer.byteLength(JSON.stringify(resource ?? null)) > MAX_RESOURCE_BYTES) {
-      tally.skipped++;
-      return undefined;
-    }
-    const { observations, invalid } = readObservations([resource]);
-    if (invalid > 0 || observations.length === 0) {
-      tally.skipped++;
-      return undefined;
-    }
-    if (!isPatients(resource, health.patient, health.fhirBaseUrl)) {
-      tally.foreignPatient++;
-      return undefined;
-    }
-    return { observation: observations[0]!, bytes: entry.bytes };
-  }
-
   private async extend(connectionId: string, run: SyncRun): Promise<boolean> {
     run.until = new Date(this.deps.clock.now().getTime() + this.deps.leaseMs);
     return this.deps.store.progress(connectionId, run);
@@ -322,32 +283,4 @@ export class SyncService {
 /** Another replica holds the run now: this one stops without a word. */
 class LostClaim extends Error {
   override name = 'LostClaim';
-}
-
-function firstPage(fhirBaseUrl: string, patient: string, highWater: string | null): string {
-  const url = new URL(underBase(fhirBaseUrl, 'Observation'));
-  url.searchParams.set('patient', patient);
-  url.searchParams.set('_count', String(PAGE_SIZE));
-  if (highWater !== null) url.searchParams.set('_lastUpdated', `ge${highWater}`);
-  return url.href;
-}
-
-/** The searchset's next link, if it has a usable one. */
-function nextLink(bundle: Record<string, unknown>): string | null {
-  const links = Array.isArray(bundle['link']) ? (bundle['link'] as { relation?: unknown; url?: unknown }[]) : [];
-  const next = links.find((l) => l?.relation === 'next' && typeof l.url === 'string')?.url as string | undefined;
-  if (next !== undefined && !URL.canParse(next)) throw new SyncFailure('invalid_response', 'a next link is not a URL');
-  return next ?? null;
-}
-
-/**
- * The next run's `_lastUpdated=ge…`: the server's clock as it answered the first page (the Bundle's
- * `meta.lastUpdated`, else its `Date` header, else Portico's own), less a margin, and never later than Portico's now.
- * Never the resources' own `meta.lastUpdated`: one dated in the future would stop incremental sync for good.
- */
-function nextHighWater(bundle: Record<string, unknown>, date: Date | null, now: Date): string {
-  const stated = (bundle['meta'] as { lastUpdated?: unknown } | undefined)?.lastUpdated;
-  const parsed = typeof stated === 'string' ? Date.parse(stated) : NaN;
-  const server = Number.isFinite(parsed) ? parsed : (date?.getTime() ?? now.getTime());
-  return new Date(Math.min(server - HIGH_WATER_MARGIN_MS, now.getTime())).toISOString();
 }
