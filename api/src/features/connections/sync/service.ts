@@ -217,16 +217,16 @@ export class SyncService {
     }
   }
 
-  /**
-   * Ends the run without a sync until the app or account is active again. A reactivation that came between the
-   * look at the suspension and the pause found nothing paused to resume: the sync is resumed here then.
-   */
   /** As stored now: a reactivation made anywhere (the command line, another replica) counts at once. */
   private async suspended(accountId: string, appId: string): Promise<boolean> {
     const [account, app] = await Promise.all([this.deps.accounts.find(accountId), this.deps.apps.find(appId)]);
     return account?.status !== 'ACTIVE' || app?.status !== 'ACTIVE';
   }
 
+  /**
+   * Ends the run without a sync until the app or account is active again. A reactivation that came between the
+   * look at the suspension and the pause found nothing paused to resume: the sync is resumed here then.
+   */
   private async pause(connectionId: string, holder: string, suspended: () => Promise<boolean>): Promise<void> {
     if (!(await this.deps.store.pause(connectionId, holder, this.deps.clock.now()))) return;
     if (!(await suspended())) await this.deps.store.resume(connectionId, this.deps.clock.now());
