@@ -8,7 +8,8 @@ import type { CatalogBrand, PlatformType } from '#core/catalog/model.js';
 import { CATALOG_CHANNEL, parseActivation } from '#core/catalog/announce.js';
 import { catalogKey, type CatalogRef, type SnapshotStore } from '#core/catalog/snapshots.js';
 import { Follower } from './follow.js';
-import type { BrandSearchOptions, SearchResult } from './search/index.js';
+import type { BrandSearchOptions } from './search/index.js';
+import type { SearchResult } from './search/results.js';
 import type { BrowsePosition } from './search/browse-cursor.js';
 
 export interface CatalogIndex {

@@ -2,7 +2,7 @@
 // assets (artwork) behind them.
 import { hash } from 'node:crypto';
 import type { ActiveCatalog, CatalogIndex } from './active.js';
-import type { SearchResult } from './search/index.js';
+import type { SearchResult } from './search/results.js';
 import { cursorPosition } from './search/browse-cursor.js';
 import type { GeoPoint } from '#core/catalog/geo.js';
 import {

@@ -1,4 +1,4 @@
-// The cursor of a browse (BrandSearchIndex.browse, docs/api.md "Browsing a platform"): where a page ended in the
+// The cursor of a browse (browse.ts, docs/api.md "Browsing a platform"): where a page ended in the
 // rank order (folded name, then id) and which platform's list it belongs to, base64url JSON. Not signed: the catalog
 // is public, and a made-up position only starts a walk elsewhere.
 import type { PlatformType } from '#core/catalog/model.js';

@@ -30,11 +30,13 @@ import type { CatalogBrand, PlatformType } from '#core/catalog/model.js';
 import { words } from '#core/catalog/fold.js';
 import { AddressIndex, addressOf, isNpiShaped, type AddressQuery } from './addresses.js';
 import { buildLayout, platformNumber, type IndexLayout } from './layout.js';
-import { browseCursor, codeUnits, type BrowsePosition } from './browse-cursor.js';
-import { phraseOf, prefixRange, RANKS, startsWithPhrase, tierOf, type Phrase } from './tokens.js';
+import type { BrowsePosition } from './browse-cursor.js';
+import { browse } from './browse.js';
+import { phraseOf, prefixRanges, RANKS, startsWithPhrase, tierOf, type Phrase } from './tokens.js';
 import { FuzzyPhase } from './fuzzy.js';
 import type { GeoPoint } from '#core/catalog/geo.js';
 import { originOf, PlaceIndex, TopKeys, WALK_ABOVE_REACH, type Origin } from './places.js';
+import { searchResult, type SearchResult } from './results.js';
 
 export interface BrandSearchOptions {
   platform?: PlatformType;
@@ -45,22 +47,6 @@ export interface BrandSearchOptions {
   near?: GeoPoint;
   /** Only brands whose number b (see mask) has only[b] !== 0: a filter kept outside the snapshot (endpoint status). */
   only?: Uint8Array;
-}
-
-export interface SearchResult {
-  brands: CatalogBrand[];
-  /** Browsing (browse()): where the next page starts, null after the last; absent from searches. */
-  nextCursor?: string | null;
-  /** brands[i] for i < exact matched exactly (address, NPI or word prefixes); the rest were found by the typo-tolerant
-   * fallback. */
-  exact: number;
-  /** With `near`: each result's distance from the point in km (0.1 km steps); null for a brand without a location. */
-  distanceKm?: (number | null)[];
-  /**
-   * Each result's folded name when another brand of the catalog has the same one, else null (no other result can
-   * share it): what disambiguation.ts groups namesakes by, without working the names out again.
-   */
-  nameKeys?: (string | null)[];
 }
 
 /** Shorter queries (after trimming) find nothing (docs/api.md, "The catalog search"). */
@@ -148,7 +134,7 @@ export class BrandSearchIndex {
         this.places.nearest(query.origin, limit, RANKS, (b) => (this.accepts(b, query) ? 0 : -1))!,
         query,
       );
-      return this.result(results, results.length, query.origin);
+      return searchResult(this.layout, this.namesake, this.places, results, results.length, query.origin);
     }
 
     const results: number[] = [];
@@ -159,7 +145,7 @@ export class BrandSearchIndex {
     // A repeated word may match the same indexed word again, so it adds no condition: matching each distinct
     // word once gives the same results, and "health health …" costs what "health" does.
     const terms = [...new Set(typed)];
-    const ranges = terms.length === 0 ? undefined : this.prefixRanges(terms);
+    const ranges = terms.length === 0 ? undefined : prefixRanges(this.layout, terms);
     if (ranges && ranges.complete && results.length < limit)
       this.take(
         results,
@@ -179,37 +165,15 @@ export class BrandSearchIndex {
     if (ranges && byIdentifier === 0 && results.length < limit && terms.length <= MAX_FUZZY_WORDS) {
       this.take(results, this.fuzzy.matches(terms, ranges.lo, ranges.hi, limit - results.length, query), query);
     }
-    return this.result(results, exact, query.origin);
+    return searchResult(this.layout, this.namesake, this.places, results, exact, query.origin);
   }
 
   /**
-   * Browsing without words: one platform's brands in rank order (folded name, then id), `limit` of them after the
-   * position a previous page's `nextCursor` names (cursorPosition()), which holds across snapshots: a brand that
-   * appeared or went since moves the walk no further than its place in the order.
+   * Browsing without words (browse.ts): one platform's brands in rank order (folded name, then id), `limit` of them
+   * after the position a previous page's `nextCursor` names (cursorPosition()).
    */
   browse(platform: PlatformType, limit: number, after?: BrowsePosition, only?: Uint8Array): SearchResult {
-    const { brands, foldedNames, platforms } = this.layout;
-    const wanted = platformNumber(platform);
-    let b = 0;
-    if (after) {
-      let high = this.size;
-      while (b < high) {
-        const middle = (b + high) >>> 1;
-        if ((codeUnits(foldedNames[middle]!, after.name) || codeUnits(brands[middle]!.id, after.id)) <= 0)
-          b = middle + 1;
-        else high = middle;
-      }
-    }
-    const found: number[] = [];
-    for (; b < this.size && found.length <= limit; b++)
-      if (platforms[b] === wanted && (only === undefined || only[b] !== 0)) found.push(b);
-    const page = found.slice(0, limit);
-    const last = page.at(-1);
-    const nextCursor =
-      found.length > limit && last !== undefined
-        ? browseCursor({ name: foldedNames[last]!, id: brands[last]!.id }, platform)
-        : null;
-    return { brands: page.map((n) => brands[n]!), exact: page.length, nextCursor };
+    return browse(this.layout, platform, limit, after, only);
   }
 
   /** A filter every phase applies: the platform, the `only` mask, and not already in the results. */
@@ -235,17 +199,6 @@ export class BrandSearchIndex {
     }
   }
 
-  private result(numbers: readonly number[], exact: number, origin: Origin | undefined): SearchResult {
-    const brands = numbers.map((b) => this.layout.brands[b]!);
-    const nameKeys = numbers.map((b) => (this.namesake[b] === 1 ? this.layout.foldedNames[b]! : null));
-    if (origin === undefined) return { brands, exact, nameKeys };
-    const distanceKm = numbers.map((b) => {
-      const km = this.places.distanceKm(b, origin);
-      return Number.isNaN(km) ? null : Math.round(km * 10) / 10;
-    });
-    return { brands, exact, nameKeys, distanceKm };
-  }
-
   /** A URL or host name (by address), or a 10-digit NPI: these brands come first. */
   private identifierMatches(identifier: string | AddressQuery, limit: number, query: Query): TopKeys {
     const top = new TopKeys(limit);
@@ -261,20 +214,6 @@ export class BrandSearchIndex {
     if (typeof identifier === 'string') for (const b of this.addresses.npiMatches(identifier)) offer(b, 0);
     else this.addresses.matches(identifier, offer);
     return top;
-  }
-
-  /** [lo, hi) token ranges of every term; `complete` when every term starts some indexed word. */
-  private prefixRanges(terms: readonly string[]): { lo: Uint32Array; hi: Uint32Array; complete: boolean } {
-    const lo = new Uint32Array(terms.length);
-    const hi = new Uint32Array(terms.length);
-    let complete = true;
-    terms.forEach((term, i) => {
-      const [from, to] = prefixRange(this.layout, term);
-      lo[i] = from;
-      hi[i] = to;
-      if (from === to) complete = false;
-    });
-    return { lo, hi, complete };
   }
 
   /** Every term a prefix of some word of the brand, ranked by tier, or by distance near a point. */

@@ -1,4 +1,5 @@
-// A brand's words against a query's (index.ts): the range of token ids a query word is a prefix of, whether
+// A brand's words against a query's (index.ts): the range of token ids a query word is a prefix of (and the ranges of
+// all of a query's words), whether
 // and in which fields a brand has every word (its tier), and the fallback's rank by total edits. Each brand's
 // token ids are ascending (layout.ts), so each check is a walk or a binary search over them.
 import { FIELD_ALIAS, FIELD_NAME, NAME_LEADS, type IndexLayout } from './layout.js';
@@ -30,6 +31,23 @@ export function prefixRange(layout: IndexLayout, prefix: string): [number, numbe
     else hi = mid;
   }
   return [from, lo];
+}
+
+/** [lo, hi) token ranges of every term; `complete` when every term starts some indexed word. */
+export function prefixRanges(
+  layout: IndexLayout,
+  terms: readonly string[],
+): { lo: Uint32Array; hi: Uint32Array; complete: boolean } {
+  const lo = new Uint32Array(terms.length);
+  const hi = new Uint32Array(terms.length);
+  let complete = true;
+  terms.forEach((term, i) => {
+    const [from, to] = prefixRange(layout, term);
+    lo[i] = from;
+    hi[i] = to;
+    if (from === to) complete = false;
+  });
+  return { lo, hi, complete };
 }
 
 /**

@@ -5,11 +5,8 @@
 import { expect } from 'chai';
 import type { CatalogBrand } from '#core/catalog/model.js';
 import { words } from '#core/catalog/fold.js';
-import {
-  BrandSearchIndex,
-  MAX_FUZZY_WORDS,
-  type SearchResult,
-} from '../../../../../api/src/features/catalog/search/index.js';
+import { BrandSearchIndex, MAX_FUZZY_WORDS } from '../../../../../api/src/features/catalog/search/index.js';
+import type { SearchResult } from '../../../../../api/src/features/catalog/search/results.js';
 import { allowedEdits } from '../../../../../api/src/features/catalog/search/near-words.js';
 import { stateName } from '#core/catalog/states.js';
 import { buildBrand, loadRealBrands } from './real-brands.js';

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { CatalogBrand, PlatformType } from '#core/catalog/model.js';
 import { fold, words } from '#core/catalog/fold.js';
-import { BrandSearchIndex, type SearchResult } from '../../../../../api/src/features/catalog/search/index.js';
+import { BrandSearchIndex } from '../../../../../api/src/features/catalog/search/index.js';
+import type { SearchResult } from '../../../../../api/src/features/catalog/search/results.js';
 import { stateName } from '#core/catalog/states.js';
 import { buildBrand, loadRealBrands } from './real-brands.js';
 
