@@ -11,7 +11,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
 import type { Clock } from '#core/clock.js';
-import { AppError, invalidField } from './errors.js';
+import { AppError } from './errors.js';
 import type { DoneRecord, IdempotencyRecord, IdempotencyStore, RunningRecord } from './idempotency-store.js';
 import { runInChangeScope, type ChangeScope, type RecoveryPoint } from '../infra/change-scope.js';
 import type { Logger } from 'pino';
@@ -22,7 +22,10 @@ import { renderProblem, toAppError } from './problem-middleware.js';
 import { captureResponse, replay, seal, sealingKey, unseal, type StoredResponse } from './stored-response.js';
 import type { WriteAdmission } from './admission.js';
 import { answeredByDeadline, latestWriteStart } from './deadline.js';
-import { DependencyUnavailableError, findCause } from '#core/errors.js';
+import { DependencyUnavailableError } from '#core/errors.js';
+import { handBackUnanswered, HAND_BACK_RETRIES_MS, persist } from './idempotency-background.js';
+import { keyHeaderDoc, readKey } from './idempotency-key.js';
+import { lockRefused, stoppedBeforeLastWrite, targetKey } from './lock-refusals.js';
 
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /**
@@ -33,55 +36,8 @@ export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 export const LEASE_MS = 30_000;
 /** After an ambiguous failure (a write may still land): how long recovery waits before judging. */
 const SETTLE_MS = 15_000;
-/** Delays of the background attempts of a step on the store (recording an outcome, handing a claim back) that failed at
- * first. */
-const STORE_RETRIES_MS = [250, 500, 1_000, 2_000, 2_000, 5_000, 5_000, 15_000, 30_000];
-/**
- * The same for handing back a claim under which nothing was written (settled): every retry of the key meets
- * IDEMPOTENCY_KEY_IN_USE until it lands, so it is tried again often (a write under a lock: cheap) for as long as the
- * claim's lease, and lands within a moment of the store answering again, well within the Retry-After the failure was
- * answered with.
- */
-const HAND_BACK_RETRIES_MS = [...Array<number>(40).fill(250), ...Array<number>(30).fill(1_000)];
-/** How many answers of the store an unanswered claim's hand-back waits for (found nothing each time) before it stops.
- * */
-const HAND_BACK_ANSWERS = 4;
-const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
-/** What readKey accepts, for /openapi.json: KEY_SHAPE, or KEY_SHAPE in double quotes (`""` is no key). */
-const KEY_HEADER_PATTERN = `^(?!""$)(?:${KEY_SHAPE.source.slice(1, -1)}|"${KEY_SHAPE.source.slice(1, -1)}")$`;
 /** Outcomes that the operation decided and that a retry would see again. */
 const STORED_ERROR_STATUSES = new Set([404, 409, 412]);
-
-/**
- * Whether `error` stopped the write the handler announced last before that write started: the first dependency failure
- * in its causes is that write's document lock not being taken. A lock refused to any other write (a compensation after
- * an ambiguous failure, say) proves nothing of the announced one.
- */
-function stoppedBeforeLastWrite(error: unknown, targets: readonly RecoveryPoint[]): boolean {
-  const last = targets.at(-1);
-  return last !== undefined && lockRefused(error) === targetKey(last);
-}
-
-/** The document lock whose refusal is the first dependency failure among `error`'s causes, if that is what it is. */
-function lockRefused(error: unknown): string | undefined {
-  return findCause(error, (e): e is DependencyUnavailableError => e instanceof DependencyUnavailableError)
-    ?.lockNotTaken;
-}
-
-/** A recovery point's document, named as its lock is (core/src/infra/where.ts). */
-function targetKey(point: RecoveryPoint): string {
-  return `${point.collection}:${point.id}`;
-}
-
-function readKey(ctx: Context): string | undefined {
-  const values = ctx.req.headersDistinct['idempotency-key'];
-  if (values === undefined) return undefined;
-  if (values.length > 1) throw invalidField('header', 'Idempotency-Key', 'must be sent once');
-  let key = values[0]!;
-  if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1);
-  if (!KEY_SHAPE.test(key)) throw invalidField('header', 'Idempotency-Key', 'must be 1-255 visible ASCII characters');
-  return key;
-}
 
 export interface IdempotencyOptions {
   logger?: Logger;
@@ -100,65 +56,9 @@ export function createIdempotency(
   const leaseMs = options.leaseMs ?? LEASE_MS;
   const now = () => clock.now().getTime();
 
-  /**
-   * Runs a step on the store, and again in the background while the store fails (a stalled or restarted
-   * Redis or database): the response does not wait for it.
-   */
-  async function persist(
-    scope: string,
-    what: string,
-    step: () => Promise<unknown>,
-    schedule = STORE_RETRIES_MS,
-    attempt = 0,
-  ): Promise<void> {
-    try {
-      await step();
-    } catch (error) {
-      const delay = schedule[attempt];
-      if (delay === undefined) {
-        logger.error(
-          { err: error, scope },
-          `idempotency: ${what} failed for good; a retry will settle the key from its recovery points once its lease ends`,
-        );
-        return;
-      }
-      logger.warn(
-        { err: error, scope, attempt: attempt + 1 },
-        `idempotency: ${what} failed; retrying in the background`,
-      );
-      setTimeout(() => void persist(scope, what, step, schedule, attempt + 1), delay).unref();
-    }
-  }
-
-  /**
-   * A claim whose insert went unanswered may still land: a stalled database reads it when it resumes, after
-   * this request gave up. Nothing ran under it, yet it would hold the key for a whole lease (LEASE_MS), every
-   * retry meeting IDEMPOTENCY_KEY_IN_USE, well after the database was back. It is handed back in the
-   * background instead: attempts while the store fails, and a few more once it answers (the insert may land
-   * after the first answer), until one finds the claim and releases it. Conditional on the owner, so a claim
-   * that never landed, or that another request holds, is left alone. One that lands after the last attempt
-   * (HAND_BACK_ANSWERS answers, a few seconds) holds the key until its lease ends, as before. The same goes
-   * for a take-over that went unanswered.
-   */
-  function handBackUnanswered(scope: string, owner: string): void {
-    let answered = 0;
-    const attempt = async (index: number): Promise<void> => {
-      try {
-        if (await store.release(scope, owner)) return;
-        answered++;
-      } catch {
-        // still away: the next attempt
-      }
-      const delay = STORE_RETRIES_MS[index + 1];
-      if (delay === undefined || answered >= HAND_BACK_ANSWERS) return;
-      setTimeout(() => void attempt(index + 1), delay).unref();
-    };
-    setTimeout(() => void attempt(0), STORE_RETRIES_MS[0]).unref();
-  }
-
   /** Records an outcome (the response is sent regardless). */
   function complete(scope: string, owner: string, done: DoneRecord): Promise<void> {
-    return persist(scope, 'recording the outcome', async () => {
+    return persist(logger, scope, 'recording the outcome', async () => {
       if (!(await store.complete(scope, owner, done)))
         logger.warn({ scope }, 'idempotency: the claim was taken over before its outcome was recorded');
     });
@@ -213,7 +113,7 @@ export function createIdempotency(
         try {
           existing = await store.claim(scope, running(), at);
         } catch (error) {
-          handBackUnanswered(scope, owner);
+          handBackUnanswered(store, scope, owner);
           throw error;
         }
         if (!existing) break;
@@ -248,7 +148,7 @@ export function createIdempotency(
         try {
           taken = await store.takeOver(scope, existing, running());
         } catch (error) {
-          handBackUnanswered(scope, owner); // like an unanswered claim: it may have landed
+          handBackUnanswered(store, scope, owner); // like an unanswered claim: it may have landed
           throw error;
         }
         if (taken) break;
@@ -321,8 +221,14 @@ export function createIdempotency(
         // decided failure the answer waits for it, so that a corrected retry runs at once; after a dependency's
         // failure it does not, so that the answer is not held up by the same dependency.
         const step = settled
-          ? persist(scope, 'handing back a failed claim', () => store.release(scope, owner), HAND_BACK_RETRIES_MS)
-          : persist(scope, 'holding a failed claim until it settles', () =>
+          ? persist(
+              logger,
+              scope,
+              'handing back a failed claim',
+              () => store.release(scope, owner),
+              HAND_BACK_RETRIES_MS,
+            )
+          : persist(logger, scope, 'holding a failed claim until it settles', () =>
               store.renew(scope, owner, now() + SETTLE_MS),
             );
         if (decided !== undefined && decided.status < 500) await step;
@@ -360,16 +266,7 @@ export function createIdempotency(
       await complete(scope, owner, sealWith(captureResponse(ctx)));
       return undefined;
     };
-    middleware.openapi = {
-      requestHeaders: [
-        {
-          name: 'Idempotency-Key',
-          schema: { type: 'string', pattern: KEY_HEADER_PATTERN },
-          description:
-            'Optional, 1-255 visible ASCII characters (surrounding double quotes are removed). One execution per (credential, key), also across replicas and crashes; the outcome (2xx, 404, 409, 412) is replayed byte-for-byte for 24 hours with `Idempotent-Replayed: true`. Same key with a different method, path, body or If-Match → 422; while the first request runs → 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After: 1`; when the first request executed but its response was lost (its server stopped, or it failed part-way after changing something) → 409 `IDEMPOTENCY_KEY_EXECUTED`, not retryable: read the resource instead.',
-        },
-      ],
-    };
+    middleware.openapi = { requestHeaders: [keyHeaderDoc()] };
     return middleware;
   };
 }
