@@ -12,12 +12,8 @@ import { publishTo, realSources } from '../../../../testkit/catalog.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import { manyObservations, observationBundle } from '../../../../testkit/observations.js';
 import { until } from '../../../../testkit/until.js';
-import type { WriterLease } from '../../../../api/src/features/clinical/records/bundle-heads.js';
-import {
-  APPLIER_LEASE_MS,
-  KEPT_MS,
-  WRITER_LEASE_MS,
-} from '../../../../api/src/features/clinical/records/bundle-heads.js';
+import { APPLIER_LEASE_MS, WRITER_LEASE_MS } from '../../../../api/src/features/clinical/records/bundle-heads.js';
+import { KEPT_MS, type WriterLease } from '../../../../api/src/features/clinical/records/head-document.js';
 import { BUNDLES, type StoredFields } from '../../../../api/src/features/clinical/records/bundle-records.js';
 import { LEASE_MS } from '../../../../api/src/shared/http/idempotency.js';
 

@@ -37,7 +37,7 @@ import { describeStore } from '../../../../testkit/store-behaviour.js';
 import { withTestDatabase, type TestDatabase } from '../../../../testkit/database.js';
 import { documentLocksFor } from '#core/infra/locks.js';
 import { documentRow, foldBundles, type ObservationRow } from '../../../../api/src/features/clinical/records/rows.js';
-import { KEPT_MS } from '../../../../api/src/features/clinical/records/bundle-heads.js';
+import { KEPT_MS } from '../../../../api/src/features/clinical/records/head-document.js';
 import {
   CHECKPOINT_CLAIMS,
   CHECKPOINT_PARTS,

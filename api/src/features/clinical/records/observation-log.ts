@@ -4,8 +4,8 @@
 // Checkpoints are written here, after commits, before the records they stand for are forgotten (tidy), so a
 // replica that starts finds every connection either checkpointed or young enough for its records to cover it.
 import type { Collection } from 'mongodb';
-import type { BundleHeads, HeadDocument } from './bundle-heads.js';
-import { KEPT_MS } from './bundle-heads.js';
+import type { BundleHeads } from './bundle-heads.js';
+import { KEPT_MS, type HeadDocument } from './head-document.js';
 import { recordObservations, type BundleRecord } from './bundle-records.js';
 import type { Checkpoint, CheckpointStore } from './checkpoints.js';
 import type { ObservationDocument } from './document.js';

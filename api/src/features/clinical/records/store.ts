@@ -24,7 +24,8 @@ import { outsideChangeScope } from '../../../shared/infra/change-scope.js';
 import type { NormalizedObservation } from '../ingest/observations.js';
 import type { ObservationDocument } from './document.js';
 import { through, isDuplicateKey } from '#core/infra/mongo.js';
-import { ABANDONED_LISTED_MS, BundleHeads, KEPT_MS, type Visibility, type WriterLease } from './bundle-heads.js';
+import { BundleHeads } from './bundle-heads.js';
+import { ABANDONED_LISTED_MS, KEPT_MS, type Visibility, type WriterLease } from './head-document.js';
 import {
   BUNDLES,
   insertRecord,
