@@ -14,7 +14,7 @@ import { manyObservations, observationBundle } from '../../../../testkit/observa
 import { until } from '../../../../testkit/until.js';
 import { APPLIER_LEASE_MS, WRITER_LEASE_MS } from '../../../../api/src/features/clinical/records/bundle-heads.js';
 import { KEPT_MS, type WriterLease } from '../../../../api/src/features/clinical/records/head-document.js';
-import { BUNDLES, type StoredFields } from '../../../../api/src/features/clinical/records/bundle-records.js';
+import { BUNDLES } from '../../../../api/src/features/clinical/records/bundle-records.js';
 import { LEASE_MS } from '../../../../api/src/shared/http/idempotency.js';
 
 const PLATFORM = '/api/platform/v1';
@@ -207,15 +207,14 @@ for (const [where, indexMb] of [
       expect((await ingest(connectionId, round('one'))).status).to.equal(200);
       await api.services.observations.settled();
       // The next bundle's applier stops after its first batch, as a server stopped there would.
-      type Replace = (connectionId: string, gen: number, batch: StoredFields[]) => Promise<void>;
-      const repository = api.services.observations as unknown as { replace: Replace };
-      const replace = repository.replace.bind(repository);
+      const applier = api.services.observations.applier;
+      const replace = applier.replace.bind(applier);
       let open!: () => void;
       const gate = new Promise<void>((resolve) => (open = resolve));
       let reached!: () => void;
       const stopped = new Promise<void>((resolve) => (reached = resolve));
       let batches = 0;
-      repository.replace = async (id, gen, batch) => {
+      applier.replace = async (id, gen, batch) => {
         if (++batches === 2) {
           reached();
           await gate;
@@ -255,7 +254,7 @@ for (const [where, indexMb] of [
       open();
       await api.services.observations.settled();
       expect(await seen(connectionId)).to.deep.equal({ total: COUNT, rounds: ['two'] });
-      repository.replace = replace;
+      applier.replace = replace;
     });
 
     it('writes a bundle sent while another of its connection is written once that one is committed, each whole', async () => {

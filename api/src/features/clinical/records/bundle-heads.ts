@@ -1,8 +1,9 @@
 // What makes an ingested bundle all or nothing without multi-document transactions (the embedded database has
 // none): one document per connection, its head, says which bundles readers may see, and a bundle becomes
 // visible with one write to it, its commit (the catalog's snapshots work the same way: a new snapshot, then one
-// pointer). docs/operations.md, "Clinical ingest", explains it for operators; features/clinical/records/store.ts writes
-// and reads the observations under it. The head's fields, and how long its lists keep a generation: head-document.ts.
+// pointer). docs/operations.md, "Clinical ingest", explains it for operators; in features/clinical/records/,
+// bundle-writer.ts and bundle-applier.ts write the observations under it, and store.ts reads them. The head's
+// fields, and how long its lists keep a generation: head-document.ts.
 //
 // A writer takes the lease with a write conditioned on the head as it read it, handing itself `next + 1` and
 // listing every generation after the last commit as abandoned (they can only be dead writers': the lease was

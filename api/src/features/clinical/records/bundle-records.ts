@@ -1,7 +1,7 @@
 // A bundle's record (observation_bundles, `<connection>/<generation>`): the whole bundle as it will be stored,
-// written before anything else of it, read by those who apply it or lay it over what they read
-// (store.ts), and deleted once no one can need it. Also the answers a bundle's writer and readers give
-// when the ground moves under them.
+// written before anything else of it (bundle-writer.ts), read by those who apply it (bundle-applier.ts) or lay it
+// over what they read (store.ts), and deleted once no one can need it. Also the answers a bundle's writer and
+// readers give when the ground moves under them.
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Binary, type Collection } from 'mongodb';
 import { AppError } from '../../../shared/http/errors.js';
