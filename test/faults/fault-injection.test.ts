@@ -31,7 +31,7 @@ import { WEBHOOKS } from '../../testkit/webhooks.js';
 import { startPausableDatabase, startPausableRedis, type PausableServer } from '../../testkit/pausable.js';
 import { startReplica, whenReady, type Replica } from '../../testkit/replicas.js';
 import { WriteTraffic, type Attempt, type Operation, type PatchableEndpoint } from '../../testkit/write-traffic.js';
-import { ObservationRepository } from '../../api/src/features/clinical/records/store.js';
+import { RecordRepository } from '../../api/src/features/clinical/records/store.js';
 import { manyObservations } from '../../testkit/observations.js';
 import { connectionsFor } from '../../testkit/fault-connections.js';
 
@@ -326,7 +326,7 @@ describe('faults: two API replicas under idempotent write traffic', function () 
     // Ingests: each connection shows exactly the bundle's observations, all from one ingest of that connection
     // (of this scenario or an earlier one).
     noteIngests(operations);
-    const observations = new ObservationRepository(db, await documentLocksFor(db));
+    const observations = new RecordRepository(db, await documentLocksFor(db));
     const wronglyIngested: { connectionId: string; observations: number; resources: number; notes: string[] }[] = [];
     for (const connectionId of connectionIds) {
       const shown = (await observations.current(connectionId)) as unknown as {

@@ -7,7 +7,7 @@ import type { AppStore } from '../apps/index.js';
 import { ConnectionIndexes } from './gateway/connection-indexes.js';
 import { GatewayService } from './gateway/service.js';
 import { IngestService } from './ingest/ingest-service.js';
-import { ObservationRepository } from './records/store.js';
+import { RecordRepository } from './records/store.js';
 
 export async function createClinical(
   { config, db, longDb, locks, clock, logger, generations }: Infrastructure,
@@ -15,7 +15,7 @@ export async function createClinical(
 ) {
   const indexBytes = config.gatewayIndexMb * 1024 * 1024;
   // The gateway's per-connection index is built from a whole connection: a long read.
-  const observations = new ObservationRepository(
+  const observations = new RecordRepository(
     db,
     locks,
     longDb,

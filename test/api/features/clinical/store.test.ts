@@ -1,4 +1,4 @@
-// ObservationStore's behaviour, held the same for the MongoDB repository (on the embedded database: bundles
+// RecordStore's behaviour, held the same for the MongoDB repository (on the embedded database: bundles
 // under generations, replacements applied after the answer) and for the in-memory fake (docs/architecture.md,
 // "Stores and fakes"): upserts by id within a connection, counting new and replaced; pages of what the gateway's
 // filter keeps (docs/api.md, "Clinical records and the observation gateway"), built here by its own query builder,
@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { BEGINNING } from '../../../../api/src/features/clinical/dates.js';
 import type { ObservationDocument } from '../../../../api/src/features/clinical/records/document.js';
-import { FakeObservationStore } from '../../../../api/src/features/clinical/records/fake-store.js';
+import { FakeRecordStore } from '../../../../api/src/features/clinical/records/fake-store.js';
 import {
   afterPosition,
   observationFilter,
@@ -20,9 +20,9 @@ import {
   type NormalizedObservation,
 } from '../../../../api/src/features/clinical/ingest/observations.js';
 import {
-  ObservationRepository,
+  RecordRepository,
   type IngestTarget,
-  type ObservationStore,
+  type RecordStore,
 } from '../../../../api/src/features/clinical/records/store.js';
 import {
   confidentiality,
@@ -103,7 +103,7 @@ function shown(doc: ObservationDocument): Record<string, unknown> {
 }
 
 /** The connection's observations as all() gives them, one each (its later copy, with the first's firstIngestedAt). */
-async function current(store: ObservationStore, connectionId: string): Promise<Record<string, unknown>[]> {
+async function current(store: RecordStore, connectionId: string): Promise<Record<string, unknown>[]> {
   const byId = new Map<string, ObservationDocument>();
   for await (const doc of store.all(connectionId)) {
     byId.set(doc._id, { ...doc, firstIngestedAt: byId.get(doc._id)?.firstIngestedAt ?? doc.firstIngestedAt });
@@ -121,7 +121,7 @@ const rowsById = (rows: Iterable<ObservationRow>) =>
     .sort((a, b) => (a._id < b._id ? -1 : 1));
 
 /** The connection as the gateway's index sees it when read whole from its documents. */
-async function wholeRows(store: ObservationStore, connectionId: string) {
+async function wholeRows(store: RecordStore, connectionId: string) {
   const rows = new Map<string, ObservationRow>();
   for await (const doc of store.all(connectionId)) {
     const row = documentRow(doc);
@@ -133,19 +133,19 @@ async function wholeRows(store: ObservationStore, connectionId: string) {
 const byId = (docs: Record<string, unknown>[]) =>
   [...docs].sort((a, b) => ((a._id as string) < (b._id as string) ? -1 : 1));
 
-describeStore<ObservationStore, ObservationRepository>(
+describeStore<RecordStore, RecordRepository>(
   'clinical: observation stores',
   {
     mongo: {
-      name: 'ObservationRepository (MongoDB)',
+      name: 'RecordRepository (MongoDB)',
       open: async ({ db }) => {
-        const repository = new ObservationRepository(db, await documentLocksFor(db), db, new ManualClock(CLOCK));
+        const repository = new RecordRepository(db, await documentLocksFor(db), db, new ManualClock(CLOCK));
         await repository.init();
         return repository;
       },
       close: (repository) => repository.settled(),
     },
-    fake: { name: 'FakeObservationStore', open: async () => new FakeObservationStore() },
+    fake: { name: 'FakeRecordStore', open: async () => new FakeRecordStore() },
   },
   ({ store, it }) => {
     let target: IngestTarget;
@@ -358,7 +358,7 @@ describe('clinical: a connection’s head under its own background work (MongoDB
   // bundle lost its lease at once (503), or a commit could be undone.
   it('keeps every lease and commit while each commit tidies the last bundle', async () => {
     const { db } = database!;
-    const repository = new ObservationRepository(db, await documentLocksFor(db), db, new ManualClock(NOW));
+    const repository = new RecordRepository(db, await documentLocksFor(db), db, new ManualClock(NOW));
     const target = { accountId: randomUUID(), connectionId: randomUUID() };
     const resource = heartRate();
     for (let bundle = 1; bundle <= 30; bundle++) {
@@ -375,7 +375,7 @@ describe('clinical: a connection’s head under its own background work (MongoDB
     const { db } = database!;
     const clock = new ManualClock(T1);
     const locks = await documentLocksFor(db);
-    const repository = new ObservationRepository(db, locks, db, clock);
+    const repository = new RecordRepository(db, locks, db, clock);
     const target = { accountId: randomUUID(), connectionId: randomUUID() };
     await repository.upsert(target, normalized([heartRate(), glucose()]), T1);
     await repository.upsert(target, normalized([hemoglobin()]), T2);
@@ -391,7 +391,7 @@ describe('clinical: a connection’s head under its own background work (MongoDB
 
     // Two replicas checkpoint the next bundle at once: one checkpoint, its parts alone left.
     await repository.upsert(target, normalized([heartRate()]), clock.now());
-    const other = new ObservationRepository(db, locks, db, clock);
+    const other = new RecordRepository(db, locks, db, clock);
     await Promise.all([repository.writeCheckpoint(target.connectionId), other.writeCheckpoint(target.connectionId)]);
     const next = (await other.checkpoint(target.connectionId)) as { gen: number; rows: ObservationRow[] };
     expect(next.gen).to.equal(3);
@@ -409,7 +409,7 @@ describe('clinical: a connection’s head under its own background work (MongoDB
     const checkpoints = new CheckpointStore(db, locks);
     const target = { accountId: randomUUID(), connectionId: randomUUID() };
     const { connectionId } = target;
-    const repository = new ObservationRepository(db, locks, db, new ManualClock(T2));
+    const repository = new RecordRepository(db, locks, db, new ManualClock(T2));
     await repository.upsert(target, normalized([heartRate(), glucose()]), T1);
     await repository.settled();
     const rows: ObservationRow[] = [];
@@ -430,7 +430,7 @@ describe('clinical: a connection’s head under its own background work (MongoDB
 
   it('gives a starting replica the index a whole read gives, from the checkpoint and the records after it', async () => {
     const { db } = database!;
-    const repository = new ObservationRepository(db, await documentLocksFor(db), db, new ManualClock(T3));
+    const repository = new RecordRepository(db, await documentLocksFor(db), db, new ManualClock(T3));
     const target = { accountId: randomUUID(), connectionId: randomUUID() };
     const first = normalized([effective(heartRate(), '2024-01-01'), glucose(), effective(hemoglobin(), '2025-03-01')]);
     await repository.upsert(target, first, T1);
@@ -462,21 +462,14 @@ describe('clinical: a connection’s head under its own background work (MongoDB
 
   it('marks a connection too large to checkpoint, and keeps nothing of it', async () => {
     const { db } = database!;
-    const repository = new ObservationRepository(
-      db,
-      await documentLocksFor(db),
-      db,
-      new ManualClock(T2),
-      () => {},
-      100,
-    );
+    const repository = new RecordRepository(db, await documentLocksFor(db), db, new ManualClock(T2), () => {}, 100);
     const target = { accountId: randomUUID(), connectionId: randomUUID() };
     await repository.upsert(target, normalized([heartRate(), glucose()]), T1);
     await repository.writeCheckpoint(target.connectionId);
     expect(await repository.checkpoint(target.connectionId)).to.deep.include({ gen: 1, oversized: true });
     expect(await db.collection(CHECKPOINT_PARTS).countDocuments({ connectionId: target.connectionId })).to.equal(0);
     // A larger budget (it was raised) reads it again.
-    const larger = new ObservationRepository(db, await documentLocksFor(db), db, new ManualClock(T2), () => {}, 1e9);
+    const larger = new RecordRepository(db, await documentLocksFor(db), db, new ManualClock(T2), () => {}, 1e9);
     await larger.writeCheckpoint(target.connectionId);
     const checkpoint = (await larger.checkpoint(target.connectionId)) as { gen: number; rows: ObservationRow[] };
     expect(checkpoint.gen).to.equal(1);

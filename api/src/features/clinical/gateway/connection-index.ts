@@ -13,7 +13,7 @@ import { codeKeys, observationMatcher, type Columns, type LabelSet } from './mat
 import type { CodingIndex, ObservationDocument } from '../records/document.js';
 import { parseToken, type Grants, type SearchParams } from './query.js';
 import { documentRow, foldBundles, type ObservationRow } from '../records/rows.js';
-import type { Changes } from '../records/observation-log.js';
+import type { Changes } from '../records/record-log.js';
 
 /**
  * What keeping an observation costs beside its entry bytes (ids, columns, postings, object headers; codings and label
@@ -103,7 +103,7 @@ export class ConnectionIndex {
 
   /**
    * Builds the index of `documents` (any order; one that comes twice counts once, its last copy with its first copy's
-   * firstIngestedAt, as ObservationStore.all() gives them), read after the connection's `obs:` token was `token`; null
+   * firstIngestedAt, as RecordStore.all() gives them), read after the connection's `obs:` token was `token`; null
    * once it would exceed `maxBytes`.
    */
   static async build(

@@ -11,11 +11,11 @@
 import pLimit from 'p-limit';
 import { LRUCache } from 'lru-cache';
 import { foldBundles } from '../records/rows.js';
-import type { ObservationStore } from '../records/store.js';
+import type { RecordStore } from '../records/store.js';
 import { ConnectionIndex } from './connection-index.js';
 
-/** What an index is loaded from (ObservationStore, and its fake in unit tests). */
-export type IndexSource = Pick<ObservationStore, 'all' | 'changes' | 'checkpoint' | 'writeCheckpoint'>;
+/** What an index is loaded from (RecordStore, and its fake in unit tests). */
+export type IndexSource = Pick<RecordStore, 'all' | 'changes' | 'checkpoint' | 'writeCheckpoint'>;
 
 /** The per-replica indexes of connections: loaded on demand, at most two at a time, never used once stale. */
 export class ConnectionIndexes {

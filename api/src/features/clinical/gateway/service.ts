@@ -14,7 +14,7 @@ import { lruCache } from '../../../shared/infra/lru.js';
 import type { AppUser, AppUserStore, ConnectionRecord } from '../../app-users/index.js';
 import type { App, AppStore } from '../../apps/index.js';
 import type { Generations } from '../../../shared/infra/generations.js';
-import type { ObservationStore } from '../records/store.js';
+import type { RecordStore } from '../records/store.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../../shared/http/errors.js';
@@ -40,7 +40,7 @@ const CURSOR_MAX = 16384;
 export interface GatewayDeps {
   users: AppUserStore;
   apps: AppStore;
-  observations: ObservationStore;
+  observations: RecordStore;
   indexes: ConnectionIndexes;
   generations: Generations;
   cursors: CursorCodec;

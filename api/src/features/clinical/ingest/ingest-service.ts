@@ -5,7 +5,7 @@
 // reaches it (the gateway serves live connections only): the ingest counts as made just before the revoke.
 import type { Clock } from '#core/clock.js';
 import type { AppUserStore } from '../../app-users/index.js';
-import type { ObservationStore } from '../records/store.js';
+import type { RecordStore } from '../records/store.js';
 import { MAX_PROBLEMS, validateBundle, type NormalizedObservation } from './observations.js';
 import { changing, type Generations } from '../../../shared/infra/generations.js';
 import type { Principal } from '../../../shared/http/auth.js';
@@ -14,7 +14,7 @@ import { UUID } from '../../../shared/http/ids.js';
 
 export interface IngestServiceDeps {
   users: AppUserStore;
-  observations: ObservationStore;
+  observations: RecordStore;
   generations?: Generations;
   clock: Clock;
 }

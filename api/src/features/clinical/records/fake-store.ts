@@ -1,5 +1,5 @@
-// In-memory ObservationStore for unit tests of ingest and the gateway; test/api/features/clinical/store.test.ts holds
-// it and ObservationRepository to the same behaviour (docs/architecture.md, "Stores and fakes"). An upsert is one
+// In-memory RecordStore for unit tests of ingest and the gateway; test/api/features/clinical/store.test.ts holds
+// it and RecordRepository to the same behaviour (docs/architecture.md, "Stores and fakes"). An upsert is one
 // synchronous step, so it is all or nothing and concurrent bundles of a connection follow each other, as the
 // repository's writer lease makes them; what readers see is always a committed bundle whole, so there are no
 // generations, pending bundles or leftovers to skip, and documents carry no `seq`/`rev` (diagnosis only).
@@ -13,15 +13,15 @@ import { BSONRegExp, type Filter, type Sort } from 'mongodb';
 import { storedFields } from './bundle-records.js';
 import type { ObservationDocument } from './document.js';
 import type { NormalizedObservation } from '../ingest/observations.js';
-import type { IngestTarget, ObservationStore } from './store.js';
+import type { IngestTarget, RecordStore } from './store.js';
 import type { Checkpoint } from './checkpoints.js';
-import type { Changes } from './observation-log.js';
+import type { Changes } from './record-log.js';
 import { foldBundles, observationRow, type CommittedBundle, type ObservationRow } from './rows.js';
 
 /** What the repository stores of an observation: its search fields, and when it was last written. */
 type Stored = ObservationDocument & { updatedAt: Date };
 
-export class FakeObservationStore implements ObservationStore {
+export class FakeRecordStore implements RecordStore {
   /** By _id (`<connection>/<resource id>`), as the repository's collection is. */
   private readonly documents = new Map<string, Stored>();
   /**
@@ -107,7 +107,7 @@ function matches(doc: object, filter: object): boolean {
   return Object.entries(filter).every(([key, condition]) => {
     if (key === '$and') return (condition as object[]).every((branch) => matches(doc, branch));
     if (key === '$or') return (condition as object[]).some((branch) => matches(doc, branch));
-    if (key.startsWith('$')) throw new Error(`FakeObservationStore: unsupported operator ${key}`);
+    if (key.startsWith('$')) throw new Error(`FakeRecordStore: unsupported operator ${key}`);
     return fieldMatches(valueAt(doc, key), condition);
   });
 }
@@ -145,7 +145,7 @@ function fieldMatches(value: unknown, condition: unknown): boolean {
         // A document without the field, or with no element that matches, is kept (as MongoDB's $not).
         return !fieldMatches(value, operand);
       default:
-        throw new Error(`FakeObservationStore: unsupported operator ${operator}`);
+        throw new Error(`FakeRecordStore: unsupported operator ${operator}`);
     }
   });
 }

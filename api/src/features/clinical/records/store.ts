@@ -21,7 +21,7 @@ import { BUNDLES, movedOn, recordObservations, type BundleRecord } from './bundl
 import { BundleWriter } from './bundle-writer.js';
 import type { DocumentLocks } from '#core/infra/locks.js';
 import { CheckpointStore, type Checkpoint } from './checkpoints.js';
-import { ObservationLog, type Changes } from './observation-log.js';
+import { RecordLog, type Changes } from './record-log.js';
 
 export interface IngestTarget {
   accountId: string;
@@ -29,7 +29,7 @@ export interface IngestTarget {
 }
 
 /** What ingest and the gateway need of storage. */
-export interface ObservationStore {
+export interface RecordStore {
   /** Upserts every observation by id within the connection, all or nothing: how many were new and how many replaced. */
   upsert(
     target: IngestTarget,
@@ -52,7 +52,7 @@ export interface ObservationStore {
   all(connectionId: string): AsyncIterable<ObservationDocument>;
   /**
    * What the bundles committed after generation `after` wrote, in commit order, up to the last commit
-   * (observation-log.ts); null when one of them is no longer recorded (build from the checkpoint, or all()).
+   * (record-log.ts); null when one of them is no longer recorded (build from the checkpoint, or all()).
    */
   changes(connectionId: string, after: number): Promise<Changes | null>;
   /** The connection's latest checkpoint (checkpoints.ts); null when it has none. */
@@ -64,7 +64,7 @@ export interface ObservationStore {
 /** Reads of the database that a search gives up after, when bundles keep being committed under it. */
 const PAGE_ATTEMPTS = 3;
 
-export class ObservationRepository implements ObservationStore {
+export class RecordRepository implements RecordStore {
   private readonly collection: Collection<ObservationDocument>;
   /**
    * The same collection with the deadline of long operations (core/src/infra/mongo.ts): for a bundle's bulk
@@ -77,7 +77,7 @@ export class ObservationRepository implements ObservationStore {
   private readonly writer: BundleWriter;
   /** Applies committed bundles' replacements in place, after the answer. */
   readonly applier: BundleApplier;
-  private readonly log: ObservationLog;
+  private readonly log: RecordLog;
   /** The work after commits under way here. */
   private readonly background = new Set<Promise<void>>();
 
@@ -98,7 +98,7 @@ export class ObservationRepository implements ObservationStore {
     this.heads = new BundleHeads(longDb, locks);
     this.writer = new BundleWriter(this.heads, this.records, this.longCollection, clock);
     this.applier = new BundleApplier(this.heads, this.records, this.longCollection, clock);
-    this.log = new ObservationLog(
+    this.log = new RecordLog(
       this.heads,
       this.records,
       new CheckpointStore(longDb, locks),

@@ -4,7 +4,7 @@
 // index would take more than a quarter of that is not indexed (connection-index.ts); the test checks that
 // this connection is such a one before relying on it.
 import { expect } from 'chai';
-import { ObservationRepository } from '../../../../../api/src/features/clinical/records/store.js';
+import { RecordRepository } from '../../../../../api/src/features/clinical/records/store.js';
 import { ConnectionIndex } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
 import { TestApi, type Tenant } from '../../../../../testkit/api.js';
 import { appOf, connectionOf, GRANTS, type AppKeys } from '../../../../../testkit/apps.js';
@@ -52,7 +52,7 @@ describe('sdk: the observation gateway, a connection too large for the index', f
     text.replaceAll(api.url, '<origin>').replace(/cursor=[\w.-]+/g, 'cursor=…');
 
   it('is a connection whose index exceeds the replica’s per-connection budget (a quarter of 1 MiB)', async () => {
-    const observations = new ObservationRepository(
+    const observations = new RecordRepository(
       database.mongo.db,
       await documentLocksFor(database.mongo.db),
       database.mongo.longDb,

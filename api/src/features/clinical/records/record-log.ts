@@ -24,7 +24,7 @@ export interface Changes {
   bundles: CommittedBundle[];
 }
 
-export class ObservationLog {
+export class RecordLog {
   /** Checkpoint writes under way here, by connection: one at a time per connection. */
   private readonly writing = new Map<string, Promise<void>>();
   /** The write that follows the one under way, by connection: callers meanwhile join it. */
