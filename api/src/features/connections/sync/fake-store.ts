@@ -6,7 +6,15 @@
 // written while the run is its holder's, and moves neither the version nor updatedAt.
 import { DuplicateKeyError, MemoryVersioned } from '../../../shared/infra/memory-versioned.js';
 import type { ChangeTarget } from '../../events/index.js';
-import { CONNECTION_SYNCS, NEVER, type SyncFinish, type SyncRun, type SyncState, type SyncStore } from './store.js';
+import {
+  claimedRun,
+  CONNECTION_SYNCS,
+  NEVER,
+  type SyncFinish,
+  type SyncRun,
+  type SyncState,
+  type SyncStore,
+} from './store.js';
 
 type Entry = SyncState & { updatedAt: Date; deletedAt: Date | null };
 
@@ -59,21 +67,7 @@ export class FakeSyncStore implements SyncStore {
   }
 
   async claim(state: SyncState, holder: string, now: Date, until: Date): Promise<SyncState | null> {
-    // The run as the caller read it: taken over where it stopped, or a new one.
-    const run: SyncRun = state.run
-      ? { ...state.run, holder, until, takeovers: (state.run.takeovers ?? 0) + 1 }
-      : {
-          holder,
-          until,
-          startedAt: now,
-          next: null,
-          added: 0,
-          updated: 0,
-          skipped: 0,
-          foreignPatient: 0,
-          highWater: null,
-          takeovers: 0,
-        };
+    const run = claimedRun(state, holder, now, until);
     // The version read, and no run whose holder is still at it.
     const entry = this.updateWhere(
       state.connectionId,

@@ -168,20 +168,7 @@ export class SyncRepository implements SyncStore {
   }
 
   async claim(state: SyncState, holder: string, now: Date, until: Date): Promise<SyncState | null> {
-    const run: SyncRun = state.run
-      ? { ...state.run, holder, until, takeovers: (state.run.takeovers ?? 0) + 1 }
-      : {
-          holder,
-          until,
-          startedAt: now,
-          next: null,
-          added: 0,
-          updated: 0,
-          skipped: 0,
-          foreignPatient: 0,
-          highWater: null,
-          takeovers: 0,
-        };
+    const run = claimedRun(state, holder, now, until);
     // The version read, and no run whose holder is still at it (progress extends a claim without a new version).
     const free: Filter<SyncDocument> = {
       _version: state.version,
@@ -248,6 +235,24 @@ export class SyncRepository implements SyncStore {
   async remove(connectionId: string, at: Date): Promise<void> {
     await this.documents.softDelete(connectionId, 'any', at);
   }
+}
+
+/** The run a claim writes: the one read, taken over where it stopped (one more takeover), or a new one. */
+export function claimedRun(state: SyncState, holder: string, now: Date, until: Date): SyncRun {
+  return state.run
+    ? { ...state.run, holder, until, takeovers: (state.run.takeovers ?? 0) + 1 }
+    : {
+        holder,
+        until,
+        startedAt: now,
+        next: null,
+        added: 0,
+        updated: 0,
+        skipped: 0,
+        foreignPatient: 0,
+        highWater: null,
+        takeovers: 0,
+      };
 }
 
 function toState(doc: SyncDocument): SyncState {
