@@ -1,6 +1,12 @@
 // In-memory WebhookEndpointStore for unit tests of the webhook-endpoint service;
 // test/api/features/webhooks/store.test.ts holds it and WebhookEndpointRepository to the same behaviour.
+import type { Clock } from '#core/clock.js';
+import { CursorCodec } from '../../shared/http/cursor.js';
 import { MemoryVersioned } from '../../shared/infra/memory-versioned.js';
+import type { AccountStore } from '../accounts/index.js';
+import { FakeDeliveryStore } from './delivery/fake-deliveries.js';
+import { WebhookEndpointService } from './service.js';
+import type { Resolver } from './url-policy.js';
 import {
   deliveryChanges,
   type AttemptedEndpoint,
@@ -107,4 +113,25 @@ export class FakeWebhookEndpointStore implements WebhookEndpointStore {
       return null;
     return this.endpoints.update(`${accountId}/${id}`, current.version, { status: 'DISABLED' }, at);
   }
+}
+
+/**
+ * The endpoints' part of what createWebhooks builds, on the fake stores (private URLs refused, as in production):
+ * for the endpoint service's unit tests. `resolve` answers for the hosts the tests use.
+ */
+export function createFakeWebhooks(
+  clock: Clock,
+  { accounts, resolve, cursorSecret }: { accounts: AccountStore; resolve: Resolver; cursorSecret: string },
+) {
+  const endpoints = new FakeWebhookEndpointStore();
+  const deliveries = new FakeDeliveryStore();
+  const endpointService = new WebhookEndpointService({
+    endpoints,
+    accounts,
+    cursors: new CursorCodec(cursorSecret),
+    urlPolicy: { allowPrivate: false, resolve },
+    deliveries,
+    clock,
+  });
+  return { endpoints, deliveries, endpointService };
 }

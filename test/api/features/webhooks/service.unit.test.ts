@@ -4,12 +4,11 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { FakeAccountStore } from '../../../../api/src/features/accounts/fake-store.js';
 import type { Principal } from '../../../../api/src/shared/http/auth.js';
-import { CursorCodec } from '../../../../api/src/shared/http/cursor.js';
 import { deliveryId, newAttemptId } from '../../../../api/src/features/webhooks/delivery/deliveries.js';
-import { FakeDeliveryStore } from '../../../../api/src/features/webhooks/delivery/fake-deliveries.js';
-import { FakeWebhookEndpointStore } from '../../../../api/src/features/webhooks/fake-store.js';
+import type { FakeDeliveryStore } from '../../../../api/src/features/webhooks/delivery/fake-deliveries.js';
+import { createFakeWebhooks, type FakeWebhookEndpointStore } from '../../../../api/src/features/webhooks/fake-store.js';
 import { MAX_ENDPOINTS_PER_ACCOUNT } from '../../../../api/src/features/webhooks/schema.js';
-import { WebhookEndpointService } from '../../../../api/src/features/webhooks/service.js';
+import type { WebhookEndpointService } from '../../../../api/src/features/webhooks/service.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import { rejection } from '../../../../testkit/expect.js';
 
@@ -30,21 +29,17 @@ describe('platform: webhook-endpoint service (unit, fake stores)', () => {
 
   beforeEach(async () => {
     clock = new ManualClock(new Date('2026-11-20T10:00:00.000Z'));
-    endpoints = new FakeWebhookEndpointStore();
     accounts = new FakeAccountStore();
-    deliveries = new FakeDeliveryStore();
-    service = new WebhookEndpointService({
+    ({
       endpoints,
-      accounts,
-      cursors: new CursorCodec('unit-test-cursor-secret-0123456789abcdef'),
-      urlPolicy: {
-        allowPrivate: false,
-        resolve: async (host) =>
-          DNS[host] ?? Promise.reject(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' })),
-      },
       deliveries,
-      clock,
-    });
+      endpointService: service,
+    } = createFakeWebhooks(clock, {
+      accounts,
+      resolve: async (host) =>
+        DNS[host] ?? Promise.reject(Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' })),
+      cursorSecret: 'unit-test-cursor-secret-0123456789abcdef',
+    }));
     principal = { keyId: randomUUID(), kind: 'sk', accountId: randomUUID(), appId: null, scopes: new Set() };
     await accounts.insert({ id: principal.accountId, name: 'Acme', status: 'ACTIVE', createdAt: clock.now() });
   });
