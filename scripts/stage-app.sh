@@ -54,7 +54,7 @@ case "$what" in
     cp bin/portico.js bin/portico-operator.js bin/check-node.js "$dest/bin/"
     # The demo catalog (PORTICO_DEMO_CATALOG=true publishes it through `portico-operator import`).
     cp -r examples/demo "$dest/examples/"
-    # Portico Connect's page scripts and stylesheet (api/src/features/smart/connect-pages.ts reads them).
+    # Portico Connect's page scripts and stylesheet (api/src/features/connections/launch/connect-pages.ts reads them).
     cp -r assets "$dest/"
     # The real brand lists it names (file: URLs into test/fixtures/brands, which the image does not hold) go to
     # examples/brand-lists with their folder's licence, notice and readme (test/fixtures/brands/SOURCES.md), and

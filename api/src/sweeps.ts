@@ -20,12 +20,16 @@ export interface Sweepable {
 
 /** Starts the sweeps (unref'd: they never keep the process alive); the returned function stops them. */
 export function startSweeps(targets: Sweepable, clock: Clock, logger: Logger): () => void {
-  const round = (task: () => Promise<unknown>, what: string) =>
-    task().catch((error: unknown) => logger.warn({ err: error }, `${what} could not be swept; next round`));
+  // The log lines read as they did before the sweeps had a module of their own (alerts may match them).
+  const round = (task: () => Promise<unknown>, failed: string) =>
+    task().catch((error: unknown) => logger.warn({ err: error }, `${failed}; next round`));
   const timer = setInterval(() => {
-    void round(() => targets.idempotency.sweep(clock.now().getTime(), SWEEP_BATCH), 'idempotency: expired records');
-    void round(() => targets.linkTokens.sweep(SWEEP_BATCH), 'link tokens: expired tokens');
-    void round(() => targets.observations.tidyAll(), 'observations: bundle records');
+    void round(
+      () => targets.idempotency.sweep(clock.now().getTime(), SWEEP_BATCH),
+      'idempotency: expired records could not be swept',
+    );
+    void round(() => targets.linkTokens.sweep(SWEEP_BATCH), 'link tokens: expired tokens could not be swept');
+    void round(() => targets.observations.tidyAll(), 'observations: bundle records could not be tidied');
   }, SWEEP_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);

@@ -1,5 +1,6 @@
 // What an event is, apart from where it is kept: the types an endpoint subscribes to and the shape every part of
-// the outbox shares (docs/api.md, "Receiving webhooks"). Other features name these through the webhooks index.ts.
+// the outbox shares (docs/api.md, "Receiving webhooks"). Other features name these through
+// features/events/index.ts.
 
 /** The event types an endpoint can subscribe to (docs/api.md, "Receiving webhooks"). */
 export const EVENT_TYPES = [

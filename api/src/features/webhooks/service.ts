@@ -17,7 +17,7 @@ import { checkWebhookUrl, type UrlPolicy } from './url-policy.js';
 const LIST_ROUTE = 'webhook-endpoints.list';
 /**
  * Attempts at a conditional write that lost a race without an If-Match to arbitrate. The delivery recorder
- * (features/webhooks/events/recorder.ts) moves an endpoint's `_version` on every batch of attempts (up to every 100 ms
+ * (features/webhooks/delivery/recorder.ts) moves an endpoint's `_version` on every batch of attempts (up to every 100 ms
  * per replica), so an owner's write to a busy endpoint, whose read → recovery point → write window is widest inside an
  * idempotent request, can lose several rounds in a row to bookkeeping alone; it is a conflict only when it keeps
  * losing. (Found by the isolation matrix: 5 attempts lost 5-6 of 200 idempotent PATCHes under traffic.)

@@ -1,7 +1,7 @@
 // A brand's words against a query's (index.ts): the range of token ids a query word is a prefix of (and the ranges of
-// all of a query's words), whether
-// and in which fields a brand has every word (its tier), and the fallback's rank by total edits. Each brand's
-// token ids are ascending (layout.ts), so each check is a walk or a binary search over them.
+// all of a query's words), whether and in which fields a brand has every word (its tier), and the fallback's rank by
+// total edits. Each brand's token ids are ascending (layout.ts), so each check is a walk or a binary search over
+// them.
 import { FIELD_ALIAS, FIELD_NAME, NAME_LEADS, type IndexLayout } from './layout.js';
 
 /** Ranks within a phase: tiers 0–3, and for the fallback up to 15 edits × 4 tiers. */

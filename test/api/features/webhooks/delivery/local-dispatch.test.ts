@@ -1,4 +1,5 @@
-// Who dispatches what a replica commits (api/src/features/webhooks/events/signals.ts, dispatcher.ts): a replica that
+// Who dispatches what a replica commits (api/src/features/events/signals.ts,
+// api/src/features/webhooks/delivery/dispatcher.ts): a replica that
 // runs a dispatcher takes the events it commits itself and tells no other replica; one that runs none announces them
 // over Redis, and a dispatching replica takes them. An event no endpoint is to hear is settled in one write, without a
 // claim; one an endpoint subscribes to is claimed and delivered as always.
