@@ -113,6 +113,27 @@ export class UserTransitions {
     throw new AppError('CONFLICT', 'The app user is being changed concurrently; retry.', {}, {}, { storable: false });
   }
 
+  /**
+   * The decision that gives the user `connections` as its live ones, with the connections' own `events`: the user's
+   * state follows them here, the one place that rule lives (ACTIVE with any; ACTIVE → LIMITED with none), with its
+   * event (`app_user.activated`, `app_user.limited`).
+   */
+  withConnections<T>(
+    user: AppUser,
+    connections: Connection[],
+    events: DomainEvent[],
+    result: T,
+    after?: () => Promise<void>,
+  ): Decision<T> {
+    const state: StoredState = connections.length > 0 ? 'ACTIVE' : user.state === 'ACTIVE' ? 'LIMITED' : user.state;
+    const all = [...events];
+    if (state === 'ACTIVE' && user.state === 'LIMITED')
+      all.push(this.userEvent('app_user.activated', user.accountId, user.appUserId, 'ACTIVE'));
+    if (state === 'LIMITED' && user.state === 'ACTIVE')
+      all.push(this.userEvent('app_user.limited', user.accountId, user.appUserId, 'LIMITED'));
+    return { result, state, connections, events: all, ...(after && { after }) };
+  }
+
   userEvent(
     type: 'app_user.limited' | 'app_user.activated' | 'app_user.tombstoned',
     accountId: string,

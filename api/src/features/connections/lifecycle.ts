@@ -2,7 +2,8 @@
 // completed connect session (`connection.created`, and LIMITED → ACTIVE on a user's first), waiting for its patient
 // when its tokens are gone (`connection.reauthorization_required`), renewed by a reconnect, revoked
 // (`connection.revoked`, and ACTIVE → LIMITED with the last). A connection lives in its user's document, so each
-// step is a transition of that document (features/app-users, transitions.ts). What a revoked connection held
+// step is a transition of that document (features/app-users, transitions.ts), which moves the user's state with its
+// connections (withConnections). What a revoked connection held
 // elsewhere goes with it: its tokens (vault/) and its sync (sync/). This is the ConnectionLifecycle app-users asks
 // for when it tombstones a user.
 import type { Clock } from '#core/clock.js';
@@ -88,16 +89,12 @@ export class ConnectionService implements ConnectionLifecycle {
         await this.deps.users.indexConnection(record);
         indexed = true;
       }
-      const events = [
-        this.deps.outbox.event('connection.created', accountId, `connection:${connection.id}`, {
-          connectionId: connection.id,
-          appUserId,
-          brandId: link.brandId,
-        }),
-      ];
-      if (user.state === 'LIMITED')
-        events.push(transitions.userEvent('app_user.activated', accountId, appUserId, 'ACTIVE'));
-      return { result: connection, state: 'ACTIVE', connections: [...user.connections, connection], events };
+      const created = this.deps.outbox.event('connection.created', accountId, `connection:${connection.id}`, {
+        connectionId: connection.id,
+        appUserId,
+        brandId: link.brandId,
+      });
+      return transitions.withConnections(user, [...user.connections, connection], [created], connection);
     });
   }
 
@@ -136,11 +133,8 @@ export class ConnectionService implements ConnectionLifecycle {
       const connection = user?.connections.find((c) => c.id === connectionId);
       if (!user || !connection) return { result: false, unchanged: true };
       const rest = user.connections.filter((c) => c.id !== connectionId);
-      const events = [transitions.revokedEvent(accountId, user.appUserId, connection)];
-      const state = rest.length === 0 && user.state === 'ACTIVE' ? 'LIMITED' : user.state;
-      if (state !== user.state)
-        events.push(transitions.userEvent('app_user.limited', accountId, user.appUserId, 'LIMITED'));
-      return { result: true, state, connections: rest, events, after: () => this.ended([connectionId]) };
+      const revoked = transitions.revokedEvent(accountId, user.appUserId, connection);
+      return transitions.withConnections(user, rest, [revoked], true, () => this.ended([connectionId]));
     });
   }
 
