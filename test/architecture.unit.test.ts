@@ -131,14 +131,16 @@ function isPublicFace(file: string): boolean {
 const OPERATOR_LAYERS = ['shared', 'crd', 'pipeline', 'health', 'controller'];
 
 /**
- * Where the API is put together: the composition root's wiring and start-up, and each feature's builder
- * (features/<name>/create.ts).
+ * Where the API is put together: the composition root's wiring and start-up, the infrastructure every builder is
+ * given, and each feature's builder (features/<name>/create.ts). (app.ts, which composes the HTTP handler from
+ * route tables whose entries are handlers, is not among them.)
  */
 function compositionFiles(): string[] {
   const features = path.join('api', 'src', 'features');
   return [
     path.join('api', 'src', 'wiring.ts'),
     path.join('api', 'src', 'start-up.ts'),
+    path.join('api', 'src', 'shared', 'infra', 'infrastructure.ts'),
     ...readdirSync(path.join(root, features))
       .map((name) => path.join(features, name, 'create.ts'))
       .filter((file) => existsSync(path.join(root, file))),
@@ -147,22 +149,27 @@ function compositionFiles(): string[] {
 
 /**
  * What hides a dependency from the import graph in a composition file: a part changed after it was built (an
- * assignment to a property: `revocations.forget = …`), and a function handed to a part as it is built (a
- * property of an object given to `new X(…)` or `createY(…)`: a thunk `users: () => users`, a hook `onRevoked: …`).
- * A part gets what it needs as an object with an interface it names, built before it.
+ * assignment to a property: `revocations.forget = …`), and a function written there and handed to a part, as it is
+ * built or after (an argument of any call, or inside an object or array given as one: a thunk `users: () => users`,
+ * a hook `onRevoked: …`, a listener `store.onCommit(…)`, a callback `new Repository(db, (error) => …)`). A part is
+ * given what it needs as an object with an interface it names, built before it.
  */
 function hiddenWiring(file: string): string[] {
   const text = readFileSync(path.join(root, file), 'utf8');
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const faults: string[] = [];
   const at = (node: ts.Node) => `${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`;
-  const functionsIn = (literal: ts.ObjectLiteralExpression, built: string): void => {
-    for (const property of literal.properties) {
-      const value = ts.isPropertyAssignment(property) ? property.initializer : undefined;
-      if (ts.isMethodDeclaration(property) || (value && (ts.isArrowFunction(value) || ts.isFunctionExpression(value))))
-        faults.push(`${at(property)}: a function handed to ${built} (${property.name?.getText() ?? '…'})`);
-      else if (value && ts.isObjectLiteralExpression(value)) functionsIn(value, built);
-    }
+  const isFunction = (node: ts.Node) => ts.isArrowFunction(node) || ts.isFunctionExpression(node);
+  const functionsIn = (argument: ts.Node, callee: string): void => {
+    if (isFunction(argument)) faults.push(`${at(argument)}: a function handed to ${callee}`);
+    else if (ts.isObjectLiteralExpression(argument))
+      for (const property of argument.properties) {
+        if (ts.isMethodDeclaration(property))
+          faults.push(`${at(property)}: a function handed to ${callee} (${property.name.getText()})`);
+        else if (ts.isPropertyAssignment(property)) functionsIn(property.initializer, callee);
+      }
+    else if (ts.isArrayLiteralExpression(argument))
+      for (const element of argument.elements) functionsIn(element, callee);
   };
   const visit = (node: ts.Node): void => {
     if (
@@ -172,14 +179,10 @@ function hiddenWiring(file: string): string[] {
       (ts.isPropertyAccessExpression(node.left) || ts.isElementAccessExpression(node.left))
     )
       faults.push(`${at(node)}: ${node.left.getText()} changed after it was built`);
-    const built = ts.isNewExpression(node)
-      ? `new ${node.expression.getText()}`
-      : ts.isCallExpression(node) && /^create[A-Z]/.test(node.expression.getText())
-        ? node.expression.getText()
-        : undefined;
-    if (built)
-      for (const argument of (node as ts.NewExpression | ts.CallExpression).arguments ?? [])
-        if (ts.isObjectLiteralExpression(argument)) functionsIn(argument, built);
+    if (ts.isNewExpression(node) || ts.isCallExpression(node)) {
+      const callee = `${ts.isNewExpression(node) ? 'new ' : ''}${node.expression.getText()}`;
+      for (const argument of node.arguments ?? []) functionsIn(argument, callee);
+    }
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -294,7 +297,7 @@ describe('architecture', () => {
     expect(stray).to.deep.equal([]);
   });
 
-  it('the composition root and the features’ builders hand no part a function, and change none after building it', () => {
+  it('the composition files hand no part a function, and change none after building it', () => {
     expect(compositionFiles().flatMap(hiddenWiring)).to.deep.equal([]);
   });
 

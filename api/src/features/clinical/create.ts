@@ -20,11 +20,7 @@ export async function createClinical(
     locks,
     longDb,
     clock,
-    (error, connectionId) =>
-      logger.warn(
-        { err: error, connectionId },
-        'applying a committed bundle failed; the next bundle or search of the connection applies it',
-      ),
+    logger,
     // A checkpoint larger than the gateway would index for one connection is not kept (checkpoints.ts).
     indexBytes / 4,
   );
@@ -37,9 +33,7 @@ export async function createClinical(
       apps,
       observations,
       generations,
-      indexes: new ConnectionIndexes(observations, indexBytes, undefined, (error, id) =>
-        logger.warn({ err: error, connectionId: id }, 'observations: a checkpoint could not be written; next tidy'),
-      ),
+      indexes: new ConnectionIndexes(observations, indexBytes, undefined, logger),
       cursors: new CursorCodec(config.cursorSecret),
       clock,
       logger,

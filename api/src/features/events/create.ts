@@ -13,15 +13,13 @@ export async function createEvents({ db, longDb, locks, clock, redis }: Infrastr
   await createOutboxIndexes(longDb);
   // Events committed here wake the dispatchers: this replica's at once, the others' over Redis.
   const signals = new WorkSignals(redis);
-  const outbox = new Outbox(db, locks, clock);
-  const background = {
-    outbox: new Outbox(longDb, locks, clock),
-    queue: new MongoEventQueue(longDb, locks, clock),
-    recovery: new OutboxRecovery(longDb, locks),
-  };
+  const outbox = new Outbox(db, locks, clock, { announcer: signals });
   // What the dispatcher hands back (a lease given up) or recovery commits wakes the dispatchers as committed events do.
-  for (const store of [outbox, background.outbox, background.queue, background.recovery])
-    store.onCommit((ids, events) => signals.announce({ events: ids }, events));
+  const background = {
+    outbox: new Outbox(longDb, locks, clock, { announcer: signals }),
+    queue: new MongoEventQueue(longDb, locks, clock, { announcer: signals }),
+    recovery: new OutboxRecovery(longDb, locks, { announcer: signals }),
+  };
   return {
     /** Where services record their events, with their change. */
     outbox,

@@ -10,6 +10,7 @@ import {
   CommitListeners,
   OUTBOX_EVENTS,
   toStored,
+  type CommitAnnouncer,
   type CommitListener,
   type OutboxDocument,
   type StoredEvent,
@@ -59,14 +60,17 @@ const toDispatched = (at: Date): UpdateFilter<OutboxDocument> => ({
 
 export class MongoEventQueue implements EventQueue {
   private readonly collection: Collection<OutboxDocument>;
-  private readonly listeners = new CommitListeners();
+  private readonly listeners: CommitListeners;
 
   constructor(
     db: Db,
     private readonly locks: DocumentLocks,
     private readonly clock: Clock,
+    /** Told of the events handed back here (release). */
+    options: { announcer?: CommitAnnouncer } = {},
   ) {
     this.collection = db.collection<OutboxDocument>(OUTBOX_EVENTS);
+    this.listeners = new CommitListeners(options.announcer);
   }
 
   /** Called with the ids of events handed back here (release), as Outbox.onCommit is with those it commits. */

@@ -69,9 +69,18 @@ export function commitStaged(
 /** Told of events as they become ready for dispatch in this process: committed, or handed back by a dispatcher. */
 export type CommitListener = (ids: string[], events?: readonly DomainEvent[]) => void;
 
-/** The listeners of one part of the outbox (wiring has every part tell the dispatchers, through WorkSignals). */
+/** Who hears of events ready for dispatch: WorkSignals (signals.ts), which wakes this replica's dispatcher and others'. */
+export interface CommitAnnouncer {
+  announce(work: { events: string[] }, known?: readonly DomainEvent[]): void;
+}
+
+/** The listeners of one part of the outbox: its announcer (given when it is built, create.ts), and tests'. */
 export class CommitListeners {
   private readonly listeners: CommitListener[] = [];
+
+  constructor(announcer?: CommitAnnouncer) {
+    if (announcer) this.listeners.push((ids, events) => announcer.announce({ events: ids }, events));
+  }
 
   add(listener: CommitListener): void {
     this.listeners.push(listener);

@@ -18,6 +18,7 @@ import {
   CommitListeners,
   OUTBOX_EVENTS,
   STAGE_MS,
+  type CommitAnnouncer,
   type CommitListener,
   type OutboxDocument,
 } from './outbox-collection.js';
@@ -29,6 +30,8 @@ export interface RecoveryOptions {
   maxRecheckMs?: number;
   /** A staged event whose change is still neither recorded nor ruled out after this long is abandoned. */
   abandonMs?: number;
+  /** Told of the events recovery commits. */
+  announcer?: CommitAnnouncer;
 }
 
 /** What one recovery pass did with the staged events it looked at. */
@@ -45,7 +48,7 @@ export interface Recovery {
 
 export class OutboxRecovery {
   private readonly collection: Collection<OutboxDocument>;
-  private readonly listeners = new CommitListeners();
+  private readonly listeners: CommitListeners;
   private readonly stageMs: number;
   private readonly maxRecheckMs: number;
   private readonly abandonMs: number;
@@ -59,6 +62,7 @@ export class OutboxRecovery {
     this.stageMs = options.stageMs ?? STAGE_MS;
     this.maxRecheckMs = options.maxRecheckMs ?? 60 * 60_000;
     this.abandonMs = options.abandonMs ?? 24 * 60 * 60_000;
+    this.listeners = new CommitListeners(options.announcer);
   }
 
   /** Called with the ids of events recovery commits, as Outbox.onCommit is with those a writer commits. */

@@ -18,6 +18,7 @@ import {
   OUTBOX_EVENTS,
   STAGE_MS,
   toDocument,
+  type CommitAnnouncer,
   type CommitListener,
   type OutboxDocument,
 } from './outbox-collection.js';
@@ -43,6 +44,8 @@ export interface EventOutbox {
 export interface OutboxOptions {
   /** How long a change may take before recovery first looks at its staged events. */
   stageMs?: number;
+  /** Told of the events this outbox commits. */
+  announcer?: CommitAnnouncer;
 }
 
 /** When a commit after a change that happened failed: the delays of the next tries before recovery's. */
@@ -50,7 +53,7 @@ const COMMIT_RETRIES_MS = [1_000, 5_000];
 
 export class Outbox implements EventOutbox {
   private readonly collection: Collection<OutboxDocument>;
-  private readonly listeners = new CommitListeners();
+  private readonly listeners: CommitListeners;
   private readonly stageMs: number;
 
   constructor(
@@ -61,6 +64,7 @@ export class Outbox implements EventOutbox {
   ) {
     this.collection = db.collection<OutboxDocument>(OUTBOX_EVENTS);
     this.stageMs = options.stageMs ?? STAGE_MS;
+    this.listeners = new CommitListeners(options.announcer);
   }
 
   /**

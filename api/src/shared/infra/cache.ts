@@ -3,6 +3,7 @@
 // every replica over pub/sub, and a TTL bounds staleness should a message be lost. A load that raced with
 // an invalidation is not cached (it is marked stale), so an invalidation is never undone by a slow reader;
 // misses that come together share one load.
+import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { LRUCache } from 'lru-cache';
 import { lruCache } from './lru.js';
@@ -109,15 +110,16 @@ export class CacheHub {
 
   private constructor(
     private readonly publisher: Redis | undefined,
-    private readonly onLost: (error: unknown) => void,
+    /** Where an invalidation that could not be published is logged. */
+    private readonly logger: Pick<Logger, 'warn'> | undefined,
   ) {}
 
   /** In-process only (one replica), or shared invalidation over Redis pub/sub. */
-  static async create(redis?: Redis, onLost: (error: unknown) => void = () => {}): Promise<CacheHub> {
+  static async create(redis?: Redis, logger?: Pick<Logger, 'warn'>): Promise<CacheHub> {
     // The publisher queues while disconnected (the shared client fails fast): an invalidation made during a
     // blip still goes out on reconnection instead of being dropped.
     const publisher = redis && pubSubClient(redis);
-    const hub = new CacheHub(publisher, onLost);
+    const hub = new CacheHub(publisher, logger);
     if (redis) {
       // A subscriber of its own that connects now and queues until ready (the shared client fails fast).
       const subscriber = pubSubClient(redis);
@@ -135,7 +137,14 @@ export class CacheHub {
 
   cache<V extends object>(name: string, options: CacheOptions): SharedCache<V> {
     const cache = new SharedCache<V>(name, options, (n, key) => {
-      this.publisher?.publish(CHANNEL, `${n}\n${key}`).catch(this.onLost);
+      this.publisher
+        ?.publish(CHANNEL, `${n}\n${key}`)
+        .catch((error: unknown) =>
+          this.logger?.warn(
+            { err: error },
+            'a cache invalidation could not be published; other replicas converge within the TTL',
+          ),
+        );
     });
     this.caches.set(name, cache as unknown as SharedCache<object>);
     return cache;

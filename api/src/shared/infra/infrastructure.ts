@@ -41,9 +41,7 @@ export async function openInfrastructure(opened: {
   logger: Logger;
 }): Promise<Infrastructure> {
   const { db, redis, clock, logger } = opened;
-  const caches = await CacheHub.create(redis, (error) =>
-    logger.warn({ err: error }, 'a cache invalidation could not be published; other replicas converge within the TTL'),
-  );
+  const caches = await CacheHub.create(redis, logger);
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   return {

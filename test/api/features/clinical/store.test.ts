@@ -462,14 +462,14 @@ describe('clinical: a connection’s head under its own background work (MongoDB
 
   it('marks a connection too large to checkpoint, and keeps nothing of it', async () => {
     const { db } = database!;
-    const repository = new RecordRepository(db, await documentLocksFor(db), db, new ManualClock(T2), () => {}, 100);
+    const repository = new RecordRepository(db, await documentLocksFor(db), db, new ManualClock(T2), undefined, 100);
     const target = { accountId: randomUUID(), connectionId: randomUUID() };
     await repository.upsert(target, normalized([heartRate(), glucose()]), T1);
     await repository.writeCheckpoint(target.connectionId);
     expect(await repository.checkpoint(target.connectionId)).to.deep.include({ gen: 1, oversized: true });
     expect(await db.collection(CHECKPOINT_PARTS).countDocuments({ connectionId: target.connectionId })).to.equal(0);
     // A larger budget (it was raised) reads it again.
-    const larger = new RecordRepository(db, await documentLocksFor(db), db, new ManualClock(T2), () => {}, 1e9);
+    const larger = new RecordRepository(db, await documentLocksFor(db), db, new ManualClock(T2), undefined, 1e9);
     await larger.writeCheckpoint(target.connectionId);
     const checkpoint = (await larger.checkpoint(target.connectionId)) as { gen: number; rows: ObservationRow[] };
     expect(checkpoint.gen).to.equal(1);

@@ -8,6 +8,7 @@
 // bundles committed since (advance()), never read again whole; only a connection that neither covers (its data older
 // than checkpoints) is read from its documents, once, and then checkpointed. A connection larger than a quarter of
 // the budget is not indexed: the gateway then searches the database.
+import type { Logger } from 'pino';
 import pLimit from 'p-limit';
 import { LRUCache } from 'lru-cache';
 import { foldBundles } from '../records/rows.js';
@@ -31,8 +32,8 @@ export class ConnectionIndexes {
     private readonly source: IndexSource,
     private readonly maxBytes: number,
     ttlMs = 10 * 60_000,
-    /** Told when a checkpoint written after a whole read failed (the next tidy of the connection writes it). */
-    private readonly onError: (error: unknown, connectionId: string) => void = () => {},
+    /** Where a checkpoint written after a whole read that failed is logged (the next tidy writes it). */
+    private readonly logger?: Pick<Logger, 'warn'>,
   ) {
     this.maxBytesPerConnection = Math.floor(maxBytes / 4);
     // Bounded by bytes alone (a `max` would allocate for every entry it allows up front: lru.ts).
@@ -95,7 +96,11 @@ export class ConnectionIndexes {
       return ConnectionIndex.fromRows(rows.values(), max, token, changes.gen);
     }
     const index = await ConnectionIndex.build(this.source.all(connectionId), max, token);
-    this.source.writeCheckpoint(connectionId).catch((error: unknown) => this.onError(error, connectionId));
+    this.source
+      .writeCheckpoint(connectionId)
+      .catch((error: unknown) =>
+        this.logger?.warn({ err: error, connectionId }, 'observations: a checkpoint could not be written; next tidy'),
+      );
     return index;
   }
 }

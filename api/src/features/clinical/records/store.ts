@@ -7,6 +7,7 @@
 // bundle-applier.ts applies the resources it replaces in place, after the answer. Until they are applied, readers
 // here lay its record over what they read: a read of the whole connection does so itself; a search of the database
 // cannot, so it waits for the applier (or applies them when their applier stopped).
+import type { Logger } from 'pino';
 import type { Collection, Db, Filter, Sort } from 'mongodb';
 import type { Clock } from '#core/clock.js';
 import { systemClock } from '#core/clock.js';
@@ -87,8 +88,8 @@ export class RecordRepository implements RecordStore {
     locks: DocumentLocks,
     longDb: Db = db,
     private readonly clock: Clock = systemClock,
-    /** Told of work after a commit that failed (it is done again later: by the next bundle, or a reader). */
-    private readonly onBackgroundError: (error: unknown, connectionId: string) => void = () => {},
+    /** Where work after a commit that failed is logged (it is done again later: by the next bundle, or a reader). */
+    private readonly logger?: Pick<Logger, 'warn'>,
     /** A checkpoint's largest text (checkpoints.ts): the gateway's index budget for one connection. */
     checkpointMaxBytes = 32 * 1024 * 1024,
   ) {
@@ -227,7 +228,7 @@ export class RecordRepository implements RecordStore {
   private afterCommit(connectionId: string, work: () => Promise<void>): void {
     outsideChangeScope(() => {
       const running = work()
-        .catch((error: unknown) => this.onBackgroundError(error, connectionId))
+        .catch((error: unknown) => this.backgroundFailed(error, connectionId))
         .finally(() => this.background.delete(running));
       this.background.add(running);
     });
@@ -258,7 +259,14 @@ export class RecordRepository implements RecordStore {
   /** tidy() for every connection that lists kept or abandoned generations; a failure is left for the next round. */
   async tidyAll(): Promise<void> {
     for (const head of await this.heads.listing())
-      await this.tidy(head._id).catch((error: unknown) => this.onBackgroundError(error, head._id));
+      await this.tidy(head._id).catch((error: unknown) => this.backgroundFailed(error, head._id));
+  }
+
+  private backgroundFailed(error: unknown, connectionId: string): void {
+    this.logger?.warn(
+      { err: error, connectionId },
+      'applying a committed bundle failed; the next bundle or search of the connection applies it',
+    );
   }
 }
 
