@@ -9,7 +9,7 @@ import { LinkTokenRepository } from './link-token-store.js';
 import { LinkTokenService } from './link-tokens.js';
 import type { ServedBrands, SessionConnections, SignIns } from './ports.js';
 import { ConnectSessionService } from './service.js';
-import { SessionRepository } from './store.js';
+import { SessionRepository, type SessionStore } from './store.js';
 
 export async function createSessionStore({ db, longDb, locks }: Infrastructure) {
   const store = new SessionRepository(db, locks);
@@ -18,7 +18,7 @@ export async function createSessionStore({ db, longDb, locks }: Infrastructure) 
 }
 
 export interface ConnectSessionUses {
-  sessions: SessionRepository;
+  sessions: SessionStore;
   users: Pick<AppUserService, 'provision'>;
   connections: SessionConnections;
   signIns: SignIns;
