@@ -21,8 +21,8 @@ for tool in java mvn; do
 done
 mkdir -p "$work" "$out"
 # Synthea and its dependencies, resolved by Maven into its local repository (~/.m2), once.
-mvn -q -B -f "$root/tools/synthea/pom.xml" dependency:build-classpath -Dmdep.outputFile="$work/classpath.txt"
-jar="$(mvn -q -B -f "$root/tools/synthea/pom.xml" help:evaluate -Dexpression=settings.localRepository -DforceStdout)/org/mitre/synthea/synthea/3.3.0/synthea-3.3.0.jar"
+mvn -q -B -f "$root/scripts/synthea/pom.xml" dependency:build-classpath -Dmdep.outputFile="$work/classpath.txt"
+jar="$(mvn -q -B -f "$root/scripts/synthea/pom.xml" help:evaluate -Dexpression=settings.localRepository -DforceStdout)/org/mitre/synthea/synthea/3.3.0/synthea-3.3.0.jar"
 
 rm -rf "$work/output"
 # Only the patients' own bundles (not the hospital and practitioner files), as FHIR R4 JSON.
