@@ -8,6 +8,7 @@ import { DuplicateKeyError, MemoryVersioned } from '../../../shared/infra/memory
 import type { ChangeTarget } from '../../events/index.js';
 import {
   claimedRun,
+  firstSync,
   CONNECTION_SYNCS,
   NEVER,
   type SyncFinish,
@@ -35,15 +36,7 @@ export class FakeSyncStore implements SyncStore {
         connectionId,
         version: 1,
         ...rest,
-        status: 'IDLE',
-        lastSyncedAt: null,
-        lastError: null,
-        observations: 0,
-        highWater: null,
-        nextAt: now,
-        run: null,
-        updatedAt: now,
-        deletedAt: null,
+        ...firstSync(now),
       });
     } catch (error) {
       if (!(error instanceof DuplicateKeyError)) throw error;

@@ -137,15 +137,7 @@ export class SyncRepository implements SyncStore {
         _id: connectionId,
         _version: 1,
         ...rest,
-        status: 'IDLE',
-        lastSyncedAt: null,
-        lastError: null,
-        observations: 0,
-        highWater: null,
-        nextAt: now,
-        run: null,
-        updatedAt: now,
-        deletedAt: null,
+        ...firstSync(now),
       });
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
@@ -235,6 +227,21 @@ export class SyncRepository implements SyncStore {
   async remove(connectionId: string, at: Date): Promise<void> {
     await this.documents.softDelete(connectionId, 'any', at);
   }
+}
+
+/** What a sync holds when it is first scheduled, due at `now`, besides its connection's ids. */
+export function firstSync(now: Date) {
+  return {
+    status: 'IDLE' as const,
+    lastSyncedAt: null,
+    lastError: null,
+    observations: 0,
+    highWater: null,
+    nextAt: now,
+    run: null,
+    updatedAt: now,
+    deletedAt: null,
+  };
 }
 
 /** The run a claim writes: the one read, taken over where it stopped (one more takeover), or a new one. */
