@@ -18,6 +18,19 @@ export const MATRIX_RETURN = 'https://app.example.test/connected';
 
 /** An observation id every tenant's shared connection holds (the FHIR read's cells). */
 export const MATRIX_OBSERVATION = 'matrix-obs';
+/** A Condition with the same id in every tenant's shared connection: what the record read asks for. */
+export const MATRIX_CONDITION = 'matrix-condition';
+
+/** A Condition of the patient (ingested through `POST /connections/{id}/resources`). */
+export function conditionOf(id: string, patient: string) {
+  return {
+    resourceType: 'Condition',
+    id,
+    subject: { reference: `Patient/${patient}` },
+    code: { coding: [{ system: 'http://snomed.info/sct', code: '44054006' }] },
+    recordedDate: '2024-05-01',
+  };
+}
 
 export type TenantName = 'A' | 'B';
 export const TENANTS: TenantName[] = ['A', 'B'];
@@ -218,6 +231,16 @@ export class Factory {
       body: observationBundle(resources),
     });
     ok(res, 200, 'ingest observations');
+    const condition = await this.api.request('POST', `${PLATFORM}/connections/${connectionId}/resources`, {
+      key: this.tenant.sk,
+      body: {
+        resourceType: 'Bundle',
+        type: 'collection',
+        entry: [{ resource: conditionOf(MATRIX_CONDITION, marker(t, 'subject')) }],
+      },
+      headers: { 'content-type': 'application/fhir+json' },
+    });
+    ok(condition, 200, 'ingest a condition');
     for (const r of resources)
       this.remember(
         // A given id is shared by every tenant: not a marker of this one.
@@ -258,7 +281,7 @@ async function app(api: TestApi, world: World, tenant: TenantName | 'C', account
   // Each app takes patients back to one address of its own (link tokens are minted for it).
   const res = await api.admin('POST', `/customer-accounts/${accountId}/apps`, {
     name,
-    grants: GRANTS,
+    grants: { ...GRANTS, resourceTypes: ['Observation', 'Condition'] },
     redirectUris: [MATRIX_RETURN],
   });
   ok(res, 201, 'create app');

@@ -107,6 +107,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     sessions: services.connectSessions,
     users: services.users,
     gateway: services.gateway,
+    recordSearch: services.recordSearch,
     launches: services.connections.launches,
     clock,
     connectImageOrigins: imageOriginsOf((key) => services.storage.publicUrl(key), config.publicBaseUrl),

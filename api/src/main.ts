@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { startSandboxProcess, type RunningSandbox } from './features/connections/index.js';
 import { startUp } from './start-up.js';
 import { warmObservationSchema } from './features/clinical/ingest/fhir-schema.js';
+import { warmSearchDefinitions } from './features/clinical/search/definitions.js';
 
 /** The sandbox EHR for a development API; a warning, not a failure, when it cannot start (a port in use). */
 async function startSandbox(config: Config, logger: Logger): Promise<RunningSandbox | undefined> {
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
   services.connections.syncRunner.start();
 
   warmObservationSchema();
+  warmSearchDefinitions();
   const { handler, writesDone } = createApp({ config, services, clock: systemClock, logger });
   const server = createApiServer(handler);
   server.keepAliveTimeout = 65_000;

@@ -163,6 +163,7 @@ export async function buildServices({
     users,
     ingest: clinical.ingest,
     gateway: clinical.gateway,
+    recordSearch: clinical.recordSearch,
     connections,
     linkTokens: connectSessions.linkTokens,
     connectSessions: connectSessions.service,

@@ -17,6 +17,8 @@ import {
   buildWorld,
   Factory,
   MATRIX_OBSERVATION,
+  MATRIX_CONDITION,
+  conditionOf,
   MATRIX_RETURN,
   TENANTS,
   type TenantName,
@@ -443,6 +445,26 @@ const CASES: Case[] = [
       check: (body) => (body?.ingested === 1 ? undefined : `ingested ${JSON.stringify(body)}`),
     }),
   },
+  {
+    op: `POST ${P}/connections/{connectionId}/resources`,
+    surface: 'platform',
+    scope: 'clinical:write',
+    param: 'connection',
+    mutates: true,
+    request: (v) => ({
+      path: `${P}/connections/${e(v!)}/resources`,
+      body: {
+        resourceType: 'Bundle',
+        type: 'collection',
+        entry: [{ resource: conditionOf(`c-${randomUUID()}`, 'matrix-patient') }],
+      },
+      headers: { 'content-type': 'application/fhir+json' },
+    }),
+    outcome: ownedOr404({
+      status: 200,
+      check: (body) => (body?.ingested === 1 ? undefined : `ingested ${JSON.stringify(body)}`),
+    }),
+  },
   // SDK: the public catalog (the same answer whatever credential is sent).
   {
     op: `GET ${S}/catalog/brands`,
@@ -563,6 +585,34 @@ const CASES: Case[] = [
         ? { status: 200, check: (body) => (body?.total > 0 ? undefined : 'no observations') }
         : ofStatus(404),
   })),
+  ...[
+    ['GET', '{type}', 'Condition'],
+    ['GET', '{type}/_search', 'Condition/_search'],
+    ['POST', '{type}/_search', 'Condition/_search'],
+  ].map(([method, template, path]): Case => ({
+    op: `${method} ${S}/fhir/connections/{connectionId}/${template}`,
+    surface: 'secret-app',
+    param: 'connection',
+    appBound: true,
+    fhir: true,
+    request: (v) => ({ path: `${S}/fhir/connections/${e(v!)}/${path}` }),
+    outcome: (c, t) =>
+      live(c, t) && c.app === 'app'
+        ? { status: 200, check: (body) => (body?.total > 0 ? undefined : 'no conditions') }
+        : ofStatus(404),
+  })),
+  {
+    op: `GET ${S}/fhir/connections/{connectionId}/{type}/{id}`,
+    surface: 'secret-app',
+    param: 'connection',
+    appBound: true,
+    fhir: true,
+    request: (v) => ({ path: `${S}/fhir/connections/${e(v!)}/Condition/${MATRIX_CONDITION}` }),
+    outcome: (c, t) =>
+      live(c, t) && c.app === 'app'
+        ? { status: 200, check: (body) => (body?.id === MATRIX_CONDITION ? undefined : `read ${body?.id}`) }
+        : ofStatus(404),
+  },
   {
     op: `GET ${S}/fhir/connections/{connectionId}/Observation/{id}`,
     surface: 'secret-app',

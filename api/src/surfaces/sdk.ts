@@ -5,6 +5,7 @@ import { lifecycleRoutes } from '../features/app-users/sdk.routes.js';
 import { catalogRoutes } from '../features/catalog/sdk.routes.js';
 import { fhirRoutes } from '../features/clinical/fhir.routes.js';
 import { gatewayRoutes } from '../features/clinical/sdk.routes.js';
+import { recordRoutes } from '../features/clinical/fhir-records.routes.js';
 import { connectSessionRoutes } from '../features/connect-sessions/sdk.routes.js';
 import { smartLaunchRoutes } from '../features/connections/sdk.routes.js';
 import { ApiRouter } from '../shared/http/openapi.js';
@@ -15,6 +16,8 @@ export type SdkContext = DepsOf<typeof catalogRoutes> &
   DepsOf<typeof connectSessionRoutes> &
   DepsOf<typeof lifecycleRoutes> &
   DepsOf<typeof gatewayRoutes> &
+  DepsOf<typeof fhirRoutes> &
+  DepsOf<typeof recordRoutes> &
   DepsOf<typeof smartLaunchRoutes>;
 
 export function sdkSurface(context: SdkContext): ApiRouter {
@@ -25,5 +28,6 @@ export function sdkSurface(context: SdkContext): ApiRouter {
   lifecycleRoutes(sdk, context);
   gatewayRoutes(sdk, context);
   fhirRoutes(sdk, context);
+  recordRoutes(sdk, context);
   return sdk;
 }

@@ -1,3 +1,4 @@
+import { RECORD_TYPES } from '../clinical/index.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { Text } from '../../shared/http/schemas.js';
 import { PLATFORM_SCOPES } from '../../shared/http/scopes.js';
@@ -32,10 +33,13 @@ export const IssuedKey = Type.Object({
 
 export const Grants = Type.Object(
   {
-    resourceTypes: Type.Array(Type.Literal('Observation'), {
-      uniqueItems: true,
-      description: 'FHIR resource types the install may read.',
-    }),
+    resourceTypes: Type.Union(
+      [
+        Type.Array(Type.Literal('*'), { minItems: 1, maxItems: 1 }),
+        Type.Array(Type.Union(RECORD_TYPES.map((type) => Type.Literal(type))), { uniqueItems: true }),
+      ],
+      { description: '`["*"]` for every record type, else the record types the install may read.' },
+    ),
     loincCodes: Type.Union(
       [
         Type.Array(Type.Literal('*'), { minItems: 1, maxItems: 1 }),

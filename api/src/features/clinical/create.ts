@@ -6,6 +6,7 @@ import type { AppUserStore } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
 import { ConnectionIndexes } from './gateway/connection-indexes.js';
 import { GatewayService } from './gateway/service.js';
+import { RecordSearch } from './gateway/record-search.js';
 import { IngestService } from './ingest/ingest-service.js';
 import { RecordRepository } from './records/store.js';
 
@@ -25,18 +26,13 @@ export async function createClinical(
     indexBytes / 4,
   );
   await observations.init(longDb);
+  const indexes = new ConnectionIndexes(observations, indexBytes, undefined, logger);
+  const cursors = new CursorCodec(config.cursorSecret);
+  const gateway = new GatewayService({ users, apps, observations, generations, indexes, cursors, clock, logger });
   return {
     observations,
     ingest: new IngestService({ users, observations, generations, clock }),
-    gateway: new GatewayService({
-      users,
-      apps,
-      observations,
-      generations,
-      indexes: new ConnectionIndexes(observations, indexBytes, undefined, logger),
-      cursors: new CursorCodec(config.cursorSecret),
-      clock,
-      logger,
-    }),
+    gateway,
+    recordSearch: new RecordSearch({ gateway, records: observations, indexes, cursors, clock }),
   };
 }

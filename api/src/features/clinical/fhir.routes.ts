@@ -14,6 +14,8 @@ import { resourceOfTail } from './gateway/connection-index.js';
 import { SearchBody, SearchSet } from './gateway/schema.js';
 import { gatewayScope, searchAnswer, type GatewayRouteDeps } from './sdk.routes.js';
 import { FHIR_JSON, OperationOutcome } from './fhir/fhir-outcomes.js';
+import { parameterList, recordAnswer } from './fhir-records.routes.js';
+import type { RecordSearch } from './gateway/record-search.js';
 
 const tags = ['FHIR server'];
 const FORM = 'application/x-www-form-urlencoded';
@@ -55,7 +57,10 @@ const OUTCOMES = {
 const searchDescription = (where: string) =>
   `The gateway's search (\`searchObservations\`) with FHIR search parameters ${where}: \`code\` and \`category\` (tokens; a comma is OR; each at most once), \`date\` (prefixed dates; repeated, they combine with AND, at most 10), \`_count\` (1–100, 50 when absent), \`_sort\` (\`date\` or \`-date\`), and \`_format\` (json only). Any other parameter is refused with 400 rather than ignored, so a filter the server would not apply never widens an answer. The same checks in the same order and the same filtering and \`total\`; the \`next\` link stays on this base.`;
 
-export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps): void {
+/** What the gateway's own search answers (with `_format` and `_pretty`); any other parameter goes to the record search. */
+const GATEWAY_PARAMETERS = new Set<string>([...SEARCH_PARAMETERS, 'cursor', '_format', '_pretty']);
+
+export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps & { recordSearch: RecordSearch }): void {
   const { gateway, requireKey, publicBaseUrl, trustProxy } = deps;
   const scoped = gatewayScope(gateway);
   const searchResponses = {
@@ -66,6 +71,20 @@ export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps): void {
     },
   };
   const respond = async (ctx: Context, connectionId: string, parameters: URLSearchParams) => {
+    // A search with any parameter beyond the gateway's is the record search's (fhir-records.routes.ts).
+    if ([...parameters.keys()].some((name) => !GATEWAY_PARAMETERS.has(name))) {
+      const page = await deps.recordSearch.search(
+        principalOf(ctx),
+        String(ctx.state.requestId),
+        connectionId,
+        'Observation',
+        parameterList(parameters),
+      );
+      const answer = recordAnswer(page, ctx.req, publicBaseUrl, trustProxy);
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
+      return;
+    }
     const input = searchInput(connectionId, parameters);
     const page = await gateway.search(principalOf(ctx), String(ctx.state.requestId), input);
     const answer = searchAnswer(page, ctx.req, publicBaseUrl, trustProxy, 'fhir');

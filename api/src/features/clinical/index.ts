@@ -2,3 +2,4 @@
 export { isLoincCode, sensitivityCodes } from './codes.js';
 export { readObservations, type NormalizedObservation } from './ingest/observations.js';
 export type { IngestService } from './ingest/ingest-service.js';
+export { RECORD_TYPES, COMPARTMENT_TYPES, REFERENCED_TYPES, isRecordType } from './record-types.js';

@@ -4,6 +4,7 @@ import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import type { IngestService } from './ingest/ingest-service.js';
+import { RECORD_TYPES } from './record-types.js';
 
 export const INGEST_MAX_BYTES = 5 * 1024 * 1024;
 
@@ -19,6 +20,19 @@ const IngestBody = Type.Object(
 const IngestResult = Type.Object({
   ingested: Type.Integer({ minimum: 0, description: 'Observations new to the connection.' }),
   updated: Type.Integer({ minimum: 0, description: 'Observations that replaced one of the same id.' }),
+});
+
+const RecordsBody = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description:
+      'A FHIR R4 Bundle (type `collection`, `batch` or `searchset`) of up to 1000 resources of the record types, each with an `id`. In a `searchset`, entries whose `search.mode` is `include` or `outcome` are passed over.',
+  },
+);
+const RecordsResult = Type.Object({
+  ingested: Type.Integer({ minimum: 0, description: 'Records new to the connection.' }),
+  updated: Type.Integer({ minimum: 0, description: 'Records that replaced one of the same type and id.' }),
 });
 
 export function ingestRoutes(
@@ -47,6 +61,30 @@ export function ingestRoutes(
     async (ctx) => {
       const { params, body } = input.get(ctx);
       ctx.body = await ingest.ingest(principalOf(ctx), params.connectionId, body);
+    },
+  );
+
+  const records = validate({
+    params: IngestParams,
+    body: RecordsBody,
+    maxBodyBytes: INGEST_MAX_BYTES,
+    bodyMediaTypes: ['application/fhir+json'],
+  });
+  api.post(
+    '/connections/:connectionId/resources',
+    {
+      operationId: 'ingestResources',
+      summary: "Ingest records of any type into a connection's record",
+      description: `Records of every type the whole record holds (${RECORD_TYPES.join(', ')}), mixed as you like, with the same atomicity, limits and answers as \`ingestObservations\`. Each resource is checked against HL7's FHIR R4 JSON schema for its type (Observations also pass \`ingestObservations\`' own rules), needs an \`id\` (unique per type in the bundle), at most 1 MiB, valid security labels, and must be the connection's patient's: a \`Patient\` is the connection's patient, and a resource of the patient's compartment names it by its compartment element (\`subject\`, \`patient\` or \`beneficiary\`: \`Patient/<id>\`). For a connection made by signing in at a health system the patient is the one who signed in (\`connections[].patient\`); for another, any one Patient is accepted. Records are upserted by type and id within the connection. The search values of every parameter the FHIR face serves are derived from the resource when it is written.`,
+      tags: ['Clinical ingest'],
+      responses: { 200: { description: 'Written.', schema: RecordsResult } },
+    },
+    requireScope('clinical:write'),
+    records,
+    idempotent(),
+    async (ctx) => {
+      const { params, body } = records.get(ctx);
+      ctx.body = await ingest.ingestRecords(principalOf(ctx), params.connectionId, body);
     },
   );
 }

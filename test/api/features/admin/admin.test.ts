@@ -254,7 +254,7 @@ describe('admin surface', () => {
       ['"*" mixed with codes', { loincCodes: ['*', '4548-4'] }],
       ['lookbackDays 0', { lookbackDays: 0 }],
       ['a fractional lookbackDays', { lookbackDays: 1.5 }],
-      ['a resource type other than Observation', { resourceTypes: ['Patient'] }],
+      ['a resource type Portico does not keep', { resourceTypes: ['Claim'] }],
       ['an unknown grant', { everything: true }],
       ['a LOINC code whose check digit is wrong', { loincCodes: ['8867-3'] }],
       ['a sensitivity code v3-ActCode does not have', { sensitivity: ['HIV', 'SECRET'] }],

@@ -91,6 +91,7 @@ function stored(target: IngestTarget, o: NormalizedObservation, at: Date, first 
     confidentiality: o.confidentiality,
     sensitivity: o.sensitivity,
     resource: o.resource,
+    ...(o.search && { search: o.search }),
     updatedAt: at,
     firstIngestedAt: first,
   };

@@ -14,6 +14,7 @@ import type { CodingIndex, ObservationDocument } from '../records/document.js';
 import { parseToken, type Grants, type SearchParams } from './query.js';
 import { documentRow, foldBundles, type ObservationRow } from '../records/rows.js';
 import type { Changes } from '../records/record-log.js';
+import { searchValues, type SearchValues } from '../search/values.js';
 
 /**
  * What keeping an observation costs beside its entry bytes (ids, columns, postings, object headers; codings and label
@@ -23,6 +24,7 @@ import type { Changes } from '../records/record-log.js';
 const ENTRY_OVERHEAD_BYTES = 700;
 
 const EMPTY = new Uint32Array(0);
+const DAY_MS = 86_400_000;
 const EMPTY_TAIL = Buffer.alloc(0);
 
 /**
@@ -34,13 +36,23 @@ const own = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
 
 const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** What keeping a row costs: its searchset entry's bytes and ENTRY_OVERHEAD_BYTES. */
+/**
+ * What keeping a row costs: its searchset entry's bytes, ENTRY_OVERHEAD_BYTES, and its search values (charged at
+ * twice their JSON text: strings and small objects). A row read without its values gets them here (an Observation
+ * stored before they were kept): search/values.ts from its resource.
+ */
 const rowBytes = (row: ObservationRow) =>
   ENTRY_OVERHEAD_BYTES +
   row.resourceId.length +
   RESOURCE_AT.length +
   Buffer.byteLength(row.resource) +
-  SEARCH_MODE.length;
+  SEARCH_MODE.length +
+  2 * JSON.stringify(valuesOf(row)).length;
+
+/** A row's search values (derived once from its resource when it came without them). */
+function valuesOf(row: ObservationRow): SearchValues {
+  return (row.search ??= searchValues(JSON.parse(row.resource) as Record<string, unknown>));
+}
 
 /** The searches whose matches an index keeps (their bytes are part of the index's, reserved at build). */
 const KEPT_SEARCHES = 8;
@@ -54,9 +66,14 @@ export interface Position {
   id: string;
 }
 
-/** An observation as a search returns it: its position in the sort order and its searchset entry. */
+/** An observation (or any record) as a search returns it: its position in the sort order and its searchset entry. */
 export interface IndexedObservation extends Position {
   resourceId: string;
+  /** The resource type. */
+  type: string;
+  /** When this version was stored (epoch ms; when it was first written, for rows from before this was kept). */
+  updatedAt: number;
+  search: SearchValues;
   /** Its searchset entry after the base of its fullUrl, as UTF-8 (entryTail()): built once, copied into every answer.
    * */
   tail: Buffer;
@@ -74,6 +91,19 @@ const RESOURCE_AT = '","resource":';
 const SEARCH_MODE = ',"search":{"mode":"match"}}';
 const tailOf = (resourceId: string, resource: string) =>
   Buffer.from(`${resourceId}${RESOURCE_AT}${resource}${SEARCH_MODE}`);
+
+/** A stored document as a search returns it (for a search of the database). */
+export function entryOfDocument(doc: ObservationDocument): IndexedObservation {
+  return {
+    id: doc._id,
+    resourceId: doc.resourceId,
+    type: doc.resourceType ?? 'Observation',
+    updatedAt: (doc.updatedAt ?? doc.firstIngestedAt).getTime(),
+    search: doc.search ?? searchValues(doc.resource),
+    sortDate: doc.sortDate.getTime(),
+    tail: entryTail(doc.resourceId, doc.resource),
+  };
+}
 
 /** The resource's JSON text in an entry's tail (entryTail()). */
 export const resourceOfTail = (entry: IndexedObservation): Buffer =>
@@ -138,6 +168,7 @@ export class ConnectionIndex {
     const labelSets: LabelSet[] = [];
     const labelNumbers = new Map<string, number>();
     const columns: Columns = {
+      observation: new Uint8Array(n),
       start: new Float64Array(n),
       end: new Float64Array(n),
       firstIngestedAt: new Float64Array(n),
@@ -167,7 +198,15 @@ export class ConnectionIndex {
       if (!known) codings.set(key, interned); // (another coding with the same tokens, never seen, is kept apart)
       return interned;
     };
+    const types = new Map<string, string>();
     const entries = loaded.map((row, i): IndexedObservation => {
+      const type = row.resourceType ?? 'Observation';
+      if (!types.has(type)) types.set(type, own(type));
+      columns.observation[i] = type === 'Observation' ? 1 : 0;
+      const typeKey = `y:${type}`;
+      const ofType = lists.get(typeKey);
+      if (ofType) ofType.push(i);
+      else lists.set(typeKey, [i]);
       columns.start[i] = row.date ? row.date.start : Number.NaN;
       columns.end[i] = row.date ? row.date.end : Number.NaN;
       columns.firstIngestedAt[i] = row.firstIngestedAt;
@@ -190,6 +229,9 @@ export class ConnectionIndex {
         // (Not copied: measured, V8 answers these with strings of their own, the parsed text being a slice itself.)
         id: row._id,
         resourceId: row.resourceId,
+        type: types.get(type)!,
+        updatedAt: row.updatedAt ?? row.firstIngestedAt,
+        search: valuesOf(row),
         sortDate: row.sortDate,
         tail: EMPTY_TAIL, // below
       };
@@ -222,6 +264,8 @@ export class ConnectionIndex {
       const label = labelSets[labels[i]!]!;
       yield {
         _id: entry.id,
+        ...(entry.type !== 'Observation' && { resourceType: entry.type }),
+        search: entry.search,
         resourceId: entry.resourceId,
         sortDate: entry.sortDate,
         date: Number.isNaN(start[i]!) ? null : { start: start[i]!, end: end[i]! },
@@ -230,6 +274,7 @@ export class ConnectionIndex {
         confidentiality: label.confidentiality,
         sensitivity: [...label.sensitivity],
         firstIngestedAt: firstIngestedAt[i]!,
+        ...(entry.updatedAt !== firstIngestedAt[i] && { updatedAt: entry.updatedAt }),
         // Ids are ASCII: the resource's text begins after the id and RESOURCE_AT, and ends before SEARCH_MODE.
         resource: tail.toString('utf8', entry.resourceId.length + RESOURCE_AT.length, tail.length - SEARCH_MODE.length),
       };
@@ -242,10 +287,38 @@ export class ConnectionIndex {
    * of them would add to every observation's cost.
    */
   read(resourceId: string, grants: Grants, now: Date): IndexedObservation | undefined {
-    const position = this.entries.findIndex((entry) => entry.resourceId === resourceId);
+    const position = this.entries.findIndex((entry) => entry.resourceId === resourceId && entry.type === 'Observation');
     if (position < 0) return undefined;
     const visible = observationMatcher(this.columns, grants, { sort: '-date' }, now, now);
     return visible(position) ? this.entries[position] : undefined;
+  }
+
+  /**
+   * The records of `type` the grants let the caller see as of `now` (labels; the look-back window by their clinical
+   * date, which keeps one without it, except an Observation, as the observation gateway's search does; for an
+   * Observation, the LOINC grant), first written by `asOf`, in the index's order (clinical date, then id).
+   */
+  visibleOfType(type: string, grants: Grants, now: Date, asOf: Date): IndexedObservation[] {
+    const positions = this.postings.get(`y:${type}`) ?? EMPTY;
+    const visible =
+      type === 'Observation'
+        ? observationMatcher(this.columns, grants, { sort: 'date' }, now, asOf)
+        : this.labelsAndLookback(grants, now, asOf);
+    const found: IndexedObservation[] = [];
+    for (const position of positions) if (visible(position)) found.push(this.entries[position]!);
+    return found;
+  }
+
+  private labelsAndLookback(grants: Grants, now: Date, asOf: Date): (position: number) => boolean {
+    const { end, firstIngestedAt, labels, labelSets } = this.columns;
+    const confidentiality = new Set(grants.confidentiality);
+    const sensitivity = new Set(grants.sensitivity);
+    const allowed = labelSets.map(
+      (set) => confidentiality.has(set.confidentiality) && set.sensitivity.every((label) => sensitivity.has(label)),
+    );
+    const from = grants.lookbackDays === null ? Number.NEGATIVE_INFINITY : now.getTime() - grants.lookbackDays * DAY_MS;
+    const until = asOf.getTime();
+    return (i) => firstIngestedAt[i]! <= until && allowed[labels[i]!]! && (Number.isNaN(end[i]!) || end[i]! >= from);
   }
 
   get size(): number {
@@ -312,7 +385,7 @@ export class ConnectionIndex {
     const matches = observationMatcher(this.columns, grants, params, now, asOf, {
       codeFromPostings: code !== undefined,
     });
-    const positions = code ? this.candidates(codeKeys(code)) : this.everything;
+    const positions = code ? this.candidates(codeKeys(code)) : (this.postings.get('y:Observation') ?? EMPTY);
     const found = new Uint32Array(positions.length);
     let count = 0;
     for (const position of positions) if (matches(position)) found[count++] = position;

@@ -18,6 +18,8 @@ const DAY_MS = 86_400_000;
 
 /** The search fields of a connection's observations, by position in the index. */
 export interface Columns {
+  /** 1 for an Observation (the gateway's search sees no other type). */
+  observation: Uint8Array;
   /** The effective range in epoch milliseconds; NaN for both without a date (every comparison is then false, as with an
    * absent field). */
   start: Float64Array;
@@ -75,7 +77,7 @@ export function observationMatcher(
   const until = asOf.getTime();
   const count = tests.length;
   return (i) => {
-    if (firstIngestedAt[i]! > until || allowed[labels[i]!] === 0) return false;
+    if (firstIngestedAt[i]! > until || allowed[labels[i]!] === 0 || columns.observation[i] === 0) return false;
     for (let t = 0; t < count; t++) if (!tests[t]!(i)) return false;
     return true;
   };

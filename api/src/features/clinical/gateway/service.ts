@@ -18,7 +18,7 @@ import type { RecordStore } from '../records/store.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../../shared/http/errors.js';
-import { entryTail, type IndexedObservation as Found } from './connection-index.js';
+import { entryOfDocument, type IndexedObservation as Found } from './connection-index.js';
 import type { ConnectionIndexes } from './connection-indexes.js';
 import {
   afterPosition,
@@ -79,6 +79,10 @@ export interface SearchPage {
   /** The cursor that reproduces this page (for the self link). */
   self: string;
 }
+
+/** Whether an install's `resourceTypes` grant lets it read `type` (`*`: every record type). */
+export const typeGranted = (resourceTypes: readonly string[], type: string) =>
+  resourceTypes.includes('*') || resourceTypes.includes(type);
 
 export class GatewayService {
   /** Connections searched in the last CHECKS_TTL_MS, at most 10,000 (each holds a user and an app's grants). */
@@ -141,20 +145,19 @@ export class GatewayService {
       1,
     );
     const doc = items[0];
-    return (
-      doc && { id: doc._id, resourceId, sortDate: doc.sortDate.getTime(), tail: entryTail(resourceId, doc.resource) }
-    );
+    return doc && entryOfDocument(doc);
   }
 
   /**
    * The checks after the scope, in order: app-tenant residency, the install, the subject, the resource type. The
    * install's grants and the connection's `obs:` token (read before anything of its observations is).
    */
-  private async authorize(
+  async authorize(
     principal: Principal,
     requestId: string,
     id: string,
     logDenials: boolean,
+    resourceType = 'Observation',
   ): Promise<{ grants: Grants; obs: string }> {
     const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND') =>
       this.denial(principal, requestId, reason, id, logDenials);
@@ -168,7 +171,7 @@ export class GatewayService {
     const app = checked.app;
     if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE') throw deny('APP_NOT_INSTALLED');
     if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE');
-    if (!app.grants.resourceTypes.includes('Observation')) throw deny('RESOURCE_TYPE_NOT_GRANTED');
+    if (!typeGranted(app.grants.resourceTypes, resourceType)) throw deny('RESOURCE_TYPE_NOT_GRANTED');
     // The caller may read this connection: tokens for what its searches cache (read before the index loads).
     const [, obs] = read!.every((token) => token !== undefined) ? read : await this.deps.generations.ensure(keys);
     return { grants: app.grants, obs: obs! };
@@ -231,17 +234,12 @@ export class GatewayService {
     );
     return {
       total,
-      items: items.map((doc) => ({
-        id: doc._id,
-        resourceId: doc.resourceId,
-        sortDate: doc.sortDate.getTime(),
-        tail: entryTail(doc.resourceId, doc.resource),
-      })),
+      items: items.map(entryOfDocument),
     };
   }
 
   /** Logs a denial (request id, key id, reason) and returns the error to throw. */
-  private denial(
+  denial(
     principal: Principal,
     requestId: string,
     reason: DenialReason | 'CONNECTION_NOT_FOUND',

@@ -1,12 +1,14 @@
-// Clinical ingest (docs/api.md, "Clinical records and the observation gateway"): a FHIR R4 Bundle of up to 1000
-// Observations for one live connection of the account, validated whole before anything is written
-// (features/clinical/ingest/observations.ts), then upserted by Observation.id within the connection. A revoke that lands
+// Clinical ingest (docs/api.md, "Clinical records and the observation gateway" and "The whole record"): a FHIR R4
+// Bundle of up to 1000 Observations, or of records of any type, for one live connection of the account, validated
+// whole before anything is written (ingest/observations.ts, ingest/records.ts), then upserted by type and id within
+// the connection. A revoke that lands
 // between the liveness check and the write leaves the bundle stored under the revoked connection, where no search
 // reaches it (the gateway serves live connections only): the ingest counts as made just before the revoke.
 import type { Clock } from '#core/clock.js';
-import type { AppUserStore } from '../../app-users/index.js';
+import type { AppUserStore, Connection } from '../../app-users/index.js';
 import type { RecordStore } from '../records/store.js';
-import { MAX_PROBLEMS, validateBundle, type NormalizedObservation } from './observations.js';
+import { MAX_PROBLEMS, validateBundle, type BundleResult, type NormalizedObservation } from './observations.js';
+import { validateRecordBundle } from './records.js';
 import { changing, type Generations } from '../../../shared/infra/generations.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import { badRequest, notFound } from '../../../shared/http/errors.js';
@@ -28,7 +30,24 @@ export class IngestService {
     body: unknown,
   ): Promise<{ ingested: number; updated: number }> {
     await this.liveConnection(principal.accountId, connectionId);
-    const checked = validateBundle(body);
+    return this.write(principal.accountId, connectionId, validateBundle(body));
+  }
+
+  /** `POST /connections/{id}/resources`: records of any type, with the patient check (ingest/records.ts). */
+  async ingestRecords(
+    principal: Principal,
+    connectionId: string,
+    body: unknown,
+  ): Promise<{ ingested: number; updated: number }> {
+    const connection = await this.liveConnection(principal.accountId, connectionId);
+    return this.write(principal.accountId, connectionId, validateRecordBundle(body, connection.health?.patient));
+  }
+
+  private async write(
+    accountId: string,
+    connectionId: string,
+    checked: BundleResult,
+  ): Promise<{ ingested: number; updated: number }> {
     if (!checked.ok) {
       const count = checked.problems.filter((p) => p.index >= 0).length;
       throw badRequest(
@@ -43,11 +62,7 @@ export class IngestService {
     }
     // Every replica's index of the connection is stale from here (the gateway checks `obs:<id>` per search).
     return changing(this.deps.generations, [`obs:${connectionId}`], () =>
-      this.deps.observations.upsert(
-        { accountId: principal.accountId, connectionId },
-        checked.observations,
-        this.deps.clock.now(),
-      ),
+      this.deps.observations.upsert({ accountId, connectionId }, checked.observations, this.deps.clock.now()),
     );
   }
 
@@ -59,9 +74,11 @@ export class IngestService {
   }
 
   /** 404 unless the connection is the account's and live (its user still lists it). */
-  private async liveConnection(accountId: string, connectionId: string): Promise<void> {
+  private async liveConnection(accountId: string, connectionId: string): Promise<Connection> {
     const record = UUID.test(connectionId) ? await this.deps.users.connection(accountId, connectionId) : null;
     const user = record && (await this.deps.users.find(accountId, record.appUserId));
-    if (!user?.connections.some((c) => c.id === connectionId)) throw notFound('connection');
+    const connection = user?.connections.find((c) => c.id === connectionId);
+    if (!connection) throw notFound('connection');
+    return connection;
   }
 }

@@ -3,6 +3,7 @@
 import { BEGINNING, dateRange, ONGOING, type DateRange } from '../dates.js';
 import { observationSchemaProblems, type ResourceProblem } from './fhir-schema.js';
 import { securityLabels } from '../security-labels.js';
+import { searchValues, type SearchValues } from '../search/values.js';
 
 export const MAX_ENTRIES = 1000;
 /** Problems listed in one answer; the last one says how many more there were. */
@@ -23,7 +24,10 @@ export interface TokenSet {
   systems: string[];
 }
 
+/** A checked resource as the store takes it (an Observation here; ingest/records.ts makes those of other types). */
 export interface NormalizedObservation {
+  /** The resource type; absent for an Observation. */
+  resourceType?: string;
   resourceId: string;
   /** The resource as given: stored and returned by the gateway as it came. */
   resource: Record<string, unknown>;
@@ -35,6 +39,8 @@ export interface NormalizedObservation {
   confidentiality: string;
   /** The v3-ActCode codes of meta.security, sorted and unique. */
   sensitivity: string[];
+  /** Its search values (search/values.ts). */
+  search?: SearchValues;
 }
 
 export type BundleResult =
@@ -63,7 +69,14 @@ const EFFECTIVE_ELEMENTS = ['effectiveDateTime', 'effectivePeriod', 'effectiveTi
 
 type Json = Record<string, unknown>;
 
-export function validateBundle(body: unknown): BundleResult {
+/**
+ * Checks a bundle whole: the bundle itself, then each entry's resource with `read` (an Observation's checks unless
+ * told otherwise: ingest/records.ts reads any record type), each type and id at most once.
+ */
+export function validateBundle(
+  body: unknown,
+  read: (resource: unknown) => ReadResource = readObservation,
+): BundleResult {
   if (!isObject(body))
     return { ok: false, problems: [{ index: -1, path: '', problem: 'must be a FHIR Bundle (a JSON object)' }] };
   const problems: EntryProblem[] = bundleProblems(body);
@@ -79,20 +92,21 @@ export function validateBundle(body: unknown): BundleResult {
       return;
     }
     if (body.type === 'searchset' && isObject(entry.search) && NOT_MATCHES.has(entry.search.mode as string)) return;
-    const read = readObservation(entry.resource);
+    const found = read(entry.resource);
     const id = isObject(entry.resource) ? entry.resource.id : undefined;
     if (typeof id === 'string') {
-      const first = firstWithId.get(id);
-      if (first === undefined) firstWithId.set(id, index);
+      const type = String(isObject(entry.resource) ? entry.resource.resourceType : '');
+      const first = firstWithId.get(`${type}/${id}`);
+      if (first === undefined) firstWithId.set(`${type}/${id}`, index);
       else
-        read.problems.push({
+        found.problems.push({
           path: 'id',
-          problem: `repeats the id of entry[${first}]; each Observation.id may appear once`,
+          problem: `repeats the id of entry[${first}]; each ${type}.id may appear once`,
         });
     }
-    if (read.problems.length > 0)
-      problems.push(...read.problems.map((p) => ({ index, path: at(p.path), problem: p.problem })));
-    else if (read.observation) observations.push(read.observation);
+    if (found.problems.length > 0)
+      problems.push(...found.problems.map((p) => ({ index, path: at(p.path), problem: p.problem })));
+    else if (found.observation) observations.push(found.observation);
   });
   return problems.length > 0 ? { ok: false, problems: capped(problems) } : { ok: true, observations };
 }
@@ -116,7 +130,8 @@ function capped(problems: EntryProblem[]): EntryProblem[] {
   return [...listed, { index: -1, path: 'entry', problem: `${more} more problems not listed` }];
 }
 
-interface ReadObservation {
+/** A resource's problems, and when it has none, the record to store. */
+export interface ReadResource {
   problems: ResourceProblem[];
   observation?: NormalizedObservation;
 }
@@ -137,7 +152,7 @@ export function readObservations(resources: unknown[]): { observations: Normaliz
 }
 
 /** The schema's verdict, the rules it cannot express, and, when all pass, the normalized observation. */
-function readObservation(resource: unknown): ReadObservation {
+export function readObservation(resource: unknown): ReadResource {
   if (resource === undefined) return { problems: [{ path: '', problem: 'is required' }] };
   if (!isObject(resource)) return { problems: [{ path: '', problem: 'must be a FHIR resource (a JSON object)' }] };
   // Another resource type breaks every Observation rule at once; one problem says it.
@@ -170,6 +185,7 @@ function readObservation(resource: unknown): ReadObservation {
       date,
       confidentiality: labels.confidentiality,
       sensitivity: labels.sensitivity,
+      search: searchValues(resource),
     },
   };
 }

@@ -9,7 +9,7 @@ import type { Collection } from 'mongodb';
 import type { Clock } from '#core/clock.js';
 import type { BundleHeads } from './bundle-heads.js';
 import { movedOn, recordObservations, type BundleRecord, type StoredFields } from './bundle-records.js';
-import type { ObservationDocument } from './document.js';
+import { recordKey, type ObservationDocument } from './document.js';
 import type { Visibility } from './head-document.js';
 
 /** How long a search of the database waits for pending bundles to be applied before it answers 503. */
@@ -71,7 +71,7 @@ export class BundleApplier {
     await this.longCollection.bulkWrite(
       batch.map((fields) => ({
         updateMany: {
-          filter: { _id: `${connectionId}/${fields.resourceId}` },
+          filter: { _id: recordKey(connectionId, fields.resourceType, fields.resourceId) },
           update: { $set: { ...fields, rev: gen } },
         },
       })),

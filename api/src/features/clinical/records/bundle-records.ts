@@ -22,6 +22,7 @@ export function storedFields(
   return {
     connectionId: target.connectionId,
     accountId: target.accountId,
+    ...(o.resourceType !== undefined && o.resourceType !== 'Observation' && { resourceType: o.resourceType }),
     resourceId: o.resourceId,
     code: o.code,
     category: o.category,
@@ -30,6 +31,7 @@ export function storedFields(
     confidentiality: o.confidentiality,
     sensitivity: o.sensitivity,
     resource: o.resource,
+    ...(o.search && { search: o.search }),
     updatedAt: at,
   };
 }

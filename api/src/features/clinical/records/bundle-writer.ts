@@ -25,7 +25,7 @@ import {
   type BundleRecord,
   type StoredFields,
 } from './bundle-records.js';
-import type { ObservationDocument } from './document.js';
+import { recordKey, type ObservationDocument } from './document.js';
 import { KEPT_MS, type WriterLease } from './head-document.js';
 
 /** Point reads at once when an abandoned generation's leftovers are looked for. */
@@ -51,7 +51,7 @@ export class BundleWriter {
   ): Promise<{ gen: number; replaced: number; replacing: StoredFields[] }> {
     const lease = await this.heads.acquire(connectionId, () => this.clock.now());
     const { gen } = lease;
-    const idOf = (resourceId: string) => `${connectionId}/${resourceId}`;
+    const idOf = (fields: StoredFields) => recordKey(connectionId, fields.resourceType, fields.resourceId);
     const stored = observations.map((o) => storedFields({ accountId, connectionId }, o, at));
     let committed = false;
     try {
@@ -68,13 +68,13 @@ export class BundleWriter {
       // Most of a bundle is usually new: one unordered insert of everything; the ids that exist fail it, and a
       // unique _id decides, so two ingests racing on one id never duplicate it.
       const existing = await this.insertNew(
-        stored.map((fields) => ({ _id: idOf(fields.resourceId), ...fields, seq: gen, rev: gen, firstIngestedAt: at })),
+        stored.map((fields) => ({ _id: idOf(fields), ...fields, seq: gen, rev: gen, firstIngestedAt: at })),
       );
       // Leftovers of a generation that never committed are not there for readers: this bundle writes them anew.
       // (Read by _id, then written by _id alone: see the top of this file. No other writer is at work on them.)
       if (existing.size > 0 && lease.abandoned.length > 0) {
         const leftovers = new Set(await this.marked(lease, [...existing], lease.abandoned));
-        const again = stored.filter((fields) => leftovers.has(idOf(fields.resourceId)));
+        const again = stored.filter((fields) => leftovers.has(idOf(fields)));
         if (again.length > 0) {
           await this.renewed(lease);
           // seq only moves forward: a write of this bundle that lands late, after another took its lease over and
@@ -82,7 +82,7 @@ export class BundleWriter {
           await this.longCollection.bulkWrite(
             again.map((fields) => ({
               updateMany: {
-                filter: { _id: idOf(fields.resourceId) },
+                filter: { _id: idOf(fields) },
                 update: { $set: { ...fields, rev: gen, firstIngestedAt: at }, $max: { seq: gen } },
               },
             })),
@@ -94,7 +94,7 @@ export class BundleWriter {
       const replaced = existing.size;
       committed = await this.heads.commit(lease, replaced > 0, at);
       if (!committed) throw lostLease();
-      const replacing = stored.filter((fields) => existing.has(idOf(fields.resourceId)));
+      const replacing = stored.filter((fields) => existing.has(idOf(fields)));
       return { gen, replaced, replacing };
     } catch (error) {
       // A duplicate _id that escapes is a write that landed twice around an interruption, not the client's
@@ -141,7 +141,7 @@ export class BundleWriter {
       if (!record) continue; // it died before its record, so before anything else
       const marked = await this.marked(
         lease,
-        recordObservations(record).map((fields) => `${connectionId}/${fields.resourceId}`),
+        recordObservations(record).map((fields) => recordKey(connectionId, fields.resourceType, fields.resourceId)),
         [gen],
       );
       await this.renewed(lease);

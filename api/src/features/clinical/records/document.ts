@@ -1,6 +1,8 @@
-// How an ingested Observation is stored: one document per resource in the `observations` collection, with
-// the fields the gateway's search reads (docs/api.md, "Clinical records and the observation gateway") derived once at
-// ingest.
+// How a record is stored: one document per resource in the `observations` collection (named before the other record
+// types came), with the fields searches read (docs/api.md, "Clinical records and the observation gateway" and "The
+// whole record") derived once at ingest: every type's search values (search/values.ts), and Observation's own
+// columns, which the observation gateway's search reads.
+import type { SearchValues } from '../search/values.js';
 
 export interface CodingIndex {
   /** `${system}|${code}`, or `|${code}` for a coding without a system. */
@@ -9,9 +11,23 @@ export interface CodingIndex {
   systems: string[];
 }
 
+/**
+ * A record's _id: `<connection>/<Observation.id>` for an Observation (as before other types were kept: no
+ * migration), `<connection>/<type>/<id>` for any other type. FHIR ids hold no `/`, so the two never meet.
+ */
+export const recordKey = (connectionId: string, resourceType: string | undefined, resourceId: string): string =>
+  resourceType === undefined || resourceType === 'Observation'
+    ? `${connectionId}/${resourceId}`
+    : `${connectionId}/${resourceType}/${resourceId}`;
+
 export interface ObservationDocument {
-  /** `${connectionId}/${resourceId}` */
+  /** recordKey(connectionId, resourceType, resourceId) */
   _id: string;
+  /** The resource type; absent for an Observation (as documents were before other types were kept). */
+  resourceType?: string;
+  /** Its search values (search/values.ts); absent in an Observation stored before they were kept: then derived when
+   * read. */
+  search?: SearchValues;
   /** The bundle generation that first wrote it (api/src/features/clinical/records/bundle-heads.ts); absent before generations.
    * */
   seq?: number;
@@ -20,9 +36,10 @@ export interface ObservationDocument {
   connectionId: string;
   accountId: string;
   resourceId: string;
+  /** The `code` and `category` tokens (for an Observation; empty for other types, which search by `search`). */
   code: CodingIndex;
   category: CodingIndex;
-  /** The effective range, inclusive to the millisecond; an ongoing period ends at ONGOING; null without a date. */
+  /** The clinical date's range (record-types.ts; an Observation's effective range), inclusive to the millisecond; an ongoing period ends at ONGOING; null without a date. */
   date: { start: Date; end: Date } | null;
   /** date.start, or BEGINNING when there is no date: what the search sorts and pages by. */
   sortDate: Date;
@@ -30,6 +47,8 @@ export interface ObservationDocument {
   confidentiality: string;
   /** v3-ActCode sensitivity codes, [] when none. */
   sensitivity: string[];
+  /** When this version was stored (`_lastUpdated`); absent in documents written before it was kept. */
+  updatedAt?: Date;
   /** Set when first written, never changed by a replacement: a paging walk sees only what existed when it began. */
   firstIngestedAt: Date;
   resource: Record<string, unknown>;

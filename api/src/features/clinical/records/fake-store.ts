@@ -11,7 +11,7 @@
 // operator throws, so a test that needs more learns it at once instead of reading a wrong answer.
 import { BSONRegExp, type Filter, type Sort } from 'mongodb';
 import { storedFields } from './bundle-records.js';
-import type { ObservationDocument } from './document.js';
+import { recordKey, type ObservationDocument } from './document.js';
 import type { NormalizedObservation } from '../ingest/observations.js';
 import type { IngestTarget, RecordStore } from './store.js';
 import type { Checkpoint } from './checkpoints.js';
@@ -40,7 +40,7 @@ export class FakeRecordStore implements RecordStore {
     if (observations.length === 0) return { ingested: 0, updated: 0 }; // no generation, as in the repository
     // Every document is made before any is stored: nothing of the bundle is written if one cannot be.
     const written = observations.map((o): Stored => {
-      const _id = `${connectionId}/${o.resourceId}`;
+      const _id = recordKey(connectionId, o.resourceType, o.resourceId);
       return asStored({
         _id,
         ...storedFields({ accountId, connectionId }, o, at),

@@ -8,7 +8,7 @@ import type { BundleHeads } from './bundle-heads.js';
 import { KEPT_MS, type HeadDocument } from './head-document.js';
 import { recordObservations, type BundleRecord } from './bundle-records.js';
 import type { Checkpoint, CheckpointStore } from './checkpoints.js';
-import type { ObservationDocument } from './document.js';
+import { recordKey, type ObservationDocument } from './document.js';
 import { lruCache } from '../../../shared/infra/lru.js';
 import { documentRow, foldBundles, observationRow, type CommittedBundle, type ObservationRow } from './rows.js';
 
@@ -68,7 +68,7 @@ export class RecordLog {
         gen,
         at,
         rows: recordObservations(record).map((fields) =>
-          observationRow({ ...fields, _id: `${connectionId}/${fields.resourceId}` }, at),
+          observationRow({ ...fields, _id: recordKey(connectionId, fields.resourceType, fields.resourceId) }, at),
         ),
       });
     }

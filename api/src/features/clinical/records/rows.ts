@@ -4,10 +4,15 @@
 // or from bundle records (what each bundle committed after a checkpoint wrote), folded in commit order.
 import type { CodingIndex, ObservationDocument } from './document.js';
 import type { StoredFields } from './bundle-records.js';
+import type { SearchValues } from '../search/values.js';
 
 export interface ObservationRow {
-  /** `${connectionId}/${resourceId}` */
+  /** recordKey(connectionId, resourceType, resourceId) (document.ts) */
   _id: string;
+  /** Absent for an Observation. */
+  resourceType?: string;
+  /** Its search values; absent in an Observation stored before they were kept (derived when indexed). */
+  search?: SearchValues;
   resourceId: string;
   /** Epoch milliseconds: what the search sorts and pages by (document.ts, `sortDate`). */
   sortDate: number;
@@ -19,18 +24,22 @@ export interface ObservationRow {
   sensitivity: string[];
   /** When the observation was first written (a replacement keeps it): a paging walk sees what existed at its start. */
   firstIngestedAt: number;
+  /** When this version was stored (epoch ms); absent in rows of documents written before it was kept. */
+  updatedAt?: number;
   /** The FHIR resource as JSON text. */
   resource: string;
 }
 
 /** The row of one observation (its fields in one order, so equal rows serialise alike). */
 export function observationRow(
-  fields: Omit<StoredFields, 'updatedAt' | 'connectionId' | 'accountId'> & { _id: string },
+  fields: Omit<StoredFields, 'updatedAt' | 'connectionId' | 'accountId'> & { _id: string; updatedAt?: Date },
   firstIngestedAt: number,
   resource: string = JSON.stringify(fields.resource),
 ): ObservationRow {
   return {
     _id: fields._id,
+    ...(fields.resourceType !== undefined && { resourceType: fields.resourceType }),
+    ...(fields.search !== undefined && { search: fields.search }),
     resourceId: fields.resourceId,
     sortDate: fields.sortDate.getTime(),
     date: fields.date && { start: fields.date.start.getTime(), end: fields.date.end.getTime() },
@@ -39,6 +48,7 @@ export function observationRow(
     confidentiality: fields.confidentiality,
     sensitivity: fields.sensitivity,
     firstIngestedAt,
+    ...(fields.updatedAt !== undefined && { updatedAt: fields.updatedAt.getTime() }),
     resource,
   };
 }

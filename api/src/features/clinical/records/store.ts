@@ -13,7 +13,7 @@ import type { Clock } from '#core/clock.js';
 import { systemClock } from '#core/clock.js';
 import { outsideChangeScope } from '../../../shared/infra/change-scope.js';
 import type { NormalizedObservation } from '../ingest/observations.js';
-import type { ObservationDocument } from './document.js';
+import { recordKey, type ObservationDocument } from './document.js';
 import { through } from '#core/infra/mongo.js';
 import { BundleHeads } from './bundle-heads.js';
 import { ABANDONED_LISTED_MS, KEPT_MS, type Visibility } from './head-document.js';
@@ -183,7 +183,7 @@ export class RecordRepository implements RecordStore {
       const record = await this.records.findOne({ _id: `${connectionId}/${gen}` });
       if (!record) throw movedOn(); // applied and forgotten while this read went on (it took longer than KEPT_MS)
       for (const fields of recordObservations(record)) {
-        const _id = `${connectionId}/${fields.resourceId}`;
+        const _id = recordKey(connectionId, fields.resourceType, fields.resourceId);
         // One the read did not meet (a replacement moved it in the index order) is looked up.
         const first =
           firstWritten.get(_id) ??

@@ -196,11 +196,11 @@ for (const [path, env] of [
       expect(unauthenticated.status).to.equal(401);
       expect(unauthenticated.data.issue[0]).to.include({ code: 'security' });
 
-      const invalid = await refusal(client.search({ resourceType: 'Observation', searchParams: { subject: 'x' } }));
+      const invalid = await refusal(client.search({ resourceType: 'Observation', searchParams: { colour: 'x' } }));
       expect(invalid.status).to.equal(400);
       expect(invalid.data.issue[0]).to.include({ code: 'invalid' });
       expect(invalid.data.issue[0]!.details.text).to.equal('BAD_REQUEST');
-      expect(invalid.data.issue[0]!.diagnostics).to.contain('subject');
+      expect(invalid.data.issue[0]!.diagnostics).to.contain('colour');
 
       // Another tenant's connection, and one that does not exist: one identical 404.
       const other = await api.tenant();
@@ -263,7 +263,7 @@ for (const [path, env] of [
       ).to.equal(200);
 
       // A path the FHIR base does not serve.
-      const res = await fetch(`${base}/Patient`, { headers: { authorization: `Bearer ${app.ak}` } });
+      const res = await fetch(`${base}/Claim`, { headers: { authorization: `Bearer ${app.ak}` } });
       expect(res.status).to.equal(404);
       expect(((await res.json()) as Outcome).resourceType).to.equal('OperationOutcome');
     });

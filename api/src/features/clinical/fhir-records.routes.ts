@@ -1,0 +1,198 @@
+// Every record type on a connection's FHIR base (docs/api.md, "The whole record"): `GET {base}/{type}?…`,
+// `GET|POST {base}/{type}/_search` and `GET {base}/{type}/{id}`. Observation keeps its own operations
+// (fhir.routes.ts) for the observation gateway's parameters; a search of it with any other parameter comes here.
+// Registered after them, so the paths they name match them first. Errors are OperationOutcomes (fhir-outcomes.ts).
+import type { IncomingMessage } from 'node:http';
+import { Type } from '@sinclair/typebox';
+import type { Context } from 'koa';
+import { principalOf } from '../../shared/http/auth.js';
+import { invalidField, notFound } from '../../shared/http/errors.js';
+import type { ApiRouter } from '../../shared/http/openapi.js';
+import { requestOrigin } from '../../shared/http/origin.js';
+import { MAX_BODY_BYTES, readBody, validate } from '../../shared/http/validate.js';
+import type { RouteGuards } from '../../shared/http/route-guards.js';
+import { isRecordType, RECORD_TYPES } from './record-types.js';
+import { resourceOfTail } from './gateway/connection-index.js';
+import { MAX_COUNT, type RecordPage, type RecordSearch } from './gateway/record-search.js';
+import type { GatewayService } from './gateway/service.js';
+import { bundleBody, fhirBasePath, gatewayScope } from './sdk.routes.js';
+import { FHIR_JSON, OperationOutcome } from './fhir/fhir-outcomes.js';
+
+const tags = ['FHIR server'];
+const FORM = 'application/x-www-form-urlencoded';
+/** More parameters than a search can mean: refused before they are read. */
+export const MAX_PARAMETERS = 32;
+
+const TypeParams = Type.Object({
+  connectionId: Type.String({ minLength: 1, maxLength: 64 }),
+  type: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: `A record type: ${RECORD_TYPES.join(', ')}. Any other is 404.`,
+  }),
+});
+const ReadParams = Type.Object({
+  connectionId: Type.String({ minLength: 1, maxLength: 64 }),
+  type: TypeParams.properties.type,
+  id: Type.String({ pattern: '^[A-Za-z0-9\\-.]{1,64}$', description: 'The resource id (a FHIR id).' }),
+});
+const SearchSet = Type.Object(
+  { resourceType: Type.Literal('Bundle'), type: Type.Literal('searchset') },
+  { additionalProperties: true },
+);
+const OUTCOMES = {
+  description:
+    'An OperationOutcome (`application/fhir+json`): `issue[0].code` the FHIR issue type, `issue[0].details.text` the Portico error code or denial reason.',
+  contentType: 'application/fhir+json',
+  schema: OperationOutcome,
+};
+const SEARCH_DESCRIPTION = `A search of one record type, answered as a FHIR searchset. The same checks in the same order as the observation gateway, with the type asked for in place of Observation (\`RESOURCE_TYPE_NOT_GRANTED\` unless the install's \`resourceTypes\` names it or is \`["*"]\`); then the install's labels and look-back window (by the type's clinical date; a resource without one is kept, except an Observation) and, for an Observation, its LOINC codes, before anything is counted or paged. Parameters: every R4 search parameter of the type and US Core 6.1's (token, date, reference, string, quantity, uri, number; \`:missing\` on all, \`:not\` on tokens, \`:exact\` and \`:contains\` on strings), \`_id\`, \`_lastUpdated\` (when Portico stored the version), \`_count\` (1–${MAX_COUNT}, 50 when absent), \`_sort\` (\`_lastUpdated\` or the type's clinical date parameter, \`-\` for descending; newest clinical date first when absent), \`_total\` (\`accurate\`, \`none\`), \`_summary=count\`, \`_format\` (JSON). A repeated parameter is AND, a comma OR. Any other parameter, modifier or prefix is refused with 400, so a filter the server would not apply never widens an answer. \`next\` links carry a signed \`_cursor\` bound to the key's app.`;
+
+/** What the routes are given. */
+export type RecordRouteDeps = { gateway: GatewayService; recordSearch: RecordSearch } & Pick<
+  RouteGuards,
+  'requireKey' | 'publicBaseUrl' | 'trustProxy'
+>;
+
+export function recordRoutes(sdk: ApiRouter, deps: RecordRouteDeps): void {
+  const { recordSearch, requireKey, publicBaseUrl, trustProxy } = deps;
+  const scoped = gatewayScope(deps.gateway);
+  const respond = async (ctx: Context, connectionId: string, type: string, parameters: URLSearchParams) => {
+    if (!isRecordType(type)) throw notFound('resource type');
+    const page = await recordSearch.search(
+      principalOf(ctx),
+      String(ctx.state.requestId),
+      connectionId,
+      type,
+      parameterList(parameters),
+    );
+    const answer = recordAnswer(page, ctx.req, publicBaseUrl, trustProxy);
+    ctx.set(answer.headers);
+    ctx.body = answer.body;
+  };
+  const searchResponses = {
+    200: { description: 'A FHIR Bundle, `application/fhir+json`.', schema: SearchSet, contentType: FHIR_JSON },
+  };
+
+  for (const [path, operationId, how] of [
+    [':type', 'fhirSearchRecords', 'GET'],
+    [':type/_search', 'fhirGetSearchRecords', 'GET on _search'],
+  ] as const) {
+    const search = validate({ params: TypeParams });
+    sdk.get(
+      `/fhir/connections/:connectionId/${path}`,
+      {
+        operationId,
+        summary: `Search one record type of the connection (FHIR search, ${how})`,
+        description: SEARCH_DESCRIPTION,
+        tags,
+        errors: OUTCOMES,
+        responses: searchResponses,
+      },
+      requireKey('sdk-secret'),
+      scoped,
+      search,
+      (ctx) => {
+        const { connectionId, type } = search.get(ctx).params;
+        return respond(ctx, connectionId, type, new URLSearchParams(ctx.querystring));
+      },
+    );
+  }
+
+  const postSearch = validate({ params: TypeParams });
+  sdk.post(
+    '/fhir/connections/:connectionId/:type/_search',
+    {
+      operationId: 'fhirPostSearchRecords',
+      summary: 'Search one record type of the connection (FHIR search, POST form)',
+      description: `${SEARCH_DESCRIPTION} The parameters come in an \`${FORM}\` body (and the query, read first); a body over 1 MiB is 413.`,
+      tags,
+      input: { body: Type.Object({}, { additionalProperties: true }), bodyMediaTypes: [FORM] },
+      errors: OUTCOMES,
+      responses: searchResponses,
+    },
+    requireKey('sdk-secret'),
+    scoped,
+    postSearch,
+    async (ctx) => {
+      const parameters = new URLSearchParams(ctx.querystring);
+      const body = await readBody(ctx, [FORM], MAX_BODY_BYTES);
+      if (body !== undefined)
+        for (const [name, value] of new URLSearchParams(body.toString('utf8'))) parameters.append(name, value);
+      const { connectionId, type } = postSearch.get(ctx).params;
+      await respond(ctx, connectionId, type, parameters);
+    },
+  );
+
+  const read = validate({ params: ReadParams });
+  sdk.get(
+    '/fhir/connections/:connectionId/:type/:id',
+    {
+      operationId: 'fhirReadRecord',
+      summary: 'Read one record (what an entry’s `fullUrl` names)',
+      description:
+        "The same checks as a search of its type, then the resource when the install's grants let the app see it; 404 when it does not exist or the grants hide it, alike. `Patient/{id}` is the connection's patient.",
+      tags,
+      errors: OUTCOMES,
+      responses: {
+        200: {
+          description: 'The resource, `application/fhir+json`.',
+          schema: Type.Object({ resourceType: Type.String() }, { additionalProperties: true }),
+          contentType: FHIR_JSON,
+        },
+      },
+    },
+    requireKey('sdk-secret'),
+    scoped,
+    read,
+    async (ctx) => {
+      const { connectionId, type, id } = read.get(ctx).params;
+      if (!isRecordType(type)) throw notFound('resource type');
+      const found = await recordSearch.read(principalOf(ctx), String(ctx.state.requestId), connectionId, type, id);
+      if (!found) throw notFound('resource');
+      ctx.set('Cache-Control', 'no-store');
+      ctx.type = FHIR_JSON;
+      ctx.body = resourceOfTail(found);
+    },
+  );
+}
+
+/** The parameters in order, at most MAX_PARAMETERS (a form body of a megabyte can hold 150,000 names). */
+export function parameterList(parameters: URLSearchParams): [string, string][] {
+  const list: [string, string][] = [];
+  for (const [name, value] of parameters) {
+    if (list.length === MAX_PARAMETERS)
+      throw invalidField('query', name, `is one parameter too many: a search takes at most ${MAX_PARAMETERS}`);
+    list.push([name, value]);
+  }
+  return list;
+}
+
+/** The 200 of a search of a record type: the Bundle's bytes and headers; links stay on the type's search. */
+export function recordAnswer(
+  page: RecordPage,
+  req: IncomingMessage,
+  publicBaseUrl: string | undefined,
+  trustProxy: boolean,
+) {
+  const { origin, vary } = requestOrigin(
+    publicBaseUrl,
+    req.headers,
+    (req.socket as { encrypted?: boolean }).encrypted === true,
+    trustProxy,
+  );
+  const typeBase = `${origin}${fhirBasePath(page.connectionId)}/${page.type}`;
+  const link = (cursor: string) => `${typeBase}?_cursor=${encodeURIComponent(cursor)}`;
+  const links = [
+    { relation: 'self', url: link(page.self) },
+    ...(page.next ? [{ relation: 'next', url: link(page.next) }] : []),
+  ];
+  return {
+    headers: {
+      'Cache-Control': 'no-store',
+      'Content-Type': 'application/fhir+json; charset=utf-8',
+      ...(vary.length > 0 && { Vary: vary.join(', ') }),
+    },
+    body: bundleBody(page, links, `${typeBase}/`, true),
+  };
+}
