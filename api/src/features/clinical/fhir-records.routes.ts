@@ -12,10 +12,10 @@ import { requestOrigin } from '../../shared/http/origin.js';
 import { MAX_BODY_BYTES, readBody, validate } from '../../shared/http/validate.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import { isRecordType, RECORD_TYPES } from './record-types.js';
-import { resourceOfTail } from './gateway/connection-index.js';
+import { includedTail, resourceOfTail } from './gateway/connection-index.js';
 import { MAX_COUNT, type RecordPage, type RecordSearch } from './gateway/record-search.js';
 import type { GatewayService } from './gateway/service.js';
-import { bundleBody, fhirBasePath, gatewayScope } from './sdk.routes.js';
+import { fhirBasePath, gatewayScope } from './sdk.routes.js';
 import { FHIR_JSON, OperationOutcome } from './fhir/fhir-outcomes.js';
 
 const tags = ['FHIR server'];
@@ -35,6 +35,10 @@ const ReadParams = Type.Object({
   connectionId: Type.String({ minLength: 1, maxLength: 64 }),
   type: TypeParams.properties.type,
   id: Type.String({ pattern: '^[A-Za-z0-9\\-.]{1,64}$', description: 'The resource id (a FHIR id).' }),
+});
+const EverythingParams = Type.Object({
+  connectionId: Type.String({ minLength: 1, maxLength: 64 }),
+  id: Type.String({ pattern: '^[A-Za-z0-9\\-.]{1,64}$', description: "The connection's patient's id." }),
 });
 const SearchSet = Type.Object(
   { resourceType: Type.Literal('Bundle'), type: Type.Literal('searchset') },
@@ -124,6 +128,35 @@ export function recordRoutes(sdk: ApiRouter, deps: RecordRouteDeps): void {
     },
   );
 
+  const everything = validate({ params: EverythingParams });
+  sdk.get(
+    '/fhir/connections/:connectionId/Patient/:id/$everything',
+    {
+      operationId: 'fhirPatientEverything',
+      summary: "The patient's whole record (`Patient/{id}/$everything`)",
+      description: `The connection's patient and every record of the types the install may read (others are left out, not refused), referenced ones (Medication, Practitioner, Organization…) included, each once, after the same checks as a search and with the same grants per type; paged by \`next\` links (\`_count\` 1–${MAX_COUNT}, 50 when absent), the patient first, then type by type. \`_type\` (comma-separated record types) keeps those types only, \`_since\` (a FHIR instant or date) the records Portico stored at or after it. \`{id}\` must be the connection's patient (else 404).`,
+      tags,
+      errors: OUTCOMES,
+      responses: searchResponses,
+    },
+    requireKey('sdk-secret'),
+    scoped,
+    everything,
+    async (ctx) => {
+      const { connectionId, id } = everything.get(ctx).params;
+      const page = await recordSearch.everything(
+        principalOf(ctx),
+        String(ctx.state.requestId),
+        connectionId,
+        id,
+        parameterList(new URLSearchParams(ctx.querystring)),
+      );
+      const answer = recordAnswer(page, ctx.req, publicBaseUrl, trustProxy, id);
+      ctx.set(answer.headers);
+      ctx.body = answer.body;
+    },
+  );
+
   const read = validate({ params: ReadParams });
   sdk.get(
     '/fhir/connections/:connectionId/:type/:id',
@@ -174,6 +207,8 @@ export function recordAnswer(
   req: IncomingMessage,
   publicBaseUrl: string | undefined,
   trustProxy: boolean,
+  /** For a `$everything` page: the patient's id (its links continue it). */
+  everything?: string,
 ) {
   const { origin, vary } = requestOrigin(
     publicBaseUrl,
@@ -181,8 +216,12 @@ export function recordAnswer(
     (req.socket as { encrypted?: boolean }).encrypted === true,
     trustProxy,
   );
-  const typeBase = `${origin}${fhirBasePath(page.connectionId)}/${page.type}`;
-  const link = (cursor: string) => `${typeBase}?_cursor=${encodeURIComponent(cursor)}`;
+  const fhirBase = `${origin}${fhirBasePath(page.connectionId)}`;
+  const searched =
+    page.type === 'Patient' && everything
+      ? `${fhirBase}/Patient/${everything}/$everything`
+      : `${fhirBase}/${page.type}`;
+  const link = (cursor: string) => `${searched}?_cursor=${encodeURIComponent(cursor)}`;
   const links = [
     { relation: 'self', url: link(page.self) },
     ...(page.next ? [{ relation: 'next', url: link(page.next) }] : []),
@@ -193,6 +232,29 @@ export function recordAnswer(
       'Content-Type': 'application/fhir+json; charset=utf-8',
       ...(vary.length > 0 && { Vary: vary.join(', ') }),
     },
-    body: bundleBody(page, links, `${typeBase}/`, true),
+    body: searchsetBody(page, links, fhirBase),
   };
+}
+
+/**
+ * The searchset as bytes: its matches, then what includes brought in, each entry's fullUrl on its own type (the
+ * entries' tails are UTF-8 already: connection-index.ts); no `entry` at all when there is none.
+ */
+function searchsetBody(page: RecordPage, links: { relation: string; url: string }[], fhirBase: string): Buffer {
+  const total = page.total === undefined ? '' : `"total":${page.total},`;
+  const head = `{"resourceType":"Bundle","type":"searchset",${total}"link":${JSON.stringify(links)}`;
+  const entries = [
+    ...page.items.map((item) => ({ item, tail: item.tail })),
+    ...page.included.map((item) => ({ item, tail: includedTail(item) })),
+  ];
+  if (entries.length === 0) return Buffer.from(`${head}}`);
+  const parts: Buffer[] = [Buffer.from(`${head},"entry":[`)];
+  entries.forEach(({ item, tail }, i) => {
+    parts.push(
+      Buffer.from(`${i === 0 ? '' : ','}{"fullUrl":${JSON.stringify(`${fhirBase}/${item.type}/`).slice(0, -1)}`),
+      tail,
+    );
+  });
+  parts.push(Buffer.from(']}'));
+  return Buffer.concat(parts);
 }

@@ -15,6 +15,7 @@ import { SearchBody, SearchSet } from './gateway/schema.js';
 import { gatewayScope, searchAnswer, type GatewayRouteDeps } from './sdk.routes.js';
 import { FHIR_JSON, OperationOutcome } from './fhir/fhir-outcomes.js';
 import { parameterList, recordAnswer } from './fhir-records.routes.js';
+import { capabilityStatement } from './fhir/capability.js';
 import type { RecordSearch } from './gateway/record-search.js';
 
 const tags = ['FHIR server'];
@@ -99,7 +100,7 @@ export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps & { recordSear
       operationId: 'fhirCapabilities',
       summary: "The connection's FHIR CapabilityStatement",
       description:
-        'What this FHIR base supports (FHIR 4.0.1, JSON; Observation read and search-type with `code`, `category`, `date`, `_count`, `_sort`). It needs no key and says nothing about the connection: any id gets the same statement.',
+        'What this FHIR base supports (FHIR 4.0.1, JSON): every record type with `read` and `search-type` and its search parameters, `Patient/{id}/$everything`, and `Binary` read. It needs no key and says nothing about the connection: any id gets the same statement.',
       tags,
       errors: { ...OUTCOMES, schema: OperationOutcome },
       responses: {
@@ -114,7 +115,7 @@ export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps & { recordSear
     (ctx) => {
       ctx.set('Cache-Control', 'public, max-age=3600');
       ctx.type = FHIR_JSON;
-      ctx.body = CAPABILITY_STATEMENT;
+      ctx.body = capabilityStatement();
     },
   );
 
@@ -234,41 +235,4 @@ function searchInput(connectionId: string, parameters: URLSearchParams): { body:
     throwIfAny(errors.map((error) => ({ ...error, name: error.name.replace(/^\//, '').split('/')[0]! })));
   }
   return { body: input as SearchBody };
-}
-
-/** The CapabilityStatement of every connection's FHIR base: the same bytes whatever the id (it tells nothing). */
-const CAPABILITY_STATEMENT = JSON.stringify(capabilityStatement());
-
-function capabilityStatement() {
-  return {
-    resourceType: 'CapabilityStatement',
-    status: 'active',
-    date: '2026-11-27',
-    kind: 'instance',
-    software: { name: 'Portico observation gateway' },
-    implementation: { description: "A patient's connection as a FHIR server (read-only)" },
-    fhirVersion: '4.0.1',
-    format: ['json', 'application/fhir+json'],
-    rest: [
-      {
-        mode: 'server',
-        security: {
-          description: 'Authorization: Bearer with an app secret key (ak_) holding the scope observation:read.',
-        },
-        resource: [
-          {
-            type: 'Observation',
-            interaction: [{ code: 'read' }, { code: 'search-type' }],
-            searchParam: [
-              { name: 'code', type: 'token' },
-              { name: 'category', type: 'token' },
-              { name: 'date', type: 'date' },
-              { name: '_count', type: 'number' },
-              { name: '_sort', type: 'string' },
-            ],
-          },
-        ],
-      },
-    ],
-  };
 }

@@ -188,19 +188,10 @@ export function searchAnswer(
  * The searchset Bundle as bytes. Each entry after the base of its fullUrl is UTF-8 already (the index built
  * it once, entryTail()), so the Bundle is copied together in one buffer: no stringify, no re-encoding.
  */
-export function bundleBody(
-  page: { total: number | undefined; items: { tail: Buffer }[] },
-  links: { relation: string; url: string }[],
-  entryBase: string,
-  omitEmpty = false,
-): Buffer {
-  const total = page.total === undefined ? '' : `"total":${page.total},`;
+function bundleBody(page: SearchPage, links: { relation: string; url: string }[], entryBase: string): Buffer {
   const head = Buffer.from(
-    `{"resourceType":"Bundle","type":"searchset",${total}"link":${JSON.stringify(links)},"entry":[`,
+    `{"resourceType":"Bundle","type":"searchset","total":${page.total},"link":${JSON.stringify(links)},"entry":[`,
   );
-  // (The observation gateway has always answered `"entry":[]` when nothing matched; FHIR's other searches leave it out.)
-  if (omitEmpty && page.items.length === 0)
-    return Buffer.concat([head.subarray(0, head.length - ',"entry":['.length), CLOSE]);
   const start = Buffer.from(`,{"fullUrl":${JSON.stringify(entryBase).slice(0, -1)}`);
   const body = Buffer.allocUnsafe(
     head.length +
@@ -221,4 +212,3 @@ export function bundleBody(
 }
 
 const END = Buffer.from(']}');
-const CLOSE = Buffer.from('}');

@@ -18,7 +18,7 @@ interface Bundle {
   resourceType: string;
   total?: number;
   link: { relation: string; url: string }[];
-  entry?: { fullUrl: string; resource: { id: string; resourceType: string } }[];
+  entry?: { fullUrl: string; resource: { id: string; resourceType: string }; search?: { mode: string } }[];
 }
 type Resource = Record<string, unknown> & { resourceType: string; id: string };
 
@@ -189,6 +189,99 @@ for (const [path, env] of [
       expect(
         (await get(`${api.url}/api/sdk/v1/fhir/connections/${narrowConnection}/Condition`, narrow.ak)).status,
       ).to.equal(200);
+    });
+
+    it('answers $everything paged by 100: each granted resource exactly once, the patient first', async () => {
+      const seen: string[] = [];
+      let bundle = (await (
+        await fetch(`${base}/Patient/${patient}/$everything?_count=100`, {
+          headers: { authorization: `Bearer ${app.ak}` },
+        })
+      ).json()) as Bundle;
+      expect(bundle.total).to.equal(resources.length);
+      expect(bundle.entry![0]!.resource.resourceType).to.equal('Patient');
+      for (;;) {
+        for (const entry of bundle.entry ?? []) {
+          expect(entry.fullUrl).to.equal(`${base}/${entry.resource.resourceType}/${entry.resource.id}`);
+          seen.push(`${entry.resource.resourceType}/${entry.resource.id}`);
+        }
+        const next = bundle.link.find((l) => l.relation === 'next');
+        if (!next) break;
+        bundle = (await (await fetch(next.url, { headers: { authorization: `Bearer ${app.ak}` } })).json()) as Bundle;
+      }
+      expect(seen.length).to.equal(new Set(seen).size);
+      expect([...seen].sort()).to.deep.equal(resources.map((r) => `${r.resourceType}/${r.id}`).sort());
+
+      const one = await fetch(`${base}/Patient/${patient}/$everything?_type=Condition,Immunization&_count=100`, {
+        headers: { authorization: `Bearer ${app.ak}` },
+      });
+      const only = (await one.json()) as Bundle;
+      expect(new Set(only.entry!.map((e) => e.resource.resourceType))).to.deep.equal(
+        new Set(['Condition', 'Immunization']),
+      );
+      const stranger = await fetch(`${base}/Patient/someone-else/$everything`, {
+        headers: { authorization: `Bearer ${app.ak}` },
+      });
+      expect(stranger.status).to.equal(404);
+    });
+
+    it('includes the medications of MedicationRequests, and the Provenance of any record', async () => {
+      const requests = resources.filter((r) => r.resourceType === 'MedicationRequest');
+      const named = new Set(
+        requests.flatMap((r) => {
+          const reference = (r.medicationReference as { reference?: string } | undefined)?.reference;
+          return reference ? [reference] : [];
+        }),
+      );
+      const res = await fetch(`${base}/MedicationRequest?_include=MedicationRequest:medication&_count=100`, {
+        headers: { authorization: `Bearer ${app.ak}` },
+      });
+      const bundle = (await res.json()) as Required<Bundle>;
+      const included = bundle.entry.filter((e) => e.search!.mode === 'include');
+      expect(included.map((e) => `Medication/${e.resource.id}`).sort()).to.deep.equal([...named].sort());
+      expect(bundle.entry.filter((e) => e.search!.mode === 'match').length).to.equal(requests.length);
+
+      const provenance = resources.filter((r) => r.resourceType === 'Provenance');
+      const encounters = (await (
+        await fetch(`${base}/Encounter?_revinclude=Provenance:target&_count=5`, {
+          headers: { authorization: `Bearer ${app.ak}` },
+        })
+      ).json()) as Required<Bundle>;
+      expect(encounters.entry.filter((e) => e.search!.mode === 'include').map((e) => e.resource.id)).to.deep.equal(
+        provenance.map((p) => p.id),
+      );
+      const refused = await fetch(`${base}/Encounter?_include=Encounter:patient`, {
+        headers: { authorization: `Bearer ${app.ak}` },
+      });
+      expect(refused.status).to.equal(400);
+    });
+
+    it('describes every record type, its search parameters and $everything in its CapabilityStatement', async () => {
+      const statement = (await (await fetch(`${base}/metadata`)).json()) as {
+        rest: { resource: { type: string; searchParam?: { name: string }[]; operation?: { name: string }[] }[] }[];
+      };
+      const types = statement.rest[0]!.resource.map((r) => r.type);
+      expect(types).to.include.members([
+        'Patient',
+        'Condition',
+        'MedicationRequest',
+        'Encounter',
+        'Medication',
+        'Binary',
+      ]);
+      const condition = statement.rest[0]!.resource.find((r) => r.type === 'Condition')!;
+      expect(condition.searchParam!.map((p) => p.name)).to.include.members([
+        'category',
+        'clinical-status',
+        'code',
+        'onset-date',
+        'patient',
+        '_id',
+        '_lastUpdated',
+        'asserted-date',
+      ]);
+      const patientEntry = statement.rest[0]!.resource.find((r) => r.type === 'Patient')!;
+      expect(patientEntry.operation!.map((o) => o.name)).to.deep.equal(['everything']);
     });
 
     it('pages a type by _count with next links, each resource once', async () => {

@@ -105,6 +105,11 @@ export function entryOfDocument(doc: ObservationDocument): IndexedObservation {
   };
 }
 
+const INCLUDE_MODE = Buffer.from(',"search":{"mode":"include"}}');
+/** An entry's tail as an entry that `_include` or `_revinclude` brought in (search mode `include`). */
+export const includedTail = (entry: IndexedObservation): Buffer =>
+  Buffer.concat([entry.tail.subarray(0, entry.tail.length - SEARCH_MODE.length), INCLUDE_MODE]);
+
 /** The resource's JSON text in an entry's tail (entryTail()). */
 export const resourceOfTail = (entry: IndexedObservation): Buffer =>
   entry.tail.subarray(Buffer.byteLength(entry.resourceId) + RESOURCE_AT.length, entry.tail.length - SEARCH_MODE.length);

@@ -7,14 +7,15 @@
 import type { Clock } from '#core/clock.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
-import { invalidField, type FieldError } from '../../../shared/http/errors.js';
+import { invalidField, notFound, type FieldError } from '../../../shared/http/errors.js';
 import { throwIfAny } from '../../../shared/http/validate.js';
 import type { RecordStore } from '../records/store.js';
-import { CLINICAL_DATE } from '../record-types.js';
+import { CLINICAL_DATE, RECORD_TYPES } from '../record-types.js';
+import { dateRange } from '../dates.js';
 import { clauseOf, type Clause } from '../search/matching.js';
 import { ConnectionIndex, type IndexedObservation as Found } from './connection-index.js';
 import type { ConnectionIndexes } from './connection-indexes.js';
-import type { GatewayService } from './service.js';
+import { typeGranted, type GatewayService } from './service.js';
 
 const CURSOR_ROUTE = 'records/_search';
 const CURSOR_MAX = 16384;
@@ -22,7 +23,20 @@ export const DEFAULT_COUNT = 50;
 export const MAX_COUNT = 100;
 
 /** The parameters that shape the answer rather than select records. */
-export const RESULT_PARAMETERS = ['_count', '_sort', '_total', '_summary', '_format', '_pretty', '_cursor'] as const;
+export const RESULT_PARAMETERS = [
+  '_count',
+  '_sort',
+  '_total',
+  '_summary',
+  '_format',
+  '_pretty',
+  '_cursor',
+  '_include',
+  '_revinclude',
+] as const;
+/** The includes served (US Core asks for these two). */
+const INCLUDE = 'MedicationRequest:medication';
+const REVINCLUDE = 'Provenance:target';
 
 /** Everything a search needs to continue: the cursor carries it. */
 interface Walk {
@@ -38,6 +52,23 @@ interface Walk {
   summaryCount: boolean;
   asOf: number;
   after?: { key: number; id: string };
+  /** `_include=MedicationRequest:medication`. */
+  include?: boolean;
+  /** `_revinclude=Provenance:target`. */
+  revinclude?: boolean;
+}
+
+/** A `$everything` walk: every granted type (or those of `_type`), Patient first, then in RECORD_TYPES order. */
+interface EverythingWalk {
+  connectionId: string;
+  appId: string;
+  type: '$everything';
+  patient: string;
+  types: string[] | null;
+  since: number | null;
+  count: number;
+  asOf: number;
+  after?: { rank: number; key: number; id: string };
 }
 
 export interface RecordPage {
@@ -46,6 +77,8 @@ export interface RecordPage {
   /** Undefined with `_total=none`. */
   total: number | undefined;
   items: Found[];
+  /** What `_include` and `_revinclude` brought in (entries of search mode `include`). */
+  included: Found[];
   next: string | null;
   self: string;
 }
@@ -93,9 +126,86 @@ export class RecordSearch {
       type,
       total: walk.total ? matched.length : undefined,
       items,
+      included: await this.included(walk, items, grants, obs),
       next,
       self: this.encode(principal, walk),
     };
+  }
+
+  /**
+   * `GET {base}/Patient/{id}/$everything`: the patient and every record of the types the install may read (those of
+   * `_type` only, when given; those stored since `_since`, when given), referenced ones included, paged by `next`
+   * links. 404 unless `patient` is the connection's patient.
+   */
+  async everything(
+    principal: Principal,
+    requestId: string,
+    connectionId: string,
+    patient: string,
+    parameters: [string, string][],
+  ): Promise<RecordPage> {
+    this.deps.gateway.checkScope(principal, requestId);
+    const walk = this.everythingWalk(principal, connectionId, patient, parameters);
+    const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, true, null);
+    const now = this.deps.clock.now();
+    const asOf = new Date(walk.asOf);
+    const index = await this.index(connectionId, obs, null);
+    // The patient must be the connection's, and visible: else nothing of it is said (one 404 for both).
+    const patients = index?.visibleOfType('Patient', grants, now, asOf) ?? [];
+    if (!patients.some((p) => p.resourceId === patient)) throw notFound('patient');
+    const ordered: { rank: number; found: Found }[] = [];
+    RECORD_TYPES.forEach((type, rank) => {
+      if (!typeGranted(grants.resourceTypes, type) || (walk.types && !walk.types.includes(type))) return;
+      for (const found of index!.visibleOfType(type, grants, now, asOf))
+        if (walk.since === null || found.updatedAt >= walk.since) ordered.push({ rank, found });
+    });
+    const after = walk.after;
+    const start = after
+      ? ordered.findIndex(
+          ({ rank, found }) =>
+            rank > after.rank || (rank === after.rank && order(found.sortDate, found.id, after.key, after.id) > 0),
+        )
+      : 0;
+    const from = start < 0 ? ordered.length : start;
+    const page = ordered.slice(from, from + walk.count);
+    const last = page.at(-1);
+    const next =
+      last && from + walk.count < ordered.length
+        ? this.encode(principal, { ...walk, after: { rank: last.rank, key: last.found.sortDate, id: last.found.id } })
+        : null;
+    return {
+      connectionId,
+      type: 'Patient',
+      total: ordered.length,
+      items: page.map((p) => p.found),
+      included: [],
+      next,
+      self: this.encode(principal, walk),
+    };
+  }
+
+  /** What the walk's includes bring in for a page: the medications its requests name, the provenance of its records. */
+  private async included(
+    walk: Walk,
+    items: Found[],
+    grants: Awaited<ReturnType<GatewayService['authorize']>>['grants'],
+    token: string,
+  ): Promise<Found[]> {
+    if (items.length === 0 || (!walk.include && !walk.revinclude)) return [];
+    const now = this.deps.clock.now();
+    const asOf = new Date(walk.asOf);
+    const found: Found[] = [];
+    if (walk.include && typeGranted(grants.resourceTypes, 'Medication')) {
+      const named = new Set(items.flatMap((item) => (item.search.medication ?? []) as string[]));
+      const medications = await this.visible(walk.connectionId, 'Medication', grants, token, now, asOf);
+      found.push(...medications.filter((m) => named.has(`Medication/${m.resourceId}`)));
+    }
+    if (walk.revinclude && typeGranted(grants.resourceTypes, 'Provenance')) {
+      const targets = new Set(items.map((item) => `${item.type}/${item.resourceId}`));
+      const provenance = await this.visible(walk.connectionId, 'Provenance', grants, token, now, asOf);
+      found.push(...provenance.filter((p) => ((p.search.target ?? []) as string[]).some((t) => targets.has(t))));
+    }
+    return found;
   }
 
   /** One record by type and id after the same checks as a search, when the grants let the caller see it. */
@@ -137,28 +247,72 @@ export class RecordSearch {
     now: Date,
     asOf: Date,
   ): Promise<Found[]> {
-    const index =
-      (await this.deps.indexes.get(connectionId, token)) ??
-      (await ConnectionIndex.build(ofType(this.deps.records.all(connectionId), type), Number.MAX_SAFE_INTEGER));
+    const index = await this.index(connectionId, token, type);
     return index?.visibleOfType(type, grants, now, asOf) ?? [];
+  }
+
+  /** The connection's index; for a connection too large to index, one of `type` (or all) read for this request. */
+  private async index(connectionId: string, token: string, type: string | null): Promise<ConnectionIndex | null> {
+    return (
+      (await this.deps.indexes.get(connectionId, token)) ??
+      ConnectionIndex.build(
+        type === null ? this.deps.records.all(connectionId) : ofType(this.deps.records.all(connectionId), type),
+        Number.MAX_SAFE_INTEGER,
+      )
+    );
+  }
+
+  private everythingWalk(
+    principal: Principal,
+    connectionId: string,
+    patient: string,
+    parameters: [string, string][],
+  ): EverythingWalk {
+    const cursor = parameters.find(([name]) => name === '_cursor')?.[1];
+    if (cursor !== undefined) {
+      const walk = this.decode(principal, cursor, parameters) as unknown as EverythingWalk;
+      if (walk.type !== '$everything' || walk.connectionId !== connectionId || walk.patient !== patient)
+        throw invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
+      return walk;
+    }
+    const errors: FieldError[] = [];
+    const walk: EverythingWalk = {
+      connectionId,
+      appId: principal.appId!,
+      type: '$everything',
+      patient,
+      types: null,
+      since: null,
+      count: DEFAULT_COUNT,
+      asOf: this.deps.clock.now().getTime(),
+    };
+    for (const [name, value] of parameters) {
+      if (name === '_count') {
+        if (/^[0-9]{1,3}$/.test(value) && Number(value) >= 1 && Number(value) <= MAX_COUNT) walk.count = Number(value);
+        else errors.push({ in: 'query', name, detail: `must be an integer from 1 to ${MAX_COUNT}` });
+      } else if (name === '_type') {
+        const types = value.split(',');
+        const unknown = types.filter((type) => !RECORD_TYPES.includes(type));
+        if (unknown.length > 0)
+          errors.push({ in: 'query', name, detail: `names types not served: ${unknown.join(', ')}` });
+        walk.types = types;
+      } else if (name === '_since') {
+        const range = dateRange(value);
+        if (!range) errors.push({ in: 'query', name, detail: 'must be a FHIR instant or date' });
+        else walk.since = range.start.getTime();
+      } else if (name !== '_format' && name !== '_pretty')
+        errors.push({ in: 'query', name, detail: 'is not a parameter of $everything (_since, _type, _count)' });
+    }
+    throwIfAny(errors);
+    return walk;
   }
 
   private walkOf(principal: Principal, connectionId: string, type: string, parameters: [string, string][]): Walk {
     const cursor = parameters.find(([name]) => name === '_cursor')?.[1];
     if (cursor !== undefined) {
-      const rejected = invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
-      if (parameters.length > 1) throw invalidField('query', '_cursor', 'carries the search: send it alone');
-      let walk: Walk;
-      try {
-        walk = this.deps.cursors.decodeData(
-          { route: CURSOR_ROUTE, accountId: principal.accountId },
-          cursor,
-          CURSOR_MAX,
-        ) as Walk;
-      } catch {
-        throw rejected;
-      }
-      if (walk.appId !== principal.appId || walk.connectionId !== connectionId || walk.type !== type) throw rejected;
+      const walk = this.decode(principal, cursor, parameters) as Walk;
+      if (walk.connectionId !== connectionId || walk.type !== type)
+        throw invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
       return walk;
     }
     const errors: FieldError[] = [];
@@ -217,6 +371,16 @@ export class RecordSearch {
           break;
         case '_pretty':
           break; // formatting only: answers are compact either way
+        case '_include':
+          once();
+          if (value === INCLUDE && type === 'MedicationRequest') walk.include = true;
+          else errors.push({ in: 'query', name, detail: `only ${INCLUDE} is served (on MedicationRequest)` });
+          break;
+        case '_revinclude':
+          once();
+          if (value === REVINCLUDE) walk.revinclude = true;
+          else errors.push({ in: 'query', name, detail: `only ${REVINCLUDE} is served` });
+          break;
         default:
           selecting.push([name, value]);
       }
@@ -226,7 +390,25 @@ export class RecordSearch {
     return walk;
   }
 
-  private encode(principal: Principal, walk: Walk): string {
+  /** A cursor's walk, when it was issued to this app and comes alone. */
+  private decode(principal: Principal, cursor: string, parameters: [string, string][]): { appId: string } {
+    const rejected = invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
+    if (parameters.length > 1) throw invalidField('query', '_cursor', 'carries the search: send it alone');
+    let walk: { appId: string };
+    try {
+      walk = this.deps.cursors.decodeData(
+        { route: CURSOR_ROUTE, accountId: principal.accountId },
+        cursor,
+        CURSOR_MAX,
+      ) as { appId: string };
+    } catch {
+      throw rejected;
+    }
+    if (walk.appId !== principal.appId) throw rejected;
+    return walk;
+  }
+
+  private encode(principal: Principal, walk: Walk | EverythingWalk): string {
     return this.deps.cursors.encodeData({ route: CURSOR_ROUTE, accountId: principal.accountId }, walk);
   }
 }

@@ -157,8 +157,9 @@ export class GatewayService {
     requestId: string,
     id: string,
     logDenials: boolean,
-    resourceType = 'Observation',
-  ): Promise<{ grants: Grants; obs: string }> {
+    /** The type asked for; null for a read of every type (`$everything`), which leaves out the types not granted. */
+    resourceType: string | null = 'Observation',
+  ): Promise<{ grants: Grants & { resourceTypes: string[] }; obs: string }> {
     const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND') =>
       this.denial(principal, requestId, reason, id, logDenials);
     const keys = [`conn:${id}`, `obs:${id}`, `app:${principal.appId}`];
@@ -171,7 +172,8 @@ export class GatewayService {
     const app = checked.app;
     if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE') throw deny('APP_NOT_INSTALLED');
     if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE');
-    if (!typeGranted(app.grants.resourceTypes, resourceType)) throw deny('RESOURCE_TYPE_NOT_GRANTED');
+    if (resourceType !== null && !typeGranted(app.grants.resourceTypes, resourceType))
+      throw deny('RESOURCE_TYPE_NOT_GRANTED');
     // The caller may read this connection: tokens for what its searches cache (read before the index loads).
     const [, obs] = read!.every((token) => token !== undefined) ? read : await this.deps.generations.ensure(keys);
     return { grants: app.grants, obs: obs! };

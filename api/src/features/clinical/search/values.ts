@@ -32,10 +32,11 @@ export type SearchValue = string | number | DateValue | QuantityValue;
 export type SearchValues = Record<string, SearchValue[]>;
 
 /**
- * Values kept per parameter: a resource of 1 MiB can carry tens of thousands of codings, and what is kept of it must
- * be bounded. Past this, a search by that parameter may miss the resource; no clinical resource comes near it.
+ * Values kept per parameter: a sanity bound. What a resource's values take is bounded by the resource itself (at most
+ * 1 MiB: each value is a part of it), and real records need many: a Provenance names every record it covers (Synthea
+ * writes one per patient, naming each of the patient's thousands of records).
  */
-export const MAX_VALUES_PER_PARAM = 200;
+export const MAX_VALUES_PER_PARAM = 100_000;
 
 type Json = Record<string, unknown>;
 
