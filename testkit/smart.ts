@@ -68,7 +68,16 @@ export interface SmartWorld {
 }
 
 export async function startSmartWorld(
-  options: TestApiOptions & { now?: () => number; tokenKeys?: string } = {},
+  options: TestApiOptions & {
+    now?: () => number;
+    tokenKeys?: string;
+    /** The sandbox's patients (PATIENTS when absent). */
+    patients?: SandboxPatient[];
+    /** Every registration's per-type searches (SmartRegistration.searches). */
+    searches?: Record<string, string[]>;
+    /** The world app's grants (GRANTS when absent). */
+    grants?: Record<string, unknown>;
+  } = {},
 ): Promise<SmartWorld> {
   const es = await generateKeyPair('ES384', { extractable: true });
   const rs = await generateKeyPair('RS384', { extractable: true });
@@ -94,7 +103,7 @@ export async function startSmartWorld(
   const ehr = await startSandboxEhr({
     brands: SMART_BRANDS.map(({ key, name, v2 }) => ({ key, name, v2: v2 !== false })),
     clients,
-    patients: PATIENTS,
+    patients: options.patients ?? PATIENTS,
     ...(options.now && { now: options.now }),
   });
   // Vendor-wide registrations (by platform type), as production's are: each pins the hosts its brands' endpoints
@@ -118,7 +127,10 @@ export async function startSmartWorld(
     },
   ];
   const registrationsFile = path.join(os.tmpdir(), `portico-smart-clients-${randomUUID()}.json`);
-  writeFileSync(registrationsFile, JSON.stringify(registrations));
+  writeFileSync(
+    registrationsFile,
+    JSON.stringify(registrations.map((r) => ({ ...r, ...(options.searches && { searches: options.searches }) }))),
+  );
   const api = await TestApi.start({
     sync: true,
     ...options,
@@ -141,7 +153,7 @@ export async function startSmartWorld(
     brands[brand.key] = found.id;
   }
   const tenant = await api.tenant();
-  const app = await appOf(api, tenant);
+  const app = await appOf(api, tenant, options.grants);
   const patched = await api.admin('PATCH', `/apps/${app.appId}`, { redirectUris: [APP_RETURN] });
   expect(patched.status, patched.text).to.equal(200);
   const replicas: TestApi[] = [];

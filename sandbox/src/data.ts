@@ -30,6 +30,15 @@ export const DEMO_PATIENTS: SandboxPatient[] = [
 ];
 
 /**
+ * The whole synthetic records (Synthea fixtures: fhir/record-store.ts) the demo (`npm start`, sandbox/src/main.ts)
+ * gives its patients in place of generated observations; tests that start a sandbox keep the generated ones.
+ */
+export const DEMO_RECORDS: Readonly<Record<string, string>> = {
+  ada: 'Brittany443_Cristi782_Funk324_6e60a21c-348e-b1fe-ba7d-e1f693d900d6.json.gz',
+  grace: 'Wesley533_Zemlak964_7a698864-b352-3681-84f7-ebad8e29d39f.json.gz',
+};
+
+/**
  * When the seeded observations were last updated: fixed, so their meta.lastUpdated never depends on when the
  * sandbox started; one minute apart, in index order.
  */

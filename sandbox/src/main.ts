@@ -1,5 +1,6 @@
 // Runs the sandbox EHR on its own with the demo brands, patients and public client, and says where it is.
 import { readSandboxConfig } from './config.js';
+import { DEMO_RECORDS } from './data.js';
 import { DEMO_BRANDS, DEMO_CLIENT_ID, DEMO_PATIENTS, startSandboxEhr } from './server.js';
 
 const config = readSandboxConfig();
@@ -7,6 +8,8 @@ const ehr = await startSandboxEhr({
   host: config.host,
   port: config.port,
   clients: [{ clientId: DEMO_CLIENT_ID, redirectUris: [...config.redirectUris], auth: { method: 'none' } }],
+  // Whole synthetic records: every type, notes and reports as attachments.
+  patients: DEMO_PATIENTS.map((p) => ({ ...p, observations: 0, record: DEMO_RECORDS[p.id] })),
 });
 console.log(`Sandbox EHR listening on ${ehr.origin}`);
 for (const brand of DEMO_BRANDS) console.log(`  ${brand.name}: ${ehr.fhirBaseUrl(brand.key)}`);

@@ -6,7 +6,8 @@ import { bearer } from './fhir/access.js';
 import { capabilityStatement, serveSmartConfiguration } from './fhir/discovery.js';
 import { searchObservations } from './fhir/observations.js';
 import { sendOutcome } from './fhir/outcome.js';
-import { readPatient } from './fhir/patient.js';
+import { readOwnPatient, readPatient } from './fhir/patient.js';
+import { readBinary, readRecord, searchRecords } from './fhir/records.js';
 import { decideAuthorization, startAuthorization } from './oauth/authorize.js';
 import { revokeEndpoint } from './oauth/revoke.js';
 import { tokenEndpoint } from './oauth/token.js';
@@ -66,19 +67,46 @@ export function sandboxRouter(world: World): Router {
       ctx.body = capabilityStatement(world, brand);
     }),
   );
+  const param = (ctx: Context, name: string) => (ctx.params as Record<string, string>)[name]!;
+  /** Whether the request's token is for a patient with a whole record (then fhir/records.ts answers). */
+  const wholeRecord = (brand: SandboxBrand, ctx: Context) => {
+    const match = /^bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'));
+    const token = match ? world.grants.accessToken(match[1]!) : undefined;
+    return token !== undefined && world.records.hasRecord(brand.key, token.family.patientId);
+  };
   fhir.get(
     '/Patient/:id',
-    withBrand((brand, ctx) => readPatient(world, brand.key, ctx, (ctx.params as Record<string, string>).id!)),
+    withBrand((brand, ctx) =>
+      wholeRecord(brand, ctx)
+        ? readOwnPatient(world, brand.key, ctx, param(ctx, 'id'))
+        : readPatient(world, brand.key, ctx, param(ctx, 'id')),
+    ),
   );
   fhir.get(
     '/Observation',
-    withBrand((brand, ctx) => searchObservations(world, brand.key, ctx)),
+    withBrand((brand, ctx) =>
+      wholeRecord(brand, ctx)
+        ? searchRecords(world, brand.key, ctx, 'Observation')
+        : searchObservations(world, brand.key, ctx),
+    ),
+  );
+  fhir.get(
+    '/Binary/:id',
+    withBrand((brand, ctx) => readBinary(world, brand.key, ctx, param(ctx, 'id'))),
+  );
+  fhir.get(
+    '/:type',
+    withBrand((brand, ctx) => searchRecords(world, brand.key, ctx, param(ctx, 'type'))),
+  );
+  fhir.get(
+    '/:type/:id',
+    withBrand((brand, ctx) => readRecord(world, brand.key, ctx, param(ctx, 'type'), param(ctx, 'id'))),
   );
   fhir.all(
     '/{*rest}',
     withBrand((brand, ctx) => {
       if (bearer(world, brand.key, ctx))
-        sendOutcome(ctx, 404, 'this sandbox serves Patient read and Observation search only');
+        sendOutcome(ctx, 404, 'this sandbox serves searches by patient, reads and Binary only');
     }),
   );
   router.use(fhir.routes());

@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { DEMO_BRANDS, DEMO_PATIENTS } from './data.js';
 import { ObservationStore } from './fhir/observation-store.js';
+import { RecordStore } from './fhir/record-store.js';
 import { dateFromClock } from './http.js';
 import { Grants } from './oauth/grants.js';
 import { sandboxRouter } from './routes.js';
@@ -43,6 +44,10 @@ export async function startSandboxEhr(options: SandboxOptions): Promise<SandboxE
       brands.map((brand) => brand.key),
       patients,
     ),
+    records: new RecordStore(
+      brands.map((brand) => brand.key),
+      patients,
+    ),
     switches,
     stats: createStats(),
   };
@@ -61,6 +66,7 @@ export async function startSandboxEhr(options: SandboxOptions): Promise<SandboxE
     stats: world.stats,
     addObservations: (brandKey, patientId, count) => world.observations.add(brandKey, patientId, count, now()),
     touchObservation: (brandKey, patientId, index) => world.observations.touch(brandKey, patientId, index, now()),
+    touchRecord: (brandKey, type, id) => world.records.touch(brandKey, type, id, now()),
     close: async () => {
       switches.close();
       const closed = new Promise<void>((resolve, reject) =>

@@ -5,6 +5,8 @@ export interface SandboxStats {
   tokenRequests: { authorization_code: number; refresh_token: number };
   revocations: number;
   fhirRequests: number;
+  /** Binary reads (attachments fetched). */
+  binaryReads: number;
   lastTokenRequest?: { grantType: string; clientAuthMethod: ClientAuthMethod };
   reset(): void;
 }
@@ -14,10 +16,12 @@ export function createStats(): SandboxStats {
     tokenRequests: { authorization_code: 0, refresh_token: 0 },
     revocations: 0,
     fhirRequests: 0,
+    binaryReads: 0,
     reset() {
       stats.tokenRequests = { authorization_code: 0, refresh_token: 0 };
       stats.revocations = 0;
       stats.fhirRequests = 0;
+      stats.binaryReads = 0;
       delete stats.lastTokenRequest;
     },
   };

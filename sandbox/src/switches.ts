@@ -27,6 +27,14 @@ export interface PlannedFailure {
 export class SandboxSwitches {
   /** Every "Allow" on the sign-in page becomes a "Deny". */
   denyAll = false;
+  /** Whole records (fhir/records.ts): searches of these types answer this status (as an EHR refuses one type). */
+  refuseTypes: Record<string, number> = {};
+  /** Whole records: searches of these types need a `category` (400 without one), as Epic's Observation search does. */
+  categoryRequired: string[] = [];
+  /** Whole records: attachments' `Binary/<id>` URLs served absolute (on this server's base, default) or relative. */
+  attachmentUrls: 'absolute' | 'relative' = 'absolute';
+  /** Whole records: these resources (`Type/id`) are served broken (a `status` that is a number), as invalid FHIR. */
+  invalidResources: string[] = [];
   /** false: a refresh answers with the same refresh token instead of a new one. */
   rotateRefreshTokens = true;
   /** Rewrites the origin of search `next` links, to test that Portico follows only its FHIR server's own. */

@@ -29,8 +29,13 @@ export interface SandboxPatient {
   password: string;
   name: string;
   birthDate: string;
-  /** How many observations the patient has when the sandbox starts. */
+  /** How many observations the patient has when the sandbox starts (generated; 0 with a `record`). */
   observations: number;
+  /**
+   * A whole synthetic record: the name of a Synthea fixture (test/fixtures/synthea) whose resources of every type
+   * the sandbox serves as this patient's (fhir/record-store.ts), in place of generated observations.
+   */
+  record?: string;
 }
 
 export interface SandboxOptions {
@@ -59,6 +64,8 @@ export interface SandboxEhr {
   stats: SandboxStats;
   /** New observations for the patient, meta.lastUpdated = now. */
   addObservations(brandKey: string, patientId: string, count: number): void;
+  /** Bumps one resource of a whole record: its meta.lastUpdated (to now) and meta.versionId. */
+  touchRecord(brandKey: string, type: string, id: string): void;
   /** Bumps one observation's meta.lastUpdated (to now) and meta.versionId. */
   touchObservation(brandKey: string, patientId: string, index: number): void;
   close(): Promise<void>;

@@ -1,6 +1,7 @@
 // What every route of the sandbox shares: its configuration, memory and switches, made once per sandbox.
 import type { Grants } from './oauth/grants.js';
 import type { ObservationStore } from './fhir/observation-store.js';
+import type { RecordStore } from './fhir/record-store.js';
 import type { SandboxStats } from './stats.js';
 import type { SandboxSwitches } from './switches.js';
 import type { SandboxBrand, SandboxClient, SandboxPatient } from './types.js';
@@ -15,6 +16,8 @@ export interface World {
   now: () => number;
   grants: Grants;
   observations: ObservationStore;
+  /** Whole records, for the patients given one. */
+  records: RecordStore;
   switches: SandboxSwitches;
   stats: SandboxStats;
 }

@@ -28,12 +28,12 @@ export function smartConfiguration(world: World, brand: SandboxBrand): Record<st
     grant_types_supported: ['authorization_code', 'refresh_token'],
     response_types_supported: ['code'],
     ...(world.switches.advertiseIss ? { authorization_response_iss_parameter_supported: true } : {}),
+    // With whole records, every type served; else the patient and observations (and the wildcard).
     scopes_supported: [
       ...OTHER_SCOPES,
-      'patient/Patient.read',
-      'patient/Observation.read',
+      ...scopedTypes(world).map((type) => `patient/${type}.read`),
       'patient/*.read',
-      ...(v2 ? ['patient/Patient.rs', 'patient/Observation.rs', 'patient/*.rs'] : []),
+      ...(v2 ? [...scopedTypes(world).map((type) => `patient/${type}.rs`), 'patient/*.rs'] : []),
     ],
   };
 }
@@ -65,6 +65,45 @@ export async function serveSmartConfiguration(world: World, brand: SandboxBrand,
   const body = smartConfiguration(world, brand);
   if (mode === 'no-s256') body.code_challenge_methods_supported = ['plain'];
   ctx.body = body;
+}
+
+const scopedTypes = (world: World): string[] =>
+  world.records.holdsRecords ? [...READ.filter((type) => type !== 'Binary'), ...SEARCHED] : ['Patient', 'Observation'];
+
+/** The types of whole records (fhir/record-store.ts): searched by patient, and read; Binary read. */
+const SEARCHED = [
+  'AllergyIntolerance',
+  'CarePlan',
+  'CareTeam',
+  'Condition',
+  'Device',
+  'DiagnosticReport',
+  'DocumentReference',
+  'Encounter',
+  'ExplanationOfBenefit',
+  'Immunization',
+  'MedicationRequest',
+  'Observation',
+  'Procedure',
+  'Provenance',
+  'Claim',
+  'ImagingStudy',
+  'MedicationAdministration',
+  'SupplyDelivery',
+];
+const READ = ['Patient', 'Medication', 'Practitioner', 'PractitionerRole', 'Organization', 'Location', 'Binary'];
+
+function wholeRecordResources() {
+  const searchParam = [
+    { name: 'patient', type: 'reference' },
+    { name: '_lastUpdated', type: 'date' },
+    { name: '_count', type: 'number' },
+    { name: 'category', type: 'token' },
+  ];
+  return [
+    ...READ.map((type) => ({ type, interaction: [{ code: 'read' }] })),
+    ...SEARCHED.map((type) => ({ type, interaction: [{ code: 'read' }, { code: 'search-type' }], searchParam })),
+  ];
 }
 
 export function capabilityStatement(world: World, brand: SandboxBrand): Record<string, unknown> {
@@ -99,18 +138,20 @@ export function capabilityStatement(world: World, brand: SandboxBrand): Record<s
             },
           ],
         },
-        resource: [
-          { type: 'Patient', interaction: [{ code: 'read' }] },
-          {
-            type: 'Observation',
-            interaction: [{ code: 'search-type' }],
-            searchParam: [
-              { name: 'patient', type: 'reference' },
-              { name: '_lastUpdated', type: 'date' },
-              { name: '_count', type: 'number' },
+        resource: world.records.holdsRecords
+          ? wholeRecordResources()
+          : [
+              { type: 'Patient', interaction: [{ code: 'read' }] },
+              {
+                type: 'Observation',
+                interaction: [{ code: 'search-type' }],
+                searchParam: [
+                  { name: 'patient', type: 'reference' },
+                  { name: '_lastUpdated', type: 'date' },
+                  { name: '_count', type: 'number' },
+                ],
+              },
             ],
-          },
-        ],
       },
     ],
   };

@@ -6,6 +6,17 @@ import type { World } from '../world.js';
 import { bearer } from './access.js';
 import { sendOutcome } from './outcome.js';
 
+/** The patient of a whole record (fhir/record-store.ts): the token's own only, as readPatient. */
+export function readOwnPatient(world: World, brandKey: string, ctx: Context, id: string): void {
+  const token = bearer(world, brandKey, ctx);
+  if (!token) return;
+  if (!allows(token.family.scope, 'Patient', 'r'))
+    return sendOutcome(ctx, 403, 'the granted scope does not allow Patient read');
+  if (id !== token.family.patientId) return sendOutcome(ctx, 403, 'this token is for another patient');
+  ctx.type = 'application/fhir+json';
+  ctx.body = world.records.read(brandKey, 'Patient', id);
+}
+
 export function readPatient(world: World, brandKey: string, ctx: Context, id: string): void {
   const token = bearer(world, brandKey, ctx);
   if (!token) return;

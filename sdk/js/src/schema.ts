@@ -282,6 +282,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/platform/v1/connections/{connectionId}/resources': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Ingest records of any type into a connection's record
+     * @description Records of every type the whole record holds (Patient, AllergyIntolerance, CarePlan, CareTeam, Condition, Coverage, Device, DiagnosticReport, DocumentReference, Encounter, ExplanationOfBenefit, Goal, Immunization, MedicationDispense, MedicationRequest, Observation, Procedure, Provenance, QuestionnaireResponse, RelatedPerson, ServiceRequest, Specimen, Medication, Practitioner, PractitionerRole, Organization, Location), mixed as you like, with the same atomicity, limits and answers as `ingestObservations`. Each resource is checked against HL7's FHIR R4 JSON schema for its type (Observations also pass `ingestObservations`' own rules), needs an `id` (unique per type in the bundle), at most 1 MiB, valid security labels, and must be the connection's patient's: a `Patient` is the connection's patient, and a resource of the patient's compartment names it by its compartment element (`subject`, `patient` or `beneficiary`: `Patient/<id>`). For a connection made by signing in at a health system the patient is the one who signed in (`connections[].patient`); for another, any one Patient is accepted. Records are upserted by type and id within the connection. The search values of every parameter the FHIR face serves are derived from the resource when it is written.
+     */
+    post: operations['ingestResources'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/platform/v1/connections/{connectionId}/sync': {
     parameters: {
       query?: never;
@@ -521,7 +541,7 @@ export interface paths {
     };
     /**
      * The connection's FHIR CapabilityStatement
-     * @description What this FHIR base supports (FHIR 4.0.1, JSON; Observation read and search-type with `code`, `category`, `date`, `_count`, `_sort`). It needs no key and says nothing about the connection: any id gets the same statement.
+     * @description What this FHIR base supports (FHIR 4.0.1, JSON): every record type with `read` and `search-type` and its search parameters, `Patient/{id}/$everything`, and `Binary` read. It needs no key and says nothing about the connection: any id gets the same statement.
      */
     get: operations['fhirCapabilities'];
     put?: never;
@@ -588,6 +608,90 @@ export interface paths {
      * @description The same checks as a search, then the observation when the install's grants let the app see it (LOINC codes, labels, look-back window); 404 when it does not exist or the grants hide it, alike.
      */
     get: operations['fhirReadObservation'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sdk/v1/fhir/connections/{connectionId}/{type}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Search one record type of the connection (FHIR search, GET)
+     * @description A search of one record type, answered as a FHIR searchset. The same checks in the same order as the observation gateway, with the type asked for in place of Observation (`RESOURCE_TYPE_NOT_GRANTED` unless the install's `resourceTypes` names it or is `["*"]`); then the install's labels and look-back window (by the type's clinical date; a resource without one is kept, except an Observation) and, for an Observation, its LOINC codes, before anything is counted or paged. Parameters: every R4 search parameter of the type and US Core 6.1's (token, date, reference, string, quantity, uri, number; `:missing` on all, `:not` on tokens, `:exact` and `:contains` on strings), `_id`, `_lastUpdated` (when Portico stored the version), `_count` (1–100, 50 when absent), `_sort` (`_lastUpdated` or the type's clinical date parameter, `-` for descending; newest clinical date first when absent), `_total` (`accurate`, `none`), `_summary=count`, `_format` (JSON). A repeated parameter is AND, a comma OR. Any other parameter, modifier or prefix is refused with 400, so a filter the server would not apply never widens an answer. `next` links carry a signed `_cursor` bound to the key's app.
+     */
+    get: operations['fhirSearchRecords'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sdk/v1/fhir/connections/{connectionId}/{type}/_search': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Search one record type of the connection (FHIR search, GET on _search)
+     * @description A search of one record type, answered as a FHIR searchset. The same checks in the same order as the observation gateway, with the type asked for in place of Observation (`RESOURCE_TYPE_NOT_GRANTED` unless the install's `resourceTypes` names it or is `["*"]`); then the install's labels and look-back window (by the type's clinical date; a resource without one is kept, except an Observation) and, for an Observation, its LOINC codes, before anything is counted or paged. Parameters: every R4 search parameter of the type and US Core 6.1's (token, date, reference, string, quantity, uri, number; `:missing` on all, `:not` on tokens, `:exact` and `:contains` on strings), `_id`, `_lastUpdated` (when Portico stored the version), `_count` (1–100, 50 when absent), `_sort` (`_lastUpdated` or the type's clinical date parameter, `-` for descending; newest clinical date first when absent), `_total` (`accurate`, `none`), `_summary=count`, `_format` (JSON). A repeated parameter is AND, a comma OR. Any other parameter, modifier or prefix is refused with 400, so a filter the server would not apply never widens an answer. `next` links carry a signed `_cursor` bound to the key's app.
+     */
+    get: operations['fhirGetSearchRecords'];
+    put?: never;
+    /**
+     * Search one record type of the connection (FHIR search, POST form)
+     * @description A search of one record type, answered as a FHIR searchset. The same checks in the same order as the observation gateway, with the type asked for in place of Observation (`RESOURCE_TYPE_NOT_GRANTED` unless the install's `resourceTypes` names it or is `["*"]`); then the install's labels and look-back window (by the type's clinical date; a resource without one is kept, except an Observation) and, for an Observation, its LOINC codes, before anything is counted or paged. Parameters: every R4 search parameter of the type and US Core 6.1's (token, date, reference, string, quantity, uri, number; `:missing` on all, `:not` on tokens, `:exact` and `:contains` on strings), `_id`, `_lastUpdated` (when Portico stored the version), `_count` (1–100, 50 when absent), `_sort` (`_lastUpdated` or the type's clinical date parameter, `-` for descending; newest clinical date first when absent), `_total` (`accurate`, `none`), `_summary=count`, `_format` (JSON). A repeated parameter is AND, a comma OR. Any other parameter, modifier or prefix is refused with 400, so a filter the server would not apply never widens an answer. `next` links carry a signed `_cursor` bound to the key's app. The parameters come in an `application/x-www-form-urlencoded` body (and the query, read first); a body over 1 MiB is 413.
+     */
+    post: operations['fhirPostSearchRecords'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sdk/v1/fhir/connections/{connectionId}/Patient/{id}/$everything': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The patient's whole record (`Patient/{id}/$everything`)
+     * @description The connection's patient and every record of the types the install may read (others are left out, not refused), referenced ones (Medication, Practitioner, Organization…) included, each once, after the same checks as a search and with the same grants per type; paged by `next` links (`_count` 1–100, 50 when absent), the patient first, then type by type. `_type` (comma-separated record types) keeps those types only, `_since` (a FHIR instant or date) the records Portico stored at or after it. `{id}` must be the connection's patient (else 404).
+     */
+    get: operations['fhirPatientEverything'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sdk/v1/fhir/connections/{connectionId}/{type}/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Read one record (what an entry’s `fullUrl` names)
+     * @description The same checks as a search of its type, then the resource when the install's grants let the app see it; 404 when it does not exist or the grants hide it, alike. `Patient/{id}` is the connection's patient.
+     */
+    get: operations['fhirReadRecord'];
     put?: never;
     post?: never;
     delete?: never;
@@ -1678,6 +1782,22 @@ export interface operations {
                 skipped: number;
                 /** @description Records the last finished sync skipped because they are another patient's than the connection's (never stored). */
                 foreignPatient: number;
+                /** @description Records of every type the syncs have added in all. */
+                resources: number;
+                /** @description Per record type the connection syncs (docs/connecting.md, "Sync"). */
+                types: {
+                  [key: string]: {
+                    /** @description Records of the type the syncs have added in all. */
+                    count: number;
+                    /** @description After the last finished run: `SKIPPED` when the health system refused its search (`httpStatus`: 400, 403, 404 or 501), the run going on with the other types. */
+                    status: 'SYNCED' | 'SKIPPED' | 'FAILED';
+                    httpStatus?: number;
+                    /** @description Skipped as invalid in the last run. */
+                    invalid: number;
+                    /** @description Skipped as another patient's in the last run. */
+                    foreignPatient: number;
+                  };
+                };
               };
             }[];
             createdAt: string | null;
@@ -1938,6 +2058,54 @@ export interface operations {
       };
     };
   };
+  ingestResources: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1-255 visible ASCII characters (surrounding double quotes are removed). One execution per (credential, key), also across replicas and crashes; the outcome (2xx, 404, 409, 412) is replayed byte-for-byte for 24 hours with `Idempotent-Replayed: true`. Same key with a different method, path, body or If-Match → 422; while the first request runs → 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After: 1`; when the first request executed but its response was lost (its server stopped, or it failed part-way after changing something) → 409 `IDEMPOTENCY_KEY_EXECUTED`, not retryable: read the resource instead. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        connectionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          [key: string]: unknown;
+        };
+        'application/fhir+json': {
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Written. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description Records new to the connection. */
+            ingested: number;
+            /** @description Records that replaced one of the same type and id. */
+            updated: number;
+          };
+        };
+      };
+      /** @description Problem details (RFC 9457). */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   syncConnection: {
     parameters: {
       query?: never;
@@ -1973,6 +2141,22 @@ export interface operations {
               skipped: number;
               /** @description Records the last finished sync skipped because they are another patient's than the connection's (never stored). */
               foreignPatient: number;
+              /** @description Records of every type the syncs have added in all. */
+              resources: number;
+              /** @description Per record type the connection syncs (docs/connecting.md, "Sync"). */
+              types: {
+                [key: string]: {
+                  /** @description Records of the type the syncs have added in all. */
+                  count: number;
+                  /** @description After the last finished run: `SKIPPED` when the health system refused its search (`httpStatus`: 400, 403, 404 or 501), the run going on with the other types. */
+                  status: 'SYNCED' | 'SKIPPED' | 'FAILED';
+                  httpStatus?: number;
+                  /** @description Skipped as invalid in the last run. */
+                  invalid: number;
+                  /** @description Skipped as another patient's in the last run. */
+                  foreignPatient: number;
+                };
+              };
             };
           };
         };
@@ -3035,6 +3219,275 @@ export interface operations {
         };
       };
       /** @description An OperationOutcome (`application/fhir+json`) with the status the gateway would answer: `issue[0].code` the FHIR issue type, `issue[0].details.text` the Portico error code or denial reason. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json': {
+            /** @constant */
+            resourceType: 'OperationOutcome';
+            issue: {
+              /** @constant */
+              severity: 'error';
+              /** @description A FHIR issue type: security, not-found, invalid, throttled or exception. */
+              code: string;
+              details: {
+                /** @description The Portico error code (or denial reason). */
+                text: string;
+              };
+              diagnostics: string;
+            }[];
+          };
+        };
+      };
+    };
+  };
+  fhirSearchRecords: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        connectionId: string;
+        type: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A FHIR Bundle, `application/fhir+json`. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json; charset=utf-8': {
+            /** @constant */
+            resourceType: 'Bundle';
+            /** @constant */
+            type: 'searchset';
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description An OperationOutcome (`application/fhir+json`): `issue[0].code` the FHIR issue type, `issue[0].details.text` the Portico error code or denial reason. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json': {
+            /** @constant */
+            resourceType: 'OperationOutcome';
+            issue: {
+              /** @constant */
+              severity: 'error';
+              /** @description A FHIR issue type: security, not-found, invalid, throttled or exception. */
+              code: string;
+              details: {
+                /** @description The Portico error code (or denial reason). */
+                text: string;
+              };
+              diagnostics: string;
+            }[];
+          };
+        };
+      };
+    };
+  };
+  fhirGetSearchRecords: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        connectionId: string;
+        type: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A FHIR Bundle, `application/fhir+json`. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json; charset=utf-8': {
+            /** @constant */
+            resourceType: 'Bundle';
+            /** @constant */
+            type: 'searchset';
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description An OperationOutcome (`application/fhir+json`): `issue[0].code` the FHIR issue type, `issue[0].details.text` the Portico error code or denial reason. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json': {
+            /** @constant */
+            resourceType: 'OperationOutcome';
+            issue: {
+              /** @constant */
+              severity: 'error';
+              /** @description A FHIR issue type: security, not-found, invalid, throttled or exception. */
+              code: string;
+              details: {
+                /** @description The Portico error code (or denial reason). */
+                text: string;
+              };
+              diagnostics: string;
+            }[];
+          };
+        };
+      };
+    };
+  };
+  fhirPostSearchRecords: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        connectionId: string;
+        type: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/x-www-form-urlencoded': {
+          [key: string]: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description A FHIR Bundle, `application/fhir+json`. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json; charset=utf-8': {
+            /** @constant */
+            resourceType: 'Bundle';
+            /** @constant */
+            type: 'searchset';
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description An OperationOutcome (`application/fhir+json`): `issue[0].code` the FHIR issue type, `issue[0].details.text` the Portico error code or denial reason. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json': {
+            /** @constant */
+            resourceType: 'OperationOutcome';
+            issue: {
+              /** @constant */
+              severity: 'error';
+              /** @description A FHIR issue type: security, not-found, invalid, throttled or exception. */
+              code: string;
+              details: {
+                /** @description The Portico error code (or denial reason). */
+                text: string;
+              };
+              diagnostics: string;
+            }[];
+          };
+        };
+      };
+    };
+  };
+  fhirPatientEverything: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        connectionId: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A FHIR Bundle, `application/fhir+json`. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json; charset=utf-8': {
+            /** @constant */
+            resourceType: 'Bundle';
+            /** @constant */
+            type: 'searchset';
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description An OperationOutcome (`application/fhir+json`): `issue[0].code` the FHIR issue type, `issue[0].details.text` the Portico error code or denial reason. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json': {
+            /** @constant */
+            resourceType: 'OperationOutcome';
+            issue: {
+              /** @constant */
+              severity: 'error';
+              /** @description A FHIR issue type: security, not-found, invalid, throttled or exception. */
+              code: string;
+              details: {
+                /** @description The Portico error code (or denial reason). */
+                text: string;
+              };
+              diagnostics: string;
+            }[];
+          };
+        };
+      };
+    };
+  };
+  fhirReadRecord: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        connectionId: string;
+        type: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The resource, `application/fhir+json`. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json; charset=utf-8': {
+            resourceType: string;
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description An OperationOutcome (`application/fhir+json`): `issue[0].code` the FHIR issue type, `issue[0].details.text` the Portico error code or denial reason. */
       default: {
         headers: {
           [name: string]: unknown;

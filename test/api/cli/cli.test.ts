@@ -219,7 +219,7 @@ describe('cli: portico admin', function () {
       '--name',
       'X',
       '--grants',
-      '{"resourceTypes":["Patient"]}',
+      '{"resourceTypes":["Claim"]}',
     ]);
     expect(badGrants.code).to.equal(1);
     expect(

@@ -8,6 +8,16 @@ export interface SyncView {
   observations: number;
   lastSkipped?: number;
   lastForeignPatient?: number;
+  types?: Record<
+    string,
+    {
+      count: number;
+      status: 'SYNCED' | 'SKIPPED' | 'FAILED';
+      httpStatus?: number;
+      invalid: number;
+      foreignPatient: number;
+    }
+  >;
 }
 
 export function presentAppUser(
@@ -46,5 +56,7 @@ export function presentSync(sync: SyncView | undefined) {
     observations: sync?.observations ?? 0,
     skipped: sync?.lastSkipped ?? 0,
     foreignPatient: sync?.lastForeignPatient ?? 0,
+    resources: Object.values(sync?.types ?? {}).reduce((sum, t) => sum + t.count, 0),
+    types: sync?.types ?? {},
   };
 }

@@ -39,6 +39,21 @@ export const SyncView = Type.Object(
       description:
         "Records the last finished sync skipped because they are another patient's than the connection's (never stored).",
     }),
+    resources: Type.Integer({ minimum: 0, description: 'Records of every type the syncs have added in all.' }),
+    types: Type.Record(
+      Type.String(),
+      Type.Object({
+        count: Type.Integer({ minimum: 0, description: 'Records of the type the syncs have added in all.' }),
+        status: Type.Union([Type.Literal('SYNCED'), Type.Literal('SKIPPED'), Type.Literal('FAILED')], {
+          description:
+            'After the last finished run: `SKIPPED` when the health system refused its search (`httpStatus`: 400, 403, 404 or 501), the run going on with the other types.',
+        }),
+        httpStatus: Type.Optional(Type.Integer()),
+        invalid: Type.Integer({ minimum: 0, description: 'Skipped as invalid in the last run.' }),
+        foreignPatient: Type.Integer({ minimum: 0, description: "Skipped as another patient's in the last run." }),
+      }),
+      { description: 'Per record type the connection syncs (docs/connecting.md, "Sync").' },
+    ),
   },
   { description: "Where the connection's sync from its health system stands." },
 );

@@ -109,6 +109,8 @@ export async function createConnections(infrastructure: Infrastructure, uses: Co
     clock,
     intervalMs: config.smart.syncIntervalMs,
     leaseMs: SYNC_LEASE_MS,
+    registrations,
+    brands: uses.brands,
   });
   const syncRunner = new SyncRunner(syncStore, syncs, clock, logger, {
     pollMs: SYNC_POLL_MS,

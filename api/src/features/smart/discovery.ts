@@ -17,6 +17,8 @@ export interface SmartServer {
   revocationEndpoint: string | undefined;
   /** Lists `permission-v2`: asks for SMART v2 scopes. */
   v2: boolean;
+  /** `scopes_supported`, as listed ([] when absent). */
+  scopesSupported: string[];
   /**
    * `authorization_response_iss_parameter_supported` (RFC 9207): its answers to the browser carry `iss`, which the
    * callback then requires to be `issuer` (docs/connecting.md, "Mix-up defence").
@@ -100,6 +102,9 @@ export class SmartDiscovery {
       tokenEndpoint,
       revocationEndpoint: endpoint('revocation_endpoint', false),
       v2: capabilities.includes('permission-v2'),
+      scopesSupported: Array.isArray(document['scopes_supported'])
+        ? (document['scopes_supported'] as unknown[]).filter((s): s is string => typeof s === 'string').slice(0, 1000)
+        : [],
     };
   }
 }

@@ -18,8 +18,7 @@ export const TOKEN_TIMEOUT_MS = 10_000;
 export const EHR_ERROR_CODE = /^[a-z0-9_]{1,64}$/;
 export const ehrErrorCode = (error: string | undefined): string =>
   error !== undefined && EHR_ERROR_CODE.test(error) ? error : 'invalid_request';
-const V2_SCOPES = 'launch/patient offline_access patient/Patient.rs patient/Observation.rs';
-const V1_SCOPES = 'launch/patient offline_access patient/Patient.read patient/Observation.read';
+const BASE_SCOPES = 'launch/patient offline_access';
 
 /** What a token endpoint granted. */
 export interface GrantedTokens {
@@ -49,23 +48,35 @@ export class OAuthFailure extends Error {
   }
 }
 
-/** The scopes asked for: the registration's own, else SMART v2's where the server lists it, else v1's. */
-export function scopesFor(server: SmartServer, registration: SmartRegistration): string {
-  return registration.scopes ?? (server.v2 ? V2_SCOPES : V1_SCOPES);
+/**
+ * The scopes asked for (docs/connecting.md, "Scopes"): the registration's own; else `launch/patient offline_access`
+ * and read access to the whole record: SMART v2's `.rs` where the server lists `permission-v2`, else v1's `.read`,
+ * for each record type its `scopes_supported` lists in that form, or for every type (`patient/*`) when it lists none.
+ */
+export function scopesFor(
+  server: SmartServer,
+  registration: SmartRegistration,
+  recordTypes: readonly string[],
+): string {
+  if (registration.scopes) return registration.scopes;
+  const suffix = server.v2 ? 'rs' : 'read';
+  const listed = recordTypes.filter((type) => server.scopesSupported.includes(`patient/${type}.${suffix}`));
+  const resources = listed.length > 0 ? listed.map((type) => `patient/${type}.${suffix}`) : [`patient/*.${suffix}`];
+  return [BASE_SCOPES, ...resources].join(' ');
 }
 
 /** The URL the patient's browser is sent to. */
 export function authorizationUrl(
   server: SmartServer,
   registration: SmartRegistration,
-  request: { redirectUri: string; state: string; codeChallenge: string },
+  request: { redirectUri: string; state: string; codeChallenge: string; recordTypes: readonly string[] },
 ): URL {
   const url = new URL(server.authorizationEndpoint);
   const params = {
     response_type: 'code',
     client_id: registration.clientId,
     redirect_uri: request.redirectUri,
-    scope: scopesFor(server, registration),
+    scope: scopesFor(server, registration, request.recordTypes),
     state: request.state,
     aud: server.fhirBaseUrl,
     code_challenge: request.codeChallenge,

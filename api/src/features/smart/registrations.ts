@@ -41,6 +41,16 @@ const Registration = Type.Object(
     clientSecret: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
     privateKeyJwk: Type.Optional(Jwk),
     scopes: Type.Optional(Type.String({ minLength: 1, maxLength: 2048 })),
+    searches: Type.Optional(
+      Type.Record(
+        Type.String({ pattern: '^[A-Z][A-Za-z]{1,63}$' }),
+        Type.Array(Type.String({ minLength: 1, maxLength: 512, pattern: '^[^?#]+$' }), { minItems: 1, maxItems: 10 }),
+        {
+          description:
+            'Per record type, the searches a sync runs in place of the plain one (each a query, e.g. `category=laboratory`), for servers that need one.',
+        },
+      ),
+    ),
     endpointHosts: Type.Optional(
       Type.Array(Type.String({ pattern: HOST_PATTERN }), {
         minItems: 1,
@@ -66,6 +76,8 @@ export interface SmartRegistration {
   auth: ClientAuthentication;
   /** The scopes to ask for instead of the defaults (space-separated). */
   scopes?: string;
+  /** Per record type, the searches a sync runs in place of the plain one (queries such as `category=laboratory`). */
+  searches?: Record<string, string[]>;
   /** Lower-case host names or `*.suffix` patterns the endpoints must be on; absent: see `pinnedEndpointProblem`. */
   endpointHosts?: readonly string[];
 }
@@ -173,6 +185,7 @@ export async function loadRegistrations(file: string): Promise<Registrations> {
         throw fail(`entry ${index}: privateKeyJwk is not a usable ${entry.privateKeyJwk?.alg} key (${error.message})`);
       }),
       ...(entry.scopes !== undefined && { scopes: entry.scopes }),
+      ...(entry.searches !== undefined && { searches: entry.searches }),
     });
   }
   return new Registrations(entries);

@@ -103,7 +103,8 @@ export function observationFilter(
   if (params.code !== undefined) clauses.push(tokenFilter('code', parseToken(params.code, 'code')));
   if (params.category !== undefined) clauses.push(tokenFilter('category', parseToken(params.category, 'category')));
   for (const date of params.date ?? []) clauses.push(dateFilter(parseDateParam(date)));
-  return { connectionId, firstIngestedAt: { $lte: asOf }, $and: clauses };
+  // Observations only: their documents have no resourceType (record types other than Observation do: document.ts).
+  return { connectionId, resourceType: { $exists: false }, firstIngestedAt: { $lte: asOf }, $and: clauses };
 }
 
 /** Newest first for `-date`; ties (same start) in _id order, the same direction, so every page is stable. */

@@ -29,8 +29,11 @@ export function validateRecordBundle(body: unknown, patient: ConnectionPatient):
   return validateBundle(body, (resource) => readRecord(resource, patient));
 }
 
-/** A resource's problems, or the record to store. */
-export function readRecord(resource: unknown, patient: ConnectionPatient): ReadResource {
+/**
+ * A resource's problems, or the record to store. A sync leaves the patient check out (`checkPatient` false): it
+ * makes its own, which tells a foreign patient's record apart from an invalid one (connections/sync/patient-check.ts).
+ */
+export function readRecord(resource: unknown, patient: ConnectionPatient, checkPatient = true): ReadResource {
   if (resource === undefined) return { problems: [{ path: '', problem: 'is required' }] };
   if (!isObject(resource)) return { problems: [{ path: '', problem: 'must be a FHIR resource (a JSON object)' }] };
   const type = resource.resourceType;
@@ -45,7 +48,7 @@ export function readRecord(resource: unknown, patient: ConnectionPatient): ReadR
     };
   const found = type === 'Observation' ? readObservation(resource) : readOther(type, resource);
   if (found.problems.length > 0) return found;
-  const problems = [...sizeProblems(resource), ...patientProblems(type, resource, patient)];
+  const problems = [...sizeProblems(resource), ...(checkPatient ? patientProblems(type, resource, patient) : [])];
   return problems.length > 0 ? { problems } : found;
 }
 

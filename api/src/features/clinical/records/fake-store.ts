@@ -141,6 +141,8 @@ function fieldMatches(value: unknown, condition: unknown): boolean {
       case '$lt':
       case '$lte':
         return anyOf(value, (v) => compares(operator, v, operand));
+      case '$exists':
+        return (value !== undefined) === Boolean(operand);
       case '$not':
         // A document without the field, or with no element that matches, is kept (as MongoDB's $not).
         return !fieldMatches(value, operand);

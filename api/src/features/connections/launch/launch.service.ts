@@ -16,6 +16,7 @@ import * as oauth from 'oauth4webapi';
 import type { Clock } from '#core/clock.js';
 import { assertPublicHost } from '#core/net/address-policy.js';
 import type { AppStore } from '../../apps/index.js';
+import { RECORD_TYPES } from '../../clinical/index.js';
 import {
   digest,
   type ConnectSession,
@@ -225,6 +226,7 @@ export class LaunchService {
       redirectUri: callbackUri,
       state,
       codeChallenge: await oauth.calculatePKCECodeChallenge(verifier),
+      recordTypes: RECORD_TYPES,
     });
     return {
       kind: 'redirect',

@@ -3,13 +3,15 @@
 // server's own clock), which of a page's entries it keeps, the next link it follows, and where the next run begins.
 // Each resource is checked as ingest checks it (invalid ones, and any over 1 MiB, are skipped and counted) and must be
 // the connection's patient's (others are counted and never stored).
-import { readObservations } from '../../clinical/index.js';
+import { COMPARTMENT_TYPES, readRecord } from '../../clinical/index.js';
 import { underBase } from '../../smart/index.js';
 import { MAX_RESOURCE_BYTES } from './batch-writer.js';
 import { SyncFailure } from './fhir-pages.js';
 import { isPatients } from './patient-check.js';
 
 export const PAGE_SIZE = 100;
+const COMPARTMENT = new Set<string>(COMPARTMENT_TYPES);
+const isCompartment = (type: string) => COMPARTMENT.has(type);
 /** How far before its clock at a run's start the next run reads from: upserts make the overlap harmless. */
 export const HIGH_WATER_MARGIN_MS = 5 * 60_000;
 
@@ -36,16 +38,30 @@ export function checkEntry(
     tally.skipped++;
     return undefined;
   }
-  const { observations, invalid } = readObservations([resource]);
-  if (invalid > 0 || observations.length === 0) {
+  return checkResource(resource, entry.bytes, health, tally);
+}
+
+/** A resource read (a search's match, or a read), if it is a valid record of the connection's patient; else counted. */
+export function checkResource(
+  resource: unknown,
+  bytes: number,
+  health: { patient: string; fhirBaseUrl: string },
+  tally: Tally,
+) {
+  const { observation, problems } = readRecord(resource, undefined, false);
+  if (problems.length > 0 || !observation) {
     tally.skipped++;
     return undefined;
   }
-  if (!isPatients(resource, health.patient, health.fhirBaseUrl)) {
+  // A referenced type (Medication, Practitioner…) belongs to no patient: only a compartment type is checked.
+  if (
+    isCompartment(observation.resourceType ?? 'Observation') &&
+    !isPatients(resource, health.patient, health.fhirBaseUrl)
+  ) {
     tally.foreignPatient++;
     return undefined;
   }
-  return { observation: observations[0]!, bytes: entry.bytes };
+  return { observation, bytes };
 }
 
 export function firstPage(fhirBaseUrl: string, patient: string, highWater: string | null): string {

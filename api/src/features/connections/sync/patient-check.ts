@@ -2,31 +2,9 @@
 // patient"): a server that answers a patient-scoped search with someone else's record must not have it stored as
 // this patient's, whatever the reason (a bug, a mixed-up cache, an attacker). Each type is judged by the reference
 // that puts it in the patient's compartment (FHIR R4 CompartmentDefinition "patient", the element US Core requires);
-// a resource without it, or of a type this table does not know, is not the patient's.
-
-/** The element holding each type's patient reference. */
-const PATIENT_ELEMENT: Readonly<Record<string, string>> = {
-  AllergyIntolerance: 'patient',
-  CarePlan: 'subject',
-  CareTeam: 'subject',
-  Condition: 'subject',
-  Coverage: 'beneficiary',
-  Device: 'patient',
-  DiagnosticReport: 'subject',
-  DocumentReference: 'subject',
-  Encounter: 'subject',
-  ExplanationOfBenefit: 'patient',
-  Goal: 'subject',
-  Immunization: 'patient',
-  MedicationDispense: 'subject',
-  MedicationRequest: 'subject',
-  Observation: 'subject',
-  Procedure: 'subject',
-  QuestionnaireResponse: 'subject',
-  RelatedPerson: 'patient',
-  ServiceRequest: 'subject',
-  Specimen: 'subject',
-};
+// a resource without it, or of a type this table does not know, is not the patient's. (The table: clinical's
+// PATIENT_ELEMENT.)
+import { PATIENT_ELEMENT } from '../../clinical/index.js';
 
 /**
  * True when `resource` is `patient`'s: a Patient with that id, or a resource whose patient reference is
@@ -36,6 +14,11 @@ export function isPatients(resource: unknown, patient: string, fhirBaseUrl: stri
   if (typeof resource !== 'object' || resource === null) return false;
   const { resourceType } = resource as { resourceType?: unknown };
   if (resourceType === 'Patient') return (resource as { id?: unknown }).id === patient;
+  // A Provenance is the patient's when the patient is among what it is about.
+  if (resourceType === 'Provenance')
+    return ((resource as { target?: { reference?: unknown }[] }).target ?? []).some(
+      (t) => typeof t?.reference === 'string' && patientIdOf(t.reference, fhirBaseUrl) === patient,
+    );
   const element = typeof resourceType === 'string' ? PATIENT_ELEMENT[resourceType] : undefined;
   if (element === undefined) return false;
   const reference = (resource as Record<string, { reference?: unknown } | undefined>)[element]?.reference;

@@ -19,9 +19,20 @@ import type { ConnectionService } from '../lifecycle.js';
 import type { TokenDisposal } from '../vault/index.js';
 import { BatchWriter, ENTRY_BYTES, OTHER_BYTES } from './batch-writer.js';
 import { openPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
-import { checkEntry, firstPage, nextHighWater, nextLink, type Tally } from './page-walk.js';
+import { checkEntry, checkResource, nextHighWater, nextLink, type Tally } from './page-walk.js';
+import {
+  CAPABILITIES_TTL_MS,
+  collectReferences,
+  firstPageOf,
+  listedTypes,
+  planOf,
+  REFUSED_TYPE,
+  stepOf,
+} from './plan.js';
+import { underBase, type Registrations } from '../../smart/index.js';
+import type { ServedBrands } from '../../connect-sessions/index.js';
 import { MalformedBundle, readSearchset } from './searchset-stream.js';
-import { NEVER, type SyncRun, type SyncState, type SyncStore } from './store.js';
+import { NEVER, type SyncRun, type SyncState, type SyncStore, type TypeRun, type TypeState } from './store.js';
 
 /** `POST /connections/{id}/sync` within this of a run's start is 429: one tenant cannot make Portico hammer a server. */
 export const SYNC_REQUEST_INTERVAL_MS = 60_000;
@@ -44,9 +55,16 @@ export interface SyncServiceDeps {
   intervalMs: number;
   /** How long a run's claim lasts without progress. */
   leaseMs: number;
+  /** The client registrations: one may name a type's searches (`searches`). */
+  registrations?: Pick<Registrations, 'for'>;
+  /** The catalog's brands (a registration may match a brand's platform). */
+  brands?: ServedBrands;
 }
 
 export class SyncService {
+  /** Health systems' CapabilityStatements read, by FHIR base: the types they list, until when. */
+  private readonly statements = new Map<string, { types: Set<string> | null; until: number }>();
+
   constructor(private readonly deps: SyncServiceDeps) {}
 
   /**
@@ -124,11 +142,16 @@ export class SyncService {
     if (await suspended()) return this.pause(connectionId, holder, suspended);
     const run: SyncRun = { foreignPatient: 0, takeovers: 0, ...claimed.run! };
     const tally: Tally = { skipped: 0, foreignPatient: 0 };
+    /** The type whose records are being read (each batch holds one type's: the writer is flushed between them). */
+    const current = { type: 'Observation' };
     const counted = () => {
       Object.assign(run, {
         skipped: run.skipped + tally.skipped,
         foreignPatient: run.foreignPatient! + tally.foreignPatient,
       });
+      const counts = typeRun(run, current.type);
+      counts.invalid += tally.skipped;
+      counts.foreignPatient += tally.foreignPatient;
       tally.skipped = tally.foreignPatient = 0;
     };
     // Where the reading stands, for the progress written after each batch: the page being read and the next one.
@@ -138,6 +161,8 @@ export class SyncService {
       stored: async ({ ingested, updated }, pendingFrom) => {
         run.added += ingested;
         run.updated += updated;
+        typeRun(run, current.type).added += ingested;
+        typeRun(run, current.type).updated += updated;
         run.takeovers = 0; // progress
         run.next = pendingFrom ?? (position.done ? position.next : position.page);
         counted();
@@ -164,41 +189,96 @@ export class SyncService {
       const binding = { accountId, fhirBaseUrl: health.fhirBaseUrl, patient: health.patient };
       const origin = new URL(health.fhirBaseUrl).origin;
       const pages = { ...this.deps.pages, beforeWait: async () => void (await this.extend(connectionId, run)) };
-      let url: string | null = run.next ?? firstPage(health.fhirBaseUrl, health.patient, claimed.highWater);
-      while (url !== null) {
-        // Shutting down, or taken over: another replica goes on from where this one stood.
-        if (stop?.aborted || lost) return await writer.settle();
-        // Suspended meanwhile: what was read is stored, and the run pauses until the app or account is active again.
-        if (await suspended()) {
-          await writer.flush();
-          return await this.pause(connectionId, holder, suspended);
+      run.plan ??= planOf(
+        await this.capabilities(pages, connectionId, binding),
+        health.scope,
+        this.searches(live.connection.brandId, health.fhirBaseUrl),
+      );
+      run.types ??= {};
+      run.marks ??= {};
+      const references = new Set(run.references ?? []);
+      for (let step = run.step ?? 0; step < run.plan.length; step++) {
+        const key = run.plan[step]!;
+        const { type } = stepOf(key);
+        current.type = type;
+        if (run.step !== step) Object.assign(run, { step, next: null });
+        const mark = claimed.marks?.[key] ?? (key === 'Observation' ? claimed.highWater : null);
+        let url: string | null = run.next ?? firstPageOf(health.fhirBaseUrl, key, health.patient, mark);
+        try {
+          while (url !== null) {
+            // Shutting down, or taken over: another replica goes on from where this one stood.
+            if (stop?.aborted || lost) return await writer.settle();
+            // Suspended meanwhile: what was read is stored, and the run pauses until the app or account is active again.
+            if (await suspended()) {
+              await writer.flush();
+              return await this.pause(connectionId, holder, suspended);
+            }
+            Object.assign(position, { page: url, done: false, next: null });
+            const page = await openPage(pages, connectionId, binding, url);
+            if (type === 'Patient') {
+              // A read: the resource itself, not a Bundle.
+              const text = await readWhole(page.chunks, ENTRY_BYTES);
+              const read = text === null ? undefined : checkResource(parsed(text), text.length, health, tally);
+              if (text === null) tally.skipped++;
+              if (read) await writer.add(read.observation, read.bytes, url);
+              run.marks[key] ??= nextHighWater({}, page.date, this.deps.clock.now());
+              Object.assign(position, { done: true, next: null });
+              url = null;
+              continue;
+            }
+            const searchset = readSearchset(page.chunks, LIMITS);
+            for await (const entry of searchset.entries) {
+              const read = checkEntry(entry, health, tally);
+              if (!read) continue;
+              collectReferences(read.observation.resource, health.fhirBaseUrl, references);
+              await writer.add(read.observation, read.bytes, url);
+            }
+            const bundle = searchset.rest();
+            if (bundle['resourceType'] !== 'Bundle')
+              throw new SyncFailure('invalid_response', 'the FHIR server answered something other than a Bundle');
+            run.marks[key] ??= nextHighWater(bundle, page.date, this.deps.clock.now());
+            const next = nextLink(bundle);
+            const foreign = next !== null && new URL(next).origin !== origin;
+            Object.assign(position, { done: true, next: foreign ? null : next });
+            // Every page records where the run stands (resuming at the first page whose records are not all stored).
+            if (writer.pendingFrom === null) run.next = position.next;
+            if (!(await this.extend(connectionId, run))) return await writer.settle(); // another replica took it over
+            if (foreign) {
+              await writer.flush();
+              throw new SyncFailure(
+                'next_link_refused',
+                `a next link leads off the FHIR server's origin (${new URL(next).origin})`,
+              );
+            }
+            url = position.next;
+          }
+        } catch (error) {
+          // A type the server refuses is skipped and recorded; the run goes on with the next.
+          if (!(error instanceof SyncFailure) || !REFUSED_TYPE.has(error.reason)) throw error;
+          typeRun(run, type).status = 'SKIPPED';
+          typeRun(run, type).httpStatus = Number(error.reason.slice('http_'.length));
+          delete run.marks[key];
         }
-        Object.assign(position, { page: url, done: false, next: null });
-        const page = await openPage(pages, connectionId, binding, url);
-        const searchset = readSearchset(page.chunks, LIMITS);
-        for await (const entry of searchset.entries) {
-          const read = checkEntry(entry, health, tally);
-          if (read) await writer.add(read.observation, read.bytes, url);
-        }
-        const bundle = searchset.rest();
-        if (bundle['resourceType'] !== 'Bundle')
-          throw new SyncFailure('invalid_response', 'the FHIR server answered something other than a Bundle');
-        run.highWater ??= nextHighWater(bundle, page.date, this.deps.clock.now());
-        const next = nextLink(bundle);
-        const foreign = next !== null && new URL(next).origin !== origin;
-        Object.assign(position, { done: true, next: foreign ? null : next });
-        // Every page records where the run stands (resuming at the first page whose records are not all stored).
-        if (writer.pendingFrom === null) run.next = position.next;
-        if (!(await this.extend(connectionId, run))) return await writer.settle(); // another replica took it over
-        if (foreign) {
-          await writer.flush();
-          throw new SyncFailure(
-            'next_link_refused',
-            `a next link leads off the FHIR server's origin (${new URL(next).origin})`,
-          );
-        }
-        url = position.next;
+        // Each step's records are stored before the next begins: where a run taken over resumes is one step's page.
+        await writer.flush();
+        counted();
+        run.references = [...references];
+        run.next = null;
+        run.step = step + 1;
+        if (!(await this.extend(connectionId, run))) return await writer.settle();
       }
+      await this.readReferences({
+        connectionId,
+        references,
+        pages,
+        binding,
+        health,
+        writer,
+        tally,
+        current,
+        counted,
+        stop,
+      });
       await writer.flush();
       counted();
       await this.finish(claimed, run, null);
@@ -214,6 +294,70 @@ export class SyncService {
     } finally {
       stopBeating();
       stop?.removeEventListener('abort', stopBeating);
+    }
+  }
+
+  /**
+   * The types the health system's CapabilityStatement lists (`{base}/metadata`, read with the page deadline and kept
+   * an hour per base); null when it lists none or cannot be read: then every type the scope covers is tried.
+   */
+  private async capabilities(
+    pages: PageReaderDeps,
+    connectionId: string,
+    binding: { accountId: string; fhirBaseUrl: string; patient: string },
+  ): Promise<Set<string> | null> {
+    const now = this.deps.clock.now().getTime();
+    const known = this.statements.get(binding.fhirBaseUrl);
+    if (known && known.until > now) return known.types;
+    let types: Set<string> | null = null;
+    try {
+      const page = await openPage(pages, connectionId, binding, underBase(binding.fhirBaseUrl, 'metadata'));
+      const text = await readWhole(page.chunks, MAX_STATEMENT_BYTES);
+      types = text === null ? null : listedTypes(parsed(text));
+    } catch (error) {
+      // A token Portico cannot use fails the run as a search would; anything else: every covered type is tried.
+      if (error instanceof SyncFailure && FATAL.has(error.reason)) throw error;
+    }
+    this.statements.set(binding.fhirBaseUrl, { types, until: now + CAPABILITIES_TTL_MS });
+    return types;
+  }
+
+  /** The searches a registration names per type, for the connection's brand. */
+  private searches(brandId: string, fhirBaseUrl: string): Record<string, string[]> | undefined {
+    const brand = this.deps.brands?.brand(brandId);
+    return this.deps.registrations?.for({ id: brandId, platformType: brand?.platformType ?? 'OTHER', fhirBaseUrl })
+      ?.searches;
+  }
+
+  /**
+   * After the searches: the resources of referenced types the records point at, each read once (at most 1,000 per
+   * run), a type at a time; one the server refuses or does not have is skipped and counted.
+   */
+  private async readReferences(context: ReferenceRead): Promise<void> {
+    const { connectionId, references, pages, binding, health, writer, tally, current, counted, stop } = context;
+    const byType = new Map<string, string[]>();
+    for (const reference of references) {
+      const [type] = reference.split('/');
+      byType.set(type!, [...(byType.get(type!) ?? []), reference]);
+    }
+    for (const [type, list] of byType) {
+      current.type = type;
+      for (const reference of list) {
+        if (stop?.aborted) return;
+        const url = underBase(health.fhirBaseUrl, reference);
+        try {
+          const page = await openPage(pages, connectionId, binding, url);
+          const text = await readWhole(page.chunks, ENTRY_BYTES);
+          const read = text === null ? undefined : checkResource(parsed(text), text.length, health, tally);
+          if (text === null) tally.skipped++;
+          if (read) await writer.add(read.observation, read.bytes, url);
+        } catch (error) {
+          if (!(error instanceof SyncFailure) || !REFUSED_TYPE.has(error.reason)) throw error;
+          tally.skipped++;
+        }
+      }
+      await writer.flush();
+      counted();
     }
   }
 
@@ -250,6 +394,9 @@ export class SyncService {
             ...base,
             added: run.added,
             updated: run.updated,
+            counts: Object.fromEntries(
+              Object.entries(run.types ?? {}).map(([type, t]) => [type, { added: t.added, updated: t.updated }]),
+            ),
           })
         : outbox.event('connection.sync_failed', claimed.accountId, `connection:${claimed.connectionId}`, {
             ...base,
@@ -268,8 +415,12 @@ export class SyncService {
             lastForeignPatient: run.foreignPatient ?? 0,
             lastError: failure,
             ...(failure === null && { lastSyncedAt: now }),
-            highWater: failure === null ? (run.highWater ?? current.highWater) : current.highWater,
-            addObservations: run.added,
+            highWater:
+              failure === null ? (run.marks?.Observation ?? run.highWater ?? current.highWater) : current.highWater,
+            // A finished run's marks replace those of the searches it completed; a failed run keeps the old ones.
+            marks: failure === null ? { ...current.marks, ...run.marks } : (current.marks ?? {}),
+            types: typeStates(current.types ?? {}, run, failure),
+            addObservations: run.types?.Observation?.added ?? 0,
             // A connection waiting for its patient is not tried again on schedule (a reconnect schedules it).
             nextAt: failure === 'reauthorization_required' ? NEVER : new Date(now.getTime() + this.deps.intervalMs),
           },
@@ -278,6 +429,71 @@ export class SyncService {
         )) ?? undefined,
     );
   }
+}
+
+/** A CapabilityStatement larger than this is not read (Epic's are about 1 MB). */
+const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
+/** Failures of the token, not of the statement: they end the run as a search's would. */
+const FATAL = new Set(['reauthorization_required', 'token_key_missing', 'token_refresh_failed', 'unauthorized']);
+
+/** Where each type stands after a run: its count grows by what the run added; a refused type is SKIPPED. */
+function typeStates(
+  before: Record<string, TypeState>,
+  run: SyncRun,
+  failure: string | null,
+): Record<string, TypeState> {
+  const after = { ...before };
+  for (const [type, t] of Object.entries(run.types ?? {})) {
+    const status = t.status ?? (failure === null ? 'SYNCED' : 'FAILED');
+    after[type] = {
+      count: (before[type]?.count ?? 0) + t.added,
+      status,
+      ...(t.httpStatus !== undefined && { httpStatus: t.httpStatus }),
+      invalid: t.invalid,
+      foreignPatient: t.foreignPatient,
+    };
+  }
+  return after;
+}
+
+/** This run's tallies for a type (made on first use). */
+function typeRun(run: SyncRun, type: string): TypeRun {
+  run.types ??= {};
+  return (run.types[type] ??= { added: 0, updated: 0, invalid: 0, foreignPatient: 0 });
+}
+
+/** A body read whole, up to `limit` bytes (null when longer: the rest is not read). */
+async function readWhole(chunks: AsyncIterable<Uint8Array>, limit: number): Promise<string | null> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of chunks) {
+    size += chunk.length;
+    if (size > limit) return null;
+    parts.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** JSON text parsed; a text that is not JSON is no resource (undefined: counted invalid). */
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+interface ReferenceRead {
+  connectionId: string;
+  references: Set<string>;
+  pages: PageReaderDeps;
+  binding: { accountId: string; fhirBaseUrl: string; patient: string };
+  health: { patient: string; fhirBaseUrl: string };
+  writer: BatchWriter;
+  tally: Tally;
+  current: { type: string };
+  counted: () => void;
+  stop: AbortSignal | undefined;
 }
 
 /** Another replica holds the run now: this one stops without a word. */

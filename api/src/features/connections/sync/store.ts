@@ -33,6 +33,42 @@ export interface SyncRun {
   highWater: string | null;
   /** How many times the run was taken over since it last stored anything (its replica died). */
   takeovers?: number;
+  /**
+   * The run's steps, decided at its start (plan.ts): `Patient`, a type (`Condition`), or a type with a registration's
+   * search (`Observation?category=laboratory`).
+   */
+  plan?: string[];
+  /** The step being read (its index in `plan`); `next` is a page of it. */
+  step?: number;
+  /** This run's tallies by type. */
+  types?: Record<string, TypeRun>;
+  /** By step: the next run's `_lastUpdated=ge…` for it (highWater's rule, per search). */
+  marks?: Record<string, string>;
+  /** The resources of referenced types the records read so far point at (`Type/id`, at most 1,000). */
+  references?: string[];
+}
+
+/** A run's tallies for one type. */
+export interface TypeRun {
+  added: number;
+  updated: number;
+  /** Skipped as invalid. */
+  invalid: number;
+  foreignPatient: number;
+  /** SKIPPED: the server refused its search (httpStatus). */
+  status?: 'SKIPPED' | 'FAILED';
+  httpStatus?: number;
+}
+
+/** Where a type stands after the last finished run (docs/api.md, `sync.types`). */
+export interface TypeState {
+  /** Its records the syncs have added in all. */
+  count: number;
+  status: 'SYNCED' | 'SKIPPED' | 'FAILED';
+  httpStatus?: number;
+  /** In the last run: skipped as invalid, and as another patient's. */
+  invalid: number;
+  foreignPatient: number;
 }
 
 export interface SyncState {
@@ -50,6 +86,10 @@ export interface SyncState {
   /** Records the last finished sync skipped as another patient's. */
   lastForeignPatient?: number;
   highWater: string | null;
+  /** By search (a run's step): its high-water mark. */
+  marks?: Record<string, string>;
+  /** By type, where it stands after the last finished run. */
+  types?: Record<string, TypeState>;
   nextAt: Date;
   /** When the last run began: `POST /connections/{id}/sync` waits 60 s after it. */
   lastStartedAt?: Date | null;
@@ -68,6 +108,8 @@ export interface SyncFinish {
   lastError: string | null;
   lastSyncedAt?: Date;
   highWater: string | null;
+  marks?: Record<string, string>;
+  types?: Record<string, TypeState>;
   addObservations: number;
   nextAt: Date;
 }

@@ -39,6 +39,7 @@ const SERVER: SmartServer = {
   tokenEndpoint: 'https://fhir.example.org/token',
   revocationEndpoint: 'https://fhir.example.org/revoke',
   v2: true,
+  scopesSupported: [],
   issParameter: true,
   issuerDeclared: true,
 };

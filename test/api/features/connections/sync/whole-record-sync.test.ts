@@ -1,0 +1,132 @@
+// The sync of a whole record (docs/connecting.md, "Sync"), against the sandbox EHR serving a Synthea patient: every
+// type the server lists and the scope covers, per-type counts equal to the sandbox's own, the resources the records
+// point at read once, a refused type skipped and recorded while the run goes on, a category the server requires
+// given by the registration's searches, an invalid resource counted, and an incremental run that reads only what
+// changed.
+import { expect } from 'chai';
+import { GRANTS } from '../../../../../testkit/apps.js';
+import { ShiftedClock } from '../../../../../testkit/clock.js';
+import { eventsOf } from '../../../../../testkit/events.js';
+import { connectThroughBrowser, startSmartWorld, until, type SmartWorld } from '../../../../../testkit/smart.js';
+import { syntheaFiles, syntheaPatient } from '../../../../../sandbox/src/fhir/synthea.js';
+import { COMPARTMENT_TYPES } from '../../../../../api/src/features/clinical/record-types.js';
+
+const RECORD = syntheaFiles()[1]!; // Brittany: allergies among her types
+const MARIA = {
+  id: 'maria',
+  username: 'maria',
+  password: 'sandbox',
+  name: 'Maria Synthea',
+  birthDate: '1990-01-01',
+  observations: 0,
+  record: RECORD,
+};
+
+describe('syncing a whole record from the sandbox EHR (Synthea)', function () {
+  this.timeout(120_000);
+  let world: SmartWorld;
+  const clock = new ShiftedClock();
+  /** The sandbox's own count per compartment type for the patient. */
+  const expected = new Map<string, number>();
+
+  before(async () => {
+    world = await startSmartWorld({
+      clock,
+      patients: [MARIA],
+      grants: { ...GRANTS, resourceTypes: ['*'] },
+      // As Epic needs: Observation searched by category.
+      searches: {
+        Observation: [
+          'category=laboratory',
+          'category=vital-signs,survey,social-history,exam,imaging,procedure,therapy,activity',
+        ],
+      },
+    });
+    for (const resource of syntheaPatient(RECORD))
+      if ((COMPARTMENT_TYPES as readonly string[]).includes(resource.resourceType))
+        expected.set(resource.resourceType, (expected.get(resource.resourceType) ?? 0) + 1);
+  });
+  after(() => world?.close());
+
+  const appUser = (id: string) =>
+    world.api.request('GET', `/api/platform/v1/app-users/${id}`, { key: world.tenant.key });
+  const finished = async (appUserId: string, since: string | null) =>
+    (
+      await until(
+        'a sync ending IDLE',
+        () => appUser(appUserId),
+        (res) => {
+          const sync = res.body.connections[0]?.sync;
+          return sync?.status === 'IDLE' && sync.lastSyncedAt !== null && sync.lastSyncedAt !== since;
+        },
+        60_000,
+      )
+    ).body.connections[0];
+  const fhir = (connectionId: string, path: string) =>
+    world.api.request('GET', `/api/sdk/v1/fhir/connections/${connectionId}/${path}`, { key: world.app.ak });
+
+  it('syncs every type the server lists: per-type counts equal the sandbox’s own, references read once', async () => {
+    world.ehr.switches.categoryRequired = ['Observation'];
+    world.ehr.switches.refuseTypes = { Immunization: 403 };
+    try {
+      const { back } = await connectThroughBrowser(world, 'public-v2', 'whole-1', { username: 'maria' });
+      const connectionId = back.searchParams.get('connectionId')!;
+      const connection = await finished('whole-1', null);
+      expect(connection.scope).to.include('patient/Condition.rs');
+      const types = connection.sync.types as Record<string, { count: number; status: string; httpStatus?: number }>;
+      for (const [type, count] of expected) {
+        if (type === 'Immunization') continue;
+        expect([type, types[type]?.count, types[type]?.status]).to.deep.equal([type, count, 'SYNCED']);
+        const searched = await fhir(connectionId, `${type}?_summary=count`);
+        expect([type, searched.body.total]).to.deep.equal([type, count]);
+      }
+      // The refused type: skipped and recorded, the run going on.
+      expect(types.Immunization).to.include({ status: 'SKIPPED', httpStatus: 403, count: 0 });
+      expect(connection.sync.lastError).to.equal(null);
+      // What the records point at: practitioners, organizations, locations and medications, each read once.
+      for (const type of ['Practitioner', 'Organization', 'Location', 'Medication']) {
+        const read = await fhir(connectionId, `${type}?_summary=count`);
+        expect([type, read.body.total > 0]).to.deep.equal([type, true]);
+      }
+      const events = (await eventsOf(world.api.mongo.db, world.tenant.accountId)).filter(
+        (e) => e.type === 'connection.synced' && (e.data as { connectionId: string }).connectionId === connectionId,
+      );
+      const counts = (events[0]!.data as { counts: Record<string, { added: number }> }).counts;
+      expect(counts.Condition!.added).to.equal(expected.get('Condition'));
+    } finally {
+      world.ehr.switches.categoryRequired = [];
+      world.ehr.switches.refuseTypes = {};
+    }
+  });
+
+  it('reads only what changed on the next run, and counts an invalid resource without failing', async () => {
+    const { back } = await connectThroughBrowser(world, 'public-v2', 'whole-2', { username: 'maria' });
+    const connectionId = back.searchParams.get('connectionId')!;
+    const first = await finished('whole-2', null);
+    const condition = syntheaPatient(RECORD).find((r) => r.resourceType === 'Condition')!;
+    const procedure = syntheaPatient(RECORD).find((r) => r.resourceType === 'Procedure')!;
+    world.ehr.touchRecord('public-v2', 'Condition', condition.id);
+    world.ehr.touchRecord('public-v2', 'Procedure', procedure.id);
+    world.ehr.switches.invalidResources = [`Procedure/${procedure.id}`];
+    try {
+      clock.advance(61_000);
+      const asked = await world.api.request('POST', `/api/platform/v1/connections/${connectionId}/sync`, {
+        key: world.tenant.key,
+      });
+      expect(asked.status, asked.text).to.equal(202);
+      const second = await finished('whole-2', first.sync.lastSyncedAt);
+      const types = second.sync.types as Record<string, { count: number; invalid: number }>;
+      expect(types.Condition!.count).to.equal(expected.get('Condition'));
+      expect(types.Procedure!.invalid).to.equal(1);
+      const events = (await eventsOf(world.api.mongo.db, world.tenant.accountId)).filter(
+        (e) => e.type === 'connection.synced' && (e.data as { connectionId: string }).connectionId === connectionId,
+      );
+      const counts = (events.at(-1)!.data as { counts: Record<string, { added: number; updated: number }> }).counts;
+      // Only the changed Condition came again (and the patient, read each run); nothing else.
+      expect(counts.Condition).to.deep.equal({ added: 0, updated: 1 });
+      expect(counts.Encounter).to.deep.equal({ added: 0, updated: 0 });
+    } finally {
+      world.ehr.switches.invalidResources = [];
+    }
+  });
+});
