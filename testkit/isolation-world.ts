@@ -20,6 +20,10 @@ export const MATRIX_RETURN = 'https://app.example.test/connected';
 export const MATRIX_OBSERVATION = 'matrix-obs';
 /** A Condition with the same id in every tenant's shared connection: what the record read asks for. */
 export const MATRIX_CONDITION = 'matrix-condition';
+/** The patient of every tenant's shared connection's records (what `$everything` asks for). */
+export const MATRIX_PATIENT = 'matrix-patient';
+/** The attachment of every tenant's shared connection's note (what the Binary read asks for). */
+export const MATRIX_BINARY = 'matrix-binary';
 
 /** A Condition of the patient (ingested through `POST /connections/{id}/resources`). */
 export function conditionOf(id: string, patient: string) {
@@ -236,11 +240,28 @@ export class Factory {
       body: {
         resourceType: 'Bundle',
         type: 'collection',
-        entry: [{ resource: conditionOf(MATRIX_CONDITION, marker(t, 'subject')) }],
+        entry: [
+          { resource: { resourceType: 'Patient', id: MATRIX_PATIENT, gender: 'unknown' } },
+          { resource: conditionOf(MATRIX_CONDITION, MATRIX_PATIENT) },
+          // A note whose attachment a sync would have fetched (put in the attachment store below).
+          {
+            resource: {
+              resourceType: 'DocumentReference',
+              id: 'matrix-note',
+              status: 'current',
+              subject: { reference: `Patient/${MATRIX_PATIENT}` },
+              content: [{ attachment: { contentType: 'text/plain', url: `Binary/${MATRIX_BINARY}` } }],
+            },
+          },
+        ],
       },
       headers: { 'content-type': 'application/fhir+json' },
     });
     ok(condition, 200, 'ingest a condition');
+    await this.api.services.attachments.put(connectionId, MATRIX_BINARY, {
+      contentType: 'text/plain',
+      data: Buffer.from(`note of ${t}`),
+    });
     for (const r of resources)
       this.remember(
         // A given id is shared by every tenant: not a marker of this one.
@@ -281,7 +302,7 @@ async function app(api: TestApi, world: World, tenant: TenantName | 'C', account
   // Each app takes patients back to one address of its own (link tokens are minted for it).
   const res = await api.admin('POST', `/customer-accounts/${accountId}/apps`, {
     name,
-    grants: { ...GRANTS, resourceTypes: ['Observation', 'Condition'] },
+    grants: { ...GRANTS, resourceTypes: ['Observation', 'Condition', 'DocumentReference'] },
     redirectUris: [MATRIX_RETURN],
   });
   ok(res, 201, 'create app');

@@ -1,6 +1,7 @@
 // The API's only reader of process.env: every setting parsed, validated, typed and frozen at start-up, so a
 // bad value stops the process with a clear message instead of failing on the first request that needs it.
 // The settings every Portico process shares are parsed by core (readCoreConfig); the rest are the API's.
+import path from 'node:path';
 import { ConfigError, EnvReader, readCoreConfig, type CoreConfig, type LogLevel } from '#core/config.js';
 import { parseDuration } from '#core/duration.js';
 import { parseRatePolicy, type RatePolicy } from './shared/infra/rate-limit.js';
@@ -38,6 +39,12 @@ export interface Config extends CoreConfig {
   readonly maxConcurrentWrites: number;
   /** The gateway's per-connection index budget per replica, in MiB (0: every search reads the database). */
   readonly gatewayIndexMb: number;
+  /**
+   * Where a sync keeps the attachments it fetches (PORTICO_ATTACHMENT_STORAGE: file://<dir> or s3://<bucket>?…; a
+   * private store, never served but through the FHIR face's checks), and the largest it fetches
+   * (PORTICO_ATTACHMENT_MAX_BYTES, 5 MiB).
+   */
+  readonly attachments: { storage: string; maxBytes: number };
   readonly smart: SmartSettings;
 }
 
@@ -149,6 +156,10 @@ export function loadConfig(
     requestTimeoutMs: read.int('PORTICO_REQUEST_TIMEOUT_MS', 5_000, 100, 600_000),
     maxConcurrentWrites: read.int('PORTICO_MAX_CONCURRENT_WRITES', 32, 1, 10_000),
     gatewayIndexMb: read.int('PORTICO_GATEWAY_INDEX_MB', 128, 0, 65_536),
+    attachments: {
+      storage: attachmentStorage(read, core.dataDir),
+      maxBytes: read.int('PORTICO_ATTACHMENT_MAX_BYTES', 5 * 1024 * 1024, 1, 64 * 1024 * 1024),
+    },
     smart: readSmartSettings(read, core.mongodbUri === undefined),
   };
   read.check();
@@ -250,4 +261,11 @@ export function childEnvironment(overrides: Record<string, string>): NodeJS.Proc
 
 function defaultRandomSecret(): string {
   return globalThis.crypto.randomUUID() + globalThis.crypto.randomUUID();
+}
+
+/** PORTICO_ATTACHMENT_STORAGE, by default a folder of its own under the data folder (not the public objects'). */
+function attachmentStorage(read: EnvReader, dataDir: string): string {
+  const spec = read.str('PORTICO_ATTACHMENT_STORAGE') ?? `file://${path.join(dataDir, 'attachments')}`;
+  if (!/^(file|s3):\/\//.test(spec)) read.problem('PORTICO_ATTACHMENT_STORAGE must be file://<dir> or s3://<bucket>?…');
+  return spec;
 }

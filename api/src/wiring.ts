@@ -83,6 +83,7 @@ export async function buildServices({
     accounts: accounts.store,
     sessions,
     ingest: clinical.ingest,
+    attachments: clinical.attachments,
     outbox: events.outbox,
     brands: catalog.active,
   });
@@ -164,6 +165,7 @@ export async function buildServices({
     ingest: clinical.ingest,
     gateway: clinical.gateway,
     recordSearch: clinical.recordSearch,
+    attachments: clinical.attachments,
     connections,
     linkTokens: connectSessions.linkTokens,
     connectSessions: connectSessions.service,

@@ -92,6 +92,7 @@ async function vaultOn(mongo: Mongo, tokenKeys: string) {
     accounts: unused as never,
     sessions: unused as never,
     ingest: unused as never,
+    attachments: unused as never,
     outbox: unused as never,
     brands: { brand: () => undefined },
   });

@@ -18,6 +18,8 @@ import {
   Factory,
   MATRIX_OBSERVATION,
   MATRIX_CONDITION,
+  MATRIX_PATIENT,
+  MATRIX_BINARY,
   conditionOf,
   MATRIX_RETURN,
   TENANTS,
@@ -601,6 +603,27 @@ const CASES: Case[] = [
         ? { status: 200, check: (body) => (body?.total > 0 ? undefined : 'no conditions') }
         : ofStatus(404),
   })),
+  {
+    op: `GET ${S}/fhir/connections/{connectionId}/Patient/{id}/$everything`,
+    surface: 'secret-app',
+    param: 'connection',
+    appBound: true,
+    fhir: true,
+    request: (v) => ({ path: `${S}/fhir/connections/${e(v!)}/Patient/${MATRIX_PATIENT}/$everything` }),
+    outcome: (c, t) =>
+      live(c, t) && c.app === 'app'
+        ? { status: 200, check: (body) => (body?.total > 0 ? undefined : 'nothing in $everything') }
+        : ofStatus(404),
+  },
+  {
+    op: `GET ${S}/fhir/connections/{connectionId}/Binary/{id}`,
+    surface: 'secret-app',
+    param: 'connection',
+    appBound: true,
+    fhir: true,
+    request: (v) => ({ path: `${S}/fhir/connections/${e(v!)}/Binary/${MATRIX_BINARY}` }),
+    outcome: (c, t) => (live(c, t) && c.app === 'app' ? ofStatus(200) : ofStatus(404)),
+  },
   {
     op: `GET ${S}/fhir/connections/{connectionId}/{type}/{id}`,
     surface: 'secret-app',

@@ -680,6 +680,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/sdk/v1/fhir/connections/{connectionId}/Binary/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * An attachment a sync fetched (`Binary/{id}`)
+     * @description The bytes of a clinical note's or report's attachment, with their content type, or a FHIR `Binary` resource (base64 `data`) when `Accept` asks for `application/fhir+json`. The same checks as a search; then the attachment is served only when a DocumentReference or DiagnosticReport the install may see (its types, labels and look-back window) names it as `Binary/{id}`; 404 otherwise, alike.
+     */
+    get: operations['fhirReadBinary'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/sdk/v1/fhir/connections/{connectionId}/{type}/{id}': {
     parameters: {
       query?: never;
@@ -3431,6 +3451,57 @@ export interface operations {
             resourceType: 'Bundle';
             /** @constant */
             type: 'searchset';
+          } & {
+            [key: string]: unknown;
+          };
+        };
+      };
+      /** @description An OperationOutcome (`application/fhir+json`): `issue[0].code` the FHIR issue type, `issue[0].details.text` the Portico error code or denial reason. */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json': {
+            /** @constant */
+            resourceType: 'OperationOutcome';
+            issue: {
+              /** @constant */
+              severity: 'error';
+              /** @description A FHIR issue type: security, not-found, invalid, throttled or exception. */
+              code: string;
+              details: {
+                /** @description The Portico error code (or denial reason). */
+                text: string;
+              };
+              diagnostics: string;
+            }[];
+          };
+        };
+      };
+    };
+  };
+  fhirReadBinary: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        connectionId: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The attachment: its bytes, or a Binary resource. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/fhir+json; charset=utf-8': {
+            /** @constant */
+            resourceType: 'Binary';
           } & {
             [key: string]: unknown;
           };

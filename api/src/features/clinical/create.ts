@@ -9,6 +9,8 @@ import { GatewayService } from './gateway/service.js';
 import { RecordSearch } from './gateway/record-search.js';
 import { IngestService } from './ingest/ingest-service.js';
 import { RecordRepository } from './records/store.js';
+import { openObjectStorage } from '#core/object-storage/index.js';
+import { AttachmentStore } from './attachments/store.js';
 
 export async function createClinical(
   { config, db, longDb, locks, clock, logger, generations }: Infrastructure,
@@ -27,12 +29,14 @@ export async function createClinical(
   );
   await observations.init(longDb);
   const indexes = new ConnectionIndexes(observations, indexBytes, undefined, logger);
+  const attachments = new AttachmentStore(openObjectStorage(config.attachments.storage));
   const cursors = new CursorCodec(config.cursorSecret);
   const gateway = new GatewayService({ users, apps, observations, generations, indexes, cursors, clock, logger });
   return {
     observations,
     ingest: new IngestService({ users, observations, generations, clock }),
     gateway,
-    recordSearch: new RecordSearch({ gateway, records: observations, indexes, cursors, clock }),
+    attachments,
+    recordSearch: new RecordSearch({ gateway, records: observations, indexes, cursors, clock, attachments }),
   };
 }

@@ -40,6 +40,10 @@ const EverythingParams = Type.Object({
   connectionId: Type.String({ minLength: 1, maxLength: 64 }),
   id: Type.String({ pattern: '^[A-Za-z0-9\\-.]{1,64}$', description: "The connection's patient's id." }),
 });
+const BinaryParams = Type.Object({
+  connectionId: Type.String({ minLength: 1, maxLength: 64 }),
+  id: Type.String({ pattern: '^[A-Za-z0-9\\-.]{1,64}$', description: 'The attachment’s Binary id.' }),
+});
 const SearchSet = Type.Object(
   { resourceType: Type.Literal('Bundle'), type: Type.Literal('searchset') },
   { additionalProperties: true },
@@ -154,6 +158,46 @@ export function recordRoutes(sdk: ApiRouter, deps: RecordRouteDeps): void {
       const answer = recordAnswer(page, ctx.req, publicBaseUrl, trustProxy, id);
       ctx.set(answer.headers);
       ctx.body = answer.body;
+    },
+  );
+
+  const binary = validate({ params: BinaryParams });
+  sdk.get(
+    '/fhir/connections/:connectionId/Binary/:id',
+    {
+      operationId: 'fhirReadBinary',
+      summary: 'An attachment a sync fetched (`Binary/{id}`)',
+      description:
+        "The bytes of a clinical note's or report's attachment, with their content type, or a FHIR `Binary` resource (base64 `data`) when `Accept` asks for `application/fhir+json`. The same checks as a search; then the attachment is served only when a DocumentReference or DiagnosticReport the install may see (its types, labels and look-back window) names it as `Binary/{id}`; 404 otherwise, alike.",
+      tags,
+      errors: OUTCOMES,
+      responses: {
+        200: {
+          description: 'The attachment: its bytes, or a Binary resource.',
+          schema: Type.Object({ resourceType: Type.Literal('Binary') }, { additionalProperties: true }),
+          contentType: FHIR_JSON,
+        },
+      },
+    },
+    requireKey('sdk-secret'),
+    scoped,
+    binary,
+    async (ctx) => {
+      const { connectionId, id } = binary.get(ctx).params;
+      const found = await recordSearch.binary(principalOf(ctx), String(ctx.state.requestId), connectionId, id);
+      if (!found) throw notFound('binary');
+      ctx.set('Cache-Control', 'no-store');
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      if (/application\/(fhir\+)?json/.test(ctx.get('accept'))) {
+        ctx.type = FHIR_JSON;
+        ctx.body = { resourceType: 'Binary', id, contentType: found.contentType, data: found.data.toString('base64') };
+        return;
+      }
+      ctx.type = found.contentType;
+      // Never rendered inline by a browser: an attachment is the health system's content, not Portico's page.
+      ctx.set('Content-Disposition', 'attachment');
+      ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+      ctx.body = found.data;
     },
   );
 

@@ -11,7 +11,7 @@ import type { Infrastructure } from '../../shared/infra/infrastructure.js';
 import type { AppUserDocuments } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
 import type { AccountStore } from '../accounts/index.js';
-import type { IngestService } from '../clinical/index.js';
+import type { AttachmentStore, IngestService } from '../clinical/index.js';
 import type { ServedBrands, SessionStore } from '../connect-sessions/index.js';
 import type { EventOutbox } from '../events/index.js';
 import { loadRegistrations, Registrations, SmartDiscovery, SmartOAuthClient } from '../smart/index.js';
@@ -44,6 +44,8 @@ export interface ConnectionUses {
   accounts: AccountStore;
   sessions: SessionStore;
   ingest: IngestService;
+  /** Where a sync keeps the attachments it fetches. */
+  attachments: AttachmentStore;
   outbox: EventOutbox;
   brands: ServedBrands;
 }
@@ -111,6 +113,7 @@ export async function createConnections(infrastructure: Infrastructure, uses: Co
     leaseMs: SYNC_LEASE_MS,
     registrations,
     brands: uses.brands,
+    attachments: { store: uses.attachments, maxBytes: config.attachments.maxBytes },
   });
   const syncRunner = new SyncRunner(syncStore, syncs, clock, logger, {
     pollMs: SYNC_POLL_MS,

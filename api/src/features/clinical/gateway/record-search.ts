@@ -10,6 +10,7 @@ import type { CursorCodec } from '../../../shared/http/cursor.js';
 import { invalidField, notFound, type FieldError } from '../../../shared/http/errors.js';
 import { throwIfAny } from '../../../shared/http/validate.js';
 import type { RecordStore } from '../records/store.js';
+import type { Attachment, AttachmentStore } from '../attachments/store.js';
 import { CLINICAL_DATE, RECORD_TYPES } from '../record-types.js';
 import { dateRange } from '../dates.js';
 import { clauseOf, type Clause } from '../search/matching.js';
@@ -85,6 +86,8 @@ export interface RecordPage {
 
 export interface RecordSearchDeps {
   gateway: GatewayService;
+  /** The attachments syncs fetched (Binary). */
+  attachments?: Pick<AttachmentStore, 'get'>;
   records: RecordStore;
   indexes: ConnectionIndexes;
   cursors: CursorCodec;
@@ -206,6 +209,31 @@ export class RecordSearch {
       found.push(...provenance.filter((p) => ((p.search.target ?? []) as string[]).some((t) => targets.has(t))));
     }
     return found;
+  }
+
+  /**
+   * An attachment (`Binary/{id}`) after the gateway's checks, when a DocumentReference or DiagnosticReport the caller
+   * may see names it (their grants, labels and look-back decide); undefined otherwise, alike.
+   */
+  async binary(
+    principal: Principal,
+    requestId: string,
+    connectionId: string,
+    binaryId: string,
+  ): Promise<Attachment | undefined> {
+    this.deps.gateway.checkScope(principal, requestId);
+    const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, true, null);
+    const now = this.deps.clock.now();
+    const named = `"Binary/${binaryId}"`;
+    for (const type of ['DocumentReference', 'DiagnosticReport']) {
+      if (!typeGranted(grants.resourceTypes, type)) continue;
+      const visible = await this.visible(connectionId, type, grants, obs, now, now);
+      if (visible.some((found) => found.tail.includes(named))) {
+        const attachment = await this.deps.attachments?.get(connectionId, binaryId);
+        return attachment ?? undefined;
+      }
+    }
+    return undefined;
   }
 
   /** One record by type and id after the same checks as a search, when the grants let the caller see it. */

@@ -49,6 +49,8 @@ export async function openPage(
   connectionId: string,
   binding: TokenBinding,
   url: string,
+  /** What the request accepts (an attachment's content type); FHIR JSON by default. */
+  accept = 'application/fhir+json',
 ): Promise<OpenPage> {
   let refused: string | undefined;
   let busy = 0;
@@ -70,7 +72,7 @@ export async function openPage(
     let response: Response;
     try {
       response = await deps.fetch(url, {
-        headers: { authorization: `Bearer ${token}`, accept: 'application/fhir+json' },
+        headers: { authorization: `Bearer ${token}`, accept },
         signal: abort.signal,
       });
     } catch (error) {

@@ -30,6 +30,8 @@ import {
   stepOf,
 } from './plan.js';
 import { underBase, type Registrations } from '../../smart/index.js';
+import type { AttachmentStore } from '../../clinical/index.js';
+import { attachmentsOf, fetchAttachments } from './attachments.js';
 import type { ServedBrands } from '../../connect-sessions/index.js';
 import { MalformedBundle, readSearchset } from './searchset-stream.js';
 import { NEVER, type SyncRun, type SyncState, type SyncStore, type TypeRun, type TypeState } from './store.js';
@@ -59,6 +61,8 @@ export interface SyncServiceDeps {
   registrations?: Pick<Registrations, 'for'>;
   /** The catalog's brands (a registration may match a brand's platform). */
   brands?: ServedBrands;
+  /** Where fetched attachments are kept, and the largest fetched (without: attachments are not fetched). */
+  attachments?: { store: Pick<AttachmentStore, 'put'>; maxBytes: number };
 }
 
 export class SyncService {
@@ -231,6 +235,14 @@ export class SyncService {
               const read = checkEntry(entry, health, tally);
               if (!read) continue;
               collectReferences(read.observation.resource, health.fhirBaseUrl, references);
+              if (this.deps.attachments && attachmentsOf(read.observation.resource).length > 0)
+                await fetchAttachments(read.observation.resource, {
+                  pages,
+                  connectionId,
+                  binding,
+                  maxBytes: this.deps.attachments.maxBytes,
+                  store: this.deps.attachments.store,
+                });
               await writer.add(read.observation, read.bytes, url);
             }
             const bundle = searchset.rest();

@@ -12,6 +12,8 @@ import { syntheaFiles, syntheaPatient } from '../../../../../sandbox/src/fhir/sy
 import { COMPARTMENT_TYPES } from '../../../../../api/src/features/clinical/record-types.js';
 
 const RECORD = syntheaFiles()[1]!; // Brittany: allergies among her types
+const MAX_ATTACHMENT = 1400;
+const NOT_FETCHED = 'https://portico.dev/fhir/StructureDefinition/attachment-not-fetched';
 const MARIA = {
   id: 'maria',
   username: 'maria',
@@ -34,6 +36,8 @@ describe('syncing a whole record from the sandbox EHR (Synthea)', function () {
       clock,
       patients: [MARIA],
       grants: { ...GRANTS, resourceTypes: ['*'] },
+      // Small enough that the longer notes are left unfetched (and say so), large enough for the others.
+      env: { PORTICO_ATTACHMENT_MAX_BYTES: String(MAX_ATTACHMENT) },
       // As Epic needs: Observation searched by category.
       searches: {
         Observation: [
@@ -97,6 +101,42 @@ describe('syncing a whole record from the sandbox EHR (Synthea)', function () {
       world.ehr.switches.categoryRequired = [];
       world.ehr.switches.refuseTypes = {};
     }
+  });
+
+  it('fetches attachments on the server’s origin into Binary, byte for byte, and marks those too large', async () => {
+    const { back } = await connectThroughBrowser(world, 'public-v2', 'whole-3', { username: 'maria' });
+    const connectionId = back.searchParams.get('connectionId')!;
+    await finished('whole-3', null);
+    const notes = syntheaPatient(RECORD).filter((r) => r.resourceType === 'DocumentReference');
+    let fetched = 0;
+    let large = 0;
+    for (const note of notes) {
+      const source = (note.content as { attachment: { data: string; contentType: string } }[])[0]!.attachment;
+      const bytes = Buffer.from(source.data, 'base64');
+      const stored = (await fhir(connectionId, `DocumentReference/${note.id}`)).body as {
+        content: { attachment: { url: string; extension?: { url: string; valueString: string }[] } }[];
+      };
+      const attachment = stored.content[0]!.attachment;
+      if (bytes.length > MAX_ATTACHMENT) {
+        expect(attachment.extension).to.deep.include({ url: NOT_FETCHED, valueString: 'too_large' });
+        large++;
+        continue;
+      }
+      expect(attachment.url).to.match(/^Binary\//);
+      const res = await fetch(`${world.api.url}/api/sdk/v1/fhir/connections/${connectionId}/${attachment.url}`, {
+        headers: { authorization: `Bearer ${world.app.ak}` },
+      });
+      expect(res.status).to.equal(200);
+      expect(res.headers.get('content-type')).to.include(source.contentType.split(';')[0]!);
+      expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).to.equal(true);
+      fetched++;
+    }
+    expect(fetched).to.be.greaterThan(0);
+    expect(large).to.be.greaterThan(0);
+    const missing = await fetch(`${world.api.url}/api/sdk/v1/fhir/connections/${connectionId}/Binary/not-there`, {
+      headers: { authorization: `Bearer ${world.app.ak}` },
+    });
+    expect(missing.status).to.equal(404);
   });
 
   it('reads only what changed on the next run, and counts an invalid resource without failing', async () => {

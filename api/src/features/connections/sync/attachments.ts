@@ -1,0 +1,88 @@
+// Attachments of a synced record (docs/connecting.md, "Attachments"): each `DocumentReference.content.attachment`
+// and `DiagnosticReport.presentedForm` whose `url` is on the FHIR server's own origin (absolute, or relative to its
+// base) is fetched with the sync's token (`Accept` its content type), up to PORTICO_ATTACHMENT_MAX_BYTES, kept in the
+// attachment store, and its `url` pointed at `Binary/<id>` (relative: the connection's FHIR base serves it). One
+// larger, refused or failed keeps its metadata and gains the extension saying why; the record is stored either way.
+import { binaryIdOf, type AttachmentStore } from '../../clinical/index.js';
+import { underBase } from '../../smart/index.js';
+import { openPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
+
+export const NOT_FETCHED = 'https://portico.dev/fhir/StructureDefinition/attachment-not-fetched';
+/** Failures of the token, not of one attachment: they end the run as a search's would. */
+const FATAL = new Set(['reauthorization_required', 'token_key_missing', 'token_refresh_failed', 'unauthorized']);
+
+export interface AttachmentFetch {
+  pages: PageReaderDeps;
+  connectionId: string;
+  binding: { accountId: string; fhirBaseUrl: string; patient: string };
+  maxBytes: number;
+  store: Pick<AttachmentStore, 'put'>;
+}
+
+type Json = Record<string, unknown>;
+
+/** The attachments of a resource (none for other types), as objects the caller's resource holds. */
+export function attachmentsOf(resource: Json): Json[] {
+  if (resource.resourceType === 'DocumentReference')
+    return list(resource.content).flatMap((c) => (isObject(c) && isObject(c.attachment) ? [c.attachment] : []));
+  if (resource.resourceType === 'DiagnosticReport') return list(resource.presentedForm).filter(isObject);
+  return [];
+}
+
+/** Fetches and keeps the resource's attachments on the server's origin, rewriting each one's `url` (in place). */
+export async function fetchAttachments(resource: Json, context: AttachmentFetch): Promise<{ fetched: number }> {
+  let fetched = 0;
+  const { fhirBaseUrl } = context.binding;
+  const origin = new URL(fhirBaseUrl).origin;
+  for (const attachment of attachmentsOf(resource)) {
+    if (typeof attachment.url !== 'string' || attachment.url === '') continue;
+    const url = URL.canParse(attachment.url) ? attachment.url : underBase(fhirBaseUrl, attachment.url);
+    if (new URL(url).origin !== origin) continue; // elsewhere: kept as it is
+    const contentType =
+      typeof attachment.contentType === 'string' ? attachment.contentType : 'application/octet-stream';
+    const why = await fetchOne(url, contentType, context).then(
+      async (data) => {
+        if (data === null) return 'too_large';
+        const id = binaryIdOf(url);
+        await context.store.put(context.connectionId, id, { contentType, data });
+        attachment.url = `Binary/${id}`;
+        fetched++;
+        return null;
+      },
+      (error: unknown) => {
+        if (!(error instanceof SyncFailure) || FATAL.has(error.reason)) throw error;
+        return error.reason;
+      },
+    );
+    if (why !== null) attachment.extension = [...list(attachment.extension), { url: NOT_FETCHED, valueString: why }];
+  }
+  return { fetched };
+}
+
+/** The attachment's bytes (a Binary resource's `data` when the server answered FHIR JSON); null when too large. */
+async function fetchOne(url: string, contentType: string, context: AttachmentFetch): Promise<Buffer | null> {
+  const page = await openPage(context.pages, context.connectionId, context.binding, url, contentType);
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of page.chunks) {
+    size += chunk.length;
+    // A Binary resource carries the bytes base64 (4/3 larger): allowed for, and measured again once decoded.
+    if (size > Math.ceil((context.maxBytes * 4) / 3) + 64 * 1024) return null;
+    parts.push(Buffer.from(chunk));
+  }
+  let data = Buffer.concat(parts);
+  if (!/json/.test(contentType) && data[0] === 0x7b) {
+    try {
+      const binary = JSON.parse(data.toString('utf8')) as Json;
+      if (binary.resourceType === 'Binary' && typeof binary.data === 'string')
+        data = Buffer.from(binary.data, 'base64');
+    } catch {
+      // not JSON: the bytes as they came
+    }
+  }
+  return data.length > context.maxBytes ? null : data;
+}
+
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
