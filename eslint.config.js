@@ -9,7 +9,18 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.tools/**', '.data/**', 'charts/**', 'tools/**', '.bench/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'sdk/js/dist/**',
+      'node_modules/**',
+      '.tools/**',
+      '.data/**',
+      'charts/**',
+      'tools/**',
+      '.bench/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -3,7 +3,7 @@ import { systemClock } from '#core/clock.js';
 import { createLogger } from '#core/infra/logger.js';
 import { createApp } from './app.js';
 import { createApiServer } from './shared/http/server.js';
-import { publishDemoCatalog } from './features/catalog/demo.js';
+import { demoSandboxMoved, publishDemoCatalog } from './features/catalog/demo.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import type { Logger } from 'pino';
 import { startSandboxProcess, type RunningSandbox } from './features/connections/index.js';
@@ -43,7 +43,10 @@ async function main(): Promise<void> {
   const started = await startUp(config, { logger, say: (m) => logger.info(m) });
   const { connections, services } = started;
   const { redis, embedded } = connections;
-  if (config.demoCatalog && !(await services.snapshots.active(config.catalog))) {
+  if (
+    config.demoCatalog &&
+    (!(await services.snapshots.active(config.catalog)) || (await demoSandboxMoved(services.snapshots, config)))
+  ) {
     const report = await publishDemoCatalog(config, connections.mongodbUri, logger);
     logger.info(
       {

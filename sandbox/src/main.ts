@@ -7,7 +7,15 @@ const config = readSandboxConfig();
 const ehr = await startSandboxEhr({
   host: config.host,
   port: config.port,
-  clients: [{ clientId: DEMO_CLIENT_ID, redirectUris: [...config.redirectUris], auth: { method: 'none' } }],
+  // Its name is what the sign-in page shows the patient: the client is Portico, signing in for the app.
+  clients: [
+    {
+      clientId: DEMO_CLIENT_ID,
+      name: 'Portico Connect',
+      redirectUris: [...config.redirectUris],
+      auth: { method: 'none' },
+    },
+  ],
   // Whole synthetic records: every type, notes and reports as attachments.
   patients: DEMO_PATIENTS.map((p) => ({ ...p, observations: 0, record: DEMO_RECORDS[p.id] })),
 });

@@ -49,6 +49,8 @@ function send(ctx: Context, status: number, title: string, body: string): void {
 export interface SignInPage {
   brandName: string;
   clientId: string;
+  /** The client's registered name, shown in place of its id. */
+  clientName?: string;
   scope: string;
   requestId: string;
   redirectUri: string;
@@ -74,7 +76,7 @@ export function sendSignInPage(ctx: Context, page: SignInPage): void {
     200,
     `Sign in to ${page.brandName}`,
     `<h1>Sign in to ${escapeHtml(page.brandName)}</h1>
-<p>The app <strong>${escapeHtml(page.clientId)}</strong> asks to read your health records.</p>
+<p>The app <strong>${escapeHtml(page.clientName ?? page.clientId)}</strong> asks to read your health records.</p>
 <section class="box sandbox" aria-label="Sandbox credentials"><strong>Sandbox credentials:</strong>
 <ul>${credentials}</ul>This is a sandbox with synthetic patients; no real records are here.</section>
 ${error}

@@ -19,6 +19,8 @@ export type SandboxClientAuth =
 
 export interface SandboxClient {
   clientId: string;
+  /** The name the sign-in page shows the patient (as an EHR shows a registered app's); the client id without one. */
+  name?: string;
   redirectUris: string[];
   auth: SandboxClientAuth;
 }

@@ -42,10 +42,17 @@ export class RecordStore {
       this.records.set(brand, new Map());
       this.byKey.set(brand, new Map());
       this.binaries.set(brand, new Map());
-      if (withRecords.length === 0) continue;
-      const shared = this.population();
-      for (const resource of shared) this.keep(brand, resource);
-      for (const patient of withRecords) this.load(brand, patient, shared);
+      // Each record with the population it was generated in (the folder its file is in).
+      const populations = new Map<string, Resource[]>();
+      for (const patient of withRecords) {
+        const dir = path.dirname(path.join(this.folder, patient.record!));
+        let shared = populations.get(dir);
+        if (!shared) {
+          populations.set(dir, (shared = this.population(dir)));
+          for (const resource of shared) this.keep(brand, resource);
+        }
+        this.load(brand, patient, shared);
+      }
     }
   }
 
@@ -83,10 +90,10 @@ export class RecordStore {
   }
 
   /** The organizations, locations, practitioners and roles of the population (Synthea's other bundles). */
-  private population(): Resource[] {
+  private population(dir: string): Resource[] {
     const read = (name: string) =>
       (
-        JSON.parse(gunzipSync(readFileSync(path.join(this.folder, name))).toString('utf8')) as {
+        JSON.parse(gunzipSync(readFileSync(path.join(dir, name))).toString('utf8')) as {
           entry: { resource: Resource }[];
         }
       ).entry.map((e) => e.resource);

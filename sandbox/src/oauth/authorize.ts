@@ -128,6 +128,7 @@ function signInPage(world: World, brand: SandboxBrand, request: AuthorizationReq
   return {
     brandName: brand.name,
     clientId: request.clientId,
+    ...(clientNameOf(world, request.clientId) !== undefined && { clientName: clientNameOf(world, request.clientId) }),
     scope: request.scope,
     redirectUri: request.redirectUri,
     patients: world.patients,
@@ -138,3 +139,7 @@ function samePassword(given: string, expected: string): boolean {
   const digest = (value: string) => createHash('sha256').update(value).digest();
   return timingSafeEqual(digest(given), digest(expected));
 }
+
+/** The registered name of a client (undefined when it has none). */
+const clientNameOf = (world: World, clientId: string): string | undefined =>
+  world.clients.find((client) => client.clientId === clientId)?.name;

@@ -2,9 +2,11 @@
 // the operator's own pipeline by running its command line, `portico-operator import`, against the database
 // and object storage this process uses: the API never loads the operator's code.
 import { spawn } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { catalogKey } from '#core/catalog/snapshots.js';
+import { catalogKey, type SnapshotStore } from '#core/catalog/snapshots.js';
 import { repoRoot } from '#core/infra/repo-root.js';
 import { childEnvironment, type Config } from '../../config.js';
 
@@ -17,13 +19,50 @@ export interface DemoReport {
   snapshot: { id: string };
 }
 
+/** The sandbox EHR's port the demo's sandbox brands name (examples/demo/sandbox-brands.json). */
+export const DEMO_SANDBOX_PORT = 8095;
+
+/**
+ * Whether the demo catalog's sandbox brands would lead elsewhere than the sandbox EHR now listens: it was published
+ * for another PORTICO_SANDBOX_PORT (then it is published again, following the port).
+ */
+export async function demoSandboxMoved(
+  snapshots: Pick<SnapshotStore, 'active' | 'load'>,
+  config: Config,
+): Promise<boolean> {
+  if (!config.smart.sandbox) return false;
+  const active = await snapshots.active(config.catalog);
+  const snapshot = active && (await snapshots.load(active.snapshotId));
+  const sandboxBrands = (snapshot?.brands ?? []).filter((brand) =>
+    /^http:\/\/127\.0\.0\.1:\d+\/fhir\/sandbox-/.test(brand.fhirBaseUrl),
+  );
+  return (
+    sandboxBrands.length > 0 && sandboxBrands.every((brand) => !brand.fhirBaseUrl.startsWith(sandboxOrigin(config)))
+  );
+}
+
+const sandboxOrigin = (config: Config) => `http://127.0.0.1:${config.smart.sandboxPort}/`;
+
 export async function publishDemoCatalog(config: Config, mongodbUri: string, logger: Logger): Promise<DemoReport> {
   const root = repoRoot();
+  // The demo as it is, or (the sandbox on another port) a copy whose sandbox brands name that port.
+  let folder = path.join(root, 'examples', 'demo');
+  if (config.smart.sandboxPort !== DEMO_SANDBOX_PORT) {
+    const copy = await mkdtemp(path.join(tmpdir(), 'portico-demo-'));
+    await cp(folder, copy, { recursive: true });
+    const brands = path.join(copy, 'sandbox-brands.json');
+    const text = await readFile(brands, 'utf8');
+    await writeFile(
+      brands,
+      text.replaceAll(`127.0.0.1:${DEMO_SANDBOX_PORT}/`, `127.0.0.1:${config.smart.sandboxPort}/`),
+    );
+    folder = copy;
+  }
   const args = [
     path.join(root, 'bin', 'portico-operator.js'),
     'import',
     '-f',
-    path.join(root, 'examples', 'demo', 'brandcatalog.yaml'),
+    path.join(folder, 'brandcatalog.yaml'),
     '--catalog',
     catalogKey(config.catalog),
     '--json',
@@ -47,6 +86,7 @@ export async function publishDemoCatalog(config: Config, mongodbUri: string, log
     child.once('error', reject);
     child.once('exit', (exitCode) => resolve(exitCode));
   });
+  if (folder !== path.join(root, 'examples', 'demo')) await rm(folder, { recursive: true, force: true });
   if (code !== 0)
     throw new Error(
       `publishing the demo catalog failed (portico-operator import exited with ${code}): ${stderr.trim()}`,
