@@ -16,14 +16,12 @@
 // The embedded database keeps what is synced until the end: the big row needs somewhat more than its size free on
 // os.tmpdir() each round (its documents; the bundle records are gzipped).
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { parse } from 'yaml';
 import { systemClock } from '#core/clock.js';
 import { documentLocksFor } from '#core/infra/locks.js';
 import { connectMongo } from '#core/infra/mongo.js';
-import { repoRoot } from '#core/infra/repo-root.js';
 import { openObjectStorage } from '#core/object-storage/index.js';
 import { SnapshotStore } from '#core/catalog/snapshots.js';
 import { publishCatalog } from '../operator/src/pipeline/publish.js';
@@ -35,6 +33,7 @@ import { startReplica, whenReady, type Replica } from '../testkit/replicas.js';
 import { sandboxSources } from '../testkit/sandbox-catalog.js';
 import { signIn } from '../testkit/sandbox-ehr.js';
 import { refreshSingleFlight } from './sync/refresh-single-flight.js';
+import { chartHeapMiB, chartMemoryLimitMiB, cpuMs, memoryMiB, resetPeak } from './process-stats.js';
 
 const OBSERVATIONS = Number(process.env.BENCH_SYNC_OBSERVATIONS ?? 10_000);
 const BIG_OBSERVATIONS = Number(process.env.BENCH_SYNC_BIG_OBSERVATIONS ?? 10_000);
@@ -44,45 +43,6 @@ const CALLERS = Number(process.env.BENCH_REFRESH_CALLERS ?? 50);
 const TOKEN_KEYS = `bench:${Buffer.alloc(32, 7).toString('base64')}`;
 const RETURN = 'https://app.example.com/connected';
 const BRAND = 'bench';
-
-/** CPU time (user + system) of a process so far, in milliseconds (Linux). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ = 100
-}
-
-/** VmRSS and VmHWM (the peak) of a process, in MiB. */
-function memoryMiB(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+)`).exec(status)![1]);
-  return { rss: kib('VmRSS') / 1024, peak: kib('VmHWM') / 1024 };
-}
-
-/** Sets a process's VmHWM back to its RSS now (Linux 4.0+), so the next reading is the peak since; false if refused. */
-function resetPeak(pid: number): boolean {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, '5');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The heap the Helm chart gives the API's Node (`api.heapMiB`), in MiB: the replica runs with it, as a pod does. */
-function chartHeapMiB(): number {
-  const values = parse(readFileSync(path.join(repoRoot(), 'charts/portico/values.yaml'), 'utf8'));
-  return Number(values.api.heapMiB);
-}
-
-/** The memory limit the Helm chart's values give the API's pods (`api.resources.limits.memory`), in MiB. */
-function chartMemoryLimitMiB(): number {
-  const values = parse(readFileSync(path.join(repoRoot(), 'charts/portico/values.yaml'), 'utf8'));
-  const quantity = String(values.api.resources.limits.memory);
-  const [, amount, unit = ''] = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|k|M|G)?$/.exec(quantity) ?? [];
-  const bytes = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, k: 1e3, M: 1e6, G: 1e9 }[unit];
-  if (amount === undefined || bytes === undefined) throw new Error(`unreadable API memory limit "${quantity}"`);
-  return (Number(amount) * bytes) / 2 ** 20;
-}
 
 const loadAverage = () =>
   `load average: ${loadavg()

@@ -120,6 +120,8 @@ export class ConnectionIndex {
   private readonly latestIngest: number;
   /** The matching positions of recent searches, ascending, by the grants and parameters that decide them. */
   private readonly kept = new LRUCache<string, Uint32Array>({ max: KEPT_SEARCHES });
+  /** The matches of recent record searches (record-search.ts), by what decides them (see remembered()). */
+  private readonly keptRecords = new LRUCache<string, IndexedObservation[]>({ max: KEPT_SEARCHES });
 
   private constructor(
     /** The connection's `obs:` token read before the load began: the index holds every ingest before it. */
@@ -324,6 +326,20 @@ export class ConnectionIndex {
     const from = grants.lookbackDays === null ? Number.NEGATIVE_INFINITY : now.getTime() - grants.lookbackDays * DAY_MS;
     const until = asOf.getTime();
     return (i) => firstIngestedAt[i]! <= until && allowed[labels[i]!]! && (Number.isNaN(end[i]!) || end[i]! >= from);
+  }
+
+  /**
+   * The record search's matches for `key` (its type, grants and parameters), computed once while nothing can change
+   * them: no look-back window (it moves with `now`) and `asOf` after every ingest in the index; else computed afresh.
+   */
+  remembered(key: string, lookback: boolean, asOf: Date, compute: () => IndexedObservation[]): IndexedObservation[] {
+    if (lookback || asOf.getTime() < this.latestIngest) return compute();
+    const hashed = key.length > KEY_CHARS ? createHash('sha256').update(key).digest('base64') : key;
+    const known = this.keptRecords.get(hashed);
+    if (known) return known;
+    const found = compute();
+    this.keptRecords.set(hashed, found);
+    return found;
   }
 
   get size(): number {

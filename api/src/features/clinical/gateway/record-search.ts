@@ -111,14 +111,26 @@ export class RecordSearch {
     const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, true, type);
     const matched = await this.matching(walk, grants, obs, clauses);
     const keyOf = walk.sort.by === 'date' ? (f: Found) => f.sortDate : (f: Found) => f.updatedAt;
+    // Ascending in (key, id); the matches are in the index's (date) order already, and kept (never changed here).
     const ordered =
       walk.sort.by === 'date' ? matched : [...matched].sort((a, b) => order(keyOf(a), a.id, keyOf(b), b.id));
-    if (walk.sort.descending) ordered.reverse();
+    const n = ordered.length;
+    const at = walk.sort.descending ? (k: number) => ordered[n - 1 - k]! : (k: number) => ordered[k]!;
     const direction = walk.sort.descending ? -1 : 1;
     const after = walk.after;
-    const start = after ? ordered.findIndex((f) => direction * order(keyOf(f), f.id, after.key, after.id) > 0) : 0;
-    const from = start < 0 ? ordered.length : start;
-    const items = walk.summaryCount ? [] : ordered.slice(from, from + walk.count);
+    // The first match past `after` in the walk's direction (matches are sorted that way: a binary search).
+    let from = 0;
+    if (after) {
+      let high = n;
+      while (from < high) {
+        const middle = (from + high) >>> 1;
+        const found = at(middle);
+        if (direction * order(keyOf(found), found.id, after.key, after.id) > 0) high = middle;
+        else from = middle + 1;
+      }
+    }
+    const items: Found[] = [];
+    for (let k = from; !walk.summaryCount && k < n && items.length < walk.count; k++) items.push(at(k));
     const last = items.at(-1);
     const next =
       !walk.summaryCount && last && from + walk.count < ordered.length
@@ -259,8 +271,14 @@ export class RecordSearch {
     clauses: Clause[],
   ): Promise<Found[]> {
     const now = this.deps.clock.now();
-    const visible = await this.visible(walk.connectionId, walk.type, grants, token, now, new Date(walk.asOf));
-    return visible.filter((found) => clauses.every((clause) => clause(found)));
+    const asOf = new Date(walk.asOf);
+    const index = await this.index(walk.connectionId, token, walk.type);
+    if (!index) return [];
+    // A walk's pages, and the same search again, reuse the matches (the index never changes; a new ingest is a new one).
+    const key = JSON.stringify([walk.type, grants, walk.params]);
+    return index.remembered(key, grants.lookbackDays !== null, asOf, () =>
+      index.visibleOfType(walk.type, grants, now, asOf).filter((found) => clauses.every((clause) => clause(found))),
+    );
   }
 
   /**

@@ -5,9 +5,14 @@
 // larger, refused or failed keeps its metadata and gains the extension saying why; the record is stored either way.
 import { binaryIdOf, type AttachmentStore } from '../../clinical/index.js';
 import { underBase } from '../../smart/index.js';
+import pLimit from 'p-limit';
+import type { NormalizedObservation } from '../../clinical/index.js';
+import type { BatchWriter } from './batch-writer.js';
 import { openPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
 
 export const NOT_FETCHED = 'https://portico.dev/fhir/StructureDefinition/attachment-not-fetched';
+/** Records whose attachments are fetched at once (each fetch is a request to the health system). */
+export const ATTACHMENTS_AT_ONCE = 4;
 /** Failures of the token, not of one attachment: they end the run as a search's would. */
 const FATAL = new Set(['reauthorization_required', 'token_key_missing', 'token_refresh_failed', 'unauthorized']);
 
@@ -86,3 +91,51 @@ async function fetchOne(url: string, contentType: string, context: AttachmentFet
 const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/**
+ * A page's records on their way to the writer: one with attachments is written once they are fetched (up to `atOnce`
+ * records' at a time), one without at once; the writer gets them one at a time. settled() waits for all of them (and
+ * throws the first failure); a failure is never left unobserved meanwhile.
+ */
+export class AttachmentQueue {
+  private readonly limit: ReturnType<typeof pLimit>;
+  private writing: Promise<void> = Promise.resolve();
+  private readonly pending: Promise<void>[] = [];
+  /** The tasks not yet done (each settles without throwing). */
+  private readonly running = new Set<Promise<void>>();
+
+  constructor(
+    private readonly writer: Pick<BatchWriter, 'add'>,
+    atOnce: number,
+  ) {
+    this.limit = pLimit(atOnce);
+  }
+
+  /** The record, once `fetch` has fetched its attachments; waits while `atOnce` records are being fetched. */
+  async add(read: { observation: NormalizedObservation; bytes: number }, page: string, fetch: () => Promise<unknown>) {
+    while (this.running.size >= this.limit.concurrency) await Promise.race(this.running);
+    const task = this.limit(async () => {
+      await fetch();
+      await this.write(read, page);
+    });
+    const running = task.then(
+      () => {},
+      () => {}, // observed by settled()
+    );
+    this.running.add(running);
+    void running.then(() => this.running.delete(running));
+    this.pending.push(task);
+  }
+
+  /** The record to the writer, after those handed to it before. */
+  write(read: { observation: NormalizedObservation; bytes: number }, page: string): Promise<void> {
+    const written = this.writing.then(() => this.writer.add(read.observation, read.bytes, page));
+    this.writing = written.catch(() => {});
+    return written;
+  }
+
+  async settled(): Promise<void> {
+    await Promise.all(this.pending);
+    await this.writing;
+  }
+}

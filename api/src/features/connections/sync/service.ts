@@ -31,7 +31,7 @@ import {
 } from './plan.js';
 import { underBase, type Registrations } from '../../smart/index.js';
 import type { AttachmentStore } from '../../clinical/index.js';
-import { attachmentsOf, fetchAttachments } from './attachments.js';
+import { AttachmentQueue, ATTACHMENTS_AT_ONCE, attachmentsOf, fetchAttachments } from './attachments.js';
 import type { ServedBrands } from '../../connect-sessions/index.js';
 import { MalformedBundle, readSearchset } from './searchset-stream.js';
 import { NEVER, type SyncRun, type SyncState, type SyncStore, type TypeRun, type TypeState } from './store.js';
@@ -231,20 +231,26 @@ export class SyncService {
               continue;
             }
             const searchset = readSearchset(page.chunks, LIMITS);
+            // Records with attachments wait for them (a few fetched at once); the writer takes records one at a time.
+            const fetching = new AttachmentQueue(writer, ATTACHMENTS_AT_ONCE);
             for await (const entry of searchset.entries) {
               const read = checkEntry(entry, health, tally);
               if (!read) continue;
               collectReferences(read.observation.resource, health.fhirBaseUrl, references);
-              if (this.deps.attachments && attachmentsOf(read.observation.resource).length > 0)
-                await fetchAttachments(read.observation.resource, {
-                  pages,
-                  connectionId,
-                  binding,
-                  maxBytes: this.deps.attachments.maxBytes,
-                  store: this.deps.attachments.store,
-                });
-              await writer.add(read.observation, read.bytes, url);
+              const attachments = this.deps.attachments;
+              if (attachments && attachmentsOf(read.observation.resource).length > 0)
+                await fetching.add(read, url, () =>
+                  fetchAttachments(read.observation.resource, {
+                    pages,
+                    connectionId,
+                    binding,
+                    maxBytes: attachments.maxBytes,
+                    store: attachments.store,
+                  }),
+                );
+              else await fetching.write(read, url);
             }
+            await fetching.settled();
             const bundle = searchset.rest();
             if (bundle['resourceType'] !== 'Bundle')
               throw new SyncFailure('invalid_response', 'the FHIR server answered something other than a Bundle');
