@@ -197,4 +197,66 @@ describe('sdk/js: catalog, connect sessions, errors and the observation gateway'
       expect(error).to.include({ status: 404, code: 'NOT_FOUND', retryable: false });
     });
   });
+
+  describe('searchRecords and everything', () => {
+    let connectionId: string;
+    let whole: Portico;
+
+    before(async () => {
+      const wholeApp = await appOf(api, tenant, {
+        resourceTypes: ['*'],
+        loincCodes: ['*'],
+        confidentiality: ['N'],
+        sensitivity: [],
+        lookbackDays: null,
+      });
+      whole = createPortico({ baseUrl: api.url, appKey: wholeApp.ak });
+      connectionId = await connectionOf(api, tenant, wholeApp, `sdk-records-${randomUUID()}`, brandId);
+      const conditions = Array.from({ length: 12 }, (_, i) => ({
+        resourceType: 'Condition',
+        id: `c${i}`,
+        subject: { reference: 'Patient/p1' },
+        clinicalStatus: {
+          coding: [
+            { system: 'http://terminology.hl7.org/CodeSystem/condition-clinical', code: i % 3 ? 'active' : 'resolved' },
+          ],
+        },
+        code: { coding: [{ system: 'http://snomed.info/sct', code: '44054006' }] },
+        recordedDate: `2024-0${(i % 9) + 1}-01`,
+      }));
+      const entry = [{ resourceType: 'Patient', id: 'p1', gender: 'female' }, ...conditions].map((resource) => ({
+        resource,
+      }));
+      const res = await api.request('POST', `/api/platform/v1/connections/${connectionId}/resources`, {
+        key: tenant.key,
+        body: { resourceType: 'Bundle', type: 'collection', entry },
+        headers: { 'content-type': 'application/fhir+json' },
+      });
+      expect(res.status, res.text).to.equal(200);
+    });
+
+    it('searches any record type with FHIR parameters, page after page', async () => {
+      const page = await whole.searchRecordsPage(connectionId, 'Condition', {
+        'clinical-status': 'active',
+        _count: '3',
+      });
+      expect([page.total, page.resources.length, typeof page.nextCursor]).to.deep.equal([8, 3, 'string']);
+      const all: string[] = [];
+      for await (const condition of whole.searchRecords(connectionId, 'Condition', {
+        'clinical-status': 'active',
+        _count: '3',
+      }))
+        all.push(condition.id);
+      expect(all).to.have.length(8);
+      expect(new Set(all).size).to.equal(8);
+    });
+
+    it('walks the patient’s $everything', async () => {
+      const seen: string[] = [];
+      for await (const resource of whole.everything(connectionId, 'p1', { _count: 5 }))
+        seen.push(`${resource.resourceType}/${resource.id}`);
+      expect(seen[0]).to.equal('Patient/p1');
+      expect(seen).to.have.length(13);
+    });
+  });
 });

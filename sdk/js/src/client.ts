@@ -19,6 +19,14 @@ import {
   type ObservationPage,
   type ObservationSearchParams,
 } from './observations.js';
+import {
+  everything,
+  searchRecords,
+  searchRecordsPage,
+  type FhirResource,
+  type RecordPage,
+  type RecordSearchParams,
+} from './records.js';
 import type { operations } from './schema.js';
 import { realSleep, type Sleep } from './time.js';
 
@@ -69,6 +77,27 @@ export interface Portico {
   watchLifecycle(appUserId: string, options: WatchLifecycleOptions): LifecycleWatch;
   searchObservationsPage(params: ObservationSearchParams, options?: CallOptions): Promise<ObservationPage>;
   searchObservations(params: ObservationSearchParams, options?: CallOptions): AsyncGenerator<Observation, void>;
+  /** One page of a search of any record type on the connection's FHIR base (FHIR search parameters). */
+  searchRecordsPage(
+    connectionId: string,
+    type: string,
+    params?: RecordSearchParams,
+    options?: CallOptions,
+  ): Promise<RecordPage>;
+  /** Every match of a search of any record type, page after page. */
+  searchRecords(
+    connectionId: string,
+    type: string,
+    params?: RecordSearchParams,
+    options?: CallOptions,
+  ): AsyncGenerator<FhirResource, void>;
+  /** The patient's whole record (`$everything`), page after page. */
+  everything(
+    connectionId: string,
+    patientId: string,
+    params?: { _since?: string; _type?: string; _count?: number },
+    options?: CallOptions,
+  ): AsyncGenerator<FhirResource, void>;
 }
 
 export function createPortico(options: PorticoOptions): Portico {
@@ -92,5 +121,11 @@ export function createPortico(options: PorticoOptions): Portico {
     watchLifecycle: (appUserId, watchOptions) => watchLifecycle(transport, sleep, appUserId, watchOptions),
     searchObservationsPage: (params, callOptions) => searchObservationsPage(transport, params, callOptions),
     searchObservations: (params, callOptions) => searchObservations(transport, params, callOptions),
+    searchRecordsPage: (connectionId, type, params, callOptions) =>
+      searchRecordsPage(transport, connectionId, type, params, callOptions),
+    searchRecords: (connectionId, type, params, callOptions) =>
+      searchRecords(transport, connectionId, type, params, callOptions),
+    everything: (connectionId, patientId, params, callOptions) =>
+      everything(transport, connectionId, patientId, params, callOptions),
   };
 }

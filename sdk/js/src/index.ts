@@ -22,5 +22,6 @@ export type {
   ObservationPage,
   ObservationSearchParams,
 } from './observations.js';
+export type { FhirResource, RecordBundle, RecordPage, RecordSearchParams } from './records.js';
 export type { Sleep } from './time.js';
 export type { components, operations, paths } from './schema.js';
