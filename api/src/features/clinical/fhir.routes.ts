@@ -10,7 +10,7 @@ import { principalOf } from '../../shared/http/auth.js';
 import { invalidField, notFound, type FieldError } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { addSchemaErrors, MAX_BODY_BYTES, readBody, throwIfAny, validate } from '../../shared/http/validate.js';
-import { resourceOfTail } from './gateway/connection-index.js';
+import { resourceOfTail } from './gateway/entries.js';
 import { SearchBody, SearchSet } from './gateway/schema.js';
 import { gatewayScope, searchAnswer, type GatewayRouteDeps } from './sdk.routes.js';
 import { FHIR_JSON, OperationOutcome } from './fhir/fhir-outcomes.js';

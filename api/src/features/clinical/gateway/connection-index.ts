@@ -15,6 +15,7 @@ import { parseToken, type Grants, type SearchParams } from './query.js';
 import { documentRow, foldBundles, type ObservationRow } from '../records/rows.js';
 import type { Changes } from '../records/record-log.js';
 import { searchValues, type SearchValues } from '../search/values.js';
+import { RESOURCE_AT, SEARCH_MODE, type IndexedObservation, type Position } from './entries.js';
 
 /**
  * What keeping an observation costs beside its entry bytes (ids, columns, postings, object headers; codings and label
@@ -60,59 +61,6 @@ const KEPT_SEARCHES = 8;
 const KEY_CHARS = 256;
 /** What an index costs however small: its objects, maps and the kept searches' keys (KEY_CHARS at most each). */
 const INDEX_OVERHEAD_BYTES = 4096 + KEPT_SEARCHES * KEY_CHARS * 2;
-
-export interface Position {
-  sortDate: number;
-  id: string;
-}
-
-/** An observation (or any record) as a search returns it: its position in the sort order and its searchset entry. */
-export interface IndexedObservation extends Position {
-  resourceId: string;
-  /** The resource type. */
-  type: string;
-  /** When this version was stored (epoch ms; when it was first written, for rows from before this was kept). */
-  updatedAt: number;
-  search: SearchValues;
-  /** Its searchset entry after the base of its fullUrl, as UTF-8 (entryTail()): built once, copied into every answer.
-   * */
-  tail: Buffer;
-}
-
-/**
- * A searchset entry from just after the base of its fullUrl: `<id>","resource":<resource>,"search":{"mode":"match"}}`.
- * A FHIR id ([A-Za-z0-9.-]) needs no escaping in the quoted fullUrl.
- */
-export function entryTail(resourceId: string, resource: unknown): Buffer {
-  return tailOf(resourceId, JSON.stringify(resource));
-}
-
-const RESOURCE_AT = '","resource":';
-const SEARCH_MODE = ',"search":{"mode":"match"}}';
-const tailOf = (resourceId: string, resource: string) =>
-  Buffer.from(`${resourceId}${RESOURCE_AT}${resource}${SEARCH_MODE}`);
-
-/** A stored document as a search returns it (for a search of the database). */
-export function entryOfDocument(doc: ObservationDocument): IndexedObservation {
-  return {
-    id: doc._id,
-    resourceId: doc.resourceId,
-    type: doc.resourceType ?? 'Observation',
-    updatedAt: (doc.updatedAt ?? doc.firstIngestedAt).getTime(),
-    search: doc.search ?? searchValues(doc.resource),
-    sortDate: doc.sortDate.getTime(),
-    tail: entryTail(doc.resourceId, doc.resource),
-  };
-}
-
-const INCLUDE_MODE = Buffer.from(',"search":{"mode":"include"}}');
-/** An entry's tail as an entry that `_include` or `_revinclude` brought in (search mode `include`). */
-export const includedTail = (entry: IndexedObservation): Buffer =>
-  Buffer.concat([entry.tail.subarray(0, entry.tail.length - SEARCH_MODE.length), INCLUDE_MODE]);
-
-/** The resource's JSON text in an entry's tail (entryTail()). */
-export const resourceOfTail = (entry: IndexedObservation): Buffer =>
-  entry.tail.subarray(Buffer.byteLength(entry.resourceId) + RESOURCE_AT.length, entry.tail.length - SEARCH_MODE.length);
 
 export class ConnectionIndex {
   private readonly everything: Uint32Array;

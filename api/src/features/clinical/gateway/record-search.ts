@@ -7,71 +7,19 @@
 import type { Clock } from '#core/clock.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
-import { invalidField, notFound, type FieldError } from '../../../shared/http/errors.js';
-import { throwIfAny } from '../../../shared/http/validate.js';
+import { invalidField, notFound } from '../../../shared/http/errors.js';
 import type { RecordStore } from '../records/store.js';
 import type { Attachment, AttachmentStore } from '../attachments/store.js';
-import { CLINICAL_DATE, RECORD_TYPES } from '../record-types.js';
-import { dateRange } from '../dates.js';
-import { clauseOf, type Clause } from '../search/matching.js';
-import { ConnectionIndex, type IndexedObservation as Found } from './connection-index.js';
+import { RECORD_TYPES } from '../record-types.js';
+import type { Clause } from '../search/matching.js';
+import { clausesOf, everythingWalk, searchWalk, type EverythingWalk, type Walk } from './record-walks.js';
+import { ConnectionIndex } from './connection-index.js';
+import type { IndexedObservation as Found } from './entries.js';
 import type { ConnectionIndexes } from './connection-indexes.js';
 import { typeGranted, type GatewayService } from './service.js';
 
 const CURSOR_ROUTE = 'records/_search';
 const CURSOR_MAX = 16384;
-export const DEFAULT_COUNT = 50;
-export const MAX_COUNT = 100;
-
-/** The parameters that shape the answer rather than select records. */
-export const RESULT_PARAMETERS = [
-  '_count',
-  '_sort',
-  '_total',
-  '_summary',
-  '_format',
-  '_pretty',
-  '_cursor',
-  '_include',
-  '_revinclude',
-] as const;
-/** The includes served (US Core asks for these two). */
-const INCLUDE = 'MedicationRequest:medication';
-const REVINCLUDE = 'Provenance:target';
-
-/** Everything a search needs to continue: the cursor carries it. */
-interface Walk {
-  connectionId: string;
-  appId: string;
-  type: string;
-  /** The selecting parameters, as given (name with modifier, value). */
-  params: [string, string][];
-  /** `date`: the clinical date; `_lastUpdated`: when Portico stored it. */
-  sort: { by: 'date' | '_lastUpdated'; descending: boolean };
-  count: number;
-  total: boolean;
-  summaryCount: boolean;
-  asOf: number;
-  after?: { key: number; id: string };
-  /** `_include=MedicationRequest:medication`. */
-  include?: boolean;
-  /** `_revinclude=Provenance:target`. */
-  revinclude?: boolean;
-}
-
-/** A `$everything` walk: every granted type (or those of `_type`), Patient first, then in RECORD_TYPES order. */
-interface EverythingWalk {
-  connectionId: string;
-  appId: string;
-  type: '$everything';
-  patient: string;
-  types: string[] | null;
-  since: number | null;
-  count: number;
-  asOf: number;
-  after?: { rank: number; key: number; id: string };
-}
-
 export interface RecordPage {
   connectionId: string;
   type: string;
@@ -315,124 +263,21 @@ export class RecordSearch {
     parameters: [string, string][],
   ): EverythingWalk {
     const cursor = parameters.find(([name]) => name === '_cursor')?.[1];
-    if (cursor !== undefined) {
-      const walk = this.decode(principal, cursor, parameters) as unknown as EverythingWalk;
-      if (walk.type !== '$everything' || walk.connectionId !== connectionId || walk.patient !== patient)
-        throw invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
-      return walk;
-    }
-    const errors: FieldError[] = [];
-    const walk: EverythingWalk = {
-      connectionId,
-      appId: principal.appId!,
-      type: '$everything',
-      patient,
-      types: null,
-      since: null,
-      count: DEFAULT_COUNT,
-      asOf: this.deps.clock.now().getTime(),
-    };
-    for (const [name, value] of parameters) {
-      if (name === '_count') {
-        if (/^[0-9]{1,3}$/.test(value) && Number(value) >= 1 && Number(value) <= MAX_COUNT) walk.count = Number(value);
-        else errors.push({ in: 'query', name, detail: `must be an integer from 1 to ${MAX_COUNT}` });
-      } else if (name === '_type') {
-        const types = value.split(',');
-        const unknown = types.filter((type) => !RECORD_TYPES.includes(type));
-        if (unknown.length > 0)
-          errors.push({ in: 'query', name, detail: `names types not served: ${unknown.join(', ')}` });
-        walk.types = types;
-      } else if (name === '_since') {
-        const range = dateRange(value);
-        if (!range) errors.push({ in: 'query', name, detail: 'must be a FHIR instant or date' });
-        else walk.since = range.start.getTime();
-      } else if (name !== '_format' && name !== '_pretty')
-        errors.push({ in: 'query', name, detail: 'is not a parameter of $everything (_since, _type, _count)' });
-    }
-    throwIfAny(errors);
+    if (cursor === undefined)
+      return everythingWalk(connectionId, principal.appId!, patient, parameters, this.deps.clock.now().getTime());
+    const walk = this.decode(principal, cursor, parameters) as unknown as EverythingWalk;
+    if (walk.type !== '$everything' || walk.connectionId !== connectionId || walk.patient !== patient)
+      throw invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
     return walk;
   }
 
   private walkOf(principal: Principal, connectionId: string, type: string, parameters: [string, string][]): Walk {
     const cursor = parameters.find(([name]) => name === '_cursor')?.[1];
-    if (cursor !== undefined) {
-      const walk = this.decode(principal, cursor, parameters) as Walk;
-      if (walk.connectionId !== connectionId || walk.type !== type)
-        throw invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
-      return walk;
-    }
-    const errors: FieldError[] = [];
-    const selecting: [string, string][] = [];
-    const walk: Walk = {
-      connectionId,
-      appId: principal.appId!,
-      type,
-      params: selecting,
-      sort: { by: 'date', descending: true },
-      count: DEFAULT_COUNT,
-      total: true,
-      summaryCount: false,
-      asOf: this.deps.clock.now().getTime(),
-    };
-    const seen = new Set<string>();
-    for (const [name, value] of parameters) {
-      const once = () => {
-        if (seen.has(name)) errors.push({ in: 'query', name, detail: 'must be given at most once' });
-        seen.add(name);
-      };
-      switch (name) {
-        case '_count':
-          once();
-          if (/^[0-9]{1,3}$/.test(value) && Number(value) >= 1 && Number(value) <= MAX_COUNT)
-            walk.count = Number(value);
-          else errors.push({ in: 'query', name, detail: `must be an integer from 1 to ${MAX_COUNT}` });
-          break;
-        case '_sort': {
-          once();
-          const descending = value.startsWith('-');
-          const by = descending ? value.slice(1) : value;
-          if (by === '_lastUpdated') walk.sort = { by, descending };
-          else if ((CLINICAL_DATE[type] ?? []).includes(by)) walk.sort = { by: 'date', descending };
-          else
-            errors.push({
-              in: 'query',
-              name,
-              detail: `sorts by _lastUpdated${CLINICAL_DATE[type] ? ` or ${CLINICAL_DATE[type].join(', ')}` : ''} (a leading - for descending)`,
-            });
-          break;
-        }
-        case '_total':
-          once();
-          if (value === 'none') walk.total = false;
-          else if (value !== 'accurate') errors.push({ in: 'query', name, detail: 'must be accurate or none' });
-          break;
-        case '_summary':
-          once();
-          if (value === 'count') walk.summaryCount = true;
-          else errors.push({ in: 'query', name, detail: 'only count is served' });
-          break;
-        case '_format':
-          if (!['json', 'application/json', 'application/fhir+json', 'application/json+fhir'].includes(value))
-            errors.push({ in: 'query', name, detail: 'only JSON is served (json, application/fhir+json)' });
-          break;
-        case '_pretty':
-          break; // formatting only: answers are compact either way
-        case '_include':
-          once();
-          if (value === INCLUDE && type === 'MedicationRequest') walk.include = true;
-          else errors.push({ in: 'query', name, detail: `only ${INCLUDE} is served (on MedicationRequest)` });
-          break;
-        case '_revinclude':
-          once();
-          if (value === REVINCLUDE) walk.revinclude = true;
-          else errors.push({ in: 'query', name, detail: `only ${REVINCLUDE} is served` });
-          break;
-        default:
-          selecting.push([name, value]);
-      }
-    }
-    clausesOf(type, selecting, errors);
-    throwIfAny(errors);
+    if (cursor === undefined)
+      return searchWalk(connectionId, principal.appId!, type, parameters, this.deps.clock.now().getTime());
+    const walk = this.decode(principal, cursor, parameters) as Walk;
+    if (walk.connectionId !== connectionId || walk.type !== type)
+      throw invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
     return walk;
   }
 
@@ -457,14 +302,6 @@ export class RecordSearch {
   private encode(principal: Principal, walk: Walk | EverythingWalk): string {
     return this.deps.cursors.encodeData({ route: CURSOR_ROUTE, accountId: principal.accountId }, walk);
   }
-}
-
-/** The clauses of a search's selecting parameters; problems go to `errors` (else thrown as one 400). */
-function clausesOf(type: string, params: [string, string][], errors?: FieldError[]): Clause[] {
-  const problems = errors ?? [];
-  const clauses = params.flatMap(([name, value]) => clauseOf(type, name, value, problems) ?? []);
-  if (!errors) throwIfAny(problems);
-  return clauses;
 }
 
 /** (key, id) order: keys as numbers, then ids as the database orders them. */

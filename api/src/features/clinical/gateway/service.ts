@@ -18,7 +18,7 @@ import type { RecordStore } from '../records/store.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
 import { AppError, invalidField, notFound } from '../../../shared/http/errors.js';
-import { entryOfDocument, type IndexedObservation as Found } from './connection-index.js';
+import { entryOfDocument, type IndexedObservation as Found } from './entries.js';
 import type { ConnectionIndexes } from './connection-indexes.js';
 import {
   afterPosition,

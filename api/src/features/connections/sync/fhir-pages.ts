@@ -157,3 +157,24 @@ export function retryAfterMs(value: string | null, now = Date.now()): number {
   const ms = /^\d+$/.test(value.trim()) ? Number(value.trim()) * 1000 : Date.parse(value) - now;
   return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS) : DEFAULT_RETRY_AFTER_MS;
 }
+
+/** A body read whole, up to `limit` bytes (null when longer: the rest is not read). */
+export async function readWhole(chunks: AsyncIterable<Uint8Array>, limit: number): Promise<string | null> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of chunks) {
+    size += chunk.length;
+    if (size > limit) return null;
+    parts.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+/** JSON text parsed; a text that is not JSON is no resource (undefined: counted invalid). */
+export function parsedJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}

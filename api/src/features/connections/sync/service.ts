@@ -18,23 +18,18 @@ import { UUID } from '../../../shared/http/ids.js';
 import type { ConnectionService } from '../lifecycle.js';
 import type { TokenDisposal } from '../vault/index.js';
 import { BatchWriter, ENTRY_BYTES, OTHER_BYTES } from './batch-writer.js';
-import { openPage, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
+import { openPage, parsedJson, readWhole, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
+import { Capabilities } from './capabilities.js';
+import { readReferences } from './references.js';
+import { typeRun, typeStates } from './type-tallies.js';
 import { checkEntry, checkResource, nextHighWater, nextLink, type Tally } from './page-walk.js';
-import {
-  CAPABILITIES_TTL_MS,
-  collectReferences,
-  firstPageOf,
-  listedTypes,
-  planOf,
-  REFUSED_TYPE,
-  stepOf,
-} from './plan.js';
-import { underBase, type Registrations } from '../../smart/index.js';
+import { collectReferences, firstPageOf, planOf, REFUSED_TYPE, stepOf } from './plan.js';
+import type { Registrations } from '../../smart/index.js';
 import type { AttachmentStore } from '../../clinical/index.js';
 import { AttachmentQueue, ATTACHMENTS_AT_ONCE, attachmentsOf, fetchAttachments } from './attachments.js';
 import type { ServedBrands } from '../../connect-sessions/index.js';
 import { MalformedBundle, readSearchset } from './searchset-stream.js';
-import { NEVER, type SyncRun, type SyncState, type SyncStore, type TypeRun, type TypeState } from './store.js';
+import { NEVER, type SyncRun, type SyncState, type SyncStore } from './store.js';
 
 /** `POST /connections/{id}/sync` within this of a run's start is 429: one tenant cannot make Portico hammer a server. */
 export const SYNC_REQUEST_INTERVAL_MS = 60_000;
@@ -66,10 +61,12 @@ export interface SyncServiceDeps {
 }
 
 export class SyncService {
-  /** Health systems' CapabilityStatements read, by FHIR base: the types they list, until when. */
-  private readonly statements = new Map<string, { types: Set<string> | null; until: number }>();
+  /** Health systems' CapabilityStatements read, kept an hour per FHIR base. */
+  private readonly capabilities: Capabilities;
 
-  constructor(private readonly deps: SyncServiceDeps) {}
+  constructor(private readonly deps: SyncServiceDeps) {
+    this.capabilities = new Capabilities(deps.clock);
+  }
 
   /**
    * `POST /connections/{id}/sync`: due now; a running sync goes on (it is not started twice); 429 within a minute
@@ -194,7 +191,7 @@ export class SyncService {
       const origin = new URL(health.fhirBaseUrl).origin;
       const pages = { ...this.deps.pages, beforeWait: async () => void (await this.extend(connectionId, run)) };
       run.plan ??= planOf(
-        await this.capabilities(pages, connectionId, binding),
+        await this.capabilities.types(pages, connectionId, binding),
         health.scope,
         this.searches(live.connection.brandId, health.fhirBaseUrl),
       );
@@ -222,7 +219,7 @@ export class SyncService {
             if (type === 'Patient') {
               // A read: the resource itself, not a Bundle.
               const text = await readWhole(page.chunks, ENTRY_BYTES);
-              const read = text === null ? undefined : checkResource(parsed(text), text.length, health, tally);
+              const read = text === null ? undefined : checkResource(parsedJson(text), text.length, health, tally);
               if (text === null) tally.skipped++;
               if (read) await writer.add(read.observation, read.bytes, url);
               run.marks[key] ??= nextHighWater({}, page.date, this.deps.clock.now());
@@ -285,7 +282,7 @@ export class SyncService {
         run.step = step + 1;
         if (!(await this.extend(connectionId, run))) return await writer.settle();
       }
-      await this.readReferences({
+      await readReferences({
         connectionId,
         references,
         pages,
@@ -315,68 +312,11 @@ export class SyncService {
     }
   }
 
-  /**
-   * The types the health system's CapabilityStatement lists (`{base}/metadata`, read with the page deadline and kept
-   * an hour per base); null when it lists none or cannot be read: then every type the scope covers is tried.
-   */
-  private async capabilities(
-    pages: PageReaderDeps,
-    connectionId: string,
-    binding: { accountId: string; fhirBaseUrl: string; patient: string },
-  ): Promise<Set<string> | null> {
-    const now = this.deps.clock.now().getTime();
-    const known = this.statements.get(binding.fhirBaseUrl);
-    if (known && known.until > now) return known.types;
-    let types: Set<string> | null = null;
-    try {
-      const page = await openPage(pages, connectionId, binding, underBase(binding.fhirBaseUrl, 'metadata'));
-      const text = await readWhole(page.chunks, MAX_STATEMENT_BYTES);
-      types = text === null ? null : listedTypes(parsed(text));
-    } catch (error) {
-      // A token Portico cannot use fails the run as a search would; anything else: every covered type is tried.
-      if (error instanceof SyncFailure && FATAL.has(error.reason)) throw error;
-    }
-    this.statements.set(binding.fhirBaseUrl, { types, until: now + CAPABILITIES_TTL_MS });
-    return types;
-  }
-
   /** The searches a registration names per type, for the connection's brand. */
   private searches(brandId: string, fhirBaseUrl: string): Record<string, string[]> | undefined {
     const brand = this.deps.brands?.brand(brandId);
     return this.deps.registrations?.for({ id: brandId, platformType: brand?.platformType ?? 'OTHER', fhirBaseUrl })
       ?.searches;
-  }
-
-  /**
-   * After the searches: the resources of referenced types the records point at, each read once (at most 1,000 per
-   * run), a type at a time; one the server refuses or does not have is skipped and counted.
-   */
-  private async readReferences(context: ReferenceRead): Promise<void> {
-    const { connectionId, references, pages, binding, health, writer, tally, current, counted, stop } = context;
-    const byType = new Map<string, string[]>();
-    for (const reference of references) {
-      const [type] = reference.split('/');
-      byType.set(type!, [...(byType.get(type!) ?? []), reference]);
-    }
-    for (const [type, list] of byType) {
-      current.type = type;
-      for (const reference of list) {
-        if (stop?.aborted) return;
-        const url = underBase(health.fhirBaseUrl, reference);
-        try {
-          const page = await openPage(pages, connectionId, binding, url);
-          const text = await readWhole(page.chunks, ENTRY_BYTES);
-          const read = text === null ? undefined : checkResource(parsed(text), text.length, health, tally);
-          if (text === null) tally.skipped++;
-          if (read) await writer.add(read.observation, read.bytes, url);
-        } catch (error) {
-          if (!(error instanceof SyncFailure) || !REFUSED_TYPE.has(error.reason)) throw error;
-          tally.skipped++;
-        }
-      }
-      await writer.flush();
-      counted();
-    }
   }
 
   /** As stored now: a reactivation made anywhere (the command line, another replica) counts at once. */
@@ -447,71 +387,6 @@ export class SyncService {
         )) ?? undefined,
     );
   }
-}
-
-/** A CapabilityStatement larger than this is not read (Epic's are about 1 MB). */
-const MAX_STATEMENT_BYTES = 4 * 1024 * 1024;
-/** Failures of the token, not of the statement: they end the run as a search's would. */
-const FATAL = new Set(['reauthorization_required', 'token_key_missing', 'token_refresh_failed', 'unauthorized']);
-
-/** Where each type stands after a run: its count grows by what the run added; a refused type is SKIPPED. */
-function typeStates(
-  before: Record<string, TypeState>,
-  run: SyncRun,
-  failure: string | null,
-): Record<string, TypeState> {
-  const after = { ...before };
-  for (const [type, t] of Object.entries(run.types ?? {})) {
-    const status = t.status ?? (failure === null ? 'SYNCED' : 'FAILED');
-    after[type] = {
-      count: (before[type]?.count ?? 0) + t.added,
-      status,
-      ...(t.httpStatus !== undefined && { httpStatus: t.httpStatus }),
-      invalid: t.invalid,
-      foreignPatient: t.foreignPatient,
-    };
-  }
-  return after;
-}
-
-/** This run's tallies for a type (made on first use). */
-function typeRun(run: SyncRun, type: string): TypeRun {
-  run.types ??= {};
-  return (run.types[type] ??= { added: 0, updated: 0, invalid: 0, foreignPatient: 0 });
-}
-
-/** A body read whole, up to `limit` bytes (null when longer: the rest is not read). */
-async function readWhole(chunks: AsyncIterable<Uint8Array>, limit: number): Promise<string | null> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of chunks) {
-    size += chunk.length;
-    if (size > limit) return null;
-    parts.push(Buffer.from(chunk));
-  }
-  return Buffer.concat(parts).toString('utf8');
-}
-
-/** JSON text parsed; a text that is not JSON is no resource (undefined: counted invalid). */
-function parsed(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-interface ReferenceRead {
-  connectionId: string;
-  references: Set<string>;
-  pages: PageReaderDeps;
-  binding: { accountId: string; fhirBaseUrl: string; patient: string };
-  health: { patient: string; fhirBaseUrl: string };
-  writer: BatchWriter;
-  tally: Tally;
-  current: { type: string };
-  counted: () => void;
-  stop: AbortSignal | undefined;
 }
 
 /** Another replica holds the run now: this one stops without a word. */

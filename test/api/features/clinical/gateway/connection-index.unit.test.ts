@@ -1,7 +1,8 @@
 // The gateway's per-replica index of a connection: the byte budget (a connection over it is not indexed, and
 // not read again for a while), postings by code, generation tokens.
 import { expect } from 'chai';
-import { ConnectionIndex, type Position } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
+import { ConnectionIndex } from '../../../../../api/src/features/clinical/gateway/connection-index.js';
+import type { Position } from '../../../../../api/src/features/clinical/gateway/entries.js';
 import {
   ConnectionIndexes,
   type IndexSource,
