@@ -24,8 +24,10 @@ export interface RecordPage {
   included: FhirResource[];
   /** Every match the key may see (absent with `_total=none`). */
   total: number | undefined;
-  /** The `_cursor` of the `next` link; undefined on the last page. */
+  /** The cursor of the `next` link; undefined on the last page. */
   nextCursor: string | undefined;
+  /** The parameter the cursor goes back in (`_cursor`, or `cursor` on the observation gateway's own search). */
+  cursorParameter: '_cursor' | 'cursor';
 }
 
 /** One page of a search of `type` on the connection (`{_cursor}` continues one). */
@@ -61,7 +63,7 @@ export async function* searchRecords(
       transport,
       connectionId,
       type,
-      { _cursor: page.nextCursor },
+      { [page.cursorParameter]: page.nextCursor },
       {
         ...(signal && { signal }),
       },
@@ -90,13 +92,16 @@ export async function* everything(
     const page = pageOf(bundle);
     yield* page.resources;
     if (page.nextCursor === undefined) return;
-    query = { _cursor: page.nextCursor };
+    query = { [page.cursorParameter]: page.nextCursor };
   }
 }
 
 function pageOf(bundle: RecordBundle): RecordPage {
   const next = bundle.link.find((link) => link.relation === 'next');
-  const cursor = next === undefined ? null : new URL(next.url, 'http://base.invalid').searchParams.get('_cursor');
+  const query = next === undefined ? null : new URL(next.url, 'http://base.invalid').searchParams;
+  // A record search's links carry `_cursor`; an Observation search with the gateway's own parameters, `cursor`.
+  const cursor = query?.get('_cursor') ?? query?.get('cursor') ?? null;
+  const name = query?.has('_cursor') ? '_cursor' : 'cursor';
   const entries = bundle.entry ?? [];
   return {
     bundle,
@@ -104,5 +109,6 @@ function pageOf(bundle: RecordBundle): RecordPage {
     included: entries.filter((e) => e.search.mode === 'include').map((e) => e.resource),
     total: bundle.total,
     nextCursor: cursor ?? undefined,
+    cursorParameter: name,
   };
 }

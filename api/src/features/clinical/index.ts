@@ -4,4 +4,10 @@ export { readObservations, type NormalizedObservation } from './ingest/observati
 export { readRecord } from './ingest/records.js';
 export type { IngestService } from './ingest/ingest-service.js';
 export { RECORD_TYPES, COMPARTMENT_TYPES, REFERENCED_TYPES, PATIENT_ELEMENT, isRecordType } from './record-types.js';
-export { AttachmentStore, binaryIdOf, type Attachment } from './attachments/store.js';
+export {
+  AttachmentStore,
+  attachmentsOf,
+  binaryIdOf,
+  storableContentType,
+  type Attachment,
+} from './attachments/store.js';

@@ -13,6 +13,7 @@ import { ManualClock } from '../../../../testkit/clock.js';
 import { syntheaFiles, syntheaPatient } from '../../../../sandbox/src/fhir/synthea.js';
 import { isRecordType } from '../../../../api/src/features/clinical/record-types.js';
 import { warmSearchDefinitions } from '../../../../api/src/features/clinical/search/definitions.js';
+import { clinicalDate, searchValues } from '../../../../api/src/features/clinical/search/values.js';
 
 interface Bundle {
   resourceType: string;
@@ -282,6 +283,39 @@ for (const [path, env] of [
       ]);
       const patientEntry = statement.rest[0]!.resource.find((r) => r.type === 'Patient')!;
       expect(patientEntry.operation!.map((o) => o.name)).to.deep.equal(['everything']);
+    });
+
+    it('applies the look-back window to each type’s clinical date, keeping what has none', async () => {
+      const days = 3 * 365;
+      const recent = await appOf(api, tenant, { ...GRANTS, resourceTypes: ['*'], lookbackDays: days });
+      const brandId = api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
+      const recentConnection = await connectionOf(api, tenant, recent, 'patient-recent', brandId);
+      const body = { resourceType: 'Bundle', type: 'collection', entry: resources.map((resource) => ({ resource })) };
+      for (let i = 0; i < resources.length; i += 500) {
+        const res = await api.request('POST', `/api/platform/v1/connections/${recentConnection}/resources`, {
+          key: tenant.key,
+          body: { ...body, entry: body.entry.slice(i, i + 500) },
+          headers: { 'content-type': 'application/fhir+json' },
+        });
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      }
+      const from = clock.now().getTime() - days * 86_400_000;
+      let hidden = 0;
+      for (const type of ['Condition', 'MedicationRequest', 'Encounter', 'Procedure', 'Immunization', 'CarePlan']) {
+        // What the window keeps: a clinical date ending inside it, or none (an Observation without one is left out).
+        const kept = resources.filter((r) => {
+          if (r.resourceType !== type) return false;
+          const date = clinicalDate(type, searchValues(r));
+          return date === null || date.e >= from;
+        }).length;
+        const res = await fetch(`${api.url}/api/sdk/v1/fhir/connections/${recentConnection}/${type}?_summary=count`, {
+          headers: { authorization: `Bearer ${recent.ak}` },
+        });
+        const total = ((await res.json()) as Bundle).total;
+        expect([type, total]).to.deep.equal([type, kept]);
+        hidden += resources.filter((r) => r.resourceType === type).length - kept;
+      }
+      expect(hidden, 'the window hides something').to.be.greaterThan(0);
     });
 
     it('pages a type by _count with next links, each resource once', async () => {

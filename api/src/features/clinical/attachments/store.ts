@@ -10,10 +10,35 @@ export interface Attachment {
   data: Buffer;
 }
 
-/** A Binary id: the health system's own (its URL's `Binary/<id>`), else the digest of the URL it was fetched from. */
-export function binaryIdOf(url: string): string {
-  const own = /\/Binary\/([A-Za-z0-9\-.]{1,64})(?:\?.*)?$/.exec(url)?.[1];
-  return own ?? createHash('sha256').update(url).digest('hex').slice(0, 40);
+/**
+ * A Binary id: the digest of the URL the attachment was fetched from and of its bytes, so an attachment the health
+ * system amends under the same URL is kept anew (the record then names the new one), and an id is always a valid key.
+ */
+export function binaryIdOf(url: string, data: Buffer): string {
+  const content = createHash('sha256').update(data).digest('hex');
+  return createHash('sha256').update(`${url}\n${content}`).digest('hex').slice(0, 40);
+}
+
+/** The attachments of a resource (a DocumentReference's content, a DiagnosticReport's presentedForm; none else). */
+export function attachmentsOf(resource: Record<string, unknown>): Record<string, unknown>[] {
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+  if (resource.resourceType === 'DocumentReference')
+    return list(resource.content).flatMap((c) => (isObject(c) && isObject(c.attachment) ? [c.attachment] : []));
+  if (resource.resourceType === 'DiagnosticReport') return list(resource.presentedForm).filter(isObject);
+  return [];
+}
+
+/** What the object stores take: type/subtype and simple parameters (core/src/object-storage/keys.ts). */
+const STORABLE =
+  /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;\s*[A-Za-z0-9!#$&^_.+-]+=("[^"\p{Cc}]*"|[A-Za-z0-9!#$&^_.+-]+))*$/u;
+
+/** A content type the store takes, else `application/octet-stream` (the attachment keeps its own in the record). */
+export function storableContentType(contentType: unknown): string {
+  if (typeof contentType !== 'string') return 'application/octet-stream';
+  const trimmed = contentType.trim();
+  return trimmed.length <= 200 && STORABLE.test(trimmed) ? trimmed : 'application/octet-stream';
 }
 
 export class AttachmentStore {

@@ -9,7 +9,8 @@ import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
 import { invalidField, notFound } from '../../../shared/http/errors.js';
 import type { RecordStore } from '../records/store.js';
-import type { Attachment, AttachmentStore } from '../attachments/store.js';
+import { attachmentsOf, type Attachment, type AttachmentStore } from '../attachments/store.js';
+import { resourceOfTail } from './entries.js';
 import { RECORD_TYPES } from '../record-types.js';
 import type { Clause } from '../search/matching.js';
 import { clausesOf, everythingWalk, searchWalk, type EverythingWalk, type Walk } from './record-walks.js';
@@ -184,11 +185,15 @@ export class RecordSearch {
     this.deps.gateway.checkScope(principal, requestId);
     const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, true, null);
     const now = this.deps.clock.now();
-    const named = `"Binary/${binaryId}"`;
+    const named = `Binary/${binaryId}`;
     for (const type of ['DocumentReference', 'DiagnosticReport']) {
       if (!typeGranted(grants.resourceTypes, type)) continue;
       const visible = await this.visible(connectionId, type, grants, obs, now, now);
-      if (visible.some((found) => found.tail.includes(named))) {
+      const names = (found: Found) =>
+        attachmentsOf(JSON.parse(resourceOfTail(found).toString('utf8')) as Record<string, unknown>).some(
+          (attachment) => attachment.url === named,
+        );
+      if (visible.some((found) => found.tail.includes(`"${named}"`) && names(found))) {
         const attachment = await this.deps.attachments?.get(connectionId, binaryId);
         return attachment ?? undefined;
       }

@@ -3,7 +3,8 @@
 // base) is fetched with the sync's token (`Accept` its content type), up to PORTICO_ATTACHMENT_MAX_BYTES, kept in the
 // attachment store, and its `url` pointed at `Binary/<id>` (relative: the connection's FHIR base serves it). One
 // larger, refused or failed keeps its metadata and gains the extension saying why; the record is stored either way.
-import { binaryIdOf, type AttachmentStore } from '../../clinical/index.js';
+import { attachmentsOf, binaryIdOf, storableContentType, type AttachmentStore } from '../../clinical/index.js';
+export { attachmentsOf };
 import { underBase } from '../../smart/index.js';
 import pLimit from 'p-limit';
 import type { NormalizedObservation } from '../../clinical/index.js';
@@ -26,14 +27,6 @@ export interface AttachmentFetch {
 
 type Json = Record<string, unknown>;
 
-/** The attachments of a resource (none for other types), as objects the caller's resource holds. */
-export function attachmentsOf(resource: Json): Json[] {
-  if (resource.resourceType === 'DocumentReference')
-    return list(resource.content).flatMap((c) => (isObject(c) && isObject(c.attachment) ? [c.attachment] : []));
-  if (resource.resourceType === 'DiagnosticReport') return list(resource.presentedForm).filter(isObject);
-  return [];
-}
-
 /** Fetches and keeps the resource's attachments on the server's origin, rewriting each one's `url` (in place). */
 export async function fetchAttachments(resource: Json, context: AttachmentFetch): Promise<{ fetched: number }> {
   let fetched = 0;
@@ -42,14 +35,19 @@ export async function fetchAttachments(resource: Json, context: AttachmentFetch)
   for (const attachment of attachmentsOf(resource)) {
     if (typeof attachment.url !== 'string' || attachment.url === '') continue;
     const url = URL.canParse(attachment.url) ? attachment.url : underBase(fhirBaseUrl, attachment.url);
-    if (new URL(url).origin !== origin) continue; // elsewhere: kept as it is
-    const contentType =
-      typeof attachment.contentType === 'string' ? attachment.contentType : 'application/octet-stream';
+    // On the server's own origin, and a relative one under its base (`../x` would leave it): else kept as it is.
+    if (new URL(url).origin !== origin) continue;
+    if (!URL.canParse(attachment.url) && !new URL(url).pathname.startsWith(new URL(fhirBaseUrl).pathname)) continue;
+    const contentType = storableContentType(attachment.contentType);
     const why = await fetchOne(url, contentType, context).then(
       async (data) => {
         if (data === null) return 'too_large';
-        const id = binaryIdOf(url);
-        await context.store.put(context.connectionId, id, { contentType, data });
+        const id = binaryIdOf(url, data);
+        try {
+          await context.store.put(context.connectionId, id, { contentType, data });
+        } catch {
+          return 'not_stored'; // the store refused it (or failed): the record is kept, without it
+        }
         attachment.url = `Binary/${id}`;
         fetched++;
         return null;
@@ -76,7 +74,7 @@ async function fetchOne(url: string, contentType: string, context: AttachmentFet
     parts.push(Buffer.from(chunk));
   }
   let data = Buffer.concat(parts);
-  if (!/json/.test(contentType) && data[0] === 0x7b) {
+  if (data[0] === 0x7b) {
     try {
       const binary = JSON.parse(data.toString('utf8')) as Json;
       if (binary.resourceType === 'Binary' && typeof binary.data === 'string')
@@ -88,8 +86,6 @@ async function fetchOne(url: string, contentType: string, context: AttachmentFet
   return data.length > context.maxBytes ? null : data;
 }
 
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 
 /**
@@ -134,8 +130,11 @@ export class AttachmentQueue {
     return written;
   }
 
+  /** Waits for every record handed over (none left fetching), then throws the first failure if there was one. */
   async settled(): Promise<void> {
-    await Promise.all(this.pending);
+    const outcomes = await Promise.allSettled(this.pending);
     await this.writing;
+    const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 }
