@@ -5,7 +5,7 @@
 // printed for the closing note; screenshots into docs/images; and the hijack the security review asked about: a
 // sign-in link copied out of one browser and finished in another connects nobody.
 import { gzipSync } from 'node:zlib';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -85,11 +85,11 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
     // The whole fixture catalog beside the sandbox brands: search as patients would meet it.
     await publishTo(world.api, [...sandboxSources(world.ehr.origin, SMART_BRANDS), ...loadAllRealSources()]);
     browser = await launchBrowser();
+    // Every module of the SDK as built (a module left out would stop the page's import, and its button with it).
     const sdkFiles = Object.fromEntries(
-      ['index', 'client', 'connect', 'errors', 'http', 'lifecycle', 'observations', 'time', 'schema'].map((name) => [
-        `/sdk/${name}.js`,
-        { body: readFileSync(path.join(SDK, `${name}.js`)), type: 'text/javascript' },
-      ]),
+      readdirSync(SDK)
+        .filter((name) => name.endsWith('.js'))
+        .map((name) => [`/sdk/${name}`, { body: readFileSync(path.join(SDK, name)), type: 'text/javascript' }]),
     );
     app = await serveStatic({
       '/': { body: appPage(world.api.url, world.app.pk, 'browser-patient') },
