@@ -15,33 +15,18 @@
 // The load average at the start and the end. Goals: ≥ 2,000 observations/s and ≤ 10 s for 10,000 plain ones.
 // The embedded database keeps what is synced until the end: the big row needs somewhat more than its size free on
 // os.tmpdir() each round (its documents; the bundle records are gzipped).
-import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
-import { systemClock } from '#core/clock.js';
-import { documentLocksFor } from '#core/infra/locks.js';
-import { connectMongo } from '#core/infra/mongo.js';
-import { openObjectStorage } from '#core/object-storage/index.js';
-import { SnapshotStore } from '#core/catalog/snapshots.js';
-import { publishCatalog } from '../operator/src/pipeline/publish.js';
+import { cpus, loadavg } from 'node:os';
 import { buildObservation, SEED_STEP_MS, SEEDED_AT } from '../sandbox/src/data.js';
-import { startSandboxEhr, type SandboxClient, type SandboxPatient } from '../sandbox/src/server.js';
-import { ADMIN_TOKEN } from '../testkit/api.js';
-import { startPausableDatabase } from '../testkit/pausable.js';
-import { startReplica, whenReady, type Replica } from '../testkit/replicas.js';
-import { sandboxSources } from '../testkit/sandbox-catalog.js';
-import { signIn } from '../testkit/sandbox-ehr.js';
+import type { SandboxPatient } from '../sandbox/src/server.js';
 import { refreshSingleFlight } from './sync/refresh-single-flight.js';
-import { chartHeapMiB, chartMemoryLimitMiB, cpuMs, memoryMiB, resetPeak } from './process-stats.js';
+import { chartMemoryLimitMiB, cpuMs, memoryMiB, resetPeak } from './process-stats.js';
+import { apiNodeOptions, startSyncBenchWorld } from './sync/world.js';
 
 const OBSERVATIONS = Number(process.env.BENCH_SYNC_OBSERVATIONS ?? 10_000);
 const BIG_OBSERVATIONS = Number(process.env.BENCH_SYNC_BIG_OBSERVATIONS ?? 10_000);
 const BIG_BYTES = Number(process.env.BENCH_SYNC_BIG_BYTES ?? 200 * 1024);
 const ROUNDS = Number(process.env.BENCH_SYNC_ROUNDS ?? 2);
 const CALLERS = Number(process.env.BENCH_REFRESH_CALLERS ?? 50);
-const TOKEN_KEYS = `bench:${Buffer.alloc(32, 7).toString('base64')}`;
-const RETURN = 'https://app.example.com/connected';
 const BRAND = 'bench';
 
 const loadAverage = () =>
@@ -91,101 +76,30 @@ async function main(): Promise<void> {
   for (const sync of cases) sync.bytes = servedBytes(sync.patient, sync.padTo);
   const limitMiB = chartMemoryLimitMiB();
 
-  const database = await startPausableDatabase();
-  const name = `bench_smart_${randomUUID().slice(0, 8)}`;
-  const clients: SandboxClient[] = [{ clientId: 'portico-bench', redirectUris: [], auth: { method: 'none' } }];
-  const ehr = await startSandboxEhr({
-    brands: [{ key: BRAND, name: 'Bench Health' }],
-    clients,
+  const world = await startSyncBenchWorld({
     patients: cases.map((sync) => sync.patient),
+    grants: {
+      resourceTypes: ['Observation'],
+      loincCodes: ['*'],
+      confidentiality: ['N'],
+      sensitivity: [],
+      lookbackDays: null,
+    },
   });
-  const registrations = path.join(tmpdir(), `${name}-clients.json`);
-  writeFileSync(registrations, JSON.stringify([{ match: { fhirHost: '127.0.0.1' }, clientId: 'portico-bench' }]));
-  const objects = `file://${path.join(tmpdir(), `portico-fault-objects-${name}`)}`;
-  const env = {
-    PORTICO_SMART_CLIENTS: registrations,
-    PORTICO_SMART_ALLOW_INSECURE: 'true',
-    PORTICO_TOKEN_KEYS: TOKEN_KEYS,
-    PORTICO_CATALOG_POLL_MS: '200',
-    // The chart's heap size, as its pods run (BENCH_API_NODE_OPTIONS overrides: `''` for Node's own default).
-    NODE_OPTIONS: process.env.BENCH_API_NODE_OPTIONS ?? `--max-old-space-size=${chartHeapMiB()}`,
-  };
-  let api: Replica | undefined;
-  const mongo = await connectMongo(`${database.url}${name}`, name);
+  const { api, ehr, call, sk } = world;
   try {
-    // The catalog: the sandbox's brand, published as the operator publishes.
-    const locks = await documentLocksFor(mongo.db);
-    await publishCatalog({
-      ref: { namespace: 'default', name: 'default' },
-      spec: { rollout: { retainSnapshots: 3, minBrandRatioPercent: 0 } },
-      sources: sandboxSources(ehr.origin, [{ key: BRAND, name: 'Bench Health', platformType: 'OTHER' }]),
-      store: new SnapshotStore(mongo.db, locks, systemClock),
-      storage: openObjectStorage(objects),
-    });
-    api = await startReplica({ name: 'api', mongodbServer: database.url, database: name, redisUrl: '', env });
-    await whenReady(api);
-    clients[0]!.redirectUris.push(`${api.url}/api/sdk/v1/connect/callback`);
-    const call = async (method: string, url: string, key: string, body?: unknown) => {
-      const res = await fetch(api!.url + url, {
-        method,
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        ...(body !== undefined && { body: JSON.stringify(body) }),
-      });
-      return (await res.json()) as Record<string, any>;
-    };
-    const account = (await call('POST', '/api/admin/v1/customer-accounts', ADMIN_TOKEN, { name: 'Sync bench' })).id;
-    const sk = (
-      await call('POST', `/api/admin/v1/customer-accounts/${account}/api-keys`, ADMIN_TOKEN, {
-        scopes: ['app_user:read', 'app_user:write'],
-      })
-    ).key;
-    const app = await call('POST', `/api/admin/v1/customer-accounts/${account}/apps`, ADMIN_TOKEN, {
-      name: 'Bench app',
-      grants: {
-        resourceTypes: ['Observation'],
-        loincCodes: ['*'],
-        confidentiality: ['N'],
-        sensitivity: [],
-        lookbackDays: null,
-      },
-      redirectUris: [RETURN],
-    });
-    let brandId: string | undefined;
-    for (let i = 0; i < 100 && !brandId; i++) {
-      brandId = (await call('GET', '/api/sdk/v1/catalog/brands?q=bench%20health', ''))['brands']?.[0]?.id;
-      if (!brandId) await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    if (!brandId) throw new Error('the API never served the bench catalog');
-
     /** Connects `patient` through the sign-in and waits for the first sync; its figures. */
     const firstSync = async (patient: string, appUserId: string) => {
-      // The app's backend mints the link token; its page initiates with it.
-      const { linkToken } = await call('POST', '/api/platform/v1/link-tokens', sk, {
-        appUserId,
-        appId: app.id,
-        redirectUri: RETURN,
-        brandId,
+      let peakReset = false;
+      let memoryBefore = memoryMiB(api.pid);
+      let cpuBefore = 0;
+      let started = 0;
+      await world.connect(patient, appUserId, () => {
+        peakReset = resetPeak(api.pid);
+        memoryBefore = memoryMiB(api.pid);
+        cpuBefore = cpuMs(api.pid);
+        started = performance.now();
       });
-      const session = await call('POST', '/api/sdk/v1/connect-sessions', app.publishableKey, {
-        appUserId,
-        brandId,
-        redirectUri: RETURN,
-        linkToken,
-      });
-      const launched = await fetch(session.authorizeUrl, { redirect: 'manual' });
-      // The browser's binding cookie goes back with the callback.
-      const cookie = launched.headers
-        .getSetCookie()
-        .map((line) => line.split(';')[0]!)
-        .join('; ');
-      const callback = await signIn(launched.headers.get('location')!, { username: patient });
-      const peakReset = resetPeak(api!.pid);
-      const memoryBefore = memoryMiB(api!.pid);
-      const cpuBefore = cpuMs(api!.pid);
-      const started = performance.now();
-      const back = await fetch(callback, { redirect: 'manual', headers: { cookie } });
-      if (back.status !== 303 || !back.headers.get('location')!.includes('status=connected'))
-        throw new Error(`connect failed: ${back.headers.get('location')}`);
       for (;;) {
         const user = await call('GET', `/api/platform/v1/app-users/${appUserId}`, sk);
         const connection = user.connections?.[0];
@@ -198,9 +112,9 @@ async function main(): Promise<void> {
             count: sync.observations as number,
             skipped: sync.skipped as number,
             seconds,
-            cpu: cpuMs(api!.pid) - cpuBefore,
+            cpu: cpuMs(api.pid) - cpuBefore,
             memoryBefore,
-            memoryAfter: memoryMiB(api!.pid),
+            memoryAfter: memoryMiB(api.pid),
             peakReset,
           };
         }
@@ -216,7 +130,7 @@ async function main(): Promise<void> {
     console.log(
       `(node ${process.version}, ${cpus().length} cores; 100 observations a page; ${ROUNDS} rounds; the API pods' memory ` +
         `limit in charts/portico/values.yaml: ${grouped(limitMiB)} MiB; the API's Node options: ` +
-        `${env.NODE_OPTIONS || 'none'}; goals for 10,000 plain observations: ` +
+        `${apiNodeOptions() || 'none'}; goals for 10,000 plain observations: ` +
         `≥ 2,000 observations/s and ≤ 10 s)`,
     );
     console.log(
@@ -244,20 +158,16 @@ async function main(): Promise<void> {
       }
     }
     await refreshSingleFlight({
-      mongo,
+      mongo: world.mongo,
       ehr,
-      tokenKeys: TOKEN_KEYS,
+      tokenKeys: world.tokenKeys,
       connection: refreshed!,
       callers: CALLERS,
       rounds: ROUNDS,
     });
     console.log(`end: ${loadAverage()}`);
   } finally {
-    await api?.stop();
-    await mongo.db.dropDatabase().catch(() => {});
-    await mongo.close();
-    await ehr.close();
-    await database.stop();
+    await world.close();
   }
 }
 

@@ -155,7 +155,7 @@ export function loadConfig(
     shutdownTimeoutMs: read.int('PORTICO_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     requestTimeoutMs: read.int('PORTICO_REQUEST_TIMEOUT_MS', 5_000, 100, 600_000),
     maxConcurrentWrites: read.int('PORTICO_MAX_CONCURRENT_WRITES', 32, 1, 10_000),
-    // A whole record of 10,000 resources takes about 45 MB of index (issue 42's benchmark patient): a quarter of this.
+    // A whole record of about 11,000 resources (a long synthetic life) takes about 45 MB of index: a quarter of this.
     gatewayIndexMb: read.int('PORTICO_GATEWAY_INDEX_MB', 256, 0, 65_536),
     attachments: {
       storage: attachmentStorage(read, core.dataDir),

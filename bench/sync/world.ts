@@ -24,12 +24,21 @@ const TOKEN_KEYS = `bench:${Buffer.alloc(32, 7).toString('base64')}`;
 const RETURN = 'https://app.example.com/connected';
 const BRAND = 'bench';
 
+/** The API's Node options: the chart's heap size, as its pods run (BENCH_API_NODE_OPTIONS overrides: `''` for Node's
+ * own default). */
+export const apiNodeOptions = (): string =>
+  process.env.BENCH_API_NODE_OPTIONS ?? `--max-old-space-size=${chartHeapMiB()}`;
+
 export interface SyncBenchWorld {
   api: Replica;
+  /** The API's database, for a benchmark that works on it beside the API. */
+  mongo: Awaited<ReturnType<typeof connectMongo>>;
+  /** PORTICO_TOKEN_KEYS of the API, so another vault can read its tokens. */
+  tokenKeys: string;
   ehr: SandboxEhr;
   sk: string;
   app: { id: string; secretKey: string; publishableKey: string };
-  call(method: string, url: string, key: string, body?: unknown): Promise<Record<string, any>>;
+  call: (method: string, url: string, key: string, body?: unknown) => Promise<Record<string, any>>;
   /** Signs `patient` in for `appUserId`; resolves once the callback was answered (the first sync starts then). */
   connect(patient: string, appUserId: string, beforeCallback?: () => void): Promise<void>;
   close(): Promise<void>;
@@ -73,8 +82,7 @@ export async function startSyncBenchWorld(options: {
       PORTICO_TOKEN_KEYS: TOKEN_KEYS,
       PORTICO_CATALOG_POLL_MS: '200',
       PORTICO_ATTACHMENT_STORAGE: `file://${path.join(tmpdir(), `portico-bench-attachments-${name}`)}`,
-      // The chart's heap size, as its pods run (BENCH_API_NODE_OPTIONS overrides: `''` for Node's own default).
-      NODE_OPTIONS: process.env.BENCH_API_NODE_OPTIONS ?? `--max-old-space-size=${chartHeapMiB()}`,
+      NODE_OPTIONS: apiNodeOptions(),
       ...options.env,
     };
     const started = await startReplica({ name: 'api', mongodbServer: database.url, database: name, redisUrl: '', env });
@@ -134,6 +142,8 @@ export async function startSyncBenchWorld(options: {
     };
     return {
       api: started,
+      mongo,
+      tokenKeys: TOKEN_KEYS,
       ehr,
       sk,
       app: { id: app.id, secretKey: app.secretKey, publishableKey: app.publishableKey },

@@ -9,23 +9,14 @@
 // `total` needs all of them, and the index never changes, so a walk counts once, not once per page.
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { codeKeys, observationMatcher, type Columns, type LabelSet } from './matcher.js';
+import { codeKeys, observationMatcher, recordMatcher, type Columns, type LabelSet } from './matcher.js';
 import type { CodingIndex, ObservationDocument } from '../records/document.js';
 import { parseToken, type Grants, type SearchParams } from './query.js';
 import { documentRow, foldBundles, type ObservationRow } from '../records/rows.js';
 import type { Changes } from '../records/record-log.js';
-import { searchValues, type SearchValues } from '../search/values.js';
-import { RESOURCE_AT, SEARCH_MODE, type IndexedObservation, type Position } from './entries.js';
-
-/**
- * What keeping an observation costs beside its entry bytes (ids, columns, postings, object headers; codings and label
- * sets are shared): measured at about 640 bytes for the benchmark's observations, 1,270 in all with their 550-byte
- * resources (`node --expose-gc dist/bench/gateway-index.js`); charged with some margin.
- */
-const ENTRY_OVERHEAD_BYTES = 700;
+import { rowBytes, RESOURCE_AT, SEARCH_MODE, valuesOf, type IndexedObservation, type Position } from './entries.js';
 
 const EMPTY = new Uint32Array(0);
-const DAY_MS = 86_400_000;
 const EMPTY_TAIL = Buffer.alloc(0);
 
 /**
@@ -37,24 +28,6 @@ const own = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
 
 const same = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/**
- * What keeping a row costs: its searchset entry's bytes, ENTRY_OVERHEAD_BYTES, and its search values (charged at
- * twice their JSON text: strings and small objects). A row read without its values gets them here (an Observation
- * stored before they were kept): search/values.ts from its resource.
- */
-const rowBytes = (row: ObservationRow) =>
-  ENTRY_OVERHEAD_BYTES +
-  row.resourceId.length +
-  RESOURCE_AT.length +
-  Buffer.byteLength(row.resource) +
-  SEARCH_MODE.length +
-  2 * JSON.stringify(valuesOf(row)).length;
-
-/** A row's search values (derived once from its resource when it came without them). */
-function valuesOf(row: ObservationRow): SearchValues {
-  return (row.search ??= searchValues(JSON.parse(row.resource) as Record<string, unknown>));
-}
-
 /** The searches whose matches an index keeps (their bytes are part of the index's, reserved at build). */
 const KEPT_SEARCHES = 8;
 /** A kept search's key longer than this is hashed (to 44 characters). */
@@ -63,7 +36,6 @@ const KEY_CHARS = 256;
 const INDEX_OVERHEAD_BYTES = 4096 + KEPT_SEARCHES * KEY_CHARS * 2;
 
 export class ConnectionIndex {
-  private readonly everything: Uint32Array;
   /** The latest first ingest in the index: a search as of this time or later sees every observation in it. */
   private readonly latestIngest: number;
   /** The matching positions of recent searches, ascending, by the grants and parameters that decide them. */
@@ -82,7 +54,6 @@ export class ConnectionIndex {
     private readonly postings: Map<string, Uint32Array>,
     readonly bytes: number,
   ) {
-    this.everything = Uint32Array.from(entries.keys());
     this.latestIngest = columns.firstIngestedAt.reduce((latest, at) => Math.max(latest, at), Number.NEGATIVE_INFINITY);
   }
 
@@ -258,22 +229,10 @@ export class ConnectionIndex {
     const visible =
       type === 'Observation'
         ? observationMatcher(this.columns, grants, { sort: 'date' }, now, asOf)
-        : this.labelsAndLookback(grants, now, asOf);
+        : recordMatcher(this.columns, grants, now, asOf);
     const found: IndexedObservation[] = [];
     for (const position of positions) if (visible(position)) found.push(this.entries[position]!);
     return found;
-  }
-
-  private labelsAndLookback(grants: Grants, now: Date, asOf: Date): (position: number) => boolean {
-    const { end, firstIngestedAt, labels, labelSets } = this.columns;
-    const confidentiality = new Set(grants.confidentiality);
-    const sensitivity = new Set(grants.sensitivity);
-    const allowed = labelSets.map(
-      (set) => confidentiality.has(set.confidentiality) && set.sensitivity.every((label) => sensitivity.has(label)),
-    );
-    const from = grants.lookbackDays === null ? Number.NEGATIVE_INFINITY : now.getTime() - grants.lookbackDays * DAY_MS;
-    const until = asOf.getTime();
-    return (i) => firstIngestedAt[i]! <= until && allowed[labels[i]!]! && (Number.isNaN(end[i]!) || end[i]! >= from);
   }
 
   /**

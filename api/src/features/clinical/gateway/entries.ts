@@ -1,7 +1,8 @@
 // What a search of a connection's index returns: each record's position in the sort order and its searchset entry
 // from just after the base of its fullUrl, as UTF-8 bytes built once and copied into every answer (connection-index.ts
-// keeps them; the record search and the FHIR face answer with them).
+// keeps them; the record search and the FHIR face answer with them); and what keeping one costs the index.
 import type { ObservationDocument } from '../records/document.js';
+import type { ObservationRow } from '../records/rows.js';
 import { searchValues, type SearchValues } from '../search/values.js';
 
 export interface Position {
@@ -56,3 +57,28 @@ export const includedTail = (entry: IndexedObservation): Buffer =>
 /** The resource's JSON text in an entry's tail (entryTail()). */
 export const resourceOfTail = (entry: IndexedObservation): Buffer =>
   entry.tail.subarray(Buffer.byteLength(entry.resourceId) + RESOURCE_AT.length, entry.tail.length - SEARCH_MODE.length);
+
+/**
+ * What keeping an observation costs beside its entry bytes (ids, columns, postings, object headers; codings and label
+ * sets are shared): measured at about 640 bytes for the benchmark's observations, 1,270 in all with their 550-byte
+ * resources (`node --expose-gc dist/bench/gateway-index.js`); charged with some margin.
+ */
+const ENTRY_OVERHEAD_BYTES = 700;
+
+/**
+ * What keeping a row costs: its searchset entry's bytes, ENTRY_OVERHEAD_BYTES, and its search values (charged at
+ * twice their JSON text: strings and small objects). A row read without its values gets them here (an Observation
+ * stored before they were kept): search/values.ts from its resource.
+ */
+export const rowBytes = (row: ObservationRow) =>
+  ENTRY_OVERHEAD_BYTES +
+  row.resourceId.length +
+  RESOURCE_AT.length +
+  Buffer.byteLength(row.resource) +
+  SEARCH_MODE.length +
+  2 * JSON.stringify(valuesOf(row)).length;
+
+/** A row's search values (derived once from its resource when it came without them). */
+export function valuesOf(row: ObservationRow): SearchValues {
+  return (row.search ??= searchValues(JSON.parse(row.resource) as Record<string, unknown>));
+}

@@ -55,12 +55,7 @@ export function observationMatcher(
 ): Matcher {
   const { start, end, firstIngestedAt, labels } = columns;
   const tests: Matcher[] = [];
-  const confidentiality = new Set(grants.confidentiality);
-  const sensitivity = new Set(grants.sensitivity);
-  // Decided once per distinct set of labels the connection holds.
-  const allowed = Uint8Array.from(columns.labelSets, (set) =>
-    Number(confidentiality.has(set.confidentiality) && set.sensitivity.every((label) => sensitivity.has(label))),
-  );
+  const allowed = allowedLabelSets(columns, grants);
   if (!grants.loincCodes.includes('*')) {
     const granted = new Set(grants.loincCodes.map((code) => `${LOINC}|${code}`));
     tests.push((i) => columns.code[i]!.tokens.some((token) => granted.has(token)));
@@ -81,6 +76,27 @@ export function observationMatcher(
     for (let t = 0; t < count; t++) if (!tests[t]!(i)) return false;
     return true;
   };
+}
+
+/** Whether the grants allow each distinct set of labels the connection holds (1) or not (0), by its number. */
+function allowedLabelSets(columns: Columns, grants: Grants): Uint8Array {
+  const confidentiality = new Set(grants.confidentiality);
+  const sensitivity = new Set(grants.sensitivity);
+  return Uint8Array.from(columns.labelSets, (set) =>
+    Number(confidentiality.has(set.confidentiality) && set.sensitivity.every((label) => sensitivity.has(label))),
+  );
+}
+
+/**
+ * What the grants let a record search see of any type but Observation (whose search is observationMatcher's): its
+ * labels allowed, first written by `asOf`, and its clinical date ending inside the look-back window, or none.
+ */
+export function recordMatcher(columns: Columns, grants: Grants, now: Date, asOf: Date): Matcher {
+  const { end, firstIngestedAt, labels } = columns;
+  const allowed = allowedLabelSets(columns, grants);
+  const from = grants.lookbackDays === null ? Number.NEGATIVE_INFINITY : now.getTime() - grants.lookbackDays * DAY_MS;
+  const until = asOf.getTime();
+  return (i) => firstIngestedAt[i]! <= until && allowed[labels[i]!] === 1 && (Number.isNaN(end[i]!) || end[i]! >= from);
 }
 
 /** The index keys (see ConnectionIndex) under which every observation a `code` parameter can match is filed. */

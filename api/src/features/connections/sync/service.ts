@@ -21,7 +21,8 @@ import { BatchWriter, ENTRY_BYTES, OTHER_BYTES } from './batch-writer.js';
 import { openPage, parsedJson, readWhole, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
 import { Capabilities } from './capabilities.js';
 import { readReferences } from './references.js';
-import { typeRun, typeStates } from './type-tallies.js';
+import { typeRun } from './type-tallies.js';
+import { finishRun } from './finish.js';
 import { checkEntry, checkResource, nextHighWater, nextLink, type Tally } from './page-walk.js';
 import { collectReferences, firstPageOf, planOf, REFUSED_TYPE, stepOf } from './plan.js';
 import type { Registrations } from '../../smart/index.js';
@@ -29,7 +30,7 @@ import type { AttachmentStore } from '../../clinical/index.js';
 import { AttachmentQueue, ATTACHMENTS_AT_ONCE, attachmentsOf, fetchAttachments } from './attachments.js';
 import type { ServedBrands } from '../../connect-sessions/index.js';
 import { MalformedBundle, readSearchset } from './searchset-stream.js';
-import { NEVER, type SyncRun, type SyncState, type SyncStore } from './store.js';
+import type { SyncRun, SyncState, SyncStore } from './store.js';
 
 /** `POST /connections/{id}/sync` within this of a run's start is 429: one tenant cannot make Portico hammer a server. */
 export const SYNC_REQUEST_INTERVAL_MS = 60_000;
@@ -296,15 +297,15 @@ export class SyncService {
       });
       await writer.flush();
       counted();
-      await this.finish(claimed, run, null);
+      await finishRun(this.deps, claimed, run, null);
     } catch (error) {
       await writer.settle();
       if (error instanceof LostClaim) return;
       counted();
-      if (error instanceof SyncFailure) return this.finish(claimed, run, error.reason);
-      if (error instanceof MalformedBundle) return this.finish(claimed, run, 'invalid_response');
+      if (error instanceof SyncFailure) return finishRun(this.deps, claimed, run, error.reason);
+      if (error instanceof MalformedBundle) return finishRun(this.deps, claimed, run, 'invalid_response');
       // Portico's own trouble (its database): recorded as such, and the runner logs it.
-      await this.finish(claimed, run, 'internal_error').catch(() => {});
+      await finishRun(this.deps, claimed, run, 'internal_error').catch(() => {});
       throw error;
     } finally {
       stopBeating();
@@ -337,55 +338,6 @@ export class SyncService {
   private async extend(connectionId: string, run: SyncRun): Promise<boolean> {
     run.until = new Date(this.deps.clock.now().getTime() + this.deps.leaseMs);
     return this.deps.store.progress(connectionId, run);
-  }
-
-  /** Ends the run with its state and event; nothing when the run was taken over meanwhile. */
-  private async finish(claimed: SyncState, run: SyncRun, failure: string | null): Promise<void> {
-    const { store, outbox, clock } = this.deps;
-    const current = await store.get(claimed.connectionId);
-    if (current?.run?.holder !== run.holder) return;
-    const now = clock.now();
-    const base = { connectionId: claimed.connectionId, appUserId: claimed.appUserId, brandId: claimed.brandId };
-    const event =
-      failure === null
-        ? outbox.event('connection.synced', claimed.accountId, `connection:${claimed.connectionId}`, {
-            ...base,
-            added: run.added,
-            updated: run.updated,
-            counts: Object.fromEntries(
-              Object.entries(run.types ?? {}).map(([type, t]) => [type, { added: t.added, updated: t.updated }]),
-            ),
-          })
-        : outbox.event('connection.sync_failed', claimed.accountId, `connection:${claimed.connectionId}`, {
-            ...base,
-            reason: failure,
-          });
-    await outbox.record(
-      [event],
-      store.target(claimed.connectionId, current.version + 1),
-      async (changeId) =>
-        (await store.finish(
-          claimed.connectionId,
-          current.version,
-          {
-            status: failure === null ? 'IDLE' : 'FAILED',
-            lastSkipped: run.skipped,
-            lastForeignPatient: run.foreignPatient ?? 0,
-            lastError: failure,
-            ...(failure === null && { lastSyncedAt: now }),
-            highWater:
-              failure === null ? (run.marks?.Observation ?? run.highWater ?? current.highWater) : current.highWater,
-            // A finished run's marks replace those of the searches it completed; a failed run keeps the old ones.
-            marks: failure === null ? { ...current.marks, ...run.marks } : (current.marks ?? {}),
-            types: typeStates(current.types ?? {}, run, failure),
-            addObservations: run.types?.Observation?.added ?? 0,
-            // A connection waiting for its patient is not tried again on schedule (a reconnect schedules it).
-            nextAt: failure === 'reauthorization_required' ? NEVER : new Date(now.getTime() + this.deps.intervalMs),
-          },
-          now,
-          changeId,
-        )) ?? undefined,
-    );
   }
 }
 

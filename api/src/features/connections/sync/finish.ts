@@ -1,0 +1,59 @@
+// The end of a sync run (docs/connecting.md, "Sync"): its state (status, marks, per-type counts, when the next is due)
+// and its event (`connection.synced` with its counts, or `connection.sync_failed` with its reason), written together
+// through the outbox, and only by the replica that still holds the run.
+import { NEVER, type SyncRun, type SyncState } from './store.js';
+import type { SyncServiceDeps } from './service.js';
+import { typeStates } from './type-tallies.js';
+
+export async function finishRun(
+  deps: Pick<SyncServiceDeps, 'store' | 'outbox' | 'clock' | 'intervalMs'>,
+  claimed: SyncState,
+  run: SyncRun,
+  failure: string | null,
+): Promise<void> {
+  const { store, outbox, clock } = deps;
+  const current = await store.get(claimed.connectionId);
+  if (current?.run?.holder !== run.holder) return;
+  const now = clock.now();
+  const base = { connectionId: claimed.connectionId, appUserId: claimed.appUserId, brandId: claimed.brandId };
+  const event =
+    failure === null
+      ? outbox.event('connection.synced', claimed.accountId, `connection:${claimed.connectionId}`, {
+          ...base,
+          added: run.added,
+          updated: run.updated,
+          counts: Object.fromEntries(
+            Object.entries(run.types ?? {}).map(([type, t]) => [type, { added: t.added, updated: t.updated }]),
+          ),
+        })
+      : outbox.event('connection.sync_failed', claimed.accountId, `connection:${claimed.connectionId}`, {
+          ...base,
+          reason: failure,
+        });
+  await outbox.record(
+    [event],
+    store.target(claimed.connectionId, current.version + 1),
+    async (changeId) =>
+      (await store.finish(
+        claimed.connectionId,
+        current.version,
+        {
+          status: failure === null ? 'IDLE' : 'FAILED',
+          lastSkipped: run.skipped,
+          lastForeignPatient: run.foreignPatient ?? 0,
+          lastError: failure,
+          ...(failure === null && { lastSyncedAt: now }),
+          highWater:
+            failure === null ? (run.marks?.Observation ?? run.highWater ?? current.highWater) : current.highWater,
+          // A finished run's marks replace those of the searches it completed; a failed run keeps the old ones.
+          marks: failure === null ? { ...current.marks, ...run.marks } : (current.marks ?? {}),
+          types: typeStates(current.types ?? {}, run, failure),
+          addObservations: run.types?.Observation?.added ?? 0,
+          // A connection waiting for its patient is not tried again on schedule (a reconnect schedules it).
+          nextAt: failure === 'reauthorization_required' ? NEVER : new Date(now.getTime() + deps.intervalMs),
+        },
+        now,
+        changeId,
+      )) ?? undefined,
+  );
+}
