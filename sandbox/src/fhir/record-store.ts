@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SEEDED_AT, SEED_STEP_MS } from '../data.js';
 import type { SandboxPatient } from '../types.js';
-import { SYNTHEA_FIXTURES, syntheaPatient } from './synthea.js';
+import { SYNTHEA_FIXTURES, syntheaPatient, withReferences } from './synthea.js';
 
 export type Resource = Record<string, unknown> & { resourceType: string; id: string };
 
@@ -178,15 +178,5 @@ function resolveConditional(resources: Resource[], among: Resource[]): Resource[
         `${r.resourceType}?identifier=${identifier.system}|${identifier.value}`,
         `${r.resourceType}/${r.id}`,
       );
-  const resolve = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(resolve);
-    if (typeof value !== 'object' || value === null) return value;
-    return Object.fromEntries(
-      Object.entries(value).map(([name, v]) => [
-        name,
-        name === 'reference' && typeof v === 'string' ? (byIdentifier.get(v) ?? v) : resolve(v),
-      ]),
-    );
-  };
-  return resources.map((r) => resolve(r) as Resource);
+  return resources.map((r) => withReferences(r, byIdentifier));
 }

@@ -26,15 +26,20 @@ export function syntheaPatient(file: string, folder = SYNTHEA_FIXTURES): Resourc
     entry: { fullUrl: string; resource: Resource }[];
   };
   const literal = new Map(bundle.entry.map((e) => [e.fullUrl, `${e.resource.resourceType}/${e.resource.id}`]));
-  const resolve = (value: unknown): unknown => {
-    if (Array.isArray(value)) return value.map(resolve);
+  return bundle.entry.map((e) => withReferences(e.resource, literal));
+}
+
+/** A copy of `resource` with each `reference` that `to` names replaced by what it maps to (the others as they are). */
+export function withReferences<T>(resource: T, to: ReadonlyMap<string, string>): T {
+  const rewrite = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(rewrite);
     if (typeof value !== 'object' || value === null) return value;
     return Object.fromEntries(
       Object.entries(value).map(([name, v]) => [
         name,
-        name === 'reference' && typeof v === 'string' ? (literal.get(v) ?? v) : resolve(v),
+        name === 'reference' && typeof v === 'string' ? (to.get(v) ?? v) : rewrite(v),
       ]),
     );
   };
-  return bundle.entry.map((e) => resolve(e.resource) as Resource);
+  return rewrite(resource) as T;
 }

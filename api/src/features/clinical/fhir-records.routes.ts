@@ -124,12 +124,8 @@ export function recordRoutes(sdk: ApiRouter, deps: RecordRouteDeps): void {
     scoped,
     postSearch,
     async (ctx) => {
-      const parameters = new URLSearchParams(ctx.querystring);
-      const body = await readBody(ctx, [FORM], MAX_BODY_BYTES);
-      if (body !== undefined)
-        for (const [name, value] of new URLSearchParams(body.toString('utf8'))) parameters.append(name, value);
       const { connectionId, type } = postSearch.get(ctx).params;
-      await respond(ctx, connectionId, type, parameters);
+      await respond(ctx, connectionId, type, await formParameters(ctx));
     },
   );
 
@@ -233,6 +229,15 @@ export function recordRoutes(sdk: ApiRouter, deps: RecordRouteDeps): void {
       ctx.body = resourceOfTail(found);
     },
   );
+}
+
+/** A form-encoded search's parameters: the query's, then the body's (at most 1 MiB: else 413). */
+export async function formParameters(ctx: Context): Promise<URLSearchParams> {
+  const parameters = new URLSearchParams(ctx.querystring);
+  const body = await readBody(ctx, [FORM], MAX_BODY_BYTES);
+  if (body !== undefined)
+    for (const [name, value] of new URLSearchParams(body.toString('utf8'))) parameters.append(name, value);
+  return parameters;
 }
 
 /** The parameters in order, at most MAX_PARAMETERS (a form body of a megabyte can hold 150,000 names). */

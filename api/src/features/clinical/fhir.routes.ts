@@ -9,12 +9,12 @@ import { acceptAjv } from '#core/schema.js';
 import { principalOf } from '../../shared/http/auth.js';
 import { invalidField, notFound, type FieldError } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
-import { addSchemaErrors, MAX_BODY_BYTES, readBody, throwIfAny, validate } from '../../shared/http/validate.js';
+import { addSchemaErrors, throwIfAny, validate } from '../../shared/http/validate.js';
 import { resourceOfTail } from './gateway/entries.js';
 import { SearchBody, SearchSet } from './gateway/schema.js';
 import { gatewayScope, searchAnswer, type GatewayRouteDeps } from './sdk.routes.js';
 import { FHIR_JSON, OperationOutcome } from './fhir/fhir-outcomes.js';
-import { parameterList, recordAnswer } from './fhir-records.routes.js';
+import { formParameters, parameterList, recordAnswer } from './fhir-records.routes.js';
 import { capabilityStatement } from './fhir/capability.js';
 import type { RecordSearch } from './gateway/record-search.js';
 
@@ -159,11 +159,7 @@ export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps & { recordSear
     scoped,
     postSearch,
     async (ctx) => {
-      const parameters = new URLSearchParams(ctx.querystring);
-      const body = await readBody(ctx, [FORM], MAX_BODY_BYTES);
-      if (body !== undefined)
-        for (const [name, value] of new URLSearchParams(body.toString('utf8'))) parameters.append(name, value);
-      await respond(ctx, postSearch.get(ctx).params.connectionId, parameters);
+      await respond(ctx, postSearch.get(ctx).params.connectionId, await formParameters(ctx));
     },
   );
 

@@ -1,12 +1,13 @@
 // The end of a sync run (docs/connecting.md, "Sync"): its state (status, marks, per-type counts, when the next is due)
 // and its event (`connection.synced` with its counts, or `connection.sync_failed` with its reason), written together
 // through the outbox, and only by the replica that still holds the run.
-import { NEVER, type SyncRun, type SyncState } from './store.js';
-import type { SyncServiceDeps } from './service.js';
+import { NEVER, type SyncRun, type SyncState, type SyncStore } from './store.js';
+import type { Clock } from '#core/clock.js';
+import type { EventOutbox } from '../../events/index.js';
 import { typeStates } from './type-tallies.js';
 
 export async function finishRun(
-  deps: Pick<SyncServiceDeps, 'store' | 'outbox' | 'clock' | 'intervalMs'>,
+  deps: { store: SyncStore; outbox: EventOutbox; clock: Clock; intervalMs: number },
   claimed: SyncState,
   run: SyncRun,
   failure: string | null,
