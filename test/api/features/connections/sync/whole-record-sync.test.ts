@@ -137,6 +137,24 @@ describe('syncing a whole record from the sandbox EHR (Synthea)', function () {
       headers: { authorization: `Bearer ${world.app.ak}` },
     });
     expect(missing.status).to.equal(404);
+
+    // An attachment is served only while the app may see a record that names it: without DocumentReference and
+    // DiagnosticReport among its types, the same Binary is a 404.
+    const stored = (await fhir(connectionId, `DocumentReference?_count=100`)).body as {
+      entry: { resource: { content: { attachment: { url: string } }[] } }[];
+    };
+    const binary = stored.entry
+      .map((e) => e.resource.content[0]!.attachment.url)
+      .find((url) => url.startsWith('Binary/'))!;
+    const grants = (narrow: string[]) =>
+      world.api.admin('PATCH', `/apps/${world.app.appId}`, { grants: { ...GRANTS, resourceTypes: narrow } });
+    expect((await grants(['Condition'])).status).to.equal(200);
+    try {
+      expect((await fhir(connectionId, binary)).status).to.equal(404);
+    } finally {
+      expect((await grants(['*'])).status).to.equal(200);
+    }
+    expect((await fhir(connectionId, binary)).status).to.equal(200);
   });
 
   it('reads only what changed on the next run, and counts an invalid resource without failing', async () => {
