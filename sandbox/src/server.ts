@@ -67,6 +67,7 @@ export async function startSandboxEhr(options: SandboxOptions): Promise<SandboxE
     addObservations: (brandKey, patientId, count) => world.observations.add(brandKey, patientId, count, now()),
     touchObservation: (brandKey, patientId, index) => world.observations.touch(brandKey, patientId, index, now()),
     touchRecord: (brandKey, type, id) => world.records.touch(brandKey, type, id, now()),
+    removeRecord: (brandKey, type, id) => world.records.remove(brandKey, type, id),
     close: async () => {
       switches.close();
       const closed = new Promise<void>((resolve, reject) =>

@@ -68,6 +68,8 @@ export interface SandboxEhr {
   addObservations(brandKey: string, patientId: string, count: number): void;
   /** Bumps one resource of a whole record: its meta.lastUpdated (to now) and meta.versionId. */
   touchRecord(brandKey: string, type: string, id: string): void;
+  /** Deletes one resource of a whole record: the server no longer returns it. */
+  removeRecord(brandKey: string, type: string, id: string): void;
   /** Bumps one observation's meta.lastUpdated (to now) and meta.versionId. */
   touchObservation(brandKey: string, patientId: string, index: number): void;
   close(): Promise<void>;

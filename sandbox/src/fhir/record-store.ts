@@ -89,6 +89,16 @@ export class RecordStore {
     for (const byPatient of this.records.get(brand)!.values()) byPatient.byType.get(type)?.sort(order);
   }
 
+  /** A resource the server no longer has (deleted, as an entered-in-error record is): no search or read finds it. */
+  remove(brand: string, type: string, id: string): void {
+    if (!this.byKey.get(brand)?.delete(`${type}/${id}`)) throw new Error(`no ${type}/${id} in ${brand}`);
+    for (const byPatient of this.records.get(brand)!.values()) {
+      const list = byPatient.byType.get(type);
+      const at = list?.findIndex((r) => r.id === id) ?? -1;
+      if (at >= 0) list!.splice(at, 1);
+    }
+  }
+
   /** The organizations, locations, practitioners and roles of the population (Synthea's other bundles). */
   private population(dir: string): Resource[] {
     const read = (name: string) =>

@@ -313,7 +313,7 @@ export interface paths {
     put?: never;
     /**
      * Read a signed-in connection's records from its health system now
-     * @description 202: the sync is due now and one replica starts it within a second or so; a sync already running goes on and is not started twice (this answers 202 too, once a minute has passed since it began). Within 60 s of the last run's start the answer is 429 `RATE_LIMITED` with `Retry-After`: no tenant can make Portico hammer a health system. A connection of a suspended app is 409 (its syncs pause until the app is active again). It ends with `connection.synced` or `connection.sync_failed`, and `GET /app-users/{id}` shows where it stands. A connection made by `complete` rather than by signing in is 409; an absent, revoked or another account's connection is 404.
+     * @description 202: the sync is due now and one replica starts it within a second or so; a sync already running goes on and is not started twice (this answers 202 too, once a minute has passed since it began). Within 60 s of the last run's start the answer is 429 `RATE_LIMITED` with `Retry-After`: no tenant can make Portico hammer a health system. A connection of a suspended app is 409 (its syncs pause until the app is active again). It ends with `connection.synced` or `connection.sync_failed`, and `GET /app-users/{id}` shows where it stands. A connection made by `complete` rather than by signing in is 409; an absent, revoked or another account's connection is 404. The body is optional: `{"full": true}` asks for a full run, which also removes what the health system no longer returns.
      */
     post: operations['syncConnection'];
     delete?: never;
@@ -847,7 +847,7 @@ export interface webhooks {
             timestamp: string;
             /** Format: uuid */
             customerAccountId: string;
-            /** @description Identifiers and non-clinical state only: `patient.*` {patientId}; `app_user.*` {appUserId, state}; `connection.*` {connectionId, appUserId, brandId} (`connection.reauthorization_required` adds `reason`: `invalid_grant`, `patient_mismatch` or `token_unreadable`; `connection.synced` adds `added`, `updated`; `connection.sync_failed` adds `reason`); `webhook_endpoint.disabled` {webhookEndpointId, reason: consecutive_failures|gone}; `webhook.test` {webhookEndpointId}. */
+            /** @description Identifiers and non-clinical state only: `patient.*` {patientId}; `app_user.*` {appUserId, state}; `connection.*` {connectionId, appUserId, brandId} (`connection.reauthorization_required` adds `reason`: `invalid_grant`, `patient_mismatch` or `token_unreadable`; `connection.synced` adds `added`, `updated` and `counts` {<type>: {added, updated}}, and after a full run `removed` (also in the counts of each type); `connection.sync_failed` adds `reason`); `webhook_endpoint.disabled` {webhookEndpointId, reason: consecutive_failures|gone}; `webhook.test` {webhookEndpointId}. */
             data: {
               [key: string]: unknown;
             };
@@ -1796,18 +1796,18 @@ export interface operations {
                 lastSyncedAt: string | null;
                 /** @description Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_key_missing` (the key that sealed the tokens is no longer in PORTICO_TOKEN_KEYS: put it back), `takeover_limit` (its replica died three times without progress), `internal_error` or `http_<status>`. */
                 lastError: string | null;
-                /** @description Observations the syncs have added in all. */
+                /** @description Observations the syncs have added in all, less those full runs removed. */
                 observations: number;
                 /** @description Records the last finished sync skipped because they failed ingest's checks (a resource over 1 MiB among them). */
                 skipped: number;
                 /** @description Records the last finished sync skipped because they are another patient's than the connection's (never stored). */
                 foreignPatient: number;
-                /** @description Records of every type the syncs have added in all. */
+                /** @description Records of every type the syncs have added in all, less those full runs removed. */
                 resources: number;
                 /** @description Per record type the connection syncs (docs/connecting.md, "Sync"). */
                 types: {
                   [key: string]: {
-                    /** @description Records of the type the syncs have added in all. */
+                    /** @description Records of the type the syncs have added in all, less those full runs removed. */
                     count: number;
                     /** @description After the last finished run: `SKIPPED` when the health system refused its search (`httpStatus`: 400, 403, 404 or 501), the run going on with the other types. */
                     status: 'SYNCED' | 'SKIPPED' | 'FAILED';
@@ -2138,7 +2138,17 @@ export interface operations {
       };
       cookie?: never;
     };
-    requestBody?: never;
+    requestBody?: {
+      content: {
+        'application/json': {
+          /**
+           * @description A full run: every type is read whole (no `_lastUpdated`), and a type read whole without a refusal, a failure or an invalid resource loses the connection's stored records of that type that the health system no longer returned. Asked while a run is under way, the next run is the full one.
+           * @default false
+           */
+          full?: boolean;
+        };
+      };
+    };
     responses: {
       /** @description Due now. */
       202: {
@@ -2155,18 +2165,18 @@ export interface operations {
               lastSyncedAt: string | null;
               /** @description Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_key_missing` (the key that sealed the tokens is no longer in PORTICO_TOKEN_KEYS: put it back), `takeover_limit` (its replica died three times without progress), `internal_error` or `http_<status>`. */
               lastError: string | null;
-              /** @description Observations the syncs have added in all. */
+              /** @description Observations the syncs have added in all, less those full runs removed. */
               observations: number;
               /** @description Records the last finished sync skipped because they failed ingest's checks (a resource over 1 MiB among them). */
               skipped: number;
               /** @description Records the last finished sync skipped because they are another patient's than the connection's (never stored). */
               foreignPatient: number;
-              /** @description Records of every type the syncs have added in all. */
+              /** @description Records of every type the syncs have added in all, less those full runs removed. */
               resources: number;
               /** @description Per record type the connection syncs (docs/connecting.md, "Sync"). */
               types: {
                 [key: string]: {
-                  /** @description Records of the type the syncs have added in all. */
+                  /** @description Records of the type the syncs have added in all, less those full runs removed. */
                   count: number;
                   /** @description After the last finished run: `SKIPPED` when the health system refused its search (`httpStatus`: 400, 403, 404 or 501), the run going on with the other types. */
                   status: 'SYNCED' | 'SKIPPED' | 'FAILED';

@@ -53,7 +53,7 @@ export function presentSync(sync: SyncView | undefined) {
     status: sync?.status ?? 'IDLE',
     lastSyncedAt: sync?.lastSyncedAt?.toISOString() ?? null,
     lastError: sync?.lastError ?? null,
-    observations: sync?.observations ?? 0,
+    observations: Math.max(0, sync?.observations ?? 0),
     skipped: sync?.lastSkipped ?? 0,
     foreignPatient: sync?.lastForeignPatient ?? 0,
     resources: Object.values(sync?.types ?? {}).reduce((sum, t) => sum + t.count, 0),

@@ -28,7 +28,10 @@ export const SyncView = Type.Object(
       description:
         'Why the last sync failed: `reauthorization_required`, `unauthorized`, `rate_limited`, `unavailable`, `refused_address`, `next_link_refused`, `invalid_response`, `token_refresh_failed`, `token_key_missing` (the key that sealed the tokens is no longer in PORTICO_TOKEN_KEYS: put it back), `takeover_limit` (its replica died three times without progress), `internal_error` or `http_<status>`.',
     }),
-    observations: Type.Integer({ minimum: 0, description: 'Observations the syncs have added in all.' }),
+    observations: Type.Integer({
+      minimum: 0,
+      description: 'Observations the syncs have added in all, less those full runs removed.',
+    }),
     skipped: Type.Integer({
       minimum: 0,
       description:
@@ -39,11 +42,17 @@ export const SyncView = Type.Object(
       description:
         "Records the last finished sync skipped because they are another patient's than the connection's (never stored).",
     }),
-    resources: Type.Integer({ minimum: 0, description: 'Records of every type the syncs have added in all.' }),
+    resources: Type.Integer({
+      minimum: 0,
+      description: 'Records of every type the syncs have added in all, less those full runs removed.',
+    }),
     types: Type.Record(
       Type.String(),
       Type.Object({
-        count: Type.Integer({ minimum: 0, description: 'Records of the type the syncs have added in all.' }),
+        count: Type.Integer({
+          minimum: 0,
+          description: 'Records of the type the syncs have added in all, less those full runs removed.',
+        }),
         status: Type.Union([Type.Literal('SYNCED'), Type.Literal('SKIPPED'), Type.Literal('FAILED')], {
           description:
             'After the last finished run: `SKIPPED` when the health system refused its search (`httpStatus`: 400, 403, 404 or 501), the run going on with the other types.',

@@ -20,6 +20,7 @@ import { ConnectionService } from './lifecycle.js';
 import { SyncRunner } from './sync/runner.js';
 import { SyncSchedule } from './sync/schedule.js';
 import { SyncService } from './sync/service.js';
+import { SyncRequests } from './sync/requests.js';
 import { SyncRepository } from './sync/store.js';
 import { TokenDisposal } from './vault/disposal.js';
 import { Keyring } from './vault/keyring.js';
@@ -140,7 +141,14 @@ export async function createConnections(infrastructure: Infrastructure, uses: Co
     lifecycle,
     launches,
     vault,
-    syncs,
+    /** Syncs asked for now, and where each stands. */
+    syncRequests: new SyncRequests({
+      store: syncStore,
+      connections: lifecycle,
+      accounts: uses.accounts,
+      apps: uses.apps,
+      clock,
+    }),
     syncRunner,
     syncStore,
     keyring,

@@ -10,7 +10,7 @@ import { UUID } from '../../shared/http/ids.js';
 import { ConnectionParams, presentSync, SyncView } from '../app-users/index.js';
 import type { ConnectionService } from './lifecycle.js';
 import type { SyncRunner } from './sync/runner.js';
-import type { SyncService } from './sync/service.js';
+import type { SyncRequests } from './sync/requests.js';
 
 export function revokeConnectionRoute(
   api: ApiRouter,
@@ -39,6 +39,18 @@ export function revokeConnectionRoute(
 }
 
 const SyncAccepted = Type.Object({ connectionId: Type.String({ format: 'uuid' }), sync: SyncView });
+const SyncRequest = Type.Object(
+  {
+    full: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          "A full run: every type is read whole (no `_lastUpdated`), and a type read whole without a refusal, a failure or an invalid resource loses the connection's stored records of that type that the health system no longer returned. Asked while a run is under way, the next run is the full one.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export function syncRoutes(
   api: ApiRouter,
@@ -46,16 +58,16 @@ export function syncRoutes(
     syncs,
     syncWorker,
     idempotent,
-  }: { syncs: Pick<SyncService, 'request'>; syncWorker: Pick<SyncRunner, 'wake'> } & Pick<RouteGuards, 'idempotent'>,
+  }: { syncs: Pick<SyncRequests, 'request'>; syncWorker: Pick<SyncRunner, 'wake'> } & Pick<RouteGuards, 'idempotent'>,
 ): void {
-  const connection = validate({ params: ConnectionParams });
+  const connection = validate({ params: ConnectionParams, body: SyncRequest, bodyOptional: true });
   api.post(
     '/connections/:connectionId/sync',
     {
       operationId: 'syncConnection',
       summary: "Read a signed-in connection's records from its health system now",
       description:
-        "202: the sync is due now and one replica starts it within a second or so; a sync already running goes on and is not started twice (this answers 202 too, once a minute has passed since it began). Within 60 s of the last run's start the answer is 429 `RATE_LIMITED` with `Retry-After`: no tenant can make Portico hammer a health system. A connection of a suspended app is 409 (its syncs pause until the app is active again). It ends with `connection.synced` or `connection.sync_failed`, and `GET /app-users/{id}` shows where it stands. A connection made by `complete` rather than by signing in is 409; an absent, revoked or another account's connection is 404.",
+        '202: the sync is due now and one replica starts it within a second or so; a sync already running goes on and is not started twice (this answers 202 too, once a minute has passed since it began). Within 60 s of the last run\'s start the answer is 429 `RATE_LIMITED` with `Retry-After`: no tenant can make Portico hammer a health system. A connection of a suspended app is 409 (its syncs pause until the app is active again). It ends with `connection.synced` or `connection.sync_failed`, and `GET /app-users/{id}` shows where it stands. A connection made by `complete` rather than by signing in is 409; an absent, revoked or another account\'s connection is 404. The body is optional: `{"full": true}` asks for a full run, which also removes what the health system no longer returns.',
       tags: ['App users'],
       responses: { 202: { description: 'Due now.', schema: SyncAccepted } },
     },
@@ -63,8 +75,9 @@ export function syncRoutes(
     connection,
     idempotent(),
     async (ctx) => {
-      const { connectionId } = connection.get(ctx).params;
-      const state = await syncs.request(principalOf(ctx), connectionId);
+      const { params, body } = connection.get(ctx);
+      const { connectionId } = params;
+      const state = await syncs.request(principalOf(ctx), connectionId, { full: body?.full === true });
       syncWorker.wake();
       ctx.status = 202;
       ctx.body = {

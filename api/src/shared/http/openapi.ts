@@ -19,6 +19,8 @@ export interface OperationPatch {
   query?: TObject;
   body?: TSchema;
   bodyMediaTypes?: string[];
+  /** The body may be left out (validate()'s `bodyOptional`). */
+  bodyOptional?: boolean;
   requestHeaders?: HeaderDoc[];
   notes?: string[];
 }
@@ -187,7 +189,7 @@ export function buildOpenApi(
         ...(merged.body
           ? {
               requestBody: {
-                required: true,
+                required: !merged.bodyOptional,
                 content: Object.fromEntries(
                   (merged.bodyMediaTypes ?? ['application/json']).map((t) => [t, { schema: strip(merged.body!) }]),
                 ),
@@ -258,6 +260,7 @@ function mergePatches(patches: OperationPatch[]): OperationPatch {
     if (patch.query) merged.query = patch.query;
     if (patch.body) merged.body = patch.body;
     if (patch.bodyMediaTypes && patch.body) merged.bodyMediaTypes = patch.bodyMediaTypes;
+    if (patch.body) merged.bodyOptional = patch.bodyOptional === true;
     if (patch.requestHeaders) merged.requestHeaders = [...(merged.requestHeaders ?? []), ...patch.requestHeaders];
     if (patch.notes) merged.notes = [...(merged.notes ?? []), ...patch.notes];
   }

@@ -20,6 +20,8 @@ export interface InputSchemas {
   body?: TSchema;
   /** Extra body media types besides application/json (PATCH takes application/merge-patch+json). */
   bodyMediaTypes?: string[];
+  /** The body may be left out: then the handler's body is undefined (a body given is checked as usual). */
+  bodyOptional?: boolean;
   /** The body's size limit (1 MiB unless a route says otherwise, e.g. 5 MiB for clinical ingest). */
   maxBodyBytes?: number;
 }
@@ -27,7 +29,11 @@ export interface InputSchemas {
 export interface Input<S extends InputSchemas> {
   params: S['params'] extends TObject ? Static<S['params']> : Record<string, never>;
   query: S['query'] extends TObject ? Static<S['query']> : Record<string, never>;
-  body: S['body'] extends TSchema ? Static<S['body']> : undefined;
+  body: S['body'] extends TSchema
+    ? S['bodyOptional'] extends true
+      ? Static<S['body']> | undefined
+      : Static<S['body']>
+    : undefined;
 }
 
 export type ValidateMiddleware<S extends InputSchemas> = Middleware & {
@@ -52,8 +58,9 @@ export function validate<S extends InputSchemas>(schemas: S): ValidateMiddleware
     let body: unknown;
     if (checkBody) {
       body = await readJsonBody(ctx, mediaTypes, schemas.maxBodyBytes ?? MAX_BODY_BYTES);
-      if (body === undefined) errors.push({ in: 'body', name: '', detail: 'a JSON request body is required' });
-      else if (!checkBody(body)) omitted += addSchemaErrors(errors, 'body', checkBody);
+      if (body === undefined) {
+        if (!schemas.bodyOptional) errors.push({ in: 'body', name: '', detail: 'a JSON request body is required' });
+      } else if (!checkBody(body)) omitted += addSchemaErrors(errors, 'body', checkBody);
     }
 
     throwIfAny(errors, omitted);
@@ -67,6 +74,7 @@ export function validate<S extends InputSchemas>(schemas: S): ValidateMiddleware
     query: schemas.query,
     body: schemas.body,
     bodyMediaTypes: mediaTypes,
+    ...(schemas.bodyOptional && { bodyOptional: true }),
   };
   return middleware;
 }

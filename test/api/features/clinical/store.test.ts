@@ -335,6 +335,38 @@ describeStore<RecordStore, RecordRepository>(
       expect(rowsById(rows.values())).to.deep.equal(await wholeRows(store(), target.connectionId));
     });
 
+    it('removes what a full sync did not write again: no reader shows it, and a later write brings it back', async () => {
+      const [a, b, c] = normalized([heartRate(), glucose(), hemoglobin()]);
+      await store().upsert(target, [a!, b!, c!], T1);
+      const other = { accountId: target.accountId, connectionId: randomUUID() };
+      await store().upsert(other, [a!], T1);
+      // The run began at T2 and wrote `a` again; `b` and `c` were not returned.
+      await store().upsert(target, [a!], T2);
+      const removed = await store().removeStale(target, ['Observation'], T2, T3);
+      expect([...removed]).to.deep.equal([['Observation', 2]]);
+      expect((await walk({ sort: 'date' }, 10)).flatMap((p) => p.ids)).to.deep.equal([a!.resourceId]);
+      expect((await walk({ sort: 'date' }, 10))[0]!.total).to.equal(1);
+      // Bundles and checkpoints carry the removal: the index built from them holds what a whole read holds.
+      const changes = (await store().changes(target.connectionId, 0))!;
+      expect([...foldBundles([], changes.bundles).keys()]).to.deep.equal([`${target.connectionId}/${a!.resourceId}`]);
+      const built = await ConnectionIndex.build(store().all(target.connectionId), Number.MAX_SAFE_INTEGER);
+      expect(built!.size).to.equal(1);
+      await store().writeCheckpoint(target.connectionId);
+      const checkpoint = (await store().checkpoint(target.connectionId)) as { rows: ObservationRow[] };
+      expect(checkpoint.rows.map((row) => row.resourceId)).to.deep.equal([a!.resourceId]);
+      // Another connection, and a type not named, keep theirs; nothing is removed twice.
+      expect(await current(store(), other.connectionId)).to.have.length(1);
+      expect([...(await store().removeStale(target, ['Condition'], T3, T3))]).to.deep.equal([]);
+      expect([...(await store().removeStale(target, ['Observation'], T2, T3))]).to.deep.equal([]);
+      // Written again, it is back, whole (the tombstone's mark gone).
+      expect(await store().upsert(target, [b!], T3)).to.deep.equal({ ingested: 0, updated: 1 });
+      await store().changes(target.connectionId, 0); // (the repository applies the replacement before it answers)
+      expect((await walk({ sort: 'date' }, 10)).flatMap((p) => p.ids)).to.have.members([a!.resourceId, b!.resourceId]);
+      const docs = await current(store(), target.connectionId);
+      expect(docs.filter((doc) => doc.removed).map((doc) => doc.resourceId)).to.deep.equal([c!.resourceId]);
+      expect(docs.find((doc) => doc.resourceId === b!.resourceId)!.resource).to.deep.equal(b!.resource);
+    });
+
     it('keeps a paging walk to what was ingested by its start, replacements of it included', async () => {
       const [early] = normalized([effective(heartRate(), '2024-01-01')]) as [NormalizedObservation];
       await store().upsert(target, [early], T1);

@@ -79,14 +79,19 @@ export class ConnectionIndex {
     return ConnectionIndex.fromRows(rows.values(), maxBytes, token, undefined);
   }
 
-  /** The index of `rows` (one per observation, any order) as of generation `gen`; null when over `maxBytes`. */
+  /**
+   * The index of `rows` (one per observation, any order; tombstones left out) as of generation `gen`; null when over
+   * `maxBytes`.
+   */
   static fromRows(
     rows: Iterable<ObservationRow>,
     maxBytes: number,
     token: string,
     gen: number | undefined,
   ): ConnectionIndex | null {
-    const loaded = [...rows].sort((a, b) => a.sortDate - b.sortDate || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
+    const loaded = [...rows]
+      .filter((row) => !row.removed)
+      .sort((a, b) => a.sortDate - b.sortDate || (a._id < b._id ? -1 : a._id > b._id ? 1 : 0));
     const n = loaded.length;
     let bytes = INDEX_OVERHEAD_BYTES + KEPT_SEARCHES * Uint32Array.BYTES_PER_ELEMENT * n;
     for (const row of loaded) bytes += rowBytes(row);

@@ -73,6 +73,16 @@ export class IngestService {
     );
   }
 
+  /**
+   * Removes what a full sync's complete passes of `types` did not write (records last written before `before`): how
+   * many, by type.
+   */
+  removeStale(accountId: string, connectionId: string, types: readonly string[], before: Date) {
+    return changing(this.deps.generations, [`obs:${connectionId}`], () =>
+      this.deps.observations.removeStale({ accountId, connectionId }, types, before, this.deps.clock.now()),
+    );
+  }
+
   /** 404 unless the connection is the account's and live (its user still lists it). */
   private async liveConnection(accountId: string, connectionId: string): Promise<Connection> {
     const record = UUID.test(connectionId) ? await this.deps.users.connection(accountId, connectionId) : null;

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection } from 'mongodb';
 import type { Clock } from '#core/clock.js';
 import type { BundleHeads } from './bundle-heads.js';
-import { movedOn, recordObservations, type BundleRecord, type StoredFields } from './bundle-records.js';
+import { movedOn, recordObservations, unsetRemoved, type BundleRecord, type StoredFields } from './bundle-records.js';
 import { recordKey, type ObservationDocument } from './document.js';
 import type { Visibility } from './head-document.js';
 
@@ -72,7 +72,7 @@ export class BundleApplier {
       batch.map((fields) => ({
         updateMany: {
           filter: { _id: recordKey(connectionId, fields.resourceType, fields.resourceId) },
-          update: { $set: { ...fields, rev: gen } },
+          update: { $set: { ...fields, rev: gen }, ...unsetRemoved(fields) },
         },
       })),
       { ordered: false },

@@ -36,6 +36,9 @@ export function storedFields(
   };
 }
 
+/** What a replacement unsets besides what it sets: the tombstone mark of a removed record it writes anew. */
+export const unsetRemoved = (fields: StoredFields) => (fields.removed ? {} : { $unset: { removed: '' as const } });
+
 /**
  * A bundle's record: what it writes, kept until it is applied and no reader needs it. The observations are one
  * gzipped JSON document (dates as ISO strings): the embedded database converts a document field by field, and a

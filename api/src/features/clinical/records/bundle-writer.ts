@@ -13,7 +13,6 @@
 import type { Collection } from 'mongodb';
 import type { Clock } from '#core/clock.js';
 import { isDuplicateKey } from '#core/infra/mongo.js';
-import type { NormalizedObservation } from '../ingest/observations.js';
 import type { BundleHeads } from './bundle-heads.js';
 import {
   insertRecord,
@@ -21,7 +20,7 @@ import {
   lostLease,
   packObservations,
   recordObservations,
-  storedFields,
+  unsetRemoved,
   type BundleRecord,
   type StoredFields,
 } from './bundle-records.js';
@@ -41,18 +40,18 @@ export class BundleWriter {
   ) {}
 
   /**
-   * Writes and commits the bundle (`observations`, not none) under the connection's writer lease: its generation,
-   * how many observations it replaced, and their new fields (for the applier). Nothing is committed when it fails.
+   * Writes and commits the bundle (`stored`: the records' fields, storedFields(), not none) under the connection's
+   * writer lease: its generation, how many records it replaced, and their new fields (for the applier). Nothing is
+   * committed when it fails.
    */
   async write(
-    { accountId, connectionId }: { accountId: string; connectionId: string },
-    observations: NormalizedObservation[],
+    connectionId: string,
+    stored: StoredFields[],
     at: Date,
   ): Promise<{ gen: number; replaced: number; replacing: StoredFields[] }> {
     const lease = await this.heads.acquire(connectionId, () => this.clock.now());
     const { gen } = lease;
     const idOf = (fields: StoredFields) => recordKey(connectionId, fields.resourceType, fields.resourceId);
-    const stored = observations.map((o) => storedFields({ accountId, connectionId }, o, at));
     let committed = false;
     try {
       await this.removeLeftovers(lease);
@@ -83,7 +82,11 @@ export class BundleWriter {
             again.map((fields) => ({
               updateMany: {
                 filter: { _id: idOf(fields) },
-                update: { $set: { ...fields, rev: gen, firstIngestedAt: at }, $max: { seq: gen } },
+                update: {
+                  $set: { ...fields, rev: gen, firstIngestedAt: at },
+                  $max: { seq: gen },
+                  ...unsetRemoved(fields),
+                },
               },
             })),
             { ordered: false },

@@ -52,4 +52,25 @@ export interface ObservationDocument {
   /** Set when first written, never changed by a replacement: a paging walk sees only what existed when it began. */
   firstIngestedAt: Date;
   resource: Record<string, unknown>;
+  /**
+   * Set on a record a full sync removed (the health system no longer returns it): a tombstone, written as a
+   * replacement so that bundles, checkpoints and indexes carry the removal as they carry any change, and that no
+   * reader shows. A later write of the same type and id replaces it.
+   */
+  removed?: true;
+}
+
+/** The fields of what a full sync writes in place of a record it removes (`removed`). */
+export function tombstoneOf(resourceType: string, resourceId: string) {
+  return {
+    ...(resourceType !== 'Observation' && { resourceType }),
+    resourceId,
+    code: { tokens: [], codes: [], systems: [] },
+    category: { tokens: [], codes: [], systems: [] },
+    date: null,
+    confidentiality: 'N',
+    sensitivity: [],
+    resource: { resourceType, id: resourceId },
+    removed: true as const,
+  };
 }

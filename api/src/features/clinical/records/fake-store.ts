@@ -10,8 +10,9 @@
 // fields and dotted paths into sub-documents, where an array field matches when one of its elements does. Any other
 // operator throws, so a test that needs more learns it at once instead of reading a wrong answer.
 import { BSONRegExp, type Filter, type Sort } from 'mongodb';
-import { storedFields } from './bundle-records.js';
-import { recordKey, type ObservationDocument } from './document.js';
+import { storedFields, type StoredFields } from './bundle-records.js';
+import { recordKey, tombstoneOf, type ObservationDocument } from './document.js';
+import { BEGINNING } from '../dates.js';
 import type { NormalizedObservation } from '../ingest/observations.js';
 import type { IngestTarget, RecordStore } from './store.js';
 import type { Checkpoint } from './checkpoints.js';
@@ -36,14 +37,44 @@ export class FakeRecordStore implements RecordStore {
     observations: NormalizedObservation[],
     at: Date,
   ): Promise<{ ingested: number; updated: number }> {
-    const { accountId, connectionId } = target;
     if (observations.length === 0) return { ingested: 0, updated: 0 }; // no generation, as in the repository
+    const updated = this.write(
+      target.connectionId,
+      observations.map((o) => storedFields(target, o, at)),
+      at,
+    );
+    return { ingested: observations.length - updated, updated };
+  }
+
+  async removeStale(target: IngestTarget, types: readonly string[], before: Date, at: Date) {
+    const { connectionId, accountId } = target;
+    const removed = new Map<string, number>();
+    const tombstones = [...this.documents.values()]
+      .filter(
+        (doc) =>
+          doc.connectionId === connectionId &&
+          !doc.removed &&
+          doc.updatedAt < before &&
+          types.includes(doc.resourceType ?? 'Observation'),
+      )
+      .map((doc) => {
+        const type = doc.resourceType ?? 'Observation';
+        removed.set(type, (removed.get(type) ?? 0) + 1);
+        return { connectionId, accountId, ...tombstoneOf(type, doc.resourceId), sortDate: BEGINNING, updatedAt: at };
+      });
+    for (let from = 0; from < tombstones.length; from += 1000)
+      this.write(connectionId, tombstones.slice(from, from + 1000), at);
+    return removed;
+  }
+
+  /** Stores one bundle of records' fields in one step: how many it replaced. */
+  private write(connectionId: string, stored: StoredFields[], at: Date): number {
     // Every document is made before any is stored: nothing of the bundle is written if one cannot be.
-    const written = observations.map((o): Stored => {
-      const _id = recordKey(connectionId, o.resourceType, o.resourceId);
+    const written = stored.map((fields): Stored => {
+      const _id = recordKey(connectionId, fields.resourceType, fields.resourceId);
       return asStored({
         _id,
-        ...storedFields({ accountId, connectionId }, o, at),
+        ...fields,
         // A replacement keeps when the observation was first written, so a paging walk begun before still sees it.
         firstIngestedAt: this.documents.get(_id)?.firstIngestedAt ?? at,
       });
@@ -54,7 +85,7 @@ export class FakeRecordStore implements RecordStore {
     this.bundles.set(connectionId, log);
     const rows = written.map((doc) => observationRow(doc, at.getTime()));
     log.push({ gen: log.length + 1, at: at.getTime(), rows });
-    return { ingested: observations.length - updated, updated };
+    return updated;
   }
 
   async page(
@@ -65,7 +96,7 @@ export class FakeRecordStore implements RecordStore {
     limit: number,
   ): Promise<{ items: ObservationDocument[]; total: number }> {
     // As the repository: the filter alone says which connection (the builder's filter names it).
-    const matching = [...this.documents.values()].filter((doc) => matches(doc, filter));
+    const matching = [...this.documents.values()].filter((doc) => !doc.removed && matches(doc, filter));
     const page = (after ? matching.filter((doc) => matches(doc, after)) : matching).sort(comparator(sort));
     return { items: page.slice(0, limit).map((doc) => structuredClone(doc)), total: matching.length };
   }

@@ -10,7 +10,14 @@ import { recordObservations, type BundleRecord } from './bundle-records.js';
 import type { Checkpoint, CheckpointStore } from './checkpoints.js';
 import { recordKey, type ObservationDocument } from './document.js';
 import { lruCache } from '../../../shared/infra/lru.js';
-import { documentRow, foldBundles, observationRow, type CommittedBundle, type ObservationRow } from './rows.js';
+import {
+  documentRow,
+  foldBundles,
+  observationRow,
+  withoutTombstones,
+  type CommittedBundle,
+  type ObservationRow,
+} from './rows.js';
 
 /** A checkpoint is written once this many bundles were committed after it (each costs a record read to load). */
 export const CHECKPOINT_EVERY = 32;
@@ -161,6 +168,7 @@ export class RecordLog {
       if (bytes > this.maxBytes) return { gen: before.committed, content: { oversized: bytes } };
       rows.set(doc._id, { ...row, firstIngestedAt: rows.get(doc._id)?.firstIngestedAt ?? row.firstIngestedAt });
     }
+    withoutTombstones(rows);
     const after = await this.heads.visibility(connectionId);
     if (after.committed !== before.committed || after.pending.length > 0) {
       this.gaveUp.set(connectionId, true);

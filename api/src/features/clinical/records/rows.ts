@@ -28,6 +28,8 @@ export interface ObservationRow {
   updatedAt?: number;
   /** The FHIR resource as JSON text. */
   resource: string;
+  /** A tombstone (document.ts, `removed`): dropped wherever rows are folded or indexed. */
+  removed?: true;
 }
 
 /** The row of one observation (its fields in one order, so equal rows serialise alike). */
@@ -50,6 +52,7 @@ export function observationRow(
     firstIngestedAt,
     ...(fields.updatedAt !== undefined && { updatedAt: fields.updatedAt.getTime() }),
     resource,
+    ...(fields.removed && { removed: true as const }),
   };
 }
 
@@ -66,7 +69,7 @@ export interface CommittedBundle {
 /**
  * The observations after `bundles` (in commit order) are laid over `base` (one row per observation), by _id: a
  * bundle's row replaces the row of the same _id and keeps when it was first written; a row new to the connection
- * was first written by its bundle.
+ * was first written by its bundle; a tombstone leaves no row.
  */
 export function foldBundles(
   base: Iterable<ObservationRow>,
@@ -77,5 +80,11 @@ export function foldBundles(
   for (const bundle of bundles)
     for (const row of bundle.rows)
       rows.set(row._id, { ...row, firstIngestedAt: rows.get(row._id)?.firstIngestedAt ?? bundle.at });
+  return withoutTombstones(rows);
+}
+
+/** `rows` without the records full syncs removed (tombstones, document.ts). */
+export function withoutTombstones(rows: Map<string, ObservationRow>): Map<string, ObservationRow> {
+  for (const [id, row] of rows) if (row.removed) rows.delete(id);
   return rows;
 }

@@ -13,12 +13,20 @@ import type { Clock } from '#core/clock.js';
 import { systemClock } from '#core/clock.js';
 import { outsideChangeScope } from '../../../shared/infra/change-scope.js';
 import type { NormalizedObservation } from '../ingest/observations.js';
-import { recordKey, type ObservationDocument } from './document.js';
+import { recordKey, tombstoneOf, type ObservationDocument } from './document.js';
+import { BEGINNING } from '../dates.js';
 import { through } from '#core/infra/mongo.js';
 import { BundleHeads } from './bundle-heads.js';
 import { ABANDONED_LISTED_MS, KEPT_MS, type Visibility } from './head-document.js';
 import { BundleApplier } from './bundle-applier.js';
-import { BUNDLES, movedOn, recordObservations, type BundleRecord } from './bundle-records.js';
+import {
+  BUNDLES,
+  movedOn,
+  recordObservations,
+  storedFields,
+  type BundleRecord,
+  type StoredFields,
+} from './bundle-records.js';
 import { BundleWriter } from './bundle-writer.js';
 import type { DocumentLocks } from '#core/infra/locks.js';
 import { CheckpointStore, type Checkpoint } from './checkpoints.js';
@@ -37,6 +45,11 @@ export interface RecordStore {
     observations: NormalizedObservation[],
     at: Date,
   ): Promise<{ ingested: number; updated: number }>;
+  /**
+   * Removes the connection's records of `types` last written before `before` (what a full sync's complete passes of
+   * them did not write: document.ts, `removed`), in bundles of up to 1,000 stamped `at`: how many, by type.
+   */
+  removeStale(target: IngestTarget, types: readonly string[], before: Date, at: Date): Promise<Map<string, number>>;
   /** One page of what `filter` matches after the keyset position `after`, in `sort` order, and how many match `filter`
    * in all. */
   page(
@@ -62,6 +75,8 @@ export interface RecordStore {
   writeCheckpoint(connectionId: string): Promise<void>;
 }
 
+/** Records a full sync's removal writes per bundle (as many as an ingest's). */
+const REMOVALS_PER_BUNDLE = 1000;
 /** Reads of the database that a search gives up after, when bundles keep being committed under it. */
 const PAGE_ATTEMPTS = 3;
 
@@ -120,15 +135,57 @@ export class RecordRepository implements RecordStore {
     at: Date,
   ): Promise<{ ingested: number; updated: number }> {
     if (observations.length === 0) return { ingested: 0, updated: 0 };
-    const { connectionId } = target;
-    const { gen, replaced, replacing } = await this.writer.write(target, observations, at);
+    const stored = observations.map((o) => storedFields(target, o, at));
+    const { replaced } = await this.write(target.connectionId, stored, at);
+    return { ingested: observations.length - replaced, updated: replaced };
+  }
+
+  async removeStale(
+    target: IngestTarget,
+    types: readonly string[],
+    before: Date,
+    at: Date,
+  ): Promise<Map<string, number>> {
+    const { connectionId, accountId } = target;
+    const removed = new Map<string, number>();
+    if (types.length === 0) return removed;
+    // What readers see (pending replacements applied: a record written anew is not taken for its old copy). One
+    // read for every type: the embedded database reads the whole collection for any filter but _id.
+    const seen = await this.applier.applied(connectionId);
+    const stale = await this.longCollection
+      .find(
+        {
+          connectionId,
+          removed: { $ne: true },
+          updatedAt: { $not: { $gte: before } },
+          seq: { $not: { $gt: seen.committed }, ...(seen.abandoned.length > 0 && { $nin: seen.abandoned }) },
+        },
+        { projection: { resourceId: 1, resourceType: 1 } },
+      )
+      .toArray();
+    const wanted = new Set(types);
+    const tombstones = stale
+      .map((doc) => ({ type: doc.resourceType ?? 'Observation', id: doc.resourceId }))
+      .filter(({ type }) => wanted.has(type))
+      .map(({ type, id }) => {
+        removed.set(type, (removed.get(type) ?? 0) + 1);
+        return { connectionId, accountId, ...tombstoneOf(type, id), sortDate: BEGINNING, updatedAt: at };
+      });
+    for (let from = 0; from < tombstones.length; from += REMOVALS_PER_BUNDLE)
+      await this.write(connectionId, tombstones.slice(from, from + REMOVALS_PER_BUNDLE), at);
+    return removed;
+  }
+
+  /** Writes and commits a bundle of records' fields; then, after the answer, applies its replacements. */
+  private async write(connectionId: string, stored: StoredFields[], at: Date): Promise<{ replaced: number }> {
+    const { gen, replaced, replacing } = await this.writer.write(connectionId, stored, at);
     this.afterCommit(connectionId, async () => {
       // This bundle's replacements, and those of any bundle whose applier stopped.
       if (replaced > 0 || (await this.heads.visibility(connectionId)).pending.length > 0)
         await this.applier.applyPending(connectionId, new Map([[gen, replacing]]));
       await this.tidy(connectionId);
     });
-    return { ingested: observations.length - replaced, updated: replaced };
+    return { replaced };
   }
 
   async page(
@@ -145,6 +202,7 @@ export class RecordRepository implements RecordStore {
       const visible = {
         $and: [
           filter,
+          { removed: { $ne: true } },
           { seq: { $not: { $gt: before.committed }, ...(before.abandoned.length > 0 && { $nin: before.abandoned }) } },
         ],
       } as Filter<ObservationDocument>;
@@ -208,12 +266,15 @@ export class RecordRepository implements RecordStore {
     return this.log.write(connectionId);
   }
 
-  /** The connection's observations as readers see them, one each (all() without its repeats): for tests and tools. */
+  /**
+   * The connection's observations as readers see them, one each (all() without its repeats and tombstones): for tests
+   * and tools.
+   */
   async current(connectionId: string): Promise<ObservationDocument[]> {
     const byId = new Map<string, ObservationDocument>();
     for await (const doc of this.all(connectionId))
       byId.set(doc._id, { ...doc, firstIngestedAt: byId.get(doc._id)?.firstIngestedAt ?? doc.firstIngestedAt });
-    return [...byId.values()];
+    return [...byId.values()].filter((doc) => !doc.removed);
   }
 
   /** Resolves once the work after every commit made here so far is done (or has failed). */

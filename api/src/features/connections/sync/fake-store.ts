@@ -65,7 +65,11 @@ export class FakeSyncStore implements SyncStore {
     const entry = this.updateWhere(
       state.connectionId,
       (e) => e.version === state.version && (e.run === null || e.run.until < now),
-      { status: 'RUNNING', run, ...(!state.run && { lastStartedAt: now }) },
+      {
+        status: 'RUNNING',
+        run,
+        ...(!state.run && { lastStartedAt: now, ...(state.fullRequested && { fullRequested: false }) }),
+      },
       now,
     );
     return entry && toState(entry);
@@ -115,8 +119,8 @@ export class FakeSyncStore implements SyncStore {
     return entry && toState(entry);
   }
 
-  async requestNow(connectionId: string, now: Date): Promise<SyncState | null> {
-    const entry = this.syncs.update(connectionId, 'any', { nextAt: now }, now);
+  async requestNow(connectionId: string, now: Date, full = false): Promise<SyncState | null> {
+    const entry = this.syncs.update(connectionId, 'any', { nextAt: now, ...(full && { fullRequested: true }) }, now);
     return entry && toState(entry);
   }
 

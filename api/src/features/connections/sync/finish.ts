@@ -23,8 +23,13 @@ export async function finishRun(
           ...base,
           added: run.added,
           updated: run.updated,
+          // A full run also says what it removed (what the health system no longer returns).
+          ...(run.full && { removed: removedOf(run) }),
           counts: Object.fromEntries(
-            Object.entries(run.types ?? {}).map(([type, t]) => [type, { added: t.added, updated: t.updated }]),
+            Object.entries(run.types ?? {}).map(([type, t]) => [
+              type,
+              { added: t.added, updated: t.updated, ...(run.full && { removed: t.removed ?? 0 }) },
+            ]),
           ),
         })
       : outbox.event('connection.sync_failed', claimed.accountId, `connection:${claimed.connectionId}`, {
@@ -49,7 +54,7 @@ export async function finishRun(
           // A finished run's marks replace those of the searches it completed; a failed run keeps the old ones.
           marks: failure === null ? { ...current.marks, ...run.marks } : (current.marks ?? {}),
           types: typeStates(current.types ?? {}, run, failure),
-          addObservations: run.types?.Observation?.added ?? 0,
+          addObservations: (run.types?.Observation?.added ?? 0) - (run.types?.Observation?.removed ?? 0),
           // A connection waiting for its patient is not tried again on schedule (a reconnect schedules it).
           nextAt: failure === 'reauthorization_required' ? NEVER : new Date(now.getTime() + deps.intervalMs),
         },
@@ -58,3 +63,6 @@ export async function finishRun(
       )) ?? undefined,
   );
 }
+
+/** What a full run removed, of every type. */
+const removedOf = (run: SyncRun) => Object.values(run.types ?? {}).reduce((sum, t) => sum + (t.removed ?? 0), 0);

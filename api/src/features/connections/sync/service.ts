@@ -12,16 +12,13 @@ import type { AccountStore } from '../../accounts/index.js';
 import type { AppStore } from '../../apps/index.js';
 import type { IngestService } from '../../clinical/index.js';
 import type { EventOutbox } from '../../events/index.js';
-import type { Principal } from '../../../shared/http/auth.js';
-import { AppError, notFound } from '../../../shared/http/errors.js';
-import { UUID } from '../../../shared/http/ids.js';
 import type { ConnectionService } from '../lifecycle.js';
 import type { TokenDisposal } from '../vault/index.js';
 import { BatchWriter, ENTRY_BYTES, OTHER_BYTES } from './batch-writer.js';
 import { openPage, parsedJson, readWhole, SyncFailure, type PageReaderDeps } from './fhir-pages.js';
 import { Capabilities } from './capabilities.js';
 import { readReferences } from './references.js';
-import { typeRun } from './type-tallies.js';
+import { typeRun, typesReadWhole } from './type-tallies.js';
 import { finishRun } from './finish.js';
 import { checkEntry, checkResource, nextHighWater, nextLink, type Tally } from './page-walk.js';
 import { collectReferences, firstPageOf, planOf, REFUSED_TYPE, stepOf } from './plan.js';
@@ -31,9 +28,8 @@ import { AttachmentQueue, ATTACHMENTS_AT_ONCE, attachmentsOf, fetchAttachments }
 import type { ServedBrands } from '../../connect-sessions/index.js';
 import { MalformedBundle, readSearchset } from './searchset-stream.js';
 import type { SyncRun, SyncState, SyncStore } from './store.js';
+import { suspendedNow } from './requests.js';
 
-/** `POST /connections/{id}/sync` within this of a run's start is 429: one tenant cannot make Portico hammer a server. */
-export const SYNC_REQUEST_INTERVAL_MS = 60_000;
 /** Takeovers without progress after which a run ends FAILED (`takeover_limit`). */
 export const MAX_TAKEOVERS = 3;
 const LIMITS = { maxEntryBytes: ENTRY_BYTES, maxOtherBytes: OTHER_BYTES };
@@ -67,66 +63,6 @@ export class SyncService {
 
   constructor(private readonly deps: SyncServiceDeps) {
     this.capabilities = new Capabilities(deps.clock);
-  }
-
-  /**
-   * `POST /connections/{id}/sync`: due now; a running sync goes on (it is not started twice); 429 within a minute
-   * of the last run's start.
-   */
-  async request(principal: Principal, connectionId: string): Promise<SyncState> {
-    const live = UUID.test(connectionId)
-      ? await this.deps.connections.connectionOf(principal.accountId, connectionId)
-      : null;
-    if (!live) throw notFound('connection');
-    if (!live.connection.health)
-      throw new AppError(
-        'CONFLICT',
-        'The connection was not made by signing in at a health system; Portico has nothing to sync it from.',
-      );
-    if (await this.suspended(principal.accountId, live.connection.appId))
-      // Not stored by idempotency: the same request is answered once the app is active again.
-      throw new AppError(
-        'CONFLICT',
-        "The connection's app is suspended: it is not synced until it is active again.",
-        {},
-        {},
-        { storable: false },
-      );
-    const now = this.deps.clock.now();
-    const current = await this.deps.store.get(connectionId);
-    const started = current?.run?.startedAt ?? current?.lastStartedAt ?? null;
-    const wait = started === null ? 0 : started.getTime() + SYNC_REQUEST_INTERVAL_MS - now.getTime();
-    if (wait > 0) {
-      const seconds = Math.ceil(wait / 1000);
-      throw new AppError(
-        'RATE_LIMITED',
-        'A sync of this connection began less than a minute ago; ask again after the time given.',
-        { retryAfterSeconds: seconds },
-        { 'Retry-After': String(seconds) },
-      );
-    }
-    // A connection whose sync was never scheduled (its process died in between) gets one now.
-    const state = (await this.deps.store.requestNow(connectionId, now)) ?? (await this.schedule(principal, live, now));
-    if (!state) throw notFound('connection');
-    return state;
-  }
-
-  private async schedule(
-    principal: Principal,
-    live: { appUserId: string; connection: { id: string; brandId: string } },
-    now: Date,
-  ) {
-    const { id, brandId } = live.connection;
-    await this.deps.store.schedule(
-      { connectionId: id, accountId: principal.accountId, appUserId: live.appUserId, brandId },
-      now,
-    );
-    return this.deps.store.get(id);
-  }
-
-  /** A sync's state, for `GET /app-users/{id}`. */
-  state(connectionId: string): Promise<SyncState | null> {
-    return this.deps.store.get(connectionId);
   }
 
   /** Runs a claimed sync to its end, until its claim is lost, or until `stop` fires (its claim then lapses). */
@@ -204,7 +140,8 @@ export class SyncService {
         const { type } = stepOf(key);
         current.type = type;
         if (run.step !== step) Object.assign(run, { step, next: null });
-        const mark = claimed.marks?.[key] ?? (key === 'Observation' ? claimed.highWater : null);
+        // A full run reads every step whole.
+        const mark = run.full ? null : (claimed.marks?.[key] ?? (key === 'Observation' ? claimed.highWater : null));
         let url: string | null = run.next ?? firstPageOf(health.fhirBaseUrl, key, health.patient, mark);
         try {
           while (url !== null) {
@@ -283,6 +220,7 @@ export class SyncService {
         run.step = step + 1;
         if (!(await this.extend(connectionId, run))) return await writer.settle();
       }
+      if (run.full) await this.removeUnreturned(accountId, connectionId, run);
       await readReferences({
         connectionId,
         references,
@@ -313,6 +251,20 @@ export class SyncService {
     }
   }
 
+  /**
+   * A full run's removal, once every step is read: what it did not write of each type it read whole is what the server
+   * no longer returns. Done again by a replica that takes the run over here (what is removed is not found again).
+   */
+  private async removeUnreturned(accountId: string, connectionId: string, run: SyncRun): Promise<void> {
+    const types = typesReadWhole(
+      run,
+      run.plan!.map((step) => stepOf(step).type),
+    );
+    const removed = await this.deps.ingest.removeStale(accountId, connectionId, types, run.startedAt);
+    for (const [type, count] of removed) typeRun(run, type).removed = count;
+    if (!(await this.extend(connectionId, run))) throw new LostClaim();
+  }
+
   /** The searches a registration names per type, for the connection's brand. */
   private searches(brandId: string, fhirBaseUrl: string): Record<string, string[]> | undefined {
     const brand = this.deps.brands?.brand(brandId);
@@ -320,10 +272,8 @@ export class SyncService {
       ?.searches;
   }
 
-  /** As stored now: a reactivation made anywhere (the command line, another replica) counts at once. */
-  private async suspended(accountId: string, appId: string): Promise<boolean> {
-    const [account, app] = await Promise.all([this.deps.accounts.find(accountId), this.deps.apps.find(appId)]);
-    return account?.status !== 'ACTIVE' || app?.status !== 'ACTIVE';
+  private suspended(accountId: string, appId: string): Promise<boolean> {
+    return suspendedNow(this.deps, accountId, appId);
   }
 
   /**

@@ -46,6 +46,11 @@ export interface SyncRun {
   marks?: Record<string, string>;
   /** The resources of referenced types the records read so far point at (`Type/id`, at most 1,000). */
   references?: string[];
+  /**
+   * A full run (`POST /connections/{id}/sync {"full": true}`): every step reads from its first page (no mark), and a
+   * type read whole loses its stored records that this run did not write (what the server no longer returns).
+   */
+  full?: boolean;
 }
 
 /** A run's tallies for one type. */
@@ -55,6 +60,8 @@ export interface TypeRun {
   /** Skipped as invalid. */
   invalid: number;
   foreignPatient: number;
+  /** Removed by a full run: stored, and no longer returned by the server. */
+  removed?: number;
   /** SKIPPED: the server refused its search (httpStatus). */
   status?: 'SKIPPED' | 'FAILED';
   httpStatus?: number;
@@ -93,6 +100,8 @@ export interface SyncState {
   nextAt: Date;
   /** When the last run began: `POST /connections/{id}/sync` waits 60 s after it. */
   lastStartedAt?: Date | null;
+  /** A full run was asked for (the next run is one; it clears this when it begins). */
+  fullRequested?: boolean;
   /** Set while its app or account is suspended: not synced until reactivated (resumeAccount). */
   pausedAt?: Date | null;
   run: SyncRun | null;
@@ -146,8 +155,8 @@ export interface SyncStore {
     at: Date,
     changeId: string,
   ): Promise<SyncState | null>;
-  /** Makes a sync due now (on demand); the state after, or null when there is none. */
-  requestNow(connectionId: string, now: Date): Promise<SyncState | null>;
+  /** Makes a sync due now (on demand; `full`: the next run is a full one); the state after, or null when there is none. */
+  requestNow(connectionId: string, now: Date, full?: boolean): Promise<SyncState | null>;
   /** The connection is gone: so is its sync. */
   remove(connectionId: string, at: Date): Promise<void>;
 }
@@ -208,7 +217,11 @@ export class SyncRepository implements SyncStore {
       _version: state.version,
       $or: [{ run: null }, { 'run.until': { $lt: now } }],
     };
-    const set = { status: 'RUNNING' as const, run, ...(!state.run && { lastStartedAt: now }) };
+    const set = {
+      status: 'RUNNING' as const,
+      run,
+      ...(!state.run && { lastStartedAt: now, ...(state.fullRequested && { fullRequested: false }) }),
+    };
     const doc = await this.documents.updateWhere(state.connectionId, free, { set }, now);
     return doc && toState(doc);
   }
@@ -261,8 +274,13 @@ export class SyncRepository implements SyncStore {
     return doc && toState(doc);
   }
 
-  async requestNow(connectionId: string, now: Date): Promise<SyncState | null> {
-    const doc = await this.documents.update(connectionId, 'any', { set: { nextAt: now } }, now);
+  async requestNow(connectionId: string, now: Date, full = false): Promise<SyncState | null> {
+    const doc = await this.documents.update(
+      connectionId,
+      'any',
+      { set: { nextAt: now, ...(full && { fullRequested: true }) } },
+      now,
+    );
     return doc && toState(doc);
   }
 
@@ -301,6 +319,7 @@ export function claimedRun(state: SyncState, holder: string, now: Date, until: D
         foreignPatient: 0,
         highWater: null,
         takeovers: 0,
+        ...(state.fullRequested && { full: true }),
       };
 }
 

@@ -17,7 +17,7 @@ export const WebhookPayload = Type.Object(
       {
         additionalProperties: true,
         description:
-          'Identifiers and non-clinical state only: `patient.*` {patientId}; `app_user.*` {appUserId, state}; `connection.*` {connectionId, appUserId, brandId} (`connection.reauthorization_required` adds `reason`: `invalid_grant`, `patient_mismatch` or `token_unreadable`; `connection.synced` adds `added`, `updated`; `connection.sync_failed` adds `reason`); `webhook_endpoint.disabled` {webhookEndpointId, reason: consecutive_failures|gone}; `webhook.test` {webhookEndpointId}.',
+          'Identifiers and non-clinical state only: `patient.*` {patientId}; `app_user.*` {appUserId, state}; `connection.*` {connectionId, appUserId, brandId} (`connection.reauthorization_required` adds `reason`: `invalid_grant`, `patient_mismatch` or `token_unreadable`; `connection.synced` adds `added`, `updated` and `counts` {<type>: {added, updated}}, and after a full run `removed` (also in the counts of each type); `connection.sync_failed` adds `reason`); `webhook_endpoint.disabled` {webhookEndpointId, reason: consecutive_failures|gone}; `webhook.test` {webhookEndpointId}.',
       },
     ),
   },

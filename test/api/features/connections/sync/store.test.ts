@@ -191,6 +191,21 @@ describeStore<SyncStore>(
       expect(await store().claim(never, 'replica-b', at(2), at(32)), 'never scheduled').to.equal(null);
     });
 
+    it('makes the next run a full one when asked, and only that run', async () => {
+      const c = connection();
+      await store().schedule(c, at(0));
+      const asked = (await store().requestNow(c.connectionId, at(1), true))!;
+      expect(asked.fullRequested).to.equal(true);
+      // A request without `full` meanwhile does not undo it.
+      const again = (await store().requestNow(c.connectionId, at(2)))!;
+      expect(again.fullRequested).to.equal(true);
+      const claim = (await store().claim(again, 'replica-a', at(3), at(33)))!;
+      expect(claim.run!.full).to.equal(true);
+      expect(claim.fullRequested).to.equal(false);
+      const lapsed = (await store().claim(claim, 'replica-b', at(40), at(70)))!;
+      expect(lapsed.run!.full, 'a takeover goes on with the full run').to.equal(true);
+    });
+
     it('takes a run whose claim lapsed over where it stopped, counting the takeover, at the version read only', async () => {
       const c = connection();
       const first = await claimed(c, 'replica-a', at(1), at(31));

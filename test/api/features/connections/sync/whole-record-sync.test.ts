@@ -1,8 +1,8 @@
 // The sync of a whole record (docs/connecting.md, "Sync"), against the sandbox EHR serving a Synthea patient: every
 // type the server lists and the scope covers, per-type counts equal to the sandbox's own, the resources the records
 // point at read once, a refused type skipped and recorded while the run goes on, a category the server requires
-// given by the registration's searches, an invalid resource counted, and an incremental run that reads only what
-// changed.
+// given by the registration's searches, an invalid resource counted, an incremental run that reads only what
+// changed, and a full run that removes what the server no longer returns.
 import { expect } from 'chai';
 import { GRANTS } from '../../../../../testkit/apps.js';
 import { ShiftedClock } from '../../../../../testkit/clock.js';
@@ -183,6 +183,57 @@ describe('syncing a whole record from the sandbox EHR (Synthea)', function () {
       // Only the changed Condition came again (and the patient, read each run); nothing else.
       expect(counts.Condition).to.deep.equal({ added: 0, updated: 1 });
       expect(counts.Encounter).to.deep.equal({ added: 0, updated: 0 });
+    } finally {
+      world.ehr.switches.invalidResources = [];
+    }
+  });
+
+  // Last: it deletes resources from the sandbox's copy of the record, which the cases above count.
+  it('a full run removes what the server no longer returns, except of a type whose pass had an invalid resource', async () => {
+    const { back } = await connectThroughBrowser(world, 'public-v2', 'whole-4', { username: 'maria' });
+    const connectionId = back.searchParams.get('connectionId')!;
+    const first = await finished('whole-4', null);
+    const [gone, kept] = syntheaPatient(RECORD).filter((r) => r.resourceType === 'Condition');
+    const [procedure, invalid] = syntheaPatient(RECORD).filter((r) => r.resourceType === 'Procedure');
+    world.ehr.removeRecord('public-v2', 'Condition', gone!.id);
+    world.ehr.removeRecord('public-v2', 'Procedure', procedure!.id);
+    world.ehr.switches.invalidResources = [`Procedure/${invalid!.id}`];
+    const sync = (body?: unknown) =>
+      world.api.request('POST', `/api/platform/v1/connections/${connectionId}/sync`, {
+        key: world.tenant.key,
+        ...(body !== undefined && { body }),
+      });
+    try {
+      // An incremental run removes nothing (it reads only what changed).
+      clock.advance(61_000);
+      expect((await sync()).status).to.equal(202);
+      const second = await finished('whole-4', first.sync.lastSyncedAt);
+      expect((await fhir(connectionId, `Condition/${gone!.id}`)).status).to.equal(200);
+      expect((await sync({ full: 'yes' })).status).to.equal(400);
+
+      clock.advance(61_000);
+      const asked = await sync({ full: true });
+      expect(asked.status, asked.text).to.equal(202);
+      const third = await finished('whole-4', second.sync.lastSyncedAt);
+      const types = third.sync.types as Record<string, { count: number; invalid: number }>;
+      expect(types.Condition!.count).to.equal(expected.get('Condition')! - 1);
+      expect(types.Procedure!.count).to.equal(expected.get('Procedure'));
+      expect((await fhir(connectionId, `Condition/${gone!.id}`)).status).to.equal(404);
+      expect((await fhir(connectionId, `Condition/${kept!.id}`)).status).to.equal(200);
+      const conditions = await fhir(connectionId, `Condition?_summary=count`);
+      expect(conditions.body.total).to.equal(expected.get('Condition')! - 1);
+      // Its pass met an invalid Procedure, which may stand for a stored one: no Procedure is removed.
+      expect((await fhir(connectionId, `Procedure/${procedure!.id}`)).status).to.equal(200);
+      const everything = await fhir(connectionId, `Patient/maria/$everything?_type=Condition&_count=100`);
+      const ids = (everything.body.entry as { resource: { id: string } }[]).map((e) => e.resource.id);
+      expect(ids).to.include(kept!.id).and.not.include(gone!.id);
+      const events = (await eventsOf(world.api.mongo.db, world.tenant.accountId)).filter(
+        (e) => e.type === 'connection.synced' && (e.data as { connectionId: string }).connectionId === connectionId,
+      );
+      const data = events.at(-1)!.data as { removed: number; counts: Record<string, { removed: number }> };
+      expect(data.removed).to.equal(1);
+      expect(data.counts.Condition!.removed).to.equal(1);
+      expect(data.counts.Procedure!.removed).to.equal(0);
     } finally {
       world.ehr.switches.invalidResources = [];
     }
