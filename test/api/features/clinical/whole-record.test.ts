@@ -333,5 +333,44 @@ for (const [path, env] of [
       expect(ids.length).to.equal(procedures.length);
       expect([...ids].sort()).to.deep.equal([...procedures].sort());
     });
+
+    it('sorts by each of a type’s clinical dates by its own value: Condition by recorded-date and by onset-date', async () => {
+      const brandId = api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
+      const sorted = await connectionOf(api, tenant, app, 'patient-sorted', brandId);
+      // Recorded in one order, begun in the reverse one (Synthea's conditions have both dates equal); one not begun.
+      const condition = (id: string, recordedDate: string, onsetDateTime?: string) => ({
+        resourceType: 'Condition',
+        id,
+        subject: { reference: `Patient/${patient}` },
+        code: { text: id },
+        recordedDate,
+        ...(onsetDateTime && { onsetDateTime }),
+      });
+      const conditions = [
+        condition('c-a', '2020-01-01', '2019-03-01'),
+        condition('c-b', '2021-01-01', '2018-03-01'),
+        condition('c-c', '2022-01-01', '2017-03-01'),
+        condition('c-d', '2023-01-01'),
+      ];
+      const res = await api.request('POST', `/api/platform/v1/connections/${sorted}/resources`, {
+        key: tenant.key,
+        body: { resourceType: 'Bundle', type: 'collection', entry: conditions.map((resource) => ({ resource })) },
+        headers: { 'content-type': 'application/fhir+json' },
+      });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const ids = async (sort: string) =>
+        (
+          (await (
+            await fetch(`${api.url}/api/sdk/v1/fhir/connections/${sorted}/Condition?_sort=${sort}`, {
+              headers: { authorization: `Bearer ${app.ak}` },
+            })
+          ).json()) as Bundle
+        ).entry!.map((e) => e.resource.id);
+      expect(await ids('recorded-date')).to.deep.equal(['c-a', 'c-b', 'c-c', 'c-d']);
+      expect(await ids('-recorded-date')).to.deep.equal(['c-d', 'c-c', 'c-b', 'c-a']);
+      // Without an onset, c-d sorts first ascending (as a record without a clinical date does).
+      expect(await ids('onset-date')).to.deep.equal(['c-d', 'c-c', 'c-b', 'c-a']);
+      expect(await ids('-onset-date')).to.deep.equal(['c-a', 'c-b', 'c-c', 'c-d']);
+    });
   });
 }

@@ -16,6 +16,8 @@ import type { Clause } from '../search/matching.js';
 import { clausesOf, everythingWalk, searchWalk, type EverythingWalk, type Walk } from './record-walks.js';
 import { ConnectionIndex } from './connection-index.js';
 import type { IndexedObservation as Found } from './entries.js';
+import type { DateValue } from '../search/values.js';
+import { BEGINNING } from '../dates.js';
 import type { ConnectionIndexes } from './connection-indexes.js';
 import { typeGranted, type GatewayService } from './service.js';
 
@@ -59,7 +61,7 @@ export class RecordSearch {
     const clauses = clausesOf(type, walk.params); // (checked in walkOf: a 400 comes before any check reads)
     const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, true, type);
     const matched = await this.matching(walk, grants, obs, clauses);
-    const keyOf = walk.sort.by === 'date' ? (f: Found) => f.sortDate : (f: Found) => f.updatedAt;
+    const keyOf = sortKey(walk.sort.by);
     // Ascending in (key, id); the matches are in the index's (date) order already, and kept (never changed here).
     const ordered =
       walk.sort.by === 'date' ? matched : [...matched].sort((a, b) => order(keyOf(a), a.id, keyOf(b), b.id));
@@ -316,4 +318,17 @@ function order(keyA: number, idA: string, keyB: number, idB: string): number {
 
 async function* ofType<T extends { resourceType?: string }>(documents: AsyncIterable<T>, type: string) {
   for await (const doc of documents) if ((doc.resourceType ?? 'Observation') === type) yield doc;
+}
+
+/**
+ * What a record search sorts by: the clinical date, when Portico stored it, or the earliest start of a date parameter's
+ * values (a record without one sorts first, as one without a clinical date does).
+ */
+function sortKey(by: string): (found: Found) => number {
+  if (by === 'date') return (found) => found.sortDate;
+  if (by === '_lastUpdated') return (found) => found.updatedAt;
+  return (found) => {
+    const values = (found.search[by] ?? []) as DateValue[];
+    return values.length === 0 ? BEGINNING.getTime() : Math.min(...values.map((value) => value.s));
+  };
 }

@@ -33,8 +33,11 @@ export interface Walk {
   type: string;
   /** The selecting parameters, as given (name with modifier, value). */
   params: [string, string][];
-  /** `date`: the clinical date; `_lastUpdated`: when Portico stored it. */
-  sort: { by: 'date' | '_lastUpdated'; descending: boolean };
+  /**
+   * `date`: the clinical date (the first present of the type's clinical-date parameters); `_lastUpdated`: when Portico
+   * stored it; another of the type's clinical-date parameters (Condition's `onset-date`): that parameter's own value.
+   */
+  sort: { by: string; descending: boolean };
   count: number;
   total: boolean;
   summaryCount: boolean;
@@ -96,8 +99,11 @@ export function searchWalk(
         once();
         const descending = value.startsWith('-');
         const by = descending ? value.slice(1) : value;
+        const dates = CLINICAL_DATE[type] ?? [];
         if (by === '_lastUpdated') walk.sort = { by, descending };
-        else if ((CLINICAL_DATE[type] ?? []).includes(by)) walk.sort = { by: 'date', descending };
+        // The first is what the clinical date is, unless absent; a later one sorts by its own values.
+        else if (dates[0] === by) walk.sort = { by: 'date', descending };
+        else if (dates.includes(by)) walk.sort = { by, descending };
         else
           errors.push({
             in: 'query',

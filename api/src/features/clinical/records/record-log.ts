@@ -15,6 +15,7 @@ import {
   foldBundles,
   observationRow,
   withoutTombstones,
+  withSearchValues,
   type CommittedBundle,
   type ObservationRow,
 } from './rows.js';
@@ -146,7 +147,7 @@ export class RecordLog {
 
   private folded(base: ObservationRow[], changes: Changes): { gen: number; content: { rows: ObservationRow[] } } {
     const rows = foldBundles(base, changes.bundles);
-    return { gen: changes.gen, content: { rows: [...rows.values()] } };
+    return { gen: changes.gen, content: { rows: [...rows.values()].map(withSearchValues) } };
   }
 
   /**
@@ -174,6 +175,6 @@ export class RecordLog {
       this.gaveUp.set(connectionId, true);
       return undefined;
     }
-    return { gen: before.committed, content: { rows: [...rows.values()] } };
+    return { gen: before.committed, content: { rows: [...rows.values()].map(withSearchValues) } };
   }
 }

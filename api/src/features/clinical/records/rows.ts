@@ -4,7 +4,7 @@
 // or from bundle records (what each bundle committed after a checkpoint wrote), folded in commit order.
 import type { CodingIndex, ObservationDocument } from './document.js';
 import type { StoredFields } from './bundle-records.js';
-import type { SearchValues } from '../search/values.js';
+import { searchValues, type SearchValues } from '../search/values.js';
 
 export interface ObservationRow {
   /** recordKey(connectionId, resourceType, resourceId) (document.ts) */
@@ -87,4 +87,14 @@ export function foldBundles(
 export function withoutTombstones(rows: Map<string, ObservationRow>): Map<string, ObservationRow> {
   for (const [id, row] of rows) if (row.removed) rows.delete(id);
   return rows;
+}
+
+/**
+ * The row with its search values: an Observation stored before they were kept gets them here, once, when a checkpoint
+ * is written (then every index loaded from the checkpoint has them, instead of computing them on each load).
+ */
+export function withSearchValues(row: ObservationRow): ObservationRow {
+  return row.search !== undefined
+    ? row
+    : { ...row, search: searchValues(JSON.parse(row.resource) as Record<string, unknown>) };
 }

@@ -27,6 +27,11 @@ export interface SearchParam {
   parsed: FhirPathAtom;
   /** For a reference: the types it may point at. */
   targets: readonly string[];
+  /**
+   * The resource's top-level elements the expression starts from (`value` for `Observation.value.as(Quantity)`), when
+   * every branch starts from one: a resource with none of them selects nothing (values.ts skips it); null otherwise.
+   */
+  roots: readonly string[] | null;
 }
 
 /**
@@ -93,10 +98,48 @@ function load(): Map<string, Map<string, SearchParam>> {
         expression,
         parsed: parseFhirPath(expression),
         targets: definition.target ?? [],
+        roots: rootsOf(expression, type),
       });
     }
   }
   return byType;
+}
+
+/**
+ * The top-level elements each branch of a narrowed expression starts from, a choice of one type by its JSON name
+ * (`valueQuantity` for `Observation.value.ofType(Quantity)`), when every branch only navigates from one (elements,
+ * `ofType`, `as`, `where` filters): then a resource without any of them selects nothing. Null when a branch may
+ * select something from an absence (`Patient.deceased.exists() and …` is false without `deceased`).
+ */
+export function rootsOf(expression: string, type: string): string[] | null {
+  const roots = new Set<string>();
+  const navigation = new RegExp(
+    `^\\(*${type}\\.([a-z][A-Za-z0-9]*)(?:\\.ofType\\(([A-Za-z]+)\\))?(?:\\.[a-z][A-Za-z0-9]*|\\.(?:ofType|as)\\([A-Za-z]+\\)| as [A-Za-z]+|\\))*$`,
+  );
+  for (const branch of expression.split(' | ')) {
+    const match = navigation.exec(withoutFilters(branch.trim()));
+    if (!match) return null;
+    const [, element, choice] = match;
+    roots.add(choice ? `${element}${choice[0]!.toUpperCase()}${choice.slice(1)}` : element!);
+  }
+  return [...roots];
+}
+
+/** An expression without its `.where(…)` filters (which keep some of what is there, and never make anything). */
+function withoutFilters(expression: string): string {
+  let out = '';
+  for (let i = 0; i < expression.length; i++) {
+    if (!expression.startsWith('.where(', i)) {
+      out += expression[i];
+      continue;
+    }
+    let depth = 0;
+    for (i += '.where'.length; i < expression.length; i++) {
+      if (expression[i] === '(') depth++;
+      else if (expression[i] === ')' && --depth === 0) break;
+    }
+  }
+  return out;
 }
 
 /**

@@ -40,12 +40,26 @@ export const MAX_VALUES_PER_PARAM = 100_000;
 
 type Json = Record<string, unknown>;
 
-/** The search values of a resource of a record type (one the definitions know; {} for any other). */
-export function searchValues(resource: Json): SearchValues {
+/**
+ * The search values of a resource of a record type (one the definitions know; {} for any other). `everyParameter`:
+ * evaluate each parameter, even one that reads only elements the resource has not (what a test compares with).
+ */
+export function searchValues(resource: Json, everyParameter = false): SearchValues {
   const type = resource.resourceType as string;
   const input = [toTypedValue(resource)];
   const values: SearchValues = {};
+  // What the resource has at its top level: a choice element once by its name (`value` for `valueQuantity`).
+  const present = new Set<string>();
+  for (const key of Object.keys(resource)) {
+    present.add(key);
+    for (let at = 1; at < key.length; at++) {
+      const c = key.charCodeAt(at);
+      if (c >= 65 && c <= 90) present.add(key.slice(0, at)); // A–Z: a choice's type may begin here
+    }
+  }
   for (const param of searchParams(type).values()) {
+    // Most parameters read an element the resource has not: they select nothing, unevaluated.
+    if (!everyParameter && param.roots !== null && !param.roots.some((root) => present.has(root))) continue;
     let selected: TypedValue[];
     try {
       selected = evalFhirPathTyped(param.parsed, input);
