@@ -195,6 +195,8 @@ export class SyncService {
             Object.assign(position, { done: true, next: foreign ? null : next });
             // Every page records where the run stands (resuming at the first page whose records are not all stored).
             if (writer.pendingFrom === null) run.next = position.next;
+            // With the records they were collected from (a run taken over resumes after them, and never reads them again).
+            run.references = [...references];
             if (!(await this.extend(connectionId, run))) return await writer.settle(); // another replica took it over
             if (foreign) {
               await writer.flush();
