@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import * as oauth from 'oauth4webapi';
 import { validateBundle } from '../../api/src/features/clinical/ingest/observations.js';
 import { startSandboxEhr, type SandboxEhr } from '../../sandbox/src/server.js';
+import { DEMO_PATIENTS, DEMO_RECORDS } from '../../sandbox/src/data.js';
 import {
   authorizeUrl,
   connectPublicClient,
@@ -191,5 +192,46 @@ describe('sandbox EHR: SMART standalone launch', () => {
     expect(right.status).to.equal(302);
     expect(new URL(right.headers.get('location')!).searchParams.get('code')).to.match(/^[A-Za-z0-9_-]{43}$/);
     expect((await post('sandbox')).status, 'the request is single use').to.equal(400);
+  });
+});
+
+describe('sandbox EHR: whole records, each patient’s own', () => {
+  let ehr: SandboxEhr;
+
+  before(async () => {
+    ehr = await startSandboxEhr({
+      clients: [{ clientId: APP.clientId, redirectUris: [APP.redirectUri], auth: { method: 'none' } }],
+      patients: DEMO_PATIENTS.map((p) => ({ ...p, observations: 0, record: DEMO_RECORDS[p.id] })),
+      now: () => Date.parse('2026-03-01T12:00:00Z'),
+    });
+  });
+  after(() => ehr.close());
+
+  it('reads the token’s patient’s records, their attachments and what they point at; never another’s', async () => {
+    const scope = 'launch/patient offline_access patient/*.rs';
+    const { body } = await connectPublicClient(ehr, { brandKey: 'sandbox-health', ...APP, username: 'ada', scope });
+    const base = ehr.fhirBaseUrl('sandbox-health');
+    const first = async (patient: string, type: string) => {
+      const other = await connectPublicClient(ehr, { brandKey: 'sandbox-health', ...APP, username: patient, scope });
+      const found = await fhirGet(`${base}/${type}?patient=${patient}&_count=100`, other.body.access_token);
+      return (found.body.entry as { resource: Record<string, any> }[]).map((e) => e.resource);
+    };
+    const [own] = await first('ada', 'Condition');
+    const [theirs] = await first('grace', 'Condition');
+    expect((await fhirGet(`${base}/Condition/${own!.id}`, body.access_token)).status).to.equal(200);
+    expect((await fhirGet(`${base}/Condition/${theirs!.id}`, body.access_token)).status).to.equal(404);
+    const binaryOf = (report: Record<string, any>) =>
+      (report.presentedForm?.[0]?.url ?? report.content?.[0]?.attachment?.url) as string | undefined;
+    const ownNote = (await first('ada', 'DocumentReference')).map(binaryOf).find(Boolean)!;
+    const theirNote = (await first('grace', 'DocumentReference')).map(binaryOf).find(Boolean)!;
+    expect((await fhirGet(ownNote, body.access_token)).status).to.equal(200);
+    expect((await fhirGet(theirNote, body.access_token)).status).to.equal(404);
+    // A shared resource (the practitioner of an encounter) is anyone's to read.
+    const encounter = (await first('grace', 'Encounter'))[0]!;
+    const practitioner = (encounter.participant[0].individual.reference as string).replace(
+      /^.*\/(Practitioner\/)/,
+      '$1',
+    );
+    expect((await fhirGet(`${base}/${practitioner}`, body.access_token)).status).to.equal(200);
   });
 });

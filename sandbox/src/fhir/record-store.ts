@@ -31,6 +31,8 @@ export class RecordStore {
   /** Every resource by `Type/id`, per brand (a read finds any, referenced ones included). */
   private readonly byKey = new Map<string, Map<string, Resource>>();
   private readonly binaries = new Map<string, Map<string, StoredBinary>>();
+  /** Whose record each patient's resource (`Type/id`, `Binary/id`) is, per brand; shared ones are nobody's. */
+  private readonly owners = new Map<string, Map<string, string>>();
 
   constructor(
     brandKeys: string[],
@@ -42,6 +44,7 @@ export class RecordStore {
       this.records.set(brand, new Map());
       this.byKey.set(brand, new Map());
       this.binaries.set(brand, new Map());
+      this.owners.set(brand, new Map());
       // Each record with the population it was generated in (the folder its file is in).
       const populations = new Map<string, Resource[]>();
       for (const patient of withRecords) {
@@ -73,6 +76,11 @@ export class RecordStore {
 
   read(brand: string, type: string, id: string): Resource | undefined {
     return this.byKey.get(brand)?.get(`${type}/${id}`);
+  }
+
+  /** The patient whose record holds `key` (`Type/id` or `Binary/id`); undefined for a shared one (a practitioner). */
+  ownerOf(brand: string, key: string): string | undefined {
+    return this.owners.get(brand)?.get(key);
   }
 
   binary(brand: string, id: string): StoredBinary | undefined {
@@ -124,11 +132,13 @@ export class RecordStore {
       { use: 'official', text: patient.name, family: parts.at(-1), given: parts.slice(0, -1) },
     ];
     const record: Record_ = { byType: new Map() };
+    const owners = this.owners.get(brand)!;
     resolveConditional(renamed, shared).forEach((resource, i) => {
       stamp(resource, i);
-      this.keepAttachments(brand, resource);
+      for (const binary of this.keepAttachments(brand, resource)) owners.set(`Binary/${binary}`, patient.id);
       this.keep(brand, resource);
       if (REFERENCED.has(resource.resourceType)) return;
+      owners.set(`${resource.resourceType}/${resource.id}`, patient.id);
       const list = record.byType.get(resource.resourceType) ?? [];
       list.push(resource);
       record.byType.set(resource.resourceType, list);
@@ -141,8 +151,12 @@ export class RecordStore {
     this.byKey.get(brand)!.set(`${resource.resourceType}/${resource.id}`, resource);
   }
 
-  /** Inline attachment data becomes a Binary the attachment names by a `Binary/<id>` URL (made absolute when served). */
-  private keepAttachments(brand: string, resource: Resource): void {
+  /**
+   * Inline attachment data becomes a Binary the attachment names by a `Binary/<id>` URL (made absolute when served):
+   * their ids.
+   */
+  private keepAttachments(brand: string, resource: Resource): string[] {
+    const kept: string[] = [];
     const attachments: Record<string, unknown>[] =
       resource.resourceType === 'DocumentReference'
         ? ((resource.content as { attachment: Record<string, unknown> }[] | undefined) ?? []).map((c) => c.attachment)
@@ -160,7 +174,9 @@ export class RecordStore {
       delete attachment.data;
       attachment.url = `Binary/${id}`;
       attachment.size = data.length;
+      kept.push(id);
     });
+    return kept;
   }
 }
 

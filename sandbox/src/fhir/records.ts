@@ -67,7 +67,9 @@ export function readRecord(world: World, brandKey: string, ctx: Context, type: s
   if (!allows(token.family.scope, type, 'r'))
     return sendOutcome(ctx, 403, `the granted scope does not allow ${type} read`);
   const resource = world.records.read(brandKey, type, id);
-  if (!resource) return sendOutcome(ctx, 404, `no ${type}/${id}`);
+  // Another patient's record is not there for this token (as a server enforcing the patient compartment answers).
+  if (!resource || !ownsOrShared(world, brandKey, `${type}/${id}`, token.family.patientId))
+    return sendOutcome(ctx, 404, `no ${type}/${id}`);
   ctx.type = 'application/fhir+json';
   ctx.body = served(world, brandKey, resource);
 }
@@ -77,7 +79,8 @@ export function readBinary(world: World, brandKey: string, ctx: Context, id: str
   const token = bearer(world, brandKey, ctx);
   if (!token) return;
   const binary = world.records.binary(brandKey, id);
-  if (!binary) return sendOutcome(ctx, 404, `no Binary/${id}`);
+  if (!binary || !ownsOrShared(world, brandKey, `Binary/${id}`, token.family.patientId))
+    return sendOutcome(ctx, 404, `no Binary/${id}`);
   world.stats.binaryReads += 1;
   if (/application\/(fhir\+)?json/.test(ctx.get('accept'))) {
     ctx.type = 'application/fhir+json';
@@ -86,6 +89,12 @@ export function readBinary(world: World, brandKey: string, ctx: Context, id: str
   }
   ctx.type = binary.contentType;
   ctx.body = binary.data;
+}
+
+/** Whether the resource is the patient's, or shared (an organization, a practitioner, a medication). */
+function ownsOrShared(world: World, brandKey: string, key: string, patientId: string): boolean {
+  const owner = world.records.ownerOf(brandKey, key);
+  return owner === undefined || owner === patientId;
 }
 
 /** The resource as served: attachment URLs on this server's base (absolute unless switched), broken when switched. */
