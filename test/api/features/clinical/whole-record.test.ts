@@ -10,6 +10,7 @@ import { TestApi, type Tenant } from '../../../../testkit/api.js';
 import { appOf, connectionOf, GRANTS, type AppKeys } from '../../../../testkit/apps.js';
 import { publishTo, realSources } from '../../../../testkit/catalog.js';
 import { ManualClock } from '../../../../testkit/clock.js';
+import { US_CORE_EXTRA_SEARCHES, usCoreExtraRecords } from '../../../../testkit/us-core-extra.js';
 import { syntheaFiles, syntheaPatient } from '../../../../sandbox/src/fhir/synthea.js';
 import { isRecordType } from '../../../../api/src/features/clinical/record-types.js';
 import { warmSearchDefinitions } from '../../../../api/src/features/clinical/search/definitions.js';
@@ -91,6 +92,8 @@ for (const [path, env] of [
         .map((file) => syntheaPatient(file).filter((r) => isRecordType(r.resourceType)))
         .sort((a, b) => new Set(b.map((r) => r.resourceType)).size - new Set(a.map((r) => r.resourceType)).size)[0]!;
       patient = resources.find((r) => r.resourceType === 'Patient')!.id;
+      // With the types Synthea never writes, so that every record type is stored, searched and served.
+      resources.push(...usCoreExtraRecords(patient));
       for (let i = 0; i < resources.length; i += 500) {
         const res = await api.request('POST', `/api/platform/v1/connections/${connectionId}/resources`, {
           key: tenant.key,
@@ -126,7 +129,7 @@ for (const [path, env] of [
       }
     });
 
-    for (const search of SEARCHES) {
+    for (const search of [...SEARCHES, ...US_CORE_EXTRA_SEARCHES]) {
       it(`answers ${search} as an independent FHIR server does`, async () => {
         const person = resources.find((r) => r.resourceType === 'Patient') as unknown as {
           gender: string;
