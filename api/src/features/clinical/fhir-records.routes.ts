@@ -11,6 +11,7 @@ import type { ApiRouter } from '../../shared/http/openapi.js';
 import { requestOrigin } from '../../shared/http/origin.js';
 import { MAX_BODY_BYTES, readBody, validate } from '../../shared/http/validate.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
+import type { KeyedRoute } from '../../shared/http/keyed-fast-path.js';
 import { isRecordType, RECORD_TYPES } from './record-types.js';
 import { includedTail, resourceOfTail } from './gateway/entries.js';
 import type { RecordPage, RecordSearch } from './gateway/record-search.js';
@@ -252,6 +253,33 @@ export function parameterList(parameters: URLSearchParams): [string, string][] {
 }
 
 /** The 200 of a search of a record type: the Bundle's bytes and headers; links stay on the type's search. */
+/**
+ * A search of one record type on the node:http fast path (shared/http/keyed-fast-path.ts), answered by the same
+ * search and answer as its Koa route. Observation (whose Koa route decides between the gateway's own search and this
+ * one), a type Portico does not serve, and every denial or problem are left to Koa, which answers and logs them.
+ */
+export function recordFastRoutes({
+  recordSearch,
+  publicBaseUrl,
+  trustProxy,
+}: Omit<RecordRouteDeps, 'requireKey' | 'gateway'>): KeyedRoute[] {
+  return [
+    {
+      operationId: 'fhirSearchRecords',
+      kind: 'ak',
+      scope: 'observation:read',
+      answer: async ({ principal, requestId, params: [connectionId, type], query, req }) => {
+        if (principal.appId === null || type === 'Observation' || !isRecordType(type!)) return undefined;
+        const parameters = parameterList(new URLSearchParams(query));
+        const page = await recordSearch.search(principal, requestId, connectionId!, type, parameters, {
+          logDenials: false,
+        });
+        return { status: 200 as const, ...recordAnswer(page, req, publicBaseUrl, trustProxy) };
+      },
+    },
+  ];
+}
+
 export function recordAnswer(
   page: RecordPage,
   req: IncomingMessage,

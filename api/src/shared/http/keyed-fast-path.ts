@@ -1,7 +1,7 @@
 // Credentialed hot reads answered straight on node:http, ahead of Koa: the lifecycle probe (SDKs poll it
-// every second), the patient read, the webhook endpoint list and the observation gateway's search. Each route's answer comes from the
-// same function its Koa route calls; the fast path only authenticates, routes, reads a plain JSON body
-// against the route's own schema, and writes. Anything it does not answer with a 200 or 304 — no or a bad
+// every second), the patient read, the webhook endpoint list, the observation gateway's search and the FHIR
+// face's search of one record type. Each route's answer comes from the same function its Koa route calls; the
+// fast path only authenticates, routes, reads a plain JSON body against the route's own schema, and writes. Anything it does not answer with a 200 or 304 — no or a bad
 // credential, a missing scope, an unusual or invalid body, a denial, any error at all — falls through to
 // Koa, which answers it again (with the body already read, rawBodyOf()) and owns every problem response and
 // every denial log, so both paths give the same answers. Only a dependency that did not answer is not asked

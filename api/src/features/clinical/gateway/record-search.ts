@@ -48,18 +48,22 @@ export interface RecordSearchDeps {
 export class RecordSearch {
   constructor(private readonly deps: RecordSearchDeps) {}
 
-  /** A page of a search of `type` with FHIR parameters, or of the walk a cursor continues. */
+  /**
+   * A page of a search of `type` with FHIR parameters, or of the walk a cursor continues. `logDenials: false` is for
+   * the node:http fast path, which leaves any denial to Koa to answer (and log) again.
+   */
   async search(
     principal: Principal,
     requestId: string,
     connectionId: string,
     type: string,
     parameters: [string, string][],
+    { logDenials = true } = {},
   ): Promise<RecordPage> {
     this.deps.gateway.checkScope(principal, requestId);
     const walk = this.walkOf(principal, connectionId, type, parameters);
     const clauses = clausesOf(type, walk.params); // (checked in walkOf: a 400 comes before any check reads)
-    const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, true, type);
+    const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, logDenials, type);
     const matched = await this.matching(walk, grants, obs, clauses);
     const keyOf = sortKey(walk.sort.by);
     // Ascending in (key, id); the matches are in the index's (date) order already, and kept (never changed here).
