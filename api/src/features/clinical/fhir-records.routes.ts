@@ -252,7 +252,6 @@ export function parameterList(parameters: URLSearchParams): [string, string][] {
   return list;
 }
 
-/** The 200 of a search of a record type: the Bundle's bytes and headers; links stay on the type's search. */
 /**
  * A search of one record type on the node:http fast path (shared/http/keyed-fast-path.ts), answered by the same
  * search and answer as its Koa route. Observation (whose Koa route decides between the gateway's own search and this
@@ -268,10 +267,12 @@ export function recordFastRoutes({
       operationId: 'fhirSearchRecords',
       kind: 'ak',
       scope: 'observation:read',
+      // `{base}/metadata` and `{base}/Observation` are other routes' (the statement needs no key).
+      accepts: ([, type]) => type !== 'Observation' && isRecordType(type),
       answer: async ({ principal, requestId, params: [connectionId, type], query, req }) => {
-        if (principal.appId === null || type === 'Observation' || !isRecordType(type!)) return undefined;
+        if (principal.appId === null) return undefined;
         const parameters = parameterList(new URLSearchParams(query));
-        const page = await recordSearch.search(principal, requestId, connectionId!, type, parameters, {
+        const page = await recordSearch.search(principal, requestId, connectionId!, type!, parameters, {
           logDenials: false,
         });
         return { status: 200 as const, ...recordAnswer(page, req, publicBaseUrl, trustProxy) };
@@ -280,6 +281,7 @@ export function recordFastRoutes({
   ];
 }
 
+/** The 200 of a search of a record type: the Bundle's bytes and headers; links stay on the type's search. */
 export function recordAnswer(
   page: RecordPage,
   req: IncomingMessage,

@@ -45,7 +45,7 @@ const SyncRequest = Type.Object(
       Type.Boolean({
         default: false,
         description:
-          "A full run: every type is read whole (no `_lastUpdated`), and a type read whole without a refusal, a failure or an invalid resource loses the connection's stored records of that type that the health system no longer returned. Asked while a run is under way, the next run is the full one.",
+          "A full run: every type is read whole (no `_lastUpdated`), and a type read whole by its plain search without a refusal or an invalid resource loses the connection's stored records of that type that the health system no longer returned (not a type a registration searches by category, nor a referenced type). Asked while a run is under way, the next run is the full one; one that fails or pauses is asked for again.",
       }),
     ),
   },

@@ -39,6 +39,11 @@ export interface KeyedRoute {
   kind: KeyKind;
   scope?: string;
   /**
+   * Whether the fast path answers for these path parameters at all, decided before anything else (a route whose
+   * template also matches paths its Koa router gives to other routes, such as `{base}/metadata`); default all.
+   */
+  accepts?: (params: string[]) => boolean;
+  /**
    * A POST's JSON body: read only when plain (plainBodyLength()) and used only when the schema holds. The check
    * only decides (acceptAjv: it stops at the first problem); Koa describes what is wrong.
    */
@@ -93,7 +98,7 @@ export function keyedFastPath(
     const path = mark < 0 ? url : url.slice(0, mark);
     for (const route of routes) {
       const match = route.method === req.method ? route.pattern.exec(path) : null;
-      if (!match) continue;
+      if (!match || (route.accepts && !route.accepts(match.slice(1).map(decodedOrRaw)))) continue;
       const started = performance.now();
       /** The deadline answered while the fast path worked: the 503 is what the client saw, counted here. */
       const late = (finishedAs: number) =>
@@ -216,4 +221,13 @@ async function serve(
 function headerOf(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** A path parameter decoded, or as it is when it is not valid percent-encoding (then Koa answers it). */
+function decodedOrRaw(param: string): string {
+  try {
+    return decodeURIComponent(param);
+  } catch {
+    return param;
+  }
 }

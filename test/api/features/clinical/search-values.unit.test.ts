@@ -6,6 +6,7 @@ import { isRecordType } from '../../../../api/src/features/clinical/record-types
 import { rootsOf, warmSearchDefinitions } from '../../../../api/src/features/clinical/search/definitions.js';
 import { searchValues } from '../../../../api/src/features/clinical/search/values.js';
 import { bloodPressure, glucose, heartRate, hemoglobin } from '../../../../testkit/observations.js';
+import { usCoreExtraRecords } from '../../../../testkit/us-core-extra.js';
 
 describe('clinical: search values of a record', function () {
   this.timeout(60_000);
@@ -30,6 +31,7 @@ describe('clinical: search values of a record', function () {
   it('keeps the same values as evaluating every parameter, for every Synthea record and the gateway’s observations', () => {
     const resources = [
       ...syntheaFiles().flatMap((file) => syntheaPatient(file).filter((r) => isRecordType(r.resourceType))),
+      ...usCoreExtraRecords('p-1'),
       ...[heartRate(), glucose(), hemoglobin(), bloodPressure()],
     ] as Record<string, unknown>[];
     expect(resources.length).to.be.greaterThan(1000);

@@ -342,8 +342,12 @@ describeStore<RecordStore, RecordRepository>(
       await store().upsert(other, [a!], T1);
       // The run began at T2 and wrote `a` again; `b` and `c` were not returned.
       await store().upsert(target, [a!], T2);
-      const removed = await store().removeStale(target, ['Observation'], T2, T3);
+      const bundles: [string, number][][] = [];
+      const removed = await store().removeStale(target, ['Observation'], T2, T3, async (counts) => {
+        bundles.push([...counts]);
+      });
       expect([...removed]).to.deep.equal([['Observation', 2]]);
+      expect(bundles, 'counted as each bundle commits').to.deep.equal([[['Observation', 2]]]);
       expect((await walk({ sort: 'date' }, 10)).flatMap((p) => p.ids)).to.deep.equal([a!.resourceId]);
       expect((await walk({ sort: 'date' }, 10))[0]!.total).to.equal(1);
       // Bundles and checkpoints carry the removal: the index built from them holds what a whole read holds.
@@ -358,8 +362,9 @@ describeStore<RecordStore, RecordRepository>(
       expect(await current(store(), other.connectionId)).to.have.length(1);
       expect([...(await store().removeStale(target, ['Condition'], T3, T3))]).to.deep.equal([]);
       expect([...(await store().removeStale(target, ['Observation'], T2, T3))]).to.deep.equal([]);
-      // Written again, it is back, whole (the tombstone's mark gone).
-      expect(await store().upsert(target, [b!], T3)).to.deep.equal({ ingested: 0, updated: 1 });
+      // Written again, it is back, whole (the tombstone's mark gone), and new again.
+      expect(await store().upsert(target, [b!], T3)).to.deep.equal({ ingested: 1, updated: 0 });
+      expect(await store().upsert(target, [b!], T3), 'then replaced as any').to.deep.equal({ ingested: 0, updated: 1 });
       await store().changes(target.connectionId, 0); // (the repository applies the replacement before it answers)
       expect((await walk({ sort: 'date' }, 10)).flatMap((p) => p.ids)).to.have.members([a!.resourceId, b!.resourceId]);
       const docs = await current(store(), target.connectionId);

@@ -354,6 +354,8 @@ for (const [path, env] of [
         condition('c-b', '2021-01-01', '2018-03-01'),
         condition('c-c', '2022-01-01', '2017-03-01'),
         condition('c-d', '2023-01-01'),
+        // Begun, never recorded: its clinical date is its onset, yet by recorded-date it has none.
+        { ...condition('c-e', '', '2024-06-01'), recordedDate: undefined },
       ];
       const res = await api.request('POST', `/api/platform/v1/connections/${sorted}/resources`, {
         key: tenant.key,
@@ -369,11 +371,11 @@ for (const [path, env] of [
             })
           ).json()) as Bundle
         ).entry!.map((e) => e.resource.id);
-      expect(await ids('recorded-date')).to.deep.equal(['c-a', 'c-b', 'c-c', 'c-d']);
-      expect(await ids('-recorded-date')).to.deep.equal(['c-d', 'c-c', 'c-b', 'c-a']);
-      // Without an onset, c-d sorts first ascending (as a record without a clinical date does).
-      expect(await ids('onset-date')).to.deep.equal(['c-d', 'c-c', 'c-b', 'c-a']);
-      expect(await ids('-onset-date')).to.deep.equal(['c-a', 'c-b', 'c-c', 'c-d']);
+      // Without the value, a record sorts first ascending (as one without a clinical date does).
+      expect(await ids('recorded-date')).to.deep.equal(['c-e', 'c-a', 'c-b', 'c-c', 'c-d']);
+      expect(await ids('-recorded-date')).to.deep.equal(['c-d', 'c-c', 'c-b', 'c-a', 'c-e']);
+      expect(await ids('onset-date')).to.deep.equal(['c-d', 'c-c', 'c-b', 'c-a', 'c-e']);
+      expect(await ids('-onset-date')).to.deep.equal(['c-e', 'c-a', 'c-b', 'c-c', 'c-d']);
     });
   });
 }

@@ -1,4 +1,4 @@
-// The keyed fast path (lifecycle probe, patient read, observation search) answers exactly as the Koa routes
+// The keyed fast path (lifecycle probe, patient read, observation search, record search) answers exactly as the Koa routes
 // do — status, the headers that matter and the bytes — because both call the same answer function; anything
 // that is not a plain 200 or 304 is left to Koa, which the full handler then reaches (a body the fast path
 // read is handed to Koa as it was read).
@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TestApi, type Tenant } from '../../../../testkit/api.js';
-import { appOf, connectionOf, type AppKeys } from '../../../../testkit/apps.js';
+import { appOf, connectionOf, GRANTS, type AppKeys } from '../../../../testkit/apps.js';
 import { publishTo, realSources } from '../../../../testkit/catalog.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 import { buildEndpoint, buildPatient } from '../../../../testkit/factories.js';
@@ -321,6 +321,54 @@ describe('http: the keyed fast path', () => {
     } finally {
       gateway.search = search;
     }
+  });
+
+  it('answers a search of one record type as Koa does, leaving metadata, Observation, denials and problems to Koa', async () => {
+    const whole = await appOf(api, tenant, { ...GRANTS, resourceTypes: ['*'] });
+    const brandId = api.services.activeCatalog.get()!.index.search('mercy', { limit: 1 }).brands[0]!.id;
+    const records = await connectionOf(api, tenant, whole, 'fast-records', brandId);
+    const condition = (id: string, recordedDate: string) => ({
+      resourceType: 'Condition',
+      id,
+      subject: { reference: 'Patient/p-1' },
+      code: { coding: [{ system: 'http://snomed.info/sct', code: '44054006' }] },
+      clinicalStatus: {
+        coding: [{ system: 'http://terminology.hl7.org/CodeSystem/condition-clinical', code: 'active' }],
+      },
+      recordedDate,
+    });
+    const ingested = await api.request('POST', `/api/platform/v1/connections/${records}/resources`, {
+      key: tenant.key,
+      body: {
+        resourceType: 'Bundle',
+        type: 'collection',
+        entry: [condition('c-1', '2024-01-01'), condition('c-2', '2025-01-01'), condition('c-3', '2026-01-01')].map(
+          (resource) => ({ resource }),
+        ),
+      },
+    });
+    expect(ingested.status, ingested.text).to.equal(200);
+    const auth = { authorization: `Bearer ${whole.ak}` };
+    const base = `/api/sdk/v1/fhir/connections/${records}`;
+    const first = await bothRaw('GET', `${base}/Condition?clinical-status=active&_count=2`, auth);
+    expect(first.status, first.text).to.equal(200);
+    const bundle = JSON.parse(first.text);
+    expect(bundle.total).to.equal(3);
+    const next = new URL(bundle.link.find((l: { relation: string }) => l.relation === 'next').url);
+    expect(JSON.parse((await bothRaw('GET', next.pathname + next.search, auth)).text).entry).to.have.length(1);
+    expect((await both(`${base}/Condition?colour=blue`, auth)).status).to.equal(400);
+    expect((await both(`${base}/Claim`, auth)).status).to.equal(404);
+    // Another app's connection; a type the install was not granted (Observation only).
+    expect((await both(`${base}/Condition`, { authorization: `Bearer ${app.ak}` })).status).to.equal(404);
+    expect(
+      (await both(`/api/sdk/v1/fhir/connections/${connectionId}/Condition`, { authorization: `Bearer ${app.ak}` }))
+        .status,
+    ).to.equal(403);
+    expect((await both(`/api/sdk/v1/fhir/connections/${connectionId}/Condition`, auth)).status).to.equal(404);
+    expect((await both(`${base}/Condition`, {})).status).to.equal(401);
+    // Routes of their own that the template also matches: the statement needs no key (a wrong one included).
+    expect((await both(`${base}/metadata`, { authorization: 'Bearer ak_test_not-a-key' })).status).to.equal(200);
+    expect((await bothRaw('GET', `${base}/Observation?_count=1`, auth)).status).to.equal(200);
   });
 
   it('counts its requests under the Koa route templates', async () => {

@@ -101,8 +101,9 @@ export function searchWalk(
         const by = descending ? value.slice(1) : value;
         const dates = CLINICAL_DATE[type] ?? [];
         if (by === '_lastUpdated') walk.sort = { by, descending };
-        // The first is what the clinical date is, unless absent; a later one sorts by its own values.
-        else if (dates[0] === by) walk.sort = { by: 'date', descending };
+        // A type's only clinical-date parameter is its clinical date (the index's order); where it has several (a
+        // Condition's recorded and onset dates), each sorts by its own values.
+        else if (dates.length === 1 && dates[0] === by) walk.sort = { by: 'date', descending };
         else if (dates.includes(by)) walk.sort = { by, descending };
         else
           errors.push({

@@ -75,11 +75,17 @@ export class IngestService {
 
   /**
    * Removes what a full sync's complete passes of `types` did not write (records last written before `before`): how
-   * many, by type.
+   * many, by type (and after each bundle of removals, `onRemoved`).
    */
-  removeStale(accountId: string, connectionId: string, types: readonly string[], before: Date) {
+  removeStale(
+    accountId: string,
+    connectionId: string,
+    types: readonly string[],
+    before: Date,
+    onRemoved?: (counts: Map<string, number>) => Promise<void>,
+  ) {
     return changing(this.deps.generations, [`obs:${connectionId}`], () =>
-      this.deps.observations.removeStale({ accountId, connectionId }, types, before, this.deps.clock.now()),
+      this.deps.observations.removeStale({ accountId, connectionId }, types, before, this.deps.clock.now(), onRemoved),
     );
   }
 

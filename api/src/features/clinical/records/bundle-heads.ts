@@ -103,10 +103,10 @@ export class BundleHeads {
 
   /**
    * Makes the lease's generation visible, with the request's change id as its recovery point, listing it as
-   * pending when it replaces observations (they are applied in place after), else as kept; false (nothing
-   * committed) when the lease was taken over.
+   * pending when it replaces observations (they are applied in place after), else as kept, and noting when it
+   * removes records (`removes`: it holds tombstones); false (nothing committed) when the lease was taken over.
    */
-  async commit(lease: WriterLease, replaces: boolean, at: Date): Promise<boolean> {
+  async commit(lease: WriterLease, replaces: boolean, at: Date, removes = false): Promise<boolean> {
     const scope = currentChangeScope();
     if (scope)
       await scope.recoveryPoint({
@@ -124,6 +124,7 @@ export class BundleHeads {
           _version: lease.gen,
           writer: null,
           stamp: randomUUID(),
+          ...(removes && { removals: true }),
           ...(scope && { [`_changes.${lease.gen % CHANGE_RING}`]: scope.changeId }),
         },
         $push: { [replaces ? 'pending' : 'kept']: { gen: lease.gen, at } },
@@ -266,7 +267,7 @@ export class BundleHeads {
         if (isDuplicateKey(error)) return null;
         throw error;
       }
-      return { connectionId, gen: 1, token, abandoned: [] };
+      return { connectionId, gen: 1, token, abandoned: [], removals: false };
     }
     // Every generation handed out since the last commit belongs to a writer that died or lost its lease.
     const dead = [];
@@ -289,6 +290,7 @@ export class BundleHeads {
       gen: head.next + 1,
       token,
       abandoned: abandoned.filter((a) => !a.cleaned).map((a) => a.gen),
+      removals: head.removals === true,
     };
   }
 }

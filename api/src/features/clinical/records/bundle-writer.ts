@@ -46,15 +46,29 @@ export class BundleWriter {
    */
   async write(
     connectionId: string,
-    stored: StoredFields[],
+    given: StoredFields[],
     at: Date,
-  ): Promise<{ gen: number; replaced: number; replacing: StoredFields[] }> {
+    /**
+     * Decides what is written once no other bundle can commit (under the lease, before anything is written): a full
+     * sync's removal keeps only what is still stale then. Nothing left: nothing is written (null).
+     */
+    select?: (stored: StoredFields[]) => Promise<StoredFields[]>,
+  ): Promise<{
+    gen: number;
+    replaced: number;
+    replacing: StoredFields[];
+    revived: number;
+    written: StoredFields[];
+  } | null> {
     const lease = await this.heads.acquire(connectionId, () => this.clock.now());
     const { gen } = lease;
     const idOf = (fields: StoredFields) => recordKey(connectionId, fields.resourceType, fields.resourceId);
     let committed = false;
     try {
       await this.removeLeftovers(lease);
+      await this.renewed(lease);
+      const stored = select ? await select(given) : given;
+      if (stored.length === 0) return null;
       await this.renewed(lease);
       await insertRecord(this.records, {
         _id: `${connectionId}/${gen}`,
@@ -95,10 +109,19 @@ export class BundleWriter {
         for (const id of leftovers) existing.delete(id);
       }
       const replaced = existing.size;
-      committed = await this.heads.commit(lease, replaced > 0, at);
+      // Of those, the records a full sync removed and this bundle brings back count as new (read only where a record
+      // of the connection was ever removed).
+      const revived =
+        replaced > 0 && lease.removals ? (await this.marked(lease, [...existing], [], { removed: true })).length : 0;
+      committed = await this.heads.commit(
+        lease,
+        replaced > 0,
+        at,
+        stored.some((fields) => fields.removed),
+      );
       if (!committed) throw lostLease();
       const replacing = stored.filter((fields) => existing.has(idOf(fields)));
-      return { gen, replaced, replacing };
+      return { gen, replaced, replacing, revived, written: stored };
     } catch (error) {
       // A duplicate _id that escapes is a write that landed twice around an interruption, not the client's
       // conflict: nothing is committed, and the bundle can be sent again.
@@ -158,17 +181,22 @@ export class BundleWriter {
     await this.heads.cleaned(connectionId, expired);
   }
 
-  /** Which of the documents `ids` were first written by one of `gens`: read by _id, a few at once. */
-  private async marked(lease: WriterLease, ids: string[], gens: number[]): Promise<string[]> {
+  /**
+   * Which of the documents `ids` were first written by one of `gens` (or, with `removed`, are tombstones): read by
+   * _id, a few at once.
+   */
+  private async marked(lease: WriterLease, ids: string[], gens: number[], { removed = false } = {}): Promise<string[]> {
     const marked: string[] = [];
     for (let from = 0; from < ids.length; from += READS_AT_ONCE) {
       if (from % (READS_AT_ONCE * 16) === 0) await this.renewed(lease);
       const docs = await Promise.all(
         ids
           .slice(from, from + READS_AT_ONCE)
-          .map((_id) => this.longCollection.findOne({ _id }, { projection: { seq: 1 } })),
+          .map((_id) => this.longCollection.findOne({ _id }, { projection: { seq: 1, removed: 1 } })),
       );
-      for (const doc of docs) if (doc && doc.seq !== undefined && gens.includes(doc.seq)) marked.push(doc._id);
+      for (const doc of docs)
+        if (doc && (removed ? doc.removed === true : doc.seq !== undefined && gens.includes(doc.seq)))
+          marked.push(doc._id);
     }
     return marked;
   }

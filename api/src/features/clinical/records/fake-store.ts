@@ -46,7 +46,13 @@ export class FakeRecordStore implements RecordStore {
     return { ingested: observations.length - updated, updated };
   }
 
-  async removeStale(target: IngestTarget, types: readonly string[], before: Date, at: Date) {
+  async removeStale(
+    target: IngestTarget,
+    types: readonly string[],
+    before: Date,
+    at: Date,
+    onRemoved?: (counts: Map<string, number>) => Promise<void>,
+  ) {
     const { connectionId, accountId } = target;
     const removed = new Map<string, number>();
     const tombstones = [...this.documents.values()]
@@ -62,8 +68,14 @@ export class FakeRecordStore implements RecordStore {
         removed.set(type, (removed.get(type) ?? 0) + 1);
         return { connectionId, accountId, ...tombstoneOf(type, doc.resourceId), sortDate: BEGINNING, updatedAt: at };
       });
-    for (let from = 0; from < tombstones.length; from += 1000)
-      this.write(connectionId, tombstones.slice(from, from + 1000), at);
+    for (let from = 0; from < tombstones.length; from += 1000) {
+      const batch = tombstones.slice(from, from + 1000);
+      this.write(connectionId, batch, at);
+      const counts = new Map<string, number>();
+      for (const fields of batch)
+        counts.set(fields.resourceType ?? 'Observation', (counts.get(fields.resourceType ?? 'Observation') ?? 0) + 1);
+      await onRemoved?.(counts);
+    }
     return removed;
   }
 
@@ -79,7 +91,10 @@ export class FakeRecordStore implements RecordStore {
         firstIngestedAt: this.documents.get(_id)?.firstIngestedAt ?? at,
       });
     });
-    const updated = written.filter((doc) => this.documents.has(doc._id)).length;
+    // (A record a full sync removed, written again, is new again.)
+    const updated = written.filter(
+      (doc) => this.documents.has(doc._id) && !this.documents.get(doc._id)!.removed,
+    ).length;
     for (const doc of written) this.documents.set(doc._id, doc);
     const log = this.bundles.get(connectionId) ?? [];
     this.bundles.set(connectionId, log);

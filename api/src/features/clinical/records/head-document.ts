@@ -52,6 +52,8 @@ export interface HeadDocument {
   kept: Generation[];
   applier?: { token: string; until: Date } | null;
   stamp: string;
+  /** Set once a full sync removed a record of the connection (a tombstone: document.ts, `removed`). */
+  removals?: boolean;
 }
 
 /** What a reader needs of a connection's head. */
@@ -73,4 +75,6 @@ export interface WriterLease {
   token: string;
   /** The generations abandoned, and not yet cleaned, when the lease was taken (their leftovers may be in the way). */
   abandoned: number[];
+  /** Whether a record of the connection was ever removed (then a replaced record may be a tombstone brought back). */
+  removals: boolean;
 }

@@ -49,7 +49,14 @@ export interface RecordStore {
    * Removes the connection's records of `types` last written before `before` (what a full sync's complete passes of
    * them did not write: document.ts, `removed`), in bundles of up to 1,000 stamped `at`: how many, by type.
    */
-  removeStale(target: IngestTarget, types: readonly string[], before: Date, at: Date): Promise<Map<string, number>>;
+  removeStale(
+    target: IngestTarget,
+    types: readonly string[],
+    before: Date,
+    at: Date,
+    /** After each bundle of removals is committed: how many of each type it removed. */
+    onRemoved?: (counts: Map<string, number>) => Promise<void>,
+  ): Promise<Map<string, number>>;
   /** One page of what `filter` matches after the keyset position `after`, in `sort` order, and how many match `filter`
    * in all. */
   page(
@@ -136,8 +143,8 @@ export class RecordRepository implements RecordStore {
   ): Promise<{ ingested: number; updated: number }> {
     if (observations.length === 0) return { ingested: 0, updated: 0 };
     const stored = observations.map((o) => storedFields(target, o, at));
-    const { replaced } = await this.write(target.connectionId, stored, at);
-    return { ingested: observations.length - replaced, updated: replaced };
+    const { replaced, revived } = (await this.write(target.connectionId, stored, at))!;
+    return { ingested: observations.length - replaced + revived, updated: replaced - revived };
   }
 
   async removeStale(
@@ -145,6 +152,7 @@ export class RecordRepository implements RecordStore {
     types: readonly string[],
     before: Date,
     at: Date,
+    onRemoved?: (counts: Map<string, number>) => Promise<void>,
   ): Promise<Map<string, number>> {
     const { connectionId, accountId } = target;
     const removed = new Map<string, number>();
@@ -167,25 +175,60 @@ export class RecordRepository implements RecordStore {
     const tombstones = stale
       .map((doc) => ({ type: doc.resourceType ?? 'Observation', id: doc.resourceId }))
       .filter(({ type }) => wanted.has(type))
-      .map(({ type, id }) => {
-        removed.set(type, (removed.get(type) ?? 0) + 1);
-        return { connectionId, accountId, ...tombstoneOf(type, id), sortDate: BEGINNING, updatedAt: at };
+      .map(({ type, id }) => ({
+        connectionId,
+        accountId,
+        ...tombstoneOf(type, id),
+        sortDate: BEGINNING,
+        updatedAt: at,
+      }));
+    // An ingest may replace one of them between that read and the removal's commit: under the writer's lease (no
+    // other bundle commits then), each is read again, once pending replacements are applied, and kept only if stale.
+    const stillStale = async (candidates: StoredFields[]) => {
+      await this.applier.applied(connectionId);
+      const docs = await readByIds(
+        this.longCollection,
+        candidates.map((fields) => recordKey(connectionId, fields.resourceType, fields.resourceId)),
+      );
+      return candidates.filter((_, i) => {
+        const doc = docs[i];
+        return doc != null && doc.removed !== true && !(doc.updatedAt !== undefined && doc.updatedAt >= before);
       });
-    for (let from = 0; from < tombstones.length; from += REMOVALS_PER_BUNDLE)
-      await this.write(connectionId, tombstones.slice(from, from + REMOVALS_PER_BUNDLE), at);
+    };
+    for (let from = 0; from < tombstones.length; from += REMOVALS_PER_BUNDLE) {
+      const batch = tombstones.slice(from, from + REMOVALS_PER_BUNDLE);
+      const written = await this.write(connectionId, batch, at, stillStale);
+      const counts = new Map<string, number>();
+      for (const fields of written?.written ?? []) {
+        const type = fields.resourceType ?? 'Observation';
+        counts.set(type, (counts.get(type) ?? 0) + 1);
+        removed.set(type, (removed.get(type) ?? 0) + 1);
+      }
+      await onRemoved?.(counts);
+    }
     return removed;
   }
 
-  /** Writes and commits a bundle of records' fields; then, after the answer, applies its replacements. */
-  private async write(connectionId: string, stored: StoredFields[], at: Date): Promise<{ replaced: number }> {
-    const { gen, replaced, replacing } = await this.writer.write(connectionId, stored, at);
+  /**
+   * Writes and commits a bundle of records' fields (`select`: BundleWriter.write's); then, after the answer, applies
+   * its replacements. Null when `select` left nothing to write.
+   */
+  private async write(
+    connectionId: string,
+    stored: StoredFields[],
+    at: Date,
+    select?: (stored: StoredFields[]) => Promise<StoredFields[]>,
+  ) {
+    const result = await this.writer.write(connectionId, stored, at, select);
+    if (!result) return null;
+    const { gen, replaced, replacing } = result;
     this.afterCommit(connectionId, async () => {
       // This bundle's replacements, and those of any bundle whose applier stopped.
       if (replaced > 0 || (await this.heads.visibility(connectionId)).pending.length > 0)
         await this.applier.applyPending(connectionId, new Map([[gen, replacing]]));
       await this.tidy(connectionId);
     });
-    return { replaced };
+    return result;
   }
 
   async page(
@@ -334,4 +377,21 @@ export class RecordRepository implements RecordStore {
 /** Whether a bundle committed after generation `committed` has replaced observations (it may be applied in part). */
 function replacedSince(visibility: Visibility, committed: number): boolean {
   return [...visibility.pending, ...visibility.kept.filter((k) => k.replaced)].some((g) => g.gen > committed);
+}
+
+/** The documents of `ids` (null for one not there), read by _id alone (see bundle-writer.ts), a few at once. */
+async function readByIds(
+  collection: Collection<ObservationDocument>,
+  ids: string[],
+): Promise<(Pick<ObservationDocument, 'removed' | 'updatedAt'> | null)[]> {
+  const docs: (Pick<ObservationDocument, 'removed' | 'updatedAt'> | null)[] = [];
+  for (let from = 0; from < ids.length; from += 16)
+    docs.push(
+      ...(await Promise.all(
+        ids
+          .slice(from, from + 16)
+          .map((_id) => collection.findOne({ _id }, { projection: { removed: 1, updatedAt: 1 } })),
+      )),
+    );
+  return docs;
 }

@@ -75,11 +75,11 @@ export class FakeSyncStore implements SyncStore {
     return entry && toState(entry);
   }
 
-  async pause(connectionId: string, holder: string, at: Date): Promise<boolean> {
+  async pause(connectionId: string, holder: string, at: Date, full = false): Promise<boolean> {
     const paused = this.updateWhere(
       connectionId,
       (e) => e.run?.holder === holder,
-      { status: 'IDLE', run: null, nextAt: NEVER, pausedAt: at },
+      { status: 'IDLE', run: null, nextAt: NEVER, pausedAt: at, ...(full && { fullRequested: true }) },
       at,
     );
     return paused !== null;

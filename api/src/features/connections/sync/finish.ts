@@ -54,7 +54,13 @@ export async function finishRun(
           // A finished run's marks replace those of the searches it completed; a failed run keeps the old ones.
           marks: failure === null ? { ...current.marks, ...run.marks } : (current.marks ?? {}),
           types: typeStates(current.types ?? {}, run, failure),
-          addObservations: (run.types?.Observation?.added ?? 0) - (run.types?.Observation?.removed ?? 0),
+          // (Never below none: a full run may remove observations the account ingested, which no sync counted.)
+          addObservations: Math.max(
+            -current.observations,
+            (run.types?.Observation?.added ?? 0) - (run.types?.Observation?.removed ?? 0),
+          ),
+          // A full run that failed is asked for again: the next run is the full one.
+          ...(failure !== null && run.full && { fullRequested: true }),
           // A connection waiting for its patient is not tried again on schedule (a reconnect schedules it).
           nextAt: failure === 'reauthorization_required' ? NEVER : new Date(now.getTime() + deps.intervalMs),
         },

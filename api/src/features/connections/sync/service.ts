@@ -77,7 +77,7 @@ export class SyncService {
       return;
     }
     const suspended = () => this.suspended(accountId, live.connection.appId);
-    if (await suspended()) return this.pause(connectionId, holder, suspended);
+    if (await suspended()) return this.pause(connectionId, holder, suspended, claimed.run?.full === true);
     const run: SyncRun = { foreignPatient: 0, takeovers: 0, ...claimed.run! };
     const tally: Tally = { skipped: 0, foreignPatient: 0 };
     /** The type whose records are being read (each batch holds one type's: the writer is flushed between them). */
@@ -150,7 +150,7 @@ export class SyncService {
             // Suspended meanwhile: what was read is stored, and the run pauses until the app or account is active again.
             if (await suspended()) {
               await writer.flush();
-              return await this.pause(connectionId, holder, suspended);
+              return await this.pause(connectionId, holder, suspended, run.full === true);
             }
             Object.assign(position, { page: url, done: false, next: null });
             const page = await openPage(pages, connectionId, binding, url);
@@ -195,8 +195,10 @@ export class SyncService {
             Object.assign(position, { done: true, next: foreign ? null : next });
             // Every page records where the run stands (resuming at the first page whose records are not all stored).
             if (writer.pendingFrom === null) run.next = position.next;
-            // With the records they were collected from (a run taken over resumes after them, and never reads them again).
+            // With the records they were collected from (a run taken over resumes after them, and never reads them again),
+            // and what the page skipped (a full run's removal trusts only a type without an invalid resource).
             run.references = [...references];
+            counted();
             if (!(await this.extend(connectionId, run))) return await writer.settle(); // another replica took it over
             if (foreign) {
               await writer.flush();
@@ -258,13 +260,12 @@ export class SyncService {
    * no longer returns. Done again by a replica that takes the run over here (what is removed is not found again).
    */
   private async removeUnreturned(accountId: string, connectionId: string, run: SyncRun): Promise<void> {
-    const types = typesReadWhole(
-      run,
-      run.plan!.map((step) => stepOf(step).type),
-    );
-    const removed = await this.deps.ingest.removeStale(accountId, connectionId, types, run.startedAt);
-    for (const [type, count] of removed) typeRun(run, type).removed = count;
-    if (!(await this.extend(connectionId, run))) throw new LostClaim();
+    const types = typesReadWhole(run, run.plan!);
+    // Counted as each bundle of removals commits, so a replica that takes over here goes on from those counts.
+    await this.deps.ingest.removeStale(accountId, connectionId, types, run.startedAt, async (removed) => {
+      for (const [type, count] of removed) typeRun(run, type).removed = (typeRun(run, type).removed ?? 0) + count;
+      if (!(await this.extend(connectionId, run))) throw new LostClaim();
+    });
   }
 
   /** The searches a registration names per type, for the connection's brand. */
@@ -282,8 +283,14 @@ export class SyncService {
    * Ends the run without a sync until the app or account is active again. A reactivation that came between the
    * look at the suspension and the pause found nothing paused to resume: the sync is resumed here then.
    */
-  private async pause(connectionId: string, holder: string, suspended: () => Promise<boolean>): Promise<void> {
-    if (!(await this.deps.store.pause(connectionId, holder, this.deps.clock.now()))) return;
+  private async pause(
+    connectionId: string,
+    holder: string,
+    suspended: () => Promise<boolean>,
+    /** A full run paused: the run after the pause is the full one. */
+    full: boolean,
+  ): Promise<void> {
+    if (!(await this.deps.store.pause(connectionId, holder, this.deps.clock.now(), full))) return;
     if (!(await suspended())) await this.deps.store.resume(connectionId, this.deps.clock.now());
   }
 

@@ -121,6 +121,8 @@ export interface SyncFinish {
   types?: Record<string, TypeState>;
   addObservations: number;
   nextAt: Date;
+  /** A full run failed: the next run is one. */
+  fullRequested?: boolean;
 }
 
 /**
@@ -139,8 +141,11 @@ export interface SyncStore {
   due(now: Date, limit: number): Promise<SyncState[]>;
   /** Claims a run (a new one, or the lapsed one it holds, taken over where it stopped); the state after, or null. */
   claim(state: SyncState, holder: string, now: Date, until: Date): Promise<SyncState | null>;
-  /** Ends `holder`'s run without a sync (its app or account is suspended) until resumed; false when it is not its. */
-  pause(connectionId: string, holder: string, at: Date): Promise<boolean>;
+  /**
+   * Ends `holder`'s run without a sync (its app or account is suspended) until resumed (`full`: it was a full run, so
+   * the next is one); false when it is not its.
+   */
+  pause(connectionId: string, holder: string, at: Date, full?: boolean): Promise<boolean>;
   /** A paused sync is due now again (its app or account is active). */
   resume(connectionId: string, now: Date): Promise<void>;
   /** The account or one of its apps is active again: its paused syncs are due now (and pause again if still not). */
@@ -226,11 +231,11 @@ export class SyncRepository implements SyncStore {
     return doc && toState(doc);
   }
 
-  async pause(connectionId: string, holder: string, at: Date): Promise<boolean> {
+  async pause(connectionId: string, holder: string, at: Date, full = false): Promise<boolean> {
     const doc = await this.documents.updateWhere(
       connectionId,
       { 'run.holder': holder },
-      { set: { status: 'IDLE', run: null, nextAt: NEVER, pausedAt: at } },
+      { set: { status: 'IDLE', run: null, nextAt: NEVER, pausedAt: at, ...(full && { fullRequested: true }) } },
       at,
     );
     return doc !== null;

@@ -31,12 +31,14 @@ export function typeRun(run: SyncRun, type: string): TypeRun {
 }
 
 /**
- * Of `types` (the run's steps'), those it read whole: not refused, and without an invalid resource (which may stand for
- * a stored one the server still has).
+ * Of the types of `steps` (the run's plan: `Type`, or `Type?query` for a registration's search), those it read whole:
+ * searched plainly (a registration's searches, by category say, may leave some of the type out), not refused, and
+ * without an invalid resource (which may stand for a stored one the server still has).
  */
-export function typesReadWhole(run: SyncRun, types: readonly string[]): string[] {
-  return [...new Set(types)].filter((type) => {
+export function typesReadWhole(run: SyncRun, steps: readonly string[]): string[] {
+  const narrowed = new Set(steps.filter((step) => step.includes('?')).map((step) => step.slice(0, step.indexOf('?'))));
+  return [...new Set(steps)].filter((type) => {
     const tally = run.types?.[type];
-    return tally?.status === undefined && (tally?.invalid ?? 0) === 0;
+    return !narrowed.has(type) && !type.includes('?') && tally?.status === undefined && (tally?.invalid ?? 0) === 0;
   });
 }

@@ -204,6 +204,13 @@ describeStore<SyncStore>(
       expect(claim.fullRequested).to.equal(false);
       const lapsed = (await store().claim(claim, 'replica-b', at(40), at(70)))!;
       expect(lapsed.run!.full, 'a takeover goes on with the full run').to.equal(true);
+      // Paused (its app suspended), the full run is asked for again: the run after the pause is one.
+      expect(await store().pause(c.connectionId, 'replica-b', at(41), true)).to.equal(true);
+      const paused = (await store().get(c.connectionId))!;
+      expect([paused.run, paused.fullRequested]).to.deep.equal([null, true]);
+      await store().resume(c.connectionId, at(42));
+      const resumed = (await store().claim((await store().get(c.connectionId))!, 'replica-c', at(43), at(73)))!;
+      expect(resumed.run!.full).to.equal(true);
     });
 
     it('takes a run whose claim lapsed over where it stopped, counting the takeover, at the version read only', async () => {
