@@ -13,8 +13,8 @@ import type { Clock } from '#core/clock.js';
 import { systemClock } from '#core/clock.js';
 import { outsideChangeScope } from '../../../shared/infra/change-scope.js';
 import type { NormalizedObservation } from '../ingest/observations.js';
-import { recordKey, tombstoneOf, type ObservationDocument } from './document.js';
-import { BEGINNING } from '../dates.js';
+import { recordKey, type ObservationDocument } from './document.js';
+import { removeStale } from './removals.js';
 import { through } from '#core/infra/mongo.js';
 import { BundleHeads } from './bundle-heads.js';
 import { ABANDONED_LISTED_MS, KEPT_MS, type Visibility } from './head-document.js';
@@ -82,8 +82,6 @@ export interface RecordStore {
   writeCheckpoint(connectionId: string): Promise<void>;
 }
 
-/** Records a full sync's removal writes per bundle (as many as an ingest's). */
-const REMOVALS_PER_BUNDLE = 1000;
 /** Reads of the database that a search gives up after, when bundles keep being committed under it. */
 const PAGE_ATTEMPTS = 3;
 
@@ -147,66 +145,22 @@ export class RecordRepository implements RecordStore {
     return { ingested: observations.length - replaced + revived, updated: replaced - revived };
   }
 
-  async removeStale(
+  removeStale(
     target: IngestTarget,
     types: readonly string[],
     before: Date,
     at: Date,
     onRemoved?: (counts: Map<string, number>) => Promise<void>,
   ): Promise<Map<string, number>> {
-    const { connectionId, accountId } = target;
-    const removed = new Map<string, number>();
-    if (types.length === 0) return removed;
-    // What readers see (pending replacements applied: a record written anew is not taken for its old copy). One
-    // read for every type: the embedded database reads the whole collection for any filter but _id.
-    const seen = await this.applier.applied(connectionId);
-    const stale = await this.longCollection
-      .find(
-        {
-          connectionId,
-          removed: { $ne: true },
-          updatedAt: { $not: { $gte: before } },
-          seq: { $not: { $gt: seen.committed }, ...(seen.abandoned.length > 0 && { $nin: seen.abandoned }) },
-        },
-        { projection: { resourceId: 1, resourceType: 1 } },
-      )
-      .toArray();
-    const wanted = new Set(types);
-    const tombstones = stale
-      .map((doc) => ({ type: doc.resourceType ?? 'Observation', id: doc.resourceId }))
-      .filter(({ type }) => wanted.has(type))
-      .map(({ type, id }) => ({
-        connectionId,
-        accountId,
-        ...tombstoneOf(type, id),
-        sortDate: BEGINNING,
-        updatedAt: at,
-      }));
-    // An ingest may replace one of them between that read and the removal's commit: under the writer's lease (no
-    // other bundle commits then), each is read again, once pending replacements are applied, and kept only if stale.
-    const stillStale = async (candidates: StoredFields[]) => {
-      await this.applier.applied(connectionId);
-      const docs = await readByIds(
-        this.longCollection,
-        candidates.map((fields) => recordKey(connectionId, fields.resourceType, fields.resourceId)),
-      );
-      return candidates.filter((_, i) => {
-        const doc = docs[i];
-        return doc != null && doc.removed !== true && !(doc.updatedAt !== undefined && doc.updatedAt >= before);
-      });
-    };
-    for (let from = 0; from < tombstones.length; from += REMOVALS_PER_BUNDLE) {
-      const batch = tombstones.slice(from, from + REMOVALS_PER_BUNDLE);
-      const written = await this.write(connectionId, batch, at, stillStale);
-      const counts = new Map<string, number>();
-      for (const fields of written?.written ?? []) {
-        const type = fields.resourceType ?? 'Observation';
-        counts.set(type, (counts.get(type) ?? 0) + 1);
-        removed.set(type, (removed.get(type) ?? 0) + 1);
-      }
-      await onRemoved?.(counts);
-    }
-    return removed;
+    return removeStale(
+      {
+        collection: this.longCollection,
+        applied: (connectionId) => this.applier.applied(connectionId),
+        write: (connectionId, stored, select) => this.write(connectionId, stored, at, select),
+      },
+      { target, types, before, at },
+      onRemoved,
+    );
   }
 
   /**
@@ -377,21 +331,4 @@ export class RecordRepository implements RecordStore {
 /** Whether a bundle committed after generation `committed` has replaced observations (it may be applied in part). */
 function replacedSince(visibility: Visibility, committed: number): boolean {
   return [...visibility.pending, ...visibility.kept.filter((k) => k.replaced)].some((g) => g.gen > committed);
-}
-
-/** The documents of `ids` (null for one not there), read by _id alone (see bundle-writer.ts), a few at once. */
-async function readByIds(
-  collection: Collection<ObservationDocument>,
-  ids: string[],
-): Promise<(Pick<ObservationDocument, 'removed' | 'updatedAt'> | null)[]> {
-  const docs: (Pick<ObservationDocument, 'removed' | 'updatedAt'> | null)[] = [];
-  for (let from = 0; from < ids.length; from += 16)
-    docs.push(
-      ...(await Promise.all(
-        ids
-          .slice(from, from + 16)
-          .map((_id) => collection.findOne({ _id }, { projection: { removed: 1, updatedAt: 1 } })),
-      )),
-    );
-  return docs;
 }
