@@ -31,8 +31,11 @@ export class RecordStore {
   /** Every resource by `Type/id`, per brand (a read finds any, referenced ones included). */
   private readonly byKey = new Map<string, Map<string, Resource>>();
   private readonly binaries = new Map<string, Map<string, StoredBinary>>();
-  /** Whose record each patient's resource (`Type/id`, `Binary/id`) is, per brand; shared ones are nobody's. */
-  private readonly owners = new Map<string, Map<string, string>>();
+  /**
+   * Whose record each patient's resource (`Type/id`, `Binary/id`) is, per brand (patients given the same record file
+   * share its ids); shared ones are nobody's.
+   */
+  private readonly owners = new Map<string, Map<string, Set<string>>>();
 
   constructor(
     brandKeys: string[],
@@ -78,9 +81,10 @@ export class RecordStore {
     return this.byKey.get(brand)?.get(`${type}/${id}`);
   }
 
-  /** The patient whose record holds `key` (`Type/id` or `Binary/id`); undefined for a shared one (a practitioner). */
-  ownerOf(brand: string, key: string): string | undefined {
-    return this.owners.get(brand)?.get(key);
+  /** Whether `key` (`Type/id` or `Binary/id`) is in the patient's record, or shared (a practitioner). */
+  readableBy(brand: string, key: string, patientId: string): boolean {
+    const owners = this.owners.get(brand)?.get(key);
+    return owners === undefined || owners.has(patientId);
   }
 
   binary(brand: string, id: string): StoredBinary | undefined {
@@ -135,10 +139,11 @@ export class RecordStore {
     const owners = this.owners.get(brand)!;
     resolveConditional(renamed, shared).forEach((resource, i) => {
       stamp(resource, i);
-      for (const binary of this.keepAttachments(brand, resource)) owners.set(`Binary/${binary}`, patient.id);
+      const held = (key: string) => owners.set(key, (owners.get(key) ?? new Set()).add(patient.id));
+      for (const binary of this.keepAttachments(brand, resource)) held(`Binary/${binary}`);
       this.keep(brand, resource);
       if (REFERENCED.has(resource.resourceType)) return;
-      owners.set(`${resource.resourceType}/${resource.id}`, patient.id);
+      held(`${resource.resourceType}/${resource.id}`);
       const list = record.byType.get(resource.resourceType) ?? [];
       list.push(resource);
       record.byType.set(resource.resourceType, list);

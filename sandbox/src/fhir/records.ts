@@ -68,7 +68,7 @@ export function readRecord(world: World, brandKey: string, ctx: Context, type: s
     return sendOutcome(ctx, 403, `the granted scope does not allow ${type} read`);
   const resource = world.records.read(brandKey, type, id);
   // Another patient's record is not there for this token (as a server enforcing the patient compartment answers).
-  if (!resource || !ownsOrShared(world, brandKey, `${type}/${id}`, token.family.patientId))
+  if (!resource || !world.records.readableBy(brandKey, `${type}/${id}`, token.family.patientId))
     return sendOutcome(ctx, 404, `no ${type}/${id}`);
   ctx.type = 'application/fhir+json';
   ctx.body = served(world, brandKey, resource);
@@ -79,7 +79,7 @@ export function readBinary(world: World, brandKey: string, ctx: Context, id: str
   const token = bearer(world, brandKey, ctx);
   if (!token) return;
   const binary = world.records.binary(brandKey, id);
-  if (!binary || !ownsOrShared(world, brandKey, `Binary/${id}`, token.family.patientId))
+  if (!binary || !world.records.readableBy(brandKey, `Binary/${id}`, token.family.patientId))
     return sendOutcome(ctx, 404, `no Binary/${id}`);
   world.stats.binaryReads += 1;
   if (/application\/(fhir\+)?json/.test(ctx.get('accept'))) {
@@ -89,12 +89,6 @@ export function readBinary(world: World, brandKey: string, ctx: Context, id: str
   }
   ctx.type = binary.contentType;
   ctx.body = binary.data;
-}
-
-/** Whether the resource is the patient's, or shared (an organization, a practitioner, a medication). */
-function ownsOrShared(world: World, brandKey: string, key: string, patientId: string): boolean {
-  const owner = world.records.ownerOf(brandKey, key);
-  return owner === undefined || owner === patientId;
 }
 
 /** The resource as served: attachment URLs on this server's base (absolute unless switched), broken when switched. */
