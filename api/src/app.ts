@@ -22,6 +22,7 @@ import { patientAnswer } from './features/patients/answer.js';
 import { fastPathFailures, keyedFastPath } from './shared/http/keyed-fast-path.js';
 import { gatewayFastRoutes } from './features/clinical/sdk.routes.js';
 import { recordFastRoutes } from './features/clinical/fhir-records.routes.js';
+import { fhirFastRoutes } from './features/clinical/fhir.routes.js';
 import { webhookFastRoutes } from './features/webhooks/platform.routes.js';
 import { FHIR_PREFIX, fhirOutcomes, outcomeOf } from './features/clinical/fhir/fhir-outcomes.js';
 import { isPublishablePath, PUBLISHABLE_CORS, publishableCors } from './shared/http/cors.js';
@@ -171,6 +172,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
       },
       ...gatewayFastRoutes(sdkContext),
       ...recordFastRoutes(sdkContext),
+      ...fhirFastRoutes(sdkContext),
       ...webhookFastRoutes({ webhookEndpoints: services.webhookEndpointService, link }),
     ],
     routers.flatMap((router) => router.table()),

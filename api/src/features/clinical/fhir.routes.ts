@@ -9,6 +9,7 @@ import { acceptAjv } from '#core/schema.js';
 import { principalOf } from '../../shared/http/auth.js';
 import { invalidField, notFound, type FieldError } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
+import type { KeyedRoute } from '../../shared/http/keyed-fast-path.js';
 import { addSchemaErrors, throwIfAny, validate } from '../../shared/http/validate.js';
 import { resourceOfTail } from './gateway/entries.js';
 import { SearchBody, SearchSet } from './gateway/schema.js';
@@ -193,6 +194,44 @@ export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps & { recordSear
       ctx.body = resourceOfTail(found);
     },
   );
+}
+
+/**
+ * `GET {base}/Observation` on the node:http fast path (shared/http/keyed-fast-path.ts): the same choice, search and
+ * answer as its Koa route above (the gateway's own search, or the record search for any other parameter). Every
+ * denial or problem is left to Koa, which answers and logs it.
+ */
+export function fhirFastRoutes({
+  gateway,
+  recordSearch,
+  publicBaseUrl,
+  trustProxy,
+}: Omit<GatewayRouteDeps, 'requireKey'> & { recordSearch: RecordSearch }): KeyedRoute[] {
+  return [
+    {
+      operationId: 'fhirSearchObservations',
+      kind: 'ak',
+      scope: 'observation:read',
+      answer: async ({ principal, requestId, params: [connectionId], query, req }) => {
+        if (principal.appId === null) return undefined;
+        const parameters = new URLSearchParams(query);
+        if ([...parameters.keys()].some((name) => !GATEWAY_PARAMETERS.has(name))) {
+          const page = await recordSearch.search(
+            principal,
+            requestId,
+            connectionId!,
+            'Observation',
+            parameterList(parameters),
+            { logDenials: false },
+          );
+          return { status: 200 as const, ...recordAnswer(page, req, publicBaseUrl, trustProxy) };
+        }
+        const input = searchInput(connectionId!, parameters);
+        const page = await gateway.search(principal, requestId, input, { logDenials: false });
+        return searchAnswer(page, req, publicBaseUrl, trustProxy, 'fhir');
+      },
+    },
+  ];
 }
 
 /** What the gateway's search takes, from FHIR search parameters (400, listing each problem, when they do not fit). */

@@ -369,6 +369,21 @@ describe('http: the keyed fast path', () => {
     // Routes of their own that the template also matches: the statement needs no key (a wrong one included).
     expect((await both(`${base}/metadata`, { authorization: 'Bearer ak_test_not-a-key' })).status).to.equal(200);
     expect((await bothRaw('GET', `${base}/Observation?_count=1`, auth)).status).to.equal(200);
+    // The FHIR face's Observation search: the gateway's own, the record search for other parameters, and problems.
+    const observations = `/api/sdk/v1/fhir/connections/${connectionId}/Observation`;
+    const gatewayOwn = await bothRaw('GET', `${observations}?code=http://loinc.org|8867-4&_count=1`, {
+      authorization: `Bearer ${app.ak}`,
+    });
+    expect([gatewayOwn.status, JSON.parse(gatewayOwn.text).total]).to.deep.equal([200, 2]);
+    const further = JSON.parse(gatewayOwn.text).link.find((l: { relation: string }) => l.relation === 'next').url;
+    expect(
+      (await bothRaw('GET', new URL(further).pathname + new URL(further).search, { authorization: `Bearer ${app.ak}` }))
+        .status,
+    ).to.equal(200);
+    const other = await bothRaw('GET', `${observations}?status=final`, { authorization: `Bearer ${app.ak}` });
+    expect([other.status, JSON.parse(other.text).total]).to.deep.equal([200, 3]);
+    expect((await both(`${observations}?colour=blue`, { authorization: `Bearer ${app.ak}` })).status).to.equal(400);
+    expect((await both(`${observations}?_count=0`, { authorization: `Bearer ${app.ak}` })).status).to.equal(400);
   });
 
   it('counts its requests under the Koa route templates', async () => {
