@@ -8,7 +8,8 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import type { Logger } from 'pino';
 import { startSandboxProcess, type RunningSandbox } from './features/connections/index.js';
 import { startUp } from './start-up.js';
-import { warmObservationSchema } from './features/clinical/ingest/fhir-schema.js';
+import { warmObservationSchema, warmSchemas } from './features/clinical/ingest/fhir-schema.js';
+import { RECORD_TYPES } from './features/clinical/record-types.js';
 import { warmSearchDefinitions } from './features/clinical/search/definitions.js';
 
 /** The sandbox EHR for a development API; a warning, not a failure, when it cannot start (a port in use). */
@@ -69,6 +70,8 @@ async function main(): Promise<void> {
   const server = createApiServer(handler);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  // The other record types' schemas, compiled while the API is idle at first rather than by the first sync.
+  warmSchemas(RECORD_TYPES).catch((error: unknown) => logger.warn({ err: error }, 'a record schema did not compile'));
   const sandbox = config.smart.sandbox ? await startSandbox(config, logger) : undefined;
   logger.info(
     {

