@@ -71,7 +71,9 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   // The other record types' schemas, compiled while the API is idle at first rather than by the first sync.
-  warmSchemas(RECORD_TYPES).catch((error: unknown) => logger.warn({ err: error }, 'a record schema did not compile'));
+  void warmSchemas(RECORD_TYPES, (type, error) =>
+    logger.warn({ err: error, resourceType: type }, 'a record type’s R4 schema did not compile'),
+  );
   const sandbox = config.smart.sandbox ? await startSandbox(config, logger) : undefined;
   logger.info(
     {

@@ -111,10 +111,18 @@ export function warmObservationSchema(): void {
  * all of them about a second): the API does after it starts listening, so that the first sync of a whole record does
  * not pay for them, nor the start.
  */
-export async function warmSchemas(types: readonly string[]): Promise<void> {
+export async function warmSchemas(
+  types: readonly string[],
+  /** A type whose schema does not compile (its first check will say so again); the others are compiled still. */
+  failed: (type: string, error: unknown) => void,
+): Promise<void> {
   for (const type of types) {
     await new Promise((resolve) => setImmediate(resolve));
-    checker(type);
+    try {
+      checker(type);
+    } catch (error) {
+      failed(type, error);
+    }
   }
 }
 

@@ -40,9 +40,10 @@ export class BundleWriter {
   ) {}
 
   /**
-   * Writes and commits the bundle (`stored`: the records' fields, storedFields(), not none) under the connection's
-   * writer lease: its generation, how many records it replaced, and their new fields (for the applier). Nothing is
-   * committed when it fails.
+   * Writes and commits the bundle (`given`: the records' fields, storedFields(), not none) under the connection's
+   * writer lease: its generation, how many records it replaced (of them, how many were tombstones brought back), their
+   * new fields (for the applier), and what it wrote. Nothing is committed when it fails (nor when `select` leaves
+   * nothing: its generation is then given up, as a writer that stopped gives one up).
    */
   async write(
     connectionId: string,
@@ -52,7 +53,7 @@ export class BundleWriter {
      * Decides what is written once no other bundle can commit (under the lease, before anything is written): a full
      * sync's removal keeps only what is still stale then. Nothing left: nothing is written (null).
      */
-    select?: (stored: StoredFields[]) => Promise<StoredFields[]>,
+    select?: (stored: StoredFields[], renew: () => Promise<void>) => Promise<StoredFields[]>,
   ): Promise<{
     gen: number;
     replaced: number;
@@ -67,7 +68,7 @@ export class BundleWriter {
     try {
       await this.removeLeftovers(lease);
       await this.renewed(lease);
-      const stored = select ? await select(given) : given;
+      const stored = select ? await select(given, () => this.renewed(lease)) : given;
       if (stored.length === 0) return null;
       await this.renewed(lease);
       await insertRecord(this.records, {
@@ -111,14 +112,14 @@ export class BundleWriter {
       const replaced = existing.size;
       // Of those, the records a full sync removed and this bundle brings back count as new (read only where a record
       // of the connection was ever removed).
+      // (Not for a removal's own bundle. A tombstone still being applied is not seen: its record then counts as
+      // replaced.)
+      const removes = stored.some((fields) => fields.removed);
       const revived =
-        replaced > 0 && lease.removals ? (await this.marked(lease, [...existing], [], { removed: true })).length : 0;
-      committed = await this.heads.commit(
-        lease,
-        replaced > 0,
-        at,
-        stored.some((fields) => fields.removed),
-      );
+        replaced > 0 && lease.removals && !removes
+          ? (await this.marked(lease, [...existing], [], { removed: true })).length
+          : 0;
+      committed = await this.heads.commit(lease, replaced > 0, at, removes);
       if (!committed) throw lostLease();
       const replacing = stored.filter((fields) => existing.has(idOf(fields)));
       return { gen, replaced, replacing, revived, written: stored };

@@ -21,7 +21,7 @@ export interface RemovalDeps {
   write(
     connectionId: string,
     stored: StoredFields[],
-    select: (stored: StoredFields[]) => Promise<StoredFields[]>,
+    select: (stored: StoredFields[], renew: () => Promise<void>) => Promise<StoredFields[]>,
   ): Promise<{ written: StoredFields[] } | null>;
 }
 
@@ -63,11 +63,12 @@ export async function removeStale(
     .map(({ type, id }) => ({ connectionId, accountId, ...tombstoneOf(type, id), sortDate: BEGINNING, updatedAt: at }));
   // An ingest may replace one of them between that read and the removal's commit: under the writer's lease (no other
   // bundle commits then), each is read again, once pending replacements are applied, and kept only if still stale.
-  const stillStale = async (candidates: StoredFields[]) => {
-    await deps.applied(connectionId);
+  const stillStale = async (candidates: StoredFields[], renew: () => Promise<void>) => {
+    await deps.applied(connectionId); // (applied before the lease was taken: only what committed in between)
     const docs = await readByIds(
       deps.collection,
       candidates.map((fields) => recordKey(connectionId, fields.resourceType, fields.resourceId)),
+      renew,
     );
     return candidates.filter((_, i) => {
       const doc = docs[i];
@@ -75,6 +76,9 @@ export async function removeStale(
     });
   };
   for (let from = 0; from < tombstones.length; from += REMOVALS_PER_BUNDLE) {
+    // The last bundle's replacements (seconds of the embedded database's time for 1,000) are applied before the next
+    // takes the writer's lease: ingests of the connection do not wait behind them, nor does the check under the lease.
+    await deps.applied(connectionId);
     const written = await deps.write(connectionId, tombstones.slice(from, from + REMOVALS_PER_BUNDLE), stillStale);
     const counts = new Map<string, number>();
     for (const fields of written?.written ?? []) {
@@ -91,9 +95,12 @@ export async function removeStale(
 async function readByIds(
   collection: Collection<ObservationDocument>,
   ids: string[],
+  /** Renews the writer's lease the reads are made under (every 256 reads). */
+  renew: () => Promise<void>,
 ): Promise<(Pick<ObservationDocument, 'removed' | 'updatedAt'> | null)[]> {
   const docs: (Pick<ObservationDocument, 'removed' | 'updatedAt'> | null)[] = [];
-  for (let from = 0; from < ids.length; from += READS_AT_ONCE)
+  for (let from = 0; from < ids.length; from += READS_AT_ONCE) {
+    if (from > 0 && from % (READS_AT_ONCE * 16) === 0) await renew();
     docs.push(
       ...(await Promise.all(
         ids
@@ -101,5 +108,6 @@ async function readByIds(
           .map((_id) => collection.findOne({ _id }, { projection: { removed: 1, updatedAt: 1 } })),
       )),
     );
+  }
   return docs;
 }

@@ -171,7 +171,7 @@ export class RecordRepository implements RecordStore {
     connectionId: string,
     stored: StoredFields[],
     at: Date,
-    select?: (stored: StoredFields[]) => Promise<StoredFields[]>,
+    select?: (stored: StoredFields[], renew: () => Promise<void>) => Promise<StoredFields[]>,
   ) {
     const result = await this.writer.write(connectionId, stored, at, select);
     if (!result) return null;

@@ -59,8 +59,8 @@ export async function finishRun(
             -current.observations,
             (run.types?.Observation?.added ?? 0) - (run.types?.Observation?.removed ?? 0),
           ),
-          // A full run that failed is asked for again: the next run is the full one.
-          ...(failure !== null && run.full && { fullRequested: true }),
+          // A full run that failed for a passing reason is asked for again: the next run is the full one.
+          ...(failure !== null && run.full && PASSING.test(failure) && { fullRequested: true }),
           // A connection waiting for its patient is not tried again on schedule (a reconnect schedules it).
           nextAt: failure === 'reauthorization_required' ? NEVER : new Date(now.getTime() + deps.intervalMs),
         },
@@ -69,6 +69,9 @@ export async function finishRun(
       )) ?? undefined,
   );
 }
+
+/** Failures a later run may not meet (the server or Portico's database down a while, a limit), unlike a refused link. */
+const PASSING = /^(unavailable|rate_limited|internal_error|token_refresh_failed|http_5\d\d)$/;
 
 /** What a full run removed, of every type. */
 const removedOf = (run: SyncRun) => Object.values(run.types ?? {}).reduce((sum, t) => sum + (t.removed ?? 0), 0);
