@@ -40,6 +40,7 @@ import type { Bindings } from './browser-binding.js';
 import type { ConnectionService } from '../lifecycle.js';
 import type { SyncSchedule } from '../sync/schedule.js';
 import { connectSignedIn, type TokenKeeper } from './signed-in-connection.js';
+import { INVALID_LINK, INVALID_STATE, OTHER_BROWSER, type LaunchOutcome } from './outcomes.js';
 
 export type { TokenKeeper };
 
@@ -77,53 +78,8 @@ export interface LaunchServiceDeps {
   clock: Clock;
 }
 
-/** Where the browser goes: back to the app, on to the health system, or a page of Portico's own. */
-export type LaunchOutcome =
-  | {
-      kind: 'redirect';
-      status: 302 | 303;
-      location: string;
-      /** On to the health system: the browser now holds this sign-in's binding (browser-binding.ts). */
-      bind?: { sessionId: string; secret: string; expiresAt: Date };
-      /** The sign-in ended: its binding can go. */
-      unbind?: string;
-    }
-  | { kind: 'page'; status: 400 | 404; title: string; message: string }
-  /** Portico Connect's picker, with a notice when the brand chosen cannot be connected. */
-  | { kind: 'picker'; appName: string; notice?: string }
-  /** Portico Connect's end page: the outcome, and on to the app at `location`. */
-  | {
-      kind: 'end';
-      location: string;
-      connected: boolean;
-      brandName: string | undefined;
-      error: string | undefined;
-      unbind?: string;
-    };
-
 /** A session that ended keeps none of its sign-in's secrets. */
 const SPENT = { stateHash: null, codeVerifier: null, bindingHash: null } as const;
-
-const INVALID_LINK: LaunchOutcome = {
-  kind: 'page',
-  status: 404,
-  title: 'This link is not valid',
-  message: 'The link to connect your health records is not valid. Go back to the app and start again.',
-};
-const INVALID_STATE: LaunchOutcome = {
-  kind: 'page',
-  status: 400,
-  title: 'This sign-in cannot be finished',
-  message:
-    'This answer from your health system is unknown, was already used, or came too late. Go back to the app and start again.',
-};
-const OTHER_BROWSER: LaunchOutcome = {
-  kind: 'page',
-  status: 400,
-  title: 'Finish in the browser you started in',
-  message:
-    'This sign-in was started in another browser, or this browser no longer remembers it. Nothing was connected. Go back to the app and start again from this browser.',
-};
 
 export class LaunchService {
   constructor(private readonly deps: LaunchServiceDeps) {}
