@@ -98,6 +98,7 @@ export function createApp({ config, services, clock, logger, version = PORTICO_V
     syncs: services.connections.syncRequests,
     syncStates: services.connections.syncRequests,
     syncWorker: services.connections.syncRunner,
+    accessLog: services.accessLog,
     requireKey: auth.requireKey,
     idempotent,
     link,

@@ -46,6 +46,8 @@ export interface Config extends CoreConfig {
    */
   readonly attachments: { storage: string; maxBytes: number };
   readonly smart: SmartSettings;
+  /** The access log (docs/api.md, "The access log"): how long its entries are kept (PORTICO_AUDIT_RETENTION). */
+  readonly audit: { retentionMs: number };
 }
 
 /** Connections to health systems (docs/connecting.md). */
@@ -162,6 +164,7 @@ export function loadConfig(
       maxBytes: read.int('PORTICO_ATTACHMENT_MAX_BYTES', 5 * 1024 * 1024, 1, 64 * 1024 * 1024),
     },
     smart: readSmartSettings(read, core.mongodbUri === undefined),
+    audit: { retentionMs: readRetention(read) },
   };
   read.check();
   return Object.freeze(config);
@@ -199,6 +202,26 @@ function readWebhookSettings(read: EnvReader): WebhookSettings {
     pollMs: read.int('PORTICO_WEBHOOK_POLL_MS', 5000, 50, 600_000),
     concurrency: read.int('PORTICO_WEBHOOK_CONCURRENCY', 256, 1, 10_000),
   });
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * PORTICO_AUDIT_RETENTION: `6y` by default (HIPAA's six years), or days (`2200d`), or a shorter duration (`24h`, for
+ * trials), at least an hour. A year counts 366 days, so a retention in years is never shorter than that many calendar
+ * years.
+ */
+function readRetention(read: EnvReader): number {
+  const raw = read.str('PORTICO_AUDIT_RETENTION') ?? '6y';
+  const inDays = /^([0-9]{1,5})(y|d)$/.exec(raw);
+  const ms = inDays ? Number(inDays[1]) * (inDays[2] === 'y' ? 366 : 1) * DAY_MS : parseDuration(raw);
+  if (ms === undefined || ms < 3_600_000) {
+    read.problem(
+      `PORTICO_AUDIT_RETENTION must be years (6y), days (2200d) or a duration of at least 1h (got "${raw}")`,
+    );
+    return 6 * 366 * DAY_MS;
+  }
+  return ms;
 }
 
 function readSmartSettings(read: EnvReader, embedded: boolean): SmartSettings {

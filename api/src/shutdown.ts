@@ -14,12 +14,15 @@ export interface ShutdownOrder {
   endpointHealth: { stop(): Promise<void> };
   /** Ingested bundles applied in the background. */
   observations: { settled(): Promise<unknown> };
+  /** The access log's writes still at work (their reads wait for them to answer). */
+  accessLog: { flushed(): Promise<void> };
   /** The caches' invalidation channel. */
   caches: { close(): Promise<void> };
 }
 
 export async function shutDown(order: ShutdownOrder, timeoutMs: number): Promise<void> {
   order.stopSweeps();
+  await order.accessLog.flushed();
   await order.dispatcher.stop(timeoutMs);
   await order.sync.stop();
   await order.vault.settled();

@@ -16,6 +16,8 @@ export interface Sweepable {
   linkTokens: { sweep(limit: number): Promise<unknown> };
   /** Ingested bundles' records no reader needs any more (docs/operations.md, "Clinical ingest"). */
   observations: { tidyAll(): Promise<unknown> };
+  /** Access-log entries older than the retention (docs/api.md, "The access log"), up to `limit`. */
+  accessLog: { sweep(limit: number): Promise<unknown> };
 }
 
 /** Starts the sweeps (unref'd: they never keep the process alive); the returned function stops them. */
@@ -30,6 +32,7 @@ export function startSweeps(targets: Sweepable, clock: Clock, logger: Logger): (
     );
     void round(() => targets.linkTokens.sweep(SWEEP_BATCH), 'link tokens: expired tokens could not be swept');
     void round(() => targets.observations.tidyAll(), 'observations: bundle records could not be tidied');
+    void round(() => targets.accessLog.sweep(SWEEP_BATCH), 'access log: old entries could not be swept');
   }, SWEEP_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);

@@ -8,6 +8,7 @@ import type dns from 'node:dns';
 import { pino, type Logger } from 'pino';
 import type { Clock } from '#core/clock.js';
 import type { Config } from './config.js';
+import { createAccessLog } from './features/access-log/index.js';
 import { createAccounts } from './features/accounts/create.js';
 import { createAdmin } from './features/admin/create.js';
 import { createAppUserDocuments, createAppUsers } from './features/app-users/index.js';
@@ -15,6 +16,7 @@ import { createApps } from './features/apps/create.js';
 import { createAuthz } from './features/authz/create.js';
 import { createCatalog } from './features/catalog/create.js';
 import { createClinical } from './features/clinical/create.js';
+import { NO_READ_LOG } from './features/clinical/index.js';
 import { createConnectSessions, createSessionStore } from './features/connect-sessions/index.js';
 import { createConnections } from './features/connections/index.js';
 import { createCredentials } from './features/credentials/create.js';
@@ -41,6 +43,8 @@ export interface Connections {
   /** DNS for webhook deliveries (the connect-time check); tests pass a fixed table. */
   lookup?: typeof dns.lookup;
   logger?: Logger;
+  /** Benchmarks only: the gateway records no reads (bench/server.ts measures the access log's cost this way). */
+  withoutAccessLog?: boolean;
 }
 
 export type Services = Awaited<ReturnType<typeof buildServices>>;
@@ -54,6 +58,7 @@ export async function buildServices({
   resolve = systemResolver,
   lookup,
   logger = pino({ level: 'silent' }),
+  withoutAccessLog = false,
 }: Connections) {
   const infrastructure = await openInfrastructure({ config, db, longDb, redis, clock, logger });
   // Idempotency records live beside the data they protect (docs/api.md, "Rules every operation follows"), with or
@@ -76,7 +81,12 @@ export async function buildServices({
     createPatients(infrastructure, { authz: authz.service, accounts: accounts.store, outbox: events.outbox }),
     createWebhooks(infrastructure, { accounts: accounts.store, events, resolve, lookup }),
   ]);
-  const clinical = await createClinical(infrastructure, { users: userDocuments.store, apps: apps.store });
+  const accessLog = await createAccessLog(infrastructure, { apps: apps.store, brands: catalog.active });
+  const clinical = await createClinical(infrastructure, {
+    users: userDocuments.store,
+    apps: apps.store,
+    readLog: withoutAccessLog ? NO_READ_LOG : accessLog.writer,
+  });
   const connections = await createConnections(infrastructure, {
     users: userDocuments,
     apps: apps.store,
@@ -110,6 +120,7 @@ export async function buildServices({
       idempotency: new MongoIdempotencyStore(longDb, infrastructure.locks),
       linkTokens: connectSessions.linkTokens,
       observations: clinical.observations,
+      accessLog,
     },
     clock,
     logger,
@@ -130,6 +141,7 @@ export async function buildServices({
           catalog: catalog.active,
           endpointHealth: catalog.endpointHealth,
           observations: clinical.observations,
+          accessLog: accessLog.writer,
           caches,
         },
         config.shutdownTimeoutMs,
@@ -164,6 +176,8 @@ export async function buildServices({
     users,
     ingest: clinical.ingest,
     gateway: clinical.gateway,
+    accessLog: accessLog.service,
+    accessLogWriter: accessLog.writer,
     recordSearch: clinical.recordSearch,
     attachments: clinical.attachments,
     connections,

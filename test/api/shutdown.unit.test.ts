@@ -10,6 +10,7 @@ describe('api: the shutdown order', () => {
     await shutDown(
       {
         stopSweeps: () => calls.push('sweeps'),
+        accessLog: { flushed: step('access log') },
         dispatcher: { stop: async (grace) => void calls.push(`dispatcher ${grace}`) },
         sync: { stop: step('sync') },
         vault: { settled: step('vault') },
@@ -22,6 +23,7 @@ describe('api: the shutdown order', () => {
     );
     expect(calls).to.deep.equal([
       'sweeps',
+      'access log',
       'dispatcher 1234',
       'sync',
       'vault',
@@ -39,6 +41,7 @@ describe('api: the shutdown order', () => {
     await shutDown(
       {
         stopSweeps: () => undefined,
+        accessLog: { flushed: done },
         dispatcher: { stop: done },
         sync: { stop: done },
         vault: { settled: done },

@@ -1,5 +1,6 @@
 // The platform surface, /api/platform/v1, for secret keys (sk_): it mounts each feature's platform routes, in the
 // order /openapi.json lists them. Its context is what those routes ask for, nothing more.
+import { accessLogRoutes } from '../features/access-log/platform.routes.js';
 import { appUserRoutes } from '../features/app-users/platform.routes.js';
 import { ingestRoutes } from '../features/clinical/platform.routes.js';
 import { completeSessionRoute, linkTokenRoute } from '../features/connect-sessions/platform.routes.js';
@@ -20,6 +21,7 @@ export type PlatformContext = DepsOf<typeof patientRoutes> &
   DepsOf<typeof completeSessionRoute> &
   DepsOf<typeof ingestRoutes> &
   DepsOf<typeof syncRoutes> &
+  DepsOf<typeof accessLogRoutes> &
   Pick<RouteGuards, 'requireKey'>;
 
 export function platformSurface(context: PlatformContext): ApiRouter {
@@ -28,6 +30,7 @@ export function platformSurface(context: PlatformContext): ApiRouter {
   webhookEndpointRoutes(platform, context);
   webhookDeliveryRoutes(platform, context);
   appUserRoutes(platform, context);
+  accessLogRoutes(platform, context);
   revokeConnectionRoute(platform, context);
   linkTokenRoute(platform, context);
   completeSessionRoute(platform, context);

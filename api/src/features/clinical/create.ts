@@ -6,6 +6,7 @@ import type { AppUserStore } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
 import { ConnectionIndexes } from './gateway/connection-indexes.js';
 import { GatewayService } from './gateway/service.js';
+import type { ReadLog } from './gateway/read-log.js';
 import { RecordSearch } from './gateway/record-search.js';
 import { IngestService } from './ingest/ingest-service.js';
 import { RecordRepository } from './records/store.js';
@@ -14,7 +15,7 @@ import { AttachmentStore } from './attachments/store.js';
 
 export async function createClinical(
   { config, db, longDb, locks, clock, logger, generations }: Infrastructure,
-  { users, apps }: { users: AppUserStore; apps: AppStore },
+  { users, apps, readLog }: { users: AppUserStore; apps: AppStore; readLog: ReadLog },
 ) {
   const indexBytes = config.gatewayIndexMb * 1024 * 1024;
   // The gateway's per-connection index is built from a whole connection: a long read.
@@ -31,7 +32,17 @@ export async function createClinical(
   const indexes = new ConnectionIndexes(observations, indexBytes, undefined, logger);
   const attachments = new AttachmentStore(openObjectStorage(config.attachments.storage));
   const cursors = new CursorCodec(config.cursorSecret);
-  const gateway = new GatewayService({ users, apps, observations, generations, indexes, cursors, clock, logger });
+  const gateway = new GatewayService({
+    users,
+    apps,
+    observations,
+    generations,
+    indexes,
+    cursors,
+    clock,
+    logger,
+    readLog,
+  });
   return {
     observations,
     ingest: new IngestService({ users, observations, generations, clock }),

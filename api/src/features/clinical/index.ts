@@ -11,3 +11,5 @@ export {
   storableContentType,
   type Attachment,
 } from './attachments/store.js';
+export type { ReadEntry, ReadLog, ReadInteraction, ReadSubject } from './gateway/read-log.js';
+export { NO_READ_LOG } from './gateway/read-log.js';

@@ -19,7 +19,7 @@ import type { IndexedObservation as Found } from './entries.js';
 import type { DateValue } from '../search/values.js';
 import { BEGINNING } from '../dates.js';
 import type { ConnectionIndexes } from './connection-indexes.js';
-import { typeGranted, type GatewayService } from './service.js';
+import { typeGranted, type Access, type GatewayService } from './service.js';
 
 const CURSOR_ROUTE = 'records/_search';
 const CURSOR_MAX = 16384;
@@ -60,10 +60,15 @@ export class RecordSearch {
     parameters: [string, string][],
     { logDenials = true } = {},
   ): Promise<RecordPage> {
-    this.deps.gateway.checkScope(principal, requestId);
+    await this.deps.gateway.requireScope(principal, requestId, connectionId, {
+      interaction: 'search',
+      type,
+      log: logDenials,
+    });
     const walk = this.walkOf(principal, connectionId, type, parameters);
     const clauses = clausesOf(type, walk.params); // (checked in walkOf: a 400 comes before any check reads)
-    const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, logDenials, type);
+    const access = await this.deps.gateway.authorize(principal, requestId, connectionId, logDenials, type);
+    const { grants, obs } = access;
     const matched = await this.matching(walk, grants, obs, clauses);
     const keyOf = sortKey(walk.sort.by);
     // Ascending in (key, id); the matches are in the index's (date) order already, and kept (never changed here).
@@ -91,12 +96,21 @@ export class RecordSearch {
       !walk.summaryCount && last && from + walk.count < ordered.length
         ? this.encode(principal, { ...walk, after: { key: keyOf(last), id: last.id } })
         : null;
+    const included = await this.included(walk, items, grants, obs);
+    await this.deps.gateway.logRead(
+      access.subject,
+      principal,
+      requestId,
+      'search',
+      type,
+      items.length + included.length,
+    );
     return {
       connectionId,
       type,
       total: walk.total ? matched.length : undefined,
       items,
-      included: await this.included(walk, items, grants, obs),
+      included,
       next,
       self: this.encode(principal, walk),
     };
@@ -114,15 +128,25 @@ export class RecordSearch {
     patient: string,
     parameters: [string, string][],
   ): Promise<RecordPage> {
-    this.deps.gateway.checkScope(principal, requestId);
+    await this.deps.gateway.requireScope(principal, requestId, connectionId, {
+      interaction: 'everything',
+      type: null,
+      log: true,
+    });
     const walk = this.everythingWalk(principal, connectionId, patient, parameters);
-    const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, true, null);
+    const access = await this.deps.gateway.authorize(principal, requestId, connectionId, true, null);
+    const { grants, obs } = access;
+    const logged = (count: number) =>
+      this.deps.gateway.logRead(access.subject, principal, requestId, 'everything', null, count);
     const now = this.deps.clock.now();
     const asOf = new Date(walk.asOf);
     const index = await this.index(connectionId, obs, null);
     // The patient must be the connection's, and visible: else nothing of it is said (one 404 for both).
     const patients = index?.visibleOfType('Patient', grants, now, asOf) ?? [];
-    if (!patients.some((p) => p.resourceId === patient)) throw notFound('patient');
+    if (!patients.some((p) => p.resourceId === patient)) {
+      await logged(0);
+      throw notFound('patient');
+    }
     const ordered: { rank: number; found: Found }[] = [];
     RECORD_TYPES.forEach((type, rank) => {
       if (!typeGranted(grants.resourceTypes, type) || (walk.types && !walk.types.includes(type))) return;
@@ -143,6 +167,7 @@ export class RecordSearch {
       last && from + walk.count < ordered.length
         ? this.encode(principal, { ...walk, after: { rank: last.rank, key: last.found.sortDate, id: last.found.id } })
         : null;
+    await logged(page.length);
     return {
       connectionId,
       type: 'Patient',
@@ -188,8 +213,22 @@ export class RecordSearch {
     connectionId: string,
     binaryId: string,
   ): Promise<Attachment | undefined> {
-    this.deps.gateway.checkScope(principal, requestId);
-    const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, true, null);
+    await this.deps.gateway.requireScope(principal, requestId, connectionId, {
+      interaction: 'binary',
+      type: 'Binary',
+      log: true,
+    });
+    const access = await this.deps.gateway.authorize(principal, requestId, connectionId, true, null, 'binary');
+    const found = await this.namedAttachment(connectionId, binaryId, access);
+    await this.deps.gateway.logRead(access.subject, principal, requestId, 'binary', 'Binary', found ? 1 : 0);
+    return found;
+  }
+
+  private async namedAttachment(
+    connectionId: string,
+    binaryId: string,
+    { grants, obs }: Access,
+  ): Promise<Attachment | undefined> {
     const now = this.deps.clock.now();
     const named = `Binary/${binaryId}`;
     for (const type of ['DocumentReference', 'DiagnosticReport']) {
@@ -215,11 +254,13 @@ export class RecordSearch {
     type: string,
     resourceId: string,
   ): Promise<Found | undefined> {
-    this.deps.gateway.checkScope(principal, requestId);
-    const { grants, obs } = await this.deps.gateway.authorize(principal, requestId, connectionId, true, type);
+    await this.deps.gateway.requireScope(principal, requestId, connectionId, { interaction: 'read', type, log: true });
+    const access = await this.deps.gateway.authorize(principal, requestId, connectionId, true, type, 'read');
     const now = this.deps.clock.now();
-    const visible = await this.visible(connectionId, type, grants, obs, now, now);
-    return visible.find((found) => found.resourceId === resourceId);
+    const visible = await this.visible(connectionId, type, access.grants, access.obs, now, now);
+    const found = visible.find((record) => record.resourceId === resourceId);
+    await this.deps.gateway.logRead(access.subject, principal, requestId, 'read', type, found ? 1 : 0);
+    return found;
   }
 
   /** The visible records of the walk's type that every clause keeps, in the index's order. */

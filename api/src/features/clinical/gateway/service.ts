@@ -31,6 +31,7 @@ import {
 } from './query.js';
 import type { SearchBody } from './schema.js';
 import { UUID } from '../../../shared/http/ids.js';
+import type { ReadInteraction, ReadLog, ReadSubject } from './read-log.js';
 
 export type DenialReason =
   'INSUFFICIENT_SCOPE' | 'APP_NOT_INSTALLED' | 'SUBJECT_NOT_ACTIVE' | 'RESOURCE_TYPE_NOT_GRANTED';
@@ -46,6 +47,16 @@ export interface GatewayDeps {
   cursors: CursorCodec;
   clock: Clock;
   logger: Logger;
+  /** Where every read and refusal is recorded before it is answered (the access log). */
+  readLog: ReadLog;
+}
+
+/** What a read may see, and whose record it reads (for the access log). */
+export interface Access {
+  grants: Grants & { resourceTypes: string[] };
+  /** The connection's `obs:` token, read before anything of its observations is. */
+  obs: string;
+  subject: ReadSubject;
 }
 
 /** What the checks read of a connection, with the `conn:` and `app:` tokens read before it was loaded. */
@@ -97,6 +108,65 @@ export class GatewayService {
   }
 
   /**
+   * The scope check of a read that names its connection: a refusal is recorded in the access log of the connection's
+   * user when the connection is the caller's account's (`log`: this call answers the refusal, see `search`).
+   */
+  async requireScope(
+    principal: Principal,
+    requestId: string,
+    connectionId: string | undefined,
+    { interaction, type, log }: { interaction: ReadInteraction; type: string | null; log: boolean },
+  ): Promise<void> {
+    if (principal.scopes.has('observation:read') && principal.appId !== null) return;
+    const record =
+      log && connectionId !== undefined && UUID.test(connectionId)
+        ? await this.deps.users.connection(principal.accountId, connectionId)
+        : null;
+    if (record)
+      await this.logRead(
+        this.subjectOf(principal, record),
+        principal,
+        requestId,
+        interaction,
+        type,
+        0,
+        'INSUFFICIENT_SCOPE',
+      );
+    throw this.denial(principal, requestId, 'INSUFFICIENT_SCOPE', connectionId, log);
+  }
+
+  /** Records a read (or, with `denied`, a refusal) in the access log; resolves once it is stored. */
+  logRead(
+    subject: ReadSubject,
+    principal: Principal,
+    requestId: string,
+    interaction: ReadInteraction,
+    resourceType: string | null,
+    count: number,
+    denied?: string,
+  ): Promise<void> {
+    return this.deps.readLog.record({
+      ...subject,
+      interaction,
+      resourceType,
+      count,
+      ...(denied !== undefined && { denied }),
+      requestId,
+      keyId: principal.keyId,
+    });
+  }
+
+  private subjectOf(principal: Principal, record: ConnectionRecord): ReadSubject {
+    return {
+      accountId: principal.accountId,
+      appId: principal.appId ?? record.appId,
+      appUserId: record.appUserId,
+      connectionId: record.id,
+      brandId: record.brandId,
+    };
+  }
+
+  /**
    * A page of the search. `logDenials: false` is for the node:http fast path, which leaves any denial to Koa
    * to answer (and log) again: each denial is logged once.
    */
@@ -106,12 +176,16 @@ export class GatewayService {
     input: { body?: SearchBody; cursor?: string },
     { logDenials = true } = {},
   ): Promise<SearchPage> {
-    if (!principal.scopes.has('observation:read') || principal.appId === null)
-      throw this.denial(principal, requestId, 'INSUFFICIENT_SCOPE', undefined, logDenials);
+    await this.requireScope(principal, requestId, input.body?.connectionId, {
+      interaction: 'search',
+      type: 'Observation',
+      log: logDenials,
+    });
     const walk = this.walkOf(principal, input);
-    const { grants, obs } = await this.authorize(principal, requestId, walk.connectionId, logDenials);
+    const { grants, obs, subject } = await this.authorize(principal, requestId, walk.connectionId, logDenials);
     const { items, total } = await this.find(walk, grants, obs, walk.count + 1);
     const page = items.slice(0, walk.count);
+    await this.logRead(subject, principal, requestId, 'search', 'Observation', page.length);
     const last = page.at(-1);
     const next =
       items.length > walk.count && last
@@ -130,9 +204,23 @@ export class GatewayService {
     connectionId: string,
     resourceId: string,
   ): Promise<Found | undefined> {
-    if (!principal.scopes.has('observation:read') || principal.appId === null)
-      throw this.denial(principal, requestId, 'INSUFFICIENT_SCOPE');
-    const { grants, obs } = await this.authorize(principal, requestId, connectionId, true);
+    await this.requireScope(principal, requestId, connectionId, {
+      interaction: 'read',
+      type: 'Observation',
+      log: true,
+    });
+    const { grants, obs, subject } = await this.authorize(principal, requestId, connectionId, true);
+    const found = await this.readVisible(connectionId, resourceId, grants, obs);
+    await this.logRead(subject, principal, requestId, 'read', 'Observation', found ? 1 : 0);
+    return found;
+  }
+
+  private async readVisible(
+    connectionId: string,
+    resourceId: string,
+    grants: Grants,
+    obs: string,
+  ): Promise<Found | undefined> {
     const now = this.deps.clock.now();
     const index = await this.deps.indexes.get(connectionId, obs);
     if (index) return index.read(resourceId, grants, now);
@@ -159,24 +247,39 @@ export class GatewayService {
     logDenials: boolean,
     /** The type asked for; null for a read of every type (`$everything`), which leaves out the types not granted. */
     resourceType: string | null = 'Observation',
-  ): Promise<{ grants: Grants & { resourceTypes: string[] }; obs: string }> {
-    const deny = (reason: DenialReason | 'CONNECTION_NOT_FOUND') =>
-      this.denial(principal, requestId, reason, id, logDenials);
+    /** What a refusal is recorded as. */
+    interaction: ReadInteraction = resourceType === null ? 'everything' : 'search',
+  ): Promise<Access> {
+    // A refusal is recorded in the access log of the connection's user when the connection is the caller's account's
+    // (another account's, or an unknown id, leaves no trace anywhere), then answered.
+    const deny = async (reason: DenialReason | 'CONNECTION_NOT_FOUND') => {
+      if (logDenials && record)
+        await this.logRead(
+          this.subjectOf(principal, record),
+          principal,
+          requestId,
+          interaction,
+          resourceType,
+          0,
+          reason,
+        );
+      return this.denial(principal, requestId, reason, id, logDenials);
+    };
     const keys = [`conn:${id}`, `obs:${id}`, `app:${principal.appId}`];
     // Read only: an id that is unknown or another tenant's leaves no token behind (and costs the same).
     const read = UUID.test(id) ? await this.deps.generations.read(keys) : undefined;
     const checked = read === undefined ? null : await this.checked(principal, id, read[0], read[2]);
     const record = checked?.record;
     const user = record && record.appId === principal.appId ? checked.user : null;
-    if (!record || !user?.connections.some((c) => c.id === id)) throw deny('CONNECTION_NOT_FOUND');
+    if (!record || !user?.connections.some((c) => c.id === id)) throw await deny('CONNECTION_NOT_FOUND');
     const app = checked.app;
-    if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE') throw deny('APP_NOT_INSTALLED');
-    if (user.state !== 'ACTIVE') throw deny('SUBJECT_NOT_ACTIVE');
+    if (!app || app.accountId !== principal.accountId || app.status !== 'ACTIVE') throw await deny('APP_NOT_INSTALLED');
+    if (user.state !== 'ACTIVE') throw await deny('SUBJECT_NOT_ACTIVE');
     if (resourceType !== null && !typeGranted(app.grants.resourceTypes, resourceType))
-      throw deny('RESOURCE_TYPE_NOT_GRANTED');
+      throw await deny('RESOURCE_TYPE_NOT_GRANTED');
     // The caller may read this connection: tokens for what its searches cache (read before the index loads).
     const [, obs] = read!.every((token) => token !== undefined) ? read : await this.deps.generations.ensure(keys);
-    return { grants: app.grants, obs: obs! };
+    return { grants: app.grants, obs: obs!, subject: this.subjectOf(principal, record) };
   }
 
   /**
