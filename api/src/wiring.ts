@@ -178,6 +178,7 @@ export async function buildServices({
     gateway: clinical.gateway,
     accessLog: accessLog.service,
     accessLogWriter: accessLog.writer,
+    sweepAccessLog: accessLog.sweep,
     recordSearch: clinical.recordSearch,
     attachments: clinical.attachments,
     connections,
