@@ -144,11 +144,18 @@ export class UserTransitions {
   }
 
   /** `connection.revoked`: a connection revoked alone, or with its tombstoned user. */
-  revokedEvent(accountId: string, appUserId: string, connection: Connection): DomainEvent {
+  revokedEvent(
+    accountId: string,
+    appUserId: string,
+    connection: Connection,
+    /** Who stopped the sharing: the account (its key), or the patient on their own page (features/portal). */
+    by: 'account' | 'patient' = 'account',
+  ): DomainEvent {
     return this.deps.outbox.event('connection.revoked', accountId, `connection:${connection.id}`, {
       connectionId: connection.id,
       appUserId,
       brandId: connection.brandId,
+      by,
     });
   }
 }

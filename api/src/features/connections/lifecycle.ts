@@ -124,8 +124,9 @@ export class ConnectionService implements ConnectionLifecycle {
   }
 
   /** Revokes one live connection of the account (`connection.revoked`); the last one moves ACTIVE → LIMITED
-   * (`app_user.limited`). False when absent, revoked or another account's. */
-  async revoke(accountId: string, connectionId: string): Promise<boolean> {
+   * (`app_user.limited`). False when absent, revoked or another account's. `by`: who stopped the sharing (the event
+   * says). */
+  async revoke(accountId: string, connectionId: string, by: 'account' | 'patient' = 'account'): Promise<boolean> {
     const { transitions } = this.deps;
     const record = await this.deps.users.connection(accountId, connectionId);
     if (!record) return false;
@@ -133,7 +134,7 @@ export class ConnectionService implements ConnectionLifecycle {
       const connection = user?.connections.find((c) => c.id === connectionId);
       if (!user || !connection) return { result: false, unchanged: true };
       const rest = user.connections.filter((c) => c.id !== connectionId);
-      const revoked = transitions.revokedEvent(accountId, user.appUserId, connection);
+      const revoked = transitions.revokedEvent(accountId, user.appUserId, connection, by);
       return transitions.withConnections(user, rest, [revoked], true, () => this.ended([connectionId]));
     });
   }

@@ -199,7 +199,7 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
     );
     expect((await probe(id)).body.state).to.equal('LIMITED');
     expect(await since(before)).to.have.deep.members([
-      ['connection.revoked', { connectionId: second, appUserId: id, brandId }],
+      ['connection.revoked', { connectionId: second, appUserId: id, brandId, by: 'account' }],
       ['app_user.limited', { appUserId: id, state: 'LIMITED' }],
     ]);
     expect((await api.request('DELETE', `${PLATFORM}/connections/not-a-uuid`, { key: tenant.key })).status).to.equal(
@@ -214,7 +214,7 @@ describe('sdk: connect sessions, app users and the lifecycle probe', () => {
     const before = await mark();
     expect((await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key })).status).to.equal(204);
     expect(await since(before)).to.have.deep.members([
-      ['connection.revoked', { connectionId: connection, appUserId: id, brandId }],
+      ['connection.revoked', { connectionId: connection, appUserId: id, brandId, by: 'account' }],
       ['app_user.tombstoned', { appUserId: id, state: 'TOMBSTONED' }],
     ]);
     expect((await api.request('DELETE', `${PLATFORM}/app-users/${id}`, { key: tenant.key })).status).to.equal(204);
