@@ -18,6 +18,8 @@ export interface Sweepable {
   observations: { tidyAll(): Promise<unknown> };
   /** Access-log entries older than the retention (docs/api.md, "The access log"), up to `limit`. */
   accessLog: { sweep(limit: number): Promise<unknown> };
+  /** Links to patients' pages whose link and page both expired, up to `limit`. */
+  portalSessions: { sweep(before: Date, limit: number): Promise<unknown> };
 }
 
 /** Starts the sweeps (unref'd: they never keep the process alive); the returned function stops them. */
@@ -33,6 +35,10 @@ export function startSweeps(targets: Sweepable, clock: Clock, logger: Logger): (
     void round(() => targets.linkTokens.sweep(SWEEP_BATCH), 'link tokens: expired tokens could not be swept');
     void round(() => targets.observations.tidyAll(), 'observations: bundle records could not be tidied');
     void round(() => targets.accessLog.sweep(SWEEP_BATCH), 'access log: old entries could not be swept');
+    void round(
+      () => targets.portalSessions.sweep(clock.now(), SWEEP_BATCH),
+      "patients' pages: expired links could not be swept",
+    );
   }, SWEEP_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);

@@ -22,6 +22,7 @@ import { createConnections } from './features/connections/index.js';
 import { createCredentials } from './features/credentials/create.js';
 import { createEvents } from './features/events/index.js';
 import { createPatients } from './features/patients/create.js';
+import { createPortal } from './features/portal/index.js';
 import { createWebhooks } from './features/webhooks/create.js';
 import { systemResolver, type Resolver } from './features/webhooks/url-policy.js';
 import { readinessOf } from './readiness.js';
@@ -106,6 +107,14 @@ export async function buildServices({
     apps: apps.store,
     brands: catalog.active,
   });
+  const portal = await createPortal(infrastructure, {
+    users: userDocuments.store,
+    apps: apps.store,
+    brands: catalog.active,
+    syncStates: connections.syncRequests,
+    connections: connections.lifecycle,
+    accessLog: accessLog.service,
+  });
   const admin = createAdmin(infrastructure, {
     accounts: accounts.store,
     keys: credentials.store,
@@ -120,7 +129,8 @@ export async function buildServices({
       idempotency: new MongoIdempotencyStore(longDb, infrastructure.locks),
       linkTokens: connectSessions.linkTokens,
       observations: clinical.observations,
-      accessLog,
+      accessLog: accessLog.retention,
+      portalSessions: portal.sessions,
     },
     clock,
     logger,
@@ -177,8 +187,9 @@ export async function buildServices({
     ingest: clinical.ingest,
     gateway: clinical.gateway,
     accessLog: accessLog.service,
+    portal: portal.service,
     accessLogWriter: accessLog.writer,
-    sweepAccessLog: accessLog.sweep,
+    accessLogRetention: accessLog.retention,
     recordSearch: clinical.recordSearch,
     attachments: clinical.attachments,
     connections,

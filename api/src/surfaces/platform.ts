@@ -5,6 +5,7 @@ import { appUserRoutes } from '../features/app-users/platform.routes.js';
 import { ingestRoutes } from '../features/clinical/platform.routes.js';
 import { completeSessionRoute, linkTokenRoute } from '../features/connect-sessions/platform.routes.js';
 import { patientRoutes } from '../features/patients/platform.routes.js';
+import { portalSessionRoute } from '../features/portal/platform.routes.js';
 import { revokeConnectionRoute, syncRoutes } from '../features/connections/platform.routes.js';
 import { webhookDeliveryRoutes, webhookEndpointRoutes } from '../features/webhooks/platform.routes.js';
 import { ApiRouter } from '../shared/http/openapi.js';
@@ -22,6 +23,7 @@ export type PlatformContext = DepsOf<typeof patientRoutes> &
   DepsOf<typeof ingestRoutes> &
   DepsOf<typeof syncRoutes> &
   DepsOf<typeof accessLogRoutes> &
+  DepsOf<typeof portalSessionRoute> &
   Pick<RouteGuards, 'requireKey'>;
 
 export function platformSurface(context: PlatformContext): ApiRouter {
@@ -31,6 +33,7 @@ export function platformSurface(context: PlatformContext): ApiRouter {
   webhookDeliveryRoutes(platform, context);
   appUserRoutes(platform, context);
   accessLogRoutes(platform, context);
+  portalSessionRoute(platform, context);
   revokeConnectionRoute(platform, context);
   linkTokenRoute(platform, context);
   completeSessionRoute(platform, context);

@@ -8,6 +8,7 @@ import { gatewayRoutes } from '../features/clinical/sdk.routes.js';
 import { recordRoutes } from '../features/clinical/fhir-records.routes.js';
 import { connectSessionRoutes } from '../features/connect-sessions/sdk.routes.js';
 import { smartLaunchRoutes } from '../features/connections/sdk.routes.js';
+import { portalRoutes } from '../features/portal/sdk.routes.js';
 import { ApiRouter } from '../shared/http/openapi.js';
 
 type DepsOf<F extends (router: ApiRouter, deps: never) => void> = Parameters<F>[1];
@@ -18,13 +19,15 @@ export type SdkContext = DepsOf<typeof catalogRoutes> &
   DepsOf<typeof gatewayRoutes> &
   DepsOf<typeof fhirRoutes> &
   DepsOf<typeof recordRoutes> &
-  DepsOf<typeof smartLaunchRoutes>;
+  DepsOf<typeof smartLaunchRoutes> &
+  DepsOf<typeof portalRoutes>;
 
 export function sdkSurface(context: SdkContext): ApiRouter {
   const sdk = new ApiRouter('/api/sdk/v1');
   catalogRoutes(sdk, context);
   connectSessionRoutes(sdk, context);
   smartLaunchRoutes(sdk, context);
+  portalRoutes(sdk, context);
   lifecycleRoutes(sdk, context);
   gatewayRoutes(sdk, context);
   fhirRoutes(sdk, context);

@@ -4,7 +4,7 @@ import { CursorCodec } from '../../shared/http/cursor.js';
 import type { Infrastructure } from '../../shared/infra/infrastructure.js';
 import type { AppStore } from '../apps/index.js';
 import type { ServedBrands } from '../connect-sessions/index.js';
-import { AccessLogService } from './service.js';
+import { AccessLogRetention, AccessLogService } from './service.js';
 import { AccessLogRepository } from './store.js';
 import { AccessLogWriter } from './writer.js';
 
@@ -14,7 +14,6 @@ export async function createAccessLog(
 ) {
   const store = new AccessLogRepository(db);
   await store.init(longDb);
-  const sweeps = new AccessLogRepository(longDb);
   return {
     writer: new AccessLogWriter(store, clock),
     service: new AccessLogService({
@@ -23,8 +22,7 @@ export async function createAccessLog(
       brands,
       cursors: new CursorCodec(config.cursorSecret),
     }),
-    // Entries older than the retention, up to `limit` a round; the sweep scans the whole collection on FerretDB: with
-    // the deadline of long operations.
-    sweep: (limit: number) => sweeps.sweep(new Date(clock.now().getTime() - config.audit.retentionMs), limit),
+    // The sweep scans the whole collection on FerretDB: with the deadline of long operations.
+    retention: new AccessLogRetention(new AccessLogRepository(longDb), clock, config.audit.retentionMs),
   };
 }

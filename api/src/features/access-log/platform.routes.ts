@@ -5,7 +5,7 @@ import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
 import type { LinkBuilder } from '../../shared/http/links.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
-import { AppUserParams } from '../app-users/schema.js';
+import { AppUserParams } from '../app-users/index.js';
 import { AccessLogList, AccessLogQuery } from './schema.js';
 import type { AccessLogService } from './service.js';
 

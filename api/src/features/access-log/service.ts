@@ -1,5 +1,6 @@
 // The access log read back (docs/api.md, "The access log"): an app user's entries for its account, newest first, as
-// AuditEvents; and the same entries for the patient's own page.
+// AuditEvents; the same entries for the patient's own page; and their removal after the retention.
+import type { Clock } from '#core/clock.js';
 import type { CursorCodec } from '../../shared/http/cursor.js';
 import { invalidField } from '../../shared/http/errors.js';
 import type { AppStore } from '../apps/index.js';
@@ -72,5 +73,18 @@ export class AccessLogService {
       const brand = this.deps.brands.brand(entry.brandId)?.name;
       return { ...(app !== undefined && { app }), ...(brand !== undefined && { brand }) };
     };
+  }
+}
+
+/** Removes the entries older than the retention (PORTICO_AUDIT_RETENTION), a bounded round at a time (sweeps.ts). */
+export class AccessLogRetention {
+  constructor(
+    private readonly store: Pick<AccessLogStore, 'sweep'>,
+    private readonly clock: Clock,
+    private readonly retentionMs: number,
+  ) {}
+
+  sweep(limit: number): Promise<number> {
+    return this.store.sweep(new Date(this.clock.now().getTime() - this.retentionMs), limit);
   }
 }

@@ -103,7 +103,7 @@ export function smartLaunchRoutes(
       operationId: 'getConnectAsset',
       summary: "Portico Connect's script and stylesheet (public)",
       description:
-        '`picker.js`, `end.js` and `connect.css`, the only resources the hosted pages load. Anything else is 404.',
+        '`picker.js`, `end.js`, `connect.css` and `portal.css`, the only resources the hosted pages (Portico Connect and the patient’s page) load. Anything else is 404.',
       tags,
       input: { params: Type.Object({ file: Type.String({ maxLength: 64 }) }) },
       responses: {

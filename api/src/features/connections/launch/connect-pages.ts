@@ -42,6 +42,8 @@ const TYPES: Record<string, string> = {
   'picker.js': 'text/javascript; charset=utf-8',
   'end.js': 'text/javascript; charset=utf-8',
   'connect.css': 'text/css; charset=utf-8',
+  // The patient's own page (features/portal) adds its own rules to connect.css's.
+  'portal.css': 'text/css; charset=utf-8',
 };
 let assets: Map<string, Asset> | undefined;
 

@@ -17,7 +17,7 @@ export const WebhookPayload = Type.Object(
       {
         additionalProperties: true,
         description:
-          'Identifiers and non-clinical state only: `patient.*` {patientId}; `app_user.*` {appUserId, state}; `connection.*` {connectionId, appUserId, brandId} (`connection.revoked` adds `by`: `account` when the account's key or a tombstone revoked it, `patient` when the patient stopped sharing on their own page; `connection.reauthorization_required` adds `reason`: `invalid_grant`, `patient_mismatch` or `token_unreadable`; `connection.synced` adds `added`, `updated` and `counts` {<type>: {added, updated}}, and after a full run `removed` (also in the counts of each type); `connection.sync_failed` adds `reason`); `webhook_endpoint.disabled` {webhookEndpointId, reason: consecutive_failures|gone}; `webhook.test` {webhookEndpointId}.',
+          'Identifiers and non-clinical state only: `patient.*` {patientId}; `app_user.*` {appUserId, state}; `connection.*` {connectionId, appUserId, brandId} (`connection.revoked` adds `by`: `account` when the account’s key or a tombstone revoked it, `patient` when the patient stopped sharing on their own page; `connection.reauthorization_required` adds `reason`: `invalid_grant`, `patient_mismatch` or `token_unreadable`; `connection.synced` adds `added`, `updated` and `counts` {<type>: {added, updated}}, and after a full run `removed` (also in the counts of each type); `connection.sync_failed` adds `reason`); `webhook_endpoint.disabled` {webhookEndpointId, reason: consecutive_failures|gone}; `webhook.test` {webhookEndpointId}.',
       },
     ),
   },
