@@ -4,6 +4,7 @@ export { readObservations, type NormalizedObservation } from './ingest/observati
 export { readRecord } from './ingest/records.js';
 export type { IngestService } from './ingest/ingest-service.js';
 export { RECORD_TYPES, COMPARTMENT_TYPES, REFERENCED_TYPES, PATIENT_ELEMENT, isRecordType } from './record-types.js';
+export { plainCategories, plainCount, plainTypeName } from './plain-words.js';
 export {
   AttachmentStore,
   attachmentsOf,
