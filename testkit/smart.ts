@@ -77,6 +77,8 @@ export async function startSmartWorld(
     searches?: Record<string, string[]>;
     /** The world app's grants (GRANTS when absent). */
     grants?: Record<string, unknown>;
+    /** The world app's name, as the consent page shows it. */
+    appName?: string;
   } = {},
 ): Promise<SmartWorld> {
   const es = await generateKeyPair('ES384', { extractable: true });
@@ -153,7 +155,7 @@ export async function startSmartWorld(
     brands[brand.key] = found.id;
   }
   const tenant = await api.tenant();
-  const app = await appOf(api, tenant, options.grants);
+  const app = await appOf(api, tenant, options.grants, options.appName);
   const patched = await api.admin('PATCH', `/apps/${app.appId}`, { redirectUris: [APP_RETURN] });
   expect(patched.status, patched.text).to.equal(200);
   const replicas: TestApi[] = [];
