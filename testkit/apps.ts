@@ -17,9 +17,14 @@ export interface AppKeys {
   ak: string;
 }
 
-export async function appOf(api: TestApi, tenant: Tenant, grants: Record<string, unknown> = GRANTS): Promise<AppKeys> {
+export async function appOf(
+  api: TestApi,
+  tenant: Tenant,
+  grants: Record<string, unknown> = GRANTS,
+  name = 'Connect test app',
+): Promise<AppKeys> {
   const app = await api.admin('POST', `/customer-accounts/${tenant.accountId}/apps`, {
-    name: 'Connect test app',
+    name,
     grants,
   });
   expect(app.status, app.text).to.equal(201);

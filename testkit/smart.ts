@@ -77,6 +77,8 @@ export async function startSmartWorld(
     searches?: Record<string, string[]>;
     /** The world app's grants (GRANTS when absent). */
     grants?: Record<string, unknown>;
+    /** The world app's name, as the consent page shows it. */
+    appName?: string;
   } = {},
 ): Promise<SmartWorld> {
   const es = await generateKeyPair('ES384', { extractable: true });
@@ -153,7 +155,7 @@ export async function startSmartWorld(
     brands[brand.key] = found.id;
   }
   const tenant = await api.tenant();
-  const app = await appOf(api, tenant, options.grants);
+  const app = await appOf(api, tenant, options.grants, options.appName);
   const patched = await api.admin('PATCH', `/apps/${app.appId}`, { redirectUris: [APP_RETURN] });
   expect(patched.status, patched.text).to.equal(200);
   const replicas: TestApi[] = [];
@@ -269,7 +271,30 @@ export async function visit(
   };
 }
 
-/** The whole browser path: authorizeUrl → the EHR's sign-in → Portico's callback → where the app is sent. */
+/** The href of the consent page's Continue (or "Don't share") link, resolved against the page's URL. */
+export function consentLink(page: { text: string }, url: string, answer: 'continue' | 'decline' = 'continue'): URL {
+  const link = new RegExp(`<a [^>]*id="${answer}" href="([^"]+)"`).exec(page.text);
+  if (!link) throw new Error(`no ${answer} link on the page: ${page.text.slice(0, 300)}`);
+  return new URL(link[1]!.replaceAll('&#38;', '&'), url);
+}
+
+/**
+ * The patient on the consent page: visits `url` (authorizeUrl, or the picker's choice), which must answer the
+ * consent page and its cookie, then follows its Continue (or "Don't share") link in the same browser; that visit.
+ */
+export async function throughConsent(
+  url: string,
+  jar: CookieJar,
+  answer: 'continue' | 'decline' = 'continue',
+): ReturnType<typeof visit> {
+  const page = await visit(url, jar);
+  expect(page.status, page.text).to.equal(200);
+  expect(page.text).to.include('<h1>Share your records with');
+  expect(page.setCookie.join('\n')).to.match(/portico-consent=[A-Za-z0-9_-]{43};/);
+  return visit(consentLink(page, url, answer).href, jar);
+}
+
+/** The whole browser path: authorizeUrl → the consent page → the EHR's sign-in → Portico's callback → where the app is sent. */
 export async function connectThroughBrowser(
   world: SmartWorld,
   brandKey: string,
@@ -279,7 +304,7 @@ export async function connectThroughBrowser(
 ): Promise<{ session: string; back: URL; callback: URL }> {
   const { id, authorizeUrl } = await initiateLaunch(world, brandKey, appUserId, extra);
   const browser = new CookieJar();
-  const launched = await visit(authorizeUrl, browser);
+  const launched = await throughConsent(authorizeUrl, browser);
   expect(launched.status, launched.text).to.equal(302);
   const callback = await signIn(launched.location!.href, signInAs);
   const back = await visit(callback.href, browser);

@@ -128,7 +128,14 @@ export async function startSyncBenchWorld(options: {
         redirectUri: RETURN,
         linkToken,
       });
-      const launched = await fetch(session.authorizeUrl, { redirect: 'manual' });
+      // The consent page first: its Continue link and cookie carry the patient's answer (launch/consent.ts).
+      const consent = await fetch(session.authorizeUrl, { redirect: 'manual' });
+      const continueTo = /id="continue" href="([^"]+)"/.exec(await consent.text())?.[1]?.replaceAll('&#38;', '&');
+      if (consent.status !== 200 || !continueTo) throw new Error(`no consent page: ${consent.status}`);
+      const launched = await fetch(new URL(continueTo, session.authorizeUrl), {
+        redirect: 'manual',
+        headers: { cookie: consent.headers.getSetCookie()[0]!.split(';')[0]! },
+      });
       // The browser's binding cookie goes back with the callback.
       const cookie = launched.headers
         .getSetCookie()

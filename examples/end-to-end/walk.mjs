@@ -38,16 +38,25 @@ async function call(step, method, path, { key, body, headers = {}, expect = [200
 const done = (step, detail) => console.log(`✔ ${step}: ${detail}`);
 
 /**
- * What the patient's browser does with an authorizeUrl, over plain HTTP: Portico answers 302 to the health
- * system's sign-in page and sets a cookie that binds the sign-in to this browser; the patient signs in and allows;
- * the health system sends the browser to Portico's callback, which refuses a browser without that cookie; then
- * Portico sends the browser back to the app (303). A browser carries the cookie by itself; here it is carried by
- * hand. Returns the URL the app is sent to.
+ * What the patient's browser does with an authorizeUrl, over plain HTTP: Portico shows its consent page, and its
+ * Continue link (with the cookie the page set) answers 302 to the health system's sign-in page and sets a cookie
+ * that binds the sign-in to this browser; the patient signs in and allows; the health system sends the browser to
+ * Portico's callback, which refuses a browser without that cookie; then Portico sends the browser back to the app
+ * (303). A browser carries the cookies by itself; here they are carried by hand. Returns the URL the app is sent to.
  */
 async function signInAsPatient(authorizeUrl, { username, password }) {
-  const launched = await fetch(authorizeUrl, { redirect: 'manual' });
+  const consent = await fetch(authorizeUrl, { redirect: 'manual' });
+  const continueTo = /id="continue" href="([^"]+)"/.exec(await consent.text())?.[1]?.replaceAll('&#38;', '&');
+  if (consent.status !== 200 || !continueTo) throw new Error(`sign in: no consent page (${consent.status})`);
+  const launched = await fetch(new URL(continueTo, authorizeUrl), {
+    redirect: 'manual',
+    headers: { cookie: consent.headers.getSetCookie()[0].split(';')[0] }, // portico-consent=…
+  });
   if (launched.status !== 302) throw new Error(`sign in: authorizeUrl answered ${launched.status}`);
-  const cookie = launched.headers.getSetCookie().map((line) => line.split(';')[0]); // portico-connect=…
+  const cookie = launched.headers
+    .getSetCookie()
+    .map((line) => line.split(';')[0])
+    .filter((pair) => !pair.endsWith('=')); // portico-connect=… (the consent cookie's deletion left out)
   const signInPage = new URL(launched.headers.get('location'));
   const form = await (await fetch(signInPage)).text();
   const requestId = /name="id" value="([^"]+)"/.exec(form)?.[1];

@@ -56,7 +56,10 @@ export function sandboxRouter(world: World): Router {
 
   router.get(
     '/fhir/:brand/.well-known/smart-configuration',
-    withBrand((brand, ctx) => serveSmartConfiguration(world, brand, ctx)),
+    withBrand((brand, ctx) => {
+      world.stats.discoveryRequests += 1;
+      return serveSmartConfiguration(world, brand, ctx);
+    }),
   );
   const fhir = new Router({ prefix: '/fhir/:brand' });
   fhir.use(plannedFhirFailures(world));

@@ -5,6 +5,8 @@ export interface SandboxStats {
   tokenRequests: { authorization_code: number; refresh_token: number };
   revocations: number;
   fhirRequests: number;
+  /** Reads of a brand's `.well-known/smart-configuration` (not counted in fhirRequests). */
+  discoveryRequests: number;
   /** Binary reads (attachments fetched). */
   binaryReads: number;
   lastTokenRequest?: { grantType: string; clientAuthMethod: ClientAuthMethod };
@@ -16,11 +18,13 @@ export function createStats(): SandboxStats {
     tokenRequests: { authorization_code: 0, refresh_token: 0 },
     revocations: 0,
     fhirRequests: 0,
+    discoveryRequests: 0,
     binaryReads: 0,
     reset() {
       stats.tokenRequests = { authorization_code: 0, refresh_token: 0 };
       stats.revocations = 0;
       stats.fhirRequests = 0;
+      stats.discoveryRequests = 0;
       stats.binaryReads = 0;
       delete stats.lastTokenRequest;
     },

@@ -1,7 +1,7 @@
 // Portico Connect in a real browser (Debian's Chromium through playwright-core): an app page that gets a link token
-// from its backend and calls the SDK's connect(), the hosted picker (search with a typo, keyboard only), the sandbox
-// EHR's sign-in, and back to the app with the lifecycle turning ACTIVE; the picker at 360 px; axe on the picker and
-// the end page; the page weight and the time to the first result on the whole fixture catalog (31,000 brands),
+// from its backend and calls the SDK's connect(), the hosted picker (search with a typo, keyboard only), the consent
+// page, the sandbox EHR's sign-in, and back to the app with the lifecycle turning ACTIVE; the picker at 360 px; axe
+// on the picker and the end page; the page weight and the time to the first result on the whole fixture catalog (31,000 brands),
 // printed for the closing note; screenshots into docs/images; and the hijack the security review asked about: a
 // sign-in link copied out of one browser and finished in another connects nobody.
 import { gzipSync } from 'node:zlib';
@@ -127,6 +127,14 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
     });
   };
 
+  /** The consent page, answered by keyboard: Tab reaches Continue (its first control), Enter follows it. */
+  const continueByKeyboard = async (page: Page) => {
+    await page.waitForSelector('#continue');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.id')).to.equal('continue');
+    await page.keyboard.press('Enter');
+  };
+
   /** An authorizeUrl for the picker (no brand). */
   const pickerUrl = async (appUserId: string) => {
     const started = await initiate({ appUserId, linkToken: await mintFor(appUserId) });
@@ -162,7 +170,8 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
     await popup.keyboard.press('ArrowDown');
     expect(await popup.getAttribute('#q', 'aria-activedescendant')).to.equal('option-0');
     await popup.keyboard.press('Enter');
-    // The EHR's sign-in, by keyboard too.
+    // Portico Connect's consent page, then the EHR's sign-in, by keyboard too.
+    await continueByKeyboard(popup);
     await popup.waitForURL(`${world.ehr.origin}/**`);
     await popup.focus('#username');
     await popup.keyboard.type('ada');
@@ -188,6 +197,7 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
     const page = await context.newPage();
     watch(page);
     await page.goto(`${await pickerUrl('browser-end')}?brand=${world.brands['secret']}`);
+    await continueByKeyboard(page);
     await page.waitForURL(`${world.ehr.origin}/**`);
     await page.focus('#username');
     await page.keyboard.type('grace');
@@ -283,8 +293,8 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
   });
 
   it("signs in at a brand the app named and ends at the app's redirect URI, connected", async () => {
-    // The README's path (no picker): the browser goes app → Portico → EHR sign-in → Portico's callback → the app,
-    // a chain of redirects after a form submission that no sign-in page policy may cut short.
+    // The README's path (no picker): the browser goes app → Portico (consent) → EHR sign-in → Portico's callback →
+    // the app, a chain of redirects after a form submission that no sign-in page policy may cut short.
     const brandId = world.brands['public-v2'];
     const started = await initiate({
       appUserId: 'browser-direct',
@@ -297,6 +307,7 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
       const page = await context.newPage();
       watch(page);
       await page.goto(started.body.authorizeUrl);
+      await page.click('#continue');
       await page.waitForURL(`${world.ehr.origin}/**`);
       await page.fill('#username', 'grace');
       await page.fill('#password', 'sandbox');
@@ -339,6 +350,7 @@ describe('Portico Connect in a real browser (Chromium, the sandbox EHR)', functi
     try {
       const attackerPage = await attacker.newPage();
       await attackerPage.goto(started.body.authorizeUrl);
+      await attackerPage.click('#continue');
       await attackerPage.waitForURL(`${world.ehr.origin}/**`);
       const copiedLink = attackerPage.url(); // where Portico's 302 pointed: it carries the attacker's `state`
       expect(new URL(copiedLink).searchParams.get('state')).to.be.a('string').that.is.not.empty;

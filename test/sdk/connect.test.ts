@@ -16,7 +16,15 @@ import {
   type Portico,
 } from '../../sdk/js/src/index.js';
 import { signIn } from '../../testkit/sandbox-ehr.js';
-import { APP_RETURN, CookieJar, mintLinkToken, startSmartWorld, visit, type SmartWorld } from '../../testkit/smart.js';
+import {
+  APP_RETURN,
+  CookieJar,
+  mintLinkToken,
+  startSmartWorld,
+  throughConsent,
+  visit,
+  type SmartWorld,
+} from '../../testkit/smart.js';
 import { Ticks } from './support/ticks.js';
 
 /**
@@ -107,12 +115,12 @@ describe('sdk/js: connect()', () => {
   }
 
   /**
-   * What the patient's browser does in the popup: Portico's launch (which sets the binding cookie), the EHR's
+   * What the patient's browser does in the popup: Portico's consent page and launch (which sets the binding cookie), the EHR's
    * sign-in, the callback (with the cookie, as the same browser).
    */
   async function signInThrough(authorizeUrl: string, decision: 'allow' | 'deny' = 'allow'): Promise<string> {
     const browser = new CookieJar();
-    const launched = await visit(authorizeUrl, browser);
+    const launched = await throughConsent(authorizeUrl, browser);
     expect(launched.status, launched.text).to.equal(302);
     const callback = await signIn(launched.location!.href, { decision });
     const back = await visit(callback.href, browser);

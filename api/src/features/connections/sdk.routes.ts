@@ -11,8 +11,9 @@ import type { RouteGuards } from '../../shared/http/route-guards.js';
 import type { LaunchService } from './launch/launch.service.js';
 import type { LaunchOutcome } from './launch/outcomes.js';
 import { PAGE_CSP, renderPage } from './launch/page.js';
-import { asset, connectCsp, renderEnd, renderPicker } from './launch/connect-pages.js';
+import { asset, connectCsp, renderConsent, renderEnd, renderPicker } from './launch/connect-pages.js';
 import { bindingCookie, readBindings, withBinding } from './launch/browser-binding.js';
+import { consentCookie, readConsent } from './launch/consent.js';
 import type { Clock } from '#core/clock.js';
 
 const tags = ['Connect sessions'];
@@ -25,6 +26,16 @@ const LaunchQuery = Type.Object({
       maxLength: 64,
       description: "Portico Connect's choice, for a session without a brand; else ignored.",
     }),
+  ),
+  consent: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        "The consent page's answer: the value its links carry, which must equal the one its cookie gave this browser.",
+    }),
+  ),
+  decline: Type.Optional(
+    Type.String({ maxLength: 8, description: '`1`: the patient chose not to share (with a matching `consent`).' }),
   ),
 });
 const CallbackQuery = Type.Object({
@@ -64,6 +75,12 @@ export function smartLaunchRoutes(
       held().has(outcome.unbind)
     )
       ctx.append('Set-Cookie', bindingCookie(withBinding(held(), outcome.unbind), isSecure, 30 * 60));
+    // The consent page gives the browser its value; anything after it (the patient's answer used) takes it back.
+    if (outcome.kind === 'consent') {
+      const lifetime = (outcome.expiresAt.getTime() - clock.now().getTime()) / 1000;
+      ctx.append('Set-Cookie', consentCookie(outcome.value, isSecure, lifetime));
+    } else if (readConsent(ctx.get('Cookie'), isSecure) !== undefined)
+      ctx.append('Set-Cookie', consentCookie(undefined, isSecure));
     if (outcome.kind === 'redirect' && outcome.bind) {
       const { sessionId, secret, expiresAt } = outcome.bind;
       const lifetime = (expiresAt.getTime() - clock.now().getTime()) / 1000;
@@ -77,22 +94,31 @@ export function smartLaunchRoutes(
       operationId: 'launchConnectSession',
       summary: "A connect session's authorizeUrl (opened in the patient's browser)",
       description:
-        "Not called by apps: it is the `authorizeUrl` an initiate with `redirectUri` returns. A session without a brand shows Portico Connect, the hosted picker (200 HTML, as often as it is visited; `brand=<id>` is its choice: a brand Portico cannot connect shows the picker again with a notice), and a sign-in begun there ends on Portico Connect's end page (200 HTML naming the outcome, with a link that returns to the app with the same parameters) instead of a 303 to the app. The first visit with a brand reads the brand's `.well-known/smart-configuration` (10 s deadline, cached up to an hour; it must offer PKCE S256) and answers 302 to the health system's `authorization_endpoint` with `response_type=code`, `client_id`, `redirect_uri` (this API's `/api/sdk/v1/connect/callback`), `scope` (SMART v2 `launch/patient offline_access patient/Patient.rs patient/Observation.rs` when the server lists `permission-v2`, else the v1 `.read` forms, unless the client registration names its own), `state` (256 random bits, bound to the session, single use), `aud` (the brand's FHIR base URL) and a PKCE S256 `code_challenge`. The 302 also sets the cookie that binds the sign-in to this browser: `__Host-portico-connect` (`Secure; HttpOnly; SameSite=Lax; Path=/`, living no longer than the session; over plain http in development `portico-connect` without `Secure`), holding up to four sign-ins of this browser. A brand whose registration pins `endpointHosts` (or, for a confidential client matched by FHIR host or brand, its FHIR host) and whose discovered authorization, token or revocation endpoint is elsewhere is not led to. When discovery fails, or the endpoints are not where the registration pins them, the session becomes FAILED and the browser returns to the app with `status=failed&error=brand_unavailable`; a second visit returns `error=session_used`, one after the session expired `error=session_expired` (both 303). An unknown link is a 404 page.",
+        "Not called by apps: it is the `authorizeUrl` an initiate with `redirectUri` returns. A session without a brand shows Portico Connect, the hosted picker (200 HTML, as often as it is visited; `brand=<id>` is its choice: a brand Portico cannot connect shows the picker again with a notice), and a sign-in begun there ends on Portico Connect's end page (200 HTML naming the outcome, with a link that returns to the app with the same parameters) instead of a 303 to the app. Once the brand is known, Portico Connect's consent page comes first (200 HTML, no request to the health system yet): the app's name, the record types its install may read in plain words, that sharing lasts until the patient stops it, a \"Continue to <brand>\" link and a \"Don't share\" link. The page sets a cookie holding a fresh random value, `__Host-portico-consent` (`Secure; HttpOnly; SameSite=Lax; Path=/`, living no longer than the session; over plain http `portico-consent` without `Secure`), and both links carry the same value as `consent` (with `decline=1` for \"Don't share\"); a visit whose `consent` is missing or is not the cookie's shows the page again, so adding parameters to the URL skips nothing. \"Don't share\" fails the session and returns the browser to the app with `status=failed&error=access_denied` without contacting the health system. Continue (the cookie is then deleted) reads the brand's `.well-known/smart-configuration` (10 s deadline, cached up to an hour; it must offer PKCE S256) and answers 302 to the health system's `authorization_endpoint` with `response_type=code`, `client_id`, `redirect_uri` (this API's `/api/sdk/v1/connect/callback`), `scope` (SMART v2 `launch/patient offline_access patient/Patient.rs patient/Observation.rs` when the server lists `permission-v2`, else the v1 `.read` forms, unless the client registration names its own), `state` (256 random bits, bound to the session, single use), `aud` (the brand's FHIR base URL) and a PKCE S256 `code_challenge`. The 302 also sets the cookie that binds the sign-in to this browser: `__Host-portico-connect` (`Secure; HttpOnly; SameSite=Lax; Path=/`, living no longer than the session; over plain http in development `portico-connect` without `Secure`), holding up to four sign-ins of this browser. A brand whose registration pins `endpointHosts` (or, for a confidential client matched by FHIR host or brand, its FHIR host) and whose discovered authorization, token or revocation endpoint is elsewhere is not led to. When discovery fails, or the endpoints are not where the registration pins them, the session becomes FAILED and the browser returns to the app with `status=failed&error=brand_unavailable`; a visit after the sign-in started returns `error=session_used`, one after the session expired `error=session_expired` (both 303). An unknown link is a 404 page.",
       tags,
       input: { params: LaunchParams, query: LaunchQuery },
       responses: {
-        200: { description: 'Portico Connect: the picker, or the end page (HTML).', contentType: 'text/html' },
+        200: {
+          description: 'Portico Connect: the picker, the consent page (with its cookie), or the end page (HTML).',
+          contentType: 'text/html',
+          headers: ['Set-Cookie'],
+        },
         302: { description: "On to the health system's sign-in.", headers: ['Location', 'Set-Cookie'] },
-        303: { description: 'Back to the app (failed).', headers: ['Location'] },
+        303: { description: 'Back to the app (failed, or the patient chose not to share).', headers: ['Location'] },
         404: { description: 'An unknown link (an HTML page).', contentType: 'text/html' },
       },
     },
     async (ctx) => {
-      const { brand } = ctx.query;
-      const chosen = typeof brand === 'string' && brand.length <= 64 ? brand : undefined;
+      const { brand, consent, decline } = ctx.query;
+      const text = (value: unknown) => (typeof value === 'string' && value.length <= 64 ? value : undefined);
       answer(
         ctx,
-        await launches.launch(String((ctx.params as Record<string, string>)['token']), originOf(ctx), chosen),
+        await launches.launch(String((ctx.params as Record<string, string>)['token']), originOf(ctx), {
+          brand: text(brand),
+          consent: text(consent),
+          held: readConsent(ctx.get('Cookie'), secure(ctx)),
+          decline: decline === '1',
+        }),
       );
     },
   );
@@ -179,5 +205,10 @@ function answerWith(ctx: Context, outcome: LaunchOutcome, pagesCsp: string): voi
   }
   ctx.status = 200;
   ctx.set('Content-Security-Policy', pagesCsp);
-  ctx.body = outcome.kind === 'picker' ? renderPicker(outcome.appName, outcome.notice) : renderEnd(outcome);
+  ctx.body =
+    outcome.kind === 'picker'
+      ? renderPicker(outcome.appName, outcome.notice)
+      : outcome.kind === 'consent'
+        ? renderConsent(outcome)
+        : renderEnd(outcome);
 }

@@ -1,5 +1,6 @@
 // Portico Connect (docs/connecting.md, "Portico Connect"): the hosted picker an authorizeUrl opens when the app named
-// no brand, and the end page a sign-in begun there ends on. Server-rendered HTML with one small script and one
+// no brand, the consent page before the health system's sign-in, and the end page a sign-in begun in the picker
+// ends on. Server-rendered HTML with one small script and one
 // stylesheet (assets/connect at the repository's root, staged into the image), the lightest thing that stays maintainable: no build step, no framework, nothing
 // from elsewhere. The CSP admits only this origin's script, style, images and searches.
 import { createHash } from 'node:crypto';
@@ -8,6 +9,8 @@ import path from 'node:path';
 import { repoRoot } from '#core/infra/repo-root.js';
 
 export const ASSETS_PATH = '/api/sdk/v1/connect/assets';
+/** The catalog's logos, as the picker shows them (`logoUrl` of a brand, features/catalog). */
+const LOGOS_PATH = '/api/sdk/v1/catalog/brands';
 const ASSETS_DIR = path.join(repoRoot(), 'assets', 'connect');
 
 /**
@@ -89,6 +92,46 @@ ${notice ? `<p class="notice" role="alert">${escape(notice)}</p>` : ''}
 }
 
 /**
+ * The consent page: who asks, what they may read, for how long, and the two answers. Both are links carrying the
+ * page's value (consent.ts) back to this authorizeUrl; a query-only link keeps its path and token.
+ */
+export function renderConsent(consent: {
+  appName: string;
+  brandId: string;
+  brandName: string;
+  logo: boolean;
+  categories: readonly string[];
+  value: string;
+}): string {
+  const app = escape(consent.appName);
+  const brand = escape(consent.brandName);
+  const answer = (decline: boolean) => {
+    const query = new URLSearchParams({ brand: consent.brandId, consent: consent.value });
+    if (decline) query.set('decline', '1');
+    return escape(`?${query.toString()}`);
+  };
+  const logo = consent.logo
+    ? `<img class="logo" src="${LOGOS_PATH}/${encodeURIComponent(consent.brandId)}/logo?size=64" alt="" width="40" height="40">`
+    : '';
+  const reads =
+    consent.categories.length > 0
+      ? `<ul class="reads">${consent.categories.map((words) => `<li>${escape(words)}</li>`).join('')}</ul>`
+      : `<p>None yet: ${app} may not read any of your records.</p>`;
+  return page(
+    `Share your records with ${consent.appName}?`,
+    `<p class="from">${logo}<span>${brand}</span></p>
+<h1>Share your records with ${app}?</h1>
+<p class="lead">${app} asks to read your health records from ${brand}. If you continue, you sign in at ${brand}, and Portico shares your records with ${app}.</p>
+<h2>What ${app} may read</h2>
+${reads}
+<h2>For how long</h2>
+<p>Until you stop sharing. You can stop sharing at any time from ${app}.</p>
+<p class="choices"><a class="button" id="continue" href="${answer(false)}">Continue to ${brand}</a>
+<a class="button secondary" id="decline" href="${answer(true)}">Don't share</a></p>`,
+  );
+}
+
+/**
  * The end page: the outcome in words, and a link on to the app. The patient follows it (no timed redirect: a page
  * that moves on by itself fails those who read slowly, WCAG 2.2.1); in the SDK's popup, end.js posts the outcome
  * to the app, which closes the popup.
@@ -103,7 +146,9 @@ export function renderEnd(outcome: {
   const title = outcome.connected ? `Connected to ${outcome.brandName ?? 'your health system'}` : 'Not connected';
   const message = outcome.connected
     ? `Your records from ${where} are now shared with the app. You can stop sharing at any time from the app.`
-    : `The connection to ${where} was not made${outcome.error === 'access_denied' ? ': access was not allowed' : ''}. You can try again from the app.`;
+    : outcome.error === 'access_denied'
+      ? `You chose not to share your records from ${where}. Nothing was connected. You can connect from the app whenever you like.`
+      : `The connection to ${where} was not made. You can try again from the app.`;
   return page(
     title,
     `<div class="outcome-${outcome.connected ? 'connected' : 'failed'}">

@@ -41,8 +41,20 @@ import type { ConnectionService } from '../lifecycle.js';
 import type { SyncSchedule } from '../sync/schedule.js';
 import { connectSignedIn, type TokenKeeper } from './signed-in-connection.js';
 import { INVALID_LINK, INVALID_STATE, OTHER_BROWSER, type LaunchOutcome } from './outcomes.js';
+import { consentGiven, consentPage } from './consent.js';
 
 export type { TokenKeeper };
+
+/** What a visit of authorizeUrl carries besides its token: the query's choices, and the consent value held. */
+export interface LaunchChoices {
+  /** The picker's choice (`brand`), for a session without a brand. */
+  brand?: string;
+  /** The consent page's value the link carried (`consent`), and the one the browser's cookie holds. */
+  consent?: string;
+  held?: string;
+  /** "Don't share" (`decline`). */
+  decline?: boolean;
+}
 
 export const CALLBACK_PATH = '/api/sdk/v1/connect/callback';
 
@@ -120,9 +132,11 @@ export class LaunchService {
 
   /**
    * The authorizeUrl visited: on to the health system's sign-in, once. A session without a brand first shows
-   * Portico Connect's picker (as often as it is visited), whose choice comes back as `chosen`.
+   * Portico Connect's picker (as often as it is visited), whose choice comes back as `brand`. Once the brand is
+   * known, the consent page, until the patient's answer comes back with the value the page gave the browser: "Don't
+   * share" fails the session (`access_denied`) without a word to the health system; Continue goes on to it.
    */
-  async launch(token: string, origin: string, chosen?: string): Promise<LaunchOutcome> {
+  async launch(token: string, origin: string, choices: LaunchChoices = {}): Promise<LaunchOutcome> {
     const found = await this.byToken(token, (s) => s.launchHash);
     if (!found) return INVALID_LINK;
     if (found.status !== 'PENDING') return this.back(found, { status: 'failed', error: 'session_used' });
@@ -132,6 +146,7 @@ export class LaunchService {
     const app = await this.deps.apps.find(found.appId);
     if (app?.status !== 'ACTIVE') return this.fail(found, ['PENDING'], 'app_suspended');
     let session = found;
+    const chosen = choices.brand;
     if (session.brandId === null) {
       if (chosen === undefined || !this.deps.brands.brand(chosen)) return { kind: 'picker', appName: app.name };
       if (!(await this.connectable(chosen)))
@@ -145,9 +160,11 @@ export class LaunchService {
     const pickedNow = found.brandId === null;
     const brand = this.deps.brands.brand(session.brandId!);
     const registration = brand && this.deps.registrations.for(brand);
+    if (!brand || !registration) return this.fail(session, ['PENDING'], 'brand_unavailable');
+    if (!consentGiven(choices.consent, choices.held)) return consentPage(app, brand, session.expiresAt);
+    if (choices.decline) return this.fail(session, ['PENDING'], 'access_denied');
     let server;
     try {
-      if (!brand || !registration) throw new Error('the brand is no longer connectable');
       server = await this.deps.discovery.discover(brand.fhirBaseUrl);
       const unpinned = pinnedEndpointProblem(registration, server);
       if (unpinned !== undefined) throw new Error(unpinned);
@@ -157,7 +174,7 @@ export class LaunchService {
         return {
           kind: 'picker',
           appName: app.name,
-          notice: `${brand?.name ?? 'That health system'} is not answering right now. Try again in a moment, or choose another.`,
+          notice: `${brand.name} is not answering right now. Try again in a moment, or choose another.`,
         };
       return this.fail(session, ['PENDING'], 'brand_unavailable');
     }

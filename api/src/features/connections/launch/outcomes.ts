@@ -15,6 +15,22 @@ export type LaunchOutcome =
   | { kind: 'page'; status: 400 | 404; title: string; message: string }
   /** Portico Connect's picker, with a notice when the brand chosen cannot be connected. */
   | { kind: 'picker'; appName: string; notice?: string }
+  /**
+   * Portico Connect's consent page: what the app asks to read, and the choice to continue or not, each link carrying
+   * `value`, which the browser now holds too (consent.ts) until the session expires.
+   */
+  | {
+      kind: 'consent';
+      appName: string;
+      brandId: string;
+      brandName: string;
+      /** Whether the catalog holds the brand's logo. */
+      logo: boolean;
+      /** The record types the app's install may read, in plain words. */
+      categories: string[];
+      value: string;
+      expiresAt: Date;
+    }
   /** Portico Connect's end page: the outcome, and on to the app at `location`. */
   | {
       kind: 'end';

@@ -13,6 +13,7 @@ import {
   initiateLaunch,
   mintLinkToken,
   startSmartWorld,
+  throughConsent,
   until,
   visit,
   type SmartWorld,
@@ -35,12 +36,13 @@ describe('connections nobody can hijack (sandbox EHR)', function () {
   const appUser = (id: string) =>
     world.api.request('GET', `/api/platform/v1/app-users/${id}`, { key: world.tenant.key });
   const sessionOf = (id: string) => world.api.mongo.db.collection('connect_sessions').findOne({ _id: id as never });
-  /** Visits authorizeUrl in `browser`: the session, and the EHR's sign-in URL the browser was sent to. */
+  const bindingCookies = (setCookie: string[]) => setCookie.filter((line) => /^(__Host-)?portico-connect=/.test(line));
+  /** Visits authorizeUrl in `browser`, and continues on the consent page: the session, and the EHR's sign-in URL the browser was sent to. */
   const launch = async (brandKey: string, appUserId: string, browser: CookieJar) => {
     const { id, authorizeUrl } = await initiateLaunch(world, brandKey, appUserId);
-    const launched = await visit(authorizeUrl, browser);
+    const launched = await throughConsent(authorizeUrl, browser);
     expect(launched.status, launched.text).to.equal(302);
-    return { id, signInUrl: launched.location!.href, setCookie: launched.setCookie };
+    return { id, signInUrl: launched.location!.href, setCookie: bindingCookies(launched.setCookie) };
   };
 
   describe('the callback belongs to the browser that started it', () => {
@@ -64,9 +66,12 @@ describe('connections nobody can hijack (sandbox EHR)', function () {
       });
       expect(started.status, started.text).to.equal(201);
       const { pathname } = new URL(started.body.authorizeUrl);
-      const launched = await visit(`${https.url}${pathname}`);
+      const launched = await throughConsent(`${https.url}${pathname}`, new CookieJar());
       expect(launched.status).to.equal(302);
-      expect(launched.setCookie[0]).to.match(
+      expect(launched.setCookie).to.include(
+        '__Host-portico-consent=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax; Secure',
+      );
+      expect(bindingCookies(launched.setCookie)[0]).to.match(
         /^__Host-portico-connect=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Lax; Secure$/,
       );
     });
@@ -179,7 +184,7 @@ describe('connections nobody can hijack (sandbox EHR)', function () {
       world.ehr.switches.endpointHostnames = { 'jwt-rs': 'localhost' };
       const { authorizeUrl } = await initiateLaunch(world, 'jwt-rs', 'pin-3');
       clock.advance(16 * 60_000);
-      const launched = await visit(authorizeUrl);
+      const launched = await throughConsent(authorizeUrl, new CookieJar());
       expect(launched.status).to.equal(303);
       expect(launched.location!.searchParams.get('error')).to.equal('brand_unavailable');
     });

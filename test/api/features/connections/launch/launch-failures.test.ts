@@ -8,8 +8,10 @@ import { sealContext } from '../../../../../api/src/features/connections/vault/s
 import { ManualClock } from '../../../../../testkit/clock.js';
 import {
   connectThroughBrowser,
+  CookieJar,
   initiateLaunch,
   startSmartWorld,
+  throughConsent,
   TOKEN_KEY_1,
   visit,
   type SmartWorld,
@@ -35,7 +37,7 @@ describe('the launch when things go wrong (sandbox EHR)', function () {
     world.api.request('GET', `/api/platform/v1/app-users/${id}`, { key: world.tenant.key });
   const failedLaunch = async (appUserId: string) => {
     const { id, authorizeUrl } = await initiateLaunch(world, 'public-v2', appUserId);
-    const launched = await visit(authorizeUrl);
+    const launched = await throughConsent(authorizeUrl, new CookieJar());
     expect(launched.status, launched.text).to.equal(303);
     return { id, back: launched.location!, authorizeUrl };
   };

@@ -10,6 +10,7 @@ import {
   initiateLaunch,
   mintLinkToken,
   startSmartWorld,
+  throughConsent,
   until,
   visit,
   type SmartWorld,
@@ -30,8 +31,9 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
     const { id, authorizeUrl } = await initiateLaunch(world, 'public-v2', 'launch-happy');
     expect(authorizeUrl).to.match(new RegExp(`^${world.api.url}/api/sdk/v1/connect/launch/`));
     const browser = new CookieJar();
-    const launched = await visit(authorizeUrl, browser);
+    const launched = await throughConsent(authorizeUrl, browser);
     expect(launched.status).to.equal(302);
+    expect(launched.setCookie.join('\n')).to.match(/portico-consent=; Path=\/; Max-Age=0/);
     const to = launched.location!;
     expect(to.origin + to.pathname).to.equal(`${world.ehr.origin}/oauth/public-v2/authorize`);
     const q = to.searchParams;
@@ -90,7 +92,7 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
   it('asks a v1-only server for v1 scopes', async () => {
     const { authorizeUrl } = await initiateLaunch(world, 'public-v1', 'launch-v1');
     const browser = new CookieJar();
-    const launched = await visit(authorizeUrl, browser);
+    const launched = await throughConsent(authorizeUrl, browser);
     expect(launched.location!.searchParams.get('scope')).to.equal(
       'launch/patient offline_access patient/Patient.read patient/Observation.read',
     );
@@ -116,7 +118,7 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
   it('starts one sign-in per authorizeUrl: a second visit returns session_used', async () => {
     const { id, authorizeUrl } = await initiateLaunch(world, 'public-v2', 'launch-twice');
     const browser = new CookieJar();
-    expect((await visit(authorizeUrl, browser)).status).to.equal(302);
+    expect((await throughConsent(authorizeUrl, browser)).status).to.equal(302);
     const again = await visit(authorizeUrl, browser);
     expect(again.status).to.equal(303);
     expect(Object.fromEntries(again.location!.searchParams)).to.deep.equal({
@@ -141,7 +143,7 @@ describe('connecting through SMART App Launch (sandbox EHR)', function () {
   it('exchanges a code once when the callback arrives three times at once', async () => {
     const { authorizeUrl } = await initiateLaunch(world, 'public-v2', 'launch-race');
     const browser = new CookieJar();
-    const callback = await signIn((await visit(authorizeUrl, browser)).location!.href);
+    const callback = await signIn((await throughConsent(authorizeUrl, browser)).location!.href);
     const exchanges = world.ehr.stats.tokenRequests.authorization_code;
     // The same browser, three times at once (each reads the cookie before any answer changes it).
     const answers = await Promise.all([1, 2, 3].map(() => visit(callback.href, browser)));
@@ -274,7 +276,7 @@ describe('Portico Connect: sessions without a brand (sandbox EHR)', function () 
     });
     expect(completed.status).to.equal(409);
     const browser = new CookieJar();
-    const chosen = await visit(`${started.body.authorizeUrl}?brand=${world.brands['public-v2']}`, browser);
+    const chosen = await throughConsent(`${started.body.authorizeUrl}?brand=${world.brands['public-v2']}`, browser);
     expect(chosen.status).to.equal(302);
     expect(chosen.location!.href).to.include(`${world.ehr.origin}/oauth/public-v2/authorize`);
     // Signing in ends on the end page, whose link returns to the app with the outcome.
