@@ -389,6 +389,37 @@ const CASES: Case[] = [
     outcome: (_, t) => ofStatus(t.state === 'malformed' ? 400 : 204),
   },
   {
+    // An app user's access log: the account's own entries only; another account's user is one it never saw (none).
+    op: `GET ${P}/app-users/{appUserId}/access-log`,
+    surface: 'platform',
+    scope: 'app_user:read',
+    param: 'appUser',
+    request: (v) => ({ path: `${P}/app-users/${e(v!)}/access-log` }),
+    outcome: (c, t) =>
+      t.state === 'malformed'
+        ? ofStatus(400)
+        : privateTo(
+            {
+              status: 200,
+              check: (body) =>
+                Array.isArray(body?.data) && (mine(c, t) || body.data.length === 0)
+                  ? undefined
+                  : `listed ${JSON.stringify(body?.data)}`,
+            },
+            false,
+          ),
+  },
+  {
+    // A link to the patient's page, for a user the account has seen (a tombstoned one too); else 404.
+    op: `POST ${P}/app-users/{appUserId}/portal-sessions`,
+    surface: 'platform',
+    scope: 'app_user:write',
+    param: 'appUser',
+    request: (v) => ({ path: `${P}/app-users/${e(v!)}/portal-sessions` }),
+    outcome: (c, t) =>
+      t.state === 'malformed' ? ofStatus(400) : mine(c, t) && t.state !== 'unknown' ? ofStatus(201) : ofStatus(404),
+  },
+  {
     op: `DELETE ${P}/connections/{connectionId}`,
     surface: 'platform',
     scope: 'app_user:write',
@@ -558,6 +589,38 @@ const CASES: Case[] = [
     surface: 'public',
     request: () => ({ path: `${S}/connect/assets/picker.js` }),
     outcome: () => ofStatus(200),
+  },
+  // SDK: the patient's page. A forged link opens nothing, and without the page's cookie nothing is shown or changed,
+  // whoever asks: the same page for every variant.
+  {
+    op: `GET ${S}/portal/open/{token}`,
+    surface: 'public',
+    param: 'session',
+    page: true,
+    request: (v) => ({ path: `${S}/portal/open/${e(`${v!}.forged-secret`)}` }),
+    outcome: () => ofStatus(404),
+  },
+  {
+    op: `GET ${S}/portal`,
+    surface: 'public',
+    page: true,
+    request: () => ({ path: `${S}/portal` }),
+    outcome: () => ofStatus(410),
+  },
+  {
+    op: `POST ${S}/portal/connections/{connectionId}/stop`,
+    surface: 'public',
+    param: 'connection',
+    page: true,
+    request: (v) => ({ path: `${S}/portal/connections/${e(v!)}/stop?token=forged` }),
+    outcome: () => ofStatus(410),
+  },
+  {
+    op: `GET ${S}/portal/access-log.json`,
+    surface: 'public',
+    page: true,
+    request: () => ({ path: `${S}/portal/access-log.json` }),
+    outcome: () => ofStatus(410),
   },
   // SDK: the gateway as a FHIR server (the same checks; errors as OperationOutcomes).
   {

@@ -107,9 +107,9 @@ export class LaunchService {
    * in time the brand counts as connectable and the launch decides.
    */
   async connectable(brandId: string): Promise<boolean> {
-    const brand = this.deps.brands.brand(brandId);
-    const registration = brand && this.deps.registrations.for(brand);
-    if (!this.deps.sealing || !brand || !registration || !this.admits(brand.fhirBaseUrl)) return false;
+    if (!this.registered(brandId)) return false;
+    const brand = this.deps.brands.brand(brandId)!;
+    const registration = this.deps.registrations.for(brand)!;
     let server: SmartServer;
     try {
       server = await this.deps.discovery.discover(brand.fhirBaseUrl, INITIATE_DISCOVERY_MS);
@@ -117,6 +117,13 @@ export class LaunchService {
       return true;
     }
     return pinnedEndpointProblem(registration, server) === undefined;
+  }
+
+  /** What can be known of a brand without asking its health system: a registration, a key to seal, an admitted URL. */
+  private registered(brandId: string): boolean {
+    const brand = this.deps.brands.brand(brandId);
+    const registration = brand && this.deps.registrations.for(brand);
+    return this.deps.sealing && !!brand && !!registration && this.admits(brand.fhirBaseUrl);
   }
 
   private admits(fhirBaseUrl: string): boolean {
@@ -149,12 +156,9 @@ export class LaunchService {
     const chosen = choices.brand;
     if (session.brandId === null) {
       if (chosen === undefined || !this.deps.brands.brand(chosen)) return { kind: 'picker', appName: app.name };
-      if (!(await this.connectable(chosen)))
-        return {
-          kind: 'picker',
-          appName: app.name,
-          notice: `${this.deps.brands.brand(chosen)!.name} cannot be connected through Portico yet. Choose another health system, or go back to ${app.name}.`,
-        };
+      // Nothing is asked of the health system before the patient's answer to the consent page: where its endpoints
+      // are is checked after Continue (below).
+      if (!this.registered(chosen)) return this.notConnectable(app.name, this.deps.brands.brand(chosen)!.name);
       session = { ...session, brandId: chosen, picked: true };
     }
     const pickedNow = found.brandId === null;
@@ -166,8 +170,6 @@ export class LaunchService {
     let server;
     try {
       server = await this.deps.discovery.discover(brand.fhirBaseUrl);
-      const unpinned = pinnedEndpointProblem(registration, server);
-      if (unpinned !== undefined) throw new Error(unpinned);
     } catch {
       // Chosen in the picker just now: the patient may choose again (the session is not spent).
       if (pickedNow)
@@ -178,6 +180,10 @@ export class LaunchService {
         };
       return this.fail(session, ['PENDING'], 'brand_unavailable');
     }
+    if (pinnedEndpointProblem(registration, server) !== undefined)
+      return pickedNow
+        ? this.notConnectable(app.name, brand.name)
+        : this.fail(session, ['PENDING'], 'brand_unavailable');
     const state = `${session.id}.${randomBytes(32).toString('base64url')}`;
     const binding = randomBytes(32).toString('base64url');
     const verifier = oauth.generateRandomCodeVerifier();
@@ -206,6 +212,15 @@ export class LaunchService {
       status: 302,
       location: location.href,
       bind: { sessionId: session.id, secret: binding, expiresAt: session.expiresAt },
+    };
+  }
+
+  /** The picker again, saying the brand chosen cannot be connected. */
+  private notConnectable(appName: string, brandName: string): LaunchOutcome {
+    return {
+      kind: 'picker',
+      appName,
+      notice: `${brandName} cannot be connected through Portico yet. Choose another health system, or go back to ${appName}.`,
     };
   }
 
