@@ -5,7 +5,7 @@ import { PRIVATE_NO_CACHE } from '../../shared/http/caching.js';
 import type { LinkBuilder } from '../../shared/http/links.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { validate } from '../../shared/http/validate.js';
-import { AppUserParams } from '../app-users/schema.js';
+import { AppUserParams } from '../app-users/index.js';
 import { AccessLogList, AccessLogQuery } from './schema.js';
 import type { AccessLogService } from './service.js';
 
@@ -44,7 +44,11 @@ export function accessLogRoutes(
         data: page.events,
         pagination: { nextCursor: page.nextCursor, hasMore: page.nextCursor !== null },
         _links: {
-          self: { href: link(`/api/platform/v1/app-users/${encodeURIComponent(params.appUserId)}/access-log?${self}`) },
+          self: {
+            href: link(
+              `/api/platform/v1/app-users/${encodeURIComponent(params.appUserId)}/access-log?${self.toString()}`,
+            ),
+          },
         },
       };
     },

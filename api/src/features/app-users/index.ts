@@ -3,5 +3,5 @@ export type { AppUser, AppUserStore, Connection, ConnectionRecord, ConnectionSta
 export type { AppUserService, ConnectionLifecycle } from './service.js';
 export { tombstoned, UserTransitions, type Decision } from './transitions.js';
 export { presentSync } from './presenter.js';
-export { AppUserId, ConnectionParams, SyncView } from './schema.js';
+export { AppUserId, AppUserParams, ConnectionParams, SyncView } from './schema.js';
 export { createAppUserDocuments, createAppUsers, type AppUserDocuments } from './create.js';
