@@ -188,6 +188,8 @@ describe('access log: every read of clinical data, listed as AuditEvents', funct
 
   /** Which path searched each request: `requestId:fast` or `requestId:koa`. */
   const paths: string[] = [];
+  /** The request ids of the FHIR face's searches. */
+  const named: Record<string, string> = {};
 
   // The scripted reads and refusals, made once for every test below (which only read the log).
   before(async () => {
@@ -197,6 +199,12 @@ describe('access log: every read of clinical data, listed as AuditEvents', funct
     gateway.search = (principal, requestId, input, options) => (
       paths.push(`${requestId}:${options?.logDenials === false ? 'fast' : 'koa'}`),
       search(principal, requestId, input, options)
+    );
+    const records = api.services.recordSearch;
+    const searchRecords = records.search.bind(records);
+    records.search = (principal, requestId, connection, type, parameters, options) => (
+      paths.push(`${requestId}:${options?.logDenials === false ? 'fast' : 'koa'}`),
+      searchRecords(principal, requestId, connection, type, parameters, options)
     );
     const ok = (e: Omit<Expected, 'appId'> & { appId?: string }) => recorded.push({ appId: app.appId, ...e });
     try {
@@ -264,6 +272,7 @@ describe('access log: every read of clinical data, listed as AuditEvents', funct
       ok({ requestId: missing.requestId, interaction: 'read', resourceType: 'Observation', count: 0 });
       const conditions = await fhir('Condition?patient=pat-audited&code=44054006');
       expect(conditions.status).to.equal(403);
+      named.conditions = conditions.requestId;
       ok({
         requestId: conditions.requestId,
         interaction: 'search',
@@ -273,6 +282,7 @@ describe('access log: every read of clinical data, listed as AuditEvents', funct
       });
       const fhirSearch = await fhir('Observation?code=http://loinc.org|2339-0');
       expect(fhirSearch.status, fhirSearch.text).to.equal(200);
+      named.fhirSearch = fhirSearch.requestId;
       ok({ requestId: fhirSearch.requestId, interaction: 'search', resourceType: 'Observation', count: 1 });
       const everything = await fhir('Patient/pat-audited/$everything?_count=2');
       expect(everything.status, everything.text).to.equal(200);
@@ -295,18 +305,23 @@ describe('access log: every read of clinical data, listed as AuditEvents', funct
       });
     } finally {
       gateway.search = search;
+      records.search = searchRecords;
     }
   });
 
   it('records each read and refusal once, before answering, and lists exactly them newest first', async () => {
-    // Both paths searched: the fast path answered the plain POST and its next link; the chunked body and the
-    // stranger's refusal reached Koa (the refusal after the fast path handed it over).
-    expect(paths).to.include.members([
+    // Both paths searched: the fast path answered the plain POST, its next link and the FHIR face's search; the
+    // chunked body reached Koa; the refusals of a stranger app and of an ungranted type reached Koa after the fast
+    // path handed them over. Each was still recorded once (below).
+    expect(paths).to.deep.equal([
       `${recorded[0]!.requestId}:fast`,
       `${recorded[1]!.requestId}:fast`,
       `${recorded[2]!.requestId}:koa`,
       `${recorded[3]!.requestId}:fast`,
       `${recorded[3]!.requestId}:koa`,
+      `${named.conditions}:fast`,
+      `${named.conditions}:koa`,
+      `${named.fhirSearch}:fast`,
     ]);
 
     const listed = await list('limit=100');
