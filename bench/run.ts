@@ -266,6 +266,15 @@ async function main(): Promise<void> {
     expectStatus: 200,
     goal: 0.12,
   };
+  // The same search on a replica of the same API whose gateway records nothing: the access log's cost is the
+  // difference between the two rows, measured in the same rounds. (The gateway row keeps its name: comparisons
+  // between runs match rows by name.)
+  const unlogged: Row = {
+    ...gateway,
+    name: `${gateway.name}, access log off`,
+    url: `${seed.apiUnlogged}/api/sdk/v1/observations/_search`,
+    goal: undefined,
+  };
   if (!ONLY || ONLY.test(gateway.name)) {
     await firstSearches(gateway, child);
     // The same number of bytes from raw node:http: what the answer's size alone costs (no goal; for reading the
@@ -273,12 +282,14 @@ async function main(): Promise<void> {
     const size = Buffer.byteLength(
       await (await fetch(gateway.url, { method: 'POST', headers: gateway.headers, body: gateway.body })).text(),
     );
-    targets.push(gateway, {
+    targets.push(gateway);
+    if (!ONLY || ONLY.test(unlogged.name)) targets.push(unlogged);
+    targets.push({
       name: `raw node:http, a static ${Math.round(size / 1000)} KB body (the gateway answer's size)`,
       url: `${seed.raw}/bytes/${size}`,
       expectStatus: 200,
     });
-  }
+  } else if (ONLY.test(unlogged.name)) targets.push(unlogged);
 
   console.log(
     `HTTP benchmark: ${ROUNDS} interleaved rounds × ${SECONDS} s per target (${COLD_SECONDS} s for cold reads), ${CONNECTIONS} connections, node ${process.version}, ${cpus().length} cores (server on one, load generator on the rest), load average ${loadavg()

@@ -28,6 +28,9 @@ export interface Seed {
   raw: string;
   api: string;
   koa: string;
+  /** The same API built without the access log (buildServices' withoutAccessLog), on the same database: what the
+   * log costs the gateway is the difference between its rows. */
+  apiUnlogged: string;
   key: string;
   patientId: string;
   coldPatientIds: string[];
@@ -127,6 +130,23 @@ async function main(): Promise<void> {
   const withLogo = served.index.search('examplelabs', { limit: 1 }).brands[0]!;
   const lookup = served.index.search('mercy medical', { limit: 1 }).brands[0]!;
   const catalogQueries = catalogBenchQueries((await services.snapshots.load(served.snapshotId))!.brands, served.index);
+  const clinical = await seedClinical(services, account.id, lookup.id);
+  // A second replica of the API on the same database whose gateway records no reads; built after the seeding, so it
+  // loads the same connection's index on its first search. A restart (below) replaces the first replica only.
+  const unlogged = await buildServices({
+    config,
+    db: mongo.db,
+    longDb: mongo.longDb,
+    clock: systemClock,
+    withoutAccessLog: true,
+  });
+  await unlogged.activeCatalog.refresh();
+  const unloggedHandler = createApp({
+    config,
+    services: unlogged,
+    clock: systemClock,
+    logger: pino({ level: 'warn' }),
+  }).handler;
 
   // `/bytes/<n>`: a static body of n bytes, the floor of any answer that size (the gateway's is ~36 KB).
   // `/work/<us>/<n>`: the same after <us> microseconds of computing: what a path that adds that much work can reach.
@@ -163,6 +183,7 @@ async function main(): Promise<void> {
     // Through a reference, so that a restart (below) swaps the API under the same address.
     api: await listen((req, res) => handler(req, res)),
     koa: await listen((req, res) => koa(req, res)),
+    apiUnlogged: await listen(unloggedHandler),
     key,
     patientId: patient.id,
     coldPatientIds,
@@ -171,7 +192,7 @@ async function main(): Promise<void> {
     logoBrandId: withLogo.id,
     lookupBrandId: lookup.id,
     catalogQueries,
-    clinical: await seedClinical(services, account.id, lookup.id),
+    clinical,
     ...(embedded.pid !== undefined && { databasePid: embedded.pid }),
   };
   process.stdout.write(`${JSON.stringify(seed)}\n`);
@@ -197,6 +218,7 @@ async function main(): Promise<void> {
   const stop = async () => {
     await mongo.db.dropDatabase().catch(() => {});
     await services.close();
+    await unlogged.close();
     await mongo.close();
     await embedded.stop();
     process.exit(0);

@@ -234,6 +234,21 @@ describe('config: loadConfig', () => {
     });
   }
 
+  it('keeps the access log 6 years of 366 days by default, or PORTICO_AUDIT_RETENTION in years, days or hours', () => {
+    const DAY = 86_400_000;
+    expect(loadConfig({}, fixedSecret).audit).to.deep.equal({ retentionMs: 6 * 366 * DAY });
+    const retention = (value: string) => loadConfig({ PORTICO_AUDIT_RETENTION: value }, fixedSecret).audit.retentionMs;
+    expect(retention('7y')).to.equal(7 * 366 * DAY);
+    expect(retention('30d')).to.equal(30 * DAY);
+    expect(retention('24h')).to.equal(DAY);
+    expect(retention('1h')).to.equal(3_600_000);
+  });
+
+  for (const value of ['30m', 'abc', '0d', '-1d', '6 years'])
+    it(`rejects PORTICO_AUDIT_RETENTION=${JSON.stringify(value)}: shorter than an hour or not a duration`, () => {
+      expectRejected({ PORTICO_AUDIT_RETENTION: value }, 'PORTICO_AUDIT_RETENTION');
+    });
+
   it('reports every invalid variable at once', () => {
     let error: unknown;
     try {

@@ -380,6 +380,25 @@ const CASES: Case[] = [
     outcome: (c, t) => (t.state === 'malformed' ? ofStatus(400) : stateIs(c, t)),
   },
   {
+    // The access log of a user id in the caller's namespace: another tenant's reads never show (its user of the same
+    // id is not this account's), whatever the id.
+    op: `GET ${P}/app-users/{appUserId}/access-log`,
+    surface: 'platform',
+    scope: 'app_user:read',
+    param: 'appUser',
+    request: (v) => ({ path: `${P}/app-users/${e(v!)}/access-log` }),
+    outcome: (c, t) =>
+      t.state === 'malformed'
+        ? ofStatus(400)
+        : privateTo({
+            status: 200,
+            check: (body) =>
+              Array.isArray(body?.data) && (live(c, t) || body.data.length === 0)
+                ? undefined
+                : `expected no entries, got ${JSON.stringify(body)}`,
+          }),
+  },
+  {
     op: `DELETE ${P}/app-users/{appUserId}`,
     surface: 'platform',
     scope: 'app_user:write',

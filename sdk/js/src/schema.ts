@@ -202,6 +202,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/platform/v1/app-users/{appUserId}/access-log': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Who read an app user's records (the access log, newest first)
+     * @description Every read of the user's clinical data through the gateway and the FHIR face (searches, reads, `$everything` pages, `Binary`), answered or refused, as FHIR R4 AuditEvents: one per request, stored before its answer was sent, kept for PORTICO_AUDIT_RETENTION (6 years by default). A refusal appears when the connection it named is this account's. Only this account's entries are ever listed: a user never seen, or another account's id, lists nothing. `since` keeps reads recorded at or after an instant; the cursor and limit rules are the endpoint list's.
+     */
+    get: operations['listAccessLog'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/platform/v1/connections/{connectionId}': {
     parameters: {
       query?: never;
@@ -1867,6 +1887,69 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      /** @description Problem details (RFC 9457). */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  listAccessLog: {
+    parameters: {
+      query?: {
+        /** @description Only reads recorded at or after this instant (RFC 3339, with a time zone). */
+        since?: string;
+        /** @description Page size, 1-100 in decimal digits; anything else is 400 (never clamped). */
+        limit?: number;
+        /** @description Opaque `pagination.nextCursor` of the previous page (with the same `since`), passed back unchanged. */
+        cursor?: string;
+      };
+      header?: never;
+      path: {
+        appUserId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description One page. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            data: ({
+              /** @constant */
+              resourceType: 'AuditEvent';
+              /**
+               * Format: uuid
+               * @description Time-ordered (UUIDv7).
+               */
+              id: string;
+              /** Format: date-time */
+              recorded: string;
+              /** @description 0: answered; 4: refused. */
+              outcome: '0' | '4';
+            } & {
+              [key: string]: unknown;
+            })[];
+            pagination: {
+              nextCursor: string | null;
+              hasMore: boolean;
+            };
+            _links: {
+              self: {
+                href: string;
+              };
+            };
+          };
+        };
       };
       /** @description Problem details (RFC 9457). */
       default: {

@@ -44,7 +44,11 @@ export function accessLogRoutes(
         data: page.events,
         pagination: { nextCursor: page.nextCursor, hasMore: page.nextCursor !== null },
         _links: {
-          self: { href: link(`/api/platform/v1/app-users/${encodeURIComponent(params.appUserId)}/access-log?${self}`) },
+          self: {
+            href: link(
+              `/api/platform/v1/app-users/${encodeURIComponent(params.appUserId)}/access-log?${self.toString()}`,
+            ),
+          },
         },
       };
     },

@@ -17,7 +17,7 @@ export const MAX_BATCH = 1_000;
 
 interface Waiting {
   entry: AccessEntry;
-  settle: (error?: unknown) => void;
+  settle: (error?: Error) => void;
 }
 
 export class AccessLogWriter implements ReadLog {
@@ -51,7 +51,8 @@ export class AccessLogWriter implements ReadLog {
           for (const waiting of batch) waiting.settle();
         } catch (error) {
           // Their reads fail (the database's error is the answer): none is answered unrecorded.
-          for (const waiting of batch) waiting.settle(error);
+          const failure = error instanceof Error ? error : new Error(String(error));
+          for (const waiting of batch) waiting.settle(failure);
         }
       }
     } finally {

@@ -66,7 +66,11 @@ export type RecordRouteDeps = { gateway: GatewayService; recordSearch: RecordSea
 
 export function recordRoutes(sdk: ApiRouter, deps: RecordRouteDeps): void {
   const { recordSearch, requireKey, publicBaseUrl, trustProxy } = deps;
-  const scoped = gatewayScope(deps.gateway);
+  // The path names the connection: a scope refusal is recorded in its user's access log (docs/api.md, "The access
+  // log"), as what the route would have read; a type Portico does not serve reads nothing (404 after the scope).
+  const ofType = (interaction: 'search' | 'read') => (params: Record<string, string>) =>
+    params.type !== undefined && isRecordType(params.type) ? { interaction, type: params.type } : undefined;
+  const scoped = gatewayScope(deps.gateway, ofType('search'));
   const respond = async (ctx: Context, connectionId: string, type: string, parameters: URLSearchParams) => {
     if (!isRecordType(type)) throw notFound('resource type');
     const page = await recordSearch.search(
@@ -142,7 +146,7 @@ export function recordRoutes(sdk: ApiRouter, deps: RecordRouteDeps): void {
       responses: searchResponses,
     },
     requireKey('sdk-secret'),
-    scoped,
+    gatewayScope(deps.gateway, () => ({ interaction: 'everything', type: null })),
     everything,
     async (ctx) => {
       const { connectionId, id } = everything.get(ctx).params;
@@ -178,7 +182,7 @@ export function recordRoutes(sdk: ApiRouter, deps: RecordRouteDeps): void {
       },
     },
     requireKey('sdk-secret'),
-    scoped,
+    gatewayScope(deps.gateway, () => ({ interaction: 'binary', type: 'Binary' })),
     binary,
     async (ctx) => {
       const { connectionId, id } = binary.get(ctx).params;
@@ -218,7 +222,7 @@ export function recordRoutes(sdk: ApiRouter, deps: RecordRouteDeps): void {
       },
     },
     requireKey('sdk-secret'),
-    scoped,
+    gatewayScope(deps.gateway, ofType('read')),
     read,
     async (ctx) => {
       const { connectionId, type, id } = read.get(ctx).params;

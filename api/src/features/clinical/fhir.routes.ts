@@ -64,7 +64,9 @@ const GATEWAY_PARAMETERS = new Set<string>([...SEARCH_PARAMETERS, 'cursor', '_fo
 
 export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps & { recordSearch: RecordSearch }): void {
   const { gateway, requireKey, publicBaseUrl, trustProxy } = deps;
-  const scoped = gatewayScope(gateway);
+  // The path names the connection: a scope refusal is recorded in its user's access log.
+  const scoped = gatewayScope(gateway, () => ({ interaction: 'search', type: 'Observation' }));
+  const scopedRead = gatewayScope(gateway, () => ({ interaction: 'read', type: 'Observation' }));
   const searchResponses = {
     200: {
       description: 'A FHIR Bundle, `application/fhir+json`.',
@@ -183,7 +185,7 @@ export function fhirRoutes(sdk: ApiRouter, deps: GatewayRouteDeps & { recordSear
       },
     },
     requireKey('sdk-secret'),
-    scoped,
+    scopedRead,
     read,
     async (ctx) => {
       const { connectionId, id } = read.get(ctx).params;

@@ -11,6 +11,7 @@ import { MAX_BODY_BYTES, queryReader, validate } from '../../shared/http/validat
 import type { FieldError } from '../../shared/http/errors.js';
 import { SearchBody, SearchQuery, SearchSet } from './gateway/schema.js';
 import type { GatewayService, SearchPage } from './gateway/service.js';
+import type { ReadInteraction } from './gateway/read-log.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 
 const tags = ['Observation gateway'];
@@ -133,11 +134,29 @@ export function gatewayFastRoutes({
   ];
 }
 
-/** The scope, the first check, made ahead of reading the request's input. */
-export function gatewayScope(gateway: GatewayService) {
+/**
+ * What a route reads, from its path's parameters, when its path names the connection (the FHIR face): its scope
+ * refusal is then recorded in the access log like any other refusal. Undefined when nothing would be read.
+ */
+export type ScopedRead = (
+  params: Record<string, string>,
+) => { interaction: ReadInteraction; type: string | null } | undefined;
+
+/**
+ * The scope, the first check, made ahead of reading the request's input. Without `read` (the gateway's own search,
+ * whose connection is in a body not read yet) the refusal cannot be attributed to a connection, so it is not recorded.
+ */
+export function gatewayScope(gateway: GatewayService, read?: ScopedRead) {
   return Object.assign(
     async function gatewayScope(ctx: Context, next: () => Promise<unknown>) {
-      gateway.checkScope(principalOf(ctx), String(ctx.state.requestId));
+      const params = (ctx.params as Record<string, string> | undefined) ?? {};
+      const what = read?.(params);
+      if (what)
+        await gateway.requireScope(principalOf(ctx), String(ctx.state.requestId), params.connectionId, {
+          ...what,
+          log: true,
+        });
+      else gateway.checkScope(principalOf(ctx), String(ctx.state.requestId));
       await next();
     },
     { openapi: { scopes: ['observation:read'] } },
