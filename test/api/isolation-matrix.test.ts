@@ -408,27 +408,6 @@ const CASES: Case[] = [
     outcome: (_, t) => ofStatus(t.state === 'malformed' ? 400 : 204),
   },
   {
-    // An app user's access log: the account's own entries only; another account's user is one it never saw (none).
-    op: `GET ${P}/app-users/{appUserId}/access-log`,
-    surface: 'platform',
-    scope: 'app_user:read',
-    param: 'appUser',
-    request: (v) => ({ path: `${P}/app-users/${e(v!)}/access-log` }),
-    outcome: (c, t) =>
-      t.state === 'malformed'
-        ? ofStatus(400)
-        : privateTo(
-            {
-              status: 200,
-              check: (body) =>
-                Array.isArray(body?.data) && (mine(c, t) || body.data.length === 0)
-                  ? undefined
-                  : `listed ${JSON.stringify(body?.data)}`,
-            },
-            false,
-          ),
-  },
-  {
     // A link to the patient's page, for a user the account has seen (a tombstoned one too); else 404.
     op: `POST ${P}/app-users/{appUserId}/portal-sessions`,
     surface: 'platform',

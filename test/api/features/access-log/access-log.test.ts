@@ -454,12 +454,12 @@ describe('access log: retention (PORTICO_AUDIT_RETENTION)', function () {
     await searched('kept-yesterday');
     clock.advance(DAY - MINUTE);
     // Two days less a minute: nothing is old enough yet.
-    expect(await api.services.sweepAccessLog(1000)).to.equal(0);
+    expect(await api.services.accessLogRetention.sweep(1000)).to.equal(0);
     clock.advance(2 * MINUTE);
-    expect(await api.services.sweepAccessLog(1000)).to.equal(1);
+    expect(await api.services.accessLogRetention.sweep(1000)).to.equal(1);
     expect(await requestIds()).to.deep.equal(['kept-yesterday']);
     clock.advance(DAY);
-    expect(await api.services.sweepAccessLog(1000)).to.equal(1);
+    expect(await api.services.accessLogRetention.sweep(1000)).to.equal(1);
     expect(await requestIds()).to.deep.equal([]);
   });
 });
