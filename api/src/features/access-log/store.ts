@@ -1,10 +1,9 @@
-// access_log: one document per read of clinical data (docs/api.md, "The access log"), appended and never changed;
-// each is removed only once it is older than the retention (PORTICO_AUDIT_RETENTION), by the sweep. A document
-// holds counts and identifiers, never a record's content; the AuditEvent a caller sees is made from it
-// (audit-event.ts).
+// access_log: the reads of clinical data (docs/api.md, "The access log"), appended and never changed but by the
+// sweep, which removes entries once they are older than the retention (PORTICO_AUDIT_RETENTION). An entry holds
+// counts and identifiers, never a record's content; the AuditEvent a caller sees is made from it (audit-event.ts).
 import type { Collection, Db } from 'mongodb';
 import { through } from '#core/infra/mongo.js';
-import { keysetPage, type KeysetPage, type KeysetPosition } from '../../shared/infra/keyset.js';
+import type { KeysetPage, KeysetPosition } from '../../shared/infra/keyset.js';
 import type { ReadEntry } from '../clinical/index.js';
 
 /** One read as stored: the gateway's entry, its id (UUIDv7, in time order) and when it was recorded. */
@@ -32,44 +31,162 @@ export interface AccessLogStore {
   sweep(before: Date, limit: number): Promise<number>;
 }
 
-type AccessDocument = Omit<AccessEntry, 'id'> & { _id: string };
+/**
+ * One write's entries of one app user: the bucket pattern. A replica's group commit (writer.ts) stores each user's
+ * share of a batch as one document, its entries packed into one string (JSON, a tuple each). The embedded FerretDB
+ * spends its time per value it converts, not per byte: a bucket of a few dozen reads costs it about what one small
+ * document does. `first` and `last` bound the entries' times: what the listing pages by and the sweep removes by.
+ */
+interface Bucket {
+  _id: string;
+  accountId: string;
+  appUserId: string;
+  first: Date;
+  last: Date;
+  /** JSON: Packed[]. */
+  entries: string;
+}
+
+/** An entry inside its bucket (which holds the account and the user); `t` in milliseconds since 1970. */
+type Packed = [
+  id: string,
+  t: number,
+  appId: string,
+  connectionId: string,
+  brandId: string,
+  interaction: AccessEntry['interaction'],
+  resourceType: string | null,
+  count: number,
+  denied: string | null,
+  requestId: string,
+  keyId: string,
+];
+
+const pack = (e: AccessEntry): Packed => [
+  e.id,
+  e.createdAt.getTime(),
+  e.appId,
+  e.connectionId,
+  e.brandId,
+  e.interaction,
+  e.resourceType,
+  e.count,
+  e.denied ?? null,
+  e.requestId,
+  e.keyId,
+];
+
+function unpack(bucket: Bucket): AccessEntry[] {
+  return (JSON.parse(bucket.entries) as Packed[]).map(
+    ([id, t, appId, connectionId, brandId, interaction, resourceType, count, denied, requestId, keyId]) => ({
+      id,
+      createdAt: new Date(t),
+      accountId: bucket.accountId,
+      appUserId: bucket.appUserId,
+      appId,
+      connectionId,
+      brandId,
+      interaction,
+      resourceType,
+      count,
+      ...(denied !== null && { denied }),
+      requestId,
+      keyId,
+    }),
+  );
+}
+
+/** Newest first: by time, then by id. */
+const newer = (a: { createdAt: Date; id: string }, b: { createdAt: Date; id: string }) =>
+  b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 
 export class AccessLogRepository implements AccessLogStore {
-  private readonly collection: Collection<AccessDocument>;
+  private readonly collection: Collection<Bucket>;
 
   constructor(db: Db) {
-    this.collection = db.collection<AccessDocument>('access_log');
+    this.collection = db.collection<Bucket>('access_log');
   }
 
   async init(indexes?: Db): Promise<void> {
     const collection = through(this.collection, indexes);
-    await collection.createIndex({ accountId: 1, appUserId: 1, createdAt: -1, _id: -1 });
-    await collection.createIndex({ createdAt: 1 });
+    await collection.createIndex({ accountId: 1, appUserId: 1, last: -1 });
+    await collection.createIndex({ first: 1 });
   }
 
   async append(entries: readonly AccessEntry[]): Promise<void> {
-    if (entries.length === 0) return;
-    // Unordered: one entry refused (it never is: each id is new) does not keep the others out.
-    await this.collection.insertMany(
-      entries.map(({ id, ...rest }) => ({ _id: id, ...rest })),
-      { ordered: false },
-    );
+    const users = new Map<string, AccessEntry[]>();
+    for (const entry of entries) {
+      const key = `${entry.accountId}\u0000${entry.appUserId}`;
+      const theirs = users.get(key);
+      if (theirs) theirs.push(entry);
+      else users.set(key, [entry]);
+    }
+    if (users.size === 0) return;
+    await this.collection.insertMany([...users.values()].map(bucketOf), { ordered: false });
   }
 
   async list(accountId: string, appUserId: string, query: AccessQuery): Promise<KeysetPage<AccessEntry>> {
-    const filter = { accountId, appUserId, ...(query.since && { createdAt: { $gte: query.since } }) };
-    const { items, hasMore } = await keysetPage(this.collection, filter, '_id', query.limit, query.after);
-    return { items: items.map(({ _id, ...rest }) => ({ id: _id, ...rest })), hasMore };
+    const { since, after, limit } = query;
+    const cursor = this.collection
+      .find({
+        accountId,
+        appUserId,
+        ...(since && { last: { $gte: since } }),
+        ...(after && { first: { $lte: after.createdAt } }),
+      })
+      .sort({ last: -1, _id: -1 });
+    // Buckets come by their newest entry; their entries interleave (replicas write side by side), so they are merged
+    // until no later bucket can hold an entry that ranks above the page's last (the one past it, for `hasMore`).
+    const found: AccessEntry[] = [];
+    for await (const bucket of cursor) {
+      if (found.length > limit && bucket.last < found[limit]!.createdAt) break;
+      for (const entry of unpack(bucket)) {
+        if (since && entry.createdAt < since) continue;
+        if (after && newer(entry, after) <= 0) continue;
+        found.push(entry);
+      }
+      found.sort(newer);
+    }
+    await cursor.close();
+    return { items: found.slice(0, limit), hasMore: found.length > limit };
   }
 
   async sweep(before: Date, limit: number): Promise<number> {
     const old = await this.collection
-      .find({ createdAt: { $lt: before } }, { projection: { _id: 1 } })
+      .find({ first: { $lt: before } })
+      .sort({ first: 1 })
       .limit(limit)
       .toArray();
-    if (old.length === 0) return 0;
-    // Entries never change, so no lock: what was old when found is old still.
-    const { deletedCount } = await this.collection.deleteMany({ _id: { $in: old.map((doc) => doc._id) } });
-    return deletedCount;
+    let removed = 0;
+    for (const bucket of old) {
+      const budget = limit - removed;
+      if (budget <= 0) break;
+      const entries = unpack(bucket).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+      const gone = entries.filter((e) => e.createdAt < before).slice(0, budget);
+      const kept = entries.slice(gone.length);
+      // Conditional on the bucket as read: of two replicas sweeping at once, one removes these entries.
+      const same = { _id: bucket._id, entries: bucket.entries };
+      const { deletedCount, modifiedCount } =
+        kept.length === 0
+          ? { ...(await this.collection.deleteOne(same)), modifiedCount: 0 }
+          : { ...(await this.collection.updateOne(same, { $set: withoutId(bucketOf(kept)) })), deletedCount: 0 };
+      removed += (deletedCount + modifiedCount) * gone.length;
+    }
+    return removed;
   }
 }
+
+/** One user's entries as a bucket (named by its first entry's id). */
+function bucketOf(entries: AccessEntry[]): Bucket {
+  const times = entries.map((e) => e.createdAt.getTime());
+  return {
+    _id: entries[0]!.id,
+    accountId: entries[0]!.accountId,
+    appUserId: entries[0]!.appUserId,
+    first: new Date(Math.min(...times)),
+    last: new Date(Math.max(...times)),
+    entries: JSON.stringify(entries.map(pack)),
+  };
+}
+
+const withoutId = ({ _id, ...rest }: Bucket) => rest;
