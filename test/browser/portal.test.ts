@@ -98,7 +98,9 @@ describe("The patient's own page in a real browser (Chromium, the sandbox EHR)",
     expect(reads, JSON.stringify(reads)).to.have.length(4);
     expect(reads[0]).to.match(/Companion was refused your procedures from Sandbox Public Health: it is not allowed/);
     expect(reads[1]).to.match(/Companion read \d+ lab results and vital signs from Sandbox Public Health\./);
-    expect(reads[2]).to.match(/Companion (read \d+ medications?|looked for your medications) from Sandbox Public Health/);
+    expect(reads[2]).to.match(
+      /Companion (read \d+ medications?|looked for your medications) from Sandbox Public Health/,
+    );
     expect(reads[3]).to.match(/Companion (read \d+ conditions?|looked for your conditions) /);
     await axeClean(page, "the patient's page");
     await screenshot(page, shot('portal.png'), { fullPage: true });

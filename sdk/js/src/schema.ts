@@ -222,6 +222,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/platform/v1/app-users/{appUserId}/portal-sessions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A link to the patient's own page, where they see and stop what they share
+     * @description Call it from your backend when your signed-in user chooses "Manage sharing", and open `url` in their browser. The page lists each health system the user connected (logo, name, when it last synced, what your app may read), who read their records (the access log in plain words, and as FHIR JSON to download), and a "Stop sharing" button per connection, which revokes it exactly as `DELETE /connections/{id}` does (its tokens revoked at the health system, `connection.revoked` with `by: "patient"`). The link is opaque, kept only as its SHA-256, opens the page once within 15 minutes, and the page then stays open for 15 minutes in that browser only (an HttpOnly cookie); a second visit, or a late one, shows a page saying so. A user this account never saw is 404.
+     */
+    post: operations['createPortalSession'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/platform/v1/connections/{connectionId}': {
     parameters: {
       query?: never;
@@ -477,7 +497,7 @@ export interface paths {
     };
     /**
      * Portico Connect's script and stylesheet (public)
-     * @description `picker.js`, `end.js` and `connect.css`, the only resources the hosted pages load. Anything else is 404.
+     * @description `picker.js`, `end.js`, `connect.css` and `portal.css`, the only resources the hosted pages (Portico Connect and the patient’s page) load. Anything else is 404.
      */
     get: operations['getConnectAsset'];
     put?: never;
@@ -500,6 +520,86 @@ export interface paths {
      * @description Register `PUBLIC_BASE_URL` + `/api/sdk/v1/connect/callback` as the redirect URI of Portico's client at each health system. An unknown, used or expired `state` is a 400 page and changes nothing. So is a `state` whose browser does not hold the binding cookie its launch set (another browser, e.g. someone else signing in with a copied authorization link): the session stays usable, until it expires, by the browser that started it. Then RFC 9207: when the health system's `smart-configuration` lists `authorization_response_iss_parameter_supported: true`, `iss` must equal its discovered `issuer`, and an `iss` that is present is checked in any case; otherwise the session fails with `error=issuer_mismatch` and the code is never sent anywhere. An `error` from the health system fails the session and returns the browser to the app with `status=failed&error=<that error>` when it matches `^[a-z0-9_]{1,64}$`, else `error=invalid_request`. Otherwise the code is exchanged at the token endpoint (10 s deadline) with the PKCE verifier and the registration's client authentication: a refusal returns `error=<the token endpoint's OAuth error>` (`invalid_grant`, `invalid_client`…), an unusable answer (no `access_token`, a type other than Bearer, no `patient`) `error=invalid_token_response`, an unreachable server `error=brand_unavailable`, a suspended app `error=app_suspended`, a user that may no longer connect (tombstoned, or at its connection limit) `error=connection_refused`, a reconnect that signed in as another patient or on another FHIR server `error=patient_mismatch`; whatever a failed callback obtained is deleted and revoked at the health system. Back at the app, the sign-in's entry leaves the cookie. On success the connection is made as `complete` makes one (same events and lifecycle moves), records the FHIR base URL, the health system's patient id and the granted scope, and its first sync starts; the browser returns with 303 to `redirectUri?session=<id>&status=connected&connectionId=<id>`. Every return keeps the redirect URI's own query parameters.
      */
     get: operations['connectCallback'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sdk/v1/portal/open/{token}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The patient's page link (opened in the patient's browser)
+     * @description Not called by apps: it is the `url` of `POST /api/platform/v1/app-users/{appUserId}/portal-sessions`. The first visit within 15 minutes sets the page's cookie (`__Host-portico-portal`, Secure, HttpOnly, SameSite=Strict, path /, 15 minutes; `portico-portal` without Secure over plain http in development) and answers 303 to the page. A second visit is 410 (a page saying the link was used), a late one 410 (expired), an unknown one 404.
+     */
+    get: operations['openPortal'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sdk/v1/portal': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The patient's page (HTML)
+     * @description What the patient's link opened, while its cookie lives: each connected health system (logo, name, last sync, what the app may read), who read their records (newest 50, in plain words), a download of the whole log, and "Stop sharing" per connection. Without a live cookie: 410, a page saying it expired. `stopped` (set by the page itself) shows whether the last "Stop sharing" took effect.
+     */
+    get: operations['getPortal'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sdk/v1/portal/connections/{connectionId}/stop': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * "Stop sharing" on the patient's page (a form, not for apps)
+     * @description Revokes the connection exactly as `DELETE /api/platform/v1/connections/{id}` does (tokens revoked at the health system, `connection.revoked` with `by: "patient"`), when the page's cookie lives, `token` is the one the page put in its form, and the connection is this patient's and live; then 303 back to the page, which says whether it took effect.
+     */
+    post: operations['stopSharing'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/sdk/v1/portal/access-log.json': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The patient's access log as FHIR JSON (a download from their page)
+     * @description A FHIR R4 Bundle (`collection`) of AuditEvents, newest first, up to 10,000: the same entries `GET /api/platform/v1/app-users/{appUserId}/access-log` lists. Only with the page's live cookie; else 410.
+     */
+    get: operations['exportAccessLog'];
     put?: never;
     post?: never;
     delete?: never;
@@ -867,7 +967,7 @@ export interface webhooks {
             timestamp: string;
             /** Format: uuid */
             customerAccountId: string;
-            /** @description Identifiers and non-clinical state only: `patient.*` {patientId}; `app_user.*` {appUserId, state}; `connection.*` {connectionId, appUserId, brandId} (`connection.reauthorization_required` adds `reason`: `invalid_grant`, `patient_mismatch` or `token_unreadable`; `connection.synced` adds `added`, `updated` and `counts` {<type>: {added, updated}}, and after a full run `removed` (also in the counts of each type); `connection.sync_failed` adds `reason`); `webhook_endpoint.disabled` {webhookEndpointId, reason: consecutive_failures|gone}; `webhook.test` {webhookEndpointId}. */
+            /** @description Identifiers and non-clinical state only: `patient.*` {patientId}; `app_user.*` {appUserId, state}; `connection.*` {connectionId, appUserId, brandId} (`connection.revoked` adds `by`: `account` when the account’s key or a tombstone revoked it, `patient` when the patient stopped sharing on their own page; `connection.reauthorization_required` adds `reason`: `invalid_grant`, `patient_mismatch` or `token_unreadable`; `connection.synced` adds `added`, `updated` and `counts` {<type>: {added, updated}}, and after a full run `removed` (also in the counts of each type); `connection.sync_failed` adds `reason`); `webhook_endpoint.disabled` {webhookEndpointId, reason: consecutive_failures|gone}; `webhook.test` {webhookEndpointId}. */
             data: {
               [key: string]: unknown;
             };
@@ -1962,6 +2062,52 @@ export interface operations {
       };
     };
   };
+  createPortalSession: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Optional, 1-255 visible ASCII characters (surrounding double quotes are removed). One execution per (credential, key), also across replicas and crashes; the outcome (2xx, 404, 409, 412) is replayed byte-for-byte for 24 hours with `Idempotent-Replayed: true`. Same key with a different method, path, body or If-Match → 422; while the first request runs → 409 `IDEMPOTENCY_KEY_IN_USE` with `Retry-After: 1`; when the first request executed but its response was lost (its server stopped, or it failed part-way after changing something) → 409 `IDEMPOTENCY_KEY_EXECUTED`, not retryable: read the resource instead. */
+        'Idempotency-Key'?: string;
+      };
+      path: {
+        appUserId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Minted. */
+      201: {
+        headers: {
+          'Cache-Control'?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /**
+             * Format: uri
+             * @description The patient's page: open it in the patient's browser. Single use, opaque.
+             */
+            url: string;
+            /**
+             * Format: date-time
+             * @description The link opens the page until then (15 minutes).
+             */
+            expiresAt: string;
+          };
+        };
+      };
+      /** @description Problem details (RFC 9457). */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
   revokeConnection: {
     parameters: {
       query?: never;
@@ -2761,6 +2907,161 @@ export interface operations {
       };
       /** @description An unknown, used or expired `state`, or another browser than the one that started (an HTML page). */
       400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Problem details (RFC 9457). */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  openPortal: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description On to the page. */
+      303: {
+        headers: {
+          Location?: string;
+          'Set-Cookie'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description An unknown link (an HTML page). */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description A used or expired link (an HTML page). */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Problem details (RFC 9457). */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  getPortal: {
+    parameters: {
+      query?: {
+        stopped?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The page. */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The page expired (an HTML page). */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Problem details (RFC 9457). */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  stopSharing: {
+    parameters: {
+      query?: {
+        token?: string;
+      };
+      header?: never;
+      path: {
+        connectionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Back to the page. */
+      303: {
+        headers: {
+          Location?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The page expired (an HTML page). */
+      410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Problem details (RFC 9457). */
+      default: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['Problem'];
+        };
+      };
+    };
+  };
+  exportAccessLog: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The log. */
+      200: {
+        headers: {
+          'Content-Disposition'?: string;
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description The page expired (an HTML page). */
+      410: {
         headers: {
           [name: string]: unknown;
         };
