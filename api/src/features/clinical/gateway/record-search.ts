@@ -7,13 +7,13 @@
 import type { Clock } from '#core/clock.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
-import { invalidField, notFound } from '../../../shared/http/errors.js';
+import { notFound } from '../../../shared/http/errors.js';
 import type { RecordStore } from '../records/store.js';
 import { attachmentsOf, type Attachment, type AttachmentStore } from '../attachments/store.js';
 import { resourceOfTail } from './entries.js';
 import { RECORD_TYPES } from '../record-types.js';
 import type { Clause } from '../search/matching.js';
-import { clausesOf, everythingWalk, searchWalk, type EverythingWalk, type Walk } from './record-walks.js';
+import { clausesOf, encodeRecordWalk, everythingWalkOf, recordWalkOf, type Walk } from './record-walks.js';
 import { ConnectionIndex } from './connection-index.js';
 import type { IndexedObservation as Found } from './entries.js';
 import type { DateValue } from '../search/values.js';
@@ -21,8 +21,6 @@ import { BEGINNING } from '../dates.js';
 import type { ConnectionIndexes } from './connection-indexes.js';
 import { typeGranted, type Access, type GatewayService } from './service.js';
 
-const CURSOR_ROUTE = 'records/_search';
-const CURSOR_MAX = 16384;
 export interface RecordPage {
   connectionId: string;
   type: string;
@@ -65,7 +63,7 @@ export class RecordSearch {
       type,
       log: logDenials,
     });
-    const walk = this.walkOf(principal, connectionId, type, parameters);
+    const walk = recordWalkOf(this.deps, principal, connectionId, type, parameters);
     const clauses = clausesOf(type, walk.params); // (checked in walkOf: a 400 comes before any check reads)
     const access = await this.deps.gateway.authorize(principal, requestId, connectionId, logDenials, type);
     const { grants, obs } = access;
@@ -94,10 +92,10 @@ export class RecordSearch {
     const last = items.at(-1);
     const next =
       !walk.summaryCount && last && from + walk.count < ordered.length
-        ? this.encode(principal, { ...walk, after: { key: keyOf(last), id: last.id } })
+        ? encodeRecordWalk(this.deps.cursors, principal, { ...walk, after: { key: keyOf(last), id: last.id } })
         : null;
     const included = await this.included(walk, items, grants, obs);
-    await this.deps.gateway.logRead(
+    await this.deps.gateway.recorder.record(
       access.subject,
       principal,
       requestId,
@@ -112,7 +110,7 @@ export class RecordSearch {
       items,
       included,
       next,
-      self: this.encode(principal, walk),
+      self: encodeRecordWalk(this.deps.cursors, principal, walk),
     };
   }
 
@@ -133,11 +131,11 @@ export class RecordSearch {
       type: null,
       log: true,
     });
-    const walk = this.everythingWalk(principal, connectionId, patient, parameters);
+    const walk = everythingWalkOf(this.deps, principal, connectionId, patient, parameters);
     const access = await this.deps.gateway.authorize(principal, requestId, connectionId, true, null);
     const { grants, obs } = access;
     const logged = (count: number) =>
-      this.deps.gateway.logRead(access.subject, principal, requestId, 'everything', null, count);
+      this.deps.gateway.recorder.record(access.subject, principal, requestId, 'everything', null, count);
     const now = this.deps.clock.now();
     const asOf = new Date(walk.asOf);
     const index = await this.index(connectionId, obs, null);
@@ -165,7 +163,10 @@ export class RecordSearch {
     const last = page.at(-1);
     const next =
       last && from + walk.count < ordered.length
-        ? this.encode(principal, { ...walk, after: { rank: last.rank, key: last.found.sortDate, id: last.found.id } })
+        ? encodeRecordWalk(this.deps.cursors, principal, {
+            ...walk,
+            after: { rank: last.rank, key: last.found.sortDate, id: last.found.id },
+          })
         : null;
     await logged(page.length);
     return {
@@ -175,7 +176,7 @@ export class RecordSearch {
       items: page.map((p) => p.found),
       included: [],
       next,
-      self: this.encode(principal, walk),
+      self: encodeRecordWalk(this.deps.cursors, principal, walk),
     };
   }
 
@@ -220,7 +221,7 @@ export class RecordSearch {
     });
     const access = await this.deps.gateway.authorize(principal, requestId, connectionId, true, null, 'binary');
     const found = await this.namedAttachment(connectionId, binaryId, access);
-    await this.deps.gateway.logRead(access.subject, principal, requestId, 'binary', 'Binary', found ? 1 : 0);
+    await this.deps.gateway.recorder.record(access.subject, principal, requestId, 'binary', 'Binary', found ? 1 : 0);
     return found;
   }
 
@@ -259,7 +260,7 @@ export class RecordSearch {
     const now = this.deps.clock.now();
     const visible = await this.visible(connectionId, type, access.grants, access.obs, now, now);
     const found = visible.find((record) => record.resourceId === resourceId);
-    await this.deps.gateway.logRead(access.subject, principal, requestId, 'read', type, found ? 1 : 0);
+    await this.deps.gateway.recorder.record(access.subject, principal, requestId, 'read', type, found ? 1 : 0);
     return found;
   }
 
@@ -306,53 +307,6 @@ export class RecordSearch {
         Number.MAX_SAFE_INTEGER,
       )
     );
-  }
-
-  private everythingWalk(
-    principal: Principal,
-    connectionId: string,
-    patient: string,
-    parameters: [string, string][],
-  ): EverythingWalk {
-    const cursor = parameters.find(([name]) => name === '_cursor')?.[1];
-    if (cursor === undefined)
-      return everythingWalk(connectionId, principal.appId!, patient, parameters, this.deps.clock.now().getTime());
-    const walk = this.decode(principal, cursor, parameters) as unknown as EverythingWalk;
-    if (walk.type !== '$everything' || walk.connectionId !== connectionId || walk.patient !== patient)
-      throw invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
-    return walk;
-  }
-
-  private walkOf(principal: Principal, connectionId: string, type: string, parameters: [string, string][]): Walk {
-    const cursor = parameters.find(([name]) => name === '_cursor')?.[1];
-    if (cursor === undefined)
-      return searchWalk(connectionId, principal.appId!, type, parameters, this.deps.clock.now().getTime());
-    const walk = this.decode(principal, cursor, parameters) as Walk;
-    if (walk.connectionId !== connectionId || walk.type !== type)
-      throw invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
-    return walk;
-  }
-
-  /** A cursor's walk, when it was issued to this app and comes alone. */
-  private decode(principal: Principal, cursor: string, parameters: [string, string][]): { appId: string } {
-    const rejected = invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
-    if (parameters.length > 1) throw invalidField('query', '_cursor', 'carries the search: send it alone');
-    let walk: { appId: string };
-    try {
-      walk = this.deps.cursors.decodeData(
-        { route: CURSOR_ROUTE, accountId: principal.accountId },
-        cursor,
-        CURSOR_MAX,
-      ) as { appId: string };
-    } catch {
-      throw rejected;
-    }
-    if (walk.appId !== principal.appId) throw rejected;
-    return walk;
-  }
-
-  private encode(principal: Principal, walk: Walk | EverythingWalk): string {
-    return this.deps.cursors.encodeData({ route: CURSOR_ROUTE, accountId: principal.accountId }, walk);
   }
 }
 

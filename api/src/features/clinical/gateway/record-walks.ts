@@ -1,7 +1,10 @@
 // The walks of the record search (record-search.ts): what a search of a type, or a patient's `$everything`, asks for,
 // read from FHIR search parameters (400 listing each problem before any check reads anything), and what the signed
 // cursor of its `next` link carries to continue it.
-import type { FieldError } from '../../../shared/http/errors.js';
+import type { Clock } from '#core/clock.js';
+import type { Principal } from '../../../shared/http/auth.js';
+import type { CursorCodec } from '../../../shared/http/cursor.js';
+import { invalidField, type FieldError } from '../../../shared/http/errors.js';
 import { throwIfAny } from '../../../shared/http/validate.js';
 import { dateRange } from '../dates.js';
 import { CLINICAL_DATE, RECORD_TYPES } from '../record-types.js';
@@ -194,4 +197,63 @@ export function clausesOf(type: string, params: [string, string][], errors?: Fie
   const clauses = params.flatMap(([name, value]) => clauseOf(type, name, value, problems) ?? []);
   if (!errors) throwIfAny(problems);
   return clauses;
+}
+
+const CURSOR_ROUTE = 'records/_search';
+const CURSOR_MAX = 16384;
+
+export function everythingWalkOf(
+  { cursors, clock }: { cursors: CursorCodec; clock: Clock },
+  principal: Principal,
+  connectionId: string,
+  patient: string,
+  parameters: [string, string][],
+): EverythingWalk {
+  const cursor = parameters.find(([name]) => name === '_cursor')?.[1];
+  if (cursor === undefined)
+    return everythingWalk(connectionId, principal.appId!, patient, parameters, clock.now().getTime());
+  const walk = decodeWalk(cursors, principal, cursor, parameters) as unknown as EverythingWalk;
+  if (walk.type !== '$everything' || walk.connectionId !== connectionId || walk.patient !== patient)
+    throw invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
+  return walk;
+}
+
+export function recordWalkOf(
+  { cursors, clock }: { cursors: CursorCodec; clock: Clock },
+  principal: Principal,
+  connectionId: string,
+  type: string,
+  parameters: [string, string][],
+): Walk {
+  const cursor = parameters.find(([name]) => name === '_cursor')?.[1];
+  if (cursor === undefined) return searchWalk(connectionId, principal.appId!, type, parameters, clock.now().getTime());
+  const walk = decodeWalk(cursors, principal, cursor, parameters) as Walk;
+  if (walk.connectionId !== connectionId || walk.type !== type)
+    throw invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
+  return walk;
+}
+
+/** A cursor's walk, when it was issued to this app and comes alone. */
+function decodeWalk(
+  cursors: CursorCodec,
+  principal: Principal,
+  cursor: string,
+  parameters: [string, string][],
+): { appId: string } {
+  const rejected = invalidField('query', '_cursor', 'is not a cursor issued to this app for this search');
+  if (parameters.length > 1) throw invalidField('query', '_cursor', 'carries the search: send it alone');
+  let walk: { appId: string };
+  try {
+    walk = cursors.decodeData({ route: CURSOR_ROUTE, accountId: principal.accountId }, cursor, CURSOR_MAX) as {
+      appId: string;
+    };
+  } catch {
+    throw rejected;
+  }
+  if (walk.appId !== principal.appId) throw rejected;
+  return walk;
+}
+
+export function encodeRecordWalk(cursors: CursorCodec, principal: Principal, walk: Walk | EverythingWalk): string {
+  return cursors.encodeData({ route: CURSOR_ROUTE, accountId: principal.accountId }, walk);
 }

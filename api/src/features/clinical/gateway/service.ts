@@ -17,26 +17,18 @@ import type { Generations } from '../../../shared/infra/generations.js';
 import type { RecordStore } from '../records/store.js';
 import type { Principal } from '../../../shared/http/auth.js';
 import type { CursorCodec } from '../../../shared/http/cursor.js';
-import { AppError, invalidField, notFound } from '../../../shared/http/errors.js';
+import { AppError, notFound } from '../../../shared/http/errors.js';
 import { entryOfDocument, type IndexedObservation as Found } from './entries.js';
 import type { ConnectionIndexes } from './connection-indexes.js';
-import {
-  afterPosition,
-  observationFilter,
-  observationSort,
-  parseDateParam,
-  parseToken,
-  type Grants,
-  type SearchParams,
-} from './query.js';
+import { afterPosition, observationFilter, observationSort, type Grants } from './query.js';
 import type { SearchBody } from './schema.js';
 import { UUID } from '../../../shared/http/ids.js';
+import { encodeWalk, walkOf, type Walk } from './observation-walks.js';
 import type { ReadInteraction, ReadLog, ReadSubject } from './read-log.js';
+import { ReadRecorder, subjectOf } from './read-recorder.js';
 
 export type DenialReason =
   'INSUFFICIENT_SCOPE' | 'APP_NOT_INSTALLED' | 'SUBJECT_NOT_ACTIVE' | 'RESOURCE_TYPE_NOT_GRANTED';
-const CURSOR_ROUTE = 'observations/_search';
-const CURSOR_MAX = 16384;
 
 export interface GatewayDeps {
   users: AppUserStore;
@@ -71,16 +63,6 @@ interface Checked {
  * */
 const CHECKS_TTL_MS = 5_000;
 
-/** Everything a search needs to continue: the cursor carries it, signed and bound to account and app. */
-interface Walk {
-  connectionId: string;
-  appId: string;
-  params: SearchParams;
-  count: number;
-  asOf: number;
-  after?: { sortDate: number; id: string };
-}
-
 export interface SearchPage {
   connectionId: string;
   total: number;
@@ -99,7 +81,12 @@ export class GatewayService {
   /** Connections searched in the last CHECKS_TTL_MS, at most 10,000 (each holds a user and an app's grants). */
   private readonly checks = lruCache<string, Checked>(10_000, { ttl: CHECKS_TTL_MS });
 
-  constructor(private readonly deps: GatewayDeps) {}
+  /** What the access log is told of each read and refusal. */
+  readonly recorder: ReadRecorder;
+
+  constructor(private readonly deps: GatewayDeps) {
+    this.recorder = new ReadRecorder(deps);
+  }
 
   /** The first check, made before the request's input is even read (the route calls it ahead of validation). */
   checkScope(principal: Principal, requestId: string): void {
@@ -118,52 +105,9 @@ export class GatewayService {
     { interaction, type, log }: { interaction: ReadInteraction; type: string | null; log: boolean },
   ): Promise<void> {
     if (principal.scopes.has('observation:read') && principal.appId !== null) return;
-    const record =
-      log && connectionId !== undefined && UUID.test(connectionId)
-        ? await this.deps.users.connection(principal.accountId, connectionId)
-        : null;
-    if (record)
-      await this.logRead(
-        this.subjectOf(principal, record),
-        principal,
-        requestId,
-        interaction,
-        type,
-        0,
-        'INSUFFICIENT_SCOPE',
-      );
+    if (log)
+      await this.recorder.refusedUnread(principal, requestId, connectionId, interaction, type, 'INSUFFICIENT_SCOPE');
     throw this.denial(principal, requestId, 'INSUFFICIENT_SCOPE', connectionId, log);
-  }
-
-  /** Records a read (or, with `denied`, a refusal) in the access log; resolves once it is stored. */
-  logRead(
-    subject: ReadSubject,
-    principal: Principal,
-    requestId: string,
-    interaction: ReadInteraction,
-    resourceType: string | null,
-    count: number,
-    denied?: string,
-  ): Promise<void> {
-    return this.deps.readLog.record({
-      ...subject,
-      interaction,
-      resourceType,
-      count,
-      ...(denied !== undefined && { denied }),
-      requestId,
-      keyId: principal.keyId,
-    });
-  }
-
-  private subjectOf(principal: Principal, record: ConnectionRecord): ReadSubject {
-    return {
-      accountId: principal.accountId,
-      appId: principal.appId ?? record.appId,
-      appUserId: record.appUserId,
-      connectionId: record.id,
-      brandId: record.brandId,
-    };
   }
 
   /**
@@ -181,17 +125,23 @@ export class GatewayService {
       type: 'Observation',
       log: logDenials,
     });
-    const walk = this.walkOf(principal, input);
+    const walk = walkOf(this.deps, principal, input);
     const { grants, obs, subject } = await this.authorize(principal, requestId, walk.connectionId, logDenials);
     const { items, total } = await this.find(walk, grants, obs, walk.count + 1);
     const page = items.slice(0, walk.count);
-    await this.logRead(subject, principal, requestId, 'search', 'Observation', page.length);
+    await this.recorder.record(subject, principal, requestId, 'search', 'Observation', page.length);
     const last = page.at(-1);
     const next =
       items.length > walk.count && last
-        ? this.encode(principal, { ...walk, after: { sortDate: last.sortDate, id: last.id } })
+        ? encodeWalk(this.deps.cursors, principal, { ...walk, after: { sortDate: last.sortDate, id: last.id } })
         : null;
-    return { connectionId: walk.connectionId, total, items: page, next, self: this.encode(principal, walk) };
+    return {
+      connectionId: walk.connectionId,
+      total,
+      items: page,
+      next,
+      self: encodeWalk(this.deps.cursors, principal, walk),
+    };
   }
 
   /**
@@ -211,7 +161,7 @@ export class GatewayService {
     });
     const { grants, obs, subject } = await this.authorize(principal, requestId, connectionId, true);
     const found = await this.readVisible(connectionId, resourceId, grants, obs);
-    await this.logRead(subject, principal, requestId, 'read', 'Observation', found ? 1 : 0);
+    await this.recorder.record(subject, principal, requestId, 'read', 'Observation', found ? 1 : 0);
     return found;
   }
 
@@ -254,8 +204,8 @@ export class GatewayService {
     // (another account's, or an unknown id, leaves no trace anywhere), then answered.
     const deny = async (reason: DenialReason | 'CONNECTION_NOT_FOUND') => {
       if (logDenials && record)
-        await this.logRead(
-          this.subjectOf(principal, record),
+        await this.recorder.record(
+          subjectOf(principal, record),
           principal,
           requestId,
           interaction,
@@ -279,7 +229,7 @@ export class GatewayService {
       throw await deny('RESOURCE_TYPE_NOT_GRANTED');
     // The caller may read this connection: tokens for what its searches cache (read before the index loads).
     const [, obs] = read!.every((token) => token !== undefined) ? read : await this.deps.generations.ensure(keys);
-    return { grants: app.grants, obs: obs!, subject: this.subjectOf(principal, record) };
+    return { grants: app.grants, obs: obs!, subject: subjectOf(principal, record) };
   }
 
   /**
@@ -359,50 +309,5 @@ export class GatewayService {
     return reason === 'CONNECTION_NOT_FOUND'
       ? notFound('connection')
       : new AppError('GATEWAY_ACCESS_DENIED', 'The app may not read these observations.', { reason });
-  }
-
-  /** The search a request asks for: its parameters, or the walk its cursor continues. */
-  private walkOf(principal: Principal, { body, cursor }: { body?: SearchBody; cursor?: string }): Walk {
-    const presented = cursor ?? body?.cursor;
-    if (presented === undefined) {
-      const b = body!;
-      const params: SearchParams = {
-        sort: b._sort ?? '-date',
-        ...(b.code !== undefined && { code: b.code }),
-        ...(b.category !== undefined && { category: b.category }),
-        ...(b.date !== undefined && { date: b.date }),
-      };
-      // Malformed parameters are a 400 before any check reads anything.
-      if (params.code !== undefined) parseToken(params.code, 'code');
-      if (params.category !== undefined) parseToken(params.category, 'category');
-      for (const value of params.date ?? []) parseDateParam(value);
-      return {
-        connectionId: b.connectionId,
-        appId: principal.appId!,
-        params,
-        count: b._count ?? 50,
-        asOf: this.deps.clock.now().getTime(),
-      };
-    }
-    const where = cursor !== undefined ? 'query' : 'body';
-    if (body && Object.keys(body).some((k) => k !== 'connectionId' && k !== 'cursor'))
-      throw invalidField('body', 'cursor', 'carries the search: send only connectionId beside it');
-    const rejected = invalidField(where, 'cursor', 'is not a cursor issued to this app');
-    let walk: Walk;
-    try {
-      walk = this.deps.cursors.decodeData(
-        { route: CURSOR_ROUTE, accountId: principal.accountId },
-        presented,
-        CURSOR_MAX,
-      ) as Walk;
-    } catch {
-      throw rejected;
-    }
-    if (walk.appId !== principal.appId || (body && body.connectionId !== walk.connectionId)) throw rejected;
-    return walk;
-  }
-
-  private encode(principal: Principal, walk: Walk): string {
-    return this.deps.cursors.encodeData({ route: CURSOR_ROUTE, accountId: principal.accountId }, walk);
   }
 }
