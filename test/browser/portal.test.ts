@@ -13,7 +13,9 @@ import {
   formatViolations,
   runEveryAxeRule,
   screenshot,
+  serveStatic,
   withBrowser,
+  type StaticServer,
   type BrowserSession,
 } from '../../testkit/browser.js';
 import { eventsOf } from '../../testkit/events.js';
@@ -26,12 +28,25 @@ describe("The patient's own page in a real browser (Chromium, the sandbox EHR)",
   this.timeout(120_000);
   let world: SmartWorld;
   let session: BrowserSession;
+  /** The app's own site, where the patient clicks "Manage sharing". */
+  let app: StaticServer;
+  let manageSharing = '';
+  const appSite = () => app.origin.replace('127.0.0.1', 'localhost');
   withBrowser((s) => (session = s));
 
   before(async () => {
     world = await startSmartWorld({ appName: 'Companion', grants: { ...GRANTS, resourceTypes: READS } });
+    app = await serveStatic({
+      '/': {
+        body: async () =>
+          `<!doctype html><html lang="en"><title>Companion</title><main><a href="${manageSharing}">Manage sharing</a></main></html>`,
+      },
+    });
   });
-  after(() => world?.close());
+  after(async () => {
+    await app?.close();
+    await world?.close();
+  });
 
   /** A patient connected and synced, whose records Companion then read (and was once refused). */
   const connectedAndRead = async (appUserId: string): Promise<string> => {
@@ -82,8 +97,13 @@ describe("The patient's own page in a real browser (Chromium, the sandbox EHR)",
     await page.setViewportSize({ width: 1024, height: 900 });
     const connectionId = await connectedAndRead('portal-browser');
     const origins = originsOf(page);
-    await page.goto(await portalUrl('portal-browser'));
-    expect(new URL(page.url()).pathname).to.equal('/api/sdk/v1/portal');
+    // The patient follows the app's "Manage sharing" link from the app's own site: the page's cookie must survive
+    // the redirect of a navigation that began on another site.
+    manageSharing = await portalUrl('portal-browser');
+    // (localhost, not 127.0.0.1: another site, since ports do not make one)
+    await page.goto(`${appSite()}/`);
+    await page.click('text=Manage sharing');
+    await page.waitForURL(`${world.api.url}/api/sdk/v1/portal`);
     expect(await page.textContent('h1')).to.equal('Your shared health records');
     expect(await page.locator('.connection h3').allTextContents()).to.deep.equal(['Sandbox Public Health']);
     expect(await page.locator('.types li').allTextContents()).to.deep.equal([
@@ -125,7 +145,7 @@ describe("The patient's own page in a real browser (Chromium, the sandbox EHR)",
       async () => world.ehr.stats.revocations,
       (count) => count > revocations,
     );
-    expect(origins, 'requests beyond the API').to.deep.equal([world.api.url]);
+    expect(origins, 'requests beyond the app and the API').to.deep.equal([appSite(), world.api.url]);
     expect(cspRefusals(), "content refused by the page's CSP").to.deep.equal([]);
   });
 

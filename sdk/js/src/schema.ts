@@ -537,7 +537,7 @@ export interface paths {
     };
     /**
      * The patient's page link (opened in the patient's browser)
-     * @description Not called by apps: it is the `url` of `POST /api/platform/v1/app-users/{appUserId}/portal-sessions`. The first visit within 15 minutes sets the page's cookie (`__Host-portico-portal`, Secure, HttpOnly, SameSite=Strict, path /, 15 minutes; `portico-portal` without Secure over plain http in development) and answers 303 to the page. A second visit is 410 (a page saying the link was used), a late one 410 (expired), an unknown one 404.
+     * @description Not called by apps: it is the `url` of `POST /api/platform/v1/app-users/{appUserId}/portal-sessions`. The first visit within 15 minutes sets the page's cookie (`__Host-portico-portal`, Secure, HttpOnly, SameSite=Lax, path /, 15 minutes; `portico-portal` without Secure over plain http in development) and answers 303 to the page. A second visit is 410 (a page saying the link was used), a late one 410 (expired), an unknown one 404.
      */
     get: operations['openPortal'];
     put?: never;

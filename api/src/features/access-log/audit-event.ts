@@ -1,5 +1,7 @@
 // An access-log entry as a FHIR R4 AuditEvent, after IHE's Basic Audit Log Patterns (BALP): PatientRead for a read
-// and a Binary, PatientQuery for a search and `$everything` (docs/api.md, "The access log"). Who: the app (the client
+// and a Binary, PatientQuery for a search and `$everything` (docs/api.md, "The access log"). The pattern is a tag, not
+// a claimed profile: PatientQuery's profile requires the query itself, whose values Portico does not keep, and
+// PatientRead's the resource read, where Portico names the connection and counts. Who: the app (the client
 // agent, requestor) and its account (the information's recipient); Portico is the server agent and the observer.
 // What: the patient (the app user) and the connection, with the type read and how many resources the answer held:
 // counts and identifiers, never a resource's content, nor the search's parameters (their values can be clinical).
@@ -7,16 +9,17 @@
 import type { AccessEntry } from './store.js';
 
 export const PORTICO_SYSTEM = 'https://portico.dev/fhir/sid';
-const BALP = 'https://profiles.ihe.net/ITI/BALP/StructureDefinition';
+/** Which of BALP's patterns an event follows, tagged rather than claimed as a profile (see below). */
+const PATTERN = 'https://portico.dev/fhir/CodeSystem/balp-pattern';
 const DCM = 'http://dicom.nema.org/resources/ontology/DCM';
 const ENTITY_TYPE = 'http://terminology.hl7.org/CodeSystem/audit-entity-type';
 const OBJECT_ROLE = 'http://terminology.hl7.org/CodeSystem/object-role';
 
 const INTERACTION = {
-  search: { code: 'search-type', display: 'search-type', action: 'E', profile: 'IHE.BasicAudit.PatientQuery' },
-  everything: { code: 'operation', display: 'operation', action: 'E', profile: 'IHE.BasicAudit.PatientQuery' },
-  read: { code: 'read', display: 'read', action: 'R', profile: 'IHE.BasicAudit.PatientRead' },
-  binary: { code: 'read', display: 'read', action: 'R', profile: 'IHE.BasicAudit.PatientRead' },
+  search: { code: 'search-type', display: 'search-type', action: 'E', pattern: 'PatientQuery' },
+  everything: { code: 'operation', display: 'operation', action: 'E', pattern: 'PatientQuery' },
+  read: { code: 'read', display: 'read', action: 'R', pattern: 'PatientRead' },
+  binary: { code: 'read', display: 'read', action: 'R', pattern: 'PatientRead' },
 } as const;
 
 /** The names an AuditEvent shows beside identifiers, when known. */
@@ -31,7 +34,7 @@ export function presentAuditEvent(entry: AccessEntry, names: AuditNames = {}): R
   return {
     resourceType: 'AuditEvent',
     id: entry.id,
-    meta: { profile: [`${BALP}/${interaction.profile}`] },
+    meta: { tag: [{ system: PATTERN, code: interaction.pattern, display: `IHE BALP ${interaction.pattern}` }] },
     type: {
       system: 'http://terminology.hl7.org/CodeSystem/audit-event-type',
       code: 'rest',

@@ -9,10 +9,10 @@ import { AccessLogRepository } from './store.js';
 import { AccessLogWriter } from './writer.js';
 
 export async function createAccessLog(
-  { config, db, longDb, clock }: Infrastructure,
+  { config, db, longDb, locks, clock }: Infrastructure,
   { apps, brands }: { apps: Pick<AppStore, 'get'>; brands: ServedBrands },
 ) {
-  const store = new AccessLogRepository(db);
+  const store = new AccessLogRepository(db, locks);
   await store.init(longDb);
   return {
     writer: new AccessLogWriter(store, clock),
@@ -23,6 +23,6 @@ export async function createAccessLog(
       cursors: new CursorCodec(config.cursorSecret),
     }),
     // The sweep scans the whole collection on FerretDB: with the deadline of long operations.
-    retention: new AccessLogRetention(new AccessLogRepository(longDb), clock, config.audit.retentionMs),
+    retention: new AccessLogRetention(new AccessLogRepository(longDb, locks), clock, config.audit.retentionMs),
   };
 }

@@ -25,12 +25,12 @@ export class FakeAccessLogStore implements AccessLogStore {
   }
 
   async sweep(before: Date, limit: number): Promise<number> {
-    let deleted = 0;
-    for (let i = this.entries.length - 1; i >= 0 && deleted < limit; i--)
-      if (this.entries[i]!.createdAt < before) {
-        this.entries.splice(i, 1);
-        deleted++;
-      }
-    return deleted;
+    // The oldest first, as the repository removes them.
+    const old = this.entries
+      .filter((entry) => entry.createdAt < before)
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+      .slice(0, limit);
+    for (const entry of old) this.entries.splice(this.entries.indexOf(entry), 1);
+    return old.length;
   }
 }

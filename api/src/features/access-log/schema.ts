@@ -35,7 +35,7 @@ export const AuditEvent = Type.Object(
   {
     additionalProperties: true,
     description:
-      "One read of clinical data, after IHE's Basic Audit Log Patterns (PatientRead for a read or a Binary, PatientQuery for a search or `$everything`): `agent` names the app (`https://portico.dev/fhir/sid/app`, the requestor), its account (`…/account`) and Portico; `entity` the app user (`…/app-user`, role Patient) and the connection (`…/connection`, its health system's name as `display`) with `detail` `resourceType`, `count` (resources in the answer), `brandId` and `requestId`; `outcomeDesc` the refusal's reason. Never a resource's content, nor a search's parameters.",
+      "One read of clinical data, after IHE's Basic Audit Log Patterns (PatientRead for a read or a Binary, PatientQuery for a search or `$everything`, named in `meta.tag`, not claimed as profiles: Portico keeps neither the query's values nor the ids read): `agent` names the app (`https://portico.dev/fhir/sid/app`, the requestor), its account (`…/account`) and Portico; `entity` the app user (`…/app-user`, role Patient) and the connection (`…/connection`, its health system's name as `display`) with `detail` `resourceType`, `count` (resources in the answer), `brandId` and `requestId`; `outcomeDesc` the refusal's reason. Never a resource's content, nor a search's parameters.",
   },
 );
 

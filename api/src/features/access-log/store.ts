@@ -2,7 +2,9 @@
 // sweep, which removes entries once they are older than the retention (PORTICO_AUDIT_RETENTION). An entry holds
 // counts and identifiers, never a record's content; the AuditEvent a caller sees is made from it (audit-event.ts).
 import type { Collection, Db } from 'mongodb';
+import type { DocumentLocks } from '#core/infra/locks.js';
 import { through } from '#core/infra/mongo.js';
+import { deleteOneWhere, updateOneWhere } from '#core/infra/where.js';
 import type { KeysetPage, KeysetPosition } from '../../shared/infra/keyset.js';
 import type { ReadEntry } from '../clinical/index.js';
 
@@ -103,7 +105,10 @@ const newer = (a: { createdAt: Date; id: string }, b: { createdAt: Date; id: str
 export class AccessLogRepository implements AccessLogStore {
   private readonly collection: Collection<Bucket>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly locks: DocumentLocks,
+  ) {
     this.collection = db.collection<Bucket>('access_log');
   }
 
@@ -164,13 +169,16 @@ export class AccessLogRepository implements AccessLogStore {
       const entries = unpack(bucket).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
       const gone = entries.filter((e) => e.createdAt < before).slice(0, budget);
       const kept = entries.slice(gone.length);
-      // Conditional on the bucket as read: of two replicas sweeping at once, one removes these entries.
-      const same = { _id: bucket._id, entries: bucket.entries };
-      const { deletedCount, modifiedCount } =
+      // Conditional on the bucket as read (the write routine every store shares, atomic on FerretDB too): of two
+      // replicas sweeping at once, one removes these entries.
+      const same = { entries: bucket.entries };
+      const done =
         kept.length === 0
-          ? { ...(await this.collection.deleteOne(same)), modifiedCount: 0 }
-          : { ...(await this.collection.updateOne(same, { $set: withoutId(bucketOf(kept)) })), deletedCount: 0 };
-      removed += (deletedCount + modifiedCount) * gone.length;
+          ? await deleteOneWhere(this.collection, this.locks, bucket._id, same)
+          : (await updateOneWhere(this.collection, this.locks, bucket._id, same, {
+              $set: withoutId(bucketOf(kept)),
+            })) !== null;
+      if (done) removed += gone.length;
     }
     return removed;
   }

@@ -9,11 +9,14 @@
 // reads in flight, and such an entry over-reports, never hides, a read.
 import { v7 as uuidv7 } from 'uuid';
 import type { Clock } from '#core/clock.js';
+import { AppError } from '../../shared/http/errors.js';
 import type { ReadEntry, ReadLog } from '../clinical/index.js';
 import type { AccessEntry, AccessLogStore } from './store.js';
 
 /** The most entries one insert carries (FerretDB takes a batch this size in one statement). */
 export const MAX_BATCH = 1_000;
+/** The most entries waiting for their insert (about 10 s of a busy replica's reads). */
+export const MAX_QUEUED = 50_000;
 
 interface Waiting {
   entry: AccessEntry;
@@ -30,6 +33,19 @@ export class AccessLogWriter implements ReadLog {
   ) {}
 
   record(read: ReadEntry): Promise<void> {
+    // A database that stalls holds every read waiting for it: past MAX_QUEUED, reads are refused at once (503, their
+    // clients retry) rather than queued without bound.
+    if (this.queue.length >= MAX_QUEUED)
+      return Promise.reject(
+        new AppError(
+          'SERVICE_UNAVAILABLE',
+          'The access log cannot record reads right now; try again shortly.',
+          {},
+          {
+            'Retry-After': '1',
+          },
+        ),
+      );
     const entry: AccessEntry = { ...read, id: uuidv7(), createdAt: this.clock.now() };
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ entry, settle: (error) => (error === undefined ? resolve() : reject(error)) });

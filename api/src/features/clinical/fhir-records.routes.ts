@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import { principalOf } from '../../shared/http/auth.js';
 import { invalidField, notFound } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
-import { requestOrigin } from '../../shared/http/origin.js';
+import { nodeRequestOrigin, requestOrigin } from '../../shared/http/origin.js';
 import { MAX_BODY_BYTES, readBody, validate } from '../../shared/http/validate.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
 import type { KeyedRoute } from '../../shared/http/keyed-fast-path.js';
@@ -275,6 +275,7 @@ export function recordFastRoutes({
       accepts: ([, type]) => type !== 'Observation' && isRecordType(type),
       answer: async ({ principal, requestId, params: [connectionId, type], query, req }) => {
         if (principal.appId === null) return undefined;
+        nodeRequestOrigin(req, publicBaseUrl, trustProxy); // (a refused origin is a 400 before anything is read)
         const parameters = parameterList(new URLSearchParams(query));
         const page = await recordSearch.search(principal, requestId, connectionId!, type!, parameters, {
           logDenials: false,

@@ -10,6 +10,7 @@ import { principalOf } from '../../shared/http/auth.js';
 import { invalidField, notFound, type FieldError } from '../../shared/http/errors.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import type { KeyedRoute } from '../../shared/http/keyed-fast-path.js';
+import { nodeRequestOrigin } from '../../shared/http/origin.js';
 import { addSchemaErrors, throwIfAny, validate } from '../../shared/http/validate.js';
 import { resourceOfTail } from './gateway/entries.js';
 import { SearchBody, SearchSet } from './gateway/schema.js';
@@ -216,6 +217,7 @@ export function fhirFastRoutes({
       scope: 'observation:read',
       answer: async ({ principal, requestId, params: [connectionId], query, req }) => {
         if (principal.appId === null) return undefined;
+        nodeRequestOrigin(req, publicBaseUrl, trustProxy); // (a refused origin is a 400 before anything is read)
         const parameters = new URLSearchParams(query);
         if ([...parameters.keys()].some((name) => !GATEWAY_PARAMETERS.has(name))) {
           const page = await recordSearch.search(

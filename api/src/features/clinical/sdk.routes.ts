@@ -6,7 +6,7 @@ import { acceptAjv } from '#core/schema.js';
 import { principalOf } from '../../shared/http/auth.js';
 import type { KeyedRoute } from '../../shared/http/keyed-fast-path.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
-import { requestOrigin } from '../../shared/http/origin.js';
+import { nodeRequestOrigin, requestOrigin } from '../../shared/http/origin.js';
 import { MAX_BODY_BYTES, queryReader, validate } from '../../shared/http/validate.js';
 import type { FieldError } from '../../shared/http/errors.js';
 import { SearchBody, SearchQuery, SearchSet } from './gateway/schema.js';
@@ -106,13 +106,15 @@ export function gatewayFastRoutes({
     requestId: string,
     input: Parameters<GatewayService['search']>[2],
     req: IncomingMessage,
-  ) =>
-    searchAnswer(
+  ) => {
+    nodeRequestOrigin(req, publicBaseUrl, trustProxy); // (a refused origin is a 400 before anything is read)
+    return searchAnswer(
       await gateway.search(principal, requestId, input, { logDenials: false }),
       req,
       publicBaseUrl,
       trustProxy,
     );
+  };
   return [
     {
       operationId: 'searchObservations',

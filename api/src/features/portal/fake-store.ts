@@ -1,4 +1,4 @@
-// In-memory PortalSessionStore for unit tests; test/api/features/portal/store.test.ts holds it and
+// In-memory PortalSessionStore; test/api/features/portal/store.test.ts holds it and
 // PortalSessionRepository to the same behaviour (docs/architecture.md, "Stores and fakes").
 import { DuplicateKeyError } from '../../shared/infra/memory-versioned.js';
 import type { PortalSession, PortalSessionStore } from './store.js';

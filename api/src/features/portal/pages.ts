@@ -61,7 +61,7 @@ ${connections}
 <section aria-labelledby="reads">
 <h2 id="reads">Who read your records</h2>
 ${reads}
-<p><a href="${PORTAL_PATH}/access-log.json" download="access-log.json">Download the whole log (FHIR JSON)</a></p>
+<p><a href="${PORTAL_PATH}/access-log.json" download="access-log.json">Download your log (FHIR JSON, the newest 10,000 reads)</a></p>
 </section>`,
   );
 }

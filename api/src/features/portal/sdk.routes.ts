@@ -1,8 +1,10 @@
 // The patient's own page on the SDK surface (docs/connecting.md, "The patient's page"): public routes for the
 // patient's browser, not for apps. The link opens the page once and leaves a cookie; the page, its "Stop sharing"
-// forms and the log's download answer that cookie only. `__Host-portico-portal` (Secure, HttpOnly, SameSite=Strict,
-// path /); over plain http in development `portico-portal` without Secure. Strict: no other site's page can make
-// the browser send it, so a form elsewhere cannot stop a patient's sharing.
+// forms and the log's download answer that cookie only. `__Host-portico-portal` (Secure, HttpOnly, SameSite=Lax,
+// path /); over plain http in development `portico-portal` without Secure. Lax, not Strict: the link is opened from
+// the app's site, and a browser sends no Strict cookie along a redirect chain that began on another site, so the page
+// would never open. Lax still keeps it off any other site's POST: a form elsewhere cannot stop a patient's sharing,
+// and the page's own forms carry a token derived from the cookie besides.
 import { TLSSocket } from 'node:tls';
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
@@ -66,7 +68,7 @@ export function portalRoutes(
       operationId: 'openPortal',
       summary: "The patient's page link (opened in the patient's browser)",
       description:
-        "Not called by apps: it is the `url` of `POST /api/platform/v1/app-users/{appUserId}/portal-sessions`. The first visit within 15 minutes sets the page's cookie (`__Host-portico-portal`, Secure, HttpOnly, SameSite=Strict, path /, 15 minutes; `portico-portal` without Secure over plain http in development) and answers 303 to the page. A second visit is 410 (a page saying the link was used), a late one 410 (expired), an unknown one 404.",
+        "Not called by apps: it is the `url` of `POST /api/platform/v1/app-users/{appUserId}/portal-sessions`. The first visit within 15 minutes sets the page's cookie (`__Host-portico-portal`, Secure, HttpOnly, SameSite=Lax, path /, 15 minutes; `portico-portal` without Secure over plain http in development) and answers 303 to the page. A second visit is 410 (a page saying the link was used), a late one 410 (expired), an unknown one 404.",
       tags,
       input: { params: Type.Object({ token: Type.String({ maxLength: 200 }) }) },
       responses: {
@@ -180,7 +182,7 @@ export function portalRoutes(
 }
 
 function cookieLine(name: string, value: string, secure: boolean, maxAgeSeconds: number): string {
-  return `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
+  return `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }
 
 function readCookie(header: string | undefined, name: string): string | undefined {

@@ -36,3 +36,20 @@ export function requestOrigin(
     vary: trustProxy ? ['Host', 'X-Forwarded-Proto', 'X-Forwarded-Host'] : ['Host'],
   };
 }
+
+/**
+ * The origin of a node:http request (its socket's TLS for the scheme). Fast paths resolve it before a read, so that a
+ * request whose origin is refused (400) reads nothing: a read is recorded only when it is answered.
+ */
+export function nodeRequestOrigin(
+  req: { headers: IncomingHttpHeaders; socket: unknown },
+  publicBaseUrl: string | undefined,
+  trustProxy: boolean,
+): Origin {
+  return requestOrigin(
+    publicBaseUrl,
+    req.headers,
+    (req.socket as { encrypted?: boolean }).encrypted === true,
+    trustProxy,
+  );
+}

@@ -30,10 +30,10 @@ interface Expected {
 const SUBTYPE = { search: 'search-type', everything: 'operation', read: 'read', binary: 'read' } as const;
 const ACTION = { search: 'E', everything: 'E', read: 'R', binary: 'R' } as const;
 const PROFILE = {
-  search: 'IHE.BasicAudit.PatientQuery',
-  everything: 'IHE.BasicAudit.PatientQuery',
-  read: 'IHE.BasicAudit.PatientRead',
-  binary: 'IHE.BasicAudit.PatientRead',
+  search: 'PatientQuery',
+  everything: 'PatientQuery',
+  read: 'PatientRead',
+  binary: 'PatientRead',
 } as const;
 
 const detail = (event: Event, type: string): string | undefined =>
@@ -45,7 +45,7 @@ function summary(event: Event) {
     requestId: detail(event, 'requestId'),
     subtype: event.subtype[0].code,
     action: event.action,
-    profile: event.meta.profile[0].split('/').at(-1),
+    profile: event.meta.tag[0].code,
     outcome: event.outcome,
     outcomeDesc: event.outcomeDesc,
     resourceType: detail(event, 'resourceType') ?? null,

@@ -35,7 +35,15 @@ describe('access log: the AuditEvent', () => {
       recorded: '2026-12-01T10:11:12.345Z',
       action: 'E',
       outcome: '0',
-      meta: { profile: ['https://profiles.ihe.net/ITI/BALP/StructureDefinition/IHE.BasicAudit.PatientQuery'] },
+      meta: {
+        tag: [
+          {
+            system: 'https://portico.dev/fhir/CodeSystem/balp-pattern',
+            code: 'PatientQuery',
+            display: 'IHE BALP PatientQuery',
+          },
+        ],
+      },
     });
     expect(event).not.to.have.property('outcomeDesc');
     expect(event.subtype[0]).to.include({ system: 'http://hl7.org/fhir/restful-interaction', code: 'search-type' });
@@ -64,7 +72,7 @@ describe('access log: the AuditEvent', () => {
   it('shows a refusal with outcome 4, its reason and a count of 0', () => {
     const event = presentAuditEvent(entry({ interaction: 'read', count: 0, denied: 'RESOURCE_TYPE_NOT_GRANTED' }));
     expect(event).to.deep.include({ outcome: '4', outcomeDesc: 'RESOURCE_TYPE_NOT_GRANTED', action: 'R' });
-    expect((event.meta as { profile: string[] }).profile[0]).to.match(/IHE\.BasicAudit\.PatientRead$/);
+    expect((event.meta as { tag: { code: string }[] }).tag[0]!.code).to.equal('PatientRead');
     expect(details(event).count).to.equal('0');
     expect(schemaProblems('AuditEvent', event)).to.deep.equal([]);
   });

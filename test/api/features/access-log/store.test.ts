@@ -37,8 +37,8 @@ describeStore<AccessLogStore>(
   {
     mongo: {
       name: 'AccessLogRepository (MongoDB)',
-      open: async ({ db }) => {
-        const repository = new AccessLogRepository(db);
+      open: async ({ db, locks }) => {
+        const repository = new AccessLogRepository(db, locks);
         await repository.init();
         return repository;
       },
@@ -101,6 +101,38 @@ describeStore<AccessLogStore>(
       expect(rest.hasMore).to.equal(false);
     });
 
+    it('merges what several writes stored, interleaved in time (replicas side by side), page by page', async () => {
+      const accountId = randomUUID();
+      // Three writes whose times interleave: each one's entries span the others'.
+      const writes = [0, 1, 2].map((w) =>
+        [0, 3, 6, 9].map((minute) => entry({ accountId, createdAt: at(minute + w) })),
+      );
+      const shuffled = [writes[1]!, writes[0]!, writes[2]!];
+      for (const write of shuffled) await store().append(write);
+      // Another user's and another account's entries, in between, are not theirs.
+      await store().append([entry({ accountId, appUserId: 'user-2', createdAt: at(4) }), entry({ createdAt: at(4) })]);
+      const expected = writes
+        .flat()
+        .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : -1));
+      for (const limit of [1, 2, 5, 12]) {
+        const seen: AccessEntry[] = [];
+        let after: { createdAt: Date; id: string } | undefined;
+        for (;;) {
+          const page = await store().list(accountId, 'user-1', { limit, ...(after && { after }) });
+          seen.push(...page.items);
+          const last = page.items.at(-1);
+          if (!page.hasMore || !last) break;
+          after = { createdAt: last.createdAt, id: last.id };
+        }
+        expect(
+          seen.map((e) => e.id),
+          `pages of ${limit}`,
+        ).to.deep.equal(expected.map((e) => e.id));
+      }
+      const since = await store().list(accountId, 'user-1', { limit: 100, since: at(7) });
+      expect(since.items.map((e) => e.id)).to.deep.equal(expected.filter((e) => e.createdAt >= at(7)).map((e) => e.id));
+    });
+
     it('sweeps entries recorded before the cut, at most `limit` a call, keeping the rest', async () => {
       // Long ago, so that no other case's entries are old enough to be swept here.
       const accountId = randomUUID();
@@ -109,7 +141,10 @@ describeStore<AccessLogStore>(
       const newer = entry({ accountId, createdAt: at(11, 2001) });
       await store().append([...old, atCut, newer]);
       expect(await store().sweep(at(10, 2001), 3)).to.equal(3);
-      expect((await store().list(accountId, 'user-1', { limit: 10 })).items).to.have.length(4);
+      // The oldest go first.
+      expect((await store().list(accountId, 'user-1', { limit: 10 })).items.map((e) => e.id)).to.deep.equal(
+        [newer, atCut, old[4]!, old[3]!].map((e) => e.id),
+      );
       expect(await store().sweep(at(10, 2001), 10)).to.equal(2);
       expect(await store().sweep(at(10, 2001), 10)).to.equal(0);
       expect((await store().list(accountId, 'user-1', { limit: 10 })).items.map((e) => e.id)).to.deep.equal([

@@ -50,7 +50,7 @@ describe("platform: the patient's own page (portal sessions)", () => {
     expect(opened.headers.get('location')).to.equal('/api/sdk/v1/portal');
     const [line] = opened.headers.getSetCookie();
     expect(line).to.match(
-      /^portico-portal=[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=900; HttpOnly; SameSite=Strict$/,
+      /^portico-portal=[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}; Path=\/; Max-Age=900; HttpOnly; SameSite=Lax$/,
     );
     return line!.split(';')[0]!;
   };

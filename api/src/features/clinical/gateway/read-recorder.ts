@@ -39,7 +39,8 @@ export class ReadRecorder {
     type: string | null,
     reason: string,
   ): Promise<void> {
-    if (connectionId === undefined || !UUID.test(connectionId)) return;
+    // A key of no app (never one that reaches the gateway's checks) is not recorded under the connection's app.
+    if (principal.appId === null || connectionId === undefined || !UUID.test(connectionId)) return;
     const record = await this.deps.users.connection(principal.accountId, connectionId);
     if (record) await this.record(subjectOf(principal, record), principal, requestId, interaction, type, 0, reason);
   }

@@ -159,7 +159,14 @@ export class GatewayService {
       type: 'Observation',
       log: true,
     });
-    const { grants, obs, subject } = await this.authorize(principal, requestId, connectionId, true);
+    const { grants, obs, subject } = await this.authorize(
+      principal,
+      requestId,
+      connectionId,
+      true,
+      'Observation',
+      'read',
+    );
     const found = await this.readVisible(connectionId, resourceId, grants, obs);
     await this.recorder.record(subject, principal, requestId, 'read', 'Observation', found ? 1 : 0);
     return found;
