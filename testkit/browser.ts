@@ -142,6 +142,27 @@ export async function runEveryAxeRule(page: Page): Promise<AxeResult[]> {
   return violations;
 }
 
+/** Every axe rule on the page, its count printed for the closing note; throws on any violation, whatever its impact. */
+export async function expectEveryAxeRuleClean(page: Page, what: string): Promise<void> {
+  const violations = await runEveryAxeRule(page);
+  console.log(`      axe (every rule) on ${what}: ${violations.length} violation(s) ${formatViolations(violations)}`);
+  if (violations.length > 0) throw new Error(`axe on ${what}: ${formatViolations(violations)}`);
+}
+
+/** The origins a page requests from now on, in the order of their first request (kept up to date). */
+export function originsOf(page: Page): string[] {
+  const origins: string[] = [];
+  page.on('request', (request) => {
+    const origin = new URL(request.url()).origin;
+    if (!origins.includes(origin)) origins.push(origin);
+  });
+  return origins;
+}
+
+/** What a page's Content Security Policy refused, from its console messages (BrowserSession.messages). */
+export const cspRefusals = (messages: readonly string[]): string[] =>
+  messages.filter((message) => /Content Security Policy/i.test(message));
+
 const BLOCKING_IMPACTS = new Set(['serious', 'critical']);
 
 /** The violations whose impact is serious or critical: what the accessibility goal allows none of. */

@@ -5,11 +5,12 @@
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { GRANTS } from '../../testkit/apps.js';
 import {
-  formatViolations,
-  runEveryAxeRule,
+  cspRefusals,
+  expectEveryAxeRuleClean,
+  originsOf,
   screenshot,
   serveStatic,
   withBrowser,
@@ -59,22 +60,8 @@ describe("Portico Connect's consent page in a real browser (Chromium, the sandbo
     expect(started.status, started.text).to.equal(201);
     return started.body.authorizeUrl as string;
   };
-  /** The origins a page requested, in order of first request. */
-  const originsOf = (page: Page) => {
-    const origins: string[] = [];
-    page.on('request', (request) => {
-      const origin = new URL(request.url()).origin;
-      if (!origins.includes(origin)) origins.push(origin);
-    });
-    return origins;
-  };
-  const cspRefusals = () => session.messages.filter((message) => /Content Security Policy/i.test(message));
-  /** Every axe rule on the page: none may fail, whatever its impact. */
-  const axeClean = async (page: Page, what: string) => {
-    const violations = await runEveryAxeRule(page);
-    console.log(`      axe (every rule) on ${what}: ${violations.length} violation(s) ${formatViolations(violations)}`);
-    expect(violations, formatViolations(violations)).to.deep.equal([]);
-  };
+  const axeClean = expectEveryAxeRuleClean;
+  const csp = () => cspRefusals(session.messages);
   const apiCookies = (context: BrowserContext) => context.cookies(world.api.url);
 
   it('continues to the health system by keyboard alone, asking nothing of anyone else before', async () => {
@@ -107,7 +94,7 @@ describe("Portico Connect's consent page in a real browser (Chromium, the sandbo
     expect(origins).to.deep.equal([world.api.url, world.ehr.origin]);
     // The answer used, the consent cookie is gone; the sign-in's binding took its place.
     expect((await apiCookies(context)).map((c) => c.name)).to.deep.equal(['portico-connect']);
-    expect(cspRefusals(), "content refused by the page's CSP").to.deep.equal([]);
+    expect(csp(), "content refused by the page's CSP").to.deep.equal([]);
   });
 
   it('declines by keyboard alone and lands back at the app with access_denied, the health system never asked', async () => {
@@ -124,7 +111,7 @@ describe("Portico Connect's consent page in a real browser (Chromium, the sandbo
     expect(back.searchParams.get('error')).to.equal('access_denied');
     expect(origins).to.deep.equal([world.api.url, app.origin]);
     expect(await apiCookies(context)).to.deep.equal([]);
-    expect(cspRefusals()).to.deep.equal([]);
+    expect(csp()).to.deep.equal([]);
   });
 
   it('fits 360 px wide and stays clean for every axe rule there', async () => {
@@ -137,6 +124,6 @@ describe("Portico Connect's consent page in a real browser (Chromium, the sandbo
     await axeClean(page, 'the consent page at 360 px');
     await screenshot(page, shot('consent-narrow.png'), { fullPage: true });
     expect(origins).to.deep.equal([world.api.url]);
-    expect(cspRefusals()).to.deep.equal([]);
+    expect(csp()).to.deep.equal([]);
   });
 });

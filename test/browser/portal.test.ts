@@ -7,11 +7,11 @@
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Page } from 'playwright-core';
 import { GRANTS } from '../../testkit/apps.js';
 import {
-  formatViolations,
-  runEveryAxeRule,
+  cspRefusals,
+  expectEveryAxeRuleClean,
+  originsOf,
   screenshot,
   serveStatic,
   withBrowser,
@@ -77,20 +77,8 @@ describe("The patient's own page in a real browser (Chromium, the sandbox EHR)",
     expect(minted.status, minted.text).to.equal(201);
     return minted.body.url as string;
   };
-  const originsOf = (page: Page) => {
-    const origins: string[] = [];
-    page.on('request', (request) => {
-      const origin = new URL(request.url()).origin;
-      if (!origins.includes(origin)) origins.push(origin);
-    });
-    return origins;
-  };
-  const cspRefusals = () => session.messages.filter((message) => /Content Security Policy/i.test(message));
-  const axeClean = async (page: Page, what: string) => {
-    const violations = await runEveryAxeRule(page);
-    console.log(`      axe (every rule) on ${what}: ${violations.length} violation(s) ${formatViolations(violations)}`);
-    expect(violations, formatViolations(violations)).to.deep.equal([]);
-  };
+  const axeClean = expectEveryAxeRuleClean;
+  const csp = () => cspRefusals(session.messages);
 
   it('shows what is shared and who read it, and stops sharing by keyboard alone', async () => {
     const { page } = session;
@@ -146,7 +134,7 @@ describe("The patient's own page in a real browser (Chromium, the sandbox EHR)",
       (count) => count > revocations,
     );
     expect(origins, 'requests beyond the app and the API').to.deep.equal([appSite(), world.api.url]);
-    expect(cspRefusals(), "content refused by the page's CSP").to.deep.equal([]);
+    expect(csp(), "content refused by the page's CSP").to.deep.equal([]);
   });
 
   it('fits 360 px wide, clean for every axe rule there, and downloads the log as FHIR JSON', async () => {
@@ -164,7 +152,7 @@ describe("The patient's own page in a real browser (Chromium, the sandbox EHR)",
     const download = await downloading;
     expect(download.suggestedFilename()).to.equal('access-log.json');
     expect(origins).to.deep.equal([world.api.url]);
-    expect(cspRefusals()).to.deep.equal([]);
+    expect(csp()).to.deep.equal([]);
   });
 
   it('says so when the link is used a second time', async () => {
