@@ -1,6 +1,6 @@
 // The access log's request and response shapes (docs/api.md, "The access log").
 import { Type } from '@sinclair/typebox';
-import { Links } from '../../shared/http/schemas.js';
+import { Links, PageLimit } from '../../shared/http/schemas.js';
 
 export const AccessLogQuery = Type.Object({
   since: Type.Optional(
@@ -9,12 +9,7 @@ export const AccessLogQuery = Type.Object({
       description: 'Only reads recorded at or after this instant (RFC 3339, with a time zone).',
     }),
   ),
-  limit: Type.Integer({
-    minimum: 1,
-    maximum: 100,
-    default: 25,
-    description: 'Page size, 1-100 in decimal digits; anything else is 400 (never clamped).',
-  }),
+  limit: PageLimit,
   cursor: Type.Optional(
     Type.String({
       maxLength: 1024,

@@ -3,7 +3,8 @@
 // portal, and the customer's backend completes it (secret key), which makes the connection and activates the user.
 // Initiate is rate limited per (account, appUserId) and per publishable key by token buckets shared by replicas
 // (initiate-limits.ts); a suspended app's sessions cannot be completed.
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { digest } from '../../shared/http/secrets.js';
 import type { Clock } from '#core/clock.js';
 import type { AppUserService, Connection } from '../app-users/index.js';
 import type { Principal } from '../../shared/http/auth.js';
@@ -40,7 +41,7 @@ export interface Initiated {
 }
 
 /** SHA-256 in base64url: how secrets handed out (a launch's, a `state`) are kept. */
-export const digest = (secret: string): string => createHash('sha256').update(secret).digest('base64url');
+export { digest };
 
 export class ConnectSessionService {
   constructor(private readonly deps: ConnectSessionServiceDeps) {}

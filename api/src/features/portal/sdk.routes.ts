@@ -8,6 +8,7 @@
 import { TLSSocket } from 'node:tls';
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
+import { cookieLine, readCookie } from '../../shared/http/cookies.js';
 import type { ApiRouter } from '../../shared/http/openapi.js';
 import { requestOrigin } from '../../shared/http/origin.js';
 import type { RouteGuards } from '../../shared/http/route-guards.js';
@@ -82,7 +83,10 @@ export function portalRoutes(
       if (typeof opened === 'string') return refused(ctx, opened);
       const maxAge = Math.max(0, Math.floor((opened.expiresAt.getTime() - clock.now().getTime()) / 1000));
       ctx.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
-      ctx.append('Set-Cookie', cookieLine(name(ctx), opened.cookie, secure(ctx), maxAge));
+      ctx.append(
+        'Set-Cookie',
+        cookieLine(name(ctx), opened.cookie, { secure: secure(ctx), maxAgeSeconds: maxAge, sameSite: 'Lax' }),
+      );
       ctx.status = 303;
       ctx.set('Location', PORTAL_PATH);
       ctx.type = 'text/plain; charset=utf-8';
@@ -179,16 +183,4 @@ export function portalRoutes(
       };
     },
   );
-}
-
-function cookieLine(name: string, value: string, secure: boolean, maxAgeSeconds: number): string {
-  return `${name}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
-}
-
-function readCookie(header: string | undefined, name: string): string | undefined {
-  for (const pair of (header ?? '').split(';')) {
-    const at = pair.indexOf('=');
-    if (at > 0 && pair.slice(0, at).trim() === name) return pair.slice(at + 1).trim();
-  }
-  return undefined;
 }

@@ -2,10 +2,11 @@
 // app users; the link, opened once within 15 minutes, gives that browser the page for 15 minutes (a cookie): the
 // user's connected health systems, what each app may read, who read what (the access log in plain words), the log
 // as FHIR JSON, and "Stop sharing", which revokes a connection exactly as DELETE /connections/{id} does.
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '#core/clock.js';
 import { notFound } from '../../shared/http/errors.js';
 import { UUID } from '../../shared/http/ids.js';
+import { digest, matchesDigest } from '../../shared/http/secrets.js';
 import type { AccessEntry, AccessLogService, AuditNames } from '../access-log/index.js';
 import type { AppUserStore } from '../app-users/index.js';
 import type { AppStore } from '../apps/index.js';
@@ -81,7 +82,7 @@ export class PortalService {
   async open(token: string): Promise<{ cookie: string; expiresAt: Date } | Refusal> {
     const [id, secret] = parts(token);
     const session = id === undefined ? null : await this.deps.store.find(id);
-    if (!session || !same(secret, session.linkHash)) return 'link_invalid';
+    if (!session || !matchesDigest(secret, session.linkHash)) return 'link_invalid';
     if (session.openedAt !== null) return 'link_used';
     const now = this.deps.clock.now();
     if (now >= session.expiresAt) return 'link_expired';
@@ -99,7 +100,7 @@ export class PortalService {
   async session(cookie: string | undefined): Promise<PortalSession | Refusal> {
     const [id, secret] = parts(cookie ?? '');
     const session = id === undefined ? null : await this.deps.store.find(id);
-    if (!session?.pageExpiresAt || !same(secret, session.pageHash)) return 'page_expired';
+    if (!session?.pageExpiresAt || !matchesDigest(secret, session.pageHash)) return 'page_expired';
     if (this.deps.clock.now() >= session.pageExpiresAt) return 'page_expired';
     return session;
   }
@@ -137,7 +138,7 @@ export class PortalService {
    * not this user's live one.
    */
   async stopSharing(session: PortalSession, cookie: string, connectionId: string, token: string): Promise<boolean> {
-    if (!same(token, digest(formToken(cookie))) || !UUID.test(connectionId)) return false;
+    if (!matchesDigest(token, digest(formToken(cookie))) || !UUID.test(connectionId)) return false;
     const record = await this.deps.users.connection(session.accountId, connectionId);
     if (!record || record.appUserId !== session.appUserId || record.revokedAt !== null) return false;
     return this.deps.connections.revoke(session.accountId, connectionId, 'patient');
@@ -149,8 +150,6 @@ export class PortalService {
   }
 }
 
-const digest = (secret: string): string => createHash('sha256').update(secret).digest('base64url');
-
 /** The forms' token: derived from the page's cookie, which a page elsewhere cannot read. */
 const formToken = (cookie: string): string => digest(`portal-form:${cookie}`);
 
@@ -159,12 +158,4 @@ function parts(token: string): [string, string] | [] {
   const dot = token.indexOf('.');
   const id = token.slice(0, dot);
   return dot < 0 || token.length > 200 || !UUID.test(id) ? [] : [id, token.slice(dot + 1)];
-}
-
-/** Whether `secret`'s digest is `expected`, compared in constant time. */
-function same(secret: string | undefined, expected: string | null): boolean {
-  if (secret === undefined || expected === null) return false;
-  const given = Buffer.from(digest(secret));
-  const wanted = Buffer.from(expected);
-  return given.length === wanted.length && timingSafeEqual(given, wanted);
 }

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EVENT_TYPES } from '../events/index.js';
-import { Links, NullableTimestamp, Text, Timestamp, Version } from '../../shared/http/schemas.js';
+import { Links, NullableTimestamp, PageLimit, Text, Timestamp, Version } from '../../shared/http/schemas.js';
 import { MAX_URL_LENGTH } from './url-policy.js';
 
 export const MAX_ENDPOINTS_PER_ACCOUNT = 100;
@@ -49,12 +49,7 @@ export const UpdateWebhookEndpoint = Type.Object(
 export type UpdateWebhookEndpoint = Static<typeof UpdateWebhookEndpoint>;
 
 export const ListQuery = Type.Object({
-  limit: Type.Integer({
-    minimum: 1,
-    maximum: 100,
-    default: 25,
-    description: 'Page size, 1-100 in decimal digits; anything else is 400 (never clamped).',
-  }),
+  limit: PageLimit,
   cursor: Type.Optional(
     Type.String({
       maxLength: 1024,
@@ -103,12 +98,7 @@ export const DeliveriesQuery = Type.Object({
       description: 'Only attempts in this state.',
     }),
   ),
-  limit: Type.Integer({
-    minimum: 1,
-    maximum: 100,
-    default: 25,
-    description: 'Page size, 1-100 in decimal digits; anything else is 400 (never clamped).',
-  }),
+  limit: PageLimit,
   cursor: Type.Optional(
     Type.String({
       maxLength: 1024,

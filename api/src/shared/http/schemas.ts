@@ -14,6 +14,13 @@ export const Version = Type.String({
   description: 'Resource version: "1" at creation, +1 on every change. The entity tag is `"<_version>"`.',
 });
 export const Links = Type.Object({ self: Type.Object({ href: Type.String() }) });
+/** The page size of the platform's keyset lists. */
+export const PageLimit = Type.Integer({
+  minimum: 1,
+  maximum: 100,
+  default: 25,
+  description: 'Page size, 1-100 in decimal digits; anything else is 400 (never clamped).',
+});
 
 /** A path identifier: any string, so that a malformed id gets the operation's own answer, not a 400. */
 export const IdParams = Type.Object({ id: Type.String() });

@@ -5,7 +5,8 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { FakeAccessLogStore } from '../../../../api/src/features/access-log/fake-store.js';
 import type { AccessEntry } from '../../../../api/src/features/access-log/store.js';
-import { AccessLogWriter } from '../../../../api/src/features/access-log/writer.js';
+import { AccessLogWriter, MAX_QUEUED } from '../../../../api/src/features/access-log/writer.js';
+import { AppError } from '../../../../api/src/shared/http/errors.js';
 import type { ReadEntry } from '../../../../api/src/features/clinical/index.js';
 import { ManualClock } from '../../../../testkit/clock.js';
 
@@ -157,5 +158,31 @@ describe('access log: the writer', () => {
     store.held[2]!.release();
     await Promise.all([first, ...rest]);
     expect(store.entries).to.have.length(1_501);
+  });
+
+  it('refuses reads at once (503) while MAX_QUEUED entries wait for a stalled database, and takes them again after', async () => {
+    const store = new HeldStore();
+    const writer = new AccessLogWriter(store, new ManualClock());
+    const first = writer.record(read('first'));
+    await settle();
+    const queued = Array.from({ length: MAX_QUEUED }, (_, i) => writer.record(read(`q${i}`)));
+    const refused = watch(writer.record(read('over')));
+    await settle();
+    expect(refused.settled).to.equal('rejected');
+    expect(refused.error).to.be.instanceOf(AppError);
+    expect(refused.error).to.include({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+    expect((refused.error as AppError).headers).to.deep.equal({ 'Retry-After': '1' });
+    // The database answers again: everything queued is stored, and a new read is taken.
+    for (let k = 0; store.held[k]; k++) {
+      store.held[k]!.release();
+      await settle();
+    }
+    await Promise.all([first, ...queued]);
+    expect(store.entries).to.have.length(1 + MAX_QUEUED);
+    const after = writer.record(read('after'));
+    await settle();
+    store.held.at(-1)!.release();
+    await after;
+    expect(store.entries.at(-1)).to.include({ requestId: 'after' });
   });
 });

@@ -7,6 +7,8 @@
 // (`<session id>.<secret>`, newest first), so a patient connecting two health systems in two tabs loses neither.
 // SameSite=Lax still sends it on the health system's top-level redirect back to the callback.
 
+import { cookieLine } from '../../../shared/http/cookies.js';
+
 export const SECURE_COOKIE = '__Host-portico-connect';
 export const PLAIN_COOKIE = 'portico-connect';
 const MAX_ENTRIES = 4;
@@ -40,15 +42,11 @@ export function readBindings(cookieHeader: string | undefined, secure: boolean):
  */
 export function bindingCookie(bindings: Bindings, secure: boolean, maxAgeSeconds: number): string {
   const entries = [...bindings].slice(0, MAX_ENTRIES).map(([id, secret]) => `${id}.${secret}`);
-  const age = entries.length === 0 ? 0 : Math.max(0, Math.floor(maxAgeSeconds));
-  return [
-    `${cookieName(secure)}=${entries.join('~')}`,
-    'Path=/',
-    `Max-Age=${age}`,
-    'HttpOnly',
-    'SameSite=Lax',
-    ...(secure ? ['Secure'] : []),
-  ].join('; ');
+  return cookieLine(cookieName(secure), entries.join('~'), {
+    secure,
+    maxAgeSeconds: entries.length === 0 ? 0 : maxAgeSeconds,
+    sameSite: 'Lax',
+  });
 }
 
 /** `bindings` with `sessionId`'s secret first (added), or without it (`secret` undefined). */

@@ -9,6 +9,7 @@
 // https; over plain http in development `portico-consent` without Secure, as browser-binding.ts chooses.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CatalogBrand } from '#core/catalog/model.js';
+import { cookieLine, readCookie } from '../../../shared/http/cookies.js';
 import type { App } from '../../apps/index.js';
 import { plainCategories } from '../../clinical/index.js';
 import type { LaunchOutcome } from './outcomes.js';
@@ -37,27 +38,17 @@ export function consentPage(app: App, brand: CatalogBrand, expiresAt: Date): Lau
 
 /** The consent value this browser holds (only the cookie of this scheme counts). */
 export function readConsent(cookieHeader: string | undefined, secure: boolean): string | undefined {
-  const name = cookieName(secure);
-  for (const pair of (cookieHeader ?? '').split(';')) {
-    const at = pair.indexOf('=');
-    if (at < 0 || pair.slice(0, at).trim() !== name) continue;
-    const value = pair.slice(at + 1).trim();
-    if (VALUE.test(value)) return value;
-  }
-  return undefined;
+  const value = readCookie(cookieHeader, cookieName(secure));
+  return value !== undefined && VALUE.test(value) ? value : undefined;
 }
 
 /** The Set-Cookie value holding `value` for `maxAgeSeconds` (at most 30 minutes); no value deletes the cookie. */
 export function consentCookie(value: string | undefined, secure: boolean, maxAgeSeconds = 0): string {
-  const age = value === undefined ? 0 : Math.max(0, Math.min(CONSENT_MAX_AGE_SECONDS, Math.floor(maxAgeSeconds)));
-  return [
-    `${cookieName(secure)}=${value ?? ''}`,
-    'Path=/',
-    `Max-Age=${age}`,
-    'HttpOnly',
-    'SameSite=Lax',
-    ...(secure ? ['Secure'] : []),
-  ].join('; ');
+  return cookieLine(cookieName(secure), value ?? '', {
+    secure,
+    maxAgeSeconds: value === undefined ? 0 : Math.min(CONSENT_MAX_AGE_SECONDS, maxAgeSeconds),
+    sameSite: 'Lax',
+  });
 }
 
 /** Whether the link's value is the one the browser holds, compared in constant time. */

@@ -11,7 +11,7 @@
 // browser-binding.ts); an authorization server that sends `iss` must send the one the launch discovered (RFC 9207),
 // so a code from another health system is never redeemed here; endpoints must be where the registration pins them
 // (registrations.ts); and every token response must name the connection's own patient.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import type { Clock } from '#core/clock.js';
 import { assertPublicHost } from '#core/net/address-policy.js';
@@ -25,6 +25,7 @@ import {
   type SessionStore,
 } from '../../connect-sessions/index.js';
 import { UUID } from '../../../shared/http/ids.js';
+import { matchesDigest } from '../../../shared/http/secrets.js';
 import {
   authorizationUrl,
   ehrErrorCode,
@@ -245,7 +246,7 @@ export class LaunchService {
     const session = query.state === undefined ? null : await this.byToken(query.state, (s) => s.stateHash, true);
     if (!session || session.status !== 'LAUNCHED' || this.deps.clock.now() >= session.expiresAt) return INVALID_STATE;
     // Another browser (a copied authorization link) changes nothing: the session stays for its own browser.
-    if (!sameSecret(bindings.get(session.id), session.bindingHash)) return OTHER_BROWSER;
+    if (!matchesDigest(bindings.get(session.id), session.bindingHash)) return OTHER_BROWSER;
     // RFC 9207: before anything else of the answer is believed, it must come from the server the launch sent the
     // patient to (a server that promised `iss` must send it; one that did not is still held to it when it does).
     if ((session.issRequired || query.iss !== undefined) && query.iss !== session.issuer)
@@ -326,14 +327,6 @@ export class LaunchService {
     const session = await this.deps.sessions.find(id);
     const expected = session && hashOf(session);
     if (!session?.redirectUri || !expected) return null;
-    return sameSecret(whole ? token : token.slice(dot + 1), expected) ? session : null;
+    return matchesDigest(whole ? token : token.slice(dot + 1), expected) ? session : null;
   }
-}
-
-/** Whether `secret`'s digest is `expected`, compared in constant time. */
-function sameSecret(secret: string | undefined, expected: string | null | undefined): boolean {
-  if (secret === undefined || !expected) return false;
-  const given = Buffer.from(digest(secret));
-  const wanted = Buffer.from(expected);
-  return given.length === wanted.length && timingSafeEqual(given, wanted);
 }
